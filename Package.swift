@@ -1,0 +1,65 @@
+// swift-tools-version:6.0
+// FlowStack: a navigation-state server. See README.md and ../shared/DESIGN.md for the layout.
+import PackageDescription
+
+let package = Package(
+    name: "FlowStack",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "flowstack", targets: ["flowstack"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    ],
+    targets: [
+        // libmicrohttpd, found through pkg-config; the shim wraps its variadic calls.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // Generates Swift sources that embed migrations/, flows/ and openapi.yaml in the binary.
+        .executableTarget(name: "embed-resources", path: "Sources/embed-resources"),
+        .plugin(
+            name: "EmbedResources",
+            capability: .buildTool(),
+            dependencies: ["embed-resources"]
+        ),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(
+            name: "FlowStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            plugins: ["EmbedResources"]
+        ),
+        .target(
+            name: "FlowServer",
+            dependencies: [
+                "HTTPServer",
+                "FlowStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            plugins: ["EmbedResources"]
+        ),
+        .executableTarget(
+            name: "flowstack",
+            dependencies: [
+                "FlowServer",
+                "FlowStore",
+                "HTTPServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Test support: one request-sending protocol, in-process or through a real socket.
+        .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore"]),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "HTTPServer", "FlowStore", "HTTPTestClient"]),
+    ]
+)

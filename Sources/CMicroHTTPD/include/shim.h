@@ -1,0 +1,55 @@
+// Non-variadic wrappers around libmicrohttpd's variadic calls, which Swift cannot import.
+#ifndef FLOWSTACK_CMICROHTTPD_SHIM_H
+#define FLOWSTACK_CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/select.h>
+#include <netinet/in.h>
+#include <microhttpd.h>
+
+/// Starts a daemon with the options FlowStack sets. `address` may be NULL (all interfaces).
+static inline struct MHD_Daemon *flowstack_start_daemon(
+    unsigned int flags, uint16_t port, const struct sockaddr *address,
+    MHD_AccessHandlerCallback handler, void *handler_cls,
+    MHD_RequestCompletedCallback completed, void *completed_cls,
+    unsigned int thread_pool_size, unsigned int connection_timeout,
+    unsigned int connection_limit, unsigned int per_ip_limit,
+    size_t connection_memory_limit, unsigned int listen_backlog)
+{
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+        MHD_OPTION_SOCK_ADDR, address,
+        MHD_OPTION_END);
+}
+
+/// The port the daemon listens on (useful after binding port 0), or 0 when unknown.
+static inline uint16_t flowstack_bound_port(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/// The client's address of a connection, or NULL.
+static inline const struct sockaddr *flowstack_client_address(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
+/// A response holding its own copy of `size` bytes at `data`.
+static inline struct MHD_Response *flowstack_response_copy(size_t size, const void *data)
+{
+    return MHD_create_response_from_buffer(size, (void *)data, MHD_RESPMEM_MUST_COPY);
+}
+
+#endif

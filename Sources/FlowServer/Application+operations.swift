@@ -1,0 +1,24 @@
+// Operations routes: /healthz, /metrics and /openapi.yaml.
+import FlowStore
+import HTTPServer
+
+extension Application {
+    /// The API contract served at `/openapi.yaml`, embedded from the repo's file at build time.
+    static let openAPIDocument: [UInt8] = Array(
+        (EmbeddedResources.files.first { $0.path == "openapi.yaml" }?.text ?? "").utf8)
+
+    static func addOperationRoutes(to router: inout Router, store: FlowStore, metrics: ServerMetrics) {
+        router.add("GET", "/healthz") { _ in
+            guard let schema = store.healthCheck() else {
+                return .problem(503, "The database does not answer.", title: "Service Unavailable")
+            }
+            return .json(Array(#"{"status":"ok","database":"ok","schemaVersion":\#(schema)}"#.utf8))
+        }
+        router.add("GET", "/metrics") { _ in
+            .bytes(metrics.exposition(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        }
+        router.add("GET", "/openapi.yaml") { _ in
+            .bytes(openAPIDocument, contentType: "application/yaml")
+        }
+    }
+}

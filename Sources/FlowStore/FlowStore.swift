@@ -1,0 +1,119 @@
+// The SQLite database of a FlowStack server: opening it in WAL, its durability, migrations.
+import Foundation
+import GRDB
+import Synchronization
+
+/// How much a committed transaction survives.
+public enum Durability: String, Sendable, CaseIterable {
+    /// WAL with `synchronous=NORMAL`: a commit survives a crash of the process, not a power loss.
+    case normal
+    /// WAL with `synchronous=FULL`: every commit is fsynced, and survives a power loss.
+    case full
+}
+
+/// The database: one SQLite file in WAL mode, read by a pool of connections, written by one.
+///
+/// ```swift
+/// let store = try FlowStore(path: "./flowstack.sqlite")
+/// try store.migrate()          // applies migrations/NNNN_name.sql not yet applied
+/// store.healthCheck()         // the schema version, nil when the database does not answer
+/// ```
+public final class FlowStore: Sendable {
+    public let path: String
+    public let durability: Durability
+    /// The connections; repositories read and write through it.
+    public let pool: DatabasePool
+    private let closed = Atomic<Bool>(false)
+
+    /// Opens (creating if needed) the database at `path`. Does not migrate.
+    public init(path: String, durability: Durability = .normal) throws {
+        self.path = path
+        self.durability = durability
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.label = "flowstack"
+        pool = try DatabasePool(path: path, configuration: configuration)
+        // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
+        // writer; the setting is per connection and only the writer's matters, so set it there last.
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+    }
+
+    /// The highest migration applied to the file, 0 for a new one.
+    public func schemaVersion() throws -> Int {
+        try pool.read { db in try Self.appliedMigrations(db).map(\.version).max() ?? 0 }
+    }
+
+    /// Applies, in one transaction each, the migrations not yet applied; returns those applied.
+    ///
+    /// Refuses a database migrated by a newer binary (`StoreError.schemaTooNew`) without
+    /// touching it, and one whose history disagrees with the bundled migrations.
+    @discardableResult
+    public func migrate(_ migrations: [Migration] = Migration.bundled) throws -> [Migration] {
+        try Self.checkSequence(migrations)
+        let known = migrations.last?.version ?? 0
+        return try pool.barrierWriteWithoutTransaction { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version INTEGER PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    applied_at TEXT NOT NULL)
+                """)
+            let applied = try Self.appliedMigrations(db)
+            if let newest = applied.map(\.version).max(), newest > known {
+                throw StoreError.schemaTooNew(path: path, found: newest, known: known)
+            }
+            for (version, name) in applied {
+                if let bundled = migrations.first(where: { $0.version == version }), bundled.name != name {
+                    throw StoreError.migrationMismatch(version: version, applied: name, bundled: bundled.name)
+                }
+            }
+            let appliedVersions = Set(applied.map(\.version))
+            var done: [Migration] = []
+            for migration in migrations where !appliedVersions.contains(migration.version) {
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: migration.sql)
+                    try db.execute(
+                        sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                        arguments: [migration.version, migration.name, Self.timestamp()])
+                    return .commit
+                }
+                done.append(migration)
+            }
+            return done
+        }
+    }
+
+    /// The schema version when the database answers a query, nil when it does not.
+    public func healthCheck() -> Int? {
+        guard !closed.load(ordering: .acquiring) else { return nil }
+        return try? pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations") ?? 0
+        }
+    }
+
+    /// Checkpoints the WAL and closes every connection. Calling it again does nothing.
+    public func close() throws {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try pool.close()
+    }
+
+    static func appliedMigrations(_ db: Database) throws -> [(version: Int, name: String)] {
+        guard try db.tableExists("schema_migrations") else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT version, name FROM schema_migrations ORDER BY version")
+            .map { ($0["version"], $0["name"]) }
+    }
+
+    static func checkSequence(_ migrations: [Migration]) throws {
+        for (index, migration) in migrations.enumerated() where migration.version != index + 1 {
+            throw StoreError.badMigrationSequence(
+                "expected version \(index + 1), found \(migration.version) (\(migration.name))")
+        }
+    }
+
+    /// An ISO 8601 UTC timestamp with milliseconds, the format of every time stored.
+    public static func timestamp(_ date: Date = Date()) -> String {
+        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+    }
+}

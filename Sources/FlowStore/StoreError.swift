@@ -1,0 +1,24 @@
+// Errors of opening and migrating a FlowStack database, each saying what to do.
+
+/// Why a database could not be opened or migrated.
+public enum StoreError: Error, CustomStringConvertible, Equatable {
+    /// The file was migrated by a newer FlowStack than this one.
+    case schemaTooNew(path: String, found: Int, known: Int)
+    /// An applied migration's name differs from this binary's migration of the same number.
+    case migrationMismatch(version: Int, applied: String, bundled: String)
+    /// Two migration files share a number, or the numbers are not 1, 2, 3, …
+    case badMigrationSequence(String)
+
+    public var description: String {
+        switch self {
+        case let .schemaTooNew(path, found, known):
+            "The database \(path) has schema version \(found), but this flowstack knows versions up to \(known). "
+                + "Run a flowstack at least as new as the one that last migrated it, or restore a backup."
+        case let .migrationMismatch(version, applied, bundled):
+            "Migration \(version) was applied as '\(applied)' but this flowstack ships it as '\(bundled)': "
+                + "the database comes from a different build; do not mix them."
+        case let .badMigrationSequence(detail):
+            "The bundled migrations are not a sequence 1, 2, 3, …: \(detail)"
+        }
+    }
+}

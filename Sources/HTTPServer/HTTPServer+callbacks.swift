@@ -1,0 +1,147 @@
+// The C callbacks libmicrohttpd calls on its threads, and the per-request exchange they fill.
+import CMicroHTTPD
+
+/// One request as it is being received: filled across libmicrohttpd's calls, freed on completion.
+final class Exchange {
+    let method: String
+    let path: String
+    var headers = HTTPHeaders()
+    var query: [(name: String, value: String)] = []
+    var body: [UInt8] = []
+    /// A response was queued (or, with `Content-Length` over the limit, queued before the body).
+    var responded = false
+    /// Bytes of a chunked body dropped because the body went over the limit.
+    var discarded = 0
+
+    init(method: String, path: String) {
+        self.method = method
+        self.path = path
+    }
+}
+
+// These are file-level constants, not closures of main.swift: libmicrohttpd calls them on its
+// own threads, where main-actor isolated code would trap.
+
+let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, exchangeSlot in
+    guard let cls, let connection, let exchangeSlot, let uploadDataSize else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    return server.access(connection: connection, url: url, method: method,
+                         uploadData: uploadData, uploadDataSize: uploadDataSize, exchangeSlot: exchangeSlot)
+}
+
+let requestCompleted: MHD_RequestCompletedCallback = { cls, _, exchangeSlot, _ in
+    guard let cls, let exchangeSlot, let opaque = exchangeSlot.pointee else { return }
+    exchangeSlot.pointee = nil
+    Unmanaged<Exchange>.fromOpaque(opaque).release()
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    server.inFlight.subtract(1, ordering: .releasing)
+}
+
+private let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return .YES }
+    let exchange = Unmanaged<Exchange>.fromOpaque(cls).takeUnretainedValue()
+    exchange.headers.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+    return .YES
+}
+
+private let collectQueryItem: MHD_KeyValueIterator = { cls, _, key, value in
+    guard let cls, let key else { return .YES }
+    let exchange = Unmanaged<Exchange>.fromOpaque(cls).takeUnretainedValue()
+    exchange.query.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    return .YES
+}
+
+extension HTTPServer {
+    /// One call of libmicrohttpd's access handler: first the headers, then body chunks, then the
+    /// end of the body, when the handler runs.
+    func access(
+        connection: OpaquePointer,
+        url: UnsafePointer<CChar>?,
+        method: UnsafePointer<CChar>?,
+        uploadData: UnsafePointer<CChar>?,
+        uploadDataSize: UnsafeMutablePointer<Int>,
+        exchangeSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let opaque = exchangeSlot.pointee else {
+            let exchange = Exchange(method: method.map { String(cString: $0) } ?? "GET",
+                                    path: url.map { String(cString: $0) } ?? "/")
+            exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
+            inFlight.add(1, ordering: .relaxed)
+            let cls = Unmanaged.passUnretained(exchange).toOpaque()
+            MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, cls)
+            if let length = exchange.headers["Content-Length"], let bytes = Int(length), bytes > configuration.maxBodyBytes {
+                exchange.responded = true
+                return queue(tooLarge(declared: bytes), for: exchange, on: connection)
+            }
+            return .YES
+        }
+        let exchange = Unmanaged<Exchange>.fromOpaque(opaque).takeUnretainedValue()
+        let size = uploadDataSize.pointee
+        if size > 0 {
+            uploadDataSize.pointee = 0
+            if exchange.discarded > 0 || exchange.body.count + size > configuration.maxBodyBytes {
+                // libmicrohttpd accepts a response only before the body or after all of it, so a
+                // chunked body over the limit is read and dropped, then answered 413; a client
+                // that keeps sending far past the limit is disconnected instead.
+                exchange.body = []
+                exchange.discarded += size
+                return exchange.discarded > Self.discardLimit(configuration.maxBodyBytes) ? .NO : .YES
+            }
+            if let uploadData {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
+                    exchange.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
+                }
+            }
+            return .YES
+        }
+        if exchange.responded { return .YES }
+        exchange.responded = true
+        if exchange.discarded > 0 {
+            return queue(tooLarge(declared: nil), for: exchange, on: connection)
+        }
+        MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, collectQueryItem,
+                                  Unmanaged.passUnretained(exchange).toOpaque())
+        var request = Request(method: exchange.method, path: exchange.path, query: exchange.query,
+                              headers: exchange.headers, body: exchange.body)
+        request.requestId = requestId(for: exchange)
+        exchange.body = []
+        let response = handler(request)
+        return queue(response, for: exchange, requestId: request.requestId, on: connection)
+    }
+
+    /// How much of an over-limit chunked body is read (to answer 413) before the connection is closed.
+    static func discardLimit(_ maxBody: Int) -> Int {
+        max(maxBody, 16 << 20)
+    }
+
+    private func tooLarge(declared: Int?) -> Response {
+        let limit = configuration.maxBodyBytes
+        let detail = declared.map { "The body of \($0) bytes is over the limit of \(limit) bytes." }
+            ?? "The body is over the limit of \(limit) bytes."
+        var response = Response.problem(413, detail)
+        response.headers["Connection"] = "close"
+        return response
+    }
+
+    private func requestId(for exchange: Exchange) -> String {
+        if let sent = exchange.headers["X-Request-Id"], RequestIdGenerator.isUsable(sent) { return sent }
+        return requestIds.next()
+    }
+
+    private func queue(_ response: Response, for exchange: Exchange, requestId: String? = nil,
+                       on connection: OpaquePointer) -> MHD_Result {
+        let body = response.body
+        let mhdResponse = body.withUnsafeBytes { raw in
+            flowstack_response_copy(raw.count, raw.baseAddress)
+        }
+        guard let mhdResponse else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        for field in response.headers {
+            _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+        }
+        _ = MHD_add_response_header(mhdResponse, "X-Request-Id", requestId ?? requestIdFor(exchange))
+        return MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+    }
+
+    private func requestIdFor(_ exchange: Exchange) -> String { requestId(for: exchange) }
+}

@@ -1,0 +1,127 @@
+// libmicrohttpd under a small Swift API: start, serve handlers on its thread pool, stop gracefully.
+import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a server could not start.
+public struct HTTPServerError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// An HTTP/1.1 server on libmicrohttpd, in thread-pool + epoll mode.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.port = 0
+/// let server = HTTPServer(configuration: configuration, handler: router.handle)
+/// try server.start()
+/// print(server.port)       // the ephemeral port bound
+/// server.shutdown()         // stop accepting, finish requests in flight, close
+/// ```
+/// The request body is gathered in memory up to `maxBodyBytes`; a larger one is answered 413
+/// as soon as it is known (from `Content-Length`, or while a chunked body arrives).
+public final class HTTPServer: Sendable {
+    public let configuration: ServerConfiguration
+    let handler: Handler
+    let requestIds = RequestIdGenerator()
+    /// Requests between their first byte and the end of their response.
+    let inFlight = Atomic<Int>(0)
+    private let state = Mutex<State>(State())
+
+    struct State: @unchecked Sendable {
+        var daemon: OpaquePointer?
+        var context: Unmanaged<HTTPServer>?
+        var port: Int = 0
+    }
+
+    public init(configuration: ServerConfiguration, handler: @escaping Handler) {
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    /// The port bound, once started.
+    public var port: Int { state.withLock { $0.port } }
+
+    /// Requests being read, handled or answered now.
+    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// Binds and starts serving on libmicrohttpd's threads; returns at once.
+    public func start() throws {
+        try state.withLock { state in
+            guard state.daemon == nil else { return }
+            let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port)
+            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+                | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
+            if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+            let context = Unmanaged.passRetained(self)
+            let daemon = address.withSockaddr { sockaddr in
+                flowstack_start_daemon(
+                    flags, UInt16(clamping: configuration.port), sockaddr,
+                    accessHandler, context.toOpaque(),
+                    requestCompleted, context.toOpaque(),
+                    UInt32(clamping: max(1, configuration.threads)),
+                    UInt32(clamping: max(0, configuration.connectionTimeoutSeconds)),
+                    UInt32(clamping: max(1, configuration.connectionLimit)),
+                    UInt32(clamping: max(0, configuration.perIPConnectionLimit)),
+                    max(4096, configuration.connectionMemoryBytes),
+                    UInt32(clamping: max(1, configuration.listenBacklog)))
+            }
+            guard let daemon else {
+                context.release()
+                throw HTTPServerError(description:
+                    "could not listen on \(configuration.host):\(configuration.port) (address in use, or not an address of this machine?)")
+            }
+            state.daemon = daemon
+            state.context = context
+            state.port = Int(flowstack_bound_port(daemon))
+        }
+    }
+
+    /// Stops gracefully: stops accepting, waits up to `gracePeriod` for requests in flight to be
+    /// answered, then closes every connection. Safe to call more than once.
+    public func shutdown(gracePeriod: Duration = .seconds(10)) {
+        let (daemon, context) = state.withLock { state -> (OpaquePointer?, Unmanaged<HTTPServer>?) in
+            defer { state.daemon = nil; state.context = nil }
+            return (state.daemon, state.context)
+        }
+        guard let daemon else { return }
+        let listenSocket = MHD_quiesce_daemon(daemon)
+        // Quiescing only stops polling the socket; the kernel would still complete handshakes
+        // into the backlog. Shutting it down refuses new clients at once, while the descriptor
+        // stays open until the daemon's threads are gone, as libmicrohttpd requires.
+        if listenSocket >= 0 { _ = Glibc.shutdown(listenSocket, Int32(SHUT_RDWR)) }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: gracePeriod)
+        while inFlight.load(ordering: .acquiring) > 0 && clock.now < deadline {
+            usleep(2_000)
+        }
+        MHD_stop_daemon(daemon)
+        if listenSocket >= 0 { close(listenSocket) }
+        context?.release()
+    }
+}
+
+/// Makes request ids: a random per-process prefix and a counter, cheap and unique enough to grep.
+final class RequestIdGenerator: Sendable {
+    private let prefix: String
+    private let counter = Atomic<UInt64>(0)
+
+    init() {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt64
+        prefix = String(value & 0xFFFF_FFFF, radix: 16)
+    }
+
+    func next() -> String {
+        let n = counter.add(1, ordering: .relaxed).newValue
+        return prefix + "-" + String(n, radix: 16)
+    }
+
+    /// A client's id is kept when it is 1...128 visible ASCII characters; anything else is replaced.
+    static func isUsable(_ id: String) -> Bool {
+        let bytes = id.utf8
+        return !bytes.isEmpty && bytes.count <= 128 && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+}

@@ -1,0 +1,123 @@
+// RFC 9457 problem documents, the body of every error answer.
+
+/// An `application/problem+json` document (RFC 9457).
+///
+/// ```swift
+/// ProblemDetails(status: 404, title: "Not Found", detail: "No route for GET /nope").response
+/// ```
+public struct ProblemDetails: Sendable, Equatable {
+    /// One field-level problem: where (a JSON Pointer into the request body, or a parameter name) and what.
+    public struct FieldError: Sendable, Equatable {
+        public var pointer: String
+        public var detail: String
+        public init(pointer: String, detail: String) {
+            self.pointer = pointer
+            self.detail = detail
+        }
+    }
+
+    public var type: String
+    public var title: String
+    public var status: Int
+    public var detail: String
+    public var errors: [FieldError]
+
+    /// `type` defaults to `about:blank`, as RFC 9457 says when the status alone says what happened.
+    public init(status: Int, title: String? = nil, detail: String, type: String = "about:blank", errors: [FieldError] = []) {
+        self.type = type
+        self.title = title ?? HTTPStatus.reason(status)
+        self.status = status
+        self.detail = detail
+        self.errors = errors
+    }
+
+    /// The encoded document.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(96 + detail.utf8.count)
+        out.append(contentsOf: #"{"type":"#.utf8)
+        Self.appendString(type, to: &out)
+        out.append(contentsOf: #","title":"#.utf8)
+        Self.appendString(title, to: &out)
+        out.append(contentsOf: #","status":"#.utf8)
+        out.append(contentsOf: String(status).utf8)
+        out.append(contentsOf: #","detail":"#.utf8)
+        Self.appendString(detail, to: &out)
+        if !errors.isEmpty {
+            out.append(contentsOf: #","errors":["#.utf8)
+            for (index, error) in errors.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(contentsOf: #"{"pointer":"#.utf8)
+                Self.appendString(error.pointer, to: &out)
+                out.append(contentsOf: #","detail":"#.utf8)
+                Self.appendString(error.detail, to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// The response that carries this problem.
+    public var response: Response {
+        Response.bytes(json, contentType: "application/problem+json", status: status)
+    }
+
+    /// Appends `value` as a JSON string literal.
+    static func appendString(_ value: String, to out: inout [UInt8]) {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        out.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
+            case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+extension Response {
+    /// A problem answer: `Response.problem(404, "No session s-1")`.
+    public static func problem(_ status: Int, _ detail: String, title: String? = nil, type: String = "about:blank",
+                               errors: [ProblemDetails.FieldError] = []) -> Response {
+        ProblemDetails(status: status, title: title, detail: detail, type: type, errors: errors).response
+    }
+}
+
+/// Reason phrases of the statuses FlowStack answers with.
+public enum HTTPStatus {
+    public static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 409: "Conflict"
+        case 411: "Length Required"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
+        case 428: "Precondition Required"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: "HTTP \(status)"
+        }
+    }
+}

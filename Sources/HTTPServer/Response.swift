@@ -1,0 +1,35 @@
+// An HTTP response: status, headers and body bytes, with constructors for the common kinds.
+
+/// What a handler answers.
+///
+/// ```swift
+/// Response.json(Array(#"{"status":"ok"}"#.utf8))
+/// ```
+public struct Response: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response with a body of the given content type.
+    public static func bytes(_ body: [UInt8], contentType: String, status: Int = 200) -> Response {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: contentType)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// An `application/json` response whose body is already encoded.
+    public static func json(_ body: [UInt8], status: Int = 200) -> Response {
+        bytes(body, contentType: "application/json", status: status)
+    }
+
+    /// A `text/plain` response.
+    public static func text(_ body: String, status: Int = 200) -> Response {
+        bytes(Array(body.utf8), contentType: "text/plain; charset=utf-8", status: status)
+    }
+}

@@ -1,0 +1,154 @@
+// `flowstack serve`: opens and migrates the database, then serves HTTP until SIGTERM or SIGINT.
+import ArgumentParser
+import Dispatch
+import FlowServer
+import FlowStore
+import Foundation
+import HTTPServer
+import Logging
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the HTTP API.",
+        discussion: """
+            Migrates the database at start. Prints the admin token once when FLOWSTACK_ADMIN_TOKEN is unset.
+            SIGTERM or SIGINT stops it gracefully: no new connections, requests in flight finish, the
+            database is closed.
+            """)
+
+    @Option(help: "Address to listen on (env FLOWSTACK_HOST; default 127.0.0.1).")
+    var host: String?
+    @Option(help: "Port to listen on, 0 for any free one (env FLOWSTACK_PORT; default 8080).")
+    var port: Int?
+    @Option(help: "SQLite file (env FLOWSTACK_DB; default ./flowstack.sqlite).")
+    var db: String?
+    @Option(help: "HTTP worker threads (env FLOWSTACK_THREADS; default: the number of cores).")
+    var threads: Int?
+    @Option(name: .customLong("max-body"), help: "Largest request body in bytes (env FLOWSTACK_MAX_BODY; default 1048576).")
+    var maxBody: Int?
+    @Option(help: "normal: commits survive a process crash; full: fsync at every commit, survive power loss (env FLOWSTACK_DURABILITY; default normal).")
+    var durability: String?
+    @Option(name: .customLong("connection-timeout"), help: "Seconds before an idle or stalled connection is closed (env FLOWSTACK_CONNECTION_TIMEOUT; default 30).")
+    var connectionTimeout: Int?
+    @Option(name: .customLong("max-connections"), help: "Open connections at most (env FLOWSTACK_MAX_CONNECTIONS; default 8192).")
+    var maxConnections: Int?
+    @Option(name: .customLong("max-connections-per-ip"), help: "Open connections from one IP at most (env FLOWSTACK_MAX_CONNECTIONS_PER_IP; default 2048).")
+    var maxConnectionsPerIP: Int?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env FLOWSTACK_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    func run() throws {
+        let env = Environment()
+        var server = ServerConfiguration()
+        server.host = env.string(host, "FLOWSTACK_HOST", default: "127.0.0.1")
+        server.port = try env.integer(port, "FLOWSTACK_PORT", default: 8080, range: 0...65535)
+        server.threads = try env.integer(threads, "FLOWSTACK_THREADS", default: ServerConfiguration.coreCount, range: 1...256)
+        server.maxBodyBytes = try env.integer(maxBody, "FLOWSTACK_MAX_BODY", default: 1 << 20, range: 1...(256 << 20))
+        server.connectionTimeoutSeconds = try env.integer(connectionTimeout, "FLOWSTACK_CONNECTION_TIMEOUT", default: 30, range: 1...3600)
+        server.connectionLimit = try env.integer(maxConnections, "FLOWSTACK_MAX_CONNECTIONS", default: 8192, range: 1...1_000_000)
+        server.perIPConnectionLimit = try env.integer(maxConnectionsPerIP, "FLOWSTACK_MAX_CONNECTIONS_PER_IP", default: 2048, range: 1...1_000_000)
+        let path = env.string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite")
+        let durabilityName = env.string(durability, "FLOWSTACK_DURABILITY", default: "normal")
+        guard let durability = Durability(rawValue: durabilityName) else {
+            throw ValidationError("durability must be normal or full; got '\(durabilityName)'.")
+        }
+        let levelName = env.string(logLevel, "FLOWSTACK_LOG_LEVEL", default: "info")
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw ValidationError("log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(levelName)'.")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "flowstack")
+
+        let store: FlowStore
+        do {
+            store = try FlowStore(path: path, durability: durability)
+            try store.migrate()
+        } catch let error as StoreError {
+            throw FailureMessage(error.description)
+        }
+        let adminToken = Self.adminToken(from: env)
+        let app = Application(store: store, adminToken: adminToken.value, logger: logger)
+        Self.raiseOpenFileLimit(to: server.connectionLimit + 256)
+        let http = HTTPServer(configuration: server, handler: app.handle)
+        do {
+            try http.start()
+        } catch let error as HTTPServerError {
+            try? store.close()
+            throw FailureMessage(error.description)
+        }
+        if adminToken.generated {
+            print("admin token (FLOWSTACK_ADMIN_TOKEN was unset; this is shown once): \(adminToken.value)")
+        }
+        print("flowstack listening on http://\(server.host):\(http.port) (database \(path), durability \(durability.rawValue), \(server.threads) threads)")
+        fflush(nil)
+
+        let signal = SignalWaiter(signals: [SIGTERM, SIGINT])
+        let received = signal.wait()
+        logger.info("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): stopping")
+        http.shutdown(gracePeriod: .seconds(10))
+        try store.close()
+        logger.info("stopped")
+    }
+
+    /// The admin token from FLOWSTACK_ADMIN_TOKEN, else a new random one (256 bits, hex).
+    static func adminToken(from env: Environment) -> (value: String, generated: Bool) {
+        if let token = env.values["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty { return (token, false) }
+        var generator = SystemRandomNumberGenerator()
+        let token = (0..<4).map { _ in
+            let word = generator.next() as UInt64
+            let hex = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+        return (token, true)
+    }
+
+    /// Lets the process hold as many sockets as the connection limit asks for, up to the hard limit.
+    static func raiseOpenFileLimit(to wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let target = min(rlim_t(wanted), limit.rlim_max)
+        if limit.rlim_cur < target {
+            limit.rlim_cur = target
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+    }
+}
+
+/// Blocks until one of the given signals arrives (they are ignored by default handling meanwhile).
+final class SignalWaiter: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private var sources: [DispatchSourceSignal] = []
+    private let lock = NSLock()
+    private var received: Int32 = 0
+    private let queue = DispatchQueue(label: "flowstack.signals")
+
+    init(signals: [Int32]) {
+        for number in signals {
+            Glibc.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [weak self] in self?.deliver(number) }
+            source.resume()
+            sources.append(source)
+        }
+        Glibc.signal(SIGPIPE, SIG_IGN)
+    }
+
+    private func deliver(_ number: Int32) {
+        lock.lock()
+        let first = received == 0
+        if first { received = number }
+        lock.unlock()
+        if first { semaphore.signal() }
+    }
+
+    func wait() -> Int32 {
+        semaphore.wait()
+        lock.lock()
+        defer { lock.unlock() }
+        return received
+    }
+}

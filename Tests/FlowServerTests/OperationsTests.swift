@@ -1,0 +1,96 @@
+// The operations routes, called in-process and through a live socket.
+import FlowServer
+import FlowStore
+import Foundation
+import HTTPServer
+import HTTPTestClient
+import Testing
+
+/// An application on a fresh, migrated database file.
+final class TestApp: Sendable {
+    let directory: URL
+    let store: FlowStore
+    let app: Application
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appending(path: "flowstack-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        store = try FlowStore(path: directory.appending(path: "app.sqlite").path)
+        try store.migrate()
+        app = Application(store: store, adminToken: "test-admin-token")
+    }
+
+    deinit {
+        try? store.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var direct: DirectSender { DirectSender(app.handle) }
+
+    /// Runs `body` with a sender through libmicrohttpd on an ephemeral port.
+    func withLiveServer<T>(_ body: (SocketSender) throws -> T) throws -> T {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = HTTPServer(configuration: configuration, handler: app.handle)
+        try server.start()
+        defer { server.shutdown(gracePeriod: .seconds(2)) }
+        return try body(SocketSender(port: server.port))
+    }
+}
+
+struct OperationsTests {
+    /// /healthz answers 200 JSON with the schema version when the database answers.
+    @Test func healthzReportsDatabase() throws {
+        let test = try TestApp()
+        let response = try test.direct.send("GET", "/healthz")
+        #expect(response.status == 200)
+        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(response.text == #"{"status":"ok","database":"ok","schemaVersion":\#(Migration.bundled.count)}"#)
+    }
+
+    /// /healthz answers 503 problem+json once the database is closed.
+    @Test func healthzFailsWithoutDatabase() throws {
+        let test = try TestApp()
+        try test.store.close()
+        let response = try test.direct.send("GET", "/healthz")
+        #expect(response.status == 503)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+    }
+
+    /// /openapi.yaml serves the repo's openapi.yaml byte for byte.
+    @Test func servesOpenAPIDocument() throws {
+        let test = try TestApp()
+        let response = try test.direct.send("GET", "/openapi.yaml")
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../openapi.yaml")
+        #expect(response.status == 200)
+        #expect(response.headers["Content-Type"] == "application/yaml")
+        #expect(response.text == (try String(contentsOf: file, encoding: .utf8)))
+        #expect(response.text.contains("/healthz"))
+    }
+
+    /// /metrics counts requests by route and status, in Prometheus text format, through a real socket.
+    @Test func metricsCountRequestsByRouteAndStatus() throws {
+        let test = try TestApp()
+        let text = try test.withLiveServer { sender in
+            _ = try sender.send("GET", "/healthz")
+            _ = try sender.send("GET", "/healthz")
+            _ = try sender.send("GET", "/no/such/route")
+            _ = try sender.send("POST", "/healthz", body: "{}")
+            return try sender.send("GET", "/metrics").text
+        }
+        #expect(text.contains(#"flowstack_http_requests_total{route="/healthz",method="GET",status="200"} 2"#))
+        #expect(text.contains(#"flowstack_http_requests_total{route="unmatched",method="GET",status="404"} 1"#))
+        #expect(text.contains(#"flowstack_http_requests_total{route="/healthz",method="POST",status="405"} 1"#))
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 3"#))
+    }
+
+    /// Every route in the application is described in openapi.yaml.
+    @Test func everyRouteIsInOpenAPI() throws {
+        let test = try TestApp()
+        let spec = try test.direct.send("GET", "/openapi.yaml").text
+        for route in test.app.routes {
+            #expect(spec.contains("\n  \(route.pattern):\n"), "openapi.yaml lacks \(route.pattern)")
+            #expect(spec.contains("    \(route.method.lowercased()):"), "openapi.yaml lacks \(route.method) \(route.pattern)")
+        }
+    }
+}

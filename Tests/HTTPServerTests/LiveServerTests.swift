@@ -1,0 +1,159 @@
+// The HTTP server through a real libmicrohttpd socket on an ephemeral loopback port.
+import Foundation
+import HTTPServer
+import HTTPTestClient
+import Synchronization
+import Testing
+
+/// Starts a server on port 0 for one test and stops it afterwards.
+final class LiveServer: Sendable {
+    let server: HTTPServer
+    var port: Int { server.port }
+
+    init(maxBody: Int = 1024, timeout: Int = 30, threads: Int = 2, router: Router = LiveServer.testRouter) throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.maxBodyBytes = maxBody
+        configuration.connectionTimeoutSeconds = timeout
+        configuration.threads = threads
+        server = HTTPServer(configuration: configuration, handler: router.handle)
+        try server.start()
+    }
+
+    deinit { server.shutdown(gracePeriod: .seconds(2)) }
+
+    static let testRouter: Router = {
+        var router = Router()
+        router.add("GET", "/items/{id}") { .text("item \($0.pathParameters["id"] ?? "") q=\($0.queryValue("q") ?? "")") }
+        router.add("POST", "/echo") { request in .bytes(request.body, contentType: "application/octet-stream") }
+        router.add("GET", "/slow") { _ in
+            Thread.sleep(forTimeInterval: 0.6)
+            return .text("slow done")
+        }
+        return router
+    }()
+}
+
+@Suite(.serialized)
+struct LiveServerTests {
+    /// Path parameters and query values arrive through a real socket.
+    @Test func routesWithParameters() throws {
+        let live = try LiveServer()
+        let response = try SocketSender(port: live.port).send("GET", "/items/i-7?q=blue")
+        #expect(response.status == 200)
+        #expect(response.text == "item i-7 q=blue")
+        #expect(response.headers["X-Request-Id"]?.isEmpty == false)
+    }
+
+    /// Unknown routes are 404 and wrong methods 405 with Allow, as problem+json.
+    @Test func notFoundAndMethodNotAllowed() throws {
+        let live = try LiveServer()
+        let sender = SocketSender(port: live.port)
+        let missing = try sender.send("GET", "/nothing/here")
+        #expect(missing.status == 404)
+        #expect(missing.headers["Content-Type"] == "application/problem+json")
+        let wrong = try sender.send("DELETE", "/items/1")
+        #expect(wrong.status == 405)
+        #expect(wrong.headers["Allow"] == "GET, HEAD")
+    }
+
+    /// The client's X-Request-Id is echoed; a missing or unusable one is replaced.
+    @Test func requestIdIsKeptOrMade() throws {
+        let live = try LiveServer()
+        let sender = SocketSender(port: live.port)
+        #expect(try sender.send("GET", "/items/1", headers: [("X-Request-Id", "abc-123")]).headers["X-Request-Id"] == "abc-123")
+        let replaced = try sender.send("GET", "/items/1", headers: [("X-Request-Id", "has space")]).headers["X-Request-Id"]
+        #expect(replaced != nil && replaced != "has space")
+    }
+
+    /// A body within the limit reaches the handler intact.
+    @Test func bodyWithinLimitArrives() throws {
+        let live = try LiveServer(maxBody: 1024)
+        let body = String(repeating: "x", count: 1024)
+        let response = try SocketSender(port: live.port).send("POST", "/echo", body: body)
+        #expect(response.status == 200)
+        #expect(response.text == body)
+    }
+
+    /// A Content-Length over the limit is refused with 413 before the body is read.
+    @Test func contentLengthOverLimitIs413() throws {
+        let live = try LiveServer(maxBody: 1024)
+        let connection = try RawConnection(port: live.port)
+        try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5000000\r\n\r\n")
+        let response = try connection.readResponse()
+        #expect(response.status == 413)
+        #expect(response.headers.contains { $0.0 == "Content-Type" && $0.1 == "application/problem+json" })
+    }
+
+    /// A chunked body that grows over the limit is answered 413, and the server keeps serving.
+    @Test func chunkedBodyOverLimitIs413() throws {
+        let live = try LiveServer(maxBody: 1024)
+        let connection = try RawConnection(port: live.port)
+        var request = "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for _ in 0..<4 { request += "200\r\n" + String(repeating: "y", count: 512) + "\r\n" }
+        request += "0\r\n\r\n"
+        try connection.send(request)
+        #expect(try connection.readResponse().status == 413)
+        #expect(try SocketSender(port: live.port).send("GET", "/items/2").status == 200)
+    }
+
+    /// A chunked body within the limit is gathered across upload calls.
+    @Test func chunkedBodyWithinLimitArrives() throws {
+        let live = try LiveServer(maxBody: 1024)
+        let connection = try RawConnection(port: live.port)
+        try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+        let response = try connection.readResponse()
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "hello world")
+    }
+
+    /// A client that sends half a request and stalls does not keep others waiting, and the
+    /// connection timeout closes it.
+    @Test func stalledClientDoesNotBlockOthers() throws {
+        let live = try LiveServer(timeout: 1, threads: 1)
+        let stalled = try RawConnection(port: live.port)
+        try stalled.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly part")
+        let started = ContinuousClock.now
+        for _ in 0..<5 {
+            #expect(try SocketSender(port: live.port).send("GET", "/items/3").status == 200)
+        }
+        #expect(ContinuousClock.now - started < .milliseconds(900))
+        #expect(stalled.waitForClose())
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    /// 200 concurrent requests on 200 connections are all answered.
+    @Test func answersConcurrentRequests() throws {
+        let live = try LiveServer()
+        let port = live.port
+        let answered = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 200) { index in
+            if let response = try? SocketSender(port: port).send("GET", "/items/\(index)"),
+               response.status == 200, response.text == "item \(index) q=" {
+                answered.add(1, ordering: .relaxed)
+            }
+        }
+        #expect(answered.load(ordering: .relaxed) == 200)
+    }
+
+    /// Shutdown stops accepting but lets a request in flight finish with its answer.
+    @Test func gracefulShutdownFinishesRequestInFlight() throws {
+        let live = try LiveServer()
+        let port = live.port
+        let connection = try RawConnection(port: port)
+        try connection.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(live.server.requestsInFlight == 1)
+        let stopped = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            live.server.shutdown(gracePeriod: .seconds(5))
+            stopped.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect((try? RawConnection(port: port)) == nil, "no new connection after shutdown began")
+        let response = try connection.readResponse()
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "slow done")
+        #expect(stopped.wait(timeout: .now() + 5) == .success)
+    }
+}

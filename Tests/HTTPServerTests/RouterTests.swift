@@ -1,0 +1,53 @@
+// Routing without a socket: path parameters, 404, 405 with Allow, HEAD.
+import HTTPServer
+import Testing
+
+struct RouterTests {
+    static let router: Router = {
+        var router = Router()
+        router.add("GET", "/v1/sessions/{id}") { .text("get \($0.pathParameters["id"] ?? "-") \($0.route ?? "-")") }
+        router.add("POST", "/v1/sessions/{id}/actions") { .text("post \($0.pathParameters["id"] ?? "-")") }
+        router.add("DELETE", "/v1/sessions/{id}") { _ in Response(status: 204) }
+        router.add("GET", "/healthz") { _ in .text("ok") }
+        return router
+    }()
+
+    /// A `{name}` segment captures its value, and the request knows the pattern that matched.
+    @Test func capturesPathParameters() {
+        let response = Self.router.handle(Request(method: "GET", path: "/v1/sessions/s-42"))
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "get s-42 /v1/sessions/{id}")
+        let post = Self.router.handle(Request(method: "POST", path: "/v1/sessions/abc/actions"))
+        #expect(String(decoding: post.body, as: UTF8.self) == "post abc")
+    }
+
+    /// Paths that match no pattern, including empty segments and trailing slashes, are 404 problems.
+    @Test(arguments: ["/nope", "/v1/sessions", "/v1/sessions/", "/v1/sessions//actions", "/healthz/", "", "/v1/sessions/a/b/c"])
+    func unknownPathIs404(path: String) {
+        let response = Self.router.handle(Request(method: "GET", path: path))
+        #expect(response.status == 404)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+    }
+
+    /// A known path with another method is 405 and lists the allowed methods.
+    @Test func wrongMethodIs405WithAllow() {
+        let response = Self.router.handle(Request(method: "PUT", path: "/v1/sessions/s-1"))
+        #expect(response.status == 405)
+        #expect(response.headers["Allow"] == "GET, HEAD, DELETE")
+        #expect(response.headers["content-type"] == "application/problem+json")
+    }
+
+    /// HEAD is served by the GET route.
+    @Test func headUsesGetRoute() {
+        #expect(Self.router.handle(Request(method: "HEAD", path: "/healthz")).status == 200)
+    }
+}
+
+struct ProblemDetailsTests {
+    /// Problem documents escape what they quote, so a hostile path cannot break the JSON.
+    @Test func escapesStrings() {
+        let problem = ProblemDetails(status: 400, detail: "bad \"x\"\n\u{01}\\", errors: [.init(pointer: "/a", detail: "b")])
+        let text = String(decoding: problem.json, as: UTF8.self)
+        #expect(text == #"{"type":"about:blank","title":"Bad Request","status":400,"detail":"bad \"x\"\n\u0001\\","errors":[{"pointer":"/a","detail":"b"}]}"#)
+    }
+}
