@@ -1,0 +1,39 @@
+# FlowStack image: build on the official Swift image, run on slim Debian with the two C libraries.
+# docker build -t flowstack . && docker run -p 8080:8080 -v flowstack-data:/data flowstack
+
+FROM swift:6.3-bookworm AS builder
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Dependencies first, so a source change does not refetch them.
+COPY Package.swift ./
+RUN swift package resolve
+COPY Plugins Plugins
+COPY Sources Sources
+COPY Tests Tests
+# migrations/, flows/ and openapi.yaml are embedded in the binary at build time.
+COPY migrations migrations
+COPY flows flows
+COPY openapi.yaml ./
+RUN swift build -c release --product flowstack --static-swift-stdlib \
+    && install -D "$(swift build -c release --show-bin-path)/flowstack" /out/flowstack
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 curl ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin flowstack \
+    && mkdir -p /data && chown flowstack:flowstack /data
+COPY --from=builder /out/flowstack /usr/local/bin/flowstack
+USER flowstack
+WORKDIR /data
+VOLUME ["/data"]
+ENV FLOWSTACK_DB=/data/flowstack.sqlite \
+    FLOWSTACK_PORT=8080
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+    CMD curl -fsS http://127.0.0.1:8080/healthz || exit 1
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["flowstack"]
+CMD ["serve", "--host", "0.0.0.0"]
