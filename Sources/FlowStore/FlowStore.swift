@@ -87,8 +87,9 @@ public final class FlowStore: Sendable {
     /// The schema version when the database answers a query, nil when it does not.
     public func healthCheck() -> Int? {
         guard !closed.load(ordering: .acquiring) else { return nil }
-        return try? pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations") ?? 0
+        // One statement needs no snapshot transaction; the cached statement skips re-parsing it.
+        return try? pool.unsafeRead { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations")) ?? 0
         }
     }
 

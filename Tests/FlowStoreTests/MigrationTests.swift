@@ -15,6 +15,13 @@ final class TemporaryDatabase {
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
+
+    /// A store on this file, migrated to the bundled schema.
+    func migratedStore() throws -> FlowStore {
+        let store = try FlowStore(path: path)
+        try store.migrate()
+        return store
+    }
 }
 
 struct MigrationTests {
@@ -34,6 +41,7 @@ struct MigrationTests {
     /// A fresh database migrates to the newest version; migrating again changes nothing.
     @Test func freshDatabaseMigratesOnce() throws {
         let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
         let store = try FlowStore(path: database.path)
         let applied = try store.migrate()
         #expect(applied == Migration.bundled)
@@ -50,6 +58,7 @@ struct MigrationTests {
     /// Only the migrations not yet applied run, in order.
     @Test func appliesOnlyPendingMigrations() throws {
         let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
         let store = try FlowStore(path: database.path)
         let first = [Migration(version: 1, name: "a", sql: "CREATE TABLE a (x INTEGER);")]
         let both = first + [Migration(version: 2, name: "b", sql: "CREATE TABLE b (y INTEGER);")]
@@ -61,6 +70,7 @@ struct MigrationTests {
     /// A database migrated by a newer binary is refused, with a message that says what to do, and is left untouched.
     @Test func newerSchemaIsRefused() throws {
         let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
         let store = try FlowStore(path: database.path)
         try store.migrate()
         let future = Migration.bundled + [Migration(version: Migration.bundled.count + 1, name: "future", sql: "CREATE TABLE future (z INTEGER);")]
@@ -76,6 +86,7 @@ struct MigrationTests {
     /// A failing migration rolls back entirely and leaves the version where it was.
     @Test func failingMigrationRollsBack() throws {
         let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
         let store = try FlowStore(path: database.path)
         let broken = [Migration(version: 1, name: "half", sql: "CREATE TABLE ok (x INTEGER); CREATE TABLE ok (x INTEGER);")]
         #expect(throws: (any Error).self) { try store.migrate(broken) }
@@ -98,6 +109,7 @@ struct MigrationTests {
     @Test(arguments: [(Durability.normal, 1), (Durability.full, 2)])
     func durabilitySetsSynchronous(durability: Durability, expected: Int) throws {
         let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
         let store = try FlowStore(path: database.path, durability: durability)
         let mode = try store.pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(mode == "wal")

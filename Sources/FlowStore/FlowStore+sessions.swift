@@ -1,0 +1,137 @@
+// Sessions, their action log and idempotent answers in SQLite.
+import Foundation
+import GRDB
+
+/// Why a commit did not apply.
+public enum CommitError: Error, Equatable {
+    /// The session is gone.
+    case sessionNotFound
+    /// The session's stored version is not the one the action was applied to.
+    case versionConflict(stored: Int)
+}
+
+extension FlowStore {
+    /// Inserts a new session, and its user when the user is new.
+    public func insert(_ session: SessionRecord) throws {
+        try pool.write { db in
+            try Self.ensureUser(db, id: session.userId, at: session.createdAt)
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO sessions (id, user_id, token_hash, version, tree, context, flags, experiments,
+                    flow_versions, last_transition, handled_by, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            try statement.execute(arguments: [
+                session.id, session.userId, Data(session.tokenHash), session.version, Data(session.tree),
+                session.context, session.flags, session.experiments, session.flowVersions,
+                session.lastTransition, session.handledBy, session.createdAt, session.updatedAt,
+            ])
+        }
+    }
+
+    /// The session with this id, or nil.
+    public func session(id: String) throws -> SessionRecord? {
+        try pool.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT * FROM sessions WHERE id = ?")
+            return try Row.fetchOne(statement, arguments: [id]).map(Self.sessionRecord)
+        }
+    }
+
+    /// Applies one action's writes atomically: the session's new version and tree, the log
+    /// entry, the user's state, the idempotent answer. Nothing is written when the stored
+    /// version is not `commit.version - 1`.
+    /// Throws `CommitError` for a stale version or a missing session, and database errors as they are.
+    public func commit(_ commit: ActionCommit) throws {
+        try pool.write { db in try Self.write(commit, in: db) }
+    }
+
+    static func write(_ commit: ActionCommit, in db: Database) throws {
+        let update = try db.cachedStatement(sql: """
+            UPDATE sessions SET version = ?, tree = ?, last_transition = ?, handled_by = ?, updated_at = ?
+            WHERE id = ? AND version = ?
+            """)
+        try update.execute(arguments: [
+            commit.version, Data(commit.tree), commit.action.transition, commit.action.handledBy,
+            commit.action.createdAt, commit.sessionId, commit.version - 1,
+        ])
+        guard db.changesCount == 1 else {
+            let stored = try Int.fetchOne(db.cachedStatement(sql: "SELECT version FROM sessions WHERE id = ?"),
+                                          arguments: [commit.sessionId])
+            throw stored.map { CommitError.versionConflict(stored: $0) } ?? .sessionNotFound
+        }
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let action = commit.action
+        try insert.execute(arguments: [
+            commit.sessionId, commit.version, action.type, action.source, action.params, action.interactive,
+            action.handledBy, action.transition, action.createdAt,
+        ])
+        if let patch = commit.userPatch {
+            let merge = try db.cachedStatement(sql: """
+                UPDATE users SET state = json_patch(state, ?), updated_at = ? WHERE id = ?
+                """)
+            try merge.execute(arguments: [patch, action.createdAt, commit.userId])
+        }
+        if let (key, answer) = commit.idempotency {
+            let remember = try db.cachedStatement(sql: """
+                INSERT INTO idempotency_keys (session_id, key, request_hash, status, body, created_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """)
+            try remember.execute(arguments: [
+                commit.sessionId, key, Data(answer.requestHash), answer.status, Data(answer.body), action.createdAt,
+            ])
+        }
+    }
+
+    /// Up to `limit` log entries with a version above `after`, oldest first.
+    public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
+        try pool.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT version, type, source, params, interactive, handled_by, transition, created_at
+                FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
+                """)
+            return try Row.fetchAll(statement, arguments: [sessionId, after, limit]).map { row in
+                ActionRecord(version: row[0], type: row[1], source: row[2], params: row[3], interactive: row[4],
+                             handledBy: row[5], transition: row[6], createdAt: row[7])
+            }
+        }
+    }
+
+    /// The answer stored under `key` for this session, or nil.
+    public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? {
+        try pool.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT request_hash, status, body FROM idempotency_keys WHERE session_id = ? AND key = ?
+                """)
+            return try Row.fetchOne(statement, arguments: [sessionId, key]).map { row in
+                IdempotentAnswer(requestHash: [UInt8]((row[0] as Data?) ?? Data()), status: row[1],
+                                 body: [UInt8]((row[2] as Data?) ?? Data()))
+            }
+        }
+    }
+
+    /// Deletes the session, its log and its idempotent answers; false when there was none.
+    @discardableResult
+    public func deleteSession(id: String) throws -> Bool {
+        try pool.write { db in
+            try db.cachedStatement(sql: "DELETE FROM sessions WHERE id = ?").execute(arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    /// How many sessions are stored.
+    public func sessionCount() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions") ?? 0 }
+    }
+
+    static func sessionRecord(_ row: Row) -> SessionRecord {
+        SessionRecord(
+            id: row["id"], userId: row["user_id"],
+            tokenHash: [UInt8]((row["token_hash"] as Data?) ?? Data()),
+            version: row["version"], tree: [UInt8]((row["tree"] as Data?) ?? Data()),
+            context: row["context"], flags: row["flags"], experiments: row["experiments"],
+            flowVersions: row["flow_versions"], lastTransition: row["last_transition"],
+            handledBy: row["handled_by"], createdAt: row["created_at"], updatedAt: row["updated_at"])
+    }
+}

@@ -1,0 +1,101 @@
+// What the store keeps of a session, of an applied action, and of an idempotent answer.
+
+/// A session row. JSON columns are kept as text: the store does not interpret them.
+public struct SessionRecord: Sendable, Equatable {
+    public var id: String
+    public var userId: String
+    /// SHA-256 of the bearer token.
+    public var tokenHash: [UInt8]
+    public var version: Int
+    /// The flow tree in the engine's storage encoding.
+    public var tree: [UInt8]
+    public var context: String
+    public var flags: String
+    public var experiments: String
+    public var flowVersions: String
+    public var lastTransition: String?
+    public var handledBy: String?
+    public var createdAt: String
+    public var updatedAt: String
+
+    public init(id: String, userId: String, tokenHash: [UInt8], version: Int, tree: [UInt8], context: String,
+                flags: String, experiments: String, flowVersions: String, lastTransition: String? = nil,
+                handledBy: String? = nil, createdAt: String, updatedAt: String) {
+        self.id = id
+        self.userId = userId
+        self.tokenHash = tokenHash
+        self.version = version
+        self.tree = tree
+        self.context = context
+        self.flags = flags
+        self.experiments = experiments
+        self.flowVersions = flowVersions
+        self.lastTransition = lastTransition
+        self.handledBy = handledBy
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// One entry of a session's action log.
+public struct ActionRecord: Sendable, Equatable {
+    public var version: Int
+    public var type: String
+    public var source: String?
+    /// JSON object text.
+    public var params: String
+    public var interactive: Bool
+    public var handledBy: String?
+    /// JSON text, nil when nothing moved.
+    public var transition: String?
+    public var createdAt: String
+
+    public init(version: Int, type: String, source: String?, params: String, interactive: Bool,
+                handledBy: String?, transition: String?, createdAt: String) {
+        self.version = version
+        self.type = type
+        self.source = source
+        self.params = params
+        self.interactive = interactive
+        self.handledBy = handledBy
+        self.transition = transition
+        self.createdAt = createdAt
+    }
+}
+
+/// An answer stored under an `Idempotency-Key`.
+public struct IdempotentAnswer: Sendable, Equatable {
+    public var requestHash: [UInt8]
+    public var status: Int
+    public var body: [UInt8]
+
+    public init(requestHash: [UInt8], status: Int, body: [UInt8]) {
+        self.requestHash = requestHash
+        self.status = status
+        self.body = body
+    }
+}
+
+/// Everything one applied action writes, committed in one transaction.
+public struct ActionCommit: Sendable {
+    public var sessionId: String
+    public var userId: String
+    /// The new version; the row must hold `version - 1` for the commit to apply.
+    public var version: Int
+    public var tree: [UInt8]
+    public var action: ActionRecord
+    /// A JSON object merged into the user's state (RFC 7396), when the action changed it.
+    public var userPatch: String?
+    public var idempotency: (key: String, answer: IdempotentAnswer)?
+
+    public init(sessionId: String, userId: String, version: Int, tree: [UInt8], action: ActionRecord,
+                userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil) {
+        self.sessionId = sessionId
+        self.userId = userId
+        self.version = version
+        self.tree = tree
+        self.action = action
+        self.userPatch = userPatch
+        self.idempotency = idempotency
+    }
+}

@@ -1,0 +1,108 @@
+// Sessions, the action log, user state and idempotent answers on a real SQLite file.
+import FlowStore
+import Foundation
+import GRDB
+import Testing
+
+struct SessionStoreTests {
+    static func session(_ id: String, user: String = "u-1") -> SessionRecord {
+        let now = FlowStore.timestamp()
+        return SessionRecord(id: id, userId: user, tokenHash: [1, 2, 3], version: 0, tree: Array("{\"t\":0}".utf8),
+                             context: "{}", flags: "{}", experiments: "{}", flowVersions: "{\"app\":1}",
+                             createdAt: now, updatedAt: now)
+    }
+
+    static func commit(_ id: String, version: Int, user: String = "u-1", patch: String? = nil,
+                       key: String? = nil) -> ActionCommit {
+        let action = ActionRecord(version: version, type: "t\(version)", source: "e\(version)", params: "{}",
+                                  interactive: false, handledBy: "app", transition: "{\"type\":\"push\"}",
+                                  createdAt: FlowStore.timestamp())
+        return ActionCommit(sessionId: id, userId: user, version: version, tree: Array("{\"t\":\(version)}".utf8),
+                            action: action, userPatch: patch,
+                            idempotency: key.map { ($0, IdempotentAnswer(requestHash: [9], status: 200, body: [7])) })
+    }
+
+
+    /// A stored session reads back as it was written, and its user is created.
+    @Test func insertsAndReadsSessions() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        #expect(try store.session(id: "s-1")?.flowVersions == "{\"app\":1}")
+        #expect(try store.session(id: "s-1")?.tokenHash == [1, 2, 3])
+        #expect(try store.session(id: "s-2") == nil)
+        #expect(try store.user(id: "u-1")?.state == "{}")
+    }
+
+    /// Each commit raises the version by one, logs the action and keeps the tree.
+    @Test func commitsActionsInOrder() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        for version in 1...5 { try store.commit(Self.commit("s-1", version: version)) }
+        let session = try #require(try store.session(id: "s-1"))
+        #expect(session.version == 5)
+        #expect(session.tree == Array("{\"t\":5}".utf8))
+        #expect(session.handledBy == "app")
+        #expect(try store.actions(sessionId: "s-1", after: 0, limit: 100).map(\.version) == [1, 2, 3, 4, 5])
+        #expect(try store.actions(sessionId: "s-1", after: 2, limit: 2).map(\.type) == ["t3", "t4"])
+    }
+
+    /// A commit on a stale version writes nothing and says which version is stored.
+    @Test func staleCommitWritesNothing() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        try store.commit(Self.commit("s-1", version: 1))
+        #expect(throws: CommitError.versionConflict(stored: 1)) {
+            try store.commit(Self.commit("s-1", version: 1, patch: "{\"onboarded\":true}", key: "k"))
+        }
+        #expect(try store.actions(sessionId: "s-1", after: 0, limit: 10).count == 1)
+        #expect(try store.user(id: "u-1")?.state == "{}")
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "k") == nil)
+        #expect(throws: CommitError.sessionNotFound) { try store.commit(Self.commit("nope", version: 1)) }
+    }
+
+    /// User patches merge into the user's state; removing a key resets it.
+    @Test func mergesAndResetsUserState() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        try store.commit(Self.commit("s-1", version: 1, patch: "{\"onboarded\":true}"))
+        try store.commit(Self.commit("s-1", version: 2, patch: "{\"plan\":\"pro\"}"))
+        #expect(try store.user(id: "u-1")?.state == "{\"onboarded\":true,\"plan\":\"pro\"}")
+        #expect(try store.removeUserState(id: "u-1", key: "onboarded")?.state == "{\"plan\":\"pro\"}")
+        #expect(try store.removeUserState(id: "nobody", key: "onboarded") == nil)
+    }
+
+    /// An idempotent answer is stored with its commit and found again by key.
+    @Test func storesIdempotentAnswers() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        try store.commit(Self.commit("s-1", version: 1, key: "key-1"))
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "key-1") == IdempotentAnswer(requestHash: [9], status: 200, body: [7]))
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "key-2") == nil)
+    }
+
+    /// Deleting a session deletes its log and answers, and no other session's.
+    @Test func deleteCascades() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        try store.insert(Self.session("s-2"))
+        try store.commit(Self.commit("s-1", version: 1, key: "k"))
+        try store.commit(Self.commit("s-2", version: 1))
+        #expect(try store.deleteSession(id: "s-1"))
+        #expect(try store.deleteSession(id: "s-1") == false)
+        #expect(try store.actions(sessionId: "s-1", after: 0, limit: 10).isEmpty)
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "k") == nil)
+        #expect(try store.actions(sessionId: "s-2", after: 0, limit: 10).count == 1)
+    }
+}
