@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // libmicrohttpd, found through pkg-config; the shim wraps its variadic calls.
@@ -30,6 +31,8 @@ let package = Package(
             dependencies: ["embed-resources"]
         ),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // Pure: the flow-controller model, definitions, the delegate chain, JSON. No I/O.
+        .target(name: "FlowEngine"),
         .target(
             name: "FlowStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
@@ -39,10 +42,12 @@ let package = Package(
             name: "FlowServer",
             dependencies: [
                 "HTTPServer",
+                "FlowEngine",
                 "FlowStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             plugins: ["EmbedResources"]
         ),
@@ -50,6 +55,7 @@ let package = Package(
             name: "flowstack",
             dependencies: [
                 "FlowServer",
+                "FlowEngine",
                 "FlowStore",
                 "HTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -59,7 +65,8 @@ let package = Package(
         // Test support: one request-sending protocol, in-process or through a real socket.
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore"]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "HTTPServer", "FlowStore", "HTTPTestClient"]),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "HTTPServer", "FlowStore", "HTTPTestClient"]),
     ]
 )

@@ -50,5 +50,17 @@ check "serve refuses a newer schema too" test "$status" -eq 1
 FLOWSTACK_PORT=eighty "$bin" serve --db "$work/other.sqlite" >"$work/env.log" 2>&1; status=$?
 check "a bad FLOWSTACK_PORT is refused" sh -c "test $status -ne 0 && grep -q 'FLOWSTACK_PORT=eighty' '$work/env.log'"
 
+# flows validate: the shipped flows pass, a broken one is reported with paths
+check "flows validate accepts the sample app" sh -c "'$bin' flows validate flows/*.json >/dev/null"
+cat >"$work/broken.json" <<'JSON'
+{"name": "onboarding", "kind": "stacked", "initial": [],
+ "on": {"onboarding.showSecond": [{"from": "onboarding.first", "do": [{"jump": {}}]}],
+        "onboarding.completed": [{"do": [{"present": {"flow": "nowhere"}}]}]}}
+JSON
+"$bin" flows validate "$work/broken.json" >"$work/validate.log" 2>&1; status=$?
+check "flows validate exits 1 on a broken definition" test "$status" -eq 1
+check "flows validate names the empty initial" grep -q "broken.json:/initial: " "$work/validate.log"
+check "flows validate names the unknown effect" grep -q "broken.json:/on/onboarding.showSecond/0/do/0/jump: unknown effect" "$work/validate.log"
+
 echo "smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

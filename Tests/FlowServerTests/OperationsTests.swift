@@ -94,3 +94,16 @@ struct OperationsTests {
         }
     }
 }
+
+struct BundledFlowsTests {
+    /// The sample app embedded in the binary is the repo's flows/ folder, and it is valid.
+    @Test func bundledFlowsAreTheRepoFilesAndValid() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../flows").standardizedFileURL
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
+        #expect(BundledFlows.documents.map { $0.name + ".json" }.sorted() == files)
+        #expect(files == ["app.json", "home.json", "modal.json", "onboarding.json"])
+        let (catalog, problems) = BundledFlows.catalog()
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(catalog.names == ["app", "home", "modal", "onboarding"])
+    }
+}

@@ -1,0 +1,58 @@
+// DefinitionDelegate: the delegate that interprets a flow definition's rules.
+
+/// The delegate of every flow with no Swift delegate: it interprets the definition.
+///
+/// An action type the definition does not name passes to the parent. For one it names, the
+/// first rule whose `from` and `when` match decides: a `bubble` rule passes the action up,
+/// any other rule has its declared params checked and its effects applied. When no rule
+/// matches the action is refused, because the flow owns it and a client must not skip a step
+/// by posting it from the wrong screen.
+public struct DefinitionDelegate: FlowActionDelegate {
+    public var definition: FlowDefinition
+
+    public init(definition: FlowDefinition) {
+        self.definition = definition
+    }
+
+    public func process(_ request: FlowDelegateRequest) throws(FlowError) -> FlowDelegateDecision {
+        let action = request.action
+        guard let rules = definition.rules(for: action.type) else { return .passToParent }
+        let feature = request.source.feature
+        for rule in rules where rule.matches(feature: feature, context: request.context, params: action.params) {
+            if rule.bubbles { return .passToParent }
+            try Self.checkParams(rule.params, of: action)
+            return .handle(rule.effects, allowsInteractive: rule.interactive)
+        }
+        return .refuse(reason: Self.explainNoMatch(rules, feature: feature, source: request.source))
+    }
+
+    /// Checks the action's params against a rule's declarations.
+    static func checkParams(_ declared: [FlowRule.Param], of action: FlowAction) throws(FlowError) {
+        for param in declared {
+            let path = JSONPointer(["params", param.name]).description
+            guard let value = action.params[param.name] else {
+                if param.required {
+                    throw .invalidParams(path: path, message: "\(action.type) needs param \(JSONValue.string(param.name).jsonText) (\(param.type.rawValue))")
+                }
+                continue
+            }
+            guard param.type.accepts(value) else {
+                throw .invalidParams(
+                    path: path,
+                    message: "param \(JSONValue.string(param.name).jsonText) of \(action.type) must be \(param.type.rawValue); found \(value.typeName) \(value.abbreviatedJSON(limit: 40))")
+            }
+        }
+    }
+
+    private static func explainNoMatch(_ rules: [FlowRule], feature: String, source: ScreenRef) -> String {
+        let fromMatches = rules.contains { $0.from?.contains(feature) ?? true }
+        if !fromMatches {
+            var expected: [String] = []
+            for rule in rules {
+                for candidate in rule.from ?? [] where !expected.contains(candidate) { expected.append(candidate) }
+            }
+            return "it is accepted only from \(expected.joined(separator: " or ")), but the screen on top is \(feature) (\(source.entryId))"
+        }
+        return "no rule matches from \(feature) (\(source.entryId)): the when conditions of its rules do not hold"
+    }
+}

@@ -1,0 +1,36 @@
+// DefinitionProblem: one thing wrong with a flow definition, located by a JSON Pointer.
+
+/// One problem in a flow definition: where it is (a JSON Pointer into the definition, or into
+/// the catalog when prefixed by the flow name) and what is wrong.
+///
+/// ```swift
+/// DefinitionProblem(path: "/on/home.selectTab/0/do/0/selectTab",
+///                   message: "selectTab 5 is out of range; flow 'home' has tabs 0...1")
+/// ```
+public struct DefinitionProblem: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// A JSON Pointer (RFC 6901) to the offending value.
+    public var path: String
+    /// What is wrong and what was expected.
+    public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path.isEmpty ? "/" : path): \(message)" }
+}
+
+/// Every problem found in a definition; thrown by parsing, which collects them all rather than
+/// stopping at the first.
+public struct DefinitionProblems: Error, Sendable, Equatable, CustomStringConvertible {
+    public var problems: [DefinitionProblem]
+
+    public init(_ problems: [DefinitionProblem]) {
+        self.problems = problems
+    }
+
+    public var description: String {
+        problems.map(\.description).joined(separator: "\n")
+    }
+}

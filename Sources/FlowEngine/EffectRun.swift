@@ -1,0 +1,300 @@
+// EffectRun: applies a handled action's effects to a copy of the tree, recording the transition.
+
+/// Applies the effects of one handled action, in order, to a working copy of the tree. If any
+/// effect cannot apply the whole run is dropped, so an action changes all or nothing.
+struct EffectRun {
+    private(set) var tree: FlowTree
+    private let handlerPath: [TreeStep]
+    private let handlerFlow: String
+    private let action: FlowAction
+    private var builder: FlowBuilder
+    private(set) var userChanges: [UserChange] = []
+    /// Set once the handling flow itself was dismissed; later effects have nothing to act on.
+    private var handlerGone = false
+    private var lastNavigation: (kind: Transition.Kind, animated: Bool, style: String?)?
+
+    init(tree: FlowTree, handlerPath: [TreeStep], handlerFlow: String, action: FlowAction,
+         catalog: FlowCatalog, context: FlowContext, limits: FlowLimits) {
+        self.tree = tree
+        self.handlerPath = handlerPath
+        self.handlerFlow = handlerFlow
+        self.action = action
+        self.builder = FlowBuilder(catalog: catalog, context: context, limits: limits, nextId: tree.nextId)
+    }
+
+    /// The transition of the run: the last navigation effect, from the top before to the top now.
+    func transition(from before: ScreenRef, interactive: Bool) -> Transition? {
+        guard let lastNavigation else { return nil }
+        return Transition(
+            type: lastNavigation.kind, from: before, to: tree.top, animated: lastNavigation.animated,
+            style: lastNavigation.style, interactive: interactive)
+    }
+
+    mutating func apply(_ effects: [FlowEffect]) throws(FlowError) {
+        for effect in effects { try apply(effect) }
+        tree.nextId = builder.nextId
+        tree.root.dismissHiddenPresentations(isVisible: true)
+        let size = tree.root.measure()
+        let limits = builder.limits
+        if size.entries > limits.maxEntries {
+            throw refusal("the session would hold \(size.entries) entries; the limit is \(limits.maxEntries)")
+        }
+        if size.depth > limits.maxDepth {
+            throw refusal("flows would nest \(size.depth) levels deep; the limit is \(limits.maxDepth)")
+        }
+    }
+
+    private func refusal(_ reason: String) -> FlowError {
+        .refused(flow: handlerFlow, action: action.type, reason: reason)
+    }
+
+    private mutating func record(_ kind: Transition.Kind, animated: Bool = true, style: String? = nil) {
+        lastNavigation = (kind, animated, style)
+    }
+
+    private mutating func apply(_ effect: FlowEffect) throws(FlowError) {
+        switch effect {
+        case .setUser(let values):
+            for member in values.members {
+                let value = try resolve(member.value, effect: effect.name)
+                userChanges.append(UserChange(key: member.key, value: value))
+            }
+        case .bubble:
+            throw refusal("bubble must be the only effect of its rule")
+        case .dismissAll:
+            if let style = tree.root.dismissAllPresentations() {
+                record(.dismiss, style: style)
+            }
+        case .dismiss:
+            try dismiss()
+        default:
+            guard !handlerGone else {
+                throw refusal("\(effect.name) cannot apply: an earlier effect dismissed \(handlerFlow)")
+            }
+            let path = handlerPath[...]
+            guard var handler = tree.root.take(at: path) else {
+                throw .corruptTree(message: "the handling flow \(handlerFlow) is not where the route found it")
+            }
+            defer { tree.root.put(handler, at: path) }
+            try apply(effect, to: &handler)
+        }
+    }
+
+    /// Effects that change only the handling flow, taken out of the tree as `handler`.
+    private mutating func apply(_ effect: FlowEffect, to handler: inout FlowNode) throws(FlowError) {
+        switch effect {
+        case .push(let target):
+            try requireStack(handler, for: effect)
+            handler.entries.append(try makeEntry(target, effect: effect.name))
+            record(.push)
+        case .pop:
+            try requireStack(handler, for: effect)
+            guard handler.entries.count > 1 else {
+                throw refusal("cannot pop: the stack of \(handler.flow) has a single entry")
+            }
+            handler.entries.removeLast()
+            record(.pop)
+        case .popTo(let target):
+            try requireStack(handler, for: effect)
+            let index = try popToIndex(target, in: handler)
+            handler.entries.removeSubrange((index + 1)...)
+            record(.popTo)
+        case .popToRoot:
+            try requireStack(handler, for: effect)
+            guard handler.entries.count > 1 else {
+                throw refusal("cannot pop to the root: the stack of \(handler.flow) has a single entry")
+            }
+            handler.entries.removeSubrange(1...)
+            record(.popTo)
+        case .setRoot(let target):
+            try requireStack(handler, for: effect)
+            handler.entries = [try makeEntry(target, effect: effect.name)]
+            record(.setRoot)
+        case .replaceRoot(let target):
+            try requireStack(handler, for: effect)
+            let entry = try makeEntry(target, effect: effect.name)
+            handler.entries = [entry]
+            handler.presentedStorage.removeAll()
+            record(.replaceRoot, style: "crossFade")
+        case .present(let presentation):
+            if let presented = handler.presented {
+                throw refusal("\(handler.flow) already presents \(presented.flow) (\(presented.flowId)); dismiss it first")
+            }
+            let params = try resolve(presentation.params, effect: effect.name)
+            var node = try builder.makeNode(flow: presentation.flow, params: params)
+            let style = presentation.style.resolved(traits: builder.context.traits)
+            node.presentationStyle = style
+            handler.presentedStorage = [node]
+            record(.present, style: style)
+        case .selectTab(let choice):
+            guard handler.kind == .tabbed else {
+                throw refusal("selectTab needs a tabbed flow, but \(handler.flow) is stacked")
+            }
+            handler.selected = try tabIndex(choice, in: handler)
+            record(.selectTab, animated: false)
+        case .setUser, .bubble, .dismiss, .dismissAll:
+            break  // handled at tree level
+        }
+    }
+
+    private func requireStack(_ handler: FlowNode, for effect: FlowEffect) throws(FlowError) {
+        guard handler.kind == .stacked else {
+            throw refusal("\(effect.name) needs a stacked flow, but \(handler.flow) is tabbed")
+        }
+    }
+
+    /// UIKit's `dismiss`: what the handler presents, else the presented flow containing it.
+    private mutating func dismiss() throws(FlowError) {
+        guard !handlerGone else {
+            throw refusal("dismiss cannot apply: an earlier effect dismissed \(handlerFlow)")
+        }
+        guard let handler = tree.root.node(at: handlerPath[...]) else {
+            throw .corruptTree(message: "the handling flow \(handlerFlow) is not where the route found it")
+        }
+        var presenterPath: ArraySlice<TreeStep>
+        if handler.presented != nil {
+            presenterPath = handlerPath[...]
+        } else {
+            var depth = handlerPath.count
+            while depth > 0 && handlerPath[depth - 1] != .presented { depth -= 1 }
+            guard depth > 0 else {
+                throw refusal("\(handlerFlow) presents nothing and is not presented; there is nothing to dismiss")
+            }
+            presenterPath = handlerPath[0..<(depth - 1)]
+            handlerGone = true
+        }
+        guard var presenter = tree.root.take(at: presenterPath) else {
+            throw .corruptTree(message: "the presenting flow of \(handlerFlow) is missing")
+        }
+        let style = presenter.presented?.presentationStyle
+        presenter.presentedStorage.removeAll()
+        tree.root.put(presenter, at: presenterPath)
+        record(.dismiss, style: style)
+    }
+
+    private mutating func makeEntry(_ target: EntryTarget, effect: String) throws(FlowError) -> FlowEntry {
+        switch target {
+        case .screen(let feature, let params):
+            return .screen(builder.makeScreen(feature: feature, params: try resolve(params, effect: effect)))
+        case .flow(let name, let params):
+            return .flow(try builder.makeNode(flow: name, params: try resolve(params, effect: effect)))
+        }
+    }
+
+    private func popToIndex(_ target: FlowEffect.PopTarget, in handler: FlowNode) throws(FlowError) -> Int {
+        let below = handler.entries.indices.dropLast()
+        switch target {
+        case .feature(let feature):
+            let shows = { (entry: FlowEntry) -> Bool in
+                if case .screen(let screen) = entry { return screen.feature == feature }
+                return false
+            }
+            if let index = below.last(where: { shows(handler.entries[$0]) }) { return index }
+            if let top = handler.entries.last, shows(top) {
+                throw refusal("\(feature) is already on top of \(handler.flow)")
+            }
+            throw refusal("no screen of \(feature) is below the top of \(handler.flow)")
+        case .id(let text):
+            return try index(ofEntry: text, in: handler)
+        case .idParam(let name):
+            let path = JSONPointer(["params", name]).description
+            guard let value = action.params[name] else {
+                throw .invalidParams(path: path, message: "\(action.type) needs param \(JSONValue.string(name).jsonText): the id of the entry to pop to, such as \"e3\"")
+            }
+            guard let text = value.stringValue, EntryId.parse(text) != nil else {
+                throw .invalidParams(path: path, message: "param \(JSONValue.string(name).jsonText) must be an entry id such as \"e3\"; found \(value.abbreviatedJSON(limit: 40))")
+            }
+            return try index(ofEntry: text, in: handler)
+        }
+    }
+
+    private func index(ofEntry text: String, in handler: FlowNode) throws(FlowError) -> Int {
+        guard let id = EntryId.parse(text) else {
+            throw refusal("\(text) is not an entry id")
+        }
+        let matches = { (entry: FlowEntry) -> Bool in
+            switch entry {
+            case .screen(let screen): return !id.isFlow && screen.id == id.number
+            case .flow(let node): return id.isFlow && node.id == id.number
+            }
+        }
+        if let index = handler.entries.indices.dropLast().last(where: { matches(handler.entries[$0]) }) { return index }
+        if let top = handler.entries.last, matches(top) {
+            throw refusal("\(text) is already on top of \(handler.flow)")
+        }
+        throw refusal("no entry \(text) is below the top of \(handler.flow)")
+    }
+
+    private func tabIndex(_ choice: FlowEffect.TabChoice, in handler: FlowNode) throws(FlowError) -> Int {
+        let range = "\(handler.flow) has tabs 0...\(max(handler.entries.count - 1, 0))"
+        switch choice {
+        case .index(let index):
+            guard handler.entries.indices.contains(index) else {
+                throw refusal("tab \(index) is out of range; \(range)")
+            }
+            return index
+        case .param(let name):
+            let path = JSONPointer(["params", name]).description
+            guard let value = action.params[name] else {
+                throw .invalidParams(path: path, message: "\(action.type) needs param \(JSONValue.string(name).jsonText): the tab index")
+            }
+            guard let index = value.integerValue else {
+                throw .invalidParams(path: path, message: "param \(JSONValue.string(name).jsonText) must be an integer tab index; found \(value.abbreviatedJSON(limit: 40))")
+            }
+            guard handler.entries.indices.contains(index) else {
+                throw .invalidParams(path: path, message: "tab \(index) is out of range; \(range)")
+            }
+            return index
+        }
+    }
+
+    // MARK: param references
+
+    private func resolve(_ params: JSONObject, effect: String) throws(FlowError) -> JSONObject {
+        guard Self.containsReference(.object(params)) else { return params }
+        guard case .object(let resolved) = try resolve(.object(params), effect: effect) else { return params }
+        return resolved
+    }
+
+    /// Replaces each `{"$param": name}` with the action's param `name`.
+    private func resolve(_ value: JSONValue, effect: String) throws(FlowError) -> JSONValue {
+        switch value {
+        case .object(let object):
+            if object.count == 1, let name = object["$param"]?.stringValue {
+                guard let param = action.params[name] else {
+                    throw .invalidParams(
+                        path: JSONPointer(["params", name]).description,
+                        message: "\(action.type) needs param \(JSONValue.string(name).jsonText) (used by its \(effect) effect)")
+                }
+                return param
+            }
+            guard Self.containsReference(value) else { return value }
+            var members: [JSONObject.Member] = []
+            members.reserveCapacity(object.count)
+            for member in object.members {
+                members.append(JSONObject.Member(key: member.key, value: try resolve(member.value, effect: effect)))
+            }
+            return .object(JSONObject(uniqueMembers: members))
+        case .array(let elements):
+            guard Self.containsReference(value) else { return value }
+            var resolved: [JSONValue] = []
+            resolved.reserveCapacity(elements.count)
+            for element in elements { resolved.append(try resolve(element, effect: effect)) }
+            return .array(resolved)
+        default:
+            return value
+        }
+    }
+
+    private static func containsReference(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let object):
+            if object.count == 1, object["$param"]?.stringValue != nil { return true }
+            return object.members.contains { containsReference($0.value) }
+        case .array(let elements):
+            return elements.contains(where: containsReference)
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,14 @@
+// EntryTarget: what an initial entry or an effect puts into a flow (a screen or a child flow).
+
+/// What goes into a flow: a screen showing a feature, or a child flow controller.
+///
+/// Params given to a child flow are handed to its initial screens (merged under each screen's
+/// own params), which is how `present {"flow": "modal", "params": {"content": …}}` reaches the
+/// `modal` screen.
+public enum EntryTarget: Sendable, Equatable {
+    /// A screen of `feature` with `params` (which may hold `{"$param": name}` references when
+    /// it comes from an effect).
+    case screen(feature: String, params: JSONObject)
+    /// A child flow built from its definition, receiving `params`.
+    case flow(name: String, params: JSONObject)
+}

@@ -1,0 +1,109 @@
+// FlowCatalog+validate: checks across definitions (unknown flows, flows containing themselves, a missing root).
+
+extension FlowCatalog {
+    /// Every problem across the catalog, with paths prefixed by the flow's name
+    /// (`/onboarding/initial/0/flow`): references to undefined flows, flows that contain
+    /// themselves through `initial`, and a missing root flow (reported at `/app`).
+    ///
+    /// Problems inside one document (unknown keys, wrong types, unknown effects, shadowed rules,
+    /// out-of-range tabs, `bubble` mixed with other effects) are found when it is parsed, since a
+    /// ``FlowDefinition`` cannot hold them; ``FlowCatalog/parse(_:limits:)`` reports both kinds.
+    public func validate(rootFlow: String = FlowCatalog.rootFlowName) -> [DefinitionProblem] {
+        var problems: [DefinitionProblem] = []
+        if definitions[rootFlow] == nil {
+            problems.append(DefinitionProblem(
+                path: JSONPointer([rootFlow]).description,
+                message: "the root flow \(JSONValue.string(rootFlow).jsonText) is not defined; every session starts from it"))
+        }
+        for name in names {
+            let prefix = JSONPointer([name])
+            for problem in self.problems(for: name) {
+                problems.append(DefinitionProblem(path: prefix.description + problem.path, message: problem.message))
+            }
+        }
+        return problems
+    }
+
+    /// The catalog-level problems of the flow `name`, with paths relative to its definition, for
+    /// checking one definition before it goes live (`PUT /v1/flows/{name}`): insert it into a
+    /// copy of the live catalog and ask.
+    public func problems(for name: String) -> [DefinitionProblem] {
+        guard let definition = definitions[name] else {
+            return [DefinitionProblem(path: "", message: "flow \(JSONValue.string(name).jsonText) is not defined")]
+        }
+        var problems: [DefinitionProblem] = []
+        for reference in definition.flowReferences where definitions[reference.flow] == nil {
+            problems.append(DefinitionProblem(
+                path: reference.path.description,
+                message: "unknown flow \(JSONValue.string(reference.flow).jsonText); defined flows are \(names.joined(separator: ", "))"))
+        }
+        if let cycle = initialCycle(from: name) {
+            problems.append(DefinitionProblem(
+                path: cycle.path.description,
+                message: "flow \(name) contains itself through initial: \(cycle.names.joined(separator: " → ")); it could never finish building"))
+        }
+        return problems
+    }
+
+    /// The first way `start` contains itself through initial entries: the path of the entry
+    /// that leads back, and the flow names along the cycle.
+    private func initialCycle(from start: String) -> (path: JSONPointer, names: [String])? {
+        guard let definition = definitions[start] else { return nil }
+        for reference in definition.flowReferences where reference.isInitial {
+            if reference.flow == start { return (reference.path, [start, start]) }
+            // Breadth-first from the referenced flow, remembering how each flow was reached.
+            var cameFrom: [String: String] = [reference.flow: start]
+            var queue = [reference.flow]
+            var position = 0
+            while position < queue.count {
+                let current = queue[position]
+                position += 1
+                guard let next = definitions[current] else { continue }
+                for edge in next.flowReferences where edge.isInitial {
+                    if edge.flow == start {
+                        var chain = [current]
+                        var cursor = cameFrom[current]
+                        while let flow = cursor, flow != start {
+                            chain.append(flow)
+                            cursor = cameFrom[flow]
+                        }
+                        return (reference.path, [start] + chain.reversed() + [start])
+                    }
+                    if cameFrom[edge.flow] == nil {
+                        cameFrom[edge.flow] = current
+                        queue.append(edge.flow)
+                    }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Parses a set of definition documents, each stored under a name (a file's base name, a
+    /// URL's `{name}`), and validates the result as a whole. Every problem is reported, with
+    /// paths prefixed by the document's name; documents with problems are left out of the
+    /// returned catalog.
+    ///
+    /// ```swift
+    /// let (catalog, problems) = FlowCatalog.parse([("app", appBytes), ("home", homeBytes)])
+    /// ```
+    public static func parse(
+        _ documents: [(name: String, bytes: [UInt8])], limits: JSONParser.Limits = JSONParser.Limits()
+    ) -> (catalog: FlowCatalog, problems: [DefinitionProblem]) {
+        var catalog = FlowCatalog()
+        var problems: [DefinitionProblem] = []
+        for document in documents {
+            let prefix = JSONPointer([document.name]).description
+            do throws(DefinitionProblems) {
+                let definition = try FlowDefinition.parse(document.bytes, expectedName: document.name, limits: limits)
+                catalog.insert(definition)
+            } catch {
+                for problem in error.problems {
+                    problems.append(DefinitionProblem(path: prefix + problem.path, message: problem.message))
+                }
+            }
+        }
+        problems += catalog.validate()
+        return (catalog, problems)
+    }
+}

@@ -1,0 +1,54 @@
+// FlowCatalog: the live flow definitions by name, and the Swift delegates registered for flows.
+
+/// The flows a session can use: definitions by name, plus Swift delegates registered for some
+/// flow names. The root flow is `app`.
+///
+/// ```swift
+/// var catalog = FlowCatalog([app, onboarding, home, modal])
+/// catalog.register(QuietHours(), for: "app")
+/// let problems = catalog.validate()
+/// ```
+public struct FlowCatalog: Sendable {
+    /// The flow every session starts from.
+    public static let rootFlowName = "app"
+
+    public private(set) var definitions: [String: FlowDefinition]
+    private var delegates: [String: any FlowActionDelegate]
+
+    /// A catalog of `definitions`; when two share a name, the later one is kept.
+    public init(_ definitions: [FlowDefinition] = []) {
+        self.definitions = [:]
+        self.delegates = [:]
+        for definition in definitions { self.definitions[definition.name] = definition }
+    }
+
+    /// The definition named `name`.
+    public subscript(name: String) -> FlowDefinition? { definitions[name] }
+
+    /// Adds `definition`, replacing one of the same name.
+    public mutating func insert(_ definition: FlowDefinition) {
+        definitions[definition.name] = definition
+    }
+
+    /// Removes the definition named `name`.
+    public mutating func removeDefinition(named name: String) {
+        definitions[name] = nil
+    }
+
+    /// Makes `delegate` decide for every flow named `flow`; it is asked before the definition
+    /// and may defer to it with ``FlowDelegateDecision/useDefinition``.
+    public mutating func register(_ delegate: some FlowActionDelegate, for flow: String) {
+        delegates[flow] = delegate
+    }
+
+    /// Removes the Swift delegate registered for `flow`.
+    public mutating func unregisterDelegate(for flow: String) {
+        delegates[flow] = nil
+    }
+
+    /// The Swift delegate registered for `flow`, if any.
+    public func delegate(for flow: String) -> (any FlowActionDelegate)? { delegates[flow] }
+
+    /// The flow names, sorted.
+    public var names: [String] { definitions.keys.sorted() }
+}

@@ -1,0 +1,46 @@
+// FlowDefinition+parse: reading a definition from JSON text or a JSONValue, collecting every problem.
+
+extension FlowDefinition {
+    /// Parses a definition from JSON bytes, reporting every problem found (a JSON syntax error
+    /// is reported alone, at path `""`). When `expectedName` is given, a different `name` is a
+    /// problem at `/name` (a `PUT /v1/flows/{name}` body must name the flow it is stored as).
+    ///
+    /// ```swift
+    /// let definition = try FlowDefinition.parse(Array(text.utf8), expectedName: "onboarding")
+    /// ```
+    public static func parse(
+        _ bytes: some Collection<UInt8>, expectedName: String? = nil, limits: JSONParser.Limits = JSONParser.Limits()
+    ) throws(DefinitionProblems) -> FlowDefinition {
+        let json: JSONValue
+        do throws(JSONParseError) {
+            json = try JSONParser.parse(bytes, limits: limits)
+        } catch {
+            throw DefinitionProblems([DefinitionProblem(path: "", message: "invalid JSON: \(error.description)")])
+        }
+        return try FlowDefinition(json: json, expectedName: expectedName)
+    }
+
+    /// Reads a definition from a parsed JSON value, reporting every problem found.
+    public init(json: JSONValue, expectedName: String? = nil) throws(DefinitionProblems) {
+        var reader = DefinitionReader()
+        let definition = reader.readDefinition(json)
+        if let expectedName, let definition, definition.name != expectedName {
+            reader.report(
+                JSONPointer(["name"]),
+                "name is \(JSONValue.string(definition.name)) but the flow is stored as \(JSONValue.string(expectedName)); they must match")
+        }
+        guard let definition, reader.problems.isEmpty else {
+            throw DefinitionProblems(reader.problems)
+        }
+        self = definition
+    }
+
+    /// The problem with this definition's name, when it is not `expected` (for callers that
+    /// parsed without `expectedName`).
+    public func nameProblem(expected: String) -> DefinitionProblem? {
+        guard name != expected else { return nil }
+        return DefinitionProblem(
+            path: "/name",
+            message: "name is \(JSONValue.string(name)) but the flow is stored as \(JSONValue.string(expected)); they must match")
+    }
+}

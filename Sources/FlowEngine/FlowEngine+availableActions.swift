@@ -1,0 +1,40 @@
+// FlowEngine+availableActions: what the client could post now, read from the definitions on the chain.
+
+extension FlowEngine {
+    /// The actions the current state accepts from the screen on top, nearest flow first, in
+    /// definition order, followed by `back` when it would do something.
+    ///
+    /// Rules are matched on their `from` and `when` with no action params (a `when` on a
+    /// `param` therefore does not hold here). Swift delegates cannot be asked what they would
+    /// accept, so flows with one are listed from their definition. While an interaction is
+    /// pending, the three interaction actions are the only ones.
+    public static func availableActions(in tree: FlowTree, catalog: FlowCatalog, context: FlowContext) -> [AvailableAction] {
+        if let interaction = tree.interaction {
+            return [FlowAction.interactionUpdate, FlowAction.interactionEnd, FlowAction.interactionCancel].map {
+                AvailableAction(type: $0, handledBy: interaction.handledBy)
+            }
+        }
+        guard let visible = tree.visiblePath() else { return [] }
+        let feature = visible.screen.feature
+        var decided: Set<String> = []
+        var available: [AvailableAction] = []
+        for depth in stride(from: visible.nodes.count - 1, through: 0, by: -1) {
+            let flow = visible.nodes[depth].flow
+            guard let definition = catalog[flow] else { continue }
+            for handler in definition.handlers where !decided.contains(handler.action) {
+                guard let rule = handler.rules.first(where: { $0.matches(feature: feature, context: context, params: [:]) }) else {
+                    decided.insert(handler.action)  // owned but refused from here
+                    continue
+                }
+                if rule.bubbles { continue }  // the parent decides
+                decided.insert(handler.action)
+                available.append(AvailableAction(
+                    type: handler.action, handledBy: flow, params: rule.params, interactive: rule.interactive))
+            }
+        }
+        if !decided.contains(FlowAction.back), let plan = genericBack(visible) {
+            available.append(AvailableAction(type: FlowAction.back, handledBy: plan.handledBy, interactive: true))
+        }
+        return available
+    }
+}

@@ -1,0 +1,77 @@
+// FlowEngine+route: the delegate chain — which flow handles an action, and the generic `back`.
+
+/// The decision of the chain: which flow handles the action and with which effects.
+struct RoutePlan {
+    /// Path from the root to the handling flow.
+    var path: [TreeStep]
+    var effects: [FlowEffect]
+    var allowsInteractive: Bool
+    var handledBy: String
+}
+
+extension FlowEngine {
+    /// Walks the delegate chain from the source screen's flow up to the root.
+    static func route(
+        _ action: FlowAction, along visible: VisiblePath, catalog: FlowCatalog, context: FlowContext
+    ) throws(FlowError) -> RoutePlan {
+        var walked: [String] = []
+        let source = visible.top
+        for depth in stride(from: visible.nodes.count - 1, through: 0, by: -1) {
+            let node = visible.nodes[depth]
+            walked.append(node.flow)
+            let decision = try decide(action, flow: node, source: source, catalog: catalog, context: context)
+            switch decision {
+            case .passToParent, .useDefinition:
+                continue
+            case .refuse(let reason):
+                throw .refused(flow: node.flow, action: action.type, reason: reason)
+            case .handle(let effects, let allowsInteractive):
+                if effects == [.bubble] { continue }
+                return RoutePlan(
+                    path: Array(visible.steps[0..<depth]), effects: effects, allowsInteractive: allowsInteractive,
+                    handledBy: node.flow)
+            }
+        }
+        if action.type == FlowAction.back {
+            if let plan = genericBack(visible) { return plan }
+            throw .refused(
+                flow: visible.nodes[0].flow, action: action.type,
+                reason: "there is nothing to go back to: every stack on screen has a single entry and nothing is presented")
+        }
+        throw .unhandled(action: action.type, chain: walked)
+    }
+
+    /// Asks one flow: its Swift delegate first (if registered), then its definition.
+    private static func decide(
+        _ action: FlowAction, flow node: FlowNode, source: ScreenRef, catalog: FlowCatalog, context: FlowContext
+    ) throws(FlowError) -> FlowDelegateDecision {
+        let definition = catalog[node.flow]
+        if let delegate = catalog.delegate(for: node.flow) {
+            let request = FlowDelegateRequest(action: action, flow: node, source: source, context: context, definition: definition)
+            let decision = try delegate.process(request)
+            if decision != .useDefinition { return decision }
+        }
+        guard let definition else { return .passToParent }
+        // Fast path: most flows do not name most actions, so skip building a request.
+        guard definition.rules(for: action.type) != nil else { return .passToParent }
+        let request = FlowDelegateRequest(action: action, flow: node, source: source, context: context, definition: definition)
+        return try DefinitionDelegate(definition: definition).process(request)
+    }
+
+    /// The generic `back`: pop the nearest stack above the top screen with more than one entry
+    /// within the topmost layer; else dismiss that layer if it is presented. A presented flow's
+    /// back never reaches the stacks behind it, as in UIKit.
+    static func genericBack(_ visible: VisiblePath) -> RoutePlan? {
+        for depth in stride(from: visible.nodes.count - 1, through: 0, by: -1) {
+            let node = visible.nodes[depth]
+            let path = Array(visible.steps[0..<depth])
+            if node.kind == .stacked && node.entries.count > 1 {
+                return RoutePlan(path: path, effects: [.pop], allowsInteractive: true, handledBy: node.flow)
+            }
+            if visible.isPresented(depth) {
+                return RoutePlan(path: path, effects: [.dismiss], allowsInteractive: true, handledBy: node.flow)
+            }
+        }
+        return nil
+    }
+}

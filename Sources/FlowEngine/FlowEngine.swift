@@ -1,0 +1,144 @@
+// FlowEngine: the entry points — build a session's first tree, apply an action to a tree.
+
+/// The flow engine: pure functions from (tree, action) to a new tree and what changed.
+///
+/// ```swift
+/// var tree = try FlowEngine.start(catalog: catalog, context: context)
+/// let outcome = try FlowEngine.apply(FlowAction(type: "onboarding.showSecond"),
+///                                    to: tree, catalog: catalog, context: context)
+/// tree = outcome.tree           // onboarding.second on top
+/// outcome.transition?.type      // .push
+/// ```
+///
+/// Decisions where the design is silent:
+/// - Effects apply to the flow whose delegate handled the action; an action applies all its
+///   effects or none (the tree is unchanged on any error).
+/// - A rule's `from` is matched against the source screen's feature even when the action was
+///   passed up from a child flow, so a parent can still require "only from this screen".
+/// - Only flows on the visible path present: when a presenter is popped, covered by a push or
+///   its tab deselected, what it presented is dismissed with it. A presentation by a flow is
+///   above everything inside that flow (so `app`'s modal covers one presented by `home`).
+/// - `back` is routed like any action first (a flow may name `back`); if none names it, it pops
+///   the nearest stack with more than one entry within the topmost presented layer, else
+///   dismisses that layer, else is refused. It never pops stacks hidden behind a modal.
+/// - `present` on a flow that already presents is refused; `dismissAll` with nothing presented
+///   and `selectTab` of the current tab succeed without change; `pop`, `popTo` and `popToRoot`
+///   that cannot move are refused.
+/// - When a rule has several navigation effects, the transition is named after the last one;
+///   `popToRoot` reports `popTo`, `dismissAll` reports `dismiss`; tab switches are not animated.
+/// - An interaction's effects are computed when it opens (to refuse early and show a preview)
+///   and again when it finishes; if finishing fails (the catalog changed meanwhile), the error
+///   is returned and the interaction stays pending until `interaction.cancel`.
+/// - Flow params reach a flow's initial screens, overlaid by each screen's own params.
+public enum FlowEngine {
+    /// Ids stay below 2^53 so they survive any JSON reader, including JavaScript's.
+    static let maxId = 1 << 53
+
+    /// Builds a session's first tree from the root flow (`app`): initial entries whose `when`
+    /// holds, child flows built recursively, ids from 1.
+    ///
+    /// - Throws: ``FlowError/brokenDefinition(flow:message:)`` when a named flow is missing,
+    ///   contains itself, has no entry left, or the tree would cross `limits`.
+    public static func start(
+        catalog: FlowCatalog, context: FlowContext, rootFlow: String = FlowCatalog.rootFlowName,
+        limits: FlowLimits = .default
+    ) throws(FlowError) -> FlowTree {
+        var builder = FlowBuilder(catalog: catalog, context: context, limits: limits, nextId: 1)
+        let root = try builder.makeNode(flow: rootFlow, params: [:])
+        let size = root.measure()
+        guard size.entries <= limits.maxEntries, size.depth <= limits.maxDepth else {
+            throw .brokenDefinition(
+                flow: rootFlow,
+                message: "its initial tree has \(size.entries) entries nested \(size.depth) deep; the limits are \(limits.maxEntries) and \(limits.maxDepth)")
+        }
+        return FlowTree(root: root, nextId: builder.nextId)
+    }
+
+    /// Applies `action` to `tree`.
+    ///
+    /// The action goes to the flow owning the source screen (`from`, which must be the screen
+    /// on top, else the top screen), then up through its ancestors (a presented flow's parent
+    /// is its presenter) until a delegate handles or refuses it. `back` and the interaction
+    /// actions are understood by every flow. On error the tree is unchanged.
+    ///
+    /// - Throws: ``FlowError``: `staleSource`, `unhandled`, `refused`, `interactionPending`,
+    ///   `noInteraction`, `invalidParams`, `brokenDefinition`, `corruptTree`.
+    public static func apply(
+        _ action: FlowAction, to tree: FlowTree, catalog: FlowCatalog, context: FlowContext,
+        limits: FlowLimits = .default
+    ) throws(FlowError) -> ActionOutcome {
+        guard !action.type.isEmpty else {
+            throw .invalidParams(path: "/type", message: "type must be a non-empty action type, such as \"back\"")
+        }
+        guard tree.nextId >= 1, tree.nextId <= maxId else {
+            throw .corruptTree(message: "nextId \(tree.nextId) is outside 1...\(maxId)")
+        }
+        if let interaction = tree.interaction {
+            return try continueInteraction(
+                interaction, with: action, tree: tree, catalog: catalog, context: context, limits: limits)
+        }
+        if action.isInteractionAction { throw .noInteraction(action: action.type) }
+        return try applyNow(action, to: tree, catalog: catalog, context: context, limits: limits, finishing: false)
+    }
+
+    /// ``apply(_:to:catalog:context:limits:)`` returning a `Result`.
+    public static func applyResult(
+        _ action: FlowAction, to tree: FlowTree, catalog: FlowCatalog, context: FlowContext,
+        limits: FlowLimits = .default
+    ) -> Result<ActionOutcome, FlowError> {
+        do throws(FlowError) {
+            return .success(try apply(action, to: tree, catalog: catalog, context: context, limits: limits))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Routes and applies `action`; with `finishing`, it is the action of an interaction being
+    /// finished, applied for real and reported as interactive.
+    static func applyNow(
+        _ action: FlowAction, to tree: FlowTree, catalog: FlowCatalog, context: FlowContext,
+        limits: FlowLimits, finishing: Bool
+    ) throws(FlowError) -> ActionOutcome {
+        guard let visible = tree.visiblePath() else {
+            throw .corruptTree(message: "no screen is on top")
+        }
+        let source = visible.top
+        if let from = action.from { try checkSource(from, top: source) }
+        let plan = try route(action, along: visible, catalog: catalog, context: context)
+        var run = EffectRun(
+            tree: tree, handlerPath: plan.path, handlerFlow: plan.handledBy, action: action,
+            catalog: catalog, context: context, limits: limits)
+
+        if action.interactive && !finishing {
+            guard plan.allowsInteractive else {
+                throw .refused(
+                    flow: plan.handledBy, action: action.type,
+                    reason: "it cannot run as an interactive transition; its rule does not set \"interactive\": true")
+            }
+            // A dry run proves the action would apply and gives the preview; the tree itself
+            // does not change until the interaction finishes.
+            try run.apply(plan.effects)
+            var pending = tree
+            pending.interaction = Interaction(
+                action: action, progress: 0, handledBy: plan.handledBy,
+                preview: run.transition(from: source, interactive: true))
+            return ActionOutcome(tree: pending, transition: nil, handledBy: plan.handledBy, interactionEvent: .started)
+        }
+
+        try run.apply(plan.effects)
+        return ActionOutcome(
+            tree: run.tree, transition: run.transition(from: source, interactive: finishing),
+            handledBy: plan.handledBy, userChanges: run.userChanges, interactionEvent: finishing ? .finished : nil)
+    }
+
+    /// `from` must name the screen on top: anything else is a client acting on a screen that
+    /// is gone or covered (a double tap's second tap), refused rather than applied twice.
+    static func checkSource(_ from: String, top: ScreenRef) throws(FlowError) {
+        guard let id = EntryId.parse(from) else {
+            throw .invalidParams(path: "/from", message: "from must be a screen id such as \"e7\"; found \(JSONValue.string(from).abbreviatedJSON(limit: 40))")
+        }
+        guard !id.isFlow, id.number == top.id else {
+            throw .staleSource(from: from, top: top.entryId)
+        }
+    }
+}

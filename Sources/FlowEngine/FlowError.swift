@@ -1,0 +1,66 @@
+// FlowError: why an action was not applied, or why a tree could not be built.
+
+/// Why an action was not applied (the tree is then unchanged), or why a tree could not be
+/// built. Each case names what was wrong and what was expected; the API maps them to statuses
+/// as noted on each case.
+public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `from` is not the screen on top (409): the client acted on a screen that is gone or
+    /// covered, such as the second tap of a double tap.
+    case staleSource(from: String, top: String)
+    /// No flow on the chain handles the action (422); `chain` lists the flows walked, from the
+    /// source screen's flow up to the root.
+    case unhandled(action: String, chain: [String])
+    /// A flow owns the action but refused it (422): no rule matched, an effect could not
+    /// apply, or the action asked for an interaction its rule does not allow.
+    case refused(flow: String, action: String, reason: String)
+    /// An interaction is pending, so other actions wait (409).
+    case interactionPending(action: String, pending: String)
+    /// An interaction action arrived with no interaction pending (409).
+    case noInteraction(action: String)
+    /// The action's fields or params are malformed or missing (400); `path` points into the
+    /// action, such as `/params/index`.
+    case invalidParams(path: String, message: String)
+    /// The definitions cannot build what they name (422): an unknown flow, a flow containing
+    /// itself, a flow with no entries left after its conditions.
+    case brokenDefinition(flow: String, message: String)
+    /// The tree breaks its own invariants; only a tree not produced by the engine can.
+    case corruptTree(message: String)
+
+    /// A stable machine-readable code, such as `stale-source`.
+    public var code: String {
+        switch self {
+        case .staleSource: return "stale-source"
+        case .unhandled: return "unhandled"
+        case .refused: return "refused"
+        case .interactionPending: return "interaction-pending"
+        case .noInteraction: return "no-interaction"
+        case .invalidParams: return "invalid-params"
+        case .brokenDefinition: return "broken-definition"
+        case .corruptTree: return "corrupt-tree"
+        }
+    }
+
+    /// A sentence for people: what was wrong and what to do.
+    public var message: String {
+        switch self {
+        case .staleSource(let from, let top):
+            return "the action comes from screen \(from), but the screen on top is \(top); reload the state and act on what is shown"
+        case .unhandled(let action, let chain):
+            return "no flow handles \(action): it passed through \(chain.joined(separator: " → ")) and none of them names it"
+        case .refused(let flow, let action, let reason):
+            return "\(flow) refused \(action): \(reason)"
+        case .interactionPending(let action, let pending):
+            return "an interactive \(pending) is in progress; send interaction.end or interaction.cancel before \(action)"
+        case .noInteraction(let action):
+            return "\(action) needs an interaction in progress; open one by posting an action with \"interactive\": true"
+        case .invalidParams(let path, let message):
+            return path.isEmpty ? message : "\(path): \(message)"
+        case .brokenDefinition(let flow, let message):
+            return "flow \(flow) cannot be built: \(message)"
+        case .corruptTree(let message):
+            return "the flow tree is corrupt: \(message)"
+        }
+    }
+
+    public var description: String { message }
+}

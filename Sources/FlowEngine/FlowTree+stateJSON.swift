@@ -1,0 +1,194 @@
+// FlowTree+stateJSON: writes the navigation part of the state document (root, screens, top, transition, …).
+
+extension FlowTree {
+    /// Writes the navigation keys of the state document into an object the caller has opened:
+    /// `root`, `screens`, `top`, `transition`, `interaction` and `handledBy`. The server writes
+    /// `sessionId`, `userId`, `version`, `flags` and `experiments` around them.
+    ///
+    /// ```swift
+    /// var writer = JSONWriter()
+    /// writer.beginObject()
+    /// writer.writeKey("sessionId"); writer.writeString(id)
+    /// tree.writeNavigation(into: &writer, transition: outcome.transition, handledBy: outcome.handledBy)
+    /// writer.writeKey("flags"); …
+    /// writer.endObject()
+    /// ```
+    public func writeNavigation(into writer: inout JSONWriter, transition: Transition? = nil, handledBy: String? = nil) {
+        writer.writeKey("root")
+        writeRoot(into: &writer)
+        writer.writeKey("screens")
+        writeScreens(into: &writer)
+        writer.writeKey("top")
+        writeTop(into: &writer)
+        writer.writeKey("transition")
+        if let transition { transition.write(into: &writer) } else { writer.writeNull() }
+        writer.writeKey("interaction")
+        writeInteraction(into: &writer)
+        writer.writeKey("handledBy")
+        writer.writeOptionalString(handledBy)
+    }
+
+    /// The navigation keys as a standalone JSON object, for tests and debugging.
+    public func navigationJSON(transition: Transition? = nil, handledBy: String? = nil) -> [UInt8] {
+        var writer = JSONWriter(capacity: 1024)
+        writer.beginObject()
+        writeNavigation(into: &writer, transition: transition, handledBy: handledBy)
+        writer.endObject()
+        return writer.takeBytes()
+    }
+
+    /// Writes `root`: the nested flow controllers, `{"id","flow","kind","style"?,"selected"?,
+    /// "entries","presented"}` with screen entries `{"id","feature","params"}`.
+    public func writeRoot(into writer: inout JSONWriter) {
+        root.write(into: &writer, isPresented: false)
+    }
+
+    /// Writes `top`: the screen on top, `{id, feature, params, flow, flowId}`.
+    public func writeTop(into writer: inout JSONWriter) {
+        if let top { top.write(into: &writer) } else { writer.writeNull() }
+    }
+
+    /// Writes `screens`: bottom to top, each `{id, feature, params, flow, flowId}`.
+    public func writeScreens(into writer: inout JSONWriter) {
+        writer.beginArray()
+        root.writeScreens(into: &writer)
+        writer.endArray()
+    }
+
+    /// Writes `interaction`: `null`, or `{action, from, progress, handledBy, transition}` where
+    /// `transition` previews what finishing would do.
+    public func writeInteraction(into writer: inout JSONWriter) {
+        guard let interaction else {
+            writer.writeNull()
+            return
+        }
+        writer.beginObject()
+        writer.writeKey("action")
+        writer.writeString(interaction.action.type)
+        writer.writeKey("from")
+        writer.writeOptionalString(interaction.action.from)
+        writer.writeKey("progress")
+        writer.writeNumber(interaction.progress)
+        writer.writeKey("handledBy")
+        writer.writeString(interaction.handledBy)
+        writer.writeKey("transition")
+        if let preview = interaction.preview { preview.write(into: &writer) } else { writer.writeNull() }
+        writer.endObject()
+    }
+}
+
+extension ActionOutcome {
+    /// Writes the navigation keys of the state document for this outcome; see
+    /// ``FlowTree/writeNavigation(into:transition:handledBy:)``.
+    public func writeNavigation(into writer: inout JSONWriter) {
+        tree.writeNavigation(into: &writer, transition: transition, handledBy: handledBy)
+    }
+}
+
+extension FlowNode {
+    /// Writes the node as `{"id","flow","kind","style"?,"selected"?,"entries","presented"}`:
+    /// `style` on presented nodes, `selected` on tabbed ones.
+    func write(into writer: inout JSONWriter, isPresented: Bool) {
+        writer.beginObject()
+        writer.writeKey("id")
+        writer.writeEntryId(prefix: EntryId.flowPrefix, id)
+        writer.writeKey("flow")
+        writer.writeString(flow)
+        writer.writeKey("kind")
+        writer.writeString(kind.rawValue)
+        if isPresented {
+            writer.writeKey("style")
+            writer.writeOptionalString(presentationStyle)
+        }
+        if kind == .tabbed {
+            writer.writeKey("selected")
+            writer.writeInteger(selected)
+        }
+        writer.writeKey("entries")
+        writer.beginArray()
+        for entry in entries {
+            switch entry {
+            case .screen(let screen):
+                writer.beginObject()
+                writer.writeKey("id")
+                writer.writeEntryId(prefix: EntryId.screenPrefix, screen.id)
+                writer.writeKey("feature")
+                writer.writeString(screen.feature)
+                writer.writeKey("params")
+                writer.writeObject(screen.params)
+                writer.endObject()
+            case .flow(let child):
+                child.write(into: &writer, isPresented: false)
+            }
+        }
+        writer.endArray()
+        writer.writeKey("presented")
+        if let presented { presented.write(into: &writer, isPresented: true) } else { writer.writeNull() }
+        writer.endObject()
+    }
+
+    fileprivate func writeScreens(into writer: inout JSONWriter) {
+        switch kind {
+        case .stacked:
+            for entry in entries { writeScreens(of: entry, into: &writer) }
+        case .tabbed:
+            if entries.indices.contains(selected) { writeScreens(of: entries[selected], into: &writer) }
+        }
+        presented?.writeScreens(into: &writer)
+    }
+
+    private func writeScreens(of entry: FlowEntry, into writer: inout JSONWriter) {
+        switch entry {
+        case .screen(let screen):
+            ScreenRef.write(screen: screen, owner: self, into: &writer)
+        case .flow(let child):
+            child.writeScreens(into: &writer)
+        }
+    }
+}
+
+extension ScreenRef {
+    /// Writes `{"id","feature","params","flow","flowId"}`.
+    public func write(into writer: inout JSONWriter) {
+        Self.write(id: id, feature: feature, params: params, flow: flow, flowId: flowId, into: &writer)
+    }
+
+    fileprivate static func write(screen: ScreenEntry, owner: FlowNode, into writer: inout JSONWriter) {
+        write(id: screen.id, feature: screen.feature, params: screen.params, flow: owner.flow, flowId: owner.id, into: &writer)
+    }
+
+    private static func write(id: Int, feature: String, params: JSONObject, flow: String, flowId: Int, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("id")
+        writer.writeEntryId(prefix: EntryId.screenPrefix, id)
+        writer.writeKey("feature")
+        writer.writeString(feature)
+        writer.writeKey("params")
+        writer.writeObject(params)
+        writer.writeKey("flow")
+        writer.writeString(flow)
+        writer.writeKey("flowId")
+        writer.writeEntryId(prefix: EntryId.flowPrefix, flowId)
+        writer.endObject()
+    }
+}
+
+extension Transition {
+    /// Writes `{"type","from","to","animated","style","interactive"}`.
+    public func write(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("type")
+        writer.writeString(type.rawValue)
+        writer.writeKey("from")
+        if let from { from.write(into: &writer) } else { writer.writeNull() }
+        writer.writeKey("to")
+        if let to { to.write(into: &writer) } else { writer.writeNull() }
+        writer.writeKey("animated")
+        writer.writeBool(animated)
+        writer.writeKey("style")
+        writer.writeOptionalString(style)
+        writer.writeKey("interactive")
+        writer.writeBool(interactive)
+        writer.endObject()
+    }
+}

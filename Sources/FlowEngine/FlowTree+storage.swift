@@ -1,0 +1,176 @@
+// FlowTree+storage: the lossless storage encoding of a tree (ids, counter, pending interaction) and its decoding.
+
+extension FlowTree {
+    /// The version of the storage format written by ``writeStorage(into:)``.
+    public static let storageFormat = 1
+
+    /// Writes the tree in its storage format: everything needed to get the same tree back,
+    /// including `nextId` and the pending interaction. Ids are stored as integers.
+    ///
+    /// ```swift
+    /// let bytes = tree.storageBytes()
+    /// let again = try FlowTree(storage: bytes)   // again == tree
+    /// ```
+    public func writeStorage(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("format")
+        writer.writeInteger(Self.storageFormat)
+        writer.writeKey("nextId")
+        writer.writeInteger(nextId)
+        writer.writeKey("root")
+        root.writeStorage(into: &writer)
+        if let interaction {
+            writer.writeKey("interaction")
+            writer.beginObject()
+            writer.writeKey("action")
+            interaction.action.writeStorage(into: &writer)
+            writer.writeKey("progress")
+            writer.writeNumber(interaction.progress)
+            writer.writeKey("handledBy")
+            writer.writeString(interaction.handledBy)
+            if let preview = interaction.preview {
+                writer.writeKey("preview")
+                preview.writeStorage(into: &writer)
+            }
+            writer.endObject()
+        }
+        writer.endObject()
+    }
+
+    /// The storage encoding as bytes.
+    public func storageBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writeStorage(into: &writer)
+        return writer.takeBytes()
+    }
+
+    /// Reads a tree from its storage encoding, checking every field and the tree's invariants
+    /// (``structuralProblems(limits:)``).
+    public init(storage bytes: some Collection<UInt8>, limits: FlowLimits = .default) throws(FlowStorageError) {
+        let value: JSONValue
+        do throws(JSONParseError) {
+            // Nodes nest two JSON levels per flow, so allow far more depth than requests get.
+            value = try JSONParser.parse(bytes, limits: JSONParser.Limits(maxDepth: JSONParser.Limits.depthCeiling))
+        } catch {
+            throw FlowStorageError(path: "", message: "invalid JSON: \(error.description)")
+        }
+        try self.init(storage: value, limits: limits)
+    }
+
+    /// Reads a tree from a parsed storage document.
+    public init(storage value: JSONValue, limits: FlowLimits = .default) throws(FlowStorageError) {
+        var reader = StorageReader(limits: limits)
+        self = try reader.readTree(value)
+        if let problem = structuralProblems(limits: limits).first {
+            throw FlowStorageError(path: "", message: problem)
+        }
+    }
+}
+
+extension FlowNode {
+    fileprivate func writeStorage(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("id")
+        writer.writeInteger(id)
+        writer.writeKey("flow")
+        writer.writeString(flow)
+        writer.writeKey("kind")
+        writer.writeString(kind.rawValue)
+        if kind == .tabbed {
+            writer.writeKey("selected")
+            writer.writeInteger(selected)
+        }
+        if let presentationStyle {
+            writer.writeKey("style")
+            writer.writeString(presentationStyle)
+        }
+        writer.writeKey("entries")
+        writer.beginArray()
+        for entry in entries {
+            switch entry {
+            case .screen(let screen):
+                writer.beginObject()
+                writer.writeKey("id")
+                writer.writeInteger(screen.id)
+                writer.writeKey("feature")
+                writer.writeString(screen.feature)
+                if !screen.params.isEmpty {
+                    writer.writeKey("params")
+                    writer.writeObject(screen.params)
+                }
+                writer.endObject()
+            case .flow(let child):
+                child.writeStorage(into: &writer)
+            }
+        }
+        writer.endArray()
+        if let presented {
+            writer.writeKey("presented")
+            presented.writeStorage(into: &writer)
+        }
+        writer.endObject()
+    }
+}
+
+extension FlowAction {
+    fileprivate func writeStorage(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("type")
+        writer.writeString(type)
+        if let from {
+            writer.writeKey("from")
+            writer.writeString(from)
+        }
+        if !params.isEmpty {
+            writer.writeKey("params")
+            writer.writeObject(params)
+        }
+        writer.writeKey("interactive")
+        writer.writeBool(interactive)
+        writer.endObject()
+    }
+}
+
+extension Transition {
+    fileprivate func writeStorage(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("type")
+        writer.writeString(type.rawValue)
+        if let from {
+            writer.writeKey("from")
+            from.writeStorage(into: &writer)
+        }
+        if let to {
+            writer.writeKey("to")
+            to.writeStorage(into: &writer)
+        }
+        writer.writeKey("animated")
+        writer.writeBool(animated)
+        if let style {
+            writer.writeKey("style")
+            writer.writeString(style)
+        }
+        writer.writeKey("interactive")
+        writer.writeBool(interactive)
+        writer.endObject()
+    }
+}
+
+extension ScreenRef {
+    fileprivate func writeStorage(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("id")
+        writer.writeInteger(id)
+        writer.writeKey("feature")
+        writer.writeString(feature)
+        if !params.isEmpty {
+            writer.writeKey("params")
+            writer.writeObject(params)
+        }
+        writer.writeKey("flow")
+        writer.writeString(flow)
+        writer.writeKey("flowId")
+        writer.writeInteger(flowId)
+        writer.endObject()
+    }
+}

@@ -1,0 +1,97 @@
+// FlowTree: a session's navigation state — the root flow, the id counter, a pending interaction.
+
+/// A session's navigation state, as a value: the root flow controller, the counter that gives
+/// every flow and screen a unique id (never reused within the session), and the interactive
+/// transition in progress, if any.
+///
+/// Trees come from ``FlowEngine/start(catalog:context:rootFlow:limits:)``, from
+/// ``FlowEngine/apply(_:to:catalog:context:limits:)`` and from storage
+/// (`FlowTree(storage:)`); their fields cannot be set from
+/// outside, which keeps them well-formed.
+public struct FlowTree: Sendable, Equatable {
+    public internal(set) var root: FlowNode
+    /// The id the next flow or screen will get.
+    public internal(set) var nextId: Int
+    public internal(set) var interaction: Interaction?
+
+    init(root: FlowNode, nextId: Int, interaction: Interaction? = nil) {
+        self.root = root
+        self.nextId = nextId
+        self.interaction = interaction
+    }
+}
+
+/// The visible path of a tree: the nodes from the root to the flow that owns the top screen
+/// (through entries and presentations), and that screen.
+struct VisiblePath {
+    /// `steps[k]` leads from `nodes[k]` to `nodes[k + 1]`.
+    var steps: [TreeStep]
+    var nodes: [FlowNode]
+    var screen: ScreenEntry
+
+    var owner: FlowNode { nodes[nodes.count - 1] }
+    var top: ScreenRef { ScreenRef(screen: screen, owner: owner) }
+
+    /// Whether `nodes[depth]` is a presented flow.
+    func isPresented(_ depth: Int) -> Bool {
+        depth > 0 && steps[depth - 1] == .presented
+    }
+}
+
+extension FlowTree {
+    /// The path to the screen on top; `nil` only for a malformed tree.
+    func visiblePath() -> VisiblePath? {
+        var steps: [TreeStep] = []
+        var nodes: [FlowNode] = []
+        var node = root
+        // Bounded so a malformed tree cannot loop; real trees are far shallower.
+        for _ in 0..<4096 {
+            nodes.append(node)
+            if let presented = node.presented {
+                steps.append(.presented)
+                node = presented
+                continue
+            }
+            let index = node.activeIndex
+            guard node.entries.indices.contains(index) else { return nil }
+            switch node.entries[index] {
+            case .screen(let screen):
+                return VisiblePath(steps: steps, nodes: nodes, screen: screen)
+            case .flow(let child):
+                steps.append(.entry(index))
+                node = child
+            }
+        }
+        return nil
+    }
+
+    /// The screen on top: what the user sees.
+    public var top: ScreenRef? { visiblePath()?.top }
+
+    /// What is on screen and behind it, bottom to top: every entry of a stack, the selected tab
+    /// of a tabbed flow, a presented flow on top of its presenter.
+    public var screens: [ScreenRef] {
+        var result: [ScreenRef] = []
+        root.collectScreens(into: &result)
+        return result
+    }
+}
+
+extension FlowNode {
+    func collectScreens(into result: inout [ScreenRef]) {
+        switch kind {
+        case .stacked:
+            for entry in entries { collect(entry, into: &result) }
+        case .tabbed:
+            if entries.indices.contains(selected) { collect(entries[selected], into: &result) }
+        }
+        presented?.collectScreens(into: &result)
+    }
+
+    private func collect(_ entry: FlowEntry, into result: inout [ScreenRef]) {
+        switch entry {
+        case .screen(let screen): result.append(ScreenRef(screen: screen, owner: self))
+        case .flow(let child): child.collectScreens(into: &result)
+        }
+    }
+}

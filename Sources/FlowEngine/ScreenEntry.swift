@@ -1,0 +1,23 @@
+// ScreenEntry: a screen in a flow's entries — its id, the feature it shows and its params.
+
+/// A screen in a flow: a stable id, the feature it shows and the params it was given.
+public struct ScreenEntry: Sendable, Equatable {
+    /// The id number; clients see it as `"e\(id)"`.
+    public internal(set) var id: Int
+    /// The feature shown, such as `onboarding.first`.
+    public internal(set) var feature: String
+    /// The params the screen was given (for example the modal's `content`).
+    public internal(set) var params: JSONObject
+
+    init(id: Int, feature: String, params: JSONObject) {
+        self.id = id
+        self.feature = feature
+        self.params = params
+    }
+
+    /// The id as clients see it, such as `"e7"`.
+    public var entryId: String { EntryId.screen(id) }
+
+    /// Stands in for an entry while its slot is being rewritten (see `FlowNode.take`).
+    static let placeholder = ScreenEntry(id: 0, feature: "", params: [:])
+}

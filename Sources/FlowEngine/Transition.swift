@@ -1,0 +1,33 @@
+// Transition: what an applied action changed on screen, so a client can animate it.
+
+/// What an applied action changed, so a client can animate it: the kind of change and the top
+/// screen before and after.
+///
+/// When a rule has several navigation effects, the transition is named after the last one
+/// (`popToRoot` reports `popTo`, `dismissAll` reports `dismiss`).
+public struct Transition: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        case push, pop, popTo, setRoot, replaceRoot, present, dismiss, selectTab
+    }
+
+    public var type: Kind
+    /// The top screen before.
+    public var from: ScreenRef?
+    /// The top screen after.
+    public var to: ScreenRef?
+    /// Tab switches are not animated; every other change is.
+    public var animated: Bool
+    /// `crossFade` for replaceRoot, the presentation style for present and dismiss, else `nil`.
+    public var style: String?
+    /// Whether the change was driven by an interactive transition (an edge swipe).
+    public var interactive: Bool
+
+    public init(type: Kind, from: ScreenRef?, to: ScreenRef?, animated: Bool = true, style: String? = nil, interactive: Bool = false) {
+        self.type = type
+        self.from = from
+        self.to = to
+        self.animated = animated
+        self.style = style
+        self.interactive = interactive
+    }
+}
