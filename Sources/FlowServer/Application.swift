@@ -6,23 +6,42 @@ import Logging
 /// The request handler of a FlowStack server, independent of any socket.
 ///
 /// ```swift
-/// let app = Application(store: store, adminToken: "secret")
+/// let app = try Application(store: store, adminToken: "secret")
 /// let response = app.handle(Request(method: "GET", path: "/healthz"))
 /// ```
 /// `HTTPServer(configuration:handler: app.handle)` serves it on libmicrohttpd.
 public final class Application: Sendable {
     public let store: FlowStore
     public let metrics = ServerMetrics()
-    let adminToken: String
+    let sessions: SessionService
+    let admin: AdminAuthorization
+    let bodyLimits: BodyLimits
     let logger: Logger
     private let router: Router
 
-    public init(store: FlowStore, adminToken: String, logger: Logger = Logger(label: "flowstack")) {
+    /// Why an application could not be made.
+    public struct SetupError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// - Parameters:
+    ///   - cacheCapacity: sessions kept in memory at most; older ones are read back from the database.
+    /// - Throws: `SetupError` when the bundled flow definitions are invalid.
+    public init(store: FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
+                logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
-        self.adminToken = adminToken
         self.logger = logger
+        self.bodyLimits = bodyLimits
+        self.admin = AdminAuthorization(token: adminToken)
+        let (catalog, problems) = BundledFlows.catalog()
+        guard problems.isEmpty else {
+            throw SetupError(description: "the bundled flows are invalid: " + problems.map(\.description).joined(separator: "; "))
+        }
+        self.sessions = SessionService(store: store, catalog: catalog, cacheCapacity: cacheCapacity, logger: logger)
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
+        Self.addSessionRoutes(to: &router, sessions: sessions, limits: bodyLimits)
+        Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         self.router = router
     }
 

@@ -5,7 +5,7 @@
 /// ```swift
 /// ProblemDetails(status: 404, title: "Not Found", detail: "No route for GET /nope").response
 /// ```
-public struct ProblemDetails: Sendable, Equatable {
+public struct ProblemDetails: Sendable {
     /// One field-level problem: where (a JSON Pointer into the request body, or a parameter name) and what.
     public struct FieldError: Sendable, Equatable {
         public var pointer: String
@@ -21,6 +21,9 @@ public struct ProblemDetails: Sendable, Equatable {
     public var status: Int
     public var detail: String
     public var errors: [FieldError]
+    /// Extension members (RFC 9457 §3.2), each a name and its value as JSON text, such as
+    /// `("code", "\"stale-source\"")`.
+    public var extensions: [(name: String, json: String)] = []
 
     /// `type` defaults to `about:blank`, as RFC 9457 says when the status alone says what happened.
     public init(status: Int, title: String? = nil, detail: String, type: String = "about:blank", errors: [FieldError] = []) {
@@ -55,6 +58,12 @@ public struct ProblemDetails: Sendable, Equatable {
             }
             out.append(UInt8(ascii: "]"))
         }
+        for member in extensions {
+            out.append(UInt8(ascii: ","))
+            Self.appendString(member.name, to: &out)
+            out.append(UInt8(ascii: ":"))
+            out.append(contentsOf: member.json.utf8)
+        }
         out.append(UInt8(ascii: "}"))
         return out
     }
@@ -87,8 +96,11 @@ public struct ProblemDetails: Sendable, Equatable {
 extension Response {
     /// A problem answer: `Response.problem(404, "No session s-1")`.
     public static func problem(_ status: Int, _ detail: String, title: String? = nil, type: String = "about:blank",
-                               errors: [ProblemDetails.FieldError] = []) -> Response {
-        ProblemDetails(status: status, title: title, detail: detail, type: type, errors: errors).response
+                               errors: [ProblemDetails.FieldError] = [],
+                               extensions: [(name: String, json: String)] = []) -> Response {
+        var problem = ProblemDetails(status: status, title: title, detail: detail, type: type, errors: errors)
+        problem.extensions = extensions
+        return problem.response
     }
 }
 

@@ -34,6 +34,8 @@ struct Serve: ParsableCommand {
     var maxConnections: Int?
     @Option(name: .customLong("max-connections-per-ip"), help: "Open connections from one IP at most (env FLOWSTACK_MAX_CONNECTIONS_PER_IP; default 2048).")
     var maxConnectionsPerIP: Int?
+    @Option(name: .customLong("cache-sessions"), help: "Sessions kept in memory at most (env FLOWSTACK_CACHE_SESSIONS; default 100000).")
+    var cacheSessions: Int?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env FLOWSTACK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -47,6 +49,7 @@ struct Serve: ParsableCommand {
         server.connectionTimeoutSeconds = try env.integer(connectionTimeout, "FLOWSTACK_CONNECTION_TIMEOUT", default: 30, range: 1...3600)
         server.connectionLimit = try env.integer(maxConnections, "FLOWSTACK_MAX_CONNECTIONS", default: 8192, range: 1...1_000_000)
         server.perIPConnectionLimit = try env.integer(maxConnectionsPerIP, "FLOWSTACK_MAX_CONNECTIONS_PER_IP", default: 2048, range: 1...1_000_000)
+        let cacheCapacity = try env.integer(cacheSessions, "FLOWSTACK_CACHE_SESSIONS", default: 100_000, range: 1...100_000_000)
         let path = env.string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite")
         let durabilityName = env.string(durability, "FLOWSTACK_DURABILITY", default: "normal")
         guard let durability = Durability(rawValue: durabilityName) else {
@@ -71,7 +74,12 @@ struct Serve: ParsableCommand {
             throw FailureMessage(error.description)
         }
         let adminToken = Self.adminToken(from: env)
-        let app = Application(store: store, adminToken: adminToken.value, logger: logger)
+        let app: Application
+        do {
+            app = try Application(store: store, adminToken: adminToken.value, cacheCapacity: cacheCapacity, logger: logger)
+        } catch let error as Application.SetupError {
+            throw FailureMessage(error.description)
+        }
         Self.raiseOpenFileLimit(to: server.connectionLimit + 256)
         let http = HTTPServer(configuration: server, handler: app.handle)
         do {

@@ -8,6 +8,7 @@ import Testing
 
 /// An application on a fresh, migrated database file.
 final class TestApp: Sendable {
+    static let adminToken = "test-admin-token"
     let directory: URL
     let store: FlowStore
     let app: Application
@@ -17,12 +18,30 @@ final class TestApp: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         store = try FlowStore(path: directory.appending(path: "app.sqlite").path)
         try store.migrate()
-        app = Application(store: store, adminToken: "test-admin-token")
+        app = try Application(store: store, adminToken: TestApp.adminToken)
+        ownsDirectory = true
+        keepAlive = nil
     }
+
+    /// Another application on the same file, as after a restart (this one's store is closed).
+    private init(reopening other: TestApp) throws {
+        try other.store.close()
+        directory = other.directory
+        store = try FlowStore(path: directory.appending(path: "app.sqlite").path)
+        try store.migrate()
+        app = try Application(store: store, adminToken: TestApp.adminToken)
+        ownsDirectory = false
+        keepAlive = other
+    }
+
+    func reopened() throws -> TestApp { try TestApp(reopening: self) }
+
+    private let ownsDirectory: Bool
+    private let keepAlive: TestApp?
 
     deinit {
         try? store.close()
-        try? FileManager.default.removeItem(at: directory)
+        if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
     var direct: DirectSender { DirectSender(app.handle) }

@@ -1,0 +1,52 @@
+// The committed state of one session as the server keeps it in memory.
+import FlowEngine
+
+/// A session as committed: the tree, its version, and what was fixed at creation.
+struct LiveSession: Sendable {
+    let id: String
+    let userId: String
+    let tokenHash: [UInt8]
+    var version: Int
+    var tree: FlowTree
+    /// Attributes, traits, flag values; `user` holds the user's state as this session knows it.
+    var context: FlowContext
+    /// Flag evaluation details, already encoded (`{"eu-face-scan":{"value":false,…}}`).
+    let flagsJSON: [UInt8]
+    /// `{experiment: variant}`, already encoded.
+    let experimentsJSON: [UInt8]
+    /// Flow versions this session runs, already encoded (`{"app":1,…}`).
+    let flowVersionsJSON: [UInt8]
+    /// The transition that produced `version`, encoded; nil at creation or when nothing moved.
+    var lastTransitionJSON: [UInt8]?
+    var handledBy: String?
+
+    /// The state document: every session answer's body.
+    func stateDocument() -> [UInt8] {
+        var writer = JSONWriter(capacity: 2048)
+        writer.beginObject()
+        writer.writeKey("sessionId")
+        writer.writeString(id)
+        writer.writeKey("userId")
+        writer.writeString(userId)
+        writer.writeKey("version")
+        writer.writeInteger(version)
+        writer.writeKey("root")
+        tree.writeRoot(into: &writer)
+        writer.writeKey("screens")
+        tree.writeScreens(into: &writer)
+        writer.writeKey("top")
+        tree.writeTop(into: &writer)
+        writer.writeKey("transition")
+        if let lastTransitionJSON { writer.writeRawValue(lastTransitionJSON) } else { writer.writeNull() }
+        writer.writeKey("interaction")
+        tree.writeInteraction(into: &writer)
+        writer.writeKey("handledBy")
+        writer.writeOptionalString(handledBy)
+        writer.writeKey("flags")
+        writer.writeRawValue(flagsJSON)
+        writer.writeKey("experiments")
+        writer.writeRawValue(experimentsJSON)
+        writer.endObject()
+        return writer.takeBytes()
+    }
+}

@@ -1,0 +1,54 @@
+// Reading JSON request bodies with limits, and the 400 answers for those that are not.
+import FlowEngine
+import HTTPServer
+
+/// Limits on what a request body may hold, on top of the server's byte limit.
+public struct BodyLimits: Sendable {
+    /// Nesting of arrays and objects.
+    public var maxDepth = 32
+    /// Bytes in one string (keys included).
+    public var maxStringBytes = 64 * 1024
+
+    public init() {}
+
+    var parser: JSONParser.Limits {
+        JSONParser.Limits(maxDepth: maxDepth, maxStringLength: maxStringBytes, maxInputSize: Int.max)
+    }
+}
+
+extension Request {
+    /// The body parsed as JSON, or a 400 problem that says where it went wrong.
+    func jsonBody(_ limits: BodyLimits) -> Result<JSONValue, ResponseError> {
+        guard !body.isEmpty else {
+            return .failure(ResponseError(.problem(400, "The request needs a JSON body.", type: ProblemType.malformed)))
+        }
+        // Content-Type is not checked: the body is JSON whatever the client labelled it (curl's
+        // -d says form-urlencoded), and a body that is not JSON gets a 400 that says why.
+        do throws(JSONParseError) {
+            return .success(try JSONParser.parse(body, limits: limits.parser))
+        } catch {
+            return .failure(ResponseError(.problem(400, "The body is not valid JSON: \(error.description).",
+                                                   type: ProblemType.malformed)))
+        }
+    }
+}
+
+/// A response that ends a handler early: `try body.get()` in a handler that catches it.
+struct ResponseError: Error {
+    let response: Response
+    init(_ response: Response) { self.response = response }
+}
+
+/// The `type` URIs of FlowStack's problem documents (RFC 9457 §3.1.1).
+enum ProblemType {
+    static let prefix = "urn:flowstack:problem:"
+    static let malformed = prefix + "malformed-request"
+    static let unauthorized = prefix + "unauthorized"
+    static let notFound = prefix + "not-found"
+    static let versionMismatch = prefix + "version-mismatch"
+    static let idempotencyKeyReused = prefix + "idempotency-key-reused"
+    static let invalidDefinition = prefix + "invalid-definition"
+
+    /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
+    static func of(_ error: FlowError) -> String { prefix + error.code }
+}

@@ -1,0 +1,85 @@
+// The body of POST /v1/sessions, checked field by field.
+import FlowEngine
+import HTTPServer
+
+/// `{userId, attributes?, traits?}`, validated.
+struct SessionInput {
+    static let maxUserIdBytes = 128
+    static let maxAttributes = 64
+    static let maxTraits = 16
+
+    var userId: String
+    var attributes: [String: JSONValue]
+    var traits: [String: String]
+
+    /// Reads the body, collecting every field problem into one 400.
+    init(json: JSONValue) throws(ResponseError) {
+        guard let object = json.objectValue else {
+            throw ResponseError(.problem(400, "The body must be an object {userId, attributes?, traits?}; found \(json.typeName).",
+                                         type: ProblemType.malformed))
+        }
+        var errors: [ProblemDetails.FieldError] = []
+        for key in object.keys where !["userId", "attributes", "traits"].contains(key) {
+            errors.append(.init(pointer: JSONPointer([key]).description,
+                                detail: "unknown field; expected userId, attributes, traits"))
+        }
+        var userId = ""
+        if let text = object["userId"]?.stringValue {
+            if text.isEmpty || text.utf8.count > Self.maxUserIdBytes || text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                errors.append(.init(pointer: "/userId", detail: "must be 1 to \(Self.maxUserIdBytes) bytes with no control characters"))
+            }
+            userId = text
+        } else {
+            errors.append(.init(pointer: "/userId", detail: object["userId"] == nil
+                ? "is required: the id of the user this session is for"
+                : "must be a string; found \(object["userId"]?.typeName ?? "nothing")"))
+        }
+        var attributes: [String: JSONValue] = [:]
+        if let raw = object["attributes"], !raw.isNull {
+            if let members = raw.objectValue {
+                if members.count > Self.maxAttributes {
+                    errors.append(.init(pointer: "/attributes", detail: "at most \(Self.maxAttributes) attributes"))
+                }
+                for member in members {
+                    switch member.value {
+                    case .string, .integer, .number, .bool:
+                        attributes[member.key] = member.value
+                    default:
+                        errors.append(.init(pointer: JSONPointer(["attributes", member.key]).description,
+                                            detail: "must be a string, number or boolean; found \(member.value.typeName)"))
+                    }
+                }
+            } else {
+                errors.append(.init(pointer: "/attributes", detail: "must be an object; found \(raw.typeName)"))
+            }
+        }
+        var traits: [String: String] = [:]
+        if let raw = object["traits"], !raw.isNull {
+            if let members = raw.objectValue {
+                if members.count > Self.maxTraits {
+                    errors.append(.init(pointer: "/traits", detail: "at most \(Self.maxTraits) traits"))
+                }
+                for member in members {
+                    if let value = member.value.stringValue {
+                        traits[member.key] = value
+                    } else {
+                        errors.append(.init(pointer: JSONPointer(["traits", member.key]).description,
+                                            detail: "must be a string, such as \"compact\"; found \(member.value.typeName)"))
+                    }
+                }
+                if let sizeClass = traits["horizontalSizeClass"], !["compact", "regular"].contains(sizeClass) {
+                    errors.append(.init(pointer: "/traits/horizontalSizeClass", detail: "must be compact or regular"))
+                }
+            } else {
+                errors.append(.init(pointer: "/traits", detail: "must be an object; found \(raw.typeName)"))
+            }
+        }
+        guard errors.isEmpty else {
+            throw ResponseError(.problem(400, "The session request has \(errors.count) invalid field\(errors.count == 1 ? "" : "s").",
+                                         type: ProblemType.malformed, errors: errors))
+        }
+        self.userId = userId
+        self.attributes = attributes
+        self.traits = traits
+    }
+}

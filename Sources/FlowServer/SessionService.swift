@@ -1,0 +1,381 @@
+// Creates sessions, applies actions one at a time per session, and keeps the cache and the
+// database in step: nothing is acknowledged before it is committed.
+import FlowEngine
+import FlowStore
+import Foundation
+import HTTPServer
+import Logging
+
+/// The session side of the application, independent of HTTP routing.
+final class SessionService: Sendable {
+    let store: FlowStore
+    let catalog: FlowCatalog
+    /// `{"app":1,…}`: every bundled flow runs at version 1 until versioned flows exist.
+    let flowVersionsJSON: [UInt8]
+    let cache: SessionCache
+    let logger: Logger
+
+    init(store: FlowStore, catalog: FlowCatalog, cacheCapacity: Int, logger: Logger) {
+        self.store = store
+        self.catalog = catalog
+        self.cache = SessionCache(capacity: cacheCapacity)
+        self.logger = logger
+        var writer = JSONWriter()
+        writer.beginObject()
+        for name in catalog.names {
+            writer.writeKey(name)
+            writer.writeInteger(1)
+        }
+        writer.endObject()
+        flowVersionsJSON = writer.takeBytes()
+    }
+
+    // MARK: Creating
+
+    /// Makes a session for `input`, stores it, caches it; returns it with its token.
+    func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
+        let userState = try storage { try store.user(id: input.userId) }.map { Self.decodeObject($0.state) } ?? [:]
+        let context = FlowContext(userId: input.userId, attributes: input.attributes, traits: input.traits,
+                                  flags: [:], user: userState)
+        let tree: FlowTree
+        do throws(FlowError) {
+            tree = try FlowEngine.start(catalog: catalog, context: context)
+        } catch {
+            logger.error("cannot start a session", metadata: ["error": "\(error.message)"])
+            throw ResponseError(.problem(500, "The flow definitions cannot build a first screen: \(error.message)"))
+        }
+        let token = BearerToken.generate()
+        let now = FlowStore.timestamp()
+        let session = LiveSession(
+            id: Self.newSessionId(), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
+            tree: tree, context: context, flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8),
+            flowVersionsJSON: flowVersionsJSON, lastTransitionJSON: nil, handledBy: nil)
+        let record = SessionRecord(
+            id: session.id, userId: session.userId, tokenHash: session.tokenHash, version: 0,
+            tree: tree.storageBytes(), context: Self.encodeContext(context),
+            flags: String(decoding: session.flagsJSON, as: UTF8.self),
+            experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
+            flowVersions: String(decoding: flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now)
+        try storage { try store.insert(record) }
+        cache.slot(for: session.id).state.withLock { $0 = session }
+        return (session, token)
+    }
+
+    // MARK: Reading and acting
+
+    /// Runs `body` on the committed state of session `id`, under the session's lock, after
+    /// checking the bearer token. `body` returns the new state to keep (or nil to keep the old).
+    func withSession<T>(
+        _ id: String, token: String?, _ body: (inout LiveSession) throws(ResponseError) -> T
+    ) throws(ResponseError) -> T {
+        guard let token else { throw Self.unauthorized("This route needs Authorization: Bearer <session token>.") }
+        guard Self.isPlausibleId(id) else { throw Self.notFound(id) }
+        let slot = cache.slot(for: id)
+        return try slot.state.withLock { (state: inout LiveSession?) throws(ResponseError) -> T in
+            if state == nil { state = try load(id) }
+            guard var session = state else {
+                cache.remove(id)
+                throw Self.notFound(id)
+            }
+            guard BearerToken.matches(token, hash: session.tokenHash) else {
+                throw Self.unauthorized("The token does not open session \(id).")
+            }
+            let result = try body(&session)
+            state = session
+            return result
+        }
+    }
+
+    /// Applies `action` to session `id`: checks `If-Match`, replays an `Idempotency-Key`,
+    /// applies through the engine, commits, and only then answers.
+    func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
+               idempotency: (key: String, bodyHash: [UInt8])?) -> Response {
+        for attempt in 0..<3 {
+            let result: Attempt
+            do throws(ResponseError) {
+                result = try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) -> Attempt in
+                    try applyLocked(action, to: &session, ifMatch: ifMatch, idempotency: idempotency)
+                }
+            } catch {
+                return error.response
+            }
+            switch result {
+            case .answered(let response):
+                return response
+            case .stale:
+                // Another holder committed this session meanwhile (its slot was evicted while
+                // in use): forget the cached state, reload it from the database, apply again.
+                logger.debug("session moved under an evicted slot; retrying", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
+                cache.slot(for: id).state.withLock { $0 = nil }
+            }
+        }
+        return .problem(503, "Session \(id) is changing too fast to apply this action; try again.", title: "Service Unavailable")
+    }
+
+    /// What one try at applying an action came to.
+    private enum Attempt {
+        case answered(Response)
+        /// The cached state was older than the database's: nothing was written.
+        case stale
+    }
+
+    /// Applies an action to a session whose lock the caller holds; `session` is replaced only
+    /// after the commit.
+    private func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
+                             idempotency: (key: String, bodyHash: [UInt8])?) throws(ResponseError) -> Attempt {
+        let id = session.id
+        if let idempotency, let stored = try storage({ try store.idempotentAnswer(sessionId: id, key: idempotency.key) }) {
+            guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
+                throw ResponseError(.problem(
+                    422, "Idempotency-Key \(idempotency.key) was used with another request body; use a new key for a new action.",
+                    type: ProblemType.idempotencyKeyReused))
+            }
+            var replay = Response.json(stored.body, status: stored.status)
+            replay.headers["Idempotent-Replayed"] = "true"
+            return .answered(replay)
+        }
+        if let ifMatch, !ifMatch.matches(session.version) {
+            var response = Response.problem(
+                412, "If-Match asks for version \(ifMatch.description) but session \(id) is at version \(session.version); reload the state.",
+                type: ProblemType.versionMismatch, extensions: [("currentVersion", String(session.version))])
+            response.headers["ETag"] = Self.etag(session.version)
+            throw ResponseError(response)
+        }
+        let outcome: ActionOutcome
+        do throws(FlowError) {
+            outcome = try FlowEngine.apply(action, to: session.tree, catalog: catalog, context: session.context)
+        } catch {
+            throw ResponseError(Self.problem(for: error))
+        }
+        var next = session
+        next.version += 1
+        next.tree = outcome.tree
+        next.handledBy = outcome.handledBy
+        next.lastTransitionJSON = outcome.transition.map { transition in
+            var writer = JSONWriter(capacity: 256)
+            transition.write(into: &writer)
+            return writer.takeBytes()
+        }
+        var userPatch: String?
+        if !outcome.userChanges.isEmpty {
+            var writer = JSONWriter()
+            writer.beginObject()
+            for change in outcome.userChanges {
+                next.context.user[change.key] = change.value
+                writer.writeKey(change.key)
+                writer.writeValue(change.value)
+            }
+            writer.endObject()
+            userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)
+        }
+        let body = next.stateDocument()
+        let record = ActionRecord(
+            version: next.version, type: action.type, source: action.from,
+            params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
+            handledBy: outcome.handledBy,
+            transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
+            createdAt: FlowStore.timestamp())
+        let commit = ActionCommit(
+            sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
+            action: record, userPatch: userPatch,
+            idempotency: idempotency.map { ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, body: body)) })
+        do {
+            try store.commit(commit)
+        } catch CommitError.versionConflict {
+            return .stale
+        } catch CommitError.sessionNotFound {
+            throw Self.notFound(id)
+        } catch {
+            throw Self.storageFailure(error, logger: logger)
+        }
+        session = next
+        return .answered(Self.stateResponse(session, body: body))
+    }
+
+    /// Deletes session `id` after checking its token.
+    func delete(_ id: String, token: String?) throws(ResponseError) {
+        try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
+            _ = try storage { try store.deleteSession(id: session.id) }
+        }
+        cache.slot(for: id).state.withLock { $0 = nil }
+        cache.remove(id)
+    }
+
+    // MARK: Loading
+
+    /// Reads session `id` from the database into its in-memory form, or nil when it is unknown.
+    private func load(_ id: String) throws(ResponseError) -> LiveSession? {
+        guard let record = try storage({ try store.session(id: id) }) else { return nil }
+        let tree: FlowTree
+        do throws(FlowStorageError) {
+            tree = try FlowTree(storage: record.tree)
+        } catch {
+            logger.error("stored tree does not decode", metadata: ["session": "\(id)", "error": "\(error)"])
+            throw ResponseError(.problem(500, "Session \(id) is stored in a form this server cannot read."))
+        }
+        var context = Self.decodeContext(record.context, userId: record.userId)
+        if let user = try storage({ try store.user(id: record.userId) }) {
+            context.user = Self.decodeObject(user.state)
+        }
+        return LiveSession(
+            id: record.id, userId: record.userId, tokenHash: record.tokenHash, version: record.version, tree: tree,
+            context: context, flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8),
+            flowVersionsJSON: Array(record.flowVersions.utf8),
+            lastTransitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy)
+    }
+
+    // MARK: Helpers
+
+    /// Runs a store call; a database failure becomes a logged 503 that reveals no internals.
+    func storage<T>(_ call: () throws -> T) throws(ResponseError) -> T {
+        do {
+            return try call()
+        } catch {
+            throw Self.storageFailure(error, logger: logger)
+        }
+    }
+
+    static func storageFailure(_ error: any Error, logger: Logger) -> ResponseError {
+        logger.error("database error", metadata: ["error": "\(error)"])
+        return ResponseError(.problem(503, "The database did not complete the request; try again.", title: "Service Unavailable"))
+    }
+
+    static func stateResponse(_ session: LiveSession, body: [UInt8]? = nil, status: Int = 200) -> Response {
+        var response = Response.json(body ?? session.stateDocument(), status: status)
+        response.headers["ETag"] = etag(session.version)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    }
+
+    static func etag(_ version: Int) -> String { "\"\(version)\"" }
+
+    /// `s_` and 22 base64url characters: 128 random bits.
+    static func newSessionId() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        for _ in 0..<2 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+        return "s_" + BearerToken.base64URL(bytes)
+    }
+
+    /// Ids are short and URL-safe; anything else is not worth a database look-up.
+    static func isPlausibleId(_ id: String) -> Bool {
+        id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
+            (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || byte == 45 || byte == 95
+        }
+    }
+
+    static func unauthorized(_ detail: String) -> ResponseError {
+        var response = Response.problem(401, detail, type: ProblemType.unauthorized)
+        response.headers["WWW-Authenticate"] = "Bearer"
+        return ResponseError(response)
+    }
+
+    static func notFound(_ id: String) -> ResponseError {
+        ResponseError(.problem(404, "There is no session \(id).", type: ProblemType.notFound))
+    }
+
+    /// The answer to an action the engine did not apply.
+    static func problem(for error: FlowError) -> Response {
+        let status: Int
+        var extensions: [(name: String, json: String)] = [("code", JSONValue.string(error.code).jsonText)]
+        var errors: [ProblemDetails.FieldError] = []
+        switch error {
+        case .staleSource, .interactionPending, .noInteraction: status = 409
+        case .unhandled(_, let chain):
+            status = 422
+            extensions.append(("chain", JSONValue.array(chain.map { .string($0) }).jsonText))
+        case .refused(let flow, _, _):
+            status = 422
+            extensions.append(("flow", JSONValue.string(flow).jsonText))
+        case .brokenDefinition: status = 422
+        case .invalidParams(let path, let message):
+            status = 400
+            errors.append(.init(pointer: path, detail: message))
+        case .corruptTree: status = 500
+        }
+        let detail = error.message.prefix(1).uppercased() + error.message.dropFirst() + "."
+        return .problem(status, detail, type: ProblemType.of(error), errors: errors, extensions: extensions)
+    }
+
+    // MARK: Context encoding
+
+    /// `{"attributes":{…},"traits":{…},"flags":{…}}`; the user's state lives in the users table.
+    static func encodeContext(_ context: FlowContext) -> String {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.writeKey("attributes")
+        writer.beginObject()
+        for key in context.attributes.keys.sorted() {
+            writer.writeKey(key)
+            writer.writeValue(context.attributes[key] ?? .null)
+        }
+        writer.endObject()
+        writer.writeKey("traits")
+        writer.beginObject()
+        for key in context.traits.keys.sorted() {
+            writer.writeKey(key)
+            writer.writeString(context.traits[key] ?? "")
+        }
+        writer.endObject()
+        writer.writeKey("flags")
+        writer.beginObject()
+        for key in context.flags.keys.sorted() {
+            writer.writeKey(key)
+            writer.writeValue(context.flags[key] ?? .null)
+        }
+        writer.endObject()
+        writer.endObject()
+        return String(decoding: writer.takeBytes(), as: UTF8.self)
+    }
+
+    static func decodeContext(_ text: String, userId: String) -> FlowContext {
+        let object = (try? JSONParser.parse(text))?.objectValue ?? JSONObject()
+        var traits: [String: String] = [:]
+        for member in object["traits"]?.objectValue ?? JSONObject() {
+            if let value = member.value.stringValue { traits[member.key] = value }
+        }
+        return FlowContext(userId: userId, attributes: dictionary(object["attributes"]), traits: traits,
+                           flags: dictionary(object["flags"]))
+    }
+
+    static func decodeObject(_ text: String) -> [String: JSONValue] {
+        dictionary(try? JSONParser.parse(text))
+    }
+
+    private static func dictionary(_ value: JSONValue?) -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        for member in value?.objectValue ?? JSONObject() { result[member.key] = member.value }
+        return result
+    }
+}
+
+/// A parsed `If-Match` header: `*`, or a list of entity tags such as `"4"` (weak tags compare too).
+struct IfMatch: CustomStringConvertible {
+    let any: Bool
+    let versions: [Int]
+
+    /// Nil when the header is not a list of entity tags of versions.
+    init?(_ header: String) {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        if trimmed == "*" {
+            any = true
+            versions = []
+            return
+        }
+        var versions: [Int] = []
+        for part in trimmed.split(separator: ",") {
+            var tag = part.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = String(tag.dropFirst().dropLast()) }
+            guard let version = Int(tag), version >= 0 else { return nil }
+            versions.append(version)
+        }
+        guard !versions.isEmpty else { return nil }
+        any = false
+        self.versions = versions
+    }
+
+    func matches(_ version: Int) -> Bool { any || versions.contains(version) }
+
+    var description: String { any ? "*" : versions.map { "\"\($0)\"" }.joined(separator: ", ") }
+}
