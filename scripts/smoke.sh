@@ -31,6 +31,26 @@ check "/healthz answers ok" sh -c "curl -fsS $base/healthz | grep -q '\"status\"
 check "unknown route is a 404 problem" sh -c "curl -s -o /dev/null -w '%{http_code} %{content_type}' $base/nope | grep -q '^404 application/problem+json'"
 check "/openapi.yaml is served" sh -c "curl -fsS $base/openapi.yaml | grep -q '^openapi: 3'"
 check "/metrics is Prometheus text" sh -c "curl -fsS $base/metrics | grep -q '^# TYPE flowstack_http_requests_total counter'"
+# the README's curl session, run as written (port substituted) and compared with its "# →" lines
+sed -n '/<!-- readme-session:begin -->/,/<!-- readme-session:end -->/p' README.md | sed '1,2d;$d' | sed '$d' >"$work/session.sh"
+sed -n 's/^# → //p' "$work/session.sh" >"$work/session.expected"
+sed -i "s#localhost:8080#127.0.0.1:$port#g" "$work/session.sh"
+bash "$work/session.sh" >"$work/session.out" 2>&1
+check "the README's curl session prints what the README says" diff -u "$work/session.expected" "$work/session.out"
+
+# an acknowledged action survives kill -9
+created=$(curl -s "$base/v1/sessions" -d '{"userId":"durable"}')
+sid=$(printf '%s' "$created" | sed -E 's/^\{"session":\{"id":"([^"]+)","token":"([^"]+)".*/\1/')
+tok=$(printf '%s' "$created" | sed -E 's/^\{"session":\{"id":"([^"]+)","token":"([^"]+)".*/\2/')
+curl -s "$base/v1/sessions/$sid/actions" -H "Authorization: Bearer $tok" -d '{"type":"onboarding.showSecond"}' >/dev/null
+curl -s "$base/v1/sessions/$sid/actions" -H "Authorization: Bearer $tok" -d '{"type":"onboarding.completed"}' >/dev/null
+kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null
+"$bin" serve --port "$port" --db "$work/db.sqlite" >"$work/out2.log" 2>"$work/err.log" &
+server_pid=$!
+for _ in $(seq 100); do curl -fs "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+after=$(curl -s "$base/v1/sessions/$sid" -H "Authorization: Bearer $tok")
+check "state survives kill -9 (version 2, at home)" sh -c "printf '%s' '$after' | grep -q '\"version\":2,.*\"top\":{\"id\":\"[a-z0-9]*\",\"feature\":\"home.first\"'"
+
 kill -TERM "$server_pid"
 wait "$server_pid"; status=$?
 server_pid=""
