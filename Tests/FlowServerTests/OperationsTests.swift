@@ -13,12 +13,12 @@ final class TestApp: Sendable {
     let store: FlowStore
     let app: Application
 
-    init() throws {
+    init(cacheCapacity: Int = 100_000) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "flowstack-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         store = try FlowStore(path: directory.appending(path: "app.sqlite").path)
         try store.migrate()
-        app = try Application(store: store, adminToken: TestApp.adminToken)
+        app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity)
         ownsDirectory = true
         keepAlive = nil
     }

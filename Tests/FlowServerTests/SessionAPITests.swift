@@ -295,6 +295,21 @@ struct SessionAPITests {
         #expect(response.headers["Content-Type"] == "application/problem+json")
     }
 
+    /// Through a real socket, malformed JSON is a 400 problem and an oversized body a 413, and the server goes on.
+    @Test func malformedAndOversizedBodiesOverSocket() throws {
+        let test = try TestApp()
+        try test.withLiveServer { sender in
+            let malformed = try sender.send("POST", "/v1/sessions", body: #"{"userId": "u", }"#)
+            #expect(malformed.status == 400)
+            #expect(malformed.headers["Content-Type"] == "application/problem+json")
+            #expect(malformed.json["detail"].stringValue?.contains("not valid JSON") == true)
+            let connection = try RawConnection(port: sender.port)
+            try connection.send("POST /v1/sessions HTTP/1.1\r\nHost: t\r\nContent-Length: \(2 << 20)\r\n\r\n{\"userId\":")
+            #expect(try connection.readResponse().status == 413)
+            #expect(try sender.send("POST", "/v1/sessions", body: #"{"userId":"after"}"#).status == 201)
+        }
+    }
+
     /// A created session answers 201 with Location and ETag, and a token only at creation.
     @Test func createAnswersLocationAndETag() throws {
         let test = try TestApp()
