@@ -31,8 +31,10 @@ let package = Package(
             dependencies: ["embed-resources"]
         ),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
-        // Pure: the flow-controller model, definitions, the delegate chain, JSON. No I/O.
-        .target(name: "FlowEngine"),
+        // Pure: JSON values, a strict parser with limits, a fast writer. Below every other module.
+        .target(name: "JSON"),
+        // Pure: the flow-controller model, definitions, the delegate chain. No I/O.
+        .target(name: "FlowEngine", dependencies: ["JSON"]),
         .target(
             name: "FlowStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
@@ -42,6 +44,7 @@ let package = Package(
             name: "FlowServer",
             dependencies: [
                 "HTTPServer",
+                "JSON",
                 "FlowEngine",
                 "FlowStore",
                 .product(name: "Logging", package: "swift-log"),
@@ -56,6 +59,7 @@ let package = Package(
             dependencies: [
                 "FlowServer",
                 "FlowEngine",
+                "JSON",
                 "FlowStore",
                 "HTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -65,8 +69,10 @@ let package = Package(
         // Test support: one request-sending protocol, in-process or through a real socket.
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
-        .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
+        .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore"]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "HTTPServer", "FlowStore", "HTTPTestClient"]),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "JSON", "HTTPServer", "FlowStore", "HTTPTestClient"]),
     ]
 )

@@ -1,5 +1,7 @@
 // DefinitionDelegate: the delegate that interprets a flow definition's rules.
 
+import JSON
+
 /// The delegate of every flow with no Swift delegate: it interprets the definition.
 ///
 /// An action type the definition does not name passes to the parent. For one it names, the

@@ -1,5 +1,7 @@
 // DefinitionProblem: one thing wrong with a flow definition, located by a JSON Pointer.
 
+import JSON
+
 /// One problem in a flow definition: where it is (a JSON Pointer into the definition, or into
 /// the catalog when prefixed by the flow name) and what is wrong.
 ///

@@ -1,5 +1,7 @@
 // DefinitionReader: the checks that turn a definition's JSON into a FlowDefinition or a list of problems.
 
+import JSON
+
 /// Reads a definition document, recording every problem with its path and carrying on, so one
 /// PUT reports everything wrong at once.
 struct DefinitionReader {

@@ -1,5 +1,7 @@
 // EffectRun: applies a handled action's effects to a copy of the tree, recording the transition.
 
+import JSON
+
 /// Applies the effects of one handled action, in order, to a working copy of the tree. If any
 /// effect cannot apply the whole run is dropped, so an action changes all or nothing.
 struct EffectRun {

@@ -1,5 +1,7 @@
 // EntryTarget: what an initial entry or an effect puts into a flow (a screen or a child flow).
 
+import JSON
+
 /// What goes into a flow: a screen showing a feature, or a child flow controller.
 ///
 /// Params given to a child flow are handed to its initial screens (merged under each screen's

@@ -1,5 +1,7 @@
 // FlowAction: what a client reports happened — a type, the source screen, params, interactivity.
 
+import JSON
+
 /// What happened on the client: `{type, from?, params?, interactive?}`.
 ///
 /// ```swift

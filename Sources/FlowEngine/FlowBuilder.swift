@@ -1,5 +1,7 @@
 // FlowBuilder: builds flow controllers from their definitions, drawing ids from the session's counter.
 
+import JSON
+
 /// Builds flow controllers from definitions: initial entries filtered by their `when`, child
 /// flows built recursively, ids taken from the session's counter.
 ///

@@ -1,5 +1,7 @@
 // FlowCatalog+validate: checks across definitions (unknown flows, flows containing themselves, a missing root).
 
+import JSON
+
 extension FlowCatalog {
     /// Every problem across the catalog, with paths prefixed by the flow's name
     /// (`/onboarding/initial/0/flow`): references to undefined flows, flows that contain

@@ -1,5 +1,7 @@
 // FlowCondition: a `when` condition of an initial entry or a rule, and its evaluation.
 
+import JSON
+
 /// A condition on the session, written as `when` in definitions.
 ///
 /// A test reads one value from a source and applies one operator:

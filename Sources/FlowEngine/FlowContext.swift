@@ -1,5 +1,7 @@
 // FlowContext: what conditions may read about a session (user, attributes, traits, flags, user state).
 
+import JSON
+
 /// The evaluation context of a session: fixed facts that `when` conditions read.
 ///
 /// The server fills it when a session is created (flags are evaluated then and stay fixed) and

@@ -1,5 +1,7 @@
 // FlowDefinition+parse: reading a definition from JSON text or a JSONValue, collecting every problem.
 
+import JSON
+
 extension FlowDefinition {
     /// Parses a definition from JSON bytes, reporting every problem found (a JSON syntax error
     /// is reported alone, at path `""`). When `expectedName` is given, a different `name` is a

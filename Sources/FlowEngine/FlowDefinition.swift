@@ -1,5 +1,7 @@
 // FlowDefinition: a flow as data — its kind, initial entries and the rules for each action type.
 
+import JSON
+
 /// A flow controller described as data: what it starts with and how it handles actions.
 ///
 /// Parse one with ``FlowDefinition/parse(_:expectedName:)`` or

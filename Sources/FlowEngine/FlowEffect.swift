@@ -1,5 +1,7 @@
 // FlowEffect: one change a handled action makes (push, present, setUser, …), as definitions write it.
 
+import JSON
+
 /// One effect of a handled action, applied to the flow that handled it.
 ///
 /// Definitions write each effect as a one-key object (`{"push": "onboarding.second"}`); Swift

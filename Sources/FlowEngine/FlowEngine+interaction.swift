@@ -1,5 +1,7 @@
 // FlowEngine+interaction: interactive transitions — update, end (finish or cancel) and cancel.
 
+import JSON
+
 extension FlowEngine {
     /// Velocity (points per second) above which `interaction.end` finishes whatever the progress.
     public static let finishVelocity = 300.0

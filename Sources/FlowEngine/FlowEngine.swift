@@ -1,5 +1,7 @@
 // FlowEngine: the entry points — build a session's first tree, apply an action to a tree.
 
+import JSON
+
 /// The flow engine: pure functions from (tree, action) to a new tree and what changed.
 ///
 /// ```swift

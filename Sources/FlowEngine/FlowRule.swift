@@ -1,5 +1,7 @@
 // FlowRule: one rule of a flow for an action type: when it matches and which effects it applies.
 
+import JSON
+
 /// One rule of a flow for an action type, tried in order with its siblings.
 ///
 /// A rule matches when the source screen's feature is in ``from`` (or ``from`` is absent) and

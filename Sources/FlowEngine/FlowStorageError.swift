@@ -1,5 +1,7 @@
 // FlowStorageError: why stored bytes could not be read back as a FlowTree.
 
+import JSON
+
 /// Stored bytes that are not a valid tree: where (a JSON Pointer into the stored document) and
 /// what is wrong. Decoding never trusts storage, so a corrupt row fails here instead of
 /// crashing later.

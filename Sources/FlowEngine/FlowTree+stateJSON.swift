@@ -1,5 +1,7 @@
 // FlowTree+stateJSON: writes the navigation part of the state document (root, screens, top, transition, …).
 
+import JSON
+
 extension FlowTree {
     /// Writes the navigation keys of the state document into an object the caller has opened:
     /// `root`, `screens`, `top`, `transition`, `interaction` and `handledBy`. The server writes

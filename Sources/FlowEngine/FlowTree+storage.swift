@@ -1,5 +1,7 @@
 // FlowTree+storage: the lossless storage encoding of a tree (ids, counter, pending interaction) and its decoding.
 
+import JSON
+
 extension FlowTree {
     /// The version of the storage format written by ``writeStorage(into:)``.
     public static let storageFormat = 1

@@ -1,5 +1,7 @@
 // ScreenEntry: a screen in a flow's entries — its id, the feature it shows and its params.
 
+import JSON
+
 /// A screen in a flow: a stable id, the feature it shows and the params it was given.
 public struct ScreenEntry: Sendable, Equatable {
     /// The id number; clients see it as `"e\(id)"`.

@@ -1,5 +1,7 @@
 // ScreenRef: a screen as clients see it in `screens`, `top` and transitions, with its owning flow.
 
+import JSON
+
 /// A screen together with the flow that owns it: an element of `screens`, the `top`, or an end
 /// of a ``Transition``.
 public struct ScreenRef: Sendable, Equatable {

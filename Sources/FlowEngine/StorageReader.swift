@@ -1,5 +1,7 @@
 // StorageReader: decodes the storage format of a FlowTree, refusing anything malformed with its path.
 
+import JSON
+
 /// Decodes a stored tree field by field. Every field is checked (type, range, unknown keys)
 /// because storage may be corrupt or hand-edited, and a bad row must fail with a message, not
 /// crash the server.

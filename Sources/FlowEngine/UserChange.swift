@@ -1,5 +1,7 @@
 // UserChange: one user-state value recorded by a `setUser` effect, for the server to persist.
 
+import JSON
+
 /// One user-state value set by an action (`setUser {"onboarded": true}`); the server stores it
 /// on the user so that later sessions see it.
 public struct UserChange: Sendable, Equatable {

@@ -1,4 +1,5 @@
 // Session routes: create, read, act, read the action log, delete; and the admin user routes.
+import JSON
 import FlowEngine
 import FlowStore
 import HTTPServer

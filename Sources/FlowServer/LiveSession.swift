@@ -1,4 +1,5 @@
 // The committed state of one session as the server keeps it in memory.
+import JSON
 import FlowEngine
 
 /// A session as committed: the tree, its version, and what was fixed at creation.

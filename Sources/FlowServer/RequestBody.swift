@@ -1,4 +1,5 @@
 // Reading JSON request bodies with limits, and the 400 answers for those that are not.
+import JSON
 import FlowEngine
 import HTTPServer
 

@@ -1,4 +1,5 @@
 // The body of POST /v1/sessions, checked field by field.
+import JSON
 import FlowEngine
 import HTTPServer
 

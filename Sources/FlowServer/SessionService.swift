@@ -1,5 +1,6 @@
 // Creates sessions, applies actions one at a time per session, and keeps the cache and the
 // database in step: nothing is acknowledged before it is committed.
+import JSON
 import FlowEngine
 import FlowStore
 import Foundation

@@ -1,5 +1,6 @@
 // AvailableActionsTests: listing what the current state accepts, from the definitions on the chain.
 
+import JSON
 import Testing
 
 import FlowEngine

@@ -1,5 +1,6 @@
 // ConditionTests: every condition source and operator, the combinators, and missing values.
 
+import JSON
 import Testing
 
 import FlowEngine

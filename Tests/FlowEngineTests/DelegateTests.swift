@@ -1,5 +1,6 @@
 // DelegateTests: Swift delegates registered for a flow — handling, refusing, passing up, deferring.
 
+import JSON
 import Testing
 
 import FlowEngine

@@ -1,5 +1,6 @@
 // EffectTests: every effect applied through the engine — the resulting screens and the transition.
 
+import JSON
 import Testing
 
 import FlowEngine

@@ -1,5 +1,6 @@
 // ErrorTests: every FlowError the engine reports, with the tree left unchanged each time.
 
+import JSON
 import Testing
 
 import FlowEngine

@@ -1,5 +1,7 @@
 // RandomizedTests: thousands of seeded random action sequences against the sample app — no crash, invariants kept, replayable.
 
+import TestSupport
+import JSON
 import Testing
 
 import FlowEngine

@@ -1,5 +1,6 @@
 // SampleAppTests: the sample app of DESIGN.md walked end to end from the definitions in flows/.
 
+import JSON
 import Testing
 
 import FlowEngine

@@ -1,5 +1,6 @@
 // StateDocumentTests: the navigation part of the state document, written with JSONWriter.
 
+import JSON
 import Testing
 
 import FlowEngine

@@ -1,5 +1,7 @@
 // StorageTests: the lossless storage encoding — exact round trips, and corrupt input refused without crashing.
 
+import TestSupport
+import JSON
 import Testing
 
 import FlowEngine

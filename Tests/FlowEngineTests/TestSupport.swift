@@ -1,5 +1,6 @@
 // TestSupport: fixtures shared by the tests — the sample app's flows, small catalogs, a session driver.
 
+import JSON
 import Foundation
 import Testing
 
@@ -123,19 +124,3 @@ extension FlowError {
     var kind: String { code }
 }
 
-/// A small deterministic PRNG (SplitMix64), so randomized tests replay exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

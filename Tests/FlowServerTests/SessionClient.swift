@@ -1,4 +1,5 @@
 // A small client of the session API for tests, over any RequestSender.
+import JSON
 import FlowEngine
 import HTTPServer
 import HTTPTestClient

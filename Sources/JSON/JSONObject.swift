@@ -35,8 +35,9 @@ public struct JSONObject: Sendable {
         for member in members { self[member.key] = member.value }
     }
 
-    /// Members the caller guarantees to have unique keys (the parser checks them itself).
-    init(uniqueMembers: [Member]) { members = uniqueMembers }
+    /// Members the caller guarantees to have unique keys (the parser checks them itself), kept
+    /// without the per-member look-up of `init(_:)`.
+    public init(uniqueMembers: [Member]) { members = uniqueMembers }
 
     /// The value of `key`; assigning `nil` removes the member, assigning a value replaces it in
     /// place or appends it.

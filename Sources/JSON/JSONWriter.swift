@@ -159,8 +159,9 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
-    /// Writes an entry id such as `"e7"` or `"f3"` without building a `String`.
-    mutating func writeEntryId(prefix: UInt8, _ number: Int) {
+    /// Writes a string made of one ASCII prefix byte and a number, such as `"e7"`, without
+    /// building a `String` (entry ids are written this way on every answer).
+    public mutating func writeEntryId(prefix: UInt8, _ number: Int) {
         separate()
         bytes.append(0x22)
         bytes.append(prefix)

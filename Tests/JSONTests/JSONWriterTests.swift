@@ -1,8 +1,9 @@
 // JSONWriterTests: the writer's escaping, canonical numbers, comma placement and round trips.
 
+import TestSupport
 import Testing
 
-import FlowEngine
+import JSON
 
 struct JSONWriterTests {
     private func written(_ value: JSONValue) -> String {

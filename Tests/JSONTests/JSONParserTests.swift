@@ -1,8 +1,9 @@
 // JSONParserTests: the strict parser — what it accepts, what it rejects and where, and its limits.
 
+import TestSupport
 import Testing
 
-import FlowEngine
+import JSON
 
 struct JSONParserTests {
     static let validDocuments: [(String, JSONValue)] = [

@@ -118,7 +118,7 @@ extension JSONValue {
     }
 
     /// The JSON text shortened to `limit` characters, so error messages stay readable.
-    func abbreviatedJSON(limit: Int = 60) -> String {
+    public func abbreviatedJSON(limit: Int = 60) -> String {
         let text = jsonText
         guard text.count > limit else { return text }
         return String(text.prefix(limit)) + "…"
