@@ -11,7 +11,9 @@ struct DefinitionReader {
     private var flowName = "this flow"
     private var tabCount: Int?
 
-    private static let definitionKeys = ["name", "kind", "initial", "selected", "on", "description", "version"]
+    /// `version` and `live` are what the server adds when it shows a stored definition; they are
+    /// accepted and ignored so a definition read back can be uploaded again as it is.
+    private static let definitionKeys = ["name", "kind", "initial", "selected", "on", "description", "version", "live"]
     private static let ruleKeys = ["from", "when", "interactive", "params", "do", "description"]
     private static let reservedActions = ["interaction.update", "interaction.end", "interaction.cancel"]
     private static let operatorKeys = ["is", "isNot", "in", "notIn", "exists"]
@@ -44,6 +46,9 @@ struct DefinitionReader {
         }
         if let version = object["version"], version.integerValue == nil {
             report(root.appending("version"), "version must be an integer (it is set by the server and ignored here); found \(version.typeName)")
+        }
+        if let live = object["live"], live.boolValue == nil {
+            report(root.appending("live"), "live must be a boolean (it is set by the server and ignored here); found \(live.typeName)")
         }
         guard let name, let kind, let initial, let handlers, problems.isEmpty else { return nil }
         return FlowDefinition(

@@ -14,6 +14,7 @@ public final class Application: Sendable {
     public let store: FlowStore
     public let metrics = ServerMetrics()
     let sessions: SessionService
+    let registry: DefinitionRegistry
     let admin: AdminAuthorization
     let bodyLimits: BodyLimits
     let logger: Logger
@@ -33,15 +34,30 @@ public final class Application: Sendable {
         self.logger = logger
         self.bodyLimits = bodyLimits
         self.admin = AdminAuthorization(token: adminToken)
-        let (catalog, problems) = BundledFlows.catalog()
+        let problems = BundledFlows.catalog().problems
         guard problems.isEmpty else {
             throw SetupError(description: "the bundled flows are invalid: " + problems.map(\.description).joined(separator: "; "))
         }
-        self.sessions = SessionService(store: store, catalog: catalog, cacheCapacity: cacheCapacity, logger: logger)
+        let registry: DefinitionRegistry
+        do {
+            // The sample app seeds the store once, as version 1 of each flow; from then on the
+            // store is the source of truth, so uploaded versions survive restarts and upgrades.
+            for document in BundledFlows.documents {
+                try store.seedFlow(name: document.name, definition: String(decoding: document.bytes, as: UTF8.self))
+            }
+            let loaded = DefinitionRegistry.load(flows: try store.allFlowVersions(), live: try store.liveFlowVersions())
+            for problem in loaded.skipped { logger.error("stored flow version skipped", metadata: ["problem": "\(problem)"]) }
+            registry = loaded.registry
+        } catch {
+            throw SetupError(description: "cannot read the flow definitions from the database: \(error)")
+        }
+        self.registry = registry
+        self.sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger)
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addSessionRoutes(to: &router, sessions: sessions, limits: bodyLimits)
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
+        Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         self.router = router
     }
 

@@ -1,6 +1,7 @@
 // The committed state of one session as the server keeps it in memory.
 import JSON
 import FlowEngine
+import JSON
 
 /// A session as committed: the tree, its version, and what was fixed at creation.
 struct LiveSession: Sendable {
@@ -11,6 +12,8 @@ struct LiveSession: Sendable {
     var tree: FlowTree
     /// Attributes, traits, flag values; `user` holds the user's state as this session knows it.
     var context: FlowContext
+    /// The flow definitions of the versions this session runs (shared between sessions).
+    let catalog: FlowCatalog
     /// Flag evaluation details, already encoded (`{"eu-face-scan":{"value":false,…}}`).
     let flagsJSON: [UInt8]
     /// `{experiment: variant}`, already encoded.

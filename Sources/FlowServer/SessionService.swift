@@ -10,25 +10,15 @@ import Logging
 /// The session side of the application, independent of HTTP routing.
 final class SessionService: Sendable {
     let store: FlowStore
-    let catalog: FlowCatalog
-    /// `{"app":1,…}`: every bundled flow runs at version 1 until versioned flows exist.
-    let flowVersionsJSON: [UInt8]
+    let registry: DefinitionRegistry
     let cache: SessionCache
     let logger: Logger
 
-    init(store: FlowStore, catalog: FlowCatalog, cacheCapacity: Int, logger: Logger) {
+    init(store: FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger) {
         self.store = store
-        self.catalog = catalog
+        self.registry = registry
         self.cache = SessionCache(capacity: cacheCapacity)
         self.logger = logger
-        var writer = JSONWriter()
-        writer.beginObject()
-        for name in catalog.names {
-            writer.writeKey(name)
-            writer.writeInteger(1)
-        }
-        writer.endObject()
-        flowVersionsJSON = writer.takeBytes()
     }
 
     // MARK: Creating
@@ -38,6 +28,10 @@ final class SessionService: Sendable {
         let userState = try storage { try store.user(id: input.userId) }.map { Self.decodeObject($0.state) } ?? [:]
         let context = FlowContext(userId: input.userId, attributes: input.attributes, traits: input.traits,
                                   flags: [:], user: userState)
+        let versions = registry.liveVersions
+        guard let catalog = registry.catalog(for: versions) else {
+            throw ResponseError(.problem(500, "The live flow versions are not all stored."))
+        }
         let tree: FlowTree
         do throws(FlowError) {
             tree = try FlowEngine.start(catalog: catalog, context: context)
@@ -49,14 +43,14 @@ final class SessionService: Sendable {
         let now = FlowStore.timestamp()
         let session = LiveSession(
             id: Self.newSessionId(), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
-            tree: tree, context: context, flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8),
-            flowVersionsJSON: flowVersionsJSON, lastTransitionJSON: nil, handledBy: nil)
+            tree: tree, context: context, catalog: catalog, flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8),
+            flowVersionsJSON: DefinitionRegistry.encode(versions), lastTransitionJSON: nil, handledBy: nil)
         let record = SessionRecord(
             id: session.id, userId: session.userId, tokenHash: session.tokenHash, version: 0,
             tree: tree.storageBytes(), context: Self.encodeContext(context),
             flags: String(decoding: session.flagsJSON, as: UTF8.self),
             experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
-            flowVersions: String(decoding: flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now)
+            flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now)
         try storage { try store.insert(record) }
         cache.slot(for: session.id).state.withLock { $0 = session }
         return (session, token)
@@ -144,7 +138,7 @@ final class SessionService: Sendable {
         }
         let outcome: ActionOutcome
         do throws(FlowError) {
-            outcome = try FlowEngine.apply(action, to: session.tree, catalog: catalog, context: session.context)
+            outcome = try FlowEngine.apply(action, to: session.tree, catalog: session.catalog, context: session.context)
         } catch {
             throw ResponseError(Self.problem(for: error))
         }
@@ -214,13 +208,17 @@ final class SessionService: Sendable {
             logger.error("stored tree does not decode", metadata: ["session": "\(id)", "error": "\(error)"])
             throw ResponseError(.problem(500, "Session \(id) is stored in a form this server cannot read."))
         }
+        guard let versions = DefinitionRegistry.decode(record.flowVersions), let catalog = registry.catalog(for: versions) else {
+            logger.error("stored session runs unknown flow versions", metadata: ["session": "\(id)", "versions": "\(record.flowVersions)"])
+            throw ResponseError(.problem(500, "Session \(id) runs flow versions this server does not have."))
+        }
         var context = Self.decodeContext(record.context, userId: record.userId)
         if let user = try storage({ try store.user(id: record.userId) }) {
             context.user = Self.decodeObject(user.state)
         }
         return LiveSession(
             id: record.id, userId: record.userId, tokenHash: record.tokenHash, version: record.version, tree: tree,
-            context: context, flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8),
+            context: context, catalog: catalog, flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8),
             flowVersionsJSON: Array(record.flowVersions.utf8),
             lastTransitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy)
     }

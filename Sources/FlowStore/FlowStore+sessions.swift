@@ -11,9 +11,20 @@ public enum CommitError: Error, Equatable {
 }
 
 extension FlowStore {
-    /// Inserts a new session, and its user when the user is new.
-    public func insert(_ session: SessionRecord) throws {
+    /// Inserts a new session, and its user when the user is new. `exposures` are the
+    /// experiments it was placed in (variant by experiment key); for those sessions the features
+    /// shown on top are recorded, starting with `firstFeature`.
+    public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)] = [],
+                       firstFeature: String? = nil) throws {
         try pool.write { db in
+            for exposure in exposures {
+                try db.cachedStatement(sql: """
+                    INSERT INTO exposures (session_id, experiment, user_id, variant, created_at) VALUES (?, ?, ?, ?, ?)
+                    """).execute(arguments: [session.id, exposure.experiment, session.userId, exposure.variant, session.createdAt])
+            }
+            if !exposures.isEmpty, let firstFeature {
+                try Self.recordFeature(db, session: session.id, feature: firstFeature)
+            }
             try Self.ensureUser(db, id: session.userId, at: session.createdAt)
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO sessions (id, user_id, token_hash, version, tree, context, flags, experiments,
@@ -73,6 +84,13 @@ extension FlowStore {
                 """)
             try merge.execute(arguments: [patch, action.createdAt, commit.userId])
         }
+        if let feature = commit.reachedFeature {
+            try recordFeature(db, session: commit.sessionId, feature: feature)
+        }
+        if commit.completesOnboarding {
+            try db.cachedStatement(sql: "UPDATE exposures SET onboarded = 1 WHERE session_id = ?")
+                .execute(arguments: [commit.sessionId])
+        }
         if let (key, answer) = commit.idempotency {
             let remember = try db.cachedStatement(sql: """
                 INSERT INTO idempotency_keys (session_id, key, request_hash, status, body, created_at)
@@ -123,6 +141,11 @@ extension FlowStore {
     /// How many sessions are stored.
     public func sessionCount() throws -> Int {
         try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions") ?? 0 }
+    }
+
+    static func recordFeature(_ db: Database, session: String, feature: String) throws {
+        try db.cachedStatement(sql: "INSERT INTO session_features (session_id, feature) VALUES (?, ?) ON CONFLICT DO NOTHING")
+            .execute(arguments: [session, feature])
     }
 
     static func sessionRecord(_ row: Row) -> SessionRecord {

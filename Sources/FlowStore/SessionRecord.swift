@@ -87,9 +87,14 @@ public struct ActionCommit: Sendable {
     /// A JSON object merged into the user's state (RFC 7396), when the action changed it.
     public var userPatch: String?
     public var idempotency: (key: String, answer: IdempotentAnswer)?
+    /// The feature now on top, recorded for experiment funnels (nil for sessions in no experiment).
+    public var reachedFeature: String?
+    /// The action completed onboarding: the session's exposures count it as onboarded.
+    public var completesOnboarding: Bool
 
     public init(sessionId: String, userId: String, version: Int, tree: [UInt8], action: ActionRecord,
-                userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil) {
+                userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil,
+                reachedFeature: String? = nil, completesOnboarding: Bool = false) {
         self.sessionId = sessionId
         self.userId = userId
         self.version = version
@@ -97,5 +102,7 @@ public struct ActionCommit: Sendable {
         self.action = action
         self.userPatch = userPatch
         self.idempotency = idempotency
+        self.reachedFeature = reachedFeature
+        self.completesOnboarding = completesOnboarding
     }
 }

@@ -1,0 +1,140 @@
+// The server's in-memory view of stored definitions: every flow version, the live ones, flags
+// and experiments, and the catalogs sessions run on.
+import FlowEngine
+import FlowStore
+import JSON
+import Synchronization
+
+/// Flow versions are immutable, so a (name, version) pair always means the same definition and
+/// a catalog built for a set of versions can be shared by every session that runs them.
+final class DefinitionRegistry: Sendable {
+    struct FlowKey: Hashable, Sendable {
+        let name: String
+        let version: Int
+    }
+
+    struct StoredFlow: Sendable {
+        let definition: FlowDefinition
+        let text: String
+        let createdAt: String
+    }
+
+    struct Snapshot: Sendable {
+        var flows: [FlowKey: StoredFlow] = [:]
+        var latest: [String: Int] = [:]
+        var live: [String: Int] = [:]
+        /// Catalogs by the canonical text of their version map (`app:1,home:2,…`).
+        var catalogs: [String: FlowCatalog] = [:]
+    }
+
+    private let state = Mutex(Snapshot())
+
+    private init(_ snapshot: Snapshot) {
+        state.withLock { $0 = snapshot }
+    }
+
+    /// Loads every stored flow version and the live ones. A stored version that no longer
+    /// parses is skipped and described in `skipped` (no new session can use it).
+    static func load(flows records: [FlowVersionRecord], live: [String: Int]) -> (registry: DefinitionRegistry, skipped: [String]) {
+        var snapshot = Snapshot()
+        var skipped: [String] = []
+        for record in records {
+            do throws(DefinitionProblems) {
+                let definition = try FlowDefinition.parse(Array(record.definition.utf8))
+                snapshot.flows[FlowKey(name: record.name, version: record.version)] =
+                    StoredFlow(definition: definition, text: record.definition, createdAt: record.createdAt)
+                snapshot.latest[record.name] = max(snapshot.latest[record.name] ?? 0, record.version)
+            } catch {
+                skipped.append("\(record.name) version \(record.version): \(error)")
+            }
+        }
+        snapshot.live = live.filter { snapshot.flows[FlowKey(name: $0.key, version: $0.value)] != nil }
+        return (DefinitionRegistry(snapshot), skipped)
+    }
+
+    /// The live version of each flow.
+    var liveVersions: [String: Int] { state.withLock { $0.live } }
+
+    /// Each flow's live and latest version, by name.
+    var summary: [(name: String, live: Int?, latest: Int)] {
+        state.withLock { snapshot in
+            snapshot.latest.keys.sorted().map { ($0, snapshot.live[$0], snapshot.latest[$0] ?? 0) }
+        }
+    }
+
+    /// A stored version of a flow.
+    func flow(_ name: String, version: Int) -> StoredFlow? {
+        state.withLock { $0.flows[FlowKey(name: name, version: version)] }
+    }
+
+    /// The catalog of exactly these flow versions, built once and shared; nil when one of them
+    /// is not stored.
+    func catalog(for versions: [String: Int]) -> FlowCatalog? {
+        let signature = Self.signature(versions)
+        return state.withLock { snapshot -> FlowCatalog? in
+            if let catalog = snapshot.catalogs[signature] { return catalog }
+            var catalog = FlowCatalog()
+            for (name, version) in versions {
+                guard let stored = snapshot.flows[FlowKey(name: name, version: version)] else { return nil }
+                catalog.insert(stored.definition)
+            }
+            snapshot.catalogs[signature] = catalog
+            return catalog
+        }
+    }
+
+    /// The live catalog with `definition` in place of its flow's live version, to check a new
+    /// version before it is stored or made live.
+    func liveCatalog(replacingWith definition: FlowDefinition) -> FlowCatalog {
+        state.withLock { snapshot in
+            var catalog = FlowCatalog()
+            for (name, version) in snapshot.live {
+                if let stored = snapshot.flows[FlowKey(name: name, version: version)] { catalog.insert(stored.definition) }
+            }
+            catalog.insert(definition)
+            return catalog
+        }
+    }
+
+    /// Records a version just stored; `live` when it was made live with it.
+    func add(name: String, version: Int, definition: FlowDefinition, text: String, createdAt: String, live: Bool) {
+        state.withLock { snapshot in
+            snapshot.flows[FlowKey(name: name, version: version)] = StoredFlow(definition: definition, text: text, createdAt: createdAt)
+            snapshot.latest[name] = max(snapshot.latest[name] ?? 0, version)
+            if live { snapshot.live[name] = version }
+        }
+    }
+
+    /// Records that `version` of `name` is now live.
+    func setLive(name: String, version: Int) {
+        state.withLock { $0.live[name] = version }
+    }
+
+    /// `app:1,home:2,…`, the same for the same versions whatever their order.
+    static func signature(_ versions: [String: Int]) -> String {
+        versions.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+    }
+
+    /// `{"app":1,…}` in name order.
+    static func encode(_ versions: [String: Int]) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        for (name, version) in versions.sorted(by: { $0.key < $1.key }) {
+            writer.writeKey(name)
+            writer.writeInteger(version)
+        }
+        writer.endObject()
+        return writer.takeBytes()
+    }
+
+    /// Reads `{"app":1,…}`; nil when it is not such an object.
+    static func decode(_ text: String) -> [String: Int]? {
+        guard let object = (try? JSONParser.parse(text))?.objectValue else { return nil }
+        var versions: [String: Int] = [:]
+        for member in object {
+            guard let version = member.value.integerValue else { return nil }
+            versions[member.key] = version
+        }
+        return versions
+    }
+}

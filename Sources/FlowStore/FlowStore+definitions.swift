@@ -1,0 +1,157 @@
+// Versioned flow definitions, flags and experiments, stored as the JSON their authors wrote.
+import Foundation
+import GRDB
+
+/// One stored flow version.
+public struct FlowVersionRecord: Sendable, Equatable {
+    public var name: String
+    public var version: Int
+    public var definition: String
+    public var createdAt: String
+}
+
+/// A flag or an experiment as stored.
+public struct KeyedDefinitionRecord: Sendable, Equatable {
+    public var key: String
+    public var definition: String
+    public var revision: Int
+    public var updatedAt: String
+}
+
+/// Which table a keyed definition lives in.
+public enum KeyedDefinitionKind: String, Sendable {
+    case flag = "flags"
+    case experiment = "experiments"
+}
+
+extension FlowStore {
+    // MARK: Flow versions
+
+    /// Stores `definition` as the next version of flow `name` (1 for a new flow); when
+    /// `activate`, it becomes the live version in the same transaction. Returns the version.
+    public func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int {
+        try pool.write { db in
+            let next = (try Int.fetchOne(db, sql: "SELECT MAX(version) FROM flow_versions WHERE name = ?", arguments: [name]) ?? 0) + 1
+            let now = Self.timestamp()
+            try db.execute(sql: "INSERT INTO flow_versions (name, version, definition, created_at) VALUES (?, ?, ?, ?)",
+                           arguments: [name, next, definition, now])
+            if activate { try Self.setLive(db, name: name, version: next, at: now) }
+            return next
+        }
+    }
+
+    /// Makes version `version` of flow `name` live; false when that version does not exist.
+    public func activateFlow(name: String, version: Int) throws -> Bool {
+        try pool.write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? AND version = ?",
+                                   arguments: [name, version]) != nil else { return false }
+            try Self.setLive(db, name: name, version: version, at: Self.timestamp())
+            return true
+        }
+    }
+
+    private static func setLive(_ db: Database, name: String, version: Int, at time: String) throws {
+        try db.execute(sql: """
+            INSERT INTO live_flows (name, version, activated_at) VALUES (?, ?, ?)
+            ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
+            """, arguments: [name, version, time])
+    }
+
+    /// One version of a flow, or nil.
+    public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? {
+        try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT name, version, definition, created_at FROM flow_versions WHERE name = ? AND version = ?",
+                             arguments: [name, version]).map(Self.flowVersionRecord)
+        }
+    }
+
+    /// Every stored flow version (definitions are small and few; the server keeps them all).
+    public func allFlowVersions() throws -> [FlowVersionRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, version, definition, created_at FROM flow_versions ORDER BY name, version")
+                .map(Self.flowVersionRecord)
+        }
+    }
+
+    /// The live version of each flow, by name.
+    public func liveFlowVersions() throws -> [String: Int] {
+        try pool.read { db in
+            var live: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[row[0]] = row[1] }
+            return live
+        }
+    }
+
+    private static func flowVersionRecord(_ row: Row) -> FlowVersionRecord {
+        FlowVersionRecord(name: row[0], version: row[1], definition: row[2], createdAt: row[3])
+    }
+
+    // MARK: Flags and experiments
+
+    /// Stores the definition of `key`, replacing any earlier one; returns the new revision.
+    public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws -> Int {
+        try pool.write { db in
+            let revision = (try Int.fetchOne(db, sql: "SELECT revision FROM \(kind.rawValue) WHERE key = ?", arguments: [key]) ?? 0) + 1
+            try db.execute(sql: """
+                INSERT INTO \(kind.rawValue) (key, definition, revision, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET definition = excluded.definition, revision = excluded.revision,
+                    updated_at = excluded.updated_at
+                """, arguments: [key, definition, revision, Self.timestamp()])
+            return revision
+        }
+    }
+
+    /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
+    public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO \(kind.rawValue) (key, definition, revision, updated_at) VALUES (?, ?, 1, ?)
+                ON CONFLICT (key) DO NOTHING
+                """, arguments: [key, definition, Self.timestamp()])
+        }
+    }
+
+    /// Every definition of a kind, by key order.
+    public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT key, definition, revision, updated_at FROM \(kind.rawValue) ORDER BY key")
+                .map { KeyedDefinitionRecord(key: $0[0], definition: $0[1], revision: $0[2], updatedAt: $0[3]) }
+        }
+    }
+
+    /// Seeds flow `name` as version 1, live, when the store has no version of it yet.
+    public func seedFlow(name: String, definition: String) throws {
+        try pool.write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? LIMIT 1", arguments: [name]) == nil else { return }
+            let now = Self.timestamp()
+            try db.execute(sql: "INSERT INTO flow_versions (name, version, definition, created_at) VALUES (?, 1, ?, ?)",
+                           arguments: [name, definition, now])
+            try Self.setLive(db, name: name, version: 1, at: now)
+        }
+    }
+
+    // MARK: Experiment report
+
+    /// Per variant of `experiment`: sessions exposed, distinct users who completed onboarding in
+    /// those sessions, and per feature the sessions that showed it on top.
+    public func experimentReport(_ experiment: String) throws -> [String: (sessions: Int, onboarded: Int, funnel: [String: Int])] {
+        try pool.read { db in
+            var report: [String: (sessions: Int, onboarded: Int, funnel: [String: Int])] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT variant, COUNT(*), COUNT(DISTINCT CASE WHEN onboarded = 1 THEN user_id END)
+                FROM exposures WHERE experiment = ? GROUP BY variant
+                """, arguments: [experiment]) {
+                report[row[0]] = (row[1], row[2], [:])
+            }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT e.variant, f.feature, COUNT(*)
+                FROM exposures e JOIN session_features f ON f.session_id = e.session_id
+                WHERE e.experiment = ? GROUP BY e.variant, f.feature
+                """, arguments: [experiment]) {
+                let variant: String = row[0]
+                report[variant, default: (0, 0, [:])].funnel[row[1]] = row[2]
+            }
+            return report
+        }
+    }
+}
