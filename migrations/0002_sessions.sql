@@ -37,6 +37,7 @@ CREATE TABLE idempotency_keys (
     key           TEXT NOT NULL,
     request_hash  BLOB NOT NULL,             -- SHA-256 of the request body; another body is 422
     status        INTEGER NOT NULL,
+    version       INTEGER NOT NULL,          -- the session version the answer showed (its ETag)
     body          BLOB NOT NULL,
     created_at    TEXT NOT NULL,
     PRIMARY KEY (session_id, key)

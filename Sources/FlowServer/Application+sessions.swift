@@ -41,9 +41,10 @@ extension Application {
             let id = request.pathParameters["id"] ?? ""
             do throws(ResponseError) {
                 let session = try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0 }
-                if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matches(session.version) {
+                if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matchesWeakly(session.version) {
                     var response = Response(status: 304)
                     response.headers["ETag"] = SessionService.etag(session.version)
+                    response.headers["Cache-Control"] = "no-store"
                     return response
                 }
                 return SessionService.stateResponse(session)
@@ -159,7 +160,9 @@ extension Application {
             do throws(ResponseError) {
                 try admin.authorize(request)
                 let userId = request.pathParameters["userId"] ?? ""
-                guard try sessions.storage({ try sessions.store.removeUserState(id: userId, key: "onboarded") }) != nil else {
+                let removed = try sessions.storage { try sessions.store.removeUserState(id: userId, key: "onboarded") }
+                sessions.users.forget(userId)
+                guard removed != nil else {
                     throw ResponseError(.problem(404, "There is no user \(userId).", type: ProblemType.notFound))
                 }
                 return Response(status: 204)

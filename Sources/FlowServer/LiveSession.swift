@@ -23,6 +23,8 @@ struct LiveSession: Sendable {
     /// The transition that produced `version`, encoded; nil at creation or when nothing moved.
     var lastTransitionJSON: [UInt8]?
     var handledBy: String?
+    /// Set by a delete, so the slot drops the state under the same lock.
+    var deleted = false
 
     /// The state document: every session answer's body.
     func stateDocument() -> [UInt8] {

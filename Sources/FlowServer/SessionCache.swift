@@ -8,21 +8,22 @@ final class SessionSlot: Sendable {
     let state = Mutex<LiveSession?>(nil)
     /// Set on every use; the eviction clock gives a used slot a second chance.
     let referenced = Atomic<Bool>(true)
+    /// Requests holding this slot now. A pinned slot is never evicted, so a session never has
+    /// two slots at once, and the state in its slot is always the committed one.
+    let pins = Atomic<Int>(0)
 }
 
 /// A bounded cache of session slots with CLOCK (second-chance) eviction.
 ///
-/// The cache only holds committed states: a slot's state is replaced after its commit, under
-/// its lock. An evicted slot may still be in use by a request in flight; a new slot for the
-/// same session then loads from the database, and the version check of every commit keeps
-/// the two from overwriting each other.
+/// At most `capacity` slots are kept, plus, briefly, one per request in flight when every
+/// slot is in use. Slots are handed out pinned (`pin`) and must be given back (`unpin`).
 final class SessionCache: Sendable {
     let capacity: Int
     private let table = Mutex<Table>(Table())
 
     private struct Table: ~Copyable {
         var slots: [String: SessionSlot] = [:]
-        /// The clock: session ids in insertion order; `hand` is the next candidate to evict.
+        /// The clock: session ids by ring position; `hand` is the next candidate to evict.
         var ring: [String] = []
         var hand = 0
     }
@@ -31,49 +32,63 @@ final class SessionCache: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// The slot of session `id`, made empty (to be loaded) when it is not cached.
-    func slot(for id: String) -> SessionSlot {
+    /// True when session `id` has a slot now (a look-up that changes nothing).
+    func contains(_ id: String) -> Bool {
+        table.withLock { $0.slots[id] != nil }
+    }
+
+    /// The slot of session `id`, pinned; made empty (to be loaded) when it is not cached.
+    func pin(_ id: String) -> SessionSlot {
         table.withLock { table in
             if let slot = table.slots[id] {
+                slot.pins.add(1, ordering: .relaxed)
                 slot.referenced.store(true, ordering: .relaxed)
                 return slot
             }
             let slot = SessionSlot()
+            slot.pins.store(1, ordering: .relaxed)
             if table.ring.count < capacity {
                 table.ring.append(id)
+            } else if let position = Self.claimPosition(&table) {
+                table.ring[position] = id
             } else {
-                table.ring[Self.claimPosition(&table)] = id
+                table.ring.append(id)  // every slot is in use: grow rather than evict one in use
             }
             table.slots[id] = slot
             return slot
         }
     }
 
-    /// Forgets session `id` (after it is deleted); its ring position is reclaimed later.
-    func remove(_ id: String) {
-        table.withLock { table in _ = table.slots.removeValue(forKey: id) }
+    /// Gives back a slot obtained from `pin`.
+    func unpin(_ slot: SessionSlot) {
+        slot.pins.subtract(1, ordering: .releasing)
+    }
+
+    /// Forgets session `id` (after it is deleted), if `slot` is still its slot.
+    func remove(_ id: String, slot: SessionSlot) {
+        table.withLock { table in
+            if table.slots[id] === slot { table.slots.removeValue(forKey: id) }
+        }
     }
 
     /// Sessions cached now.
     var count: Int { table.withLock { $0.slots.count } }
 
-    /// Moves the clock hand to a ring position that is free (its session was removed, or its
-    /// id has a newer position) or holds a slot unused since the hand last passed, evicting
-    /// that slot. Every live slot has a position, so at most `capacity` slots live.
-    private static func claimPosition(_ table: inout Table) -> Int {
+    /// Moves the clock hand to a ring position that is free (its session was removed, or its id
+    /// has a newer position) or holds a slot neither in use nor used since the hand last
+    /// passed, evicting that slot. Nil when every slot is in use.
+    private static func claimPosition(_ table: inout Table) -> Int? {
         let count = table.ring.count
         for _ in 0..<(2 * count + 1) {
             let position = table.hand
             table.hand = (table.hand + 1) % count
             let id = table.ring[position]
             guard let slot = table.slots[id] else { return position }
+            if slot.pins.load(ordering: .acquiring) > 0 { continue }
             if slot.referenced.exchange(false, ordering: .relaxed) { continue }
             table.slots.removeValue(forKey: id)
             return position
         }
-        // Unreachable: the first pass clears every flag, the second finds one clear.
-        let position = table.hand
-        table.slots.removeValue(forKey: table.ring[position])
-        return position
+        return nil
     }
 }

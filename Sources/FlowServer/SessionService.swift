@@ -12,12 +12,14 @@ final class SessionService: Sendable {
     let store: FlowStore
     let registry: DefinitionRegistry
     let cache: SessionCache
+    let users: UserStates
     let logger: Logger
 
     init(store: FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger) {
         self.store = store
         self.registry = registry
         self.cache = SessionCache(capacity: cacheCapacity)
+        self.users = UserStates(capacity: cacheCapacity)
         self.logger = logger
     }
 
@@ -25,7 +27,7 @@ final class SessionService: Sendable {
 
     /// Makes a session for `input`, stores it, caches it; returns it with its token.
     func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
-        let userState = try storage { try store.user(id: input.userId) }.map { Self.decodeObject($0.state) } ?? [:]
+        let userState = try storage { try users.state(of: input.userId, store: store) }
         let context = FlowContext(userId: input.userId, attributes: input.attributes, traits: input.traits,
                                   flags: [:], user: userState)
         let versions = registry.liveVersions
@@ -52,31 +54,49 @@ final class SessionService: Sendable {
             experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
             flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now)
         try storage { try store.insert(record) }
-        cache.slot(for: session.id).state.withLock { $0 = session }
+        let slot = cache.pin(session.id)
+        slot.state.withLock { $0 = session }
+        cache.unpin(slot)
         return (session, token)
     }
 
     // MARK: Reading and acting
 
     /// Runs `body` on the committed state of session `id`, under the session's lock, after
-    /// checking the bearer token. `body` returns the new state to keep (or nil to keep the old).
+    /// checking the bearer token; the state `body` leaves is kept.
+    ///
+    /// A session that is not cached is first read and its token checked without touching the
+    /// cache, so requests for unknown ids or with wrong tokens never evict live sessions; it is
+    /// then read again under its slot's lock, where no commit can race the read.
     func withSession<T>(
         _ id: String, token: String?, _ body: (inout LiveSession) throws(ResponseError) -> T
     ) throws(ResponseError) -> T {
         guard let token else { throw Self.unauthorized("This route needs Authorization: Bearer <session token>.") }
         guard Self.isPlausibleId(id) else { throw Self.notFound(id) }
-        let slot = cache.slot(for: id)
+        if !cache.contains(id) {
+            guard let record = try storage({ try store.session(id: id) }) else { throw Self.notFound(id) }
+            guard BearerToken.matches(token, hash: record.tokenHash) else {
+                throw Self.unauthorized("The token does not open session \(id).")
+            }
+        }
+        let slot = cache.pin(id)
+        defer { cache.unpin(slot) }
         return try slot.state.withLock { (state: inout LiveSession?) throws(ResponseError) -> T in
             if state == nil { state = try load(id) }
             guard var session = state else {
-                cache.remove(id)
+                cache.remove(id, slot: slot)
                 throw Self.notFound(id)
             }
             guard BearerToken.matches(token, hash: session.tokenHash) else {
                 throw Self.unauthorized("The token does not open session \(id).")
             }
             let result = try body(&session)
-            state = session
+            if session.deleted {
+                state = nil
+                cache.remove(id, slot: slot)
+            } else {
+                state = session
+            }
             return result
         }
     }
@@ -98,10 +118,12 @@ final class SessionService: Sendable {
             case .answered(let response):
                 return response
             case .stale:
-                // Another holder committed this session meanwhile (its slot was evicted while
-                // in use): forget the cached state, reload it from the database, apply again.
-                logger.debug("session moved under an evicted slot; retrying", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
-                cache.slot(for: id).state.withLock { $0 = nil }
+                // The database moved past the cached state, which pinning should rule out
+                // (another process writing the same file?): reload it and apply again.
+                logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
+                let slot = cache.pin(id)
+                slot.state.withLock { $0 = nil }
+                cache.unpin(slot)
             }
         }
         return .problem(503, "Session \(id) is changing too fast to apply this action; try again.", title: "Service Unavailable")
@@ -126,6 +148,8 @@ final class SessionService: Sendable {
                     type: ProblemType.idempotencyKeyReused))
             }
             var replay = Response.json(stored.body, status: stored.status)
+            replay.headers["ETag"] = Self.etag(stored.version)
+            replay.headers["Cache-Control"] = "no-store"
             replay.headers["Idempotent-Replayed"] = "true"
             return .answered(replay)
         }
@@ -136,6 +160,7 @@ final class SessionService: Sendable {
             response.headers["ETag"] = Self.etag(session.version)
             throw ResponseError(response)
         }
+        session.context.user = try storage { try users.state(of: session.userId, store: store) }
         let outcome: ActionOutcome
         do throws(FlowError) {
             outcome = try FlowEngine.apply(action, to: session.tree, catalog: session.catalog, context: session.context)
@@ -156,7 +181,6 @@ final class SessionService: Sendable {
             var writer = JSONWriter()
             writer.beginObject()
             for change in outcome.userChanges {
-                next.context.user[change.key] = change.value
                 writer.writeKey(change.key)
                 writer.writeValue(change.value)
             }
@@ -173,7 +197,9 @@ final class SessionService: Sendable {
         let commit = ActionCommit(
             sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
             action: record, userPatch: userPatch,
-            idempotency: idempotency.map { ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, body: body)) })
+            idempotency: idempotency.map {
+                ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))
+            })
         do {
             try store.commit(commit)
         } catch CommitError.versionConflict {
@@ -183,17 +209,20 @@ final class SessionService: Sendable {
         } catch {
             throw Self.storageFailure(error, logger: logger)
         }
+        if !outcome.userChanges.isEmpty {
+            users.apply(outcome.userChanges.map { ($0.key, $0.value) }, to: session.userId)
+        }
         session = next
         return .answered(Self.stateResponse(session, body: body))
     }
 
-    /// Deletes session `id` after checking its token.
+    /// Deletes session `id` after checking its token; the cached state goes with it, under the
+    /// session's lock, so no request can see the session after the delete is answered.
     func delete(_ id: String, token: String?) throws(ResponseError) {
         try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
             _ = try storage { try store.deleteSession(id: session.id) }
+            session.deleted = true
         }
-        cache.slot(for: id).state.withLock { $0 = nil }
-        cache.remove(id)
     }
 
     // MARK: Loading
@@ -213,9 +242,7 @@ final class SessionService: Sendable {
             throw ResponseError(.problem(500, "Session \(id) runs flow versions this server does not have."))
         }
         var context = Self.decodeContext(record.context, userId: record.userId)
-        if let user = try storage({ try store.user(id: record.userId) }) {
-            context.user = Self.decodeObject(user.state)
-        }
+        context.user = try storage { try users.state(of: record.userId, store: store) }
         return LiveSession(
             id: record.id, userId: record.userId, tokenHash: record.tokenHash, version: record.version, tree: tree,
             context: context, catalog: catalog, flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8),
@@ -337,9 +364,6 @@ final class SessionService: Sendable {
                            flags: dictionary(object["flags"]))
     }
 
-    static func decodeObject(_ text: String) -> [String: JSONValue] {
-        dictionary(try? JSONParser.parse(text))
-    }
 
     private static func dictionary(_ value: JSONValue?) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
@@ -348,33 +372,48 @@ final class SessionService: Sendable {
     }
 }
 
-/// A parsed `If-Match` header: `*`, or a list of entity tags such as `"4"` (weak tags compare too).
+/// A parsed `If-Match` or `If-None-Match` header: `*`, or a list of entity tags such as `"4"`.
 struct IfMatch: CustomStringConvertible {
     let any: Bool
+    /// Versions of the strong tags; weak tags (`W/"4"`) are kept apart, since `If-Match` compares
+    /// strongly (RFC 9110 §13.1.1) and `If-None-Match` weakly (§13.1.2).
     let versions: [Int]
+    let weakVersions: [Int]
 
-    /// Nil when the header is not a list of entity tags of versions.
+    /// Nil when the header is not `*` or a list of quoted entity tags.
     init?(_ header: String) {
         let trimmed = header.trimmingCharacters(in: .whitespaces)
         if trimmed == "*" {
             any = true
             versions = []
+            weakVersions = []
             return
         }
-        var versions: [Int] = []
-        for part in trimmed.split(separator: ",") {
-            var tag = part.trimmingCharacters(in: .whitespaces)
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = String(tag.dropFirst().dropLast()) }
-            guard let version = Int(tag), version >= 0 else { return nil }
-            versions.append(version)
+        var strong: [Int] = []
+        var weak: [Int] = []
+        for part in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
+            var tag = Substring(part.trimmingCharacters(in: .whitespaces))
+            let isWeak = tag.hasPrefix("W/")
+            if isWeak { tag = tag.dropFirst(2) }
+            guard tag.count >= 3, tag.hasPrefix("\""), tag.hasSuffix("\"") else { return nil }
+            let inner = tag.dropFirst().dropLast()
+            // Another server's tag is well-formed but matches no version of ours.
+            guard inner.utf8.allSatisfy({ $0 >= 0x21 && $0 != 0x22 && $0 != 0x7F }) else { return nil }
+            let version = inner.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) && inner.count <= 18 ? Int(inner) ?? -1 : -1
+            if isWeak { weak.append(version) } else { strong.append(version) }
         }
-        guard !versions.isEmpty else { return nil }
         any = false
-        self.versions = versions
+        versions = strong
+        weakVersions = weak
     }
 
+    /// Strong comparison, for `If-Match`.
     func matches(_ version: Int) -> Bool { any || versions.contains(version) }
 
-    var description: String { any ? "*" : versions.map { "\"\($0)\"" }.joined(separator: ", ") }
+    /// Weak comparison, for `If-None-Match`.
+    func matchesWeakly(_ version: Int) -> Bool { any || versions.contains(version) || weakVersions.contains(version) }
+
+    var description: String {
+        any ? "*" : (versions.map { "\"\($0)\"" } + weakVersions.map { "W/\"\($0)\"" }).joined(separator: ", ")
+    }
 }

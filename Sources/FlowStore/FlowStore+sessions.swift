@@ -93,11 +93,12 @@ extension FlowStore {
         }
         if let (key, answer) = commit.idempotency {
             let remember = try db.cachedStatement(sql: """
-                INSERT INTO idempotency_keys (session_id, key, request_hash, status, body, created_at)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             try remember.execute(arguments: [
-                commit.sessionId, key, Data(answer.requestHash), answer.status, Data(answer.body), action.createdAt,
+                commit.sessionId, key, Data(answer.requestHash), answer.status, answer.version, Data(answer.body),
+                action.createdAt,
             ])
         }
     }
@@ -120,11 +121,11 @@ extension FlowStore {
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? {
         try pool.read { db in
             let statement = try db.cachedStatement(sql: """
-                SELECT request_hash, status, body FROM idempotency_keys WHERE session_id = ? AND key = ?
+                SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = ? AND key = ?
                 """)
             return try Row.fetchOne(statement, arguments: [sessionId, key]).map { row in
-                IdempotentAnswer(requestHash: [UInt8]((row[0] as Data?) ?? Data()), status: row[1],
-                                 body: [UInt8]((row[2] as Data?) ?? Data()))
+                IdempotentAnswer(requestHash: [UInt8]((row[0] as Data?) ?? Data()), status: row[1], version: row[2],
+                                 body: [UInt8]((row[3] as Data?) ?? Data()))
             }
         }
     }

@@ -67,11 +67,14 @@ public struct ActionRecord: Sendable, Equatable {
 public struct IdempotentAnswer: Sendable, Equatable {
     public var requestHash: [UInt8]
     public var status: Int
+    /// The session version the answer showed, for its `ETag`.
+    public var version: Int
     public var body: [UInt8]
 
-    public init(requestHash: [UInt8], status: Int, body: [UInt8]) {
+    public init(requestHash: [UInt8], status: Int, version: Int, body: [UInt8]) {
         self.requestHash = requestHash
         self.status = status
+        self.version = version
         self.body = body
     }
 }

@@ -2,39 +2,66 @@
 @testable import FlowServer
 import FlowStore
 import Foundation
+import HTTPServer
 import HTTPTestClient
 import Synchronization
 import Testing
+
+extension SessionCache {
+    /// Takes and gives back the slot of `id`, as one request would.
+    func use(_ id: String) -> SessionSlot {
+        let slot = pin(id)
+        unpin(slot)
+        return slot
+    }
+}
 
 struct SessionCacheTests {
     /// The cache never holds more slots than its capacity.
     @Test func staysWithinCapacity() {
         let cache = SessionCache(capacity: 100)
-        for index in 0..<1_000 { _ = cache.slot(for: "s\(index)") }
+        for index in 0..<1_000 { _ = cache.use("s\(index)") }
         #expect(cache.count == 100)
     }
 
     /// A slot in use keeps its identity; an unused one is evicted first (second chance).
     @Test func usedSlotsGetASecondChance() {
         let cache = SessionCache(capacity: 3)
-        let a = cache.slot(for: "a")
-        _ = cache.slot(for: "b")
-        _ = cache.slot(for: "c")
-        _ = cache.slot(for: "d")           // the clock clears every flag, then evicts a
-        #expect(cache.slot(for: "b") !== a)
-        _ = cache.slot(for: "c")           // c is used again
-        _ = cache.slot(for: "e")           // evicts one of the others, not c
-        let c = cache.slot(for: "c")
-        #expect(cache.slot(for: "c") === c)
+        let a = cache.use("a")
+        _ = cache.use("b")
+        _ = cache.use("c")
+        _ = cache.use("d")           // the clock clears every flag, then evicts a
+        #expect(cache.use("b") !== a)
+        _ = cache.use("c")           // c is used again
+        _ = cache.use("e")           // evicts one of the others, not c
+        let c = cache.use("c")
+        #expect(cache.use("c") === c)
         #expect(cache.count == 3)
+    }
+
+    /// A slot in use is never evicted, however many other sessions come; the cache grows past
+    /// its capacity only by the slots in use.
+    @Test func pinnedSlotsAreNeverEvicted() {
+        let cache = SessionCache(capacity: 2)
+        let held = cache.pin("held")
+        for index in 0..<50 { _ = cache.use("other\(index)") }
+        #expect(cache.use("held") === held)
+        let second = cache.pin("second")
+        let third = cache.pin("third")
+        #expect(cache.count == 3)
+        cache.unpin(held)
+        cache.unpin(second)
+        cache.unpin(third)
+        for index in 0..<10 { _ = cache.use("after\(index)") }
+        #expect(cache.count <= 3)
     }
 
     /// Removing a session frees its place; the bound still holds as ids come and go.
     @Test func removalsAreReclaimed() {
         let cache = SessionCache(capacity: 10)
         for round in 0..<50 {
-            for index in 0..<10 { _ = cache.slot(for: "r\(round)-\(index)") }
-            for index in 0..<5 { cache.remove("r\(round)-\(index)") }
+            for index in 0..<10 { _ = cache.use("r\(round)-\(index)") }
+            for index in 0..<5 { cache.remove("r\(round)-\(index)", slot: cache.use("r\(round)-\(index)")) }
             #expect(cache.count <= 10)
         }
     }
@@ -86,5 +113,73 @@ struct StaleCacheTests {
         #expect(state.features == ["onboarding.first"])
         let log = try client.sender.send("GET", "/v1/sessions/\(session.id)/actions", headers: session.auth).json
         #expect(log["actions"].arrayValue?.compactMap { $0["type"].stringValue } == ["onboarding.showSecond", "elsewhere", "back"])
+    }
+}
+
+struct EvictionRaceTests {
+    /// A slot evicted while a request waits on its lock cannot leave an older copy behind: the
+    /// slot is pinned, so the next reader finds the same slot and reads what was acknowledged.
+    @Test func readsAfterAnAcknowledgedActionSeeIt() throws {
+        let test = try TestApp(cacheCapacity: 1)
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "stale-read")
+        let cache = test.app.sessions.cache
+        let slot = cache.pin(session.id)
+        let locked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            slot.state.withLock { _ in
+                locked.signal()
+                release.wait()
+            }
+        }
+        locked.wait()
+        let acknowledged = Mutex<Response?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let response = try? client.act(session, #"{"type":"onboarding.showSecond"}"#)
+            acknowledged.withLock { $0 = response }
+            done.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        _ = try client.create(userId: "other")          // capacity 1: would evict the slot
+        cache.unpin(slot)
+        release.signal()
+        done.wait()
+        let response = try #require(acknowledged.withLock { $0 })
+        #expect(response.status == 200)
+        #expect(response.json["version"] == 1)
+        #expect(try client.state(session).json["version"] == 1)
+        #expect(try client.act(session, #"{"type":"onboarding.completed"}"#).status == 200)
+        #expect(try client.act(session, #"{"type":"back"}"#, headers: [("If-Match", "\"2\"")]).status == 422)
+    }
+
+    /// Requests for unknown ids or with wrong tokens never push live sessions out of the cache.
+    @Test func unknownIdsDoNotEvictLiveSessions() throws {
+        let test = try TestApp(cacheCapacity: 10)
+        let client = SessionClient(sender: test.direct)
+        let sessions = try (0..<10).map { try client.create(userId: "c\($0)") }
+        let slots = sessions.map { test.app.sessions.cache.use($0.id) }
+        for index in 0..<10 {
+            #expect(try test.direct.send("GET", "/v1/sessions/s_bogus\(index)", headers: [("Authorization", "Bearer nope")]).status == 404)
+            #expect(try test.direct.send("GET", "/v1/sessions/\(sessions[index].id)", headers: [("Authorization", "Bearer nope")]).status == 401)
+        }
+        #expect(zip(sessions, slots).allSatisfy { test.app.sessions.cache.use($0.0.id) === $0.1 })
+    }
+
+    /// User state is shared by a user's sessions: one session completing onboarding is seen by
+    /// the other's next action, cached or not, and the admin reset is seen too.
+    @Test func userStateIsSharedAcrossSessions() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let first = try client.create(userId: "twin")
+        let second = try client.create(userId: "twin")
+        try client.apply(first, #"{"type":"onboarding.showSecond"}"#)
+        try client.apply(first, #"{"type":"onboarding.completed"}"#)
+        #expect(try test.app.sessions.users.state(of: "twin", store: test.store)["onboarded"] == true)
+        #expect(try client.create(userId: "twin").state.features == ["home.first"])
+        _ = try test.direct.send("DELETE", "/v1/users/twin/onboarding", headers: [("Authorization", "Bearer \(TestApp.adminToken)")])
+        #expect(try test.app.sessions.users.state(of: "twin", store: test.store)["onboarded"] == nil)
+        #expect(try client.state(second).json.features == ["onboarding.first"])
     }
 }

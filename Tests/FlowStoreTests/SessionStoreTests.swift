@@ -19,7 +19,7 @@ struct SessionStoreTests {
                                   createdAt: FlowStore.timestamp())
         return ActionCommit(sessionId: id, userId: user, version: version, tree: Array("{\"t\":\(version)}".utf8),
                             action: action, userPatch: patch,
-                            idempotency: key.map { ($0, IdempotentAnswer(requestHash: [9], status: 200, body: [7])) })
+                            idempotency: key.map { ($0, IdempotentAnswer(requestHash: [9], status: 200, version: version, body: [7])) })
     }
 
 
@@ -86,7 +86,7 @@ struct SessionStoreTests {
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
         try store.commit(Self.commit("s-1", version: 1, key: "key-1"))
-        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "key-1") == IdempotentAnswer(requestHash: [9], status: 200, body: [7]))
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "key-1") == IdempotentAnswer(requestHash: [9], status: 200, version: 1, body: [7]))
         #expect(try store.idempotentAnswer(sessionId: "s-1", key: "key-2") == nil)
     }
 
