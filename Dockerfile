@@ -33,7 +33,7 @@ ENV FLOWSTACK_DB=/data/flowstack.sqlite \
     FLOWSTACK_PORT=8080
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-    CMD curl -fsS http://127.0.0.1:8080/healthz || exit 1
+    CMD curl -fsS "http://127.0.0.1:${FLOWSTACK_PORT:-8080}/healthz" || exit 1
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["flowstack"]
 CMD ["serve", "--host", "0.0.0.0"]

@@ -3,7 +3,7 @@
 # no 5xx, documented statuses, documented content types, bodies matching their schemas.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v schemathesis >/dev/null || python3 -m pip install -q schemathesis
+tools=$(scripts/python-tools.sh)
 bin="$(swift build --show-bin-path)/flowstack"
 [ -x "$bin" ] || swift build --product flowstack >/dev/null
 work=$(mktemp -d)
@@ -17,6 +17,6 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 [ -n "$port" ] || { echo "conformance: the server did not start" >&2; cat "$work/out.log" >&2; exit 1; }
-schemathesis run "http://127.0.0.1:$port/openapi.yaml" \
+"$tools/schemathesis" run "http://127.0.0.1:$port/openapi.yaml" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     -H "Authorization: Bearer conformance-admin" --max-examples 50 --seed 1 --no-color

@@ -5,9 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-command -v curl >/dev/null || { sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"; $sudo apt-get install -y -qq curl >/dev/null; }
-python3 -c "import openapi_spec_validator" 2>/dev/null || python3 -m pip install -q openapi-spec-validator
-python3 -m openapi_spec_validator openapi.yaml
+if ! command -v curl >/dev/null || ! command -v python3 >/dev/null; then
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq curl python3 python3-venv >/dev/null
+fi
+tools=$(scripts/python-tools.sh)
+"$tools/openapi-spec-validator" openapi.yaml
 swift build --build-tests
 scripts/conformance.sh
 scripts/smoke.sh

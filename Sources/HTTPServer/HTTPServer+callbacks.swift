@@ -12,6 +12,9 @@ final class Exchange {
     var responded = false
     /// Bytes of a chunked body dropped because the body went over the limit.
     var discarded = 0
+    /// Counted in the server's requests in flight (from the handler's start to the end of the
+    /// answer); a request still uploading at shutdown is not waited for.
+    var counted = false
 
     init(method: String, path: String) {
         self.method = method
@@ -32,9 +35,11 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _
 let requestCompleted: MHD_RequestCompletedCallback = { cls, _, exchangeSlot, _ in
     guard let cls, let exchangeSlot, let opaque = exchangeSlot.pointee else { return }
     exchangeSlot.pointee = nil
-    Unmanaged<Exchange>.fromOpaque(opaque).release()
-    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    server.inFlight.subtract(1, ordering: .releasing)
+    let exchange = Unmanaged<Exchange>.fromOpaque(opaque).takeRetainedValue()
+    if exchange.counted {
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        server.inFlight.subtract(1, ordering: .releasing)
+    }
 }
 
 private let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
@@ -47,7 +52,8 @@ private let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
 private let collectQueryItem: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return .YES }
     let exchange = Unmanaged<Exchange>.fromOpaque(cls).takeUnretainedValue()
-    exchange.query.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    exchange.query.append((PercentDecoding.decode(String(cString: key), plusIsSpace: true),
+                           value.map { PercentDecoding.decode(String(cString: $0), plusIsSpace: true) } ?? ""))
     return .YES
 }
 
@@ -66,7 +72,6 @@ extension HTTPServer {
             let exchange = Exchange(method: method.map { String(cString: $0) } ?? "GET",
                                     path: url.map { String(cString: $0) } ?? "/")
             exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
-            inFlight.add(1, ordering: .relaxed)
             let cls = Unmanaged.passUnretained(exchange).toOpaque()
             MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, cls)
             if let length = exchange.headers["Content-Length"], let bytes = Int(length), bytes > configuration.maxBodyBytes {
@@ -105,6 +110,8 @@ extension HTTPServer {
                               headers: exchange.headers, body: exchange.body)
         request.requestId = requestId(for: exchange)
         exchange.body = []
+        exchange.counted = true
+        inFlight.add(1, ordering: .relaxed)
         let response = handler(request)
         return queue(response, for: exchange, requestId: request.requestId, on: connection)
     }
@@ -130,6 +137,10 @@ extension HTTPServer {
 
     private func queue(_ response: Response, for exchange: Exchange, requestId: String? = nil,
                        on connection: OpaquePointer) -> MHD_Result {
+        if !exchange.counted {
+            exchange.counted = true
+            inFlight.add(1, ordering: .relaxed)
+        }
         let body = response.body
         let mhdResponse = body.withUnsafeBytes { raw in
             flowstack_response_copy(raw.count, raw.baseAddress)
@@ -140,6 +151,10 @@ extension HTTPServer {
             _ = MHD_add_response_header(mhdResponse, field.name, field.value)
         }
         _ = MHD_add_response_header(mhdResponse, "X-Request-Id", requestId ?? requestIdFor(exchange))
+        if quiescing.load(ordering: .relaxed) {
+            // Stopping: tell keep-alive clients to reconnect (to the next instance) after this answer.
+            _ = MHD_add_response_header(mhdResponse, "Connection", "close")
+        }
         return MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
     }
 

@@ -26,8 +26,10 @@ public final class HTTPServer: Sendable {
     public let configuration: ServerConfiguration
     let handler: Handler
     let requestIds = RequestIdGenerator()
-    /// Requests between their first byte and the end of their response.
+    /// Requests between the start of their handler and the end of their answer.
     let inFlight = Atomic<Int>(0)
+    /// Set when shutdown begins: answers then close their connection.
+    let quiescing = Atomic<Bool>(false)
     private let state = Mutex<State>(State())
 
     struct State: @unchecked Sendable {
@@ -79,14 +81,16 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Stops gracefully: stops accepting, waits up to `gracePeriod` for requests in flight to be
-    /// answered, then closes every connection. Safe to call more than once.
+    /// Stops gracefully: stops accepting, waits up to `gracePeriod` for requests being handled to
+    /// be answered (a request still uploading its body is not waited for), then closes every
+    /// connection. Answers sent meanwhile say `Connection: close`. Safe to call more than once.
     public func shutdown(gracePeriod: Duration = .seconds(10)) {
         let (daemon, context) = state.withLock { state -> (OpaquePointer?, Unmanaged<HTTPServer>?) in
             defer { state.daemon = nil; state.context = nil }
             return (state.daemon, state.context)
         }
         guard let daemon else { return }
+        quiescing.store(true, ordering: .relaxed)
         let listenSocket = MHD_quiesce_daemon(daemon)
         // Quiescing only stops polling the socket; the kernel would still complete handshakes
         // into the backlog. Shutting it down refuses new clients at once, while the descriptor

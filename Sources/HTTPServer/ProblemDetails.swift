@@ -25,6 +25,9 @@ public struct ProblemDetails: Sendable {
     /// `("code", "\"stale-source\"")`.
     public var extensions: [(name: String, json: String)] = []
 
+    /// At most this many field errors are written; `errorsOmitted` counts the rest.
+    public static let maxErrors = 50
+
     /// `type` defaults to `about:blank`, as RFC 9457 says when the status alone says what happened.
     public init(status: Int, title: String? = nil, detail: String, type: String = "about:blank", errors: [FieldError] = []) {
         self.type = type
@@ -48,7 +51,8 @@ public struct ProblemDetails: Sendable {
         Self.appendString(detail, to: &out)
         if !errors.isEmpty {
             out.append(contentsOf: #","errors":["#.utf8)
-            for (index, error) in errors.enumerated() {
+            // The answer stays small whatever the request: the first problems say what to fix.
+            for (index, error) in errors.prefix(Self.maxErrors).enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
                 out.append(contentsOf: #"{"pointer":"#.utf8)
                 Self.appendString(error.pointer, to: &out)
@@ -57,6 +61,10 @@ public struct ProblemDetails: Sendable {
                 out.append(UInt8(ascii: "}"))
             }
             out.append(UInt8(ascii: "]"))
+            if errors.count > Self.maxErrors {
+                out.append(contentsOf: #","errorsOmitted":"#.utf8)
+                out.append(contentsOf: String(errors.count - Self.maxErrors).utf8)
+            }
         }
         for member in extensions {
             out.append(UInt8(ascii: ","))

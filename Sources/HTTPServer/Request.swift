@@ -8,9 +8,11 @@
 /// ```
 public struct Request: Sendable {
     public var method: String
-    /// The decoded path, without the query string.
+    /// The path as sent (percent-encoded), without the query string; the router decodes each
+    /// segment, and `pathParameters` hold decoded values.
     public var path: String
-    /// Query parameters in the order sent (decoded); a name without `=` has an empty value.
+    /// Query parameters in the order sent, decoded (`+` is a space); a name without `=` has an
+    /// empty value.
     public var query: [(name: String, value: String)]
     public var headers: HTTPHeaders
     public var body: [UInt8]

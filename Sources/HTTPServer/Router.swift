@@ -80,8 +80,9 @@ public struct Router: Sendable {
         return routes.first { Self.match($0.segments, parts) != nil }?.pattern
     }
 
-    /// Splits a path into segments. A leading slash is required; empty segments are kept, so
-    /// `/a//b` and `/a/` never match `/a/{x}/b` or `/a`.
+    /// Splits a path, as sent (still percent-encoded), into segments; each is decoded only when
+    /// matched, so `%2F` stays inside its segment. A leading slash is required; empty segments
+    /// are kept, so `/a//b` and `/a/` never match `/a/{x}/b` or `/a`.
     static func split(_ path: String) -> [Substring] {
         guard path.hasPrefix("/") else { return [Substring(path)] }
         return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
@@ -93,10 +94,10 @@ public struct Router: Sendable {
         for (segment, part) in zip(segments, parts) {
             switch segment {
             case .literal(let literal):
-                guard part == literal else { return nil }
+                guard PercentDecoding.decode(part, plusIsSpace: false) == literal else { return nil }
             case .parameter(let name):
                 guard !part.isEmpty else { return nil }
-                parameters[name] = String(part)
+                parameters[name] = PercentDecoding.decode(part, plusIsSpace: false)
             }
         }
         return parameters

@@ -12,8 +12,8 @@ struct Serve: ParsableCommand {
         abstract: "Serve the HTTP API.",
         discussion: """
             Migrates the database at start. Prints the admin token once when FLOWSTACK_ADMIN_TOKEN is unset.
-            SIGTERM or SIGINT stops it gracefully: no new connections, requests in flight finish, the
-            database is closed.
+            SIGTERM or SIGINT stops it gracefully: no new connections, requests being handled finish
+            (up to --shutdown-grace seconds), the database is closed.
             """)
 
     @Option(help: "Address to listen on (env FLOWSTACK_HOST; default 127.0.0.1).")
@@ -36,6 +36,8 @@ struct Serve: ParsableCommand {
     var maxConnectionsPerIP: Int?
     @Option(name: .customLong("cache-sessions"), help: "Sessions kept in memory at most (env FLOWSTACK_CACHE_SESSIONS; default 100000).")
     var cacheSessions: Int?
+    @Option(name: .customLong("shutdown-grace"), help: "Seconds a stop waits for requests being handled (env FLOWSTACK_SHUTDOWN_GRACE; default 5).")
+    var shutdownGrace: Int?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env FLOWSTACK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -50,6 +52,7 @@ struct Serve: ParsableCommand {
         server.connectionLimit = try env.integer(maxConnections, "FLOWSTACK_MAX_CONNECTIONS", default: 8192, range: 1...1_000_000)
         server.perIPConnectionLimit = try env.integer(maxConnectionsPerIP, "FLOWSTACK_MAX_CONNECTIONS_PER_IP", default: 2048, range: 1...1_000_000)
         let cacheCapacity = try env.integer(cacheSessions, "FLOWSTACK_CACHE_SESSIONS", default: 100_000, range: 1...100_000_000)
+        let grace = try env.integer(shutdownGrace, "FLOWSTACK_SHUTDOWN_GRACE", default: 5, range: 0...300)
         let path = env.string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite")
         let durabilityName = env.string(durability, "FLOWSTACK_DURABILITY", default: "normal")
         guard let durability = Durability(rawValue: durabilityName) else {
@@ -97,7 +100,7 @@ struct Serve: ParsableCommand {
         let signal = SignalWaiter(signals: [SIGTERM, SIGINT])
         let received = signal.wait()
         logger.info("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): stopping")
-        http.shutdown(gracePeriod: .seconds(10))
+        http.shutdown(gracePeriod: .seconds(grace))
         try store.close()
         logger.info("stopped")
     }

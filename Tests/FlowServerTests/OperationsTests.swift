@@ -103,6 +103,15 @@ struct OperationsTests {
         #expect(text.contains(#"flowstack_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 3"#))
     }
 
+    /// Made-up methods are counted under one OTHER label, so clients cannot grow the metrics.
+    @Test func unknownMethodsShareOneLabel() throws {
+        let test = try TestApp()
+        for index in 0..<20 { _ = try test.direct.send("X\(index)METHOD", "/healthz") }
+        let text = try test.direct.send("GET", "/metrics").text
+        #expect(text.contains(#"flowstack_http_requests_total{route="/healthz",method="OTHER",status="405"} 20"#))
+        #expect(!text.contains("X1METHOD"))
+    }
+
     /// Every route in the application is described in openapi.yaml.
     @Test func everyRouteIsInOpenAPI() throws {
         let test = try TestApp()

@@ -57,6 +57,30 @@ struct LiveServerTests {
         #expect(wrong.headers["Allow"] == "GET, HEAD")
     }
 
+    /// Encoded characters stay inside their segment: %2F is not a separator and %00 does not cut
+    /// the path; query values are decoded, + as a space.
+    @Test func escapesAreDecodedPerSegment() throws {
+        let live = try LiveServer()
+        let sender = SocketSender(port: live.port)
+        #expect(try sender.send("GET", "/items/a%2Fb?q=x+y%21").text == "item a/b q=x y!")
+        #expect(try sender.send("GET", "/items/a%2Fb%2Fc").text == "item a/b/c q=")
+        #expect(try sender.send("GET", "/items%2F7").status == 404)
+        #expect(try sender.send("GET", "/items/7%00/x").status == 404)
+        #expect(try sender.send("GET", "/it%65ms/7").text == "item 7 q=")
+    }
+
+    /// HEAD answers with the GET route's headers, Content-Length included, and no body.
+    @Test func headKeepsContentLength() throws {
+        let live = try LiveServer()
+        let connection = try RawConnection(port: live.port)
+        try connection.send("HEAD /items/42 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let head = try connection.readResponse(headRequest: true)
+        #expect(head.status == 200)
+        #expect(head.headers.first { $0.0 == "Content-Length" }?.1 == String("item 42 q=".utf8.count))
+        try connection.send("GET /items/43 HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(String(decoding: try connection.readResponse().body, as: UTF8.self) == "item 43 q=")
+    }
+
     /// The client's X-Request-Id is echoed; a missing or unusable one is replaced.
     @Test func requestIdIsKeptOrMade() throws {
         let live = try LiveServer()
@@ -136,6 +160,17 @@ struct LiveServerTests {
         #expect(answered.load(ordering: .relaxed) == 200)
     }
 
+    /// A client stalled mid-upload does not hold up shutdown.
+    @Test func stalledUploadDoesNotDelayShutdown() throws {
+        let live = try LiveServer()
+        let stalled = try RawConnection(port: live.port)
+        try stalled.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabcd")
+        Thread.sleep(forTimeInterval: 0.1)
+        let started = ContinuousClock.now
+        live.server.shutdown(gracePeriod: .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(1))
+    }
+
     /// Shutdown stops accepting but lets a request in flight finish with its answer.
     @Test func gracefulShutdownFinishesRequestInFlight() throws {
         let live = try LiveServer()
@@ -154,6 +189,7 @@ struct LiveServerTests {
         let response = try connection.readResponse()
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "slow done")
+        #expect(response.headers.contains { $0.0 == "Connection" && $0.1 == "close" })
         #expect(stopped.wait(timeout: .now() + 5) == .success)
     }
 }

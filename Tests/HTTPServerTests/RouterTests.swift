@@ -44,6 +44,14 @@ struct RouterTests {
 }
 
 struct ProblemDetailsTests {
+    /// However many field errors a request causes, the answer lists 50 and counts the rest.
+    @Test func capsFieldErrors() {
+        let errors = (0..<500).map { ProblemDetails.FieldError(pointer: "/\($0)", detail: "bad") }
+        let text = String(decoding: ProblemDetails(status: 400, detail: "d", errors: errors).json, as: UTF8.self)
+        #expect(text.components(separatedBy: "\"pointer\"").count - 1 == 50)
+        #expect(text.hasSuffix(#""errorsOmitted":450}"#))
+    }
+
     /// Problem documents escape what they quote, so a hostile path cannot break the JSON.
     @Test func escapesStrings() {
         let problem = ProblemDetails(status: 400, detail: "bad \"x\"\n\u{01}\\", errors: [.init(pointer: "/a", detail: "b")])

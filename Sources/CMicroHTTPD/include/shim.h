@@ -10,6 +10,17 @@
 #include <netinet/in.h>
 #include <microhttpd.h>
 
+/// Leaves the URL and query arguments as sent: the Swift layer splits the path into segments
+/// first and decodes each one, so an encoded "/" or NUL cannot change which route matches.
+static inline size_t flowstack_keep_escapes(void *cls, struct MHD_Connection *connection, char *text)
+{
+    (void)cls;
+    (void)connection;
+    size_t length = 0;
+    while (text[length] != 0) length++;
+    return length;
+}
+
 /// Starts a daemon with the options FlowStack sets. `address` may be NULL (all interfaces).
 static inline struct MHD_Daemon *flowstack_start_daemon(
     unsigned int flags, uint16_t port, const struct sockaddr *address,
@@ -28,6 +39,7 @@ static inline struct MHD_Daemon *flowstack_start_daemon(
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
         MHD_OPTION_SOCK_ADDR, address,
+        MHD_OPTION_UNESCAPE_CALLBACK, flowstack_keep_escapes, NULL,
         MHD_OPTION_END);
 }
 
