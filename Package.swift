@@ -33,6 +33,8 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // Pure: JSON values, a strict parser with limits, a fast writer. Below every other module.
         .target(name: "JSON"),
+        // Pure: GrowthBook-compatible bucketing, targeting, OpenFeature-shaped flag evaluation.
+        .target(name: "FeatureFlags", dependencies: ["JSON"]),
         // Pure: the flow-controller model, definitions, the delegate chain. No I/O.
         .target(name: "FlowEngine", dependencies: ["JSON"]),
         .target(
@@ -46,6 +48,7 @@ let package = Package(
                 "HTTPServer",
                 "JSON",
                 "FlowEngine",
+                "FeatureFlags",
                 "FlowStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -71,6 +74,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
+        .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "JSON"]),
         .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore"]),
         .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "JSON", "HTTPServer", "FlowStore", "HTTPTestClient"]),
