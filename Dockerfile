@@ -12,9 +12,10 @@ RUN swift package resolve
 COPY Plugins Plugins
 COPY Sources Sources
 COPY Tests Tests
-# migrations/, flows/ and openapi.yaml are embedded in the binary at build time.
+# migrations/, flows/, flags/ and openapi.yaml are embedded in the binary at build time.
 COPY migrations migrations
 COPY flows flows
+COPY flags flags
 COPY openapi.yaml ./
 RUN swift build -c release --product flowstack --static-swift-stdlib \
     && install -D "$(swift build -c release --show-bin-path)/flowstack" /out/flowstack

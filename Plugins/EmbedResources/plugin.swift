@@ -1,4 +1,4 @@
-// Build-tool plugin: embeds the repo's migrations/, flows/ and openapi.yaml into the binary,
+// Build-tool plugin: embeds the repo's migrations/, flows/, flags/ and openapi.yaml into the binary,
 // so the one copy at the repo root is what every build (local, CI, Docker image) serves.
 import Foundation
 import PackagePlugin
@@ -17,6 +17,7 @@ struct EmbedResources: BuildToolPlugin {
             typeName = "EmbeddedResources"
             inputs = [root.appending(path: "openapi.yaml")]
                 + (try files(in: root.appending(path: "flows"), withExtension: "json"))
+                + (try files(in: root.appending(path: "flags"), withExtension: "json"))
         default:
             return []
         }

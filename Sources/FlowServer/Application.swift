@@ -40,13 +40,18 @@ public final class Application: Sendable {
         }
         let registry: DefinitionRegistry
         do {
-            // The sample app seeds the store once, as version 1 of each flow; from then on the
-            // store is the source of truth, so uploaded versions survive restarts and upgrades.
+            // The sample app and its flag seed the store once (flows as version 1); from then on
+            // the store is the source of truth, so uploads survive restarts and upgrades.
             for document in BundledFlows.documents {
                 try store.seedFlow(name: document.name, definition: String(decoding: document.bytes, as: UTF8.self))
             }
-            let loaded = DefinitionRegistry.load(flows: try store.allFlowVersions(), live: try store.liveFlowVersions())
-            for problem in loaded.skipped { logger.error("stored flow version skipped", metadata: ["problem": "\(problem)"]) }
+            for document in BundledFlags.documents {
+                try store.seedDefinition(.flag, key: document.key, definition: document.text)
+            }
+            let loaded = DefinitionRegistry.load(
+                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
+                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
+            for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
             registry = loaded.registry
         } catch {
             throw SetupError(description: "cannot read the flow definitions from the database: \(error)")
@@ -58,6 +63,7 @@ public final class Application: Sendable {
         Self.addSessionRoutes(to: &router, sessions: sessions, limits: bodyLimits)
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
+        Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         self.router = router
     }
 

@@ -17,3 +17,11 @@ public enum BundledFlows {
         FlowCatalog.parse(documents)
     }
 }
+
+/// The flags a fresh server ships with (the repo's flags/*.json): `eu-face-scan`.
+public enum BundledFlags {
+    /// Each flag's key (its file name without `.json`) and definition text.
+    public static let documents: [(key: String, text: String)] = EmbeddedResources.files
+        .filter { $0.path.hasPrefix("flags/") && $0.path.hasSuffix(".json") }
+        .map { (String($0.path.dropFirst("flags/".count).dropLast(".json".count)), $0.text) }
+}

@@ -1,5 +1,6 @@
 // The server's in-memory view of stored definitions: every flow version, the live ones, flags
 // and experiments, and the catalogs sessions run on.
+import FeatureFlags
 import FlowEngine
 import FlowStore
 import JSON
@@ -19,7 +20,17 @@ final class DefinitionRegistry: Sendable {
         let createdAt: String
     }
 
+    /// A flag or an experiment as uploaded, parsed.
+    struct Keyed<Definition: Sendable>: Sendable {
+        let definition: Definition
+        let text: String
+        let revision: Int
+        let updatedAt: String
+    }
+
     struct Snapshot: Sendable {
+        var flags: [String: Keyed<FlagDefinition>] = [:]
+        var experiments: [String: Keyed<ExperimentDefinition>] = [:]
         var flows: [FlowKey: StoredFlow] = [:]
         var latest: [String: Int] = [:]
         var live: [String: Int] = [:]
@@ -35,9 +46,28 @@ final class DefinitionRegistry: Sendable {
 
     /// Loads every stored flow version and the live ones. A stored version that no longer
     /// parses is skipped and described in `skipped` (no new session can use it).
-    static func load(flows records: [FlowVersionRecord], live: [String: Int]) -> (registry: DefinitionRegistry, skipped: [String]) {
+    static func load(flows records: [FlowVersionRecord], live: [String: Int], flags: [KeyedDefinitionRecord] = [],
+                     experiments: [KeyedDefinitionRecord] = []) -> (registry: DefinitionRegistry, skipped: [String]) {
         var snapshot = Snapshot()
         var skipped: [String] = []
+        for record in flags {
+            do throws(InvalidDefinition) {
+                let definition = try FlagDefinition(json: try Self.parseStored(record.definition))
+                snapshot.flags[record.key] = Keyed(definition: definition, text: record.definition,
+                                                   revision: record.revision, updatedAt: record.updatedAt)
+            } catch {
+                skipped.append("flag \(record.key): \(error)")
+            }
+        }
+        for record in experiments {
+            do throws(InvalidDefinition) {
+                let definition = try ExperimentDefinition(json: try Self.parseStored(record.definition))
+                snapshot.experiments[record.key] = Keyed(definition: definition, text: record.definition,
+                                                         revision: record.revision, updatedAt: record.updatedAt)
+            } catch {
+                skipped.append("experiment \(record.key): \(error)")
+            }
+        }
         for record in records {
             do throws(DefinitionProblems) {
                 let definition = try FlowDefinition.parse(Array(record.definition.utf8))
@@ -54,6 +84,40 @@ final class DefinitionRegistry: Sendable {
 
     /// The live version of each flow.
     var liveVersions: [String: Int] { state.withLock { $0.live } }
+
+    /// What a new session is evaluated against: flags and experiments in key order, and the
+    /// live flow versions, read together.
+    var sessionInputs: (flags: [(key: String, value: FlagDefinition)], experiments: [(key: String, value: ExperimentDefinition)],
+                        live: [String: Int]) {
+        state.withLock { snapshot in
+            (snapshot.flags.sorted { $0.key < $1.key }.map { ($0.key, $0.value.definition) },
+             snapshot.experiments.sorted { $0.key < $1.key }.map { ($0.key, $0.value.definition) },
+             snapshot.live)
+        }
+    }
+
+    func flag(_ key: String) -> Keyed<FlagDefinition>? { state.withLock { $0.flags[key] } }
+    func experiment(_ key: String) -> Keyed<ExperimentDefinition>? { state.withLock { $0.experiments[key] } }
+    var allFlags: [(key: String, value: Keyed<FlagDefinition>)] {
+        state.withLock { $0.flags.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
+    }
+    var allExperiments: [(key: String, value: Keyed<ExperimentDefinition>)] {
+        state.withLock { $0.experiments.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
+    }
+
+    func setFlag(_ key: String, _ flag: Keyed<FlagDefinition>) { state.withLock { $0.flags[key] = flag } }
+    func setExperiment(_ key: String, _ experiment: Keyed<ExperimentDefinition>) {
+        state.withLock { $0.experiments[key] = experiment }
+    }
+
+    /// Parses stored JSON text (a stored definition that no longer parses is skipped at load).
+    static func parseStored(_ text: String) throws(InvalidDefinition) -> JSONValue {
+        do throws(JSONParseError) {
+            return try JSONParser.parse(text)
+        } catch {
+            throw InvalidDefinition(problems: [FlagProblem(path: JSONPointer(), message: "invalid JSON: \(error)")])
+        }
+    }
 
     /// Each flow's live and latest version, by name.
     var summary: [(name: String, live: Int?, latest: Int)] {

@@ -20,6 +20,8 @@ struct LiveSession: Sendable {
     let experimentsJSON: [UInt8]
     /// Flow versions this session runs, already encoded (`{"app":1,…}`).
     let flowVersionsJSON: [UInt8]
+    /// The session was placed in at least one experiment: its screens feed the report's funnel.
+    let inExperiment: Bool
     /// The transition that produced `version`, encoded; nil at creation or when nothing moved.
     var lastTransitionJSON: [UInt8]?
     var handledBy: String?

@@ -1,6 +1,7 @@
 // Creates sessions, applies actions one at a time per session, and keeps the cache and the
 // database in step: nothing is acknowledged before it is committed.
 import JSON
+import FeatureFlags
 import FlowEngine
 import FlowStore
 import Foundation
@@ -28,11 +29,29 @@ final class SessionService: Sendable {
     /// Makes a session for `input`, stores it, caches it; returns it with its token.
     func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
         let userState = try storage { try users.state(of: input.userId, store: store) }
+        // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
+        let inputs = registry.sessionInputs
+        let evaluationContext = EvaluationContext(targetingKey: input.userId, attributes: input.attributes)
+        let evaluations = FlagSet.evaluateAll(flags: inputs.flags, context: evaluationContext)
+        var flagValues: [String: JSONValue] = [:]
+        for entry in evaluations { flagValues[entry.key] = entry.details.value }
+        var versions = inputs.live
+        var pinnedBy: [String: String] = [:]
+        var exposures: [(experiment: String, variant: String)] = []
+        for (key, experiment) in inputs.experiments {
+            guard let assignment = experiment.assign(key: key, context: evaluationContext) else { continue }
+            exposures.append((key, assignment.variantKey))
+            // Two experiments pinning one flow: the first by key wins; the other still records
+            // its exposure, so its report shows the overlap.
+            for (flow, version) in assignment.pinnedFlows where pinnedBy[flow] == nil {
+                pinnedBy[flow] = key
+                versions[flow] = version
+            }
+        }
         let context = FlowContext(userId: input.userId, attributes: input.attributes, traits: input.traits,
-                                  flags: [:], user: userState)
-        let versions = registry.liveVersions
+                                  flags: flagValues, user: userState)
         guard let catalog = registry.catalog(for: versions) else {
-            throw ResponseError(.problem(500, "The live flow versions are not all stored."))
+            throw ResponseError(.problem(500, "The flow versions for this session are not all stored."))
         }
         let tree: FlowTree
         do throws(FlowError) {
@@ -45,15 +64,16 @@ final class SessionService: Sendable {
         let now = FlowStore.timestamp()
         let session = LiveSession(
             id: Self.newSessionId(), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
-            tree: tree, context: context, catalog: catalog, flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8),
-            flowVersionsJSON: DefinitionRegistry.encode(versions), lastTransitionJSON: nil, handledBy: nil)
+            tree: tree, context: context, catalog: catalog, flagsJSON: Self.encode(evaluations),
+            experimentsJSON: Self.encode(exposures), flowVersionsJSON: DefinitionRegistry.encode(versions),
+            inExperiment: !exposures.isEmpty, lastTransitionJSON: nil, handledBy: nil)
         let record = SessionRecord(
             id: session.id, userId: session.userId, tokenHash: session.tokenHash, version: 0,
             tree: tree.storageBytes(), context: Self.encodeContext(context),
             flags: String(decoding: session.flagsJSON, as: UTF8.self),
             experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
             flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now)
-        try storage { try store.insert(record) }
+        try storage { try store.insert(record, exposures: exposures, firstFeature: tree.top?.feature) }
         let slot = cache.pin(session.id)
         slot.state.withLock { $0 = session }
         cache.unpin(slot)
@@ -194,12 +214,15 @@ final class SessionService: Sendable {
             handledBy: outcome.handledBy,
             transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
             createdAt: FlowStore.timestamp())
+        let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
         let commit = ActionCommit(
             sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
             action: record, userPatch: userPatch,
             idempotency: idempotency.map {
                 ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))
-            })
+            },
+            reachedFeature: reached,
+            completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true })
         do {
             try store.commit(commit)
         } catch CommitError.versionConflict {
@@ -246,7 +269,7 @@ final class SessionService: Sendable {
         return LiveSession(
             id: record.id, userId: record.userId, tokenHash: record.tokenHash, version: record.version, tree: tree,
             context: context, catalog: catalog, flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8),
-            flowVersionsJSON: Array(record.flowVersions.utf8),
+            flowVersionsJSON: Array(record.flowVersions.utf8), inExperiment: record.experiments != "{}",
             lastTransitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy)
     }
 
@@ -324,6 +347,24 @@ final class SessionService: Sendable {
     }
 
     // MARK: Context encoding
+
+    static func encode(_ evaluations: FlagEvaluations) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        evaluations.write(to: &writer)
+        return writer.takeBytes()
+    }
+
+    /// `{"experiment":"variant",…}`.
+    static func encode(_ exposures: [(experiment: String, variant: String)]) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        for exposure in exposures {
+            writer.writeKey(exposure.experiment)
+            writer.writeString(exposure.variant)
+        }
+        writer.endObject()
+        return writer.takeBytes()
+    }
 
     /// `{"attributes":{…},"traits":{…},"flags":{…}}`; the user's state lives in the users table.
     static func encodeContext(_ context: FlowContext) -> String {

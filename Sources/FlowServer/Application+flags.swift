@@ -1,0 +1,273 @@
+// Admin routes for flags and experiments: upload, read, evaluate, and the experiment report.
+import FeatureFlags
+import FlowEngine
+import FlowStore
+import HTTPServer
+import JSON
+import Logging
+
+extension Application {
+    /// Members the server adds when it shows a stored flag or experiment; dropped from an upload,
+    /// so what was read can be sent back as it is.
+    static let serverMembers = ["key", "revision", "updatedAt"]
+
+    static func addFlagRoutes(to router: inout Router, store: FlowStore, registry: DefinitionRegistry,
+                              admin: AdminAuthorization, limits: BodyLimits, logger: Logger) {
+        router.add("GET", "/v1/flags") { request in
+            do throws(ResponseError) {
+                try admin.authorize(request)
+                return .json(Self.listDocument("flags", registry.allFlags.map { ($0.key, $0.value.text, $0.value.revision, $0.value.updatedAt) }))
+            } catch {
+                return error.response
+            }
+        }
+        router.add("GET", "/v1/flags/{key}") { request in
+            do throws(ResponseError) {
+                try admin.authorize(request)
+                let key = request.pathParameters["key"] ?? ""
+                guard let flag = registry.flag(key) else {
+                    throw ResponseError(.problem(404, "There is no flag \(key).", type: ProblemType.notFound))
+                }
+                return .json(Self.keyedDocument(key: key, text: flag.text, revision: flag.revision, updatedAt: flag.updatedAt))
+            } catch {
+                return error.response
+            }
+        }
+        router.add("PUT", "/v1/flags/{key}") { request in
+            do throws(ResponseError) {
+                try admin.authorize(request)
+                let key = try Self.definitionKey(request)
+                let (json, text) = try Self.uploadedDefinition(request, limits)
+                let definition: FlagDefinition
+                do throws(InvalidDefinition) {
+                    definition = try FlagDefinition(json: json)
+                } catch {
+                    throw Self.invalidFlagDefinition("flag \(key)", error.problems)
+                }
+                let existed = registry.flag(key) != nil
+                let revision = try Self.store(logger) { try store.putDefinition(.flag, key: key, definition: text) }
+                let now = FlowStore.timestamp()
+                registry.setFlag(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
+                return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
+            } catch {
+                return error.response
+            }
+        }
+        router.add("POST", "/v1/flags/evaluate") { request in
+            do throws(ResponseError) {
+                try admin.authorize(request)
+                let context = try Self.evaluationContext(try request.jsonBody(limits).get())
+                let evaluations = FlagSet.evaluateAll(flags: registry.allFlags.map { ($0.key, $0.value.definition) }, context: context)
+                var writer = JSONWriter()
+                evaluations.write(to: &writer)
+                return .json(writer.takeBytes())
+            } catch {
+                return error.response
+            }
+        }
+
+        router.add("GET", "/v1/experiments") { request in
+            do throws(ResponseError) {
+                try admin.authorize(request)
+                return .json(Self.listDocument("experiments", registry.allExperiments.map { ($0.key, $0.value.text, $0.value.revision, $0.value.updatedAt) }))
+            } catch {
+                return error.response
+            }
+        }
+        router.add("GET", "/v1/experiments/{key}") { request in
+            do throws(ResponseError) {
+                try admin.authorize(request)
+                let key = request.pathParameters["key"] ?? ""
+                guard let experiment = registry.experiment(key) else {
+                    throw ResponseError(.problem(404, "There is no experiment \(key).", type: ProblemType.notFound))
+                }
+                return .json(Self.keyedDocument(key: key, text: experiment.text, revision: experiment.revision, updatedAt: experiment.updatedAt))
+            } catch {
+                return error.response
+            }
+        }
+        router.add("PUT", "/v1/experiments/{key}") { request in
+            do throws(ResponseError) {
+                try admin.authorize(request)
+                let key = try Self.definitionKey(request)
+                let (json, text) = try Self.uploadedDefinition(request, limits)
+                let definition: ExperimentDefinition
+                do throws(InvalidDefinition) {
+                    definition = try ExperimentDefinition(json: json)
+                } catch {
+                    throw Self.invalidFlagDefinition("experiment \(key)", error.problems)
+                }
+                try Self.checkPins(definition, key: key, registry: registry)
+                let existed = registry.experiment(key) != nil
+                let revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text) }
+                let now = FlowStore.timestamp()
+                registry.setExperiment(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
+                return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
+            } catch {
+                return error.response
+            }
+        }
+        router.add("GET", "/v1/experiments/{key}/report") { request in
+            do throws(ResponseError) {
+                try admin.authorize(request)
+                let key = request.pathParameters["key"] ?? ""
+                guard let experiment = registry.experiment(key) else {
+                    throw ResponseError(.problem(404, "There is no experiment \(key).", type: ProblemType.notFound))
+                }
+                let report = try Self.store(logger) { try store.experimentReport(key) }
+                // Variants in the definition's order, then any that sessions saw under an earlier revision.
+                var order = experiment.definition.variants.map(\.key)
+                order += report.keys.filter { !order.contains($0) }.sorted()
+                var writer = JSONWriter()
+                writer.beginObject()
+                writer.writeKey("experiment")
+                writer.writeString(key)
+                writer.writeKey("variants")
+                writer.beginArray()
+                for variant in order {
+                    let figures = report[variant] ?? (0, 0, [:])
+                    writer.beginObject()
+                    writer.writeKey("key")
+                    writer.writeString(variant)
+                    writer.writeKey("sessions")
+                    writer.writeInteger(figures.sessions)
+                    writer.writeKey("onboarded")
+                    writer.writeInteger(figures.onboarded)
+                    writer.writeKey("funnel")
+                    writer.beginObject()
+                    for (feature, sessions) in figures.funnel.sorted(by: { $0.key < $1.key }) {
+                        writer.writeKey(feature)
+                        writer.writeInteger(sessions)
+                    }
+                    writer.endObject()
+                    writer.endObject()
+                }
+                writer.endArray()
+                writer.endObject()
+                return .json(writer.takeBytes())
+            } catch {
+                return error.response
+            }
+        }
+    }
+
+    /// Every pinned flow version must exist, and with the live flows it must form a valid catalog.
+    static func checkPins(_ definition: ExperimentDefinition, key: String, registry: DefinitionRegistry) throws(ResponseError) {
+        var problems: [ProblemDetails.FieldError] = []
+        for reference in definition.pinReferences where registry.flow(reference.pin.flow, version: reference.pin.version) == nil {
+            problems.append(.init(pointer: reference.path.description,
+                                  detail: "flow \(reference.pin.flow) has no version \(reference.pin.version)"))
+        }
+        if problems.isEmpty {
+            for (index, variant) in definition.variants.enumerated() where !variant.pinnedFlows.isEmpty {
+                var versions = registry.liveVersions
+                for (flow, version) in variant.pinnedFlows { versions[flow] = version }
+                let catalogProblems = registry.catalog(for: versions)?.validate() ?? []
+                for problem in catalogProblems {
+                    problems.append(.init(pointer: JSONPointer(["variants", String(index), "flows"]).description,
+                                          detail: "with the live flows, these versions do not fit: \(problem.path): \(problem.message)"))
+                }
+            }
+        }
+        guard problems.isEmpty else {
+            throw ResponseError(.problem(422, "Experiment \(key) pins flow versions that cannot run; see errors.",
+                                         type: ProblemType.invalidDefinition, errors: problems))
+        }
+    }
+
+    /// The key in the URL of a flag or experiment: 1 to 100 of letters, digits, `.`, `_`, `-`.
+    static func definitionKey(_ request: Request) throws(ResponseError) -> String {
+        let key = request.pathParameters["key"] ?? ""
+        let allowed = key.utf8.allSatisfy { byte in
+            (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        guard (1...100).contains(key.utf8.count), allowed else {
+            throw ResponseError(.problem(400, "A key is 1 to 100 letters, digits, '.', '_' or '-'; found \(key).",
+                                         type: ProblemType.malformed))
+        }
+        return key
+    }
+
+    /// The uploaded object without the members the server adds, and the text to store.
+    static func uploadedDefinition(_ request: Request, _ limits: BodyLimits) throws(ResponseError) -> (JSONValue, String) {
+        let json = try request.jsonBody(limits).get()
+        guard var object = json.objectValue else {
+            throw ResponseError(.problem(422, "A definition is a JSON object; found \(json.typeName).", type: ProblemType.invalidDefinition))
+        }
+        for member in serverMembers { object[member] = nil }
+        var writer = JSONWriter(capacity: request.body.count)
+        writer.writeObject(object)
+        return (.object(object), String(decoding: writer.takeBytes(), as: UTF8.self))
+    }
+
+    /// `{targetingKey?, attributes?}` of `POST /v1/flags/evaluate`.
+    static func evaluationContext(_ json: JSONValue) throws(ResponseError) -> EvaluationContext {
+        guard let object = json.objectValue else {
+            throw ResponseError(.problem(400, "The body must be an object {targetingKey?, attributes?}.", type: ProblemType.malformed))
+        }
+        var errors: [ProblemDetails.FieldError] = []
+        for key in object.keys where !["targetingKey", "attributes"].contains(key) {
+            errors.append(.init(pointer: JSONPointer([key]).description, detail: "unknown field; expected targetingKey, attributes"))
+        }
+        var targetingKey: String?
+        if let raw = object["targetingKey"], !raw.isNull {
+            if let text = raw.stringValue { targetingKey = text } else {
+                errors.append(.init(pointer: "/targetingKey", detail: "must be a string; found \(raw.typeName)"))
+            }
+        }
+        var attributes: [String: JSONValue] = [:]
+        if let raw = object["attributes"], !raw.isNull {
+            if let members = raw.objectValue {
+                for member in members { attributes[member.key] = member.value }
+            } else {
+                errors.append(.init(pointer: "/attributes", detail: "must be an object; found \(raw.typeName)"))
+            }
+        }
+        guard errors.isEmpty else {
+            throw ResponseError(.problem(400, "The evaluation context has invalid fields.", type: ProblemType.malformed, errors: errors))
+        }
+        return EvaluationContext(targetingKey: targetingKey, attributes: attributes)
+    }
+
+    static func invalidFlagDefinition(_ what: String, _ problems: [FlagProblem]) -> ResponseError {
+        ResponseError(.problem(
+            422, "The definition of \(what) has \(problems.count) problem\(problems.count == 1 ? "" : "s"); see errors.",
+            type: ProblemType.invalidDefinition,
+            errors: problems.map { .init(pointer: $0.path.description, detail: $0.message) }))
+    }
+
+    /// The stored definition with its key, revision and time of update.
+    static func keyedDocument(key: String, text: String, revision: Int, updatedAt: String) -> [UInt8] {
+        var object = (try? JSONParser.parse(text))?.objectValue ?? JSONObject()
+        var members: [JSONObject.Member] = [.init(key: "key", value: .string(key))]
+        members += object.members
+        object = JSONObject(members)
+        object["revision"] = .integer(revision)
+        object["updatedAt"] = .string(updatedAt)
+        var writer = JSONWriter(capacity: text.utf8.count + 96)
+        writer.writeObject(object)
+        return writer.takeBytes()
+    }
+
+    static func listDocument(_ name: String, _ items: [(key: String, text: String, revision: Int, updatedAt: String)]) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.writeKey(name)
+        writer.beginArray()
+        for item in items {
+            writer.writeRawValue(keyedDocument(key: item.key, text: item.text, revision: item.revision, updatedAt: item.updatedAt))
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.takeBytes()
+    }
+
+    static func store<T>(_ logger: Logger, _ call: () throws -> T) throws(ResponseError) -> T {
+        do {
+            return try call()
+        } catch {
+            throw SessionService.storageFailure(error, logger: logger)
+        }
+    }
+}
