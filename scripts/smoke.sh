@@ -32,10 +32,12 @@ check "unknown route is a 404 problem" sh -c "curl -s -o /dev/null -w '%{http_co
 check "/openapi.yaml is served" sh -c "curl -fsS $base/openapi.yaml | grep -q '^openapi: 3'"
 check "/metrics is Prometheus text" sh -c "curl -fsS $base/metrics | grep -q '^# TYPE flowstack_http_requests_total counter'"
 # the README's curl session, run as written (port substituted) and compared with its "# →" lines
-sed -n '/<!-- readme-session:begin -->/,/<!-- readme-session:end -->/p' README.md | sed '1,2d;$d' | sed '$d' >"$work/session.sh"
+# (every block between the markers, in order, as one script; ADMIN is the printed token)
+sed -n '/<!-- readme-session:begin -->/,/<!-- readme-session:end -->/p' README.md \
+    | grep -v '^<!-- readme-session' | grep -v '^```' >"$work/session.sh"
 sed -n 's/^# → //p' "$work/session.sh" >"$work/session.expected"
 sed -i "s#localhost:8080#127.0.0.1:$port#g" "$work/session.sh"
-bash "$work/session.sh" >"$work/session.out" 2>&1
+ADMIN=$(sed -n 's/^admin token .*: \([0-9a-f]*\)$/\1/p' "$work/out.log") bash "$work/session.sh" >"$work/session.out" 2>&1
 check "the README's curl session prints what the README says" diff -u "$work/session.expected" "$work/session.out"
 
 # an acknowledged action survives kill -9
