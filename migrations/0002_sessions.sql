@@ -18,6 +18,8 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_by_user ON sessions (user_id);
 
 -- The append-only log of applied actions; (session_id, version) is the version each produced.
+-- A rowid table: entries append at its end, so the actions of one commit batch share pages;
+-- the unique index finds a session's entries in order.
 CREATE TABLE actions (
     session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     version      INTEGER NOT NULL,
@@ -27,9 +29,9 @@ CREATE TABLE actions (
     interactive  INTEGER NOT NULL,
     handled_by   TEXT,
     transition   TEXT,                       -- JSON, null when nothing moved (e.g. an interaction update)
-    created_at   TEXT NOT NULL,
-    PRIMARY KEY (session_id, version)
-) WITHOUT ROWID;
+    created_at   TEXT NOT NULL
+);
+CREATE UNIQUE INDEX actions_by_session ON actions (session_id, version);
 
 -- Answers stored under a client's Idempotency-Key, replayed when the same key comes again.
 CREATE TABLE idempotency_keys (

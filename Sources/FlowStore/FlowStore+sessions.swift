@@ -50,9 +50,11 @@ extension FlowStore {
     /// Applies one action's writes atomically: the session's new version and tree, the log
     /// entry, the user's state, the idempotent answer. Nothing is written when the stored
     /// version is not `commit.version - 1`.
-    /// Throws `CommitError` for a stale version or a missing session, and database errors as they are.
+    /// Throws `CommitError` for a stale version or a missing session, and database errors as
+    /// they are. Concurrent commits share a transaction (group commit); each returns only after
+    /// the transaction holding it is committed.
     public func commit(_ commit: ActionCommit) throws {
-        try pool.write { db in try Self.write(commit, in: db) }
+        try groupCommit.commit(commit)
     }
 
     static func write(_ commit: ActionCommit, in db: Database) throws {

@@ -24,6 +24,8 @@ public final class FlowStore: Sendable {
     /// The connections; repositories read and write through it.
     public let pool: DatabasePool
     private let closed = Atomic<Bool>(false)
+    let groupCommit: GroupCommit
+    private let checkpointer: WALCheckpointer
 
     /// Opens (creating if needed) the database at `path`. Does not migrate.
     public init(path: String, durability: Durability = .normal) throws {
@@ -33,10 +35,15 @@ public final class FlowStore: Sendable {
         configuration.busyMode = .timeout(5)
         configuration.label = "flowstack"
         pool = try DatabasePool(path: path, configuration: configuration)
+        groupCommit = GroupCommit(pool: pool)
         // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
         // writer; the setting is per connection and only the writer's matters, so set it there last.
         let synchronous = durability == .full ? "FULL" : "NORMAL"
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.backstopPages)")
+        }
+        checkpointer = try WALCheckpointer(path: path)
     }
 
     /// The highest migration applied to the file, 0 for a new one.
@@ -96,6 +103,7 @@ public final class FlowStore: Sendable {
     /// Checkpoints the WAL and closes every connection. Calling it again does nothing.
     public func close() throws {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        checkpointer.shutdown()
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try pool.close()
     }

@@ -2,6 +2,7 @@
 import FlowStore
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 struct SessionStoreTests {
@@ -104,5 +105,35 @@ struct SessionStoreTests {
         #expect(try store.actions(sessionId: "s-1", after: 0, limit: 10).isEmpty)
         #expect(try store.idempotentAnswer(sessionId: "s-1", key: "k") == nil)
         #expect(try store.actions(sessionId: "s-2", after: 0, limit: 10).count == 1)
+    }
+}
+
+struct GroupCommitTests {
+    /// Concurrent commits on many sessions all land, in order per session, while stale commits
+    /// mixed into the same transactions fail alone.
+    @Test func concurrentCommitsShareTransactionsAndFailAlone() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        for index in 0..<16 { try store.insert(SessionStoreTests.session("g\(index)")) }
+        let conflicts = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 16) { index in
+            for version in 1...25 {
+                do {
+                    try store.commit(SessionStoreTests.commit("g\(index)", version: version))
+                } catch {
+                    Issue.record("commit \(version) of g\(index) failed: \(error)")
+                }
+                // A duplicate of the commit just made: stale, refused, and harmless to the batch.
+                if (try? store.commit(SessionStoreTests.commit("g\(index)", version: version))) == nil {
+                    conflicts.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(conflicts.withLock { $0 } == 16 * 25)
+        for index in 0..<16 {
+            #expect(try store.session(id: "g\(index)")?.version == 25)
+            #expect(try store.actions(sessionId: "g\(index)", after: 0, limit: 100).map(\.version) == Array(1...25))
+        }
     }
 }
