@@ -1,0 +1,15 @@
+-- wrk script: each request reads the state of a random session of $SESSIONS ("ID TOKEN" lines).
+local sessions = {}
+
+function init(args)
+  for line in io.lines(os.getenv("SESSIONS") or "bench/sessions.txt") do
+    local id, token = line:match("^(%S+)%s+(%S+)$")
+    if id then sessions[#sessions + 1] = { id = id, token = token } end
+  end
+  math.randomseed(os.time() + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0))
+end
+
+function request()
+  local s = sessions[math.random(#sessions)]
+  return wrk.format("GET", "/v1/sessions/" .. s.id, { ["Authorization"] = "Bearer " .. s.token })
+end
