@@ -29,8 +29,8 @@ check "server prints a generated admin token" grep -q "^admin token .*: [0-9a-f]
 base="http://127.0.0.1:$port"
 check "/healthz answers ok" sh -c "curl -fsS $base/healthz | grep -q '\"status\":\"ok\"'"
 check "unknown route is a 404 problem" sh -c "curl -s -o /dev/null -w '%{http_code} %{content_type}' $base/nope | grep -q '^404 application/problem+json'"
-check "/openapi.yaml is served" sh -c "curl -fsS $base/openapi.yaml | grep -q '^openapi: 3'"
-check "/metrics is Prometheus text" sh -c "curl -fsS $base/metrics | grep -q '^# TYPE flowstack_http_requests_total counter'"
+check "/openapi.yaml is served" sh -c "curl -fsS $base/openapi.yaml 2>/dev/null | grep -q '^openapi: 3'"
+check "/metrics is Prometheus text" sh -c "curl -fsS $base/metrics 2>/dev/null | grep -q '^# TYPE flowstack_http_requests_total counter'"
 # the README's curl session, run as written (port substituted) and compared with its "# →" lines
 # (every block between the markers, in order, as one script; ADMIN is the printed token)
 sed -n '/<!-- readme-session:begin -->/,/<!-- readme-session:end -->/p' README.md \
@@ -52,6 +52,23 @@ server_pid=$!
 for _ in $(seq 100); do curl -fs "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 after=$(curl -s "$base/v1/sessions/$sid" -H "Authorization: Bearer $tok")
 check "state survives kill -9 (version 2, at home)" sh -c "printf '%s' '$after' | grep -q '\"version\":2,.*\"top\":{\"id\":\"[a-z0-9]*\",\"feature\":\"home.first\"'"
+
+# an online backup while serving, and a restore from it
+"$bin" backup --db "$work/db.sqlite" --to "$work/backup.sqlite" >"$work/backup.log" 2>&1
+check "backup while serving succeeds" grep -q "integrity ok" "$work/backup.log"
+"$bin" backup --db "$work/db.sqlite" --to "$work/backup.sqlite" >/dev/null 2>&1; status=$?
+check "backup refuses to overwrite" test "$status" -eq 1
+"$bin" serve --port 0 --db "$work/backup.sqlite" >"$work/restored.log" 2>&1 &
+restored_pid=$!
+restored_port=""
+for _ in $(seq 100); do
+    restored_port=$(sed -n 's#^flowstack listening on http://127.0.0.1:\([0-9]*\).*#\1#p' "$work/restored.log")
+    [ -n "$restored_port" ] && break
+    sleep 0.1
+done
+restored=$(curl -s "http://127.0.0.1:$restored_port/v1/sessions/$sid" -H "Authorization: Bearer $tok")
+kill -TERM "$restored_pid"; wait "$restored_pid"
+check "a server started on the backup has the session" sh -c "printf '%s' '$restored' | grep -q '\"version\":2,'"
 
 kill -TERM "$server_pid"
 wait "$server_pid"; status=$?

@@ -14,4 +14,5 @@ tools=$(scripts/python-tools.sh)
 swift build --build-tests
 scripts/conformance.sh
 scripts/smoke.sh
+python3 scripts/crash.py "$(swift build --show-bin-path)/flowstack"
 swift test --skip-build

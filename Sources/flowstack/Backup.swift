@@ -1,0 +1,31 @@
+// `flowstack backup`: an online, consistent copy of the database, safe while serving.
+import ArgumentParser
+import FlowStore
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy the database to a new file, consistently, while the server runs.",
+        discussion: """
+            Uses SQLite's online backup: the copy is the database as of one committed transaction.
+            To restore: stop the server, move the backup into place as the database file (removing
+            any -wal and -shm files beside the old one), start the server.
+            """)
+
+    @Option(name: .long, help: "The database to copy (env FLOWSTACK_DB; default ./flowstack.sqlite).")
+    var db: String?
+
+    @Option(name: .long, help: "The new file to write; it must not exist.")
+    var to: String
+
+    func run() throws {
+        let source = Environment().string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite")
+        do {
+            let version = try FlowStore.backup(from: source, to: to)
+            print("backed up \(source) to \(to) (schema version \(version), integrity ok)")
+        } catch let error as FlowStore.BackupError {
+            throw FailureMessage("backup failed: \(error.description)")
+        } catch {
+            throw FailureMessage("backup failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,58 @@
+// Online backups: consistent while commits go on, never overwriting, never partial.
+import FlowStore
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+
+struct BackupTests {
+    /// A backup taken while another thread commits is one consistent state: every session's
+    /// version equals the number of its logged actions, and the copy passes integrity_check.
+    @Test func backupWhileWritingIsConsistent() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        for index in 0..<8 { try store.insert(SessionStoreTests.session("b\(index)")) }
+        let writing = Atomic<Bool>(true)
+        let writer = Thread {
+            var version = 0
+            while writing.load(ordering: .relaxed) && version < 2_000 {
+                version += 1
+                for index in 0..<8 { try? store.commit(SessionStoreTests.commit("b\(index)", version: version)) }
+            }
+        }
+        writer.start()
+        Thread.sleep(forTimeInterval: 0.05)
+        let copies = (0..<3).map { database.directory.appending(path: "copy\($0).sqlite").path }
+        for copy in copies {
+            try FlowStore.backup(from: database.path, to: copy)
+        }
+        writing.store(false, ordering: .relaxed)
+        for copy in copies {
+            let restored = try DatabaseQueue(path: copy)
+            try restored.read { db in
+                #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT s.version, (SELECT COUNT(*) FROM actions a WHERE a.session_id = s.id) FROM sessions s
+                    """)
+                #expect(rows.count == 8)
+                for row in rows { #expect((row[0] as Int) == (row[1] as Int)) }
+            }
+        }
+    }
+
+    /// A backup never overwrites a file, and a missing source is an error with no file left.
+    @Test func backupRefusesToOverwriteOrInvent() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        _ = try database.migratedStore()
+        let copy = database.directory.appending(path: "copy.sqlite").path
+        try FlowStore.backup(from: database.path, to: copy)
+        #expect(throws: FlowStore.BackupError.self) { try FlowStore.backup(from: database.path, to: copy) }
+        let missing = database.directory.appending(path: "missing.sqlite").path
+        let target = database.directory.appending(path: "never.sqlite").path
+        #expect(throws: FlowStore.BackupError.self) { try FlowStore.backup(from: missing, to: target) }
+        #expect(!FileManager.default.fileExists(atPath: target))
+        #expect(!FileManager.default.fileExists(atPath: target + ".partial"))
+    }
+}
