@@ -13,141 +13,101 @@ extension Application {
 
     static func addFlagRoutes(to router: inout Router, store: FlowStore, registry: DefinitionRegistry,
                               admin: AdminAuthorization, limits: BodyLimits, logger: Logger) {
-        router.add("GET", "/v1/flags") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                return .json(Self.listDocument("flags", registry.allFlags.map { ($0.key, $0.value.text, $0.value.revision, $0.value.updatedAt) }))
-            } catch {
-                return error.response
-            }
+        router.adminRoute("GET", "/v1/flags", admin) { request throws(ResponseError) in
+            return .json(Self.listDocument("flags", registry.allFlags.map { ($0.key, $0.value.text, $0.value.revision, $0.value.updatedAt) }))
         }
-        router.add("GET", "/v1/flags/{key}") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let key = request.pathParameters["key"] ?? ""
-                guard let flag = registry.flag(key) else {
-                    throw ResponseError(.problem(404, "There is no flag \(key).", type: ProblemType.notFound))
-                }
-                return .json(Self.keyedDocument(key: key, text: flag.text, revision: flag.revision, updatedAt: flag.updatedAt))
-            } catch {
-                return error.response
+        router.adminRoute("GET", "/v1/flags/{key}", admin) { request throws(ResponseError) in
+            let key = request.pathParameters["key"] ?? ""
+            guard let flag = registry.flag(key) else {
+                throw ResponseError(.problem(404, "There is no flag \(key).", type: ProblemType.notFound))
             }
+            return .json(Self.keyedDocument(key: key, text: flag.text, revision: flag.revision, updatedAt: flag.updatedAt))
         }
-        router.add("PUT", "/v1/flags/{key}") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let key = try Self.definitionKey(request)
-                let (json, text) = try Self.uploadedDefinition(request, limits)
-                let definition: FlagDefinition
-                do throws(InvalidDefinition) {
-                    definition = try FlagDefinition(json: json)
-                } catch {
-                    throw Self.invalidFlagDefinition("flag \(key)", error.problems)
-                }
-                let existed = registry.flag(key) != nil
-                let revision = try Self.store(logger) { try store.putDefinition(.flag, key: key, definition: text) }
-                let now = FlowStore.timestamp()
-                registry.setFlag(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
-                return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
+        router.adminRoute("PUT", "/v1/flags/{key}", admin) { request throws(ResponseError) in
+            let key = try Self.definitionKey(request)
+            let (json, text) = try Self.uploadedDefinition(request, limits)
+            let definition: FlagDefinition
+            do throws(InvalidDefinition) {
+                definition = try FlagDefinition(json: json)
             } catch {
-                return error.response
+                throw Self.invalidFlagDefinition("flag \(key)", error.problems)
             }
+            let existed = registry.flag(key) != nil
+            let revision = try Self.store(logger) { try store.putDefinition(.flag, key: key, definition: text) }
+            let now = FlowStore.timestamp()
+            registry.setFlag(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
+            return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
         }
-        router.add("POST", "/v1/flags/evaluate") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let context = try Self.evaluationContext(try request.jsonBody(limits).get())
-                let evaluations = FlagSet.evaluateAll(flags: registry.allFlags.map { ($0.key, $0.value.definition) }, context: context)
-                var writer = JSONWriter()
-                evaluations.write(to: &writer)
-                return .json(writer.takeBytes())
-            } catch {
-                return error.response
-            }
+        router.adminRoute("POST", "/v1/flags/evaluate", admin) { request throws(ResponseError) in
+            let context = try Self.evaluationContext(try request.jsonBody(limits).get())
+            let evaluations = FlagSet.evaluateAll(flags: registry.allFlags.map { ($0.key, $0.value.definition) }, context: context)
+            var writer = JSONWriter()
+            evaluations.write(to: &writer)
+            return .json(writer.takeBytes())
         }
 
-        router.add("GET", "/v1/experiments") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                return .json(Self.listDocument("experiments", registry.allExperiments.map { ($0.key, $0.value.text, $0.value.revision, $0.value.updatedAt) }))
-            } catch {
-                return error.response
-            }
+        router.adminRoute("GET", "/v1/experiments", admin) { request throws(ResponseError) in
+            return .json(Self.listDocument("experiments", registry.allExperiments.map { ($0.key, $0.value.text, $0.value.revision, $0.value.updatedAt) }))
         }
-        router.add("GET", "/v1/experiments/{key}") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let key = request.pathParameters["key"] ?? ""
-                guard let experiment = registry.experiment(key) else {
-                    throw ResponseError(.problem(404, "There is no experiment \(key).", type: ProblemType.notFound))
-                }
-                return .json(Self.keyedDocument(key: key, text: experiment.text, revision: experiment.revision, updatedAt: experiment.updatedAt))
-            } catch {
-                return error.response
+        router.adminRoute("GET", "/v1/experiments/{key}", admin) { request throws(ResponseError) in
+            let key = request.pathParameters["key"] ?? ""
+            guard let experiment = registry.experiment(key) else {
+                throw ResponseError(.problem(404, "There is no experiment \(key).", type: ProblemType.notFound))
             }
+            return .json(Self.keyedDocument(key: key, text: experiment.text, revision: experiment.revision, updatedAt: experiment.updatedAt))
         }
-        router.add("PUT", "/v1/experiments/{key}") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let key = try Self.definitionKey(request)
-                let (json, text) = try Self.uploadedDefinition(request, limits)
-                let definition: ExperimentDefinition
-                do throws(InvalidDefinition) {
-                    definition = try ExperimentDefinition(json: json)
-                } catch {
-                    throw Self.invalidFlagDefinition("experiment \(key)", error.problems)
-                }
-                try Self.checkPins(definition, key: key, registry: registry)
-                let existed = registry.experiment(key) != nil
-                let revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text) }
-                let now = FlowStore.timestamp()
-                registry.setExperiment(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
-                return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
+        router.adminRoute("PUT", "/v1/experiments/{key}", admin) { request throws(ResponseError) in
+            let key = try Self.definitionKey(request)
+            let (json, text) = try Self.uploadedDefinition(request, limits)
+            let definition: ExperimentDefinition
+            do throws(InvalidDefinition) {
+                definition = try ExperimentDefinition(json: json)
             } catch {
-                return error.response
+                throw Self.invalidFlagDefinition("experiment \(key)", error.problems)
             }
+            try Self.checkPins(definition, key: key, registry: registry)
+            let existed = registry.experiment(key) != nil
+            let revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text) }
+            let now = FlowStore.timestamp()
+            registry.setExperiment(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
+            return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
         }
-        router.add("GET", "/v1/experiments/{key}/report") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let key = request.pathParameters["key"] ?? ""
-                guard let experiment = registry.experiment(key) else {
-                    throw ResponseError(.problem(404, "There is no experiment \(key).", type: ProblemType.notFound))
-                }
-                let report = try Self.store(logger) { try store.experimentReport(key) }
-                // Variants in the definition's order, then any that sessions saw under an earlier revision.
-                var order = experiment.definition.variants.map(\.key)
-                order += report.keys.filter { !order.contains($0) }.sorted()
-                var writer = JSONWriter()
+        router.adminRoute("GET", "/v1/experiments/{key}/report", admin) { request throws(ResponseError) in
+            let key = request.pathParameters["key"] ?? ""
+            guard let experiment = registry.experiment(key) else {
+                throw ResponseError(.problem(404, "There is no experiment \(key).", type: ProblemType.notFound))
+            }
+            let report = try Self.store(logger) { try store.experimentReport(key) }
+            // Variants in the definition's order, then any that sessions saw under an earlier revision.
+            var order = experiment.definition.variants.map(\.key)
+            order += report.keys.filter { !order.contains($0) }.sorted()
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.writeKey("experiment")
+            writer.writeString(key)
+            writer.writeKey("variants")
+            writer.beginArray()
+            for variant in order {
+                let figures = report[variant] ?? (0, 0, [:])
                 writer.beginObject()
-                writer.writeKey("experiment")
-                writer.writeString(key)
-                writer.writeKey("variants")
-                writer.beginArray()
-                for variant in order {
-                    let figures = report[variant] ?? (0, 0, [:])
-                    writer.beginObject()
-                    writer.writeKey("key")
-                    writer.writeString(variant)
-                    writer.writeKey("sessions")
-                    writer.writeInteger(figures.sessions)
-                    writer.writeKey("onboarded")
-                    writer.writeInteger(figures.onboarded)
-                    writer.writeKey("funnel")
-                    writer.beginObject()
-                    for (feature, sessions) in figures.funnel.sorted(by: { $0.key < $1.key }) {
-                        writer.writeKey(feature)
-                        writer.writeInteger(sessions)
-                    }
-                    writer.endObject()
-                    writer.endObject()
+                writer.writeKey("key")
+                writer.writeString(variant)
+                writer.writeKey("sessions")
+                writer.writeInteger(figures.sessions)
+                writer.writeKey("onboarded")
+                writer.writeInteger(figures.onboarded)
+                writer.writeKey("funnel")
+                writer.beginObject()
+                for (feature, sessions) in figures.funnel.sorted(by: { $0.key < $1.key }) {
+                    writer.writeKey(feature)
+                    writer.writeInteger(sessions)
                 }
-                writer.endArray()
                 writer.endObject()
-                return .json(writer.takeBytes())
-            } catch {
-                return error.response
+                writer.endObject()
             }
+            writer.endArray()
+            writer.endObject()
+            return .json(writer.takeBytes())
         }
     }
 

@@ -8,110 +8,85 @@ import Logging
 extension Application {
     static func addFlowRoutes(to router: inout Router, store: FlowStore, registry: DefinitionRegistry,
                               admin: AdminAuthorization, limits: BodyLimits, logger: Logger) {
-        router.add("GET", "/v1/flows") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                var writer = JSONWriter()
+        router.adminRoute("GET", "/v1/flows", admin) { request throws(ResponseError) in
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.writeKey("flows")
+            writer.beginArray()
+            for flow in registry.summary {
                 writer.beginObject()
-                writer.writeKey("flows")
-                writer.beginArray()
-                for flow in registry.summary {
-                    writer.beginObject()
-                    writer.writeKey("name")
-                    writer.writeString(flow.name)
-                    writer.writeKey("liveVersion")
-                    if let live = flow.live { writer.writeInteger(live) } else { writer.writeNull() }
-                    writer.writeKey("latestVersion")
-                    writer.writeInteger(flow.latest)
-                    writer.endObject()
-                }
-                writer.endArray()
+                writer.writeKey("name")
+                writer.writeString(flow.name)
+                writer.writeKey("liveVersion")
+                if let live = flow.live { writer.writeInteger(live) } else { writer.writeNull() }
+                writer.writeKey("latestVersion")
+                writer.writeInteger(flow.latest)
                 writer.endObject()
-                return .json(writer.takeBytes())
-            } catch {
-                return error.response
             }
+            writer.endArray()
+            writer.endObject()
+            return .json(writer.takeBytes())
         }
 
-        router.add("GET", "/v1/flows/{name}") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let name = request.pathParameters["name"] ?? ""
-                guard let version = registry.liveVersions[name], let stored = registry.flow(name, version: version) else {
-                    throw ResponseError(.problem(404, "There is no live flow \(name).", type: ProblemType.notFound))
-                }
-                return .json(Self.flowDocument(stored, version: version, live: true))
-            } catch {
-                return error.response
+        router.adminRoute("GET", "/v1/flows/{name}", admin) { request throws(ResponseError) in
+            let name = request.pathParameters["name"] ?? ""
+            guard let version = registry.liveVersions[name], let stored = registry.flow(name, version: version) else {
+                throw ResponseError(.problem(404, "There is no live flow \(name).", type: ProblemType.notFound))
             }
+            return .json(Self.flowDocument(stored, version: version, live: true))
         }
 
-        router.add("GET", "/v1/flows/{name}/versions/{version}") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let name = request.pathParameters["name"] ?? ""
-                let version = try Self.versionParameter(request)
-                guard let stored = registry.flow(name, version: version) else {
-                    throw ResponseError(.problem(404, "Flow \(name) has no version \(version).", type: ProblemType.notFound))
-                }
-                return .json(Self.flowDocument(stored, version: version, live: registry.liveVersions[name] == version))
-            } catch {
-                return error.response
+        router.adminRoute("GET", "/v1/flows/{name}/versions/{version}", admin) { request throws(ResponseError) in
+            let name = request.pathParameters["name"] ?? ""
+            let version = try Self.versionParameter(request)
+            guard let stored = registry.flow(name, version: version) else {
+                throw ResponseError(.problem(404, "Flow \(name) has no version \(version).", type: ProblemType.notFound))
             }
+            return .json(Self.flowDocument(stored, version: version, live: registry.liveVersions[name] == version))
         }
 
-        router.add("PUT", "/v1/flows/{name}") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let name = request.pathParameters["name"] ?? ""
-                let activate = try Self.booleanQuery(request, "activate", default: false)
-                let json = try request.jsonBody(limits).get()
-                let definition: FlowDefinition
-                do throws(DefinitionProblems) {
-                    definition = try FlowDefinition(json: json, expectedName: name)
-                } catch {
-                    throw Self.invalidDefinition("flow \(name)", error.problems)
-                }
-                let problems = registry.liveCatalog(replacingWith: definition).problems(for: name)
-                guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name)", problems) }
-                let text = String(decoding: request.body, as: UTF8.self)
-                let version: Int
-                do {
-                    version = try store.addFlowVersion(name: name, definition: text, activate: activate)
-                } catch {
-                    throw SessionService.storageFailure(error, logger: logger)
-                }
-                registry.add(name: name, version: version, definition: definition, text: text,
-                             createdAt: FlowStore.timestamp(), live: activate)
-                var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version),
-                                             status: 201)
-                response.headers["Location"] = "/v1/flows/\(name)/versions/\(version)"
-                return response
+        router.adminRoute("PUT", "/v1/flows/{name}", admin) { request throws(ResponseError) in
+            let name = request.pathParameters["name"] ?? ""
+            let activate = try Self.booleanQuery(request, "activate", default: false)
+            let json = try request.jsonBody(limits).get()
+            let definition: FlowDefinition
+            do throws(DefinitionProblems) {
+                definition = try FlowDefinition(json: json, expectedName: name)
             } catch {
-                return error.response
+                throw Self.invalidDefinition("flow \(name)", error.problems)
             }
+            let problems = registry.liveCatalog(replacingWith: definition).problems(for: name)
+            guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name)", problems) }
+            let text = String(decoding: request.body, as: UTF8.self)
+            let version: Int
+            do {
+                version = try store.addFlowVersion(name: name, definition: text, activate: activate)
+            } catch {
+                throw SessionService.storageFailure(error, logger: logger)
+            }
+            registry.add(name: name, version: version, definition: definition, text: text,
+                         createdAt: FlowStore.timestamp(), live: activate)
+            var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version),
+                                         status: 201)
+            response.headers["Location"] = "/v1/flows/\(name)/versions/\(version)"
+            return response
         }
 
-        router.add("POST", "/v1/flows/{name}/versions/{version}/activate") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let name = request.pathParameters["name"] ?? ""
-                let version = try Self.versionParameter(request)
-                guard let stored = registry.flow(name, version: version) else {
-                    throw ResponseError(.problem(404, "Flow \(name) has no version \(version).", type: ProblemType.notFound))
-                }
-                let problems = registry.liveCatalog(replacingWith: stored.definition).problems(for: name)
-                guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name) version \(version)", problems) }
-                do {
-                    _ = try store.activateFlow(name: name, version: version)
-                } catch {
-                    throw SessionService.storageFailure(error, logger: logger)
-                }
-                registry.setLive(name: name, version: version)
-                return .json(Self.versionDocument(name: name, version: version, live: true))
-            } catch {
-                return error.response
+        router.adminRoute("POST", "/v1/flows/{name}/versions/{version}/activate", admin) { request throws(ResponseError) in
+            let name = request.pathParameters["name"] ?? ""
+            let version = try Self.versionParameter(request)
+            guard let stored = registry.flow(name, version: version) else {
+                throw ResponseError(.problem(404, "Flow \(name) has no version \(version).", type: ProblemType.notFound))
             }
+            let problems = registry.liveCatalog(replacingWith: stored.definition).problems(for: name)
+            guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name) version \(version)", problems) }
+            do {
+                _ = try store.activateFlow(name: name, version: version)
+            } catch {
+                throw SessionService.storageFailure(error, logger: logger)
+            }
+            registry.setLive(name: name, version: version)
+            return .json(Self.versionDocument(name: name, version: version, live: true))
         }
     }
 

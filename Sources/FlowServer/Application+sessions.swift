@@ -9,166 +9,136 @@ extension Application {
     static let defaultActionsPage = 100
 
     static func addSessionRoutes(to router: inout Router, sessions: SessionService, limits: BodyLimits) {
-        router.add("POST", "/v1/sessions") { request in
-            do throws(ResponseError) {
-                let input = try SessionInput(json: try request.jsonBody(limits).get())
-                let (session, token) = try sessions.create(input)
-                var writer = JSONWriter(capacity: 2048)
-                writer.beginObject()
-                writer.writeKey("session")
-                writer.beginObject()
-                writer.writeKey("id")
-                writer.writeString(session.id)
-                writer.writeKey("token")
-                writer.writeString(token)
-                writer.writeKey("userId")
-                writer.writeString(session.userId)
-                writer.writeKey("version")
-                writer.writeInteger(session.version)
-                writer.endObject()
-                writer.writeKey("state")
-                writer.writeRawValue(session.stateDocument())
-                writer.endObject()
-                var response = SessionService.stateResponse(session, body: writer.takeBytes(), status: 201)
-                response.headers["Location"] = "/v1/sessions/\(session.id)"
+        router.route("POST", "/v1/sessions") { request throws(ResponseError) in
+            let input = try SessionInput(json: try request.jsonBody(limits).get())
+            let (session, token) = try sessions.create(input)
+            var writer = JSONWriter(capacity: 2048)
+            writer.beginObject()
+            writer.writeKey("session")
+            writer.beginObject()
+            writer.writeKey("id")
+            writer.writeString(session.id)
+            writer.writeKey("token")
+            writer.writeString(token)
+            writer.writeKey("userId")
+            writer.writeString(session.userId)
+            writer.writeKey("version")
+            writer.writeInteger(session.version)
+            writer.endObject()
+            writer.writeKey("state")
+            writer.writeRawValue(session.stateDocument())
+            writer.endObject()
+            var response = SessionService.stateResponse(session, body: writer.takeBytes(), status: 201)
+            response.headers["Location"] = "/v1/sessions/\(session.id)"
+            return response
+        }
+
+        router.route("GET", "/v1/sessions/{id}") { request throws(ResponseError) in
+            let id = request.pathParameters["id"] ?? ""
+            let session = try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0 }
+            if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matchesWeakly(session.version) {
+                var response = Response(status: 304)
+                response.headers["ETag"] = SessionService.etag(session.version)
+                response.headers["Cache-Control"] = "no-store"
                 return response
-            } catch {
-                return error.response
             }
+            return SessionService.stateResponse(session)
         }
 
-        router.add("GET", "/v1/sessions/{id}") { request in
+        router.route("POST", "/v1/sessions/{id}/actions") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
-            do throws(ResponseError) {
-                let session = try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0 }
-                if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matchesWeakly(session.version) {
-                    var response = Response(status: 304)
-                    response.headers["ETag"] = SessionService.etag(session.version)
-                    response.headers["Cache-Control"] = "no-store"
-                    return response
-                }
-                return SessionService.stateResponse(session)
-            } catch {
-                return error.response
+            let token = BearerToken.presented(in: request)
+            guard token != nil else {
+                throw SessionService.unauthorized("This route needs Authorization: Bearer <session token>.")
             }
+            var ifMatch: IfMatch?
+            if let header = request.headers["If-Match"] {
+                guard let parsed = IfMatch(header) else {
+                    throw ResponseError(.problem(400, "If-Match must be * or entity tags such as \"4\"; found \(header).",
+                                                 type: ProblemType.malformed))
+                }
+                ifMatch = parsed
+            }
+            var idempotency: (key: String, bodyHash: [UInt8])?
+            if let key = request.headers["Idempotency-Key"] {
+                guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                    throw ResponseError(.problem(400, "Idempotency-Key must be 1 to 255 visible ASCII characters.",
+                                                 type: ProblemType.malformed))
+                }
+                idempotency = (key, BearerToken.digest(request.body))
+            }
+            let json = try request.jsonBody(limits).get()
+            let action: FlowAction
+            do throws(FlowError) {
+                action = try FlowAction(json: json)
+            } catch {
+                throw ResponseError(SessionService.problem(for: error))
+            }
+            return sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency)
         }
 
-        router.add("POST", "/v1/sessions/{id}/actions") { request in
+        router.route("GET", "/v1/sessions/{id}/actions") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
-            do throws(ResponseError) {
-                let token = BearerToken.presented(in: request)
-                guard token != nil else {
-                    throw SessionService.unauthorized("This route needs Authorization: Bearer <session token>.")
-                }
-                var ifMatch: IfMatch?
-                if let header = request.headers["If-Match"] {
-                    guard let parsed = IfMatch(header) else {
-                        throw ResponseError(.problem(400, "If-Match must be * or entity tags such as \"4\"; found \(header).",
-                                                     type: ProblemType.malformed))
-                    }
-                    ifMatch = parsed
-                }
-                var idempotency: (key: String, bodyHash: [UInt8])?
-                if let key = request.headers["Idempotency-Key"] {
-                    guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                        throw ResponseError(.problem(400, "Idempotency-Key must be 1 to 255 visible ASCII characters.",
-                                                     type: ProblemType.malformed))
-                    }
-                    idempotency = (key, BearerToken.digest(request.body))
-                }
-                let json = try request.jsonBody(limits).get()
-                let action: FlowAction
-                do throws(FlowError) {
-                    action = try FlowAction(json: json)
-                } catch {
-                    throw ResponseError(SessionService.problem(for: error))
-                }
-                return sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency)
-            } catch {
-                return error.response
-            }
-        }
-
-        router.add("GET", "/v1/sessions/{id}/actions") { request in
-            let id = request.pathParameters["id"] ?? ""
-            do throws(ResponseError) {
-                let after = try Self.integerQuery(request, "after", default: 0, range: 0...Int.max)
-                let limit = try Self.integerQuery(request, "limit", default: Self.defaultActionsPage, range: 1...Self.maxActionsPage)
-                _ = try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0.version }
-                let actions = try sessions.storage { try sessions.store.actions(sessionId: id, after: after, limit: limit) }
-                var writer = JSONWriter(capacity: 256 + actions.count * 256)
+            let after = try Self.integerQuery(request, "after", default: 0, range: 0...Int.max)
+            let limit = try Self.integerQuery(request, "limit", default: Self.defaultActionsPage, range: 1...Self.maxActionsPage)
+            _ = try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0.version }
+            let actions = try sessions.storage { try sessions.store.actions(sessionId: id, after: after, limit: limit) }
+            var writer = JSONWriter(capacity: 256 + actions.count * 256)
+            writer.beginObject()
+            writer.writeKey("sessionId")
+            writer.writeString(id)
+            writer.writeKey("actions")
+            writer.beginArray()
+            for action in actions {
                 writer.beginObject()
-                writer.writeKey("sessionId")
-                writer.writeString(id)
-                writer.writeKey("actions")
-                writer.beginArray()
-                for action in actions {
-                    writer.beginObject()
-                    writer.writeKey("version")
-                    writer.writeInteger(action.version)
-                    writer.writeKey("type")
-                    writer.writeString(action.type)
-                    writer.writeKey("from")
-                    writer.writeOptionalString(action.source)
-                    writer.writeKey("params")
-                    writer.writeRawValue(Array(action.params.utf8))
-                    writer.writeKey("interactive")
-                    writer.writeBool(action.interactive)
-                    writer.writeKey("handledBy")
-                    writer.writeOptionalString(action.handledBy)
-                    writer.writeKey("transition")
-                    if let transition = action.transition { writer.writeRawValue(Array(transition.utf8)) } else { writer.writeNull() }
-                    writer.writeKey("at")
-                    writer.writeString(action.createdAt)
-                    writer.endObject()
-                }
-                writer.endArray()
-                writer.writeKey("next")
-                if actions.count == limit, let last = actions.last { writer.writeInteger(last.version) } else { writer.writeNull() }
+                writer.writeKey("version")
+                writer.writeInteger(action.version)
+                writer.writeKey("type")
+                writer.writeString(action.type)
+                writer.writeKey("from")
+                writer.writeOptionalString(action.source)
+                writer.writeKey("params")
+                writer.writeRawValue(Array(action.params.utf8))
+                writer.writeKey("interactive")
+                writer.writeBool(action.interactive)
+                writer.writeKey("handledBy")
+                writer.writeOptionalString(action.handledBy)
+                writer.writeKey("transition")
+                if let transition = action.transition { writer.writeRawValue(Array(transition.utf8)) } else { writer.writeNull() }
+                writer.writeKey("at")
+                writer.writeString(action.createdAt)
                 writer.endObject()
-                return .json(writer.takeBytes())
-            } catch {
-                return error.response
             }
+            writer.endArray()
+            writer.writeKey("next")
+            if actions.count == limit, let last = actions.last { writer.writeInteger(last.version) } else { writer.writeNull() }
+            writer.endObject()
+            return .json(writer.takeBytes())
         }
 
-        router.add("DELETE", "/v1/sessions/{id}") { request in
-            do throws(ResponseError) {
-                try sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request))
-                return Response(status: 204)
-            } catch {
-                return error.response
-            }
+        router.route("DELETE", "/v1/sessions/{id}") { request throws(ResponseError) in
+            try sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request))
+            return Response(status: 204)
         }
     }
 
     static func addUserRoutes(to router: inout Router, sessions: SessionService, admin: AdminAuthorization) {
-        router.add("GET", "/v1/users/{userId}") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let userId = request.pathParameters["userId"] ?? ""
-                guard let user = try sessions.storage({ try sessions.store.user(id: userId) }) else {
-                    throw ResponseError(.problem(404, "There is no user \(userId): no session was ever made for them.",
-                                                 type: ProblemType.notFound))
-                }
-                return .json(Self.userDocument(user))
-            } catch {
-                return error.response
+        router.adminRoute("GET", "/v1/users/{userId}", admin) { request throws(ResponseError) in
+            let userId = request.pathParameters["userId"] ?? ""
+            guard let user = try sessions.storage({ try sessions.store.user(id: userId) }) else {
+                throw ResponseError(.problem(404, "There is no user \(userId): no session was ever made for them.",
+                                             type: ProblemType.notFound))
             }
+            return .json(Self.userDocument(user))
         }
-        router.add("DELETE", "/v1/users/{userId}/onboarding") { request in
-            do throws(ResponseError) {
-                try admin.authorize(request)
-                let userId = request.pathParameters["userId"] ?? ""
-                let removed = try sessions.storage { try sessions.store.removeUserState(id: userId, key: "onboarded") }
-                sessions.users.forget(userId)
-                guard removed != nil else {
-                    throw ResponseError(.problem(404, "There is no user \(userId).", type: ProblemType.notFound))
-                }
-                return Response(status: 204)
-            } catch {
-                return error.response
+        router.adminRoute("DELETE", "/v1/users/{userId}/onboarding", admin) { request throws(ResponseError) in
+            let userId = request.pathParameters["userId"] ?? ""
+            let removed = try sessions.storage { try sessions.store.removeUserState(id: userId, key: "onboarded") }
+            sessions.users.forget(userId)
+            guard removed != nil else {
+                throw ResponseError(.problem(404, "There is no user \(userId).", type: ProblemType.notFound))
             }
+            return Response(status: 204)
         }
     }
 
