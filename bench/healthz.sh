@@ -3,6 +3,7 @@
 # Usage: bench/healthz.sh [seconds]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 seconds=${1:-10}
 command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
 swift build -c release --product flowstack >/dev/null
@@ -11,12 +12,7 @@ work=$(mktemp -d)
 "$bin" serve --port 0 --db "$work/bench.sqlite" >"$work/out.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n 's#^flowstack listening on http://127.0.0.1:\([0-9]*\).*#\1#p' "$work/out.log")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
+port=$(listening_port "$work/out.log")
 echo "== GET /healthz (one SQLite read per request)"
 wrk -t2 -c64 -d"${seconds}s" --latency "http://127.0.0.1:$port/healthz"
 echo "== GET /v1/nope (404 problem, no database)"

@@ -6,6 +6,7 @@
 # Usage: bench/run.sh [seconds per run] [rounds]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 seconds=${1:-10}
 rounds=${2:-2}
 command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
@@ -19,12 +20,7 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; r
 
 "$flowstack" serve --port 0 --db "$work/bench.sqlite" --log-level warning >"$work/server.log" 2>&1 &
 pids+=($!)
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n 's#^flowstack listening on http://127.0.0.1:\([0-9]*\).*#\1#p' "$work/server.log")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
+port=$(listening_port "$work/server.log")
 peer_port=$((port + 1))
 "$peer" "$peer_port" >"$work/peer.log" 2>&1 &
 pids+=($!)

@@ -3,6 +3,7 @@
 # migrate, and configuration errors. Prints "smoke: N passed, M failed"; exits 1 on a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 bin="$(swift build --show-bin-path)/flowstack"
 [ -x "$bin" ] || swift build --product flowstack >/dev/null
 work=$(mktemp -d)
@@ -18,12 +19,7 @@ check() { # check NAME COMMAND...: counts the result of COMMAND
 # serve on a free port, read the port from its first lines
 FLOWSTACK_ADMIN_TOKEN= "$bin" serve --port 0 --db "$work/db.sqlite" >"$work/out.log" 2>"$work/err.log" &
 server_pid=$!
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n 's#^flowstack listening on http://127.0.0.1:\([0-9]*\).*#\1#p' "$work/out.log")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
+port=$(listening_port "$work/out.log")
 check "server prints where it listens" test -n "$port"
 check "server prints a generated admin token" grep -q "^admin token .*: [0-9a-f]\{64\}$" "$work/out.log"
 base="http://127.0.0.1:$port"
@@ -60,12 +56,7 @@ check "backup while serving succeeds" grep -q "integrity ok" "$work/backup.log"
 check "backup refuses to overwrite" test "$status" -eq 1
 "$bin" serve --port 0 --db "$work/backup.sqlite" >"$work/restored.log" 2>&1 &
 restored_pid=$!
-restored_port=""
-for _ in $(seq 100); do
-    restored_port=$(sed -n 's#^flowstack listening on http://127.0.0.1:\([0-9]*\).*#\1#p' "$work/restored.log")
-    [ -n "$restored_port" ] && break
-    sleep 0.1
-done
+restored_port=$(listening_port "$work/restored.log")
 restored=$(curl -s "http://127.0.0.1:$restored_port/v1/sessions/$sid" -H "Authorization: Bearer $tok")
 kill -TERM "$restored_pid"; wait "$restored_pid"
 check "a server started on the backup has the session" sh -c "printf '%s' '$restored' | grep -q '\"version\":2,'"
