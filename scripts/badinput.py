@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from flowstack_process import FlowStackProcess, exit_on_sigterm
+from check_harness import FlowStackProcess, Tally, exit_on_sigterm
 
 HOST = "127.0.0.1"
 CASE_TIMEOUT = 10.0  # seconds one case may take before it counts as a hang
@@ -68,7 +68,7 @@ def build_request(method, path, headers, body):
     return b"\r\n".join(lines) + b"\r\n\r\n" + (body or b"")
 
 
-def exchange(port, data, method="GET", timeout=CASE_TIMEOUT, send_slowly=None):
+def exchange(port, data, method="GET", timeout=CASE_TIMEOUT):
     """Sends `data` (bytes, or a list of byte pieces) and reads one answer with http.client."""
     started = time.monotonic()
     sock = None
@@ -554,19 +554,6 @@ def problem_failure(case, answer):
     if document["status"] != answer.status:
         return f"the problem says status {document['status']} but the answer is {answer.status}"
     return None
-
-
-class Tally:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, failure, details=""):
-        if failure is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {name}: {failure}" + (f"\n     got: {details}" if details else ""), flush=True)
 
 
 def post_json(port, path, document, headers=()):

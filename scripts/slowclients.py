@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from flowstack_process import FlowStackProcess, exit_on_sigterm
+from check_harness import FlowStackProcess, Tally, exit_on_sigterm
 
 HOST = "127.0.0.1"
 IDLE_CONNECTIONS = 1000
@@ -29,19 +29,6 @@ CONNECTION_TIMEOUT = 2  # seconds, passed to the server as --connection-timeout
 HEALTHZ_WITHIN = 1.0  # seconds a new client may wait for /healthz while the idle ones are open
 HEALTHZ_PROBES = 5
 CLOSE_WINDOW = (1.5, 5.0)  # seconds after its last byte within which the server must close a stalled connection
-
-
-class Tally:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, failure):
-        if failure is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {name}: {failure}", flush=True)
 
 
 def raise_open_file_limit(wanted):

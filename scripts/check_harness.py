@@ -1,4 +1,4 @@
-"""A flowstack server process for the Python checks (badinput.py, slowclients.py).
+"""What the Python checks (badinput.py, slowclients.py) share: the server process and the tally.
 
     with tempfile.TemporaryDirectory() as work:
         server = FlowStackProcess(binary, work, extra_args=["--connection-timeout", "2"])
@@ -8,8 +8,9 @@
         finally:
             server.stop()             # SIGTERM, then SIGKILL; returns the exit status
 
-The process dies with the script even when the script is killed (PR_SET_PDEATHSIG), and
-`exit_on_sigterm()` turns a SIGTERM of the script into an exception, so `finally` blocks run.
+`Tally` counts checks and prints each failure as it happens. The process dies with the script
+even when the script is killed (PR_SET_PDEATHSIG), and `exit_on_sigterm()` turns a SIGTERM of
+the script into an exception, so `finally` blocks run.
 Standard library only.
 """
 import ctypes
@@ -109,3 +110,19 @@ class FlowStackProcess:
                 return file.read().decode("utf-8", "replace")
         except OSError:
             return ""
+
+
+class Tally:
+    """Passed and failed checks; a failure is printed at once, with what came back."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, failure, details=""):
+        """Counts a check: `failure` is None when it passed, else a sentence saying why not."""
+        if failure is None:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL {name}: {failure}" + (f"\n     got: {details}" if details else ""), flush=True)
