@@ -42,8 +42,12 @@ LEAKS = [r"(?i)sqlite", r"GRDB", r"(?i)\bSQL\b", r"(?i)database ?error", r"\.swi
 # Raw HTTP: every case is bytes on a fresh connection, so anything can be sent.
 
 class Answer:
-    def __init__(self, status=None, headers=None, body=b"", error=None, seconds=0.0):
+    """What came back: a status, headers and body; or an error, and whether the server closed
+    the connection without answering (`closed`) rather than leaving it hanging."""
+
+    def __init__(self, status=None, headers=None, body=b"", error=None, closed=False, seconds=0.0):
         self.status, self.headers, self.body, self.error, self.seconds = status, headers or {}, body, error, seconds
+        self.closed = closed
 
     def header(self, name):
         return self.headers.get(name.lower())
@@ -85,6 +89,8 @@ def exchange(port, data, method="GET", timeout=CASE_TIMEOUT):
         body = response.read()
         headers = {name.lower(): value for name, value in response.getheaders()}
         return Answer(response.status, headers, body, seconds=time.monotonic() - started)
+    except (http.client.RemoteDisconnected, ConnectionResetError) as error:
+        return Answer(error=repr(error), closed=True, seconds=time.monotonic() - started)
     except (OSError, http.client.HTTPException) as error:
         return Answer(error=repr(error), seconds=time.monotonic() - started)
     finally:
@@ -102,7 +108,8 @@ def request(port, method, path, headers=(), body=None):
 class Case:
     """One malformed request and what must come back.
 
-    `expect`: the statuses accepted (all 4xx). `http_layer`: why libmicrohttpd, not FlowStack,
+    `expect`: the statuses accepted (all 4xx; none: the connection is closed without an answer).
+    `http_layer`: why libmicrohttpd, not FlowStack,
     answers (its own HTML page, no problem document) — the only allowed exception to the problem
     check. `head`: a HEAD request, whose answer has no body to check. `forbid`: a pattern the
     answer must not contain.
@@ -515,6 +522,8 @@ def corpus(ctx):
     cases.append(Case("headers", "header line without a colon", raw=b"GET /healthz HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n",
                       http_layer=mhd_400))
     cases.append(Case("headers", "request line without a version", raw=b"GET /healthz\r\nHost: x\r\n\r\n", http_layer=mhd_400))
+    cases.append(Case("headers", "request line that is not HTTP", raw=b"GARBAGE\r\n\r\n", expect=(),
+                      http_layer="libmicrohttpd closes a connection whose first line is one word, without answering"))
     cases.append(Case("headers", "HTTP/2.0 on an HTTP/1 connection", raw=b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n",
                       expect=(505,), http_layer="libmicrohttpd answers an unsupported version itself with 505"))
     return cases
@@ -525,6 +534,8 @@ def corpus(ctx):
 
 def problem_failure(case, answer):
     """Why `answer` is not what `case` expects, or None."""
+    if not case.expect:
+        return None if answer.closed else "expected the connection closed without an answer"
     if answer.error:
         return "no answer"
     if answer.status not in case.expect:
