@@ -420,6 +420,8 @@ struct IfMatch: CustomStringConvertible {
     /// strongly (RFC 9110 §13.1.1) and `If-None-Match` weakly (§13.1.2).
     let versions: [Int]
     let weakVersions: [Int]
+    /// The tags as sent, for messages: a tag that names no version of ours is shown as it came.
+    let tags: [String]
 
     /// Nil when the header is not `*` or a list of quoted entity tags.
     init?(_ header: String) {
@@ -428,12 +430,15 @@ struct IfMatch: CustomStringConvertible {
             any = true
             versions = []
             weakVersions = []
+            tags = []
             return
         }
         var strong: [Int] = []
         var weak: [Int] = []
+        var sent: [String] = []
         for part in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
             var tag = Substring(part.trimmingCharacters(in: .whitespaces))
+            sent.append(String(tag))
             let isWeak = tag.hasPrefix("W/")
             if isWeak { tag = tag.dropFirst(2) }
             guard tag.count >= 3, tag.hasPrefix("\""), tag.hasSuffix("\"") else { return nil }
@@ -446,6 +451,7 @@ struct IfMatch: CustomStringConvertible {
         any = false
         versions = strong
         weakVersions = weak
+        tags = sent
     }
 
     /// Strong comparison, for `If-Match`.
@@ -455,6 +461,6 @@ struct IfMatch: CustomStringConvertible {
     func matchesWeakly(_ version: Int) -> Bool { any || versions.contains(version) || weakVersions.contains(version) }
 
     var description: String {
-        any ? "*" : (versions.map { "\"\($0)\"" } + weakVersions.map { "W/\"\($0)\"" }).joined(separator: ", ")
+        any ? "*" : tags.joined(separator: ", ")
     }
 }

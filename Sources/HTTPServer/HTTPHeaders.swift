@@ -34,6 +34,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// Every value for `name`, in the order sent.
+    public func values(_ name: String) -> [String] {
+        fields.compactMap { Self.equalNames($0.name, name) ? $0.value : nil }
+    }
+
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
         fields.makeIterator()
     }

@@ -74,6 +74,12 @@ extension HTTPServer {
             exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
             let cls = Unmanaged.passUnretained(exchange).toOpaque()
             MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, cls)
+            if let problem = Self.framingProblem(exchange.headers) {
+                exchange.responded = true
+                var response = Response.problem(400, problem)
+                response.headers["Connection"] = "close"
+                return queue(response, for: exchange, on: connection)
+            }
             if let length = exchange.headers["Content-Length"], let bytes = Int(length), bytes > configuration.maxBodyBytes {
                 exchange.responded = true
                 return queue(tooLarge(declared: bytes), for: exchange, on: connection)
@@ -114,6 +120,28 @@ extension HTTPServer {
         inFlight.add(1, ordering: .relaxed)
         let response = handler(request)
         return queue(response, for: exchange, requestId: request.requestId, on: connection)
+    }
+
+    /// Why the headers leave the body's length unclear, or nil. libmicrohttpd decodes only
+    /// `Transfer-Encoding: chunked`: with any other coding it would read until the client closes,
+    /// and with both headers, or two different lengths, it picks one where a proxy in front may
+    /// have picked the other. RFC 9112 §6.1 and §6.3 have such requests refused, and the
+    /// connection closed, as the rest of its bytes cannot be framed.
+    static func framingProblem(_ headers: HTTPHeaders) -> String? {
+        let codings = headers.values("Transfer-Encoding")
+        let lengths = headers.values("Content-Length")
+        if !codings.isEmpty {
+            guard codings.count == 1, codings[0].lowercased() == "chunked" else {
+                return "Transfer-Encoding \(codings.joined(separator: ", ")) is not supported; send the body with Content-Length or Transfer-Encoding: chunked."
+            }
+            guard lengths.isEmpty else {
+                return "Content-Length and Transfer-Encoding together leave the body's length unclear; send one of them."
+            }
+        }
+        if Set(lengths).count > 1 {
+            return "The Content-Length fields disagree (\(lengths.joined(separator: ", "))); send one."
+        }
+        return nil
     }
 
     /// How much of an over-limit chunked body is read (to answer 413) before the connection is closed.

@@ -21,7 +21,8 @@ public struct HTTPServerError: Error, CustomStringConvertible {
 /// server.shutdown()         // stop accepting, finish requests in flight, close
 /// ```
 /// The request body is gathered in memory up to `maxBodyBytes`; a larger one is answered 413
-/// as soon as it is known (from `Content-Length`, or while a chunked body arrives).
+/// as soon as it is known (from `Content-Length`, or while a chunked body arrives). One whose
+/// length the headers leave unclear is answered 400 before its body, and its connection closed.
 public final class HTTPServer: Sendable {
     public let configuration: ServerConfiguration
     let handler: Handler

@@ -146,6 +146,20 @@ struct SessionAPITests {
         #expect(notModified.status == 304)
     }
 
+    /// A 412 names the tags the client sent, also those that are no version of ours (another
+    /// server's, or obs-text), not a placeholder.
+    @Test func ifMatchProblemShowsTheTagsSent() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "tagger")
+        for tag in ["\"abc\"", "W/\"0\", \"-2\"", "\"\u{FFFD}\""] {
+            let stale = try client.act(session, #"{"type":"onboarding.showSecond"}"#, headers: [("If-Match", tag)])
+            #expect(stale.status == 412)
+            #expect(stale.json["detail"].stringValue?.hasPrefix("If-Match asks for version \(tag) but") == true,
+                    "\(stale.text)")
+        }
+    }
+
     /// An Idempotency-Key replays the stored answer without applying twice; another body under it is 422.
     @Test func idempotencyKeyReplays() throws {
         let test = try TestApp()

@@ -121,6 +121,27 @@ struct LiveServerTests {
         #expect(try SocketSender(port: live.port).send("GET", "/items/2").status == 200)
     }
 
+    /// A request whose headers leave the body's length unclear (a coding other than chunked,
+    /// chunked with a Content-Length, or two lengths) is refused with 400 at once and its
+    /// connection closed, instead of being read until the client gives up or framed one of two ways.
+    @Test(arguments: [
+        "Transfer-Encoding: gzip\r\n",
+        "Transfer-Encoding: gzip, chunked\r\n",
+        "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n",
+        "Content-Length: 5\r\nContent-Length: 7\r\n",
+    ])
+    func unclearBodyLengthIs400(framing: String) throws {
+        let live = try LiveServer()
+        let connection = try RawConnection(port: live.port, timeout: .seconds(5))
+        let started = ContinuousClock.now
+        try connection.send("POST /echo HTTP/1.1\r\nHost: t\r\n" + framing + "\r\n5\r\nhello\r\n0\r\n\r\n")
+        let response = try connection.readResponse()
+        #expect(response.status == 400)
+        #expect(response.headers.contains { $0.0 == "Content-Type" && $0.1 == "application/problem+json" })
+        #expect(connection.waitForClose())
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
     /// A chunked body within the limit is gathered across upload calls.
     @Test func chunkedBodyWithinLimitArrives() throws {
         let live = try LiveServer(maxBody: 1024)

@@ -1,0 +1,683 @@
+#!/usr/bin/env python3
+"""Sends a table of malformed requests to a fresh flowstack server and checks every answer.
+
+Usage: scripts/badinput.py PATH/TO/flowstack
+
+The server runs on 127.0.0.1 on a free port with a temporary database. A few sessions are made
+first (and their state read); then every case of CORPUS is sent on its own connection. Each
+answer must be a 4xx `application/problem+json` document with type, title, status and detail,
+unless the case names an exception (`http_layer`: libmicrohttpd answers such requests itself,
+before FlowStack sees them, with its own HTML page). Between groups /healthz must answer. At the
+end the sessions must read back byte for byte as before, the server must stop cleanly, the
+database must pass `PRAGMA integrity_check`, and the sessions must read back the same again
+after a restart. Prints each failure with what came back, then `badinput: N passed, M failed`;
+exits 1 when anything failed. Standard library only.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import socket
+import sqlite3
+import sys
+import tempfile
+import time
+
+from check_harness import FlowStackProcess, Tally, exit_on_sigterm
+
+HOST = "127.0.0.1"
+CASE_TIMEOUT = 10.0  # seconds one case may take before it counts as a hang
+MAX_BODY = 1 << 20  # the server's default --max-body
+MAX_STRING = 64 * 1024  # BodyLimits.maxStringBytes
+MAX_DEPTH = 32  # BodyLimits.maxDepth
+HEADER_MEMORY = 32 * 1024  # ServerConfiguration.connectionMemoryBytes
+
+# What an error answer must never show: storage internals, source paths, traps, the temp dir.
+LEAKS = [r"(?i)sqlite", r"GRDB", r"(?i)\bSQL\b", r"(?i)database ?error", r"\.swift\b", r"Sources/",
+         r"(?i)fatal error", r"(?i)stack ?trace|backtrace", r"/work/|/home/|/usr/|/var/"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Raw HTTP: every case is bytes on a fresh connection, so anything can be sent.
+
+class Answer:
+    """What came back: a status, headers and body; or an error, and whether the server closed
+    the connection without answering (`closed`) rather than leaving it hanging."""
+
+    def __init__(self, status=None, headers=None, body=b"", error=None, closed=False, seconds=0.0):
+        self.status, self.headers, self.body, self.error, self.seconds = status, headers or {}, body, error, seconds
+        self.closed = closed
+
+    def header(self, name):
+        return self.headers.get(name.lower())
+
+    def summary(self):
+        if self.error:
+            return f"no answer ({self.error}) after {self.seconds:.2f}s"
+        return (f"{self.status} Content-Type={self.header('Content-Type')!r} "
+                f"body={self.body[:300].decode('utf-8', 'replace')!r}")
+
+
+def build_request(method, path, headers, body):
+    """Request bytes; `path`, `method` and header values may be str or bytes, sent as they are."""
+    def raw(value):
+        return value if isinstance(value, bytes) else value.encode("utf-8")
+    lines = [raw(method) + b" " + raw(path) + b" HTTP/1.1", b"Host: 127.0.0.1", b"Connection: close"]
+    names = {raw(name).lower() for name, _ in headers}
+    if body is not None and b"content-length" not in names and b"transfer-encoding" not in names:
+        lines.append(b"Content-Length: " + str(len(body)).encode())
+    for name, value in headers:
+        lines.append(raw(name) + b": " + raw(value))
+    return b"\r\n".join(lines) + b"\r\n\r\n" + (body or b"")
+
+
+def exchange(port, data, method="GET", timeout=CASE_TIMEOUT):
+    """Sends `data` (bytes, or a list of byte pieces) and reads one answer with http.client."""
+    started = time.monotonic()
+    sock = None
+    try:
+        sock = socket.create_connection((HOST, port), timeout=timeout)
+        pieces = data if isinstance(data, list) else [data]
+        try:
+            for piece in pieces:
+                sock.sendall(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server may answer and close before it read everything (413); read that answer
+        response = http.client.HTTPResponse(sock, method=method)
+        response.begin()
+        body = response.read()
+        headers = {name.lower(): value for name, value in response.getheaders()}
+        return Answer(response.status, headers, body, seconds=time.monotonic() - started)
+    except (http.client.RemoteDisconnected, ConnectionResetError) as error:
+        return Answer(error=repr(error), closed=True, seconds=time.monotonic() - started)
+    except (OSError, http.client.HTTPException) as error:
+        return Answer(error=repr(error), seconds=time.monotonic() - started)
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+def request(port, method, path, headers=(), body=None):
+    return exchange(port, build_request(method, path, list(headers), body), method=method)
+
+
+# ---------------------------------------------------------------------------------------------
+# The corpus
+
+class Case:
+    """One malformed request and what must come back.
+
+    `expect`: the statuses accepted (all 4xx; none: the connection is closed without an answer).
+    `http_layer`: why libmicrohttpd, not FlowStack,
+    answers (its own HTML page, no problem document) — the only allowed exception to the problem
+    check. `head`: a HEAD request, whose answer has no body to check. `forbid`: a pattern the
+    answer must not contain.
+    """
+
+    def __init__(self, group, name, method="GET", path="/", headers=(), body=None, raw=None,
+                 expect=(400,), http_layer=None, head=False, forbid=None):
+        self.group, self.name = group, name
+        self.method, self.path, self.headers, self.body, self.raw = method, path, list(headers), body, raw
+        self.expect, self.http_layer, self.head, self.forbid = tuple(expect), http_layer, head, forbid
+        assert http_layer or all(400 <= status < 500 for status in self.expect), f"{name}: FlowStack answers 4xx"
+
+    def data(self):
+        if self.raw is not None:
+            return self.raw
+        return build_request(self.method, self.path, self.headers, self.body)
+
+
+def j(value):
+    return json.dumps(value).encode()
+
+
+def nest(depth, inner=b"1"):
+    return b"[" * depth + inner + b"]" * depth
+
+
+def nest_objects(depth):
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+def corpus(ctx):
+    """Every case, in groups. `ctx` holds the ids and tokens made at set-up."""
+    s, tok, admin = ctx["s1"], ctx["t1"], ctx["admin"]
+    home, home_tok = ctx["s2"], ctx["t2"]
+    pending, pending_tok = ctx["s4"], ctx["t4"]
+    auth = [("Authorization", "Bearer " + tok)]
+    home_auth = [("Authorization", "Bearer " + home_tok)]
+    pending_auth = [("Authorization", "Bearer " + pending_tok)]
+    adm = [("Authorization", "Bearer " + admin)]
+    sessions = "/v1/sessions"
+    actions = f"/v1/sessions/{s}/actions"
+    home_actions = f"/v1/sessions/{home}/actions"
+    pending_actions = f"/v1/sessions/{pending}/actions"
+    flow = "/v1/flows/bi-flow"
+    flag = "/v1/flags/bi-flag"
+    experiment = "/v1/experiments/bi-exp"
+    evaluate = "/v1/flags/evaluate"
+    good_flow = {"name": "bi-flow", "kind": "stacked", "initial": ["bi.first"], "on": {}}
+    good_flag = {"variants": {"on": True, "off": False}, "defaultVariant": "off"}
+    good_experiment = {"variants": [{"key": "a", "weight": 0.5}, {"key": "b", "weight": 0.5}]}
+    cases = []
+
+    def add(group, name, method, path, headers=(), body=None, **options):
+        cases.append(Case(group, name, method, path, headers, body, **options))
+
+    def with_field(document, key, value):
+        changed = dict(document)
+        changed[key] = value
+        return j(changed)
+
+    # --- invalid JSON, on every route that reads a body
+    invalid_json = [
+        ("empty body", b""), ("only whitespace", b" \r\n\t "), ("unclosed object", b'{"userId":"a"'),
+        ("missing value", b'{"userId":}'), ("trailing comma", b'{"userId":"a",}'),
+        ("single quotes", b"{'userId':'a'}"), ("unquoted key", b'{userId:"a"}'),
+        ("NaN", b'{"userId":NaN}'), ("Infinity", b'{"userId":-Infinity}'),
+        ("byte-order mark", b'\xef\xbb\xbf{"userId":"a"}'), ("trailing garbage", b'{"userId":"a"} x'),
+        ("two documents", b'{"userId":"a"}{"userId":"b"}'), ("duplicate key", b'{"userId":"a","userId":"b"}'),
+        ("raw control character", b'{"userId":"a\x01b"}'), ("raw newline in string", b'{"userId":"a\nb"}'),
+        ("lone surrogate escape", b'{"userId":"\\ud800"}'), ("low surrogate first", b'{"userId":"\\udc00\\ud800"}'),
+        ("invalid escape", b'{"userId":"\\x41"}'), ("short unicode escape", b'{"userId":"\\u12"}'),
+        ("leading zero", b'{"userId":"a","attributes":{"n":01}}'), ("bare minus", b'{"userId":"a","attributes":{"n":-}}'),
+        ("dot without digits", b'{"userId":"a","attributes":{"n":1.}}'), ("comment", b'{"userId":"a"/*c*/}'),
+        ("form encoding", b"userId=a&x=1"), ("truncated literal", b'{"userId":"a","attributes":{"b":tru}}'),
+        ("NUL byte", b'{"userId":"a"}\x00'),
+    ]
+    for name, body in invalid_json:
+        add("invalid-json", f"POST /v1/sessions: {name}", "POST", sessions, body=body)
+    for name, path, headers, method in [("action", actions, auth, "POST"), ("flow", flow, adm, "PUT"),
+                                        ("flag", flag, adm, "PUT"), ("experiment", experiment, adm, "PUT"),
+                                        ("evaluate", evaluate, adm, "POST")]:
+        add("invalid-json", f"{method} {name}: unclosed array", method, path, headers, b'{"type":["back"')
+        add("invalid-json", f"{method} {name}: empty body", method, path, headers, b"")
+
+    # --- invalid UTF-8 in bodies, paths and headers
+    for name, text in [("0xFF", b"\xff"), ("overlong slash", b"\xc0\xaf"), ("encoded surrogate", b"\xed\xa0\x80"),
+                       ("truncated sequence", b"\xe2\x82"), ("above U+10FFFF", b"\xf4\x90\x80\x80"),
+                       ("lone continuation", b"\x80")]:
+        add("utf8", f"session userId with {name}", "POST", sessions, body=b'{"userId":"a' + text + b'"}')
+    add("utf8", "action type with 0xFE", "POST", actions, auth, b'{"type":"back\xfe"}')
+    add("utf8", "flow key with 0xFF", "PUT", flow, adm, b'{"name":"bi-flow","kind":"stacked","initial":["a"],"on":{"\xff":[]}}')
+    add("utf8", "flag variant key with 0xC3", "PUT", flag, adm, b'{"variants":{"\xc3":true},"defaultVariant":"\xc3"}')
+    add("utf8", "evaluate attribute with 0xFF", "POST", evaluate, adm, b'{"targetingKey":"a","attributes":{"c":"\xff"}}')
+    add("utf8", "raw 0xFF byte outside a string", "POST", sessions, body=b'{"userId":"a",\xff}')
+    add("utf8", "raw invalid UTF-8 in the session id", "GET", b"/v1/sessions/s_\xff\xfe", auth, expect=(404,))
+    add("utf8", "percent-encoded invalid UTF-8 in the session id", "GET", "/v1/sessions/s_%FF%FE", auth, expect=(404,))
+    add("utf8", "raw invalid UTF-8 in a flag key", "PUT", b"/v1/flags/\xc3\x28", adm, j(good_flag))
+    add("utf8", "percent-encoded invalid UTF-8 in a flag key", "PUT", "/v1/flags/%C3%28", adm, j(good_flag))
+    add("utf8", "invalid UTF-8 in a user id", "GET", "/v1/users/%ED%A0%80", adm, expect=(404,))
+    add("utf8", "invalid UTF-8 in an unknown route", "GET", b"/\xff\xfe/x", expect=(404,))
+    add("utf8", "invalid UTF-8 in the session token", "GET", f"/v1/sessions/{s}",
+        [("Authorization", b"Bearer \xff\xfe\xfd")], expect=(401,))
+    add("utf8", "invalid UTF-8 in the admin token", "GET", "/v1/flows", [("Authorization", b"Bearer \xc0\xaf")], expect=(401,))
+    add("utf8", "invalid UTF-8 in Idempotency-Key", "POST", actions, auth + [("Idempotency-Key", b"k\xff")], j({"type": "back"}))
+    # RFC 9110 allows obs-text (0x80-0xFF) in an entity tag: a well-formed tag of no version of ours.
+    add("utf8", "invalid UTF-8 in If-Match", "POST", actions, auth + [("If-Match", b'"\xff"')], j({"type": "back"}),
+        expect=(412,), forbid=r'"\\"-1\\""')
+    add("utf8", "invalid UTF-8 in a query value", "GET", f"{actions}?limit=%FF", auth)
+
+    # --- wrong types for every field of every body
+    wrong = [("number", 1), ("null", None), ("bool", True), ("array", ["a"]), ("object", {"a": 1})]
+    for kind, value in wrong:
+        add("types", f"session userId as {kind}", "POST", sessions, body=j({"userId": value}))
+    for kind, value in [("string", "US"), ("array", ["US"]), ("number", 3)]:
+        add("types", f"session attributes as {kind}", "POST", sessions, body=j({"userId": "a", "attributes": value}))
+    for kind, value in [("object", {"a": 1}), ("array", [1]), ("null", None)]:
+        add("types", f"session attribute value as {kind}", "POST", sessions, body=j({"userId": "a", "attributes": {"country": value}}))
+    for kind, value in [("string", "compact"), ("array", [])]:
+        add("types", f"session traits as {kind}", "POST", sessions, body=j({"userId": "a", "traits": value}))
+    add("types", "session trait value as number", "POST", sessions, body=j({"userId": "a", "traits": {"horizontalSizeClass": 2}}))
+    add("types", "session trait horizontalSizeClass unknown", "POST", sessions, body=j({"userId": "a", "traits": {"horizontalSizeClass": "huge"}}))
+    add("types", "session userId empty", "POST", sessions, body=j({"userId": ""}))
+    add("types", "session userId over 128 bytes", "POST", sessions, body=j({"userId": "u" * 129}))
+    add("types", "session userId with a control character", "POST", sessions, body=j({"userId": "a\u0007b"}))
+    add("types", "session too many attributes", "POST", sessions, body=j({"userId": "a", "attributes": {f"k{i}": i for i in range(65)}}))
+    for kind, value in [("array", []), ("string", "x"), ("number", 1), ("null", None)]:
+        add("types", f"session body as {kind}", "POST", sessions, body=j(value))
+    for kind, value in wrong:
+        add("types", f"action type as {kind}", "POST", actions, auth, j({"type": value}))
+    add("types", "action type empty", "POST", actions, auth, j({"type": ""}))
+    add("types", "action type over 200 bytes", "POST", actions, auth, j({"type": "t" * 201}))
+    add("types", "action missing type", "POST", actions, auth, j({"from": "e3"}))
+    for kind, value in [("number", 3), ("bool", False), ("array", ["e3"]), ("object", {})]:
+        add("types", f"action from as {kind}", "POST", actions, auth, j({"type": "back", "from": value}))
+    for kind, value in [("string", "x"), ("array", [1]), ("number", 1), ("bool", True)]:
+        add("types", f"action params as {kind}", "POST", actions, auth, j({"type": "back", "params": value}))
+    for kind, value in [("string", "true"), ("number", 1), ("array", [True])]:
+        add("types", f"action interactive as {kind}", "POST", actions, auth, j({"type": "back", "interactive": value}))
+    for kind, value in [("array", []), ("string", "back")]:
+        add("types", f"action body as {kind}", "POST", actions, auth, j(value))
+    for kind, value in [("a screen no longer shown", "e1"), ("a flow id", "f1"), ("e0", "e0"), ("20 digits", "e" + "9" * 20),
+                        ("a leading zero", "e03"), ("an empty string", ""), ("unicode", "e\u0663")]:
+        add("types", f"action from {kind}", "POST", actions, auth, j({"type": "onboarding.showSecond", "from": value}),
+            expect=(400, 409))
+    for kind, value in [("string", "1"), ("bool", True), ("float", 0.5), ("negative", -1), ("out of range", 9)]:
+        add("types", f"home.selectTab index as {kind}", "POST", home_actions, home_auth,
+            j({"type": "home.selectTab", "params": {"index": value}}), expect=(400, 422))
+    for kind, value in [("string", "half"), ("above 1", 1.5), ("negative", -0.1), ("null", None)]:
+        add("types", f"interaction.update progress as {kind}", "POST", pending_actions, pending_auth,
+            j({"type": "interaction.update", "params": {"progress": value}}))
+    add("types", "interaction.update without progress", "POST", pending_actions, pending_auth, j({"type": "interaction.update"}))
+    add("types", "interaction.end velocity as string", "POST", pending_actions, pending_auth,
+        j({"type": "interaction.end", "params": {"velocity": "fast"}}))
+    add("types", "another action while an interaction is pending", "POST", pending_actions, pending_auth,
+        j({"type": "back"}), expect=(409,))
+    definition_status = (400, 422)
+    for key, kind, value in [("name", "number", 7), ("name", "null", None), ("name", "bad characters", "a/b"),
+                             ("name", "another flow's name", "onboarding"), ("kind", "number", 1),
+                             ("kind", "unknown", "circular"), ("initial", "string", "bi.first"),
+                             ("initial", "empty array", []), ("initial", "numbers", [5]),
+                             ("initial", "flow as number", [{"flow": 5}]), ("selected", "string", "0"),
+                             ("on", "array", []), ("on", "string", "x"), ("on", "rule as object", {"a.b": {"do": []}}),
+                             ("on", "rule from as number", {"a.b": [{"from": 1, "do": []}]}),
+                             ("on", "rule do as string", {"a.b": [{"do": "push"}]}),
+                             ("on", "unknown effect", {"a.b": [{"do": [{"jump": "x"}]}]}),
+                             ("on", "when as string", {"a.b": [{"when": "x", "do": [{"pop": {}}]}]}),
+                             ("description", "number", 1), ("version", "string", "2"), ("live", "string", "yes")]:
+        add("types", f"flow {key} as {kind}", "PUT", flow, adm, with_field(good_flow, key, value), expect=definition_status)
+    for kind, value in [("array", []), ("string", "x"), ("null", None)]:
+        add("types", f"flow body as {kind}", "PUT", flow, adm, j(value), expect=definition_status)
+    for key, kind, value in [("variants", "array", [True]), ("variants", "string", "on"), ("variants", "empty", {}),
+                             ("defaultVariant", "number", 0), ("defaultVariant", "unknown variant", "maybe"),
+                             ("enabled", "string", "yes"), ("rules", "object", {}), ("rules", "rule without when", [{"variant": "on"}]),
+                             ("rules", "when as array", [{"when": [], "variant": "on"}]),
+                             ("rules", "variant as number", [{"when": {"attribute": "country", "is": "DE"}, "variant": 1}]),
+                             ("rules", "attribute as number", [{"when": {"attribute": 7, "is": "DE"}, "variant": "on"}]),
+                             ("split", "weight as string", [{"variant": "on", "weight": "1"}]),
+                             ("split", "weight above 1", [{"variant": "on", "weight": 2}]),
+                             ("seed", "number", 1), ("hashAttribute", "array", ["userId"]), ("description", "object", {})]:
+        add("types", f"flag {key} as {kind}", "PUT", flag, adm, with_field(good_flag, key, value), expect=definition_status)
+    for kind, value in [("array", []), ("string", "x"), ("number", 1)]:
+        add("types", f"flag body as {kind}", "PUT", flag, adm, j(value), expect=definition_status)
+    for key, kind, value in [("variants", "object", {"a": 1}), ("variants", "empty", []), ("variants", "numbers", [1, 2]),
+                             ("variants", "key missing", [{"weight": 1}]), ("variants", "weight as string", [{"key": "a", "weight": "1"}]),
+                             ("variants", "negative weight", [{"key": "a", "weight": -1}]),
+                             ("variants", "flows as string", [{"key": "a", "weight": 1, "flows": "onboarding"}]),
+                             ("variants", "flow version as string", [{"key": "a", "weight": 1, "flows": {"onboarding": "2"}}]),
+                             ("variants", "flow version missing", [{"key": "a", "weight": 1, "flows": {"onboarding": 99}}]),
+                             ("variants", "flow version fractional", [{"key": "a", "weight": 1, "flows": {"onboarding": 1.5}}]),
+                             ("coverage", "string", "1"), ("coverage", "above 1", 2), ("seed", "number", 5),
+                             ("hashAttribute", "number", 5), ("when", "string", "x"), ("enabled", "number", 1),
+                             ("description", "number", 1)]:
+        add("types", f"experiment {key} as {kind}", "PUT", experiment, adm, with_field(good_experiment, key, value),
+            expect=definition_status)
+    for kind, value in [("array", []), ("null", None)]:
+        add("types", f"experiment body as {kind}", "PUT", experiment, adm, j(value), expect=definition_status)
+    for key, kind, value in [("targetingKey", "number", 1), ("targetingKey", "object", {}), ("attributes", "string", "x"),
+                             ("attributes", "array", [])]:
+        add("types", f"evaluate {key} as {kind}", "POST", evaluate, adm, j({key: value}))
+    for kind, value in [("array", []), ("string", "x")]:
+        add("types", f"evaluate body as {kind}", "POST", evaluate, adm, j(value))
+
+    # --- nesting deeper than the parser's limit
+    deep = MAX_DEPTH + 1
+    add("depth", f"session body {deep} arrays deep", "POST", sessions, body=nest(deep))
+    add("depth", f"session attribute {deep} objects deep", "POST", sessions,
+        body=b'{"userId":"a","attributes":{"x":' + nest_objects(deep - 2) + b"}}")
+    add("depth", f"action params {deep} deep", "POST", actions, auth, b'{"type":"back","params":' + nest_objects(deep - 1) + b"}")
+    add("depth", "action params 100000 arrays deep", "POST", actions, auth, b'{"type":"back","params":' + b"[" * 100000)
+    add("depth", f"flow definition {deep} deep", "PUT", flow, adm, b'{"name":"bi-flow","on":' + nest_objects(deep - 1) + b"}")
+    add("depth", f"flag variant value {deep} deep", "PUT", flag, adm,
+        b'{"defaultVariant":"on","variants":{"on":' + nest(deep - 2) + b"}}")
+    add("depth", f"experiment {deep} deep", "PUT", experiment, adm, b'{"variants":' + nest(deep - 1) + b"}")
+    add("depth", f"evaluate attributes {deep} deep", "POST", evaluate, adm, b'{"attributes":{"a":' + nest(deep - 2) + b"}}")
+    add("depth", "1 MiB of open brackets", "POST", sessions, body=b"[" * (MAX_BODY - 16))
+
+    # --- strings over 64 KiB, numbers out of range
+    huge = "x" * (MAX_STRING + 1)
+    add("size", "session userId over 64 KiB", "POST", sessions, body=j({"userId": huge}))
+    add("size", "session attribute key over 64 KiB", "POST", sessions, body=j({"userId": "a", "attributes": {huge: 1}}))
+    add("size", "session string of escapes over 64 KiB", "POST", sessions,
+        body=b'{"userId":"' + b"\\u0041" * (MAX_STRING + 1) + b'"}')
+    add("size", "action type over 64 KiB", "POST", actions, auth, j({"type": huge}))
+    add("size", "action param over 64 KiB", "POST", actions, auth, j({"type": "back", "params": {"p": huge}}))
+    add("size", "flow description over 64 KiB", "PUT", flow, adm, with_field(good_flow, "description", huge))
+    add("size", "flag seed over 64 KiB", "PUT", flag, adm, with_field(good_flag, "seed", huge))
+    add("size", "experiment seed over 64 KiB", "PUT", experiment, adm, with_field(good_experiment, "seed", huge))
+    add("size", "evaluate targetingKey over 64 KiB", "POST", evaluate, adm, j({"targetingKey": huge}))
+    for name, number in [("1e400", b"1e400"), ("-1e400", b"-1e400"), ("600 digits", b"9" * 600)]:
+        add("size", f"session attribute {name}", "POST", sessions, body=b'{"userId":"a","attributes":{"n":' + number + b"}}")
+        add("size", f"selectTab index {name}", "POST", home_actions, home_auth,
+            b'{"type":"home.selectTab","params":{"index":' + number + b"}}")
+    forty = b"1234567890123456789012345678901234567890"
+    add("size", "40-digit userId", "POST", sessions, body=b'{"userId":' + forty + b"}")
+    add("size", "40-digit selectTab index", "POST", home_actions, home_auth,
+        b'{"type":"home.selectTab","params":{"index":' + forty + b"}}", expect=(400, 422))
+    add("size", "-40-digit selectTab index", "POST", home_actions, home_auth,
+        b'{"type":"home.selectTab","params":{"index":-' + forty + b"}}", expect=(400, 422))
+    add("size", "40-digit interaction progress", "POST", pending_actions, pending_auth,
+        b'{"type":"interaction.update","params":{"progress":' + forty + b"}}")
+    add("size", "40-digit flow selected", "PUT", "/v1/flows/bi-tabs", adm,
+        b'{"name":"bi-tabs","kind":"tabbed","initial":["a","b"],"selected":' + forty + b',"on":{}}', expect=definition_status)
+    add("size", "40-digit flag split weight", "PUT", flag, adm,
+        b'{"variants":{"on":true},"defaultVariant":"on","split":[{"variant":"on","weight":' + forty + b"}]}",
+        expect=definition_status)
+    add("size", "40-digit experiment coverage", "PUT", experiment, adm,
+        b'{"variants":[{"key":"a","weight":1}],"coverage":' + forty + b"}", expect=definition_status)
+    add("size", "40-digit experiment flow version", "PUT", experiment, adm,
+        b'{"variants":[{"key":"a","weight":1,"flows":{"onboarding":' + forty + b"}}]}", expect=definition_status)
+    add("size", "60,000 keys in action params", "POST", actions, auth,
+        b'{"type":"bi.nothing","params":{' + b",".join(b'"k%d":%d' % (i, i) for i in range(60000)) + b"}}", expect=(422,))
+    add("size", "100,000 elements in a flow's initial", "PUT", flow, adm, with_field(good_flow, "initial", [5] * 100000),
+        expect=definition_status)
+    add("size", "1e400 flag split weight", "PUT", flag, adm,
+        b'{"variants":{"on":true},"defaultVariant":"on","split":[{"variant":"on","weight":1e400}]}')
+
+    # --- unknown fields
+    add("unknown-fields", "session with an unknown field", "POST", sessions, body=j({"userId": "a", "role": "admin"}))
+    add("unknown-fields", "session with a misspelt field", "POST", sessions, body=j({"userID": "a"}))
+    add("unknown-fields", "action with params misspelt", "POST", actions, auth, j({"type": "back", "parmas": {}}))
+    add("unknown-fields", "action with version", "POST", actions, auth, j({"type": "back", "version": 3}))
+    add("unknown-fields", "flow with an unknown field", "PUT", flow, adm, with_field(good_flow, "owner", "x"), expect=definition_status)
+    add("unknown-fields", "flow rule with an unknown field", "PUT", flow, adm,
+        with_field(good_flow, "on", {"a.b": [{"do": [{"pop": {}}], "unless": {}}]}), expect=definition_status)
+    add("unknown-fields", "flag with an unknown field", "PUT", flag, adm, with_field(good_flag, "owner", "x"), expect=definition_status)
+    add("unknown-fields", "experiment with an unknown field", "PUT", experiment, adm, with_field(good_experiment, "goal", "x"),
+        expect=definition_status)
+    add("unknown-fields", "evaluate with an unknown field", "POST", evaluate, adm, j({"targetingKey": "a", "flags": ["x"]}))
+
+    # --- path tricks
+    for name, path in [("dot-dot into healthz", f"/v1/sessions/{s}/../../../healthz"), ("dot-dot segment", "/v1/sessions/.."),
+                       ("encoded dot-dot", "/v1/sessions/%2E%2E"), ("encoded slash in id", f"/v1/sessions/{s}%2Factions"),
+                       ("NUL in id", f"/v1/sessions/{s}%00"), ("encoded NUL after a route", "/healthz%00"),
+                       ("double slash", f"/v1//sessions/{s}"), ("leading double slash", f"//v1/sessions/{s}"),
+                       ("trailing slash", f"/v1/sessions/{s}/"), ("empty id", "/v1/sessions//actions"),
+                       ("backslash", f"/v1\\sessions\\{s}"), ("unicode id", "/v1/sessions/s_\u00e9\u4e2d"),
+                       ("encoded unicode id", "/v1/sessions/s_%C3%A9"), ("8 KiB id", "/v1/sessions/" + "a" * 8192),
+                       ("semicolon parameter", f"/v1/sessions/{s};x=1"), ("no leading slash", "v1/sessions"),
+                       ("absolute form to another host", "http://example.com/v1/flows"), ("asterisk", "*"),
+                       ("dot segment in flow name", "/v1/flows/./onboarding"), ("percent alone", "/v1/flows/%"),
+                       ("encoded path traversal", "/v1/flows/..%2F..%2Fetc%2Fpasswd")]:
+        headers = adm if "flows" in path else auth
+        add("paths", name, "GET", path, headers, expect=(400, 404))
+    add("paths", "flow version with a dot-dot", "GET", "/v1/flows/onboarding/versions/..", adm)
+    add("paths", "query limit not a number", "GET", f"{actions}?limit=abc", auth)
+    add("paths", "query limit 0", "GET", f"{actions}?limit=0", auth)
+    add("paths", "query limit negative", "GET", f"{actions}?limit=-1", auth)
+    add("paths", "query limit 40 digits", "GET", f"{actions}?limit={forty.decode()}", auth)
+    add("paths", "query after 1e3", "GET", f"{actions}?after=1e3", auth)
+    add("paths", "query after negative", "GET", f"{actions}?after=-5", auth)
+    add("paths", "query activate maybe", "PUT", f"{flow}?activate=maybe", adm, j(good_flow))
+    add("paths", "HEAD on an unknown session", "HEAD", "/v1/sessions/s_nope", auth, expect=(404,), head=True)
+
+    # --- bad ids
+    add("ids", "unknown session id", "GET", "/v1/sessions/s_AAAAAAAAAAAAAAAAAAAAAA", auth, expect=(404,))
+    add("ids", "session id of 65 characters", "GET", "/v1/sessions/" + "s" * 65, auth, expect=(404,))
+    add("ids", "session id with a dot", "GET", "/v1/sessions/s.1", auth, expect=(404,))
+    add("ids", "session id with a quote", "GET", "/v1/sessions/s%27%20OR%201=1--", auth, expect=(404,))
+    add("ids", "delete an unknown session", "DELETE", "/v1/sessions/s_AAAAAAAAAAAAAAAAAAAAAA", auth, expect=(404,))
+    add("ids", "actions of an unknown session", "POST", "/v1/sessions/s_AAAAAAAAAAAAAAAAAAAAAA/actions", auth,
+        j({"type": "back"}), expect=(404,))
+    for version in ["0", "-1", "abc", "1.5", "1e3", forty.decode(), "%20"]:
+        add("ids", f"flow version {version}", "GET", f"/v1/flows/onboarding/versions/{version}", adm)
+    add("ids", "activate a missing flow version", "POST", "/v1/flows/onboarding/versions/999/activate", adm, expect=(404,))
+    add("ids", "activate version 0", "POST", "/v1/flows/onboarding/versions/0/activate", adm)
+    add("ids", "unknown flow", "GET", "/v1/flows/no-such-flow", adm, expect=(404,))
+    add("ids", "flag key with a slash", "PUT", "/v1/flags/a%2Fb", adm, j(good_flag))
+    add("ids", "flag key of 101 characters", "PUT", "/v1/flags/" + "k" * 101, adm, j(good_flag))
+    add("ids", "flag key with a space", "PUT", "/v1/flags/a%20b", adm, j(good_flag))
+    add("ids", "experiment key with unicode", "PUT", "/v1/experiments/%C3%A9", adm, j(good_experiment))
+    add("ids", "unknown experiment report", "GET", "/v1/experiments/none/report", adm, expect=(404,))
+    add("ids", "unknown user", "GET", "/v1/users/nobody-at-all", adm, expect=(404,))
+    add("ids", "reset an unknown user", "DELETE", "/v1/users/nobody-at-all/onboarding", adm, expect=(404,))
+
+    # --- wrong methods
+    for method, path in [("PATCH", sessions), ("GET", sessions), ("PUT", f"/v1/sessions/{s}"), ("PATCH", actions),
+                         ("DELETE", actions), ("POST", "/healthz"), ("DELETE", "/metrics"), ("PUT", "/openapi.yaml"),
+                         ("POST", "/v1/flows"), ("DELETE", "/v1/flags/eu-face-scan"), ("GET", "/v1/flows/onboarding/versions/1/activate"),
+                         ("PUT", "/v1/experiments/bi-exp/report"), ("FOO", "/healthz"), ("get", "/healthz"),
+                         ("TRACE", "/healthz"), ("M" * 200, "/v1/sessions")]:
+        add("methods", f"{method[:12]} {path[:40]}", method, path, adm if "/v1/f" in path or "/v1/e" in path else auth,
+            expect=(405,))
+
+    # --- missing, malformed and wrong tokens
+    state = f"/v1/sessions/{s}"
+    for name, value in [("no Authorization", None), ("Bearer without a token", "Bearer"), ("Bearer and spaces", "Bearer    "),
+                        ("Basic scheme", "Basic YWRtaW46YWRtaW4="), ("token without a scheme", tok),
+                        ("wrong token", "Bearer " + "A" * 43), ("another session's token", "Bearer " + home_tok),
+                        ("admin token on a session", "Bearer " + admin), ("token with extra words", f"Bearer {tok} extra"),
+                        ("token over 512 bytes", "Bearer " + "t" * 600), ("token with a tab", f"Bearer \t{tok}x"),
+                        ("empty header", "")]:
+        headers = [] if value is None else [("Authorization", value)]
+        add("tokens", f"session GET: {name}", "GET", state, headers, expect=(401,))
+    add("tokens", "session action without a token", "POST", actions, [], j({"type": "back"}), expect=(401,))
+    add("tokens", "session action with another session's token", "POST", actions, home_auth, j({"type": "back"}), expect=(401,))
+    add("tokens", "session delete with a wrong token", "DELETE", state, [("Authorization", "Bearer nope")], expect=(401,))
+    add("tokens", "action log with a wrong token", "GET", actions, [("Authorization", "Bearer nope")], expect=(401,))
+    for name, value in [("no Authorization", None), ("session token on an admin route", "Bearer " + tok),
+                        ("wrong admin token", "Bearer " + admin + "x"), ("admin token prefix", "Bearer " + admin[:-1]),
+                        ("lowercase scheme, wrong token", "bearer nope"), ("Basic scheme", "Basic " + admin)]:
+        headers = [] if value is None else [("Authorization", value)]
+        add("tokens", f"admin GET /v1/flows: {name}", "GET", "/v1/flows", headers, expect=(401,))
+    add("tokens", "admin PUT flag without a token", "PUT", flag, [], j(good_flag), expect=(401,))
+    add("tokens", "admin PUT flow with a session token", "PUT", flow, auth, j(good_flow), expect=(401,))
+    add("tokens", "admin evaluate with a wrong token", "POST", evaluate, [("Authorization", "Bearer x")], j({}), expect=(401,))
+    add("tokens", "admin reset onboarding without a token", "DELETE", "/v1/users/bi-ada/onboarding", [], expect=(401,))
+
+    # --- If-Match, malformed and stale (the body is an action that would apply)
+    select_tab = j({"type": "home.selectTab", "params": {"index": 1}})
+    for name, value in [("unquoted version", "2"), ("unclosed quote", '"2'), ("empty tag", '""'), ("weak prefix only", "W/"),
+                        ("garbage", "version two"), ("trailing comma list", '"2",'), ("star in a list", '*, "2"'),
+                        ("quote inside", '"2"3"')]:
+        add("if-match", f"If-Match {name}", "POST", home_actions, home_auth + [("If-Match", value)], select_tab)
+    for name, value in [("stale version", '"1"'), ("future version", '"99"'), ("40-digit version", f'"{forty.decode()}"'),
+                        ("weak tag of the version", 'W/"2"'), ("another server\'s tag", '"abc"'), ("negative", '"-2"')]:
+        add("if-match", f"If-Match {name}", "POST", home_actions, home_auth + [("If-Match", value)], select_tab, expect=(412,),
+            forbid=r'"\\"-1\\""')
+
+    # --- bad Idempotency-Key (with an action that would apply)
+    for name, value in [("empty", ""), ("256 characters", "k" * 256), ("with a space", "a b"), ("with a tab", "a\tb"),
+                        ("non-ASCII", "cl\u00e9"), ("DEL character", "a\x7fb")]:
+        add("idempotency", f"Idempotency-Key {name}", "POST", home_actions, home_auth + [("Idempotency-Key", value)], select_tab)
+    add("idempotency", "Idempotency-Key reused with another body", "POST", f"/v1/sessions/{ctx['s5']}/actions",
+        [("Authorization", "Bearer " + ctx["t5"]), ("Idempotency-Key", "bi-key-1")], j({"type": "onboarding.completed"}),
+        expect=(422,))
+
+    # --- bodies over the 1 MiB limit
+    over = MAX_BODY + 1
+    add("body-limit", "Content-Length over the limit, no body sent", "POST", sessions, [("Content-Length", str(over))], b"",
+        expect=(413,))
+    cases.append(Case("body-limit", "Content-Length over the limit, part of the body sent",
+                      raw=[build_request("POST", actions, auth + [("Content-Length", str(4 * MAX_BODY))], b""),
+                           b"[" * 65536], expect=(413,)))
+    add("body-limit", "a 1 MiB + 1 body sent whole", "POST", sessions, [], b" " * over, expect=(413,))
+    chunk = b"%x\r\n" % 65536 + b"a" * 65536 + b"\r\n"
+    chunks = [chunk] * (MAX_BODY // 65536 + 2) + [b"0\r\n\r\n"]
+    cases.append(Case("body-limit", "chunked body over the limit",
+                      raw=[build_request("POST", sessions, [("Transfer-Encoding", "chunked")], b"")] + chunks, expect=(413,)))
+    cases.append(Case("body-limit", "chunked body over the limit on an admin route",
+                      raw=[build_request("PUT", flow, adm + [("Transfer-Encoding", "chunked")], b"")] + chunks, expect=(413,)))
+    add("body-limit", "Expect: 100-continue with a Content-Length over the limit", "POST", sessions,
+        [("Expect", "100-continue"), ("Content-Length", str(over))], b"", expect=(413,))
+    add("body-limit", "exactly 1 MiB of whitespace", "POST", sessions, [], b" " * MAX_BODY)
+    # libmicrohttpd 0.9.75 checks Content-Length before FlowStack sees the request; its page even
+    # repeats its status line and headers (http.client reads the second copy as the body).
+    add("body-limit", "Content-Length of 40 digits", "POST", sessions, [("Content-Length", forty.decode())], b"",
+        expect=(413,), http_layer="libmicrohttpd rejects a Content-Length it cannot hold, with its own page")
+    add("body-limit", "negative Content-Length", "POST", sessions, [("Content-Length", "-1")], b"",
+        http_layer="libmicrohttpd rejects a malformed Content-Length, with its own page")
+    add("body-limit", "two different Content-Lengths", "POST", sessions, [("Content-Length", "2"), ("Content-Length", "14")],
+        b'{"userId":"a"}')
+    add("body-limit", "Transfer-Encoding and Content-Length", "POST", sessions,
+        [("Transfer-Encoding", "chunked"), ("Content-Length", "14")], b'e\r\n{"userId":"a"}\r\n0\r\n\r\n')
+    add("body-limit", "unknown Transfer-Encoding", "POST", sessions, [("Transfer-Encoding", "gzip")], b'{"userId":"a"}')
+    add("body-limit", "gzip then chunked Transfer-Encoding", "POST", sessions, [("Transfer-Encoding", "gzip, chunked")],
+        b'e\r\n{"userId":"a"}\r\n0\r\n\r\n')
+    add("body-limit", "malformed chunk size", "POST", sessions, [("Transfer-Encoding", "chunked")], b"zz\r\nab\r\n0\r\n\r\n",
+        http_layer="libmicrohttpd decodes chunked bodies and answers a malformed chunk itself")
+
+    # --- oversized and malformed headers (libmicrohttpd answers these itself)
+    too_big = "a" * (HEADER_MEMORY + 1024)
+    mhd_431 = "libmicrohttpd answers headers over the 32 KiB connection memory itself (431, or 414 for the request line)"
+    add("headers", "one header over 32 KiB", "GET", "/healthz", [("X-Big", too_big)], expect=(431,), http_layer=mhd_431)
+    add("headers", "40 headers of 1 KiB", "GET", "/healthz", [(f"X-H{i}", "b" * 1024) for i in range(40)],
+        expect=(431,), http_layer=mhd_431)
+    add("headers", "Authorization over 32 KiB", "GET", f"/v1/sessions/{s}", [("Authorization", "Bearer " + too_big)],
+        expect=(431,), http_layer=mhd_431)
+    add("headers", "request line over 32 KiB", "GET", "/v1/sessions/" + too_big, auth, expect=(414, 431), http_layer=mhd_431)
+    mhd_400 = "libmicrohttpd rejects a request line or header it cannot parse before FlowStack sees the request"
+    cases.append(Case("headers", "header line without a colon", raw=b"GET /healthz HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n",
+                      http_layer=mhd_400))
+    cases.append(Case("headers", "request line without a version", raw=b"GET /healthz\r\nHost: x\r\n\r\n", http_layer=mhd_400))
+    cases.append(Case("headers", "request line that is not HTTP", raw=b"GARBAGE\r\n\r\n", expect=(),
+                      http_layer="libmicrohttpd closes a connection whose first line is one word, without answering"))
+    cases.append(Case("headers", "HTTP/2.0 on an HTTP/1 connection", raw=b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n",
+                      expect=(505,), http_layer="libmicrohttpd answers an unsupported version itself with 505"))
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+
+def problem_failure(case, answer):
+    """Why `answer` is not what `case` expects, or None."""
+    if not case.expect:
+        return None if answer.closed else "expected the connection closed without an answer"
+    if answer.error:
+        return "no answer"
+    if answer.status not in case.expect:
+        return f"status {answer.status}, expected {'/'.join(map(str, case.expect))}"
+    text = answer.body.decode("utf-8", "replace")
+    if case.forbid and re.search(case.forbid, text):
+        return f"the answer shows {case.forbid!r}"
+    for pattern in LEAKS:
+        if re.search(pattern, text):
+            return f"the answer shows an internal detail ({pattern})"
+    if case.http_layer:
+        return None
+    content_type = (answer.header("Content-Type") or "").split(";")[0].strip()
+    if content_type != "application/problem+json":
+        return f"Content-Type {answer.header('Content-Type')!r}, expected application/problem+json"
+    if case.head:
+        return None
+    try:
+        document = json.loads(answer.body)
+    except ValueError as error:
+        return f"the body is not JSON ({error})"
+    if not isinstance(document, dict):
+        return "the body is not a JSON object"
+    for member, kind in [("type", str), ("title", str), ("status", int), ("detail", str)]:
+        if not isinstance(document.get(member), kind):
+            return f"the problem has no {kind.__name__} {member!r}"
+    if document["status"] != answer.status:
+        return f"the problem says status {document['status']} but the answer is {answer.status}"
+    return None
+
+
+def post_json(port, path, document, headers=()):
+    answer = request(port, "POST", path, list(headers), j(document))
+    if answer.status not in (200, 201):
+        raise RuntimeError(f"set-up request {path} failed: {answer.summary()}")
+    return json.loads(answer.body)
+
+
+def set_up(server):
+    """Sessions in a few states, and a flag, a flow and an experiment for the admin cases to aim at."""
+    port = server.port
+    ctx = {"admin": server.admin_token}
+    made = []
+    for user, attributes in [("bi-ada", {}), ("bi-bob", {"platform": "ios"}), ("bi-cy", {"country": "DE"}), ("bi-dee", {})]:
+        created = post_json(port, "/v1/sessions", {"userId": user, "attributes": attributes, "traits": {"horizontalSizeClass": "compact"}})
+        made.append((created["session"]["id"], created["session"]["token"]))
+    for number, (session_id, token) in enumerate(made, start=1):
+        ctx[f"s{number}"], ctx[f"t{number}"] = session_id, token
+    auth = lambda token: [("Authorization", "Bearer " + token)]
+    # bi-bob goes home (version 2); bi-dee stops in a pending interactive back to the first screen.
+    post_json(port, f"/v1/sessions/{ctx['s2']}/actions", {"type": "onboarding.showSecond"}, auth(ctx["t2"]))
+    post_json(port, f"/v1/sessions/{ctx['s2']}/actions", {"type": "onboarding.completed"}, auth(ctx["t2"]))
+    post_json(port, f"/v1/sessions/{ctx['s4']}/actions", {"type": "onboarding.showSecond"}, auth(ctx["t4"]))
+    post_json(port, f"/v1/sessions/{ctx['s4']}/actions", {"type": "onboarding.returnToFirst", "interactive": True}, auth(ctx["t4"]))
+    compared = [(ctx[f"s{n}"], ctx[f"t{n}"]) for n in range(1, 5)]
+    # A scratch session, not compared: it has used an Idempotency-Key, for the case that reuses it.
+    created = post_json(port, "/v1/sessions", {"userId": "bi-eve"})
+    ctx["s5"], ctx["t5"] = created["session"]["id"], created["session"]["token"]
+    post_json(port, f"/v1/sessions/{ctx['s5']}/actions", {"type": "onboarding.showSecond"},
+              auth(ctx["t5"]) + [("Idempotency-Key", "bi-key-1")])
+    return ctx, compared
+
+
+def read_states(port, sessions):
+    states = {}
+    for session_id, token in sessions:
+        answer = request(port, "GET", f"/v1/sessions/{session_id}", [("Authorization", "Bearer " + token)])
+        states[session_id] = (answer.status, answer.header("ETag"), answer.body)
+    return states
+
+
+def short(state):
+    status, etag, body = state
+    return f"{status} ETag={etag} {body[:300].decode('utf-8', 'replace')!r}"
+
+
+def healthy(port, timeout=2.0):
+    answer = exchange(port, build_request("GET", "/healthz", [], None), timeout=timeout)
+    return None if answer.status == 200 and b'"status":"ok"' in answer.body else answer.summary()
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: badinput.py PATH/TO/flowstack", file=sys.stderr)
+        return 2
+    exit_on_sigterm()
+    binary = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="flowstack-badinput-")
+    server = FlowStackProcess(binary, work)
+    tally = Tally()
+    started = time.monotonic()
+    try:
+        server.start()
+        ctx, sessions = set_up(server)
+        before = read_states(server.port, sessions)
+        cases = corpus(ctx)
+        groups = []
+        for case in cases:
+            if case.group not in groups:
+                groups.append(case.group)
+        print(f"badinput: {len(cases)} cases in {len(groups)} groups ({', '.join(groups)})", flush=True)
+        names = set()
+        for group in groups:
+            for case in (c for c in cases if c.group == group):
+                label = f"[{case.group}] {case.name}"
+                assert label not in names, f"two cases are named {label}"
+                names.add(label)
+                answer = exchange(server.port, case.data(), method=case.method)
+                tally.check(label, problem_failure(case, answer), answer.summary())
+                if not server.alive():  # record the crash, then go on with a new process on the same database
+                    tally.check(f"{label}: the server is still running", f"it exited with {server.stop()}",
+                                server.stderr_text()[-2000:])
+                    server.start()
+            tally.check(f"/healthz after group {group}", healthy(server.port))
+        after = read_states(server.port, sessions)
+        for session_id, _ in sessions:
+            tally.check(f"session {session_id} reads back as before",
+                        None if after[session_id] == before[session_id] and before[session_id][0] == 200 else "its state changed",
+                        f"before {short(before[session_id])}\n     after  {short(after[session_id])}")
+        errors = [line for line in server.stderr_text().splitlines() if "error" in line.lower()]
+        tally.check("the server logged no errors", None if not errors else f"{len(errors)} error lines", "\n".join(errors[:5]))
+        status = server.stop()
+        tally.check("SIGTERM stops the server with status 0", None if status == 0 else f"status {status}")
+        with sqlite3.connect(server.db) as connection:
+            integrity = connection.execute("PRAGMA integrity_check").fetchall()
+        connection.close()
+        tally.check("PRAGMA integrity_check", None if integrity == [("ok",)] else repr(integrity))
+        server.start()
+        restarted = read_states(server.port, sessions)
+        for session_id, _ in sessions:
+            tally.check(f"session {session_id} reads back as before after a restart",
+                        None if restarted[session_id] == before[session_id] else "its state changed",
+                        f"before {short(before[session_id])}\n     after  {short(restarted[session_id])}")
+    except Exception as error:  # a failure of the harness itself still counts, and still cleans up
+        tally.check("the run completed", f"{type(error).__name__}: {error}")
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"badinput: finished in {time.monotonic() - started:.1f}s", flush=True)
+    print(f"badinput: {tally.passed} passed, {tally.failed} failed", flush=True)
+    return 1 if tally.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""What the Python checks (badinput.py, slowclients.py) share: the server process and the tally.
+
+    with tempfile.TemporaryDirectory() as work:
+        server = FlowStackProcess(binary, work, extra_args=["--connection-timeout", "2"])
+        try:
+            server.start()            # serve on 127.0.0.1, a free port, a database in `work`
+            ... server.port ...
+        finally:
+            server.stop()             # SIGTERM, then SIGKILL; returns the exit status
+
+`Tally` counts checks and prints each failure as it happens. The process dies with the script
+even when the script is killed (PR_SET_PDEATHSIG), and `exit_on_sigterm()` turns a SIGTERM of
+the script into an exception, so `finally` blocks run.
+Standard library only.
+"""
+import ctypes
+import os
+import re
+import secrets
+import select
+import signal
+import subprocess
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """Runs in the child before exec: a SIGKILL when the script's process goes away."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the script's own cleanup still stops the server
+
+
+def exit_on_sigterm():
+    """A SIGTERM of the script raises SystemExit, so its cleanup runs."""
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
+
+
+class FlowStackProcess:
+    """`flowstack serve` on 127.0.0.1 and a free port, its database and stderr logs in `work`."""
+
+    def __init__(self, binary, work, admin_token=None, extra_args=()):
+        self.binary, self.work = binary, work
+        self.admin_token = admin_token or secrets.token_hex(32)
+        self.extra_args = list(extra_args)
+        self.db = os.path.join(work, "db.sqlite")
+        self.process = None
+        self.port = None
+        self.starts = 0
+        self._stderr = None
+
+    def start(self, timeout=30):
+        """Starts the server and waits (at most `timeout` s) for the line that gives its port."""
+        self.starts += 1
+        env = dict(os.environ, FLOWSTACK_ADMIN_TOKEN=self.admin_token)
+        self._stderr = open(self.stderr_path(), "wb")
+        self.process = subprocess.Popen(
+            [self.binary, "serve", "--host", "127.0.0.1", "--port", "0", "--db", self.db, "--log-level", "warning"]
+            + self.extra_args,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, env=env, preexec_fn=_die_with_parent)
+        deadline = time.monotonic() + timeout
+        seen = b""
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], 0.2)
+            if ready:
+                line = self.process.stdout.readline()
+                if not line:
+                    break
+                seen += line
+                found = re.search(rb"listening on http://127\.0\.0\.1:(\d+)", line)
+                if found:
+                    self.port = int(found.group(1))
+                    return
+            elif self.process.poll() is not None:
+                break
+        raise RuntimeError(f"the server did not start: {seen!r} {self.stderr_text()[-500:]!r}")
+
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, timeout=15):
+        """SIGTERM, then SIGKILL after `timeout` s. Returns the exit status, a sentence when it
+        had to be killed, or None when no server was running."""
+        if self.process is None:
+            return None
+        process, self.process = self.process, None
+        try:
+            if process.poll() is not None:
+                return process.returncode
+            process.send_signal(signal.SIGTERM)
+            try:
+                return process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+                return f"killed: SIGTERM did not stop it within {timeout}s"
+        finally:
+            process.stdout.close()
+            self._stderr.close()
+
+    def stderr_path(self):
+        return os.path.join(self.work, f"stderr-{self.starts}.log")
+
+    def stderr_text(self):
+        try:
+            with open(self.stderr_path(), "rb") as file:
+                return file.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+
+class Tally:
+    """Passed and failed checks; a failure is printed at once, with what came back."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, failure, details=""):
+        """Counts a check: `failure` is None when it passed, else a sentence saying why not."""
+        if failure is None:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL {name}: {failure}" + (f"\n     got: {details}" if details else ""), flush=True)
