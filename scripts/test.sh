@@ -14,5 +14,8 @@ tools=$(scripts/python-tools.sh)
 swift build --build-tests
 scripts/conformance.sh
 scripts/smoke.sh
-python3 scripts/crash.py "$(swift build --show-bin-path)/flowstack"
+bin="$(swift build --show-bin-path)/flowstack"
+python3 scripts/crash.py "$bin"
+python3 scripts/badinput.py "$bin"
+python3 scripts/slowclients.py "$bin"
 swift test --skip-build
