@@ -5,7 +5,7 @@ extension Router {
     /// Adds a route whose handler may throw a `ResponseError`: the error's response is the answer.
     ///
     /// ```swift
-    /// router.route("GET", "/v1/things/{id}") { request throws(ResponseError) in
+    /// router.route("GET", "/things/{id}") { request throws(ResponseError) in
     ///     guard let id = request.pathParameters["id"] else { throw ResponseError(.problem(404, "…")) }
     ///     return .text(id)
     /// }

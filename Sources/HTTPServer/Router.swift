@@ -7,10 +7,10 @@ public typealias Handler = @Sendable (Request) -> Response
 ///
 /// ```swift
 /// var router = Router()
-/// router.add("GET", "/v1/sessions/{id}") { request in
+/// router.add("GET", "/sessions/{id}") { request in
 ///     .text(request.pathParameters["id"] ?? "")
 /// }
-/// router.handle(Request(method: "GET", path: "/v1/sessions/s-1")).status // 200
+/// router.handle(Request(method: "GET", path: "/sessions/s-1")).status // 200
 /// ```
 /// An unknown path answers 404; a known path with another method answers 405 with `Allow`.
 /// `HEAD` is served by the `GET` route of the same path.
