@@ -68,6 +68,8 @@ func walk(_ catalog: FlowCatalog, context start: FlowContext) {
                         for change in outcome.userChanges { context.user[change.key] = change.value }
                         next.append((outcome.tree, context))
                     } catch {
+                        // Listed means some flow on the chain takes it: it may refuse, never ignore.
+                        if case .unhandled = error { require(false, "\(action.type) was listed as available but is unhandled") }
                         _ = error.message
                     }
                 }

@@ -2,6 +2,8 @@
 # Builds the libFuzzer targets of fuzz/ into .build/fuzz and runs each for SECONDS (default 60)
 # on a copy of its seed corpus. Prints "fuzz: N passed, M failed"; exits 1 when a target crashed,
 # hung or broke an invariant (the input is saved under .build/fuzz/artifacts/<target>/).
+# The copy lives in .build/fuzz/corpus/<target>, so a run goes on from what earlier runs found
+# and the repo never grows; delete it to start from the seeds alone.
 #
 #   scripts/fuzz.sh                 # every target, 60 s each
 #   scripts/fuzz.sh 300 action      # one target, 5 minutes
@@ -67,16 +69,16 @@ build() {
 }
 build || { echo "fuzz: the build failed" >&2; exit 2; }
 
-# Runs go on copies of the seed corpora, so what they find does not grow the repo.
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(dirname "$(command -v swiftc)")/llvm-symbolizer}
+# Swift's own backtracer reads the crashed thread's stack, which AddressSanitizer reports as a
+# second, bogus error; libFuzzer prints the stack of a trap itself.
+export SWIFT_BACKTRACE=enable=no
 passed=0 failed=0
 for target in "${targets[@]}"; do
-    mkdir -p "$work/$target" "$out/artifacts/$target"
-    cp -R "fuzz/corpus/$target/." "$work/$target/"
+    mkdir -p "$out/corpus/$target" "$out/artifacts/$target"
+    cp -R "fuzz/corpus/$target/." "$out/corpus/$target/"
     log="$out/logs/$target.log"
-    "$out/$target" "$work/$target" -dict="fuzz/$target.dict" -max_total_time="$seconds" \
+    "$out/$target" "$out/corpus/$target" -dict="fuzz/$target.dict" -max_total_time="$seconds" \
         -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$out/artifacts/$target/" >"$log" 2>&1
     status=$?
