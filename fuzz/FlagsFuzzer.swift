@@ -1,0 +1,71 @@
+// FlagsFuzzer: bytes → JSON → FlagDefinition and ExperimentDefinition → evaluate and assign for fixed contexts.
+
+import JSON
+import FeatureFlags
+
+/// Contexts every definition that parses is evaluated for: an EU user with the usual
+/// attributes, an anonymous one, and one whose attributes have the wrong types.
+let contexts = [
+    EvaluationContext(targetingKey: "fuzz-1", attributes: [
+        "country": "DE", "platform": "ios", "appVersion": "2.10.1", "age": 30, "beta": true, "score": 0.75,
+    ]),
+    EvaluationContext(),
+    EvaluationContext(attributes: [
+        "userId": 12345678901, "country": ["DE"], "appVersion": 2, "platform": ["os": "ios"], "age": "thirty",
+        "score": -0.0, "beta": .null, "id": 1e300,
+    ]),
+]
+
+@_cdecl("LLVMFuzzerInitialize")
+public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
+    let sample = repositoryFile("flags/eu-face-scan.json")
+    do {
+        _ = try FlagDefinition(json: try JSONParser.parse(sample, limits: bodyLimits))
+    } catch {
+        fail("flags/eu-face-scan.json does not parse: \(error)")
+    }
+    return 0
+}
+
+/// The input is one definition document, read both as a flag and as an experiment (the bodies
+/// of `PUT /v1/flags/{key}` and `PUT /v1/experiments/{key}`).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let json: JSONValue
+    do throws(JSONParseError) {
+        json = try JSONParser.parse(UnsafeBufferPointer(start: data, count: size), limits: bodyLimits)
+    } catch {
+        return 0
+    }
+    do throws(InvalidDefinition) {
+        let flag = try FlagDefinition(json: json)
+        requireSameDefinition(flag, try? FlagDefinition(json: flag.jsonValue), "flag")
+        var set = FlagSet()
+        set.flags["fuzz-flag"] = flag
+        for context in contexts {
+            var writer = JSONWriter()
+            flag.evaluate(key: "fuzz-flag", context: context).write(to: &writer)
+            _ = set.evaluateAll(context: context).jsonValue
+        }
+    } catch {
+        _ = error.description
+    }
+    do throws(InvalidDefinition) {
+        let experiment = try ExperimentDefinition(json: json)
+        requireSameDefinition(experiment, try? ExperimentDefinition(json: experiment.jsonValue), "experiment")
+        for context in contexts {
+            if let assignment = experiment.assign(key: "fuzz-experiment", context: context) {
+                require(experiment.variants.indices.contains(assignment.variantIndex), "variant \(assignment.variantIndex) of \(experiment.variants.count)")
+                _ = assignment.jsonValue
+            }
+        }
+    } catch {
+        _ = error.description
+    }
+    return 0
+}
+
+/// A definition written back as JSON reads back as the same definition.
+func requireSameDefinition<Definition: Equatable>(_ definition: Definition, _ readBack: Definition?, _ what: String) {
+    require(readBack == definition, "a \(what) written as JSON reads back \(readBack == nil ? "with problems" : "different"): \(definition)")
+}
