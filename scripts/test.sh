@@ -18,4 +18,5 @@ bin="$(swift build --show-bin-path)/flowstack"
 python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"
 python3 scripts/slowclients.py "$bin"
+scripts/fuzz.sh 20
 swift test --skip-build
