@@ -43,8 +43,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         var set = FlagSet()
         set.flags["fuzz-flag"] = flag
         for context in contexts {
+            let details = flag.evaluate(key: "fuzz-flag", context: context)
+            // A flag that parsed names only variants it defines: GENERAL is for flags built in code.
+            require(details.errorCode != .general, "a parsed flag failed to evaluate: \(details)")
+            require((details.reason == .error) == (details.errorCode != nil), "reason and error code disagree: \(details)")
+            if let variant = details.variant {
+                require(flag.variants[variant] == details.value, "variant \(variant) does not give value \(details.value)")
+            }
             var writer = JSONWriter()
-            flag.evaluate(key: "fuzz-flag", context: context).write(to: &writer)
+            details.write(to: &writer)
             _ = set.evaluateAll(context: context).jsonValue
         }
     } catch {

@@ -97,6 +97,14 @@ struct DefinitionReader {
         names.map(quoted).joined(separator: ", ")
     }
 
+    /// ``list(_:)`` of the first few names only, when there are many: the message is repeated
+    /// for every reference, and a flag with thousands of variants and thousands of references
+    /// would otherwise make problems that grow with the square of the body.
+    static func abbreviatedList(_ names: [String], limit: Int = 10) -> String {
+        guard names.count > limit else { return list(names) }
+        return list(Array(names.prefix(limit))) + " and \(names.count - limit) more"
+    }
+
     /// A value for a message: its type and, when short, the value itself.
     static func describe(_ value: JSONValue) -> String {
         switch value {
@@ -110,7 +118,7 @@ extension DefinitionReader {
     /// Reports `name` when it is not one of `names` (a variant reference).
     mutating func checkReference(_ name: String, among names: [String], at path: JSONPointer) {
         guard !names.contains(name) else { return }
-        let expected = names.isEmpty ? "define it first" : "expected one of \(Self.list(names))"
+        let expected = names.isEmpty ? "define it first" : "expected one of \(Self.abbreviatedList(names))"
         report(path, "\(Self.quoted(name)) is not a variant; \(expected)")
     }
 }

@@ -17,6 +17,9 @@ struct DefinitionReader {
     private static let ruleKeys = ["from", "when", "interactive", "params", "do", "description"]
     private static let reservedActions = ["interaction.update", "interaction.end", "interaction.cancel"]
     private static let operatorKeys = ["is", "isNot", "in", "notIn", "exists"]
+    /// Rules for one action type, at most: far more than a flow needs, and the bound that keeps
+    /// checking them against each other (``checkShadowing(_:at:)``) cheap for any body.
+    static let maxRules = 64
 
     mutating func report(_ path: JSONPointer, _ message: String) {
         problems.append(DefinitionProblem(path: path.description, message: message))
@@ -293,6 +296,11 @@ struct DefinitionReader {
                 valid = false
                 continue
             }
+            guard elements.count <= Self.maxRules else {
+                report(handlerPath, "\(member.key) has \(elements.count) rules; an action type may have at most \(Self.maxRules)")
+                valid = false
+                continue
+            }
             var rules: [FlowRule] = []
             for (index, element) in elements.enumerated() {
                 if let rule = readRule(element, at: handlerPath.appending(index)) {
@@ -310,17 +318,22 @@ struct DefinitionReader {
     }
 
     /// A rule after one with no `when` whose `from` covers it can never match.
+    ///
+    /// Pairs of rules are few (``maxRules``), but a `from` may list thousands of features: they
+    /// are compared as sets, and a message names only the first few, so that neither the time
+    /// nor the problems grow with the square of the body.
     private mutating func checkShadowing(_ rules: [FlowRule], at path: JSONPointer) {
+        let sources = rules.map { $0.from.map(Set.init) }
         for (later, rule) in rules.enumerated() {
             for earlier in 0..<later where rules[earlier].when == nil {
                 let covers: Bool
-                switch (rules[earlier].from, rule.from) {
+                switch (sources[earlier], rule.from) {
                 case (nil, _): covers = true
                 case (_?, nil): covers = false
                 case let (outer?, inner?): covers = inner.allSatisfy(outer.contains)
                 }
                 if covers {
-                    let scope = rules[earlier].from.map { "from \($0.joined(separator: ", "))" } ?? "any source"
+                    let scope = rules[earlier].from.map { "from \(Self.abbreviatedList($0))" } ?? "any source"
                     report(
                         path.appending(later),
                         "this rule never matches: rule \(path.appending(earlier)) matches \(scope) with no when, and it comes first")
@@ -328,6 +341,13 @@ struct DefinitionReader {
                 }
             }
         }
+    }
+
+    /// `names` joined with commas; only the first few when there are many, since a message may be
+    /// repeated for every rule.
+    static func abbreviatedList(_ names: [String], limit: Int = 5) -> String {
+        guard names.count > limit else { return names.joined(separator: ", ") }
+        return names.prefix(limit).joined(separator: ", ") + " and \(names.count - limit) more"
     }
 
     private mutating func readRule(_ value: JSONValue, at path: JSONPointer) -> FlowRule? {

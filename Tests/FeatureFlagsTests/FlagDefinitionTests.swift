@@ -166,4 +166,22 @@ struct FlagDefinitionTests {
         #expect(problem.jsonValue.jsonText == #"{"path":"/split/0/weight","message":"too big"}"#)
         #expect(problem.description == "/split/0/weight: too big")
     }
+
+    /// A reference to an unknown variant names the first ten variants only: naming all of them
+    /// for each of many references made problems grow with the square of the body (a 537 KB flag
+    /// made 1.5 GB of them). Found while fuzzing (scripts/fuzz.sh).
+    @Test func unknownVariantMessagesStayShort() throws {
+        let variants = (0..<1_000).map { #""v\#($0)": \#($0)"# }.joined(separator: ", ")
+        let split = Array(repeating: #"{"variant": "x", "weight": 0.001}"#, count: 500).joined(separator: ", ")
+        let json = try JSONParser.parse(#"{"variants": {\#(variants)}, "defaultVariant": "v0", "split": [\#(split)]}"#)
+        do {
+            _ = try FlagDefinition(json: json)
+            Issue.record("accepted an invalid flag")
+        } catch {
+            let unknown = error.problems.filter { $0.message.hasPrefix("\"x\" is not a variant") }
+            #expect(unknown.count == 500)
+            #expect(unknown.first?.message == #""x" is not a variant; expected one of "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9" and 990 more"#)
+            #expect(error.problems.reduce(0) { $0 + $1.message.utf8.count } < 100_000)
+        }
+    }
 }

@@ -171,4 +171,44 @@ struct DefinitionTests {
             .setUser(["onboarded": true]),
         ])
     }
+
+    // MARK: bodies that cost little (found while fuzzing; see scripts/fuzz.sh)
+
+    /// An action type may have 64 rules; a 65th is refused at the action, before any rule is
+    /// compared with the others.
+    @Test func tooManyRulesForOneAction() {
+        func rulesList(_ count: Int) -> String {
+            "[" + (0..<count).map { #"{"from": "s\#($0)", "do": [{"pop": {}}]}"# }.joined(separator: ", ") + "]"
+        }
+        #expect(Fixtures.problems(rules(rulesList(64))).isEmpty)
+        let problems = Fixtures.problems(rules(rulesList(65)))
+        #expect(problems.map(\.path) == ["/on/x"])
+        #expect(problems.first?.message == "x has 65 rules; an action type may have at most 64")
+    }
+
+    /// Two rules whose `from` lists 50,000 features each, differing in the last: checking that
+    /// the second is not shadowed compared the lists element by element (quadratic, over half a
+    /// minute in a debug build); as sets it takes a moment.
+    @Test func longFromListsAreComparedAsSets() {
+        let features = (0..<50_000).map { #""s\#($0)""# }
+        let first = features.joined(separator: ", ")
+        let second = features.dropLast().joined(separator: ", ") + #", "other""#
+        let text = rules(#"[{"from": [\#(first)], "do": [{"pop": {}}]}, {"from": [\#(second)], "do": [{"pop": {}}]}]"#)
+        let clock = ContinuousClock()
+        let elapsed = clock.measure { #expect(Fixtures.problems(text).isEmpty) }
+        #expect(elapsed < .seconds(5))
+    }
+
+    /// A rule shadowed by one with a long `from` gets a message naming its first five features:
+    /// one naming all of them for each of many shadowed rules made problems grow with the square
+    /// of the body (a 200 KB definition made 170 MB of them).
+    @Test func shadowingMessagesNameFewFeatures() {
+        let features = (0..<1_000).map { #""s\#($0)""# }.joined(separator: ", ")
+        let shadowed = Array(repeating: #"{"from": "s7", "do": [{"pop": {}}]}"#, count: 63).joined(separator: ", ")
+        let problems = Fixtures.problems(rules(#"[{"from": [\#(features)], "do": [{"pop": {}}]}, \#(shadowed)]"#))
+        #expect(problems.count == 63)
+        #expect(problems.first?.path == "/on/x/1")
+        #expect(problems.first?.message
+            == "this rule never matches: rule /on/x/0 matches from s0, s1, s2, s3, s4 and 995 more with no when, and it comes first")
+    }
 }
