@@ -31,6 +31,8 @@ let package = Package(
             dependencies: ["embed-resources"]
         ),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // A pthread mutex for locks every request takes (Swift's Mutex convoys on Linux).
+        .target(name: "Locking"),
         // Pure: JSON values, a strict parser with limits, a fast writer. Below every other module.
         .target(name: "JSON"),
         // Pure: GrowthBook-compatible bucketing, targeting, OpenFeature-shaped flag evaluation.
@@ -39,7 +41,7 @@ let package = Package(
         .target(name: "FlowEngine", dependencies: ["JSON"]),
         .target(
             name: "FlowStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Locking", .product(name: "GRDB", package: "GRDB.swift")],
             plugins: ["EmbedResources"]
         ),
         .target(
@@ -50,6 +52,7 @@ let package = Package(
                 "FlowEngine",
                 "FeatureFlags",
                 "FlowStore",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
