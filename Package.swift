@@ -30,9 +30,9 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["embed-resources"]
         ),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // A pthread mutex for locks every request takes (Swift's Mutex convoys on Linux).
         .target(name: "Locking"),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
         // Pure: JSON values, a strict parser with limits, a fast writer. Below every other module.
         .target(name: "JSON"),
         // Pure: GrowthBook-compatible bucketing, targeting, OpenFeature-shaped flag evaluation.

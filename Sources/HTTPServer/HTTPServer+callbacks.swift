@@ -15,11 +15,20 @@ final class Exchange {
     /// Counted in the server's requests in flight (from the handler's start to the end of the
     /// answer); a request still uploading at shutdown is not waited for.
     var counted = false
+    /// The request's id, once its handler ran.
+    var requestId: String?
+    /// Set when the handler's answer comes later: the connection is suspended until it is given.
+    var later: DeferredResponse?
 
     init(method: String, path: String) {
         self.method = method
         self.path = path
     }
+}
+
+/// A connection pointer handed to the thread that resumes it (libmicrohttpd allows resuming from any thread).
+struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
 }
 
 // These are file-level constants, not closures of main.swift: libmicrohttpd calls them on its
@@ -105,7 +114,14 @@ extension HTTPServer {
             }
             return .YES
         }
-        if exchange.responded { return .YES }
+        if exchange.responded {
+            // Called again after a resume: the answer the connection waited for is there.
+            if let later = exchange.later, let answer = later.response {
+                exchange.later = nil
+                return queue(answer, for: exchange, requestId: exchange.requestId, on: connection)
+            }
+            return .YES
+        }
         exchange.responded = true
         if exchange.discarded > 0 {
             return queue(tooLarge(declared: nil), for: exchange, on: connection)
@@ -118,8 +134,34 @@ extension HTTPServer {
         exchange.body = []
         exchange.counted = true
         inFlight.add(1, ordering: .relaxed)
+        exchange.requestId = request.requestId
         let response = handler(request)
+        if let later = response.deferred {
+            exchange.later = later
+            suspend(connection, until: later)
+            return .YES
+        }
         return queue(response, for: exchange, requestId: request.requestId, on: connection)
+    }
+
+    /// Suspends the connection until `later` is given, so that no thread waits for it (an action
+    /// waiting for its commit); libmicrohttpd then calls the access handler again, which queues
+    /// the answer.
+    private func suspend(_ connection: OpaquePointer, until later: DeferredResponse) {
+        MHD_suspend_connection(connection)
+        let key = ObjectIdentifier(later)
+        suspended.withLock { $0[key] = later }
+        let handle = ConnectionHandle(pointer: connection)
+        later.whenComplete { [self] _ in
+            suspended.withLock { _ = $0.removeValue(forKey: key) }
+            // No lock around the resume (the committing thread resumes many connections while
+            // HTTP threads suspend others): shutdown sets `stopped`, then waits for `resuming`
+            // to drain; a thread that counted itself in before reading `stopped` as false
+            // finishes its resume before the daemon stops, any later one sees `stopped`.
+            resuming.add(1, ordering: .sequentiallyConsistent)
+            if !stopped.load(ordering: .sequentiallyConsistent) { MHD_resume_connection(handle.pointer) }
+            resuming.subtract(1, ordering: .sequentiallyConsistent)
+        }
     }
 
     /// Why the headers leave the body's length unclear, or nil. libmicrohttpd decodes only

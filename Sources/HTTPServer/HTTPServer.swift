@@ -1,5 +1,6 @@
 // libmicrohttpd under a small Swift API: start, serve handlers on its thread pool, stop gracefully.
 import CMicroHTTPD
+import Locking
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -32,6 +33,14 @@ public final class HTTPServer: Sendable {
     /// Set when shutdown begins: answers then close their connection.
     let quiescing = Atomic<Bool>(false)
     private let state = Mutex<State>(State())
+    /// Answers that suspended connections wait for, so that shutdown can give the ones still
+    /// missing after the grace period.
+    let suspended = PThreadMutex<[ObjectIdentifier: DeferredResponse]>([:])
+    /// Set before the daemon stops; from then on no connection is resumed.
+    let stopped = Atomic<Bool>(false)
+    /// Threads between reading `stopped` as false and returning from `MHD_resume_connection`:
+    /// shutdown waits for them before stopping the daemon.
+    let resuming = Atomic<Int>(0)
 
     struct State: @unchecked Sendable {
         var daemon: OpaquePointer?
@@ -56,7 +65,7 @@ public final class HTTPServer: Sendable {
             guard state.daemon == nil else { return }
             let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port)
             var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
-                | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
+                | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             let context = Unmanaged.passRetained(self)
             let daemon = address.withSockaddr { sockaddr in
@@ -102,6 +111,19 @@ public final class HTTPServer: Sendable {
         while inFlight.load(ordering: .acquiring) > 0 && clock.now < deadline {
             usleep(2_000)
         }
+        // Answers still awaited (work that outlived the grace period) become 503s now, so their
+        // connections resume and close before the daemon stops; the work's own answer, if it
+        // comes later, is dropped. A 503 acknowledges nothing.
+        let waiting = suspended.withLock { Array($0.values) }
+        if !waiting.isEmpty {
+            var closing = Response.problem(503, "The server is stopping; try again.", title: "Service Unavailable")
+            closing.headers["Connection"] = "close"
+            for later in waiting { later.complete(closing) }
+            let drained = clock.now.advanced(by: .seconds(1))
+            while inFlight.load(ordering: .acquiring) > 0 && clock.now < drained { usleep(2_000) }
+        }
+        stopped.store(true, ordering: .sequentiallyConsistent)
+        while resuming.load(ordering: .sequentiallyConsistent) > 0 { usleep(100) }
         MHD_stop_daemon(daemon)
         if listenSocket >= 0 { close(listenSocket) }
         context?.release()

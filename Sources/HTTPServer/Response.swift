@@ -9,11 +9,27 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// Set when the answer comes later (`Response.later`); status, headers and body are then unused.
+    public private(set) var deferred: DeferredResponse?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.deferred = nil
+    }
+
+    /// A response that stands for `answer`, given later from another thread.
+    public static func later(_ answer: DeferredResponse) -> Response {
+        if let given = answer.response { return given }
+        var response = Response(status: 0)
+        response.deferred = answer
+        return response
+    }
+
+    /// This response, or, when it stands for a later answer, that answer (waiting for it).
+    public func settled() -> Response {
+        deferred?.wait() ?? self
     }
 
     /// A response with a body of the given content type.

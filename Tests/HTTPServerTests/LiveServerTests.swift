@@ -30,8 +30,21 @@ final class LiveServer: Sendable {
             Thread.sleep(forTimeInterval: 0.6)
             return .text("slow done")
         }
+        // Answered later, from another thread, as an action is once its commit is written.
+        router.add("GET", "/later/{ms}") { request in
+            let answer = DeferredResponse()
+            let milliseconds = Int(request.pathParameters["ms"] ?? "") ?? 0
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+                answer.complete(.text("later \(milliseconds)"))
+            }
+            return .later(answer)
+        }
+        router.add("GET", "/never") { _ in .later(LiveServer.neverAnswered) }
         return router
     }()
+
+    /// An answer nobody gives: shutdown must answer it.
+    static let neverAnswered = DeferredResponse()
 }
 
 @Suite(.serialized)
@@ -190,6 +203,51 @@ struct LiveServerTests {
         let started = ContinuousClock.now
         live.server.shutdown(gracePeriod: .seconds(5))
         #expect(ContinuousClock.now - started < .seconds(1))
+    }
+
+    /// An answer given later from another thread reaches its client, while the server's two
+    /// threads go on serving others: 64 requests waiting at once hold no thread.
+    @Test func deferredAnswersHoldNoThread() throws {
+        let live = try LiveServer(threads: 2)
+        let sender = SocketSender(port: live.port)
+        let texts = Mutex<[String]>([])
+        let started = ContinuousClock.now
+        let group = DispatchGroup()
+        for index in 0..<64 {
+            // A thread per client (concurrentPerform would run only as many as there are cores).
+            group.enter()
+            Thread.detachNewThread {
+                let response = try? sender.send("GET", "/later/\(200 + index % 3)")
+                if response?.status == 200, let text = response?.text { texts.withLock { $0.append(text) } }
+                group.leave()
+            }
+        }
+        group.wait()
+        #expect(texts.withLock { $0.count } == 64)
+        #expect(texts.withLock { Set($0) } == ["later 200", "later 201", "later 202"])
+        // With a thread held per waiting request this would take 32 rounds of 200 ms.
+        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(try sender.send("GET", "/items/after").status == 200)
+    }
+
+    /// An answer still missing when the grace period ends is answered 503 with a close, and the
+    /// server stops.
+    @Test func shutdownAnswersWhatIsStillAwaited() throws {
+        let live = try LiveServer()
+        let connection = try RawConnection(port: live.port)
+        try connection.send("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(live.server.requestsInFlight == 1)
+        let stopped = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            live.server.shutdown(gracePeriod: .milliseconds(300))
+            stopped.signal()
+        }
+        let response = try connection.readResponse()
+        #expect(response.status == 503)
+        #expect(response.headers.contains { $0.0 == "Connection" && $0.1 == "close" })
+        #expect(stopped.wait(timeout: .now() + 5) == .success)
+        #expect(LiveServer.neverAnswered.complete(.text("too late")) == false)
     }
 
     /// Shutdown stops accepting but lets a request in flight finish with its answer.

@@ -32,7 +32,7 @@ public struct DirectSender: RequestSender {
     let handler: Handler
     public init(_ handler: @escaping Handler) { self.handler = handler }
     public func send(_ request: Request) throws -> Response {
-        var response = handler(request)
+        var response = handler(request).settled()
         if request.method == "HEAD" { response.body = [] }
         return response
     }
