@@ -117,8 +117,7 @@ extension Application {
         }
 
         router.route("DELETE", "/v1/sessions/{id}") { request throws(ResponseError) in
-            try sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request))
-            return Response(status: 204)
+            return sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request))
         }
     }
 

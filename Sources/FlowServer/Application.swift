@@ -72,10 +72,23 @@ public final class Application: Sendable {
     public var routes: [(method: String, pattern: String)] { router.patterns }
 
     /// Answers one request: routes it, then records its metrics and logs it.
+    ///
+    /// An action's answer comes later (`response.deferred`, once its commit is written): the
+    /// HTTP server suspends the connection meanwhile; `response.settled()` waits for it.
     public func handle(_ request: Request) -> Response {
         let start = ContinuousClock.now
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
         let (response, pattern) = router.dispatch(request)
+        if let later = response.deferred {
+            later.whenComplete { [self] answer in record(request, pattern: pattern, answer, since: start) }
+            return response
+        }
+        record(request, pattern: pattern, response, since: start)
+        return response
+    }
+
+    /// Counts an answered request in the metrics, and logs it.
+    private func record(_ request: Request, pattern: String?, _ response: Response, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
         let route = pattern ?? "unmatched"
@@ -88,6 +101,5 @@ public final class Application: Sendable {
             logger.debug("\(request.method) \(request.path) \(response.status)",
                          metadata: ["request-id": "\(request.requestId)", "microseconds": "\(nanoseconds / 1000)"])
         }
-        return response
     }
 }

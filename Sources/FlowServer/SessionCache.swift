@@ -2,17 +2,31 @@
 import Locking
 import Synchronization
 
-/// One session's place in the cache. Its lock serializes the session's actions: while one is
-/// applied and committed, the next waits; other sessions' slots are untouched.
+/// One session's place in the cache. Its lock guards the committed session and serializes the
+/// session's actions: while one is committed, the next ones wait in the slot's queue (without a
+/// thread) and run in order once it is over; other sessions' slots are untouched.
 final class SessionSlot: Sendable {
-    /// nil until loaded from the database, and again after the session is deleted.
-    let state = Mutex<LiveSession?>(nil)
+    let state = Mutex<SlotContents>(SlotContents())
     /// Set on every use; the eviction clock gives a used slot a second chance.
     let referenced = Atomic<Bool>(true)
     /// Requests holding this slot now. A pinned slot is never evicted, so a session never has
     /// two slots at once, and the state in its slot is always the committed one.
     let pins = Atomic<Int>(0)
 }
+
+/// What a slot's lock guards.
+struct SlotContents: ~Copyable {
+    /// The committed session: nil until loaded from the database, and again after a delete.
+    var session: LiveSession?
+    /// An action of this session is being committed: work on the session waits in `queue`.
+    var committing = false
+    /// Work waiting for its turn, in the order it came.
+    var queue: [SessionWork] = []
+}
+
+/// A request's work on one session, run under the slot's lock when its turn comes; it returns
+/// what to do once the lock is released (answer, or submit a commit).
+typealias SessionWork = @Sendable (inout SlotContents) -> (@Sendable () -> Void)
 
 /// A bounded cache of session slots with CLOCK (second-chance) eviction.
 ///

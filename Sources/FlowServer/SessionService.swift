@@ -76,7 +76,7 @@ final class SessionService: Sendable {
         try storage { try store.insert(record, exposures: exposures, firstFeature: tree.top?.feature) }
         _ = session.cachedStateDocument()
         let slot = cache.pin(session.id)
-        slot.state.withLock { $0 = session }
+        slot.state.withLock { $0.session = session }
         cache.unpin(slot)
         return (session, token)
     }
@@ -89,46 +89,95 @@ final class SessionService: Sendable {
     /// A session that is not cached is first read and its token checked without touching the
     /// cache, so requests for unknown ids or with wrong tokens never evict live sessions; it is
     /// then read again under its slot's lock, where no commit can race the read.
-    func withSession<T>(
+    func withSession<T: Sendable>(
         _ id: String, token: String?, _ body: (inout LiveSession) throws(ResponseError) -> T
     ) throws(ResponseError) -> T {
+        let slot = try pinnedSlot(id, token: token)
+        defer { cache.unpin(slot) }
+        return try slot.state.withLock { (contents: inout SlotContents) throws(ResponseError) -> T in
+            try withLoadedSession(id, token: token, slot: slot, &contents, body)
+        }
+    }
+
+    /// The slot of session `id`, pinned (give it back with `cache.unpin`), after checking that
+    /// the session exists and `token` opens it when it is not cached.
+    ///
+    /// A session that is not cached is first read and its token checked without touching the
+    /// cache, so requests for unknown ids or with wrong tokens never evict live sessions; it is
+    /// then read again under its slot's lock, where no commit can race the read.
+    private func pinnedSlot(_ id: String, token: String?) throws(ResponseError) -> SessionSlot {
         guard let token else { throw Self.unauthorized("This route needs Authorization: Bearer <session token>.") }
         guard Self.isPlausibleId(id) else { throw Self.notFound(id) }
-        var cached = cache.pinIfCached(id)
-        if cached == nil {
-            guard let record = try storage({ try store.session(id: id) }) else { throw Self.notFound(id) }
-            guard BearerToken.matches(token, hash: record.tokenHash) else {
-                throw Self.unauthorized("The token does not open session \(id).")
-            }
-            cached = cache.pin(id)
+        if let slot = cache.pinIfCached(id) { return slot }
+        guard let record = try storage({ try store.session(id: id) }) else { throw Self.notFound(id) }
+        guard BearerToken.matches(token, hash: record.tokenHash) else {
+            throw Self.unauthorized("The token does not open session \(id).")
         }
-        guard let slot = cached else { throw Self.notFound(id) }
-        defer { cache.unpin(slot) }
-        return try slot.state.withLock { (state: inout LiveSession?) throws(ResponseError) -> T in
-            if state == nil { state = try load(id) }
-            // Moved out of the slot and back rather than copied: a copy retains every field.
-            guard var session = state.take() else {
-                cache.remove(id, slot: slot)
-                throw Self.notFound(id)
-            }
-            guard BearerToken.matches(token, hash: session.tokenHash) else {
-                state = consume session
-                throw Self.unauthorized("The token does not open session \(id).")
-            }
-            let result: T
-            do throws(ResponseError) {
-                result = try body(&session)
-            } catch {
-                state = consume session
-                throw error
-            }
-            if session.deleted {
-                cache.remove(id, slot: slot)
-            } else {
-                state = consume session
-            }
-            return result
+        return cache.pin(id)
+    }
+
+    /// Runs `body` on the committed session of a slot whose lock the caller holds, loading it
+    /// first if needed and checking `token`; the session `body` leaves is kept, unless deleted.
+    private func withLoadedSession<T>(
+        _ id: String, token: String?, slot: SessionSlot, _ contents: inout SlotContents,
+        _ body: (inout LiveSession) throws(ResponseError) -> T
+    ) throws(ResponseError) -> T {
+        guard let token else { throw Self.unauthorized("This route needs Authorization: Bearer <session token>.") }
+        if contents.session == nil { contents.session = try load(id) }
+        // Moved out of the slot and back rather than copied: a copy retains every field.
+        guard var session = contents.session.take() else {
+            cache.remove(id, slot: slot)
+            throw Self.notFound(id)
         }
+        guard BearerToken.matches(token, hash: session.tokenHash) else {
+            contents.session = consume session
+            throw Self.unauthorized("The token does not open session \(id).")
+        }
+        let result: T
+        do throws(ResponseError) {
+            result = try body(&session)
+        } catch {
+            contents.session = consume session
+            throw error
+        }
+        if session.deleted {
+            cache.remove(id, slot: slot)
+        } else {
+            contents.session = consume session
+        }
+        return result
+    }
+
+    // MARK: Turns
+
+    /// Runs `work` on a session in its turn: at once when none of the session's commits is in
+    /// flight, else after the work queued before it. No thread waits meanwhile.
+    private func takeTurn(on slot: SessionSlot, _ work: @escaping SessionWork) {
+        let after = slot.state.withLock { contents -> (@Sendable () -> Void)? in
+            if contents.committing {
+                contents.queue.append(work)
+                return nil
+            }
+            return work(&contents)
+        }
+        after?()
+    }
+
+    /// Ends the turn of an action whose commit is over: `finish` records its outcome under the
+    /// lock, `then` runs first once the lock is released (the answer), and the queued work runs
+    /// in order until one of them starts a commit of its own.
+    private func endTurn(on slot: SessionSlot, _ finish: (inout SlotContents) -> Void, then first: @Sendable () -> Void) {
+        var afters: [@Sendable () -> Void] = []
+        slot.state.withLock { contents in
+            finish(&contents)
+            contents.committing = false
+            while !contents.committing, !contents.queue.isEmpty {
+                let work = contents.queue.removeFirst()
+                afters.append(work(&contents))
+            }
+        }
+        first()
+        for after in afters { after() }
     }
 
     /// The committed state document of session `id` and its version, after the token check.
@@ -139,42 +188,111 @@ final class SessionService: Sendable {
     }
 
     /// Applies `action` to session `id`: checks `If-Match`, replays an `Idempotency-Key`,
-    /// applies through the engine, commits, and only then answers.
+    /// applies through the engine, commits, and only then answers. The answer comes later
+    /// (`Response.later`): the commit is written by the store's writer thread, with the actions
+    /// of other requests, and no thread waits for it.
     func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
                idempotency: (key: String, bodyHash: [UInt8])?) -> Response {
-        for attempt in 0..<3 {
-            let result: Attempt
-            do throws(ResponseError) {
-                result = try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) -> Attempt in
-                    try applyLocked(action, to: &session, ifMatch: ifMatch, idempotency: idempotency)
-                }
-            } catch {
-                return error.response
+        let slot: SessionSlot
+        do throws(ResponseError) {
+            slot = try pinnedSlot(id, token: token)
+        } catch {
+            return error.response
+        }
+        let answer = DeferredResponse()
+        answer.whenComplete { [cache] _ in cache.unpin(slot) }
+        let request = ActionRequest(action: action, id: id, token: token, ifMatch: ifMatch, idempotency: idempotency)
+        takeTurn(on: slot) { [self] contents in act(request, attempt: 0, slot: slot, answer: answer, &contents) }
+        return .later(answer)
+    }
+
+    /// An action request, as it waits for its session's turn.
+    private struct ActionRequest: Sendable {
+        let action: FlowAction
+        let id: String
+        let token: String?
+        let ifMatch: IfMatch?
+        let idempotency: (key: String, bodyHash: [UInt8])?
+    }
+
+    /// The action's turn, under the slot's lock: checks and applies it, and either answers (a
+    /// refusal, a replay) or marks the session as committing and submits the commit.
+    private func act(_ request: ActionRequest, attempt: Int, slot: SessionSlot, answer: DeferredResponse,
+                     _ contents: inout SlotContents) -> @Sendable () -> Void {
+        let prepared: Attempt
+        do throws(ResponseError) {
+            prepared = try withLoadedSession(request.id, token: request.token, slot: slot, &contents) {
+                (session: inout LiveSession) throws(ResponseError) -> Attempt in
+                try applyLocked(request.action, to: &session, ifMatch: request.ifMatch, idempotency: request.idempotency)
             }
-            switch result {
-            case .answered(let response):
-                return response
-            case .stale:
-                // The database moved past the cached state, which pinning should rule out
-                // (another process writing the same file?): reload it and apply again.
-                logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
-                let slot = cache.pin(id)
-                slot.state.withLock { $0 = nil }
-                cache.unpin(slot)
+        } catch {
+            let response = error.response
+            return { answer.complete(response) }
+        }
+        switch prepared {
+        case .answered(let response):
+            return { answer.complete(response) }
+        case .commit(let step):
+            contents.committing = true
+            return { [self] in
+                store.submit(step.commit) { [self] result in
+                    committed(result, step, request, attempt: attempt, slot: slot, answer: answer)
+                }
             }
         }
-        return .problem(503, "Session \(id) is changing too fast to apply this action; try again.", title: "Service Unavailable")
+    }
+
+    /// An action's commit is over: on success the session moves to its new version and the
+    /// client gets its answer; then the session's next work has its turn.
+    private func committed(_ result: Result<Void, any Error>, _ step: ActionStep, _ request: ActionRequest,
+                           attempt: Int, slot: SessionSlot, answer: DeferredResponse) {
+        let id = request.id
+        switch result {
+        case .success:
+            if !step.userChanges.isEmpty {
+                users.apply(step.userChanges, to: step.next.userId)
+            }
+            let response = Self.stateResponse(version: step.next.version, body: step.body)
+            endTurn(on: slot, { $0.session = step.next }, then: { answer.complete(response) })
+        case .failure(CommitError.versionConflict) where attempt < 2:
+            // The database moved past the cached state, which pinning should rule out (another
+            // process writing the same file?): reload it and apply again, before anything queued.
+            logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
+            let retry: SessionWork = { [self] contents in act(request, attempt: attempt + 1, slot: slot, answer: answer, &contents) }
+            endTurn(on: slot, { contents in
+                contents.session = nil
+                contents.queue.insert(retry, at: 0)
+            }, then: {})
+        case .failure(CommitError.versionConflict):
+            let response = Response.problem(503, "Session \(id) is changing too fast to apply this action; try again.", title: "Service Unavailable")
+            endTurn(on: slot, { $0.session = nil }, then: { answer.complete(response) })
+        case .failure(CommitError.sessionNotFound):
+            let response = Self.notFound(id).response
+            endTurn(on: slot, { $0.session = nil }, then: { answer.complete(response) })
+        case .failure(let error):
+            let response = Self.storageFailure(error, logger: logger).response
+            endTurn(on: slot, { _ in }, then: { answer.complete(response) })
+        }
     }
 
     /// What one try at applying an action came to.
     private enum Attempt {
         case answered(Response)
-        /// The cached state was older than the database's: nothing was written.
-        case stale
+        /// Applied in memory: to be committed, then answered.
+        case commit(ActionStep)
+    }
+
+    /// An applied action waiting for its commit: the session it leads to, the answer's body, and
+    /// the user-state changes to keep once committed.
+    private struct ActionStep: Sendable {
+        let commit: ActionCommit
+        let next: LiveSession
+        let body: [UInt8]
+        let userChanges: [(key: String, value: JSONValue)]
     }
 
     /// Applies an action to a session whose lock the caller holds; `session` is replaced only
-    /// after the commit.
+    /// after the commit (by `committed`).
     private func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
                              idempotency: (key: String, bodyHash: [UInt8])?) throws(ResponseError) -> Attempt {
         let id = session.id
@@ -240,29 +358,36 @@ final class SessionService: Sendable {
             },
             reachedFeature: reached,
             completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true })
-        do {
-            try store.commit(commit)
-        } catch CommitError.versionConflict {
-            return .stale
-        } catch CommitError.sessionNotFound {
-            throw Self.notFound(id)
-        } catch {
-            throw Self.storageFailure(error, logger: logger)
-        }
-        if !outcome.userChanges.isEmpty {
-            users.apply(outcome.userChanges.map { ($0.key, $0.value) }, to: session.userId)
-        }
-        session = next
-        return .answered(Self.stateResponse(session, body: body))
+        return .commit(ActionStep(commit: commit, next: next, body: body,
+                                  userChanges: outcome.userChanges.map { ($0.key, $0.value) }))
     }
 
-    /// Deletes session `id` after checking its token; the cached state goes with it, under the
-    /// session's lock, so no request can see the session after the delete is answered.
-    func delete(_ id: String, token: String?) throws(ResponseError) {
-        try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
-            _ = try storage { try store.deleteSession(id: session.id) }
-            session.deleted = true
+    /// Deletes session `id` after checking its token, in the session's turn (after the actions
+    /// that came before it are committed); the cached state goes with it, under the session's
+    /// lock, so no request can see the session after the delete is answered.
+    func delete(_ id: String, token: String?) -> Response {
+        let slot: SessionSlot
+        do throws(ResponseError) {
+            slot = try pinnedSlot(id, token: token)
+        } catch {
+            return error.response
         }
+        let answer = DeferredResponse()
+        answer.whenComplete { [cache] _ in cache.unpin(slot) }
+        takeTurn(on: slot) { [self] contents in
+            let response: Response
+            do throws(ResponseError) {
+                try withLoadedSession(id, token: token, slot: slot, &contents) { (session: inout LiveSession) throws(ResponseError) in
+                    _ = try storage { try store.deleteSession(id: session.id) }
+                    session.deleted = true
+                }
+                response = Response(status: 204)
+            } catch {
+                response = error.response
+            }
+            return { answer.complete(response) }
+        }
+        return .later(answer)
     }
 
     // MARK: Loading

@@ -57,6 +57,18 @@ extension FlowStore {
         try groupCommit.commit(commit)
     }
 
+    /// Queues `commit` like `commit(_:)` but without waiting: `completion` gets the result, on the
+    /// store's writer thread, once the transaction holding it is over. Keep it short.
+    ///
+    /// ```swift
+    /// store.submit(commit) { result in
+    ///     if case .success = result { answer.complete(response) }   // committed: acknowledge
+    /// }
+    /// ```
+    public func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        groupCommit.submit(commit, completion: completion)
+    }
+
     static func write(_ commit: ActionCommit, in db: Database) throws {
         let update = try db.cachedStatement(sql: """
             UPDATE sessions SET version = ?, tree = ?, last_transition = ?, handled_by = ?, updated_at = ?

@@ -46,6 +46,12 @@ public final class FlowStore: Sendable {
         checkpointer = try WALCheckpointer(path: path)
     }
 
+    deinit {
+        // A store dropped without `close()` still stops its threads.
+        checkpointer.shutdown()
+        groupCommit.shutdown()
+    }
+
     /// The highest migration applied to the file, 0 for a new one.
     public func schemaVersion() throws -> Int {
         try pool.read { db in try Self.appliedMigrations(db).map(\.version).max() ?? 0 }
@@ -104,6 +110,7 @@ public final class FlowStore: Sendable {
     public func close() throws {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         checkpointer.shutdown()
+        groupCommit.shutdown()
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try pool.close()
     }

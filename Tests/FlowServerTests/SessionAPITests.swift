@@ -221,6 +221,44 @@ struct SessionAPITests {
         }
     }
 
+    /// Work on one session takes turns while a commit is in flight: actions and a delete posted
+    /// together through the server are answered in an order that is a serial history (versions
+    /// contiguous up to the delete, 404 after it), and each answer is acknowledged only with its
+    /// log entry committed.
+    @Test func queuedWorkOnOneSessionTakesTurns() throws {
+        let test = try TestApp()
+        try test.withLiveServer { sender in
+            let client = SessionClient(sender: sender)
+            let session = try client.create(userId: "queued")
+            try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
+            try client.apply(session, #"{"type":"onboarding.completed"}"#)
+            let outcomes = Mutex<[(status: Int, version: Int?)]>([])
+            let group = DispatchGroup()
+            for index in 0..<31 {
+                group.enter()
+                Thread.detachNewThread {
+                    let response: Response?
+                    if index == 15 {
+                        response = try? sender.send("DELETE", "/v1/sessions/\(session.id)", headers: session.auth)
+                    } else {
+                        response = try? client.act(session, #"{"type":"home.selectTab","params":{"index":\#(index % 2)}}"#)
+                    }
+                    outcomes.withLock { $0.append((response?.status ?? 0, response?.json["version"].integerValue)) }
+                    group.leave()
+                }
+            }
+            group.wait()
+            let all = outcomes.withLock { $0 }
+            #expect(all.count == 31)
+            #expect(all.filter { $0.status == 204 }.count == 1)
+            let applied = all.filter { $0.status == 200 }.compactMap(\.version).sorted()
+            #expect(applied == Array(applied.isEmpty ? [] : Array(3...(2 + applied.count))))
+            #expect(all.filter { $0.status == 404 }.count == 30 - applied.count)
+            #expect(try client.state(session).status == 404)
+        }
+        #expect(try test.store.actions(sessionId: "none", after: 0, limit: 1).isEmpty)
+    }
+
     /// Sessions on different users' sessions proceed in parallel and each stays consistent.
     @Test func concurrentSessionsStayApart() throws {
         let test = try TestApp()
