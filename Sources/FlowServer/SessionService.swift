@@ -149,6 +149,16 @@ final class SessionService: Sendable {
         return .problem(503, "Session \(id) is changing too fast to apply this action; try again.", title: "Service Unavailable")
     }
 
+    /// The session as committed and the actions its state accepts now, judged with the user's
+    /// current state (as the next action would be).
+    func availableActions(_ id: String, token: String?) throws(ResponseError) -> (LiveSession, [AvailableAction]) {
+        try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
+            var context = session.context
+            context.user = try storage { try users.state(of: session.userId, store: store) }
+            return (session, FlowEngine.availableActions(in: session.tree, catalog: session.catalog, context: context))
+        }
+    }
+
     /// What one try at applying an action came to.
     private enum Attempt {
         case answered(Response)
