@@ -116,7 +116,7 @@
       else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
       else node.setAttribute(name, value === true ? "" : value);
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child === undefined || child === null || child === false) continue;
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
@@ -431,7 +431,7 @@
             onclick: () => back && act(actionFor(back))}, "Close")
         : el("span");
     const params = Object.entries(screen.params || {});
-    element.replaceChildren(
+    element.replaceChildren(...[
       el("div", {class: "navbar"}, navLeft, el("span", {class: "nav-title"}, shortName(screen.feature)), el("span", {class: "nav-id"}, screen.id)),
       el("div", {class: "card-body"},
         el("div", {class: "feature", "data-testid": isTop ? "top-feature" : null}, screen.feature),
@@ -442,7 +442,7 @@
           : el("p", {class: "no-params"}, "no params"),
         isTop && state.interaction ? el("div", {class: "pending"}, `${state.interaction.action} pending at ${Math.round(state.interaction.progress * 100)}%`) : null),
       card.tabbed ? tabBar(card.tabbed, isTop) : null,
-    );
+    ].filter(Boolean));
   }
 
   function tabBar(tabbed, isTop) {
