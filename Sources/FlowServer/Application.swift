@@ -63,6 +63,7 @@ public final class Application: Sendable {
         Self.addPlaygroundRoutes(to: &router)
         Self.addSessionRoutes(to: &router, sessions: sessions, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
+        Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
