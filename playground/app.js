@@ -240,7 +240,6 @@
       const svg = parseSVG(svgText);
       graph.replaceChildren(svg);
       graph.dataset.current = (svg.querySelector("g.node.current") || {}).id || "";
-      $("graph-caption").textContent = app.state ? `flows ${flowsOf(app.state.root).join(", ")}` : "";
       scrollGraphToCurrent();
     } catch (error) {
       graph.dataset.current = "";
@@ -293,14 +292,6 @@
     } finally {
       release();
     }
-  }
-
-  function flowsOf(node, names = []) {
-    if (!node) return names;
-    if (!names.includes(node.flow)) names.push(node.flow);
-    for (const entry of node.entries || []) if (entry.kind) flowsOf(entry, names);
-    if (node.presented) flowsOf(node.presented, names);
-    return names;
   }
 
   // ---------------------------------------------------------------- state
@@ -440,9 +431,27 @@
           ? el("dl", {class: "params", "data-testid": isTop ? "top-params" : null},
               params.map(([name, value]) => [el("dt", {}, name), el("dd", {}, typeof value === "string" ? value : JSON.stringify(value))]))
           : el("p", {class: "no-params"}, "no params"),
+        isTop && !state.interaction ? screenButtons(card) : null,
         isTop && state.interaction ? el("div", {class: "pending"}, `${state.interaction.action} pending at ${Math.round(state.interaction.progress * 100)}%`) : null),
       card.tabbed ? tabBar(card.tabbed, isTop) : null,
     ].filter(Boolean));
+  }
+
+  // The top screen's own buttons, as an app would draw them: one per action it offers (the
+  // tab bar, back and the interaction actions have their own controls). A press submits the
+  // action's form in the panel, so params typed there go with it.
+  function screenButtons(card) {
+    const actions = (app.available && app.available.actions || []).filter((action) =>
+      action.type !== "back" && !action.type.startsWith("interaction.") &&
+      !(card.tabbed && action.handledBy === card.tabbed.flow && /(^|\.)selectTab$/.test(action.type)));
+    if (actions.length === 0) return null;
+    return el("div", {class: "screen-buttons"}, actions.map((action) =>
+      el("button", {type: "button", class: "screen-button", "data-testid": `phone-action-${action.type}`,
+        title: `${action.type} → ${action.handledBy}${(action.params || []).length ? " (params from the panel)" : ""}`,
+        onclick: () => {
+          const form = document.querySelector(`[data-testid="action-row-${CSS.escape(action.type)}"]`);
+          if (form) form.requestSubmit();
+        }}, shortName(action.type))));
   }
 
   function tabBar(tabbed, isTop) {

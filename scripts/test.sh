@@ -16,6 +16,7 @@ swift build --build-tests
 scripts/conformance.sh
 scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
+python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"
 python3 scripts/slowclients.py "$bin"
