@@ -123,6 +123,22 @@
     return node;
   }
 
+  // Runs `render`, which replaces elements of `container`; if the focus was in there, it goes
+  // back to the element with the same test id, else to the first control in `scope`, so a
+  // keyboard user keeps their place.
+  function keepingFocus(container, render, scope = "") {
+    const active = document.activeElement;
+    const inside = active && active !== container && container.contains(active);
+    const testid = inside ? active.dataset.testid : null;
+    render();
+    const now = document.activeElement;
+    const kept = now && now !== document.body && container.contains(now) && !now.closest(".leaving");
+    if (!inside || kept) return;
+    const same = testid && container.querySelector(`${scope} [data-testid="${CSS.escape(testid)}"]`);
+    const target = same && !same.disabled ? same : container.querySelector(`${scope} button:not(:disabled), ${scope} input:not(:disabled)`);
+    if (target) target.focus({preventScroll: true});
+  }
+
   const shortName = (feature) => String(feature).split(".").pop();
   const compactJSON = (value) => (value && typeof value === "object" && Object.keys(value).length === 0 ? "" : JSON.stringify(value));
 
@@ -207,9 +223,9 @@
       app.available = null;
       $("actions-from").textContent = `The server did not list the available actions (${error.status || "no answer"}: ${error.message}).`;
     }
-    renderActions();
+    keepingFocus($("actions"), renderActions);
     renderInteractive();
-    refillCards();
+    keepingFocus($("phone"), refillCards, ".card.top");
   }
 
   // The phone's own buttons (back, close, tabs) depend on the actions on offer: draw them again.
@@ -301,7 +317,7 @@
     app.state = state;
     if (app.session) app.session.version = state.version;
     renderFacts();
-    renderPhone(previous, state);
+    keepingFocus($("phone"), () => renderPhone(previous, state), ".card.top");
     renderStackList();
     renderTransition(previous, state);
     renderJSON();
@@ -558,7 +574,7 @@
     const top = state && state.top ? elements.get(state.top.id) : null;
     if (!top) return;
     const interaction = state.interaction;
-    const value = progress ?? (interaction ? interaction.progress : 0);
+    const value = progress ?? (interaction && handOnSlider() ? sliderProgress() : interaction ? interaction.progress : 0);
     const transform = interaction ? previewTransform(interaction, value) : "";
     if (!interaction && top.style.transform && top.style.transform !== "none") {
       // cancelled: spring back
@@ -754,12 +770,21 @@
   }
 
   // ---------------------------------------------------------------- the interactive slider
+  //
+  // The slider is an edge swipe: its first move opens the interaction (the chosen action posted
+  // with `interactive: true`), later moves send `interaction.update` (at most one in flight, the
+  // latest value wins), and letting go sends `interaction.end` with the progress and the speed
+  // of the last moves. `drag.phase` keeps these in order: idle → starting → open → ending → idle.
 
   const slider = () => $("interactive-slider");
-  const drag = {active: false, starting: null, failed: false, keyboard: false, samples: [], sent: null, inFlight: false};
+  const drag = {phase: "idle", pointer: false, keyboard: false, samples: [], sent: null, inFlight: false, opening: null};
 
   function interactiveActions() {
     return app.available ? (app.available.actions || []).filter((action) => action.interactive) : [];
+  }
+
+  function sliderProgress() {
+    return Number(slider().value) / 100;
   }
 
   function renderInteractive() {
@@ -783,13 +808,15 @@
     syncSlider();
   }
 
+  // The slider, the buttons and the status line follow the state, unless a hand is on the slider.
   function syncSlider() {
     const state = app.state;
     if (!state) return;
     const interaction = state.interaction;
+    if (!interaction && drag.phase === "open") drag.phase = "idle"; // ended elsewhere (a button, the panel)
     $("interaction-end").disabled = !interaction;
     $("interaction-cancel").disabled = !interaction;
-    if (!drag.active && !drag.starting) slider().value = interaction ? Math.round(interaction.progress * 100) : 0;
+    if (drag.phase === "idle") slider().value = interaction ? Math.round(interaction.progress * 100) : 0;
     const status = $("interactive-status");
     if (interaction) {
       const progress = Math.round(interaction.progress * 100);
@@ -802,54 +829,59 @@
     document.body.dataset.interaction = interaction ? "pending" : "none";
   }
 
-  function beginInteraction() {
-    if (drag.starting || (app.state && app.state.interaction)) return drag.starting || Promise.resolve();
-    const type = $("interactive-action").value;
-    const action = interactiveActions().find((candidate) => candidate.type === type);
-    if (!action) return Promise.resolve();
-    drag.failed = false;
-    drag.starting = act({...actionFor(action), interactive: true})
-      .catch(() => { drag.failed = true; })
-      .finally(() => { drag.starting = null; });
-    return drag.starting;
+  function handOnSlider() {
+    return drag.phase === "starting" || drag.phase === "open" || drag.phase === "ending";
   }
 
-  // Sends the slider's latest value, at most one update in flight (later moves replace earlier ones).
+  function openInteraction() {
+    const type = $("interactive-action").value;
+    const action = interactiveActions().find((candidate) => candidate.type === type);
+    if (!action) return;
+    drag.phase = "starting";
+    drag.sent = null;
+    drag.opening = act({...actionFor(action), interactive: true})
+      .then(() => {
+        if (drag.phase !== "starting") return; // let go already: endInteraction takes it from here
+        drag.phase = "open";
+        applyInteractionPreview(sliderProgress());
+        sendProgress();
+      })
+      .catch(() => {
+        drag.phase = "idle";
+        syncSlider();
+      })
+      .finally(() => { drag.opening = null; });
+  }
+
+  // Sends the slider's latest value; at most one update is in flight.
   function sendProgress() {
-    if (drag.inFlight || drag.failed) return;
-    const progress = Number(slider().value) / 100;
+    if (drag.phase !== "open" || drag.inFlight) return;
+    const progress = sliderProgress();
     if (drag.sent === progress) return;
     drag.inFlight = true;
     drag.sent = progress;
-    act({type: "interaction.update", params: {progress}}, {quiet: false})
-      .catch(() => { drag.failed = true; })
+    act({type: "interaction.update", params: {progress}})
+      .catch(() => { drag.phase = "idle"; })
       .finally(() => {
         drag.inFlight = false;
-        if (!drag.failed && app.state && app.state.interaction && Number(slider().value) / 100 !== drag.sent) sendProgress();
+        sendProgress();
       });
   }
 
   function onSliderInput() {
-    const progress = Number(slider().value) / 100;
-    drag.samples.push({progress, at: performance.now()});
-    if (drag.samples.length > 6) drag.samples.shift();
-    if (app.state && app.state.interaction) {
-      applyInteractionPreview(progress);
-      sendProgress();
-      return;
+    drag.samples.push({progress: sliderProgress(), at: performance.now()});
+    if (drag.samples.length > 8) drag.samples.shift();
+    if (drag.phase === "idle") {
+      if (app.state && app.state.interaction) drag.phase = "open"; // one left pending: continue it
+      else return openInteraction();
     }
-    // The first move opens the interaction; the preview and updates follow once it is open.
-    beginInteraction().then(() => {
-      if (drag.failed || !app.state || !app.state.interaction) {
-        if (!drag.active) slider().value = 0;
-        return;
-      }
-      applyInteractionPreview(Number(slider().value) / 100);
+    if (drag.phase === "open") {
+      applyInteractionPreview(sliderProgress());
       sendProgress();
-    });
+    }
   }
 
-  // Points per second, from the last samples: the phone is `width` points wide.
+  // Points per second over the last moves, the phone being as many points wide as it is pixels.
   function velocity() {
     const samples = drag.samples;
     if (samples.length < 2) return 0;
@@ -861,26 +893,19 @@
     return Math.round(((last.progress - first.progress) / seconds) * $("phone").clientWidth);
   }
 
-  function endInteraction(explicitVelocity) {
-    const progress = Number(slider().value) / 100;
-    const speed = explicitVelocity ?? velocity();
+  // End (or, with `cancel`, cancel) the interaction once its opening and updates went out.
+  function finishInteraction({cancel = false, speed = null} = {}) {
+    if (drag.phase === "ending") return Promise.resolve();
+    const progress = sliderProgress();
+    const velocityNow = speed ?? velocity();
     drag.samples = [];
-    const finish = () => {
-      if (drag.failed || !app.state || !app.state.interaction) { drag.failed = false; return Promise.resolve(); }
-      return act({type: "interaction.end", params: {progress, velocity: speed}}).catch(() => {});
-    };
-    return (drag.starting || Promise.resolve()).then(finish).finally(() => {
-      drag.sent = null;
-      syncSlider();
-    });
-  }
-
-  function cancelInteraction() {
-    drag.samples = [];
-    return (drag.starting || Promise.resolve()).then(() => {
+    drag.phase = "ending";
+    return (drag.opening || Promise.resolve()).then(() => {
       if (!app.state || !app.state.interaction) return null;
-      return act({type: "interaction.cancel"}).catch(() => {});
+      const action = cancel ? {type: "interaction.cancel"} : {type: "interaction.end", params: {progress, velocity: velocityNow}};
+      return act(action).catch(() => {});
     }).finally(() => {
+      drag.phase = "idle";
       drag.sent = null;
       syncSlider();
     });
@@ -889,27 +914,27 @@
   function wireSlider() {
     const input = slider();
     input.addEventListener("pointerdown", () => {
-      drag.active = true;
+      drag.pointer = true;
       drag.keyboard = false;
       drag.samples = [];
     });
     input.addEventListener("keydown", (event) => {
       drag.keyboard = true;
-      if (event.key === "Enter") { event.preventDefault(); endInteraction(0); }
-      if (event.key === "Escape") { event.preventDefault(); cancelInteraction(); }
+      if (event.key === "Enter" && handOnSlider()) { event.preventDefault(); finishInteraction({speed: 0}); }
+      if (event.key === "Escape" && handOnSlider()) { event.preventDefault(); finishInteraction({cancel: true}); }
     });
     input.addEventListener("input", onSliderInput);
-    // A mouse or finger letting go ends the interaction; the keyboard ends it with Enter.
+    // A mouse or a finger letting go ends the interaction; the keyboard ends it with Enter.
     const letGo = () => {
-      if (!drag.active) return;
-      drag.active = false;
-      endInteraction();
+      if (!drag.pointer) return;
+      drag.pointer = false;
+      if (drag.phase === "starting" || drag.phase === "open") finishInteraction();
     };
     input.addEventListener("pointerup", letGo);
     input.addEventListener("pointercancel", letGo);
     input.addEventListener("change", () => { if (!drag.keyboard) letGo(); });
-    $("interaction-end").addEventListener("click", () => endInteraction(0));
-    $("interaction-cancel").addEventListener("click", () => cancelInteraction());
+    $("interaction-end").addEventListener("click", () => finishInteraction({speed: 0}));
+    $("interaction-cancel").addEventListener("click", () => finishInteraction({cancel: true}));
   }
 
   // ---------------------------------------------------------------- start

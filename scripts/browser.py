@@ -12,8 +12,9 @@ keyboard events as a user makes them:
      phone's tab bar, a refused selectTab (its problem is shown), the modal opened with text
      typed into its `content` and Enter, and closed;
   3. a second session from the form (another user, country DE: the eu-face-scan flag), where
-     the slider drags onboarding.second back to onboarding.first (finish), then a short drag
-     that cancels, then onboarding.completed shows onboarding.faceScan.
+     the slider drags onboarding.second back to onboarding.first (finish), the phone's own
+     button shows onboarding.second again, a short drag cancels, PageUp on the slider opens an
+     interaction that Escape cancels, and Enter on onboarding.completed shows onboarding.faceScan.
 After each step it reads the page (the phone's top screen and version, the graph's highlighted
 node, the log's length) and compares it with what the server says (the session read with its
 token). Any JavaScript exception or console error fails the run. A screenshot of the page at
@@ -260,7 +261,7 @@ class Page:
         self.call("Input.insertText", {"text": text})
 
     def press(self, key):
-        codes = {"Enter": (13, "\r"), "Escape": (27, None), "Tab": (9, None)}
+        codes = {"Enter": (13, "\r"), "Escape": (27, None), "Tab": (9, None), "ArrowRight": (39, None), "PageUp": (33, None)}
         number, text = codes[key]
         down = {"type": "keyDown", "key": key, "code": key, "windowsVirtualKeyCode": number}
         if text:
@@ -456,7 +457,7 @@ class Walk:
             transition = state.get("transition") or {}
             self.check("swipe back: an interactive popTo was applied",
                        None if transition.get("interactive") and transition.get("type") in ("pop", "popTo") else "it was not", transition)
-        self.act("DE showSecond again", "action-onboarding.showSecond", "onboarding.second")
+        self.act("DE showSecond again (the phone's own button)", "phone-action-onboarding.showSecond", "onboarding.second")
 
         # a short, slow drag cancels: the stack stays
         before = page.snapshot()["topId"]
@@ -468,7 +469,31 @@ class Walk:
         shown, state = self.compare("short drag (cancelled)", "onboarding.second")
         self.check("short drag: the same screen stays on top", None if state["top"]["id"] == before else f"{before} → {state['top']['id']}")
         self.check("short drag: nothing is pending", None if state["interaction"] is None else "an interaction is", state["interaction"])
-        self.act("DE completed", "action-onboarding.completed", "onboarding.faceScan")
+
+        # the keyboard: arrows open and move the interaction, Escape cancels it; Enter presses a button
+        try:
+            before = page.snapshot()["topId"]
+            page.js("document.querySelector('[data-testid=interactive-slider]').focus()")
+            for _ in range(3):
+                page.press("PageUp")
+            page.wait("document.body.dataset.interaction === 'pending'")
+            session = page.snapshot()["session"]
+            pending = self.server(f"/v1/sessions/{session['id']}", session["token"])["interaction"] or {}
+            self.check("keyboard: PageUp on the slider opens and moves the interaction",
+                       None if pending.get("progress", 0) > 0 else "it did not", pending)
+            page.press("Escape")
+            page.wait("document.body.dataset.interaction === 'none'")
+            self.compare("keyboard: Escape cancels", "onboarding.second")
+            self.check("keyboard: the same screen stays on top", None if page.snapshot()["topId"] == before else "it changed")
+        except CDPError as error:
+            self.check("keyboard: the slider works with keys", str(error))
+
+        def focus_and_enter(testid):
+            page.js(f"document.querySelector('[data-testid=\"{testid}\"]').focus()")
+            page.press("Enter")
+        self.act("DE completed (Enter on the focused button)", "action-onboarding.completed", "onboarding.faceScan", then=focus_and_enter)
+        focused = page.js("document.activeElement && document.activeElement.dataset.testid")
+        self.check("after a keyboard press the focus stays on an action", None if (focused or "").startswith("action-") else f"it is on {focused!r}")
 
 
 def main():
