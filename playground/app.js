@@ -123,12 +123,16 @@
     return node;
   }
 
-  // Runs `render`, which replaces elements of `container`; if the focus was in there, it goes
-  // back to the element with the same test id, else to the first control in `scope`, so a
-  // keyboard user keeps their place.
+  // Runs `render`, which replaces elements of `container`; if a keyboard user had the focus in
+  // there, it goes back to the element with the same test id, else to the first control in
+  // `scope`, so they keep their place.
+  let keyboardUser = false; // the last input was a key, not a pointer: only then is focus moved
+  document.addEventListener("keydown", () => { keyboardUser = true; }, true);
+  document.addEventListener("pointerdown", () => { keyboardUser = false; }, true);
+
   function keepingFocus(container, render, scope = "") {
     const active = document.activeElement;
-    const inside = active && active !== container && container.contains(active);
+    const inside = keyboardUser && active && active !== container && container.contains(active);
     const testid = inside ? active.dataset.testid : null;
     render();
     const now = document.activeElement;
