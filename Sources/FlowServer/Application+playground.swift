@@ -13,6 +13,11 @@ extension Application {
         return files
     }()
 
+    /// The playground's file names and content types, for tests and documentation.
+    public static var playgroundFileNames: [(name: String, contentType: String)] {
+        playgroundFiles.map { ($0.key, $0.value.contentType) }.sorted { $0.name < $1.name }
+    }
+
     static func playgroundContentType(of name: String) -> String? {
         switch name.split(separator: ".").last {
         case "html": "text/html; charset=utf-8"

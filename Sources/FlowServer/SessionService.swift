@@ -406,7 +406,7 @@ final class SessionService: Sendable {
     }
 
     static func decodeContext(_ text: String, userId: String) -> FlowContext {
-        let object = (try? JSONParser.parse(text))?.objectValue ?? JSONObject()
+        let object = (try? JSONParser.parse(text, limits: .storedData))?.objectValue ?? JSONObject()
         var traits: [String: String] = [:]
         for member in object["traits"]?.objectValue ?? JSONObject() {
             if let value = member.value.stringValue { traits[member.key] = value }
