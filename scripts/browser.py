@@ -363,7 +363,8 @@ class Walk:
         # 1. the page starts a session on load
         page.call("Page.navigate", {"url": f"http://127.0.0.1:{self.port}/"})
         try:
-            page.wait("document.readyState === 'complete' && document.querySelector('[data-testid=phone]').dataset.topFeature")
+            page.wait("document.readyState === 'complete' && document.querySelector('[data-testid=phone]').dataset.topFeature",
+                      timeout=30)  # a first start of Chromium builds its caches
         except CDPError as error:
             self.check("the page starts a session on load", str(error))
             return
