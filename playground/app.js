@@ -211,9 +211,9 @@
   }
 
   // What the state implies: the actions on offer, the log and the graph (all three at once).
-  // An interaction update changes none of them but the actions' progress, so it skips the rest.
+  // An interaction update adds to the log but changes neither the actions nor the graph.
   async function refresh({light = false} = {}) {
-    if (light) return;
+    if (light) return loadLog();
     await Promise.all([loadAvailable(), loadLog(), loadGraph()]);
   }
 

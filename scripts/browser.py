@@ -440,6 +440,8 @@ class Walk:
                 page.wait("document.body.dataset.interaction === 'pending'", timeout=5)
                 session = page.snapshot()["session"]
                 midway["state"] = self.server(f"/v1/sessions/{session['id']}", session["token"])
+                midway["log"] = len(self.server(f"/v1/sessions/{session['id']}/actions?limit=1000", session["token"])["actions"])
+                midway["shown"] = page.snapshot()
                 midway["moved"] = page.js("(document.querySelector('[data-testid=phone] .card.top') || {style: {}}).style.transform")
                 page.screenshot(os.path.join(SHOTS, "swipe.png"))
             except CDPError as error:
@@ -451,6 +453,12 @@ class Walk:
             self.check("the swipe finishes", str(error))
         interaction = (midway.get("state") or {}).get("interaction")
         self.check("mid-swipe: the server has the interaction pending", None if interaction else midway.get("error", "it has none"))
+        shown = midway.get("shown") or {}
+        self.check("mid-swipe: the page shows the server's version and log",
+                   None if (shown.get("version"), shown.get("logLength")) == ((midway.get("state") or {}).get("version"), midway.get("log")) else "they differ",
+                   f"page v{shown.get('version')} with {shown.get('logLength')} log entries, server v{(midway.get('state') or {}).get('version')} with {midway.get('log')}")
+        progress = (interaction or {}).get("progress", 0)
+        self.check("mid-swipe: the server has the slider's progress", None if 0.2 <= progress <= 0.6 else f"it has {progress}")
         self.check("mid-swipe: the phone moves the top screen with the finger",
                    None if (midway.get("moved") or "").startswith("translateX(") else f"its transform is {midway.get('moved')!r}")
         shown, state = self.compare("swipe back (finished)", "onboarding.first")
