@@ -72,7 +72,7 @@ class Chromium:
     def start(self):
         binary = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
         if not binary:
-            raise RuntimeError("no chromium: install Debian's `chromium` (scripts/setup.sh does) or set CHROMIUM")
+            raise RuntimeError("no chromium: install Debian's `chromium` (scripts/test.sh does) or set CHROMIUM")
         # The browser reads commands from fd 3 and writes answers to fd 4. The pipe ends are moved
         # above 10 first, so the dup2 calls in the child cannot overwrite one another.
         to_browser_r, to_browser_w = (_above_ten(fd) for fd in os.pipe())

@@ -105,15 +105,22 @@ extension FlowGraph {
     /// Escapes for a quoted DOT string whose backslash sequences (`\n`, `\l`, `\N`) Graphviz
     /// would otherwise interpret; line breaks become spaces.
     static func dotEscaped(_ text: String) -> String {
+        escaped(text) { character in
+            switch character {
+            case "\\": "\\\\"
+            case "\"": "\\\""
+            case "\n", "\r", "\r\n": " "
+            default: nil
+            }
+        }
+    }
+
+    /// `text` with each character that `replacement` names replaced by what it returns.
+    static func escaped(_ text: String, _ replacement: (Character) -> String?) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for character in text {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n", "\r", "\r\n": out += " "
-            default: out.append(character)
-            }
+            if let replaced = replacement(character) { out += replaced } else { out.append(character) }
         }
         return out
     }
@@ -171,19 +178,16 @@ extension FlowGraph {
 
     /// Escapes for a quoted Mermaid label: entity codes for what Mermaid would read as syntax.
     static func mermaidEscaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
+        escaped(text) { character in
             switch character {
-            case "#": out += "#35;"
-            case "\"": out += "#quot;"
-            case "<": out += "#lt;"
-            case ">": out += "#gt;"
-            case "|": out += "#124;"
-            case "\n", "\r", "\r\n": out += " "
-            default: out.append(character)
+            case "#": "#35;"
+            case "\"": "#quot;"
+            case "<": "#lt;"
+            case ">": "#gt;"
+            case "|": "#124;"
+            case "\n", "\r", "\r\n": " "
+            default: nil
             }
         }
-        return out
     }
 }
