@@ -37,6 +37,8 @@ let package = Package(
             dependencies: ["embed-resources"]
         ),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // A pthread mutex for locks every request takes (Swift's Mutex convoys on Linux).
+        .target(name: "Locking"),
         // Pure: JSON values, a strict parser with limits, a fast writer. Below every other module.
         .target(name: "JSON"),
         // Pure: GrowthBook-compatible bucketing, targeting, OpenFeature-shaped flag evaluation.
@@ -47,7 +49,7 @@ let package = Package(
         .target(name: "FlowGraph", dependencies: ["FlowEngine", "JSON", "CGraphviz"]),
         .target(
             name: "FlowStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Locking", .product(name: "GRDB", package: "GRDB.swift")],
             plugins: ["EmbedResources"]
         ),
         .target(
@@ -59,6 +61,7 @@ let package = Package(
                 "FeatureFlags",
                 "FlowGraph",
                 "FlowStore",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -26,7 +26,7 @@ extension Application {
             writer.writeInteger(session.version)
             writer.endObject()
             writer.writeKey("state")
-            writer.writeRawValue(session.stateDocument())
+            writer.writeRawValue(session.document ?? session.stateDocument())
             writer.endObject()
             var response = SessionService.stateResponse(session, body: writer.takeBytes(), status: 201)
             response.headers["Location"] = "/v1/sessions/\(session.id)"
@@ -35,14 +35,14 @@ extension Application {
 
         router.route("GET", "/v1/sessions/{id}") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
-            let session = try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0 }
-            if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matchesWeakly(session.version) {
+            let (version, document) = try sessions.stateDocument(id, token: BearerToken.presented(in: request))
+            if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matchesWeakly(version) {
                 var response = Response(status: 304)
-                response.headers["ETag"] = SessionService.etag(session.version)
+                response.headers["ETag"] = SessionService.etag(version)
                 response.headers["Cache-Control"] = "no-store"
                 return response
             }
-            return SessionService.stateResponse(session)
+            return SessionService.stateResponse(version: version, body: document)
         }
 
         router.route("POST", "/v1/sessions/{id}/actions") { request throws(ResponseError) in

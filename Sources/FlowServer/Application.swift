@@ -67,10 +67,9 @@ public final class Application: Sendable {
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
+        metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
     }
-
-    static let standardMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
     /// The routes served, for documentation and tests.
     public var routes: [(method: String, pattern: String)] { router.patterns }
@@ -79,13 +78,12 @@ public final class Application: Sendable {
     public func handle(_ request: Request) -> Response {
         let start = ContinuousClock.now
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
-        let response = router.handle(request)
+        let (response, pattern) = router.dispatch(request)
         let elapsed = ContinuousClock.now - start
         let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
-        let route = router.pattern(forPath: request.path) ?? "unmatched"
+        let route = pattern ?? "unmatched"
         // Labels come from a closed set, so clients cannot grow the metrics with made-up methods.
-        let method = Self.standardMethods.contains(request.method) ? request.method : "OTHER"
-        metrics.record(route: route, method: method, status: response.status, nanoseconds: nanoseconds)
+        metrics.record(route: route, method: request.method, status: response.status, nanoseconds: nanoseconds)
         if response.status >= 500 {
             logger.error("request failed", metadata: ["request-id": "\(request.requestId)", "method": "\(request.method)",
                                                       "route": "\(route)", "status": "\(response.status)"])

@@ -24,7 +24,8 @@ enum BearerToken {
 
     /// SHA-256 of the token's UTF-8 bytes.
     static func hash(_ token: String) -> [UInt8] {
-        Array(SHA256.hash(data: Array(token.utf8)))
+        var token = token
+        return token.withUTF8 { Array(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
     }
 
     /// SHA-256 of arbitrary bytes (request bodies for idempotency keys).
@@ -35,24 +36,55 @@ enum BearerToken {
     /// True when `presented` hashes to `hash`. Comparing fixed-length digests, byte for byte
     /// without an early exit, leaks neither the token nor how much of it was right.
     static func matches(_ presented: String, hash: [UInt8]) -> Bool {
-        constantTimeEquals(Self.hash(presented), hash)
+        var presented = presented
+        let digest = presented.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        return digest.withUnsafeBytes { digest in
+            hash.withUnsafeBytes { constantTimeEquals(digest, $0) }
+        }
     }
 
     /// Compares two byte strings in time that depends only on their lengths.
     static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBytes { a in b.withUnsafeBytes { b in constantTimeEquals(a, b) } }
+    }
+
+    static func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
+        for index in 0..<a.count { difference |= a[index] ^ b[index] }
         return difference == 0
     }
 
     /// The token of an `Authorization: Bearer <token>` header, or nil when absent or malformed.
     static func presented(in request: Request) -> String? {
         guard let header = request.headers["Authorization"] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty || token.utf8.count > 512 ? nil : token
+        return token(inAuthorization: header)
+    }
+
+    /// The token of an `Authorization` header's value: the scheme `Bearer` (any case), spaces,
+    /// then 1 to 512 bytes, spaces and tabs around them dropped. Read byte by byte: this runs on
+    /// every session request, where splitting and trimming with Foundation cost more than the
+    /// rest of a cached read.
+    static func token(inAuthorization header: String) -> String? {
+        var header = header
+        return header.withUTF8 { bytes -> String? in
+            let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+            var index = 0
+            while index < bytes.count, bytes[index] == space { index += 1 }
+            let scheme = Array("bearer".utf8)
+            guard bytes.count - index > scheme.count else { return nil }
+            for offset in 0..<scheme.count {
+                let byte = bytes[index + offset]
+                guard (byte >= 65 && byte <= 90 ? byte | 0x20 : byte) == scheme[offset] else { return nil }
+            }
+            index += scheme.count
+            guard bytes[index] == space else { return nil }
+            while index < bytes.count, bytes[index] == space || bytes[index] == tab { index += 1 }
+            var end = bytes.count
+            while end > index, bytes[end - 1] == space || bytes[end - 1] == tab { end -= 1 }
+            guard end > index, end - index <= 512 else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
+        }
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {

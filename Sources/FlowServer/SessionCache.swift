@@ -1,4 +1,5 @@
 // Hot sessions in memory: a bounded map of per-session slots, each with its own lock.
+import Locking
 import Synchronization
 
 /// One session's place in the cache. Its lock serializes the session's actions: while one is
@@ -19,9 +20,11 @@ final class SessionSlot: Sendable {
 /// slot is in use. Slots are handed out pinned (`pin`) and must be given back (`unpin`).
 final class SessionCache: Sendable {
     let capacity: Int
-    private let table = Mutex<Table>(Table())
+    /// Every request takes this lock, briefly: a pthread mutex, which does not convoy when
+    /// there are more HTTP threads than cores (see `PThreadMutex`).
+    private let table = PThreadMutex<Table>(Table())
 
-    private struct Table: ~Copyable {
+    private struct Table {
         var slots: [String: SessionSlot] = [:]
         /// The clock: session ids by ring position; `hand` is the next candidate to evict.
         var ring: [String] = []
@@ -35,6 +38,16 @@ final class SessionCache: Sendable {
     /// True when session `id` has a slot now (a look-up that changes nothing).
     func contains(_ id: String) -> Bool {
         table.withLock { $0.slots[id] != nil }
+    }
+
+    /// The slot of session `id`, pinned, when it is cached; nil (and nothing changed) when not.
+    func pinIfCached(_ id: String) -> SessionSlot? {
+        table.withLock { table in
+            guard let slot = table.slots[id] else { return nil }
+            slot.pins.add(1, ordering: .relaxed)
+            slot.referenced.store(true, ordering: .relaxed)
+            return slot
+        }
     }
 
     /// The slot of session `id`, pinned; made empty (to be loaded) when it is not cached.

@@ -62,7 +62,7 @@ final class SessionService: Sendable {
         }
         let token = BearerToken.generate()
         let now = FlowStore.timestamp()
-        let session = LiveSession(
+        var session = LiveSession(
             id: Self.newSessionId(), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
             tree: tree, context: context, catalog: catalog, flagsJSON: Self.encode(evaluations),
             experimentsJSON: Self.encode(exposures), flowVersionsJSON: DefinitionRegistry.encode(versions),
@@ -74,6 +74,7 @@ final class SessionService: Sendable {
             experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
             flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now)
         try storage { try store.insert(record, exposures: exposures, firstFeature: tree.top?.feature) }
+        _ = session.cachedStateDocument()
         let slot = cache.pin(session.id)
         slot.state.withLock { $0 = session }
         cache.unpin(slot)
@@ -93,32 +94,48 @@ final class SessionService: Sendable {
     ) throws(ResponseError) -> T {
         guard let token else { throw Self.unauthorized("This route needs Authorization: Bearer <session token>.") }
         guard Self.isPlausibleId(id) else { throw Self.notFound(id) }
-        if !cache.contains(id) {
+        var cached = cache.pinIfCached(id)
+        if cached == nil {
             guard let record = try storage({ try store.session(id: id) }) else { throw Self.notFound(id) }
             guard BearerToken.matches(token, hash: record.tokenHash) else {
                 throw Self.unauthorized("The token does not open session \(id).")
             }
+            cached = cache.pin(id)
         }
-        let slot = cache.pin(id)
+        guard let slot = cached else { throw Self.notFound(id) }
         defer { cache.unpin(slot) }
         return try slot.state.withLock { (state: inout LiveSession?) throws(ResponseError) -> T in
             if state == nil { state = try load(id) }
-            guard var session = state else {
+            // Moved out of the slot and back rather than copied: a copy retains every field.
+            guard var session = state.take() else {
                 cache.remove(id, slot: slot)
                 throw Self.notFound(id)
             }
             guard BearerToken.matches(token, hash: session.tokenHash) else {
+                state = consume session
                 throw Self.unauthorized("The token does not open session \(id).")
             }
-            let result = try body(&session)
+            let result: T
+            do throws(ResponseError) {
+                result = try body(&session)
+            } catch {
+                state = consume session
+                throw error
+            }
             if session.deleted {
-                state = nil
                 cache.remove(id, slot: slot)
             } else {
-                state = session
+                state = consume session
             }
             return result
         }
+    }
+
+    /// The committed state document of session `id` and its version, after the token check.
+    /// The document is encoded once per version and kept with the session, so most reads only
+    /// check the token and copy bytes.
+    func stateDocument(_ id: String, token: String?) throws(ResponseError) -> (version: Int, document: [UInt8]) {
+        try withSession(id, token: token) { session in (session.version, session.cachedStateDocument()) }
     }
 
     /// Applies `action` to session `id`: checks `If-Match`, replays an `Idempotency-Key`,
@@ -217,7 +234,7 @@ final class SessionService: Sendable {
             writer.endObject()
             userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)
         }
-        let body = next.stateDocument()
+        let body = next.cachedStateDocument()
         let record = ActionRecord(
             version: next.version, type: action.type, source: action.from,
             params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
@@ -300,10 +317,16 @@ final class SessionService: Sendable {
     }
 
     static func stateResponse(_ session: LiveSession, body: [UInt8]? = nil, status: Int = 200) -> Response {
-        var response = Response.json(body ?? session.stateDocument(), status: status)
-        response.headers["ETag"] = etag(session.version)
-        response.headers["Cache-Control"] = "no-store"
-        return response
+        stateResponse(version: session.version, body: body ?? session.document ?? session.stateDocument(), status: status)
+    }
+
+    /// A state answer: the document, its `ETag`, and `Cache-Control: no-store`.
+    static func stateResponse(version: Int, body: [UInt8], status: Int = 200) -> Response {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "ETag", value: etag(version))
+        headers.add(name: "Cache-Control", value: "no-store")
+        return Response(status: status, headers: headers, body: body)
     }
 
     static func etag(_ version: Int) -> String { "\"\(version)\"" }

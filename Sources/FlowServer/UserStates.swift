@@ -1,7 +1,7 @@
 // Per-user state as the flows read it, shared by every session of a user.
 import FlowStore
 import JSON
-import Synchronization
+import Locking
 
 /// The state of users with live sessions, kept in step with the users table: commits and the
 /// admin routes update it after they write, and a miss reads the database. Every session of a
@@ -17,7 +17,7 @@ final class UserStates: Sendable {
         var epoch: UInt64 = 0
     }
 
-    private let table = Mutex(Table())
+    private let table = PThreadMutex(Table())
     private let capacity: Int
 
     init(capacity: Int) {

@@ -1,7 +1,7 @@
 // Group commit: actions that arrive while a transaction is being written share the next one.
 import Foundation
 import GRDB
-import Synchronization
+import Locking
 
 /// Batches concurrent `ActionCommit`s into one SQLite transaction, each in a savepoint of its
 /// own, so one action's conflict does not undo another's, and every caller still returns only
@@ -21,12 +21,12 @@ final class GroupCommit: Sendable {
         init(_ commit: ActionCommit) { self.commit = commit }
     }
 
-    private struct Queue: ~Copyable {
+    private struct Queue {
         var pending: [Pending] = []
         var leading = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = PThreadMutex(Queue())
     private let pool: DatabasePool
     /// The most actions one transaction carries.
     let maxBatch: Int

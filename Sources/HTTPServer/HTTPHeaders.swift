@@ -45,13 +45,24 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// ASCII case-insensitive comparison, without allocating lowercased copies.
     static func equalNames(_ a: String, _ b: String) -> Bool {
-        let a = a.utf8, b = b.utf8
-        guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
-            let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
-            let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
-            if lx != ly { return false }
+        guard a.utf8.count == b.utf8.count else { return false }
+        // Native strings lend their bytes; the fallback walks the views.
+        let compared = a.utf8.withContiguousStorageIfAvailable { a in
+            b.utf8.withContiguousStorageIfAvailable { b in
+                for index in 0..<a.count where a[index] != b[index] {
+                    if lower(a[index]) != lower(b[index]) { return false }
+                }
+                return true
+            }
+        }
+        if let compared = compared ?? nil { return compared }
+        for (x, y) in zip(a.utf8, b.utf8) where x != y {
+            if lower(x) != lower(y) { return false }
         }
         return true
+    }
+
+    private static func lower(_ byte: UInt8) -> UInt8 {
+        (byte >= 65 && byte <= 90) ? byte | 0x20 : byte
     }
 }

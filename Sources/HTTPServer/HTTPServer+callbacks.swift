@@ -128,6 +128,16 @@ extension HTTPServer {
     /// have picked the other. RFC 9112 §6.1 and §6.3 have such requests refused, and the
     /// connection closed, as the rest of its bytes cannot be framed.
     static func framingProblem(_ headers: HTTPHeaders) -> String? {
+        // Most requests carry neither header, or one Content-Length: answered without allocating.
+        var lengthFields = 0, codingFields = 0
+        for field in headers {
+            if HTTPHeaders.equalNames(field.name, "Content-Length") {
+                lengthFields += 1
+            } else if HTTPHeaders.equalNames(field.name, "Transfer-Encoding") {
+                codingFields += 1
+            }
+        }
+        if codingFields == 0 && lengthFields <= 1 { return nil }
         let codings = headers.values("Transfer-Encoding")
         let lengths = headers.values("Content-Length")
         if !codings.isEmpty {
@@ -176,9 +186,13 @@ extension HTTPServer {
         guard let mhdResponse else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }
         for field in response.headers {
-            _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+            // withCString lends a native string's own bytes; passing the String itself would
+            // make a C copy of each name and value first.
+            _ = field.name.withCString { name in
+                field.value.withCString { value in MHD_add_response_header(mhdResponse, name, value) }
+            }
         }
-        _ = MHD_add_response_header(mhdResponse, "X-Request-Id", requestId ?? requestIdFor(exchange))
+        _ = (requestId ?? requestIdFor(exchange)).withCString { MHD_add_response_header(mhdResponse, "X-Request-Id", $0) }
         if quiescing.load(ordering: .relaxed) {
             // Stopping: tell keep-alive clients to reconnect (to the next instance) after this answer.
             _ = MHD_add_response_header(mhdResponse, "Connection", "close")

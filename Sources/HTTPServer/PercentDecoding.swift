@@ -8,10 +8,24 @@ enum PercentDecoding {
     /// PercentDecoding.decode("a%2Fb", plusIsSpace: false) // "a/b"
     /// ```
     static func decode(_ text: some StringProtocol, plusIsSpace: Bool) -> String {
-        let utf8 = Array(text.utf8)
-        guard utf8.contains(UInt8(ascii: "%")) || (plusIsSpace && utf8.contains(UInt8(ascii: "+"))) else {
-            return String(text)
-        }
+        guard needsDecoding(text.utf8, plusIsSpace: plusIsSpace) else { return String(text) }
+        return decodeEscapes(Array(text.utf8), plusIsSpace: plusIsSpace)
+    }
+
+    /// `decode` for UTF-8 bytes, such as a path segment.
+    static func decode(_ utf8: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String {
+        guard needsDecoding(utf8, plusIsSpace: plusIsSpace) else { return String(decoding: utf8, as: UTF8.self) }
+        return decodeEscapes(utf8, plusIsSpace: plusIsSpace)
+    }
+
+    /// True when the text holds a `%` (or a `+` that stands for a space): most do not, and are
+    /// then taken as they are, without a copy.
+    static func needsDecoding(_ utf8: some Sequence<UInt8>, plusIsSpace: Bool) -> Bool {
+        utf8.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
+    }
+
+    private static func decodeEscapes(_ utf8: some RandomAccessCollection<UInt8>, plusIsSpace: Bool) -> String {
+        let utf8 = Array(utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
         var index = 0

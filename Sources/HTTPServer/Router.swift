@@ -16,7 +16,9 @@ public typealias Handler = @Sendable (Request) -> Response
 /// `HEAD` is served by the `GET` route of the same path.
 public struct Router: Sendable {
     enum Segment: Sendable, Equatable {
-        case literal(String)
+        /// A literal segment, kept as UTF-8 bytes: a request's segment is compared byte for byte
+        /// and decoded only when it holds a `%` escape.
+        case literal([UInt8])
         case parameter(String)
     }
 
@@ -33,11 +35,12 @@ public struct Router: Sendable {
 
     /// Adds a route. `pattern` is a path whose segments are literals or `{name}`.
     public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
-        let segments = Self.split(pattern).map { part -> Segment in
+        let parts = pattern.hasPrefix("/") ? pattern.dropFirst().split(separator: "/", omittingEmptySubsequences: false) : [Substring(pattern)]
+        let segments = parts.map { part -> Segment in
             if part.hasPrefix("{") && part.hasSuffix("}") && part.count > 2 {
                 return .parameter(String(part.dropFirst().dropLast()))
             }
-            return .literal(String(part))
+            return .literal(Array(part.utf8))
         }
         routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
     }
@@ -49,52 +52,92 @@ public struct Router: Sendable {
 
     /// Routes `request` to its handler, or answers 404 / 405 as a problem document.
     public func handle(_ request: Request) -> Response {
-        let parts = Self.split(request.path)
+        dispatch(request).response
+    }
+
+    /// Routes `request` like `handle`, and also says which pattern its path matched (the served
+    /// route's, or for a 405 the first route of that path), nil when none did: the label for
+    /// metrics, found in the same pass.
+    public func dispatch(_ request: Request) -> (response: Response, pattern: String?) {
+        var path = request.path
+        let found = path.withUTF8 { bytes in find(method: request.method, path: bytes) }
+        switch found {
+        case .served(let index, let parameters):
+            let route = routes[index]
+            var routed = request
+            routed.pathParameters = parameters
+            routed.route = route.pattern
+            return (route.handler(routed), route.pattern)
+        case .notFound:
+            return (.problem(404, "No route for \(request.method) \(request.path)."), nil)
+        case .wrongMethod(let pattern, let allowed):
+            let list = allowed.joined(separator: ", ")
+            var response = Response.problem(405, "\(request.method) is not allowed on \(request.path); use \(list).")
+            response.headers["Allow"] = list
+            return (response, pattern)
+        }
+    }
+
+    /// The pattern that `path` would be routed to, for metrics labels.
+    public func pattern(forPath path: String) -> String? {
+        var path = path
+        return path.withUTF8 { bytes in
+            guard let parts = Self.segmentRanges(bytes) else { return nil }
+            return routes.first { Self.match($0.segments, parts, in: bytes) != nil }?.pattern
+        }
+    }
+
+    private enum Found {
+        case served(Int, [String: String])
+        case notFound
+        case wrongMethod(pattern: String, allowed: [String])
+    }
+
+    private func find(method: String, path bytes: UnsafeBufferPointer<UInt8>) -> Found {
+        guard let parts = Self.segmentRanges(bytes) else { return .notFound }
         var allowed: [String] = []
-        var matchedPattern: String?
-        for route in routes {
-            guard let parameters = Self.match(route.segments, parts) else { continue }
-            let serves = route.method == request.method || (request.method == "HEAD" && route.method == "GET")
-            if serves {
-                var routed = request
-                routed.pathParameters = parameters
-                routed.route = route.pattern
-                return route.handler(routed)
+        var firstPattern: String?
+        for (index, route) in routes.enumerated() {
+            guard let parameters = Self.match(route.segments, parts, in: bytes) else { continue }
+            if route.method == method || (method == "HEAD" && route.method == "GET") {
+                return .served(index, parameters)
             }
-            matchedPattern = route.pattern
+            if firstPattern == nil { firstPattern = route.pattern }
             allowed.append(route.method)
             if route.method == "GET" { allowed.append("HEAD") }
         }
-        guard matchedPattern != nil else {
-            return .problem(404, "No route for \(request.method) \(request.path).")
+        guard let firstPattern else { return .notFound }
+        return .wrongMethod(pattern: firstPattern, allowed: allowed)
+    }
+
+    /// The byte ranges of a path's segments, as sent (still percent-encoded); each is decoded only
+    /// when matched, so `%2F` stays inside its segment. A leading slash is required (nil without
+    /// one); empty segments are kept, so `/a//b` and `/a/` never match `/a/{x}/b` or `/a`.
+    static func segmentRanges(_ bytes: UnsafeBufferPointer<UInt8>) -> [Range<Int>]? {
+        guard bytes.first == UInt8(ascii: "/") else { return nil }
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(6)
+        var start = 1
+        for index in 1..<bytes.count where bytes[index] == UInt8(ascii: "/") {
+            ranges.append(start..<index)
+            start = index + 1
         }
-        var response = Response.problem(
-            405, "\(request.method) is not allowed on \(request.path); use \(allowed.joined(separator: ", ")).")
-        response.headers["Allow"] = allowed.joined(separator: ", ")
-        return response
+        ranges.append(start..<bytes.count)
+        return ranges
     }
 
-    /// The pattern that `method` and `path` would be routed to, for metrics labels.
-    public func pattern(forPath path: String) -> String? {
-        let parts = Self.split(path)
-        return routes.first { Self.match($0.segments, parts) != nil }?.pattern
-    }
-
-    /// Splits a path, as sent (still percent-encoded), into segments; each is decoded only when
-    /// matched, so `%2F` stays inside its segment. A leading slash is required; empty segments
-    /// are kept, so `/a//b` and `/a/` never match `/a/{x}/b` or `/a`.
-    static func split(_ path: String) -> [Substring] {
-        guard path.hasPrefix("/") else { return [Substring(path)] }
-        return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-    }
-
-    static func match(_ segments: [Segment], _ parts: [Substring]) -> [String: String]? {
+    static func match(_ segments: [Segment], _ parts: [Range<Int>], in bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
         guard segments.count == parts.count else { return nil }
         var parameters: [String: String] = [:]
-        for (segment, part) in zip(segments, parts) {
+        for (segment, range) in zip(segments, parts) {
+            let part = UnsafeBufferPointer(rebasing: bytes[range])
             switch segment {
             case .literal(let literal):
-                guard PercentDecoding.decode(part, plusIsSpace: false) == literal else { return nil }
+                if PercentDecoding.needsDecoding(part, plusIsSpace: false) {
+                    guard Array(PercentDecoding.decode(part, plusIsSpace: false).utf8) == literal else { return nil }
+                } else {
+                    guard part.elementsEqual(literal) else { return nil }
+                }
             case .parameter(let name):
                 guard !part.isEmpty else { return nil }
                 parameters[name] = PercentDecoding.decode(part, plusIsSpace: false)

@@ -103,6 +103,33 @@ struct OperationsTests {
         #expect(text.contains(#"flowstack_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 3"#))
     }
 
+    /// Counters and histograms recorded from many threads at once lose no request, and a route
+    /// or status outside the prepared table is still counted.
+    @Test func metricsCountExactlyUnderConcurrency() {
+        let metrics = ServerMetrics()
+        metrics.prepare(routes: ["/a", "/b"])
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<1000 {
+                metrics.record(route: thread % 2 == 0 ? "/a" : "/b", method: "GET", status: 200, nanoseconds: Int64(index) * 1000)
+            }
+        }
+        metrics.record(route: "/later", method: "PUT", status: 418, nanoseconds: 2_000_000_000)
+        metrics.record(route: "/a", method: "BREW", status: 599, nanoseconds: 1)
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(text.contains(#"flowstack_http_requests_total{route="/a",method="GET",status="200"} 4000"#))
+        #expect(text.contains(#"flowstack_http_requests_total{route="/b",method="GET",status="200"} 4000"#))
+        #expect(text.contains(#"flowstack_http_requests_total{route="/later",method="PUT",status="418"} 1"#))
+        #expect(text.contains(#"flowstack_http_requests_total{route="/a",method="OTHER",status="599"} 1"#))
+        // 0…999 µs: 51 requests of each thread at or under 50 µs, 101 at or under 100 µs.
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_bucket{route="/a",le="0.00005"} 205"#))
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_bucket{route="/b",le="0.0001"} 404"#))
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_bucket{route="/a",le="+Inf"} 4001"#))
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_count{route="/later"} 1"#))
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_bucket{route="/later",le="1.0"} 0"#))
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_sum{route="/later"} 2.0"#))
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_sum{route="/b"} 1.998"#))
+    }
+
     /// Made-up methods are counted under one OTHER label, so clients cannot grow the metrics.
     @Test func unknownMethodsShareOneLabel() throws {
         let test = try TestApp()

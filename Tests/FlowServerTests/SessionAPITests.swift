@@ -60,6 +60,26 @@ struct SessionAPITests {
         }
     }
 
+    /// A read answers with the document of the latest committed version: the one its action
+    /// answered, and the same again once the session has left the cache and been read back.
+    @Test func readsShowEachCommittedVersion() throws {
+        let test = try TestApp(cacheCapacity: 1)
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "reader")
+        #expect(try client.state(session).json == session.state)
+        for (index, body) in [#"{"type":"onboarding.showSecond"}"#, #"{"type":"onboarding.completed"}"#,
+                              #"{"type":"home.selectTab","params":{"index":1}}"#].enumerated() {
+            let answered = try client.apply(session, body)
+            let read = try client.state(session)
+            #expect(read.headers["ETag"] == "\"\(index + 1)\"")
+            #expect(read.json == answered)
+            _ = try client.create(userId: "evictor-\(index)")  // the only slot goes to another session
+            #expect(try client.state(session).json == answered)
+            let notModified = try client.sender.send("GET", "/v1/sessions/\(session.id)", headers: session.auth + [("If-None-Match", "\"\(index + 1)\"")])
+            #expect(notModified.status == 304)
+        }
+    }
+
     /// The interactive swipe back: cancelled leaves the stack, finished pops; other actions wait meanwhile.
     @Test func interactiveTransitionOverHTTP() throws {
         let test = try TestApp()

@@ -41,6 +41,30 @@ struct RouterTests {
     @Test func headUsesGetRoute() {
         #expect(Self.router.handle(Request(method: "HEAD", path: "/healthz")).status == 200)
     }
+
+    /// `dispatch` names the pattern the path matched in the same pass: the served route's, the
+    /// path's for a 405, none for a 404.
+    @Test func dispatchNamesThePattern() {
+        #expect(Self.router.dispatch(Request(method: "GET", path: "/v1/sessions/s-1")).pattern == "/v1/sessions/{id}")
+        #expect(Self.router.dispatch(Request(method: "POST", path: "/v1/sessions/s-1/actions")).pattern == "/v1/sessions/{id}/actions")
+        let wrongMethod = Self.router.dispatch(Request(method: "PATCH", path: "/v1/sessions/s-1"))
+        #expect(wrongMethod.response.status == 405)
+        #expect(wrongMethod.pattern == "/v1/sessions/{id}")
+        #expect(Self.router.dispatch(Request(method: "GET", path: "/nope")).pattern == nil)
+        #expect(Self.router.pattern(forPath: "/v1/sessions/x/actions") == "/v1/sessions/{id}/actions")
+        #expect(Self.router.pattern(forPath: "healthz") == nil)
+    }
+
+    /// Segments are decoded one by one: an escaped literal still matches, an escaped slash stays
+    /// inside its parameter, and a path without its leading slash matches nothing.
+    @Test func segmentsAreDecodedAlone() {
+        #expect(Self.router.handle(Request(method: "GET", path: "/heal%74hz")).status == 200)
+        let escapedSlash = Self.router.handle(Request(method: "GET", path: "/v1/sessions/a%2Fb"))
+        #expect(String(decoding: escapedSlash.body, as: UTF8.self) == "get a/b /v1/sessions/{id}")
+        #expect(Self.router.handle(Request(method: "GET", path: "/v1/sessions/a/b")).status == 404)
+        #expect(Self.router.handle(Request(method: "GET", path: "healthz")).status == 404)
+        #expect(Self.router.handle(Request(method: "GET", path: "/v1/sessions/%C3%A9")).body == Array("get é /v1/sessions/{id}".utf8))
+    }
 }
 
 struct ProblemDetailsTests {
