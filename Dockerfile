@@ -1,9 +1,10 @@
-# FlowStack image: build on the official Swift image, run on slim Debian with the two C libraries.
+# FlowStack image: build on the official Swift image, run on slim Debian with the three C libraries
+# (libmicrohttpd, SQLite, and Graphviz's libgvc, whose postinst registers its layout plugins).
 # docker build -t flowstack . && docker run -p 8080:8080 -v flowstack-data:/data flowstack
 
 FROM swift:6.3-bookworm AS builder
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libgraphviz-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Dependencies first, so a source change does not refetch them.
@@ -12,17 +13,18 @@ RUN swift package resolve
 COPY Plugins Plugins
 COPY Sources Sources
 COPY Tests Tests
-# migrations/, flows/, flags/ and openapi.yaml are embedded in the binary at build time.
+# migrations/, flows/, flags/, playground/ and openapi.yaml are embedded in the binary at build time.
 COPY migrations migrations
 COPY flows flows
 COPY flags flags
+COPY playground playground
 COPY openapi.yaml ./
 RUN swift build -c release --product flowstack --static-swift-stdlib \
     && install -D "$(swift build -c release --show-bin-path)/flowstack" /out/flowstack
 
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 curl ca-certificates \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libgvc6 curl ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin flowstack \
     && mkdir -p /data && chown flowstack:flowstack /data

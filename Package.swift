@@ -23,6 +23,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // Graphviz's layout library (Debian libgraphviz-dev), for the SVG flow graphs.
+        .systemLibrary(
+            name: "CGraphviz",
+            pkgConfig: "libgvc",
+            providers: [.apt(["libgraphviz-dev"])]
+        ),
         // Generates Swift sources that embed migrations/, flows/ and openapi.yaml in the binary.
         .executableTarget(name: "embed-resources", path: "Sources/embed-resources"),
         .plugin(
@@ -39,6 +45,8 @@ let package = Package(
         .target(name: "FeatureFlags", dependencies: ["JSON"]),
         // Pure: the flow-controller model, definitions, the delegate chain. No I/O.
         .target(name: "FlowEngine", dependencies: ["JSON"]),
+        // Flow graphs: screens, actions and flows as DOT, Mermaid, or SVG laid out by Graphviz.
+        .target(name: "FlowGraph", dependencies: ["FlowEngine", "JSON", "CGraphviz"]),
         .target(
             name: "FlowStore",
             dependencies: ["Locking", .product(name: "GRDB", package: "GRDB.swift")],
@@ -51,6 +59,7 @@ let package = Package(
                 "JSON",
                 "FlowEngine",
                 "FeatureFlags",
+                "FlowGraph",
                 "FlowStore",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -65,6 +74,7 @@ let package = Package(
             dependencies: [
                 "FlowServer",
                 "FlowEngine",
+                "FlowGraph",
                 "JSON",
                 "FlowStore",
                 "HTTPServer",
@@ -79,6 +89,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "JSON"]),
         .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
+        .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore"]),
         .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "JSON", "HTTPServer", "FlowStore", "HTTPTestClient"]),
     ]

@@ -92,5 +92,14 @@ check "flows validate exits 1 on a broken definition" test "$status" -eq 1
 check "flows validate names the empty initial" grep -q "broken.json:/initial: " "$work/validate.log"
 check "flows validate names the unknown effect" grep -q "broken.json:/on/onboarding.showSecond/0/do/0/jump: unknown effect" "$work/validate.log"
 
+# flows graph: the sample app offline in each format; a file of one's own is drawn from its flow
+check "flows graph draws the sample app as SVG" sh -c "'$bin' flows graph --format svg | grep -q 'onboarding.faceScan'"
+check "flows graph writes DOT to a file" sh -c "'$bin' flows graph --format dot -o '$work/app.dot' && grep -q '^digraph flows' '$work/app.dot'"
+check "flows graph draws Mermaid from a file" sh -c "'$bin' flows graph flows/home.json --format mermaid | grep -q 'home · tabbed'"
+"$bin" flows graph "$work/broken.json" >/dev/null 2>"$work/graph.log"; status=$?
+check "flows graph refuses a broken definition with paths" sh -c "test $status -eq 1 && grep -q 'broken.json:/initial: ' '$work/graph.log'"
+"$bin" flows graph --format png >/dev/null 2>&1; status=$?
+check "flows graph refuses an unknown format" test "$status" -ne 0
+
 echo "smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

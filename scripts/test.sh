@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-if ! command -v curl >/dev/null || ! command -v python3 >/dev/null; then
+# curl and python3 drive the end-to-end scripts; headless Chromium runs the playground's test.
+if ! command -v curl >/dev/null || ! command -v python3 >/dev/null || ! command -v chromium >/dev/null; then
     sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq curl python3 python3-venv >/dev/null
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq curl python3 python3-venv chromium >/dev/null
 fi
 tools=$(scripts/python-tools.sh)
 "$tools/openapi-spec-validator" openapi.yaml
@@ -15,6 +16,7 @@ swift build --build-tests
 scripts/conformance.sh
 scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
+python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"
 python3 scripts/slowclients.py "$bin"

@@ -1,5 +1,5 @@
-// Build-tool plugin: embeds the repo's migrations/, flows/, flags/ and openapi.yaml into the binary,
-// so the one copy at the repo root is what every build (local, CI, Docker image) serves.
+// Build-tool plugin: embeds the repo's migrations/, flows/, flags/, playground/ and openapi.yaml into
+// the binary, so the one copy at the repo root is what every build (local, CI, Docker image) serves.
 import Foundation
 import PackagePlugin
 
@@ -18,6 +18,7 @@ struct EmbedResources: BuildToolPlugin {
             inputs = [root.appending(path: "openapi.yaml")]
                 + (try files(in: root.appending(path: "flows"), withExtension: "json"))
                 + (try files(in: root.appending(path: "flags"), withExtension: "json"))
+                + (try files(in: root.appending(path: "playground"), withExtensions: ["html", "css", "js", "svg"]))
         default:
             return []
         }
@@ -32,9 +33,13 @@ struct EmbedResources: BuildToolPlugin {
     }
 
     private func files(in directory: URL, withExtension ext: String) throws -> [URL] {
+        try files(in: directory, withExtensions: [ext])
+    }
+
+    private func files(in directory: URL, withExtensions extensions: Set<String>) throws -> [URL] {
         guard FileManager.default.fileExists(atPath: directory.path) else { return [] }
         return try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == ext }
+            .filter { extensions.contains($0.pathExtension) }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 }

@@ -116,9 +116,21 @@ struct DefinitionReader {
 
 extension DefinitionReader {
     /// Reports `name` when it is not one of `names` (a variant reference).
-    mutating func checkReference(_ name: String, among names: [String], at path: JSONPointer) {
-        guard !names.contains(name) else { return }
-        let expected = names.isEmpty ? "define it first" : "expected one of \(Self.abbreviatedList(names))"
+    mutating func checkReference(_ name: String, among names: VariantNames, at path: JSONPointer) {
+        guard !names.set.contains(name) else { return }
+        let expected = names.ordered.isEmpty ? "define it first" : "expected one of \(Self.abbreviatedList(names.ordered))"
         report(path, "\(Self.quoted(name)) is not a variant; \(expected)")
+    }
+}
+
+/// A flag's variant names in their written order (for messages) and as a set (for lookups, so
+/// checking every reference of a flag with thousands of variants stays linear).
+struct VariantNames {
+    let ordered: [String]
+    let set: Set<String>
+
+    init(_ names: [String]) {
+        ordered = names
+        set = Set(names)
     }
 }

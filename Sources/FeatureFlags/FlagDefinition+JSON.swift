@@ -34,7 +34,7 @@ extension FlagDefinition {
         }
         // nil when the variants could not be read: references are then not checked, since
         // every one would be reported.
-        let names = variants?.keys
+        let names = variants.map { VariantNames($0.keys) }
 
         let defaultVariant = reader.requiredString(object, "defaultVariant", at: root)
         if let defaultVariant, let names {
@@ -56,7 +56,7 @@ extension FlagDefinition {
             description: description)
     }
 
-    static func parseRules(_ json: JSONValue?, names: [String]?, at path: JSONPointer, reader: inout DefinitionReader) -> [Rule]? {
+    static func parseRules(_ json: JSONValue?, names: VariantNames?, at path: JSONPointer, reader: inout DefinitionReader) -> [Rule]? {
         guard let json else { return [] }
         guard case .array(let elements) = json else {
             reader.report(path, "\"rules\" must be an array of {\"when\": CONDITION, \"variant\": NAME}, found \(DefinitionReader.describe(json))")
@@ -82,7 +82,7 @@ extension FlagDefinition {
         return rules.count == elements.count ? rules : nil
     }
 
-    static func parseSplit(_ json: JSONValue?, names: [String]?, at path: JSONPointer, reader: inout DefinitionReader) -> [Allocation]? {
+    static func parseSplit(_ json: JSONValue?, names: VariantNames?, at path: JSONPointer, reader: inout DefinitionReader) -> [Allocation]? {
         guard let json else { return nil }
         guard case .array(let elements) = json else {
             reader.report(path, "\"split\" must be an array of {\"variant\": NAME, \"weight\": 0…1}, found \(DefinitionReader.describe(json))")

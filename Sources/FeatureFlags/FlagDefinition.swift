@@ -89,7 +89,7 @@ public struct FlagDefinition: Sendable, Equatable {
     public var problems: [FlagProblem] {
         var reader = DefinitionReader()
         let root = JSONPointer()
-        let names = variants.keys
+        let names = VariantNames(variants.keys)
         Self.checkVariants(variants, at: root.appending("variants"), reader: &reader)
         reader.checkReference(defaultVariant, among: names, at: root.appending("defaultVariant"))
         for (index, rule) in rules.enumerated() {
@@ -119,7 +119,7 @@ public struct FlagDefinition: Sendable, Equatable {
 
     /// A split's variants exist and appear once; its weights are in [0, 1] and add up to 1.
     /// A weight of `nil` was already reported as unreadable.
-    static func checkSplit(_ split: [(variant: String?, weight: Double?)], among names: [String]?, at path: JSONPointer, reader: inout DefinitionReader) {
+    static func checkSplit(_ split: [(variant: String?, weight: Double?)], among names: VariantNames?, at path: JSONPointer, reader: inout DefinitionReader) {
         if split.isEmpty {
             reader.report(path, "a split needs at least one variant; remove \"split\" to serve the default")
             return

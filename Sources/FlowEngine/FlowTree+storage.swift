@@ -52,7 +52,7 @@ extension FlowTree {
         let value: JSONValue
         do throws(JSONParseError) {
             // Nodes nest two JSON levels per flow, so allow far more depth than requests get.
-            value = try JSONParser.parse(bytes, limits: JSONParser.Limits(maxDepth: JSONParser.Limits.depthCeiling))
+            value = try JSONParser.parse(bytes, limits: .storedData)
         } catch {
             throw FlowStorageError(path: "", message: "invalid JSON: \(error.description)")
         }

@@ -199,7 +199,7 @@ extension Application {
 
     /// The stored definition with its key, revision and time of update.
     static func keyedDocument(key: String, text: String, revision: Int, updatedAt: String) -> [UInt8] {
-        var object = (try? JSONParser.parse(text))?.objectValue ?? JSONObject()
+        var object = (try? JSONParser.parse(text, limits: .storedData))?.objectValue ?? JSONObject()
         var members: [JSONObject.Member] = [.init(key: "key", value: .string(key))]
         members += object.members
         object = JSONObject(members)

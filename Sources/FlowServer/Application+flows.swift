@@ -93,7 +93,7 @@ extension Application {
     /// The stored definition as uploaded, with its `version` (and whether it is live) added, so
     /// it can be edited and PUT back as it is.
     static func flowDocument(_ stored: DefinitionRegistry.StoredFlow, version: Int, live: Bool) -> [UInt8] {
-        var object = (try? JSONParser.parse(stored.text))?.objectValue ?? JSONObject()
+        var object = (try? JSONParser.parse(stored.text, limits: .storedData))?.objectValue ?? JSONObject()
         object["version"] = .integer(version)
         object["live"] = .bool(live)
         var writer = JSONWriter(capacity: stored.text.utf8.count + 64)

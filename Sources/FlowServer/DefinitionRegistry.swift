@@ -70,7 +70,7 @@ final class DefinitionRegistry: Sendable {
         }
         for record in records {
             do throws(DefinitionProblems) {
-                let definition = try FlowDefinition.parse(Array(record.definition.utf8))
+                let definition = try FlowDefinition.parse(Array(record.definition.utf8), limits: .storedData)
                 snapshot.flows[FlowKey(name: record.name, version: record.version)] =
                     StoredFlow(definition: definition, text: record.definition, createdAt: record.createdAt)
                 snapshot.latest[record.name] = max(snapshot.latest[record.name] ?? 0, record.version)
@@ -113,7 +113,7 @@ final class DefinitionRegistry: Sendable {
     /// Parses stored JSON text (a stored definition that no longer parses is skipped at load).
     static func parseStored(_ text: String) throws(InvalidDefinition) -> JSONValue {
         do throws(JSONParseError) {
-            return try JSONParser.parse(text)
+            return try JSONParser.parse(text, limits: .storedData)
         } catch {
             throw InvalidDefinition(problems: [FlagProblem(path: JSONPointer(), message: "invalid JSON: \(error)")])
         }
@@ -193,7 +193,7 @@ final class DefinitionRegistry: Sendable {
 
     /// Reads `{"app":1,…}`; nil when it is not such an object.
     static func decode(_ text: String) -> [String: Int]? {
-        guard let object = (try? JSONParser.parse(text))?.objectValue else { return nil }
+        guard let object = (try? JSONParser.parse(text, limits: .storedData))?.objectValue else { return nil }
         var versions: [String: Int] = [:]
         for member in object {
             guard let version = member.value.integerValue else { return nil }

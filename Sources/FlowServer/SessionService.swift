@@ -275,6 +275,16 @@ final class SessionService: Sendable {
         }
     }
 
+    /// The session as committed and the actions its state accepts now, judged with the user's
+    /// current state (as the next action would be).
+    func availableActions(_ id: String, token: String?) throws(ResponseError) -> (LiveSession, [AvailableAction]) {
+        try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
+            var context = session.context
+            context.user = try storage { try users.state(of: session.userId, store: store) }
+            return (session, FlowEngine.availableActions(in: session.tree, catalog: session.catalog, context: context))
+        }
+    }
+
     /// What one try at applying an action came to.
     private enum Attempt {
         case answered(Response)
@@ -544,7 +554,7 @@ final class SessionService: Sendable {
     }
 
     static func decodeContext(_ text: String, userId: String) -> FlowContext {
-        let object = (try? JSONParser.parse(text))?.objectValue ?? JSONObject()
+        let object = (try? JSONParser.parse(text, limits: .storedData))?.objectValue ?? JSONObject()
         var traits: [String: String] = [:]
         for member in object["traits"]?.objectValue ?? JSONObject() {
             if let value = member.value.stringValue { traits[member.key] = value }

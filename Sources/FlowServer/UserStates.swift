@@ -69,7 +69,7 @@ final class UserStates: Sendable {
 
     static func decode(_ text: String) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
-        for member in (try? JSONParser.parse(text))?.objectValue ?? JSONObject() { result[member.key] = member.value }
+        for member in (try? JSONParser.parse(text, limits: .storedData))?.objectValue ?? JSONObject() { result[member.key] = member.value }
         return result
     }
 }

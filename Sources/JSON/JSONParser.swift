@@ -25,6 +25,11 @@ public struct JSONParser {
         /// stack limit of any thread it may run on.
         public static let depthCeiling = 512
 
+        /// For what the server wrote itself (a session's tree, a stored definition): any size,
+        /// as deep as the parser goes. Client input was bounded when it arrived; data built from
+        /// it over many requests can outgrow those bounds and must still read back.
+        public static let storedData = Limits(maxDepth: depthCeiling, maxStringLength: .max, maxInputSize: .max)
+
         /// Defaults: depth 64, strings up to 1 MiB, input up to 8 MiB.
         public init(maxDepth: Int = 64, maxStringLength: Int = 1 << 20, maxInputSize: Int = 8 << 20) {
             self.maxDepth = maxDepth

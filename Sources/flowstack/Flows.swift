@@ -1,13 +1,15 @@
 // `flowstack flows validate`: checks flow definition files and prints each problem with its path.
+// `flowstack flows graph`: draws them as SVG, DOT or Mermaid, as the server's graph routes do.
 import ArgumentParser
 import FlowEngine
+import FlowGraph
 import FlowServer
 import Foundation
 
 struct Flows: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Work with flow definition files.",
-        subcommands: [Validate.self])
+        subcommands: [Validate.self, Graph.self])
 
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -45,6 +47,81 @@ struct Flows: ParsableCommand {
                 if problems.isEmpty { print("\(file): ok (flow \(definition.name))") } else { failed = true }
             }
             if failed { throw ExitCode(1) }
+        }
+    }
+
+    struct Graph: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Draw flow definitions: screens as nodes, actions as edges, flows as clusters.",
+            discussion: """
+                Draws the flow of the first file (or --root) and every flow it reaches, taken from the files or \
+                from the sample app the server ships; with no file, draws the sample app. The same picture as \
+                GET /v1/flows/{name}/graph. SVG is laid out by Graphviz (libgvc).
+                """)
+
+        @Argument(help: "Definition files (JSON).")
+        var files: [String] = []
+
+        @Option(help: "svg, dot or mermaid.")
+        var format: String = "svg"
+
+        @Option(help: "The flow to start from (default: the first file's flow, else app).")
+        var root: String?
+
+        @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
+        var output: String?
+
+        func run() throws {
+            guard let format = GraphFormat(rawValue: format) else {
+                throw ValidationError("--format must be svg, dot or mermaid; found \(format)")
+            }
+            var catalog = BundledFlows.catalog().catalog
+            var first: String?
+            var failed = false
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    printError("\(file): cannot read the file")
+                    failed = true
+                    continue
+                }
+                do throws(DefinitionProblems) {
+                    let definition = try FlowDefinition.parse(Array(data))
+                    catalog.insert(definition)
+                    first = first ?? definition.name
+                } catch {
+                    failed = true
+                    for problem in error.problems { printError("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
+                }
+            }
+            if failed { throw ExitCode(1) }
+            let root = self.root ?? first ?? FlowCatalog.rootFlowName
+            guard catalog[root] != nil else {
+                throw ValidationError("there is no flow \(root) in the files or the sample app")
+            }
+            let graph = FlowGraph(catalog: catalog, root: root)
+            let bytes: [UInt8]
+            switch format {
+            case .dot: bytes = Array(graph.dot().utf8)
+            case .mermaid: bytes = Array(graph.mermaid().utf8)
+            case .svg:
+                guard graph.canLayOut else {
+                    printError("the graph is too large to lay out (\(graph.nodes.count) screens, \(graph.edges.count) edges); use --format dot or mermaid")
+                    throw ExitCode(1)
+                }
+                bytes = try Graphviz.shared.svg(dot: graph.dot())
+            }
+            if let output {
+                guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
+                    printError("cannot write \(output)")
+                    throw ExitCode(1)
+                }
+            } else {
+                FileHandle.standardOutput.write(Data(bytes))
+            }
+        }
+
+        private func printError(_ line: String) {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
         }
     }
 }

@@ -35,6 +35,23 @@ struct StorageTests {
         #expect(session.top?.feature == "modal")
     }
 
+    /// A tree built from many actions' params can outgrow the limits a single request is read
+    /// with (8 MiB documents, 1 MiB strings); it is the server's own data and must read back.
+    @Test func treesLargerThanRequestLimitsRoundTrip() throws {
+        let catalog = Fixtures.catalog(#"""
+            {"name": "app", "kind": "stacked", "initial": ["a.root"], "on": {
+              "t.pushParams": [{"params": {"v": "string"}, "do": [{"push": {"screen": "a.param", "params": {"v": {"$param": "v"}}}}]}]
+            }}
+            """#)
+        var session = try Session(catalog: catalog)
+        let blob = JSONValue.string(String(repeating: "x", count: (1 << 20) + 1))
+        for _ in 0..<9 { try session.send("t.pushParams", params: ["v": blob]) }
+        let bytes = session.tree.storageBytes()
+        #expect(bytes.count > 9 << 20)
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(bytes) }  // the request limits would refuse it
+        try roundTrip(session.tree)
+    }
+
     static let base = #"{"format":1,"nextId":4,"root":{"id":1,"flow":"app","kind":"stacked","entries":[{"id":2,"flow":"onboarding","kind":"stacked","entries":[{"id":3,"feature":"onboarding.first"}]}]}}"#
 
     /// The base document used by the corruption table is itself valid.

@@ -1,0 +1,76 @@
+// GET /v1/sessions/{id}/actions/available: what the delegate chain would accept now.
+import FlowEngine
+import HTTPServer
+import JSON
+
+extension Application {
+    static func addAvailableActionsRoute(to router: inout Router, sessions: SessionService) {
+        router.route("GET", "/v1/sessions/{id}/actions/available") { request throws(ResponseError) in
+            let id = request.pathParameters["id"] ?? ""
+            let (session, available) = try sessions.availableActions(id, token: BearerToken.presented(in: request))
+            var response = Response.json(availableActionsDocument(session, available))
+            response.headers["ETag"] = SessionService.etag(session.version)
+            response.headers["Cache-Control"] = "no-store"
+            return response
+        }
+    }
+
+    /// `{sessionId, version, from, actions: [{type, handledBy, from, params: [{name, type, required}], interactive}]}`;
+    /// `from` is the screen on top, which the listed actions come from (null for the
+    /// interaction actions, which address the pending interaction rather than a screen).
+    static func availableActionsDocument(_ session: LiveSession, _ available: [AvailableAction]) -> [UInt8] {
+        let top = session.tree.top
+        var writer = JSONWriter(capacity: 256 + available.count * 160)
+        writer.beginObject()
+        writer.writeKey("sessionId")
+        writer.writeString(session.id)
+        writer.writeKey("version")
+        writer.writeInteger(session.version)
+        writer.writeKey("from")
+        session.tree.writeTop(into: &writer)
+        writer.writeKey("actions")
+        writer.beginArray()
+        for action in available {
+            writer.beginObject()
+            writer.writeKey("type")
+            writer.writeString(action.type)
+            writer.writeKey("handledBy")
+            writer.writeString(action.handledBy)
+            writer.writeKey("from")
+            let source: String? = interactionTypes.contains(action.type) ? nil : top?.entryId
+            writer.writeOptionalString(source)
+            writer.writeKey("params")
+            writer.beginArray()
+            for param in action.params + interactionParams(of: action.type) {
+                writer.beginObject()
+                writer.writeKey("name")
+                writer.writeString(param.name)
+                writer.writeKey("type")
+                writer.writeString(param.type.rawValue)
+                writer.writeKey("required")
+                writer.writeBool(param.required)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.writeKey("interactive")
+            writer.writeBool(action.interactive)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.takeBytes()
+    }
+
+    static let interactionTypes: Set<String> = [FlowAction.interactionUpdate, FlowAction.interactionEnd, FlowAction.interactionCancel]
+
+    /// The params the engine reads from the interaction actions; no definition declares them.
+    static func interactionParams(of type: String) -> [FlowRule.Param] {
+        switch type {
+        case FlowAction.interactionUpdate: [FlowRule.Param(name: "progress", type: .number)]
+        case FlowAction.interactionEnd:
+            [FlowRule.Param(name: "progress", type: .number, required: false),
+             FlowRule.Param(name: "velocity", type: .number, required: false)]
+        default: []
+        }
+    }
+}

@@ -1,0 +1,153 @@
+// Flow graphs of the sample app and of made-up flows, in every format, through the real Graphviz.
+import FlowEngine
+import FlowGraph
+import Foundation
+import JSON
+import Testing
+
+struct FlowGraphTests {
+    /// The sample app as the repo ships it (flows/*.json).
+    static func sampleCatalog() throws -> FlowCatalog {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appending(path: "flows")
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "json" }
+        #expect(files.count == 4)
+        return FlowCatalog(try files.map { try FlowDefinition.parse(Array(try Data(contentsOf: $0))) })
+    }
+
+    static func catalog(_ documents: String...) throws -> FlowCatalog {
+        FlowCatalog(try documents.map { try FlowDefinition.parse(Array($0.utf8)) })
+    }
+
+    static func svgText(_ graph: FlowGraph) throws -> String {
+        String(decoding: try Graphviz.shared.svg(dot: graph.dot()), as: UTF8.self)
+    }
+
+    /// Every screen and every action type of the sample flows appears in each format.
+    @Test(arguments: GraphFormat.allCases)
+    func everyScreenAndActionOfTheSampleAppIsDrawn(format: GraphFormat) throws {
+        let catalog = try Self.sampleCatalog()
+        let graph = FlowGraph(catalog: catalog, root: "app")
+        let text = switch format {
+        case .dot: graph.dot()
+        case .mermaid: graph.mermaid()
+        case .svg: try Self.svgText(graph).replacingOccurrences(of: "&#45;", with: "-")  // Graphviz writes '-' as an entity
+        }
+        var screens: Set<String> = []
+        var actions: Set<String> = []
+        for definition in catalog.definitions.values {
+            for entry in definition.initial { if case .screen(let feature, _) = entry.target { screens.insert(feature) } }
+            for handler in definition.handlers {
+                actions.insert(handler.action)
+                for rule in handler.rules {
+                    for effect in rule.effects { if case .push(.screen(let feature, _)) = effect { screens.insert(feature) } }
+                }
+            }
+        }
+        #expect(screens == ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal"])
+        #expect(actions.count == 7)
+        for screen in screens { #expect(text.contains(">\(screen)<") || text.contains("\"\(screen)\""), "\(format): screen \(screen)") }
+        for action in actions { #expect(text.contains(action), "\(format): action \(action)") }
+        for flow in ["app", "onboarding", "home", "modal"] { #expect(text.contains("\(flow) · "), "\(format): flow \(flow)") }
+        #expect(text.contains("flag eu-face-scan is true"))
+        if format == .svg {
+            #expect(text.hasPrefix("<?xml"))
+            #expect(text.contains("<svg"))
+            #expect(text.contains(#"id="screen-onboarding-onboarding.faceScan""#))
+        }
+    }
+
+    /// Edges go where the engine would go: pushes forward, a pop back to the screen pushed from,
+    /// a bubbled action from the child's screen to the parent's target, a dismiss to the presenters.
+    @Test func edgesFollowTheRules() throws {
+        let graph = FlowGraph(catalog: try Self.sampleCatalog(), root: "app")
+        func edges(_ action: String) -> [String] {
+            graph.edges.filter { $0.label.first?.hasPrefix(action) == true }
+                .map { "\(graph.nodes[$0.from].id) -> \(graph.nodes[$0.to].id)" }.sorted()
+        }
+        #expect(edges("onboarding.showSecond") == ["screen-onboarding-onboarding.first -> screen-onboarding-onboarding.second"])
+        #expect(edges("onboarding.returnToFirst") == ["screen-onboarding-onboarding.second -> screen-onboarding-onboarding.first"])
+        #expect(edges("onboarding.completed") == [
+            "screen-onboarding-onboarding.second -> screen-home-home.first",
+            "screen-onboarding-onboarding.second -> screen-onboarding-onboarding.faceScan",
+        ])
+        #expect(edges("home.presentModal") == ["screen-home-home.first -> screen-modal-modal", "screen-home-home.second -> screen-modal-modal"])
+        #expect(edges("modal.dismiss") == ["screen-modal-modal -> screen-home-home.first", "screen-modal-modal -> screen-home-home.second"])
+        #expect(edges("home.selectTab") == ["screen-home-home.first -> screen-home-home.second", "screen-home-home.second -> screen-home-home.first"])
+        let flagged = graph.edges.filter(\.flagged).map { graph.nodes[$0.to].id }
+        #expect(flagged == ["screen-onboarding-onboarding.faceScan"])
+        #expect(graph.clusters.map(\.flow) == ["app", "home", "onboarding", "modal"])
+        #expect(graph.clusters.map(\.presented) == [false, false, false, true])
+        #expect(!graph.truncated && graph.canLayOut)
+    }
+
+    /// A session's screens are marked: the top as current, those behind it as on the stack.
+    @Test func marksShowWhereASessionIs() throws {
+        let catalog = try Self.sampleCatalog()
+        var tree = try FlowEngine.start(catalog: catalog, context: FlowContext(userId: "u"))
+        tree = try FlowEngine.apply(FlowAction(type: "onboarding.showSecond"), to: tree, catalog: catalog, context: FlowContext(userId: "u")).tree
+        let graph = FlowGraph(catalog: catalog, root: "app", versions: ["app": 3], marks: ScreenMarks(tree: tree))
+        let marked = graph.nodes.filter { $0.mark != .none }.map { "\($0.id) \($0.mark)" }.sorted()
+        #expect(marked == ["screen-onboarding-onboarding.first onStack", "screen-onboarding-onboarding.second current"])
+        #expect(graph.dot().contains(#"app · stacked · v3"#))
+        #expect(graph.mermaid().contains("class n3 current") || graph.mermaid().contains(" current\n"))
+        let svg = try Self.svgText(graph)
+        #expect(svg.contains(#"<g id="screen&#45;onboarding&#45;onboarding.second" class="node current">"#))
+        #expect(svg.contains(#"<g id="screen&#45;onboarding&#45;onboarding.first" class="node onstack">"#))
+        #expect(!svg.contains(#"onboarding.faceScan" class="node current""#))
+    }
+
+    /// Names that mean something in DOT or Mermaid (quotes, backslashes, pipes, #) are drawn as
+    /// written and cannot break the document.
+    @Test func namesAreEscaped() throws {
+        let catalog = try Self.catalog(#"""
+            {"name": "app", "kind": "stacked", "initial": ["a\"b\\n|c#d<e>"],
+             "on": {"go\"now": [{"from": "a\"b\\n|c#d<e>", "do": [{"push": "x\\\"y"}]}]}}
+            """#)
+        let graph = FlowGraph(catalog: catalog, root: "app")
+        let dot = graph.dot()
+        #expect(dot.contains(#"label="a\"b\\n|c#d<e>""#))
+        #expect(dot.contains(#"label="go\"now""#))
+        let svg = try Self.svgText(graph)
+        #expect(svg.contains("a&quot;b\\n|c#d&lt;e&gt;"))
+        let mermaid = graph.mermaid()
+        #expect(mermaid.contains(#"("a#quot;b\n#124;c#35;d#lt;e#gt;")"#))
+        #expect(!mermaid.contains("a\"b"))
+    }
+
+    /// Flows that present themselves, reference missing flows, or have no screens still draw.
+    @Test func oddCatalogsStillDraw() throws {
+        let catalog = try Self.catalog(
+            #"{"name": "app", "kind": "stacked", "initial": [{"flow": "loop"}], "on": {"open": [{"do": [{"present": {"flow": "elsewhere"}}]}]}}"#,
+            #"{"name": "loop", "kind": "stacked", "initial": ["l"], "on": {"again": [{"from": "l", "do": [{"present": {"flow": "loop"}}]}], "close": [{"do": [{"dismiss": {}}]}]}}"#)
+        let graph = FlowGraph(catalog: catalog, root: "app")
+        #expect(graph.clusters.map(\.flow) == ["app", "loop", "elsewhere"])
+        #expect(graph.nodes.contains { $0.role == .missingFlow("elsewhere") })
+        #expect(graph.edges.contains { $0.label == ["again"] && graph.nodes[$0.from].id == "screen-loop-l" })
+        #expect(graph.dot().contains("elsewhere · not defined"))
+        #expect(try Self.svgText(graph).contains("flow elsewhere"))
+    }
+
+    /// A flow too large to lay out is cut short or refused as SVG, in bounded time, and says so.
+    @Test func hugeFlowsAreBounded() throws {
+        let tabs = (0..<400).map { "\"t\($0)\"" }.joined(separator: ",")
+        let catalog = try Self.catalog(#"""
+            {"name": "app", "kind": "tabbed", "initial": [\#(tabs)],
+             "on": {"pick": [{"params": {"index": "integer"}, "do": [{"selectTab": {"$param": "index"}}]}]}}
+            """#)
+        let start = ContinuousClock.now
+        let graph = FlowGraph(catalog: catalog, root: "app")
+        #expect(graph.truncated)
+        #expect(!graph.canLayOut)
+        #expect(graph.edges.count == FlowGraph.maxEdges)
+        #expect(graph.dot().contains("cut short"))
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    /// Graphviz reports DOT it cannot read instead of crashing, and keeps working after.
+    @Test func graphvizReportsBadInput() throws {
+        #expect(throws: Graphviz.Failure.self) { try Graphviz.shared.svg(dot: "digraph { a -> ") }
+        #expect(try Graphviz.shared.svg(dot: "digraph { a -> b }").count > 100)
+    }
+}

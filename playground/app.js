@@ -1,0 +1,967 @@
+// FlowStack playground: a thin client of the session API, drawn as a phone.
+//
+// The page holds no navigation logic of its own: it posts what the user pressed and draws the
+// state the server answers (the screen stack, the transition to animate, the actions on offer,
+// the log and the session graph). Requests go out one at a time, in the order they were made,
+// so slider updates reach the server in order. `document.body.dataset.state` is "busy" while a
+// request or an animation runs and "idle" otherwise; scripts/browser.py waits on it.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+  const DURATION = 320; // ms, one transition
+  const PEEK = 22; // px of each screen behind the top one that stays visible
+  const PEEKS = 4; // screens drawn behind the top one; deeper ones are only listed
+  const STATUS_BAR = 32; // px at the top of the phone left to the status bar
+  const FINISH_PROGRESS = 0.5; // as the server decides interaction.end (for the status line only)
+
+  const app = {
+    session: null, // {id, token, userId, version}
+    context: null, // {attributes, traits} the session was started with
+    state: null,
+    available: null, // the answer of /actions/available, or null when it could not be read
+    log: [],
+    graphFormat: "svg",
+  };
+  // For the console and the browser test: the live session, its state and what is on offer.
+  window.FlowStackPlayground = app;
+
+  // ---------------------------------------------------------------- busy / idle
+
+  let pending = 0;
+  function hold() {
+    pending += 1;
+    document.body.dataset.state = "busy";
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      pending -= 1;
+      if (pending === 0) document.body.dataset.state = "idle";
+    };
+  }
+
+  // Requests run one after the other; a failed one does not stop the next.
+  let chain = Promise.resolve();
+  function enqueue(task) {
+    const release = hold();
+    const run = chain.then(task);
+    chain = run.catch(() => {});
+    return run.finally(release);
+  }
+
+  // ---------------------------------------------------------------- HTTP
+
+  class Problem extends Error {
+    constructor(status, body, request) {
+      const problem = typeof body === "object" && body !== null ? body : {title: `HTTP ${status}`, detail: String(body || "")};
+      super(problem.detail || problem.title || `HTTP ${status}`);
+      this.status = status;
+      this.problem = problem;
+      this.request = request;
+    }
+  }
+
+  async function api(method, path, {body, token = app.session && app.session.token, accept = "application/json"} = {}) {
+    const headers = {Accept: accept};
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response;
+    try {
+      response = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store"});
+    } catch (error) {
+      throw new Problem(0, {title: "The server did not answer", detail: `${method} ${path}: ${error.message}`}, `${method} ${path}`);
+    }
+    const type = response.headers.get("Content-Type") || "";
+    const text = await response.text();
+    let data = text;
+    if (type.includes("json")) {
+      try { data = JSON.parse(text); } catch (error) { /* keep the text */ }
+    }
+    if (!response.ok) throw new Problem(response.status, data, `${method} ${path}`);
+    return data;
+  }
+
+  const sessionPath = (suffix = "") => `/v1/sessions/${encodeURIComponent(app.session.id)}${suffix}`;
+
+  // ---------------------------------------------------------------- problems
+
+  function showProblem(error) {
+    const problem = error instanceof Problem ? error.problem : {title: "Error", detail: String(error && error.message || error)};
+    const status = error instanceof Problem && error.status ? ` (${error.status})` : "";
+    $("problem-title").textContent = `${problem.title || "Error"}${status}`;
+    const extra = [];
+    if (problem.code) extra.push(`code ${problem.code}`);
+    if (Array.isArray(problem.chain)) extra.push(`chain ${problem.chain.join(" → ")}`);
+    if (error instanceof Problem && error.request) extra.push(error.request);
+    $("problem-detail").textContent = [problem.detail, extra.length ? `[${extra.join("; ")}]` : ""].filter(Boolean).join(" ");
+    const list = $("problem-errors");
+    list.replaceChildren(...(problem.errors || []).map((item) => el("li", {}, `${item.pointer || ""} ${item.detail || ""}`.trim())));
+    $("problem").hidden = false;
+  }
+
+  function clearProblem() {
+    $("problem").hidden = true;
+  }
+
+  // ---------------------------------------------------------------- DOM helpers
+
+  function el(tag, attributes = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === "class") node.className = value;
+      else if (name === "dataset") Object.assign(node.dataset, value);
+      else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? "" : value);
+    }
+    for (const child of children.flat(Infinity)) {
+      if (child === undefined || child === null || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  // Runs `render`, which replaces elements of `container`; if a keyboard user had the focus in
+  // there, it goes back to the element with the same test id, else to the first control in
+  // `scope`, so they keep their place.
+  let keyboardUser = false; // the last input was a key, not a pointer: only then is focus moved
+  document.addEventListener("keydown", () => { keyboardUser = true; }, true);
+  document.addEventListener("pointerdown", () => { keyboardUser = false; }, true);
+
+  function keepingFocus(container, render, scope = "") {
+    const active = document.activeElement;
+    const inside = keyboardUser && active && active !== container && container.contains(active);
+    const testid = inside ? active.dataset.testid : null;
+    render();
+    const now = document.activeElement;
+    const kept = now && now !== document.body && container.contains(now) && !now.closest(".leaving");
+    if (!inside || kept) return;
+    const same = testid && container.querySelector(`${scope} [data-testid="${CSS.escape(testid)}"]`);
+    const target = same && !same.disabled ? same : container.querySelector(`${scope} button:not(:disabled), ${scope} input:not(:disabled)`);
+    if (target) target.focus({preventScroll: true});
+  }
+
+  const shortName = (feature) => String(feature).split(".").pop();
+  const compactJSON = (value) => (value && typeof value === "object" && Object.keys(value).length === 0 ? "" : JSON.stringify(value));
+
+  function randomUserId() {
+    const bytes = new Uint8Array(4);
+    crypto.getRandomValues(bytes);
+    return `guest-${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+  }
+
+  // ---------------------------------------------------------------- sessions and actions
+
+  function formContext() {
+    const country = $("form-country").value.trim().toUpperCase();
+    const attributes = {platform: $("form-platform").value};
+    if (country) attributes.country = country;
+    return {userId: $("form-user").value.trim(), attributes, traits: {horizontalSizeClass: $("form-size").value}};
+  }
+
+  function startSession() {
+    const context = formContext();
+    if (!context.userId) {
+      $("form-user").focus();
+      return Promise.resolve();
+    }
+    return enqueue(async () => {
+      try {
+        const created = await api("POST", "/v1/sessions", {body: context, token: null});
+        clearProblem();
+        app.session = created.session;
+        app.context = {attributes: context.attributes, traits: context.traits};
+        app.log = [];
+        setState(created.state, {fresh: true});
+        await refresh();
+      } catch (error) {
+        showProblem(error);
+      }
+    });
+  }
+
+  // Posts an action, draws the answer and reads what follows from it.
+  function act(action, {quiet = false} = {}) {
+    return enqueue(async () => {
+      if (!app.session) return null;
+      try {
+        const state = await api("POST", sessionPath("/actions"), {body: action});
+        clearProblem();
+        setState(state);
+        await refresh({light: action.type === "interaction.update"});
+        return state;
+      } catch (error) {
+        if (!quiet) showProblem(error);
+        // The answer may have been refused because the page is behind: catch up.
+        if (error instanceof Problem && (error.status === 409 || error.status === 412)) await reload();
+        throw error;
+      }
+    });
+  }
+
+  async function reload() {
+    try {
+      setState(await api("GET", sessionPath()));
+      await refresh();
+    } catch (error) {
+      showProblem(error);
+    }
+  }
+
+  // What the state implies: the actions on offer, the log and the graph (all three at once).
+  // An interaction update adds to the log but changes neither the actions nor the graph.
+  async function refresh({light = false} = {}) {
+    if (light) return loadLog();
+    await Promise.all([loadAvailable(), loadLog(), loadGraph()]);
+  }
+
+  async function loadAvailable() {
+    try {
+      app.available = await api("GET", sessionPath("/actions/available"));
+      $("actions-from").textContent = app.available.from
+        ? `From ${app.available.from.feature} (${app.available.from.id}), nearest flow first:`
+        : "Nothing is on screen.";
+    } catch (error) {
+      app.available = null;
+      $("actions-from").textContent = `The server did not list the available actions (${error.status || "no answer"}: ${error.message}).`;
+    }
+    keepingFocus($("actions"), renderActions);
+    renderInteractive();
+    keepingFocus($("phone"), refillCards, ".card.top");
+  }
+
+  // The phone's own buttons (back, close, tabs) depend on the actions on offer: draw them again.
+  function refillCards() {
+    if (!app.state) return;
+    const cards = cardsOf(app.state.root);
+    cards.forEach((card, index) => {
+      const element = elements.get(card.screen.id);
+      if (element) fillCard(element, card, index === cards.length - 1, app.state);
+    });
+  }
+
+  async function loadLog() {
+    try {
+      const page = await api("GET", sessionPath("/actions?limit=1000"));
+      app.log = page.actions || [];
+    } catch (error) {
+      app.log = [];
+      showProblem(error);
+    }
+    renderLog();
+  }
+
+  async function loadGraph() {
+    const graph = $("graph");
+    try {
+      const svgText = await api("GET", sessionPath(`/graph?format=svg`), {accept: "image/svg+xml"});
+      const svg = parseSVG(svgText);
+      graph.replaceChildren(svg);
+      graph.dataset.current = (svg.querySelector("g.node.current") || {}).id || "";
+      scrollGraphToCurrent();
+    } catch (error) {
+      graph.dataset.current = "";
+      graph.replaceChildren(el("p", {class: "placeholder"},
+        `No graph: ${error.status ? `${error.status} ` : ""}${error.message}`));
+    }
+  }
+
+  // The SVG comes from our own server; it is still parsed as XML and stripped of anything that
+  // could run, since flow and screen names in it come from uploaded definitions.
+  function parseSVG(text) {
+    const parsed = new DOMParser().parseFromString(String(text), "image/svg+xml");
+    const root = parsed.documentElement;
+    if (!root || root.nodeName !== "svg") throw new Error("the answer is not an SVG image");
+    for (const node of root.querySelectorAll("script, foreignObject")) node.remove();
+    for (const node of root.querySelectorAll("*")) {
+      for (const attribute of Array.from(node.attributes)) {
+        if (/^on/i.test(attribute.name) || /^\s*javascript:/i.test(attribute.value)) node.removeAttribute(attribute.name);
+      }
+    }
+    const svg = document.importNode(root, true);
+    // Scale to the panel: keep the viewBox, drop the fixed size Graphviz gives in points.
+    const width = parseFloat(svg.getAttribute("width")) || 0;
+    svg.removeAttribute("width");
+    svg.removeAttribute("height");
+    if (width) svg.style.maxWidth = `${Math.round(width * 1.34)}px`;
+    svg.setAttribute("data-testid", "graph-svg");
+    return svg;
+  }
+
+  function scrollGraphToCurrent() {
+    const graph = $("graph");
+    const current = graph.querySelector("g.node.current");
+    if (!current || graph.scrollHeight <= graph.clientHeight) return;
+    const box = current.getBoundingClientRect();
+    const frame = graph.getBoundingClientRect();
+    graph.scrollTop += box.top - frame.top - (frame.height - box.height) / 2;
+  }
+
+  async function showGraphText(format) {
+    if (!app.session) return;
+    const release = hold();
+    try {
+      const text = await api("GET", sessionPath(`/graph?format=${format}`), {accept: "text/plain"});
+      $("text-dialog-title").textContent = `Session graph as ${format}`;
+      $("text-dialog-body").textContent = typeof text === "string" ? text : JSON.stringify(text, null, 2);
+      $("text-dialog").showModal();
+    } catch (error) {
+      showProblem(error);
+    } finally {
+      release();
+    }
+  }
+
+  // ---------------------------------------------------------------- state
+
+  function setState(state, {fresh = false} = {}) {
+    const previous = fresh ? null : app.state;
+    app.state = state;
+    if (app.session) app.session.version = state.version;
+    renderFacts();
+    keepingFocus($("phone"), () => renderPhone(previous, state), ".card.top");
+    renderStackList();
+    renderTransition(previous, state);
+    renderJSON();
+    syncSlider();
+  }
+
+  function renderFacts() {
+    const state = app.state;
+    $("fact-user").textContent = state.userId;
+    $("fact-session").textContent = state.sessionId;
+    $("fact-version").textContent = state.version;
+    const flags = Object.entries(state.flags || {}).map(([key, details]) => `${key}: ${details.variant ?? JSON.stringify(details.value)}`);
+    $("fact-flags").textContent = flags.length ? flags.join(", ") : "none";
+    const experiments = Object.entries(state.experiments || {}).map(([key, variant]) => `${key}: ${variant}`);
+    $("fact-experiments").textContent = experiments.length ? experiments.join(", ") : "none";
+    const regular = app.context && app.context.traits && app.context.traits.horizontalSizeClass === "regular";
+    $("device").classList.toggle("regular", Boolean(regular));
+    $("device").dataset.platform = (app.context && app.context.attributes.platform) || "ios";
+  }
+
+  // The screens drawn, bottom to top, with what each needs to be drawn: the stacked flow it is
+  // in (for a back button), the tabbed flow whose tab it is (for the tab bar) and how many
+  // presentations it is under (for a sheet). The walk follows what `state.screens` lists:
+  // every entry of a stack, the selected tab of a tab bar, then what a flow presents.
+  function cardsOf(root) {
+    const cards = [];
+    const visit = (node, context) => {
+      const tabbed = node.kind === "tabbed" ? node : context.tabbed;
+      const entries = node.kind === "tabbed" ? [node.entries[node.selected || 0]].filter(Boolean) : node.entries || [];
+      entries.forEach((entry, index) => {
+        const canPop = node.kind === "stacked" && index > 0;
+        if (entry.kind) {
+          visit(entry, {...context, tabbed});
+        } else {
+          cards.push({
+            screen: entry, flow: node.flow, flowId: node.id, tabbed, modal: context.modal, style: context.style,
+            sheetStart: context.sheetStart && cards.every((card) => card.modal < context.modal),
+            previous: canPop ? node.entries[index - 1] : null,
+          });
+        }
+      });
+      if (node.presented) {
+        visit(node.presented, {tabbed: null, modal: context.modal + 1, style: node.presented.style || "sheet", sheetStart: true});
+      }
+    };
+    if (root) visit(root, {tabbed: null, modal: 0, style: null, sheetStart: false});
+    return cards;
+  }
+
+  const elements = new Map(); // screen id → its card element, kept across renders
+
+  function renderPhone(previous, state) {
+    const phone = $("phone");
+    const cards = cardsOf(state.root);
+    const wanted = new Set(cards.map((card) => card.screen.id));
+    const oldTopId = previous && previous.top ? previous.top.id : null;
+    const oldTop = oldTopId ? elements.get(oldTopId) : null;
+
+    // Screens no longer shown: the old top may leave with an animation, the rest go at once.
+    let leaving = null;
+    for (const [id, element] of elements) {
+      if (wanted.has(id)) continue;
+      elements.delete(id);
+      if (element === oldTop) leaving = element;
+      else element.remove();
+    }
+
+    // Keep the elements of screens still shown (so they move instead of reappearing), in order.
+    let before = null;
+    const visible = cards.slice(-1 - PEEKS);
+    cards.forEach((card, index) => {
+      let element = elements.get(card.screen.id);
+      if (!element) {
+        element = el("div", {class: "card"});
+        elements.set(card.screen.id, element);
+        if (before) before.after(element); else phone.prepend(element);
+      }
+      const depth = cards.length - 1 - index; // 0 on top
+      fillCard(element, card, depth === 0, state);
+      element.hidden = !visible.includes(card);
+      const offset = STATUS_BAR + Math.max(0, visible.indexOf(card)) * PEEK;
+      element.style.top = `${offset}px`;
+      element.style.setProperty("--depth", Math.min(depth, PEEKS));
+      before = element;
+    });
+    if (leaving) phone.append(leaving); // over everything while it leaves
+
+    const top = state.top;
+    phone.dataset.topFeature = top ? top.feature : "";
+    phone.dataset.topId = top ? top.id : "";
+    phone.dataset.version = state.version;
+    phone.dataset.depth = cards.length;
+    phone.classList.toggle("empty", cards.length === 0);
+    if (cards.length === 0) phone.dataset.message = "Nothing on screen";
+
+    animateTransition(previous, state, leaving, top ? elements.get(top.id) : null);
+    applyInteractionPreview();
+  }
+
+  function fillCard(element, card, isTop, state) {
+    const {screen} = card;
+    element.className = ["card", isTop && "top", card.modal > 0 && "modal", card.sheetStart && "sheet-start", card.tabbed && "has-tabs"]
+      .filter(Boolean).join(" ");
+    element.dataset.screenId = screen.id;
+    element.dataset.feature = screen.feature;
+    element.dataset.testid = `screen-${screen.id}`;
+    element.setAttribute("aria-hidden", isTop ? "false" : "true");
+    if (!isTop) element.style.transform = "";
+
+    const back = availableAction("back");
+    const navLeft = card.previous
+      ? el("button", {type: "button", class: "nav-back", "data-testid": isTop ? "phone-back" : null, tabindex: isTop ? null : "-1",
+          disabled: !(isTop && back), title: back ? "back" : "back is not available",
+          onclick: () => back && act(actionFor(back))}, `‹ ${shortName(card.previous.feature || card.previous.flow)}`)
+      : card.sheetStart
+        ? el("button", {type: "button", class: "nav-back", "data-testid": isTop ? "phone-close" : null, tabindex: isTop ? null : "-1",
+            disabled: !(isTop && back), title: "back (dismisses the presented flow)",
+            onclick: () => back && act(actionFor(back))}, "Close")
+        : el("span");
+    const params = Object.entries(screen.params || {});
+    element.replaceChildren(...[
+      el("div", {class: "navbar"}, navLeft, el("span", {class: "nav-title"}, shortName(screen.feature)), el("span", {class: "nav-id"}, screen.id)),
+      el("div", {class: "card-body"},
+        el("div", {class: "feature", "data-testid": isTop ? "top-feature" : null}, screen.feature),
+        el("div", {class: "meta"}, `screen ${screen.id} · flow ${card.flow} (${card.flowId})${card.modal ? ` · presented ${card.style || ""}` : ""}`),
+        params.length
+          ? el("dl", {class: "params", "data-testid": isTop ? "top-params" : null},
+              params.map(([name, value]) => [el("dt", {}, name), el("dd", {}, typeof value === "string" ? value : JSON.stringify(value))]))
+          : el("p", {class: "no-params"}, "no params"),
+        isTop && !state.interaction ? screenButtons(card) : null,
+        isTop && state.interaction ? el("div", {class: "pending"}, `${state.interaction.action} pending at ${Math.round(state.interaction.progress * 100)}%`) : null),
+      card.tabbed ? tabBar(card.tabbed, isTop) : null,
+    ].filter(Boolean));
+  }
+
+  // The top screen's own buttons, as an app would draw them: one per action it offers (the
+  // tab bar, back and the interaction actions have their own controls). A press submits the
+  // action's form in the panel, so params typed there go with it.
+  function screenButtons(card) {
+    const actions = (app.available && app.available.actions || []).filter((action) =>
+      action.type !== "back" && !action.type.startsWith("interaction.") &&
+      !(card.tabbed && action.handledBy === card.tabbed.flow && /(^|\.)selectTab$/.test(action.type)));
+    if (actions.length === 0) return null;
+    return el("div", {class: "screen-buttons"}, actions.map((action) =>
+      el("button", {type: "button", class: "screen-button", "data-testid": `phone-action-${action.type}`,
+        title: `${action.type} → ${action.handledBy}${(action.params || []).length ? " (params from the panel)" : ""}`,
+        onclick: () => {
+          const form = document.querySelector(`[data-testid="action-row-${CSS.escape(action.type)}"]`);
+          if (form) form.requestSubmit();
+        }}, shortName(action.type))));
+  }
+
+  function tabBar(tabbed, isTop) {
+    const select = app.available && (app.available.actions || []).find((action) =>
+      action.handledBy === tabbed.flow && /(^|\.)selectTab$/.test(action.type));
+    return el("nav", {class: "tabbar", "aria-label": `${tabbed.flow} tabs`, "data-testid": isTop ? "tabbar" : null},
+      (tabbed.entries || []).map((entry, index) => {
+        const selected = index === (tabbed.selected || 0);
+        return el("button", {
+          type: "button", class: `tab${selected ? " selected" : ""}`, "aria-pressed": selected ? "true" : "false",
+          "data-testid": isTop ? `tab-${index}` : null, tabindex: isTop ? null : "-1",
+          disabled: !isTop || !select || selected,
+          title: select ? `${select.type} {index: ${index}}` : "no selectTab action is available",
+          onclick: () => select && act({...actionFor(select), params: {index}}),
+        }, el("span", {class: "tab-icon", "aria-hidden": "true"}), shortName(entry.feature || entry.flow));
+      }));
+  }
+
+  // ---------------------------------------------------------------- transitions
+
+  function animate(element, keyframes, options = {}) {
+    if (!element || !element.animate) return Promise.resolve();
+    const duration = reducedMotion.matches ? 1 : options.duration || DURATION;
+    const release = hold();
+    const animation = element.animate(keyframes, {duration, easing: options.easing || "cubic-bezier(.2,.8,.2,1)", fill: "none"});
+    return animation.finished.catch(() => {}).finally(release);
+  }
+
+  function leave(element, keyframes) {
+    element.classList.add("leaving");
+    element.setAttribute("aria-hidden", "true");
+    return animate(element, keyframes).finally(() => element.remove());
+  }
+
+  function animateTransition(previous, state, leaving, entering) {
+    const transition = state.transition;
+    const applied = previous && previous.sessionId === state.sessionId && state.version > previous.version;
+    if (!applied || !transition || transition.animated === false) {
+      if (leaving) leaving.remove();
+      if (!previous && entering) animate(entering, [{opacity: 0}, {opacity: 1}], {duration: 200});
+      return;
+    }
+    const from = leaving ? (leaving.style.transform || "translate(0, 0)") : "translate(0, 0)";
+    const fade = transition.style === "crossFade" || transition.type === "replaceRoot" || transition.type === "setRoot";
+    if (fade) {
+      if (leaving) leave(leaving, [{opacity: 1}, {opacity: 0}]);
+      if (entering) animate(entering, [{opacity: 0}, {opacity: 1}]);
+      return;
+    }
+    switch (transition.type) {
+      case "push":
+        if (leaving) leaving.remove();
+        animate(entering, [{transform: "translateX(100%)"}, {transform: "translateX(0)"}]);
+        break;
+      case "pop":
+      case "popTo":
+        if (leaving) leave(leaving, [{transform: from}, {transform: "translateX(105%)"}]);
+        if (entering) animate(entering, [{filter: "brightness(.85)"}, {filter: "none"}]);
+        break;
+      case "present":
+        if (leaving) leaving.remove();
+        animate(entering, [{transform: "translateY(100%)"}, {transform: "translateY(0)"}]);
+        break;
+      case "dismiss":
+        if (leaving) leave(leaving, [{transform: from}, {transform: "translateY(105%)"}]);
+        break;
+      case "selectTab": {
+        const forward = transition.to && transition.from && tabIndex(state, transition.to.id) > tabIndex(previous, transition.from.id);
+        const shift = forward ? "24px" : "-24px";
+        if (leaving) leave(leaving, [{opacity: 1}, {opacity: 0}]);
+        animate(entering, [{opacity: 0, transform: `translateX(${shift})`}, {opacity: 1, transform: "translateX(0)"}], {duration: 220});
+        break;
+      }
+      default:
+        if (leaving) leave(leaving, [{opacity: 1}, {opacity: 0}]);
+        animate(entering, [{opacity: 0}, {opacity: 1}]);
+    }
+  }
+
+  function tabIndex(state, screenId) {
+    const find = (node) => {
+      if (!node) return -1;
+      if (node.kind === "tabbed") {
+        const index = (node.entries || []).findIndex((entry) => entry.id === screenId || (entry.kind && find(entry) >= 0));
+        if (index >= 0) return index;
+      }
+      for (const entry of node.entries || []) if (entry.kind) { const found = find(entry); if (found >= 0) return found; }
+      return find(node.presented);
+    };
+    return find(state && state.root);
+  }
+
+  // While an interaction is pending, the top screen follows its progress (as under a finger).
+  function previewTransform(interaction, progress) {
+    const type = interaction && interaction.transition ? interaction.transition.type : null;
+    const moved = (progress * 100).toFixed(1);
+    if (type === "pop" || type === "popTo") return `translateX(${moved}%)`;
+    if (type === "dismiss") return `translateY(${moved}%)`;
+    return "";
+  }
+
+  function applyInteractionPreview(progress) {
+    const state = app.state;
+    const top = state && state.top ? elements.get(state.top.id) : null;
+    if (!top) return;
+    const interaction = state.interaction;
+    const value = progress ?? (interaction && handOnSlider() ? sliderProgress() : interaction ? interaction.progress : 0);
+    const transform = interaction ? previewTransform(interaction, value) : "";
+    if (!interaction && top.style.transform && top.style.transform !== "none") {
+      // cancelled: spring back
+      const from = top.style.transform;
+      top.style.transform = "";
+      animate(top, [{transform: from}, {transform: "translate(0, 0)"}], {duration: 200});
+      return;
+    }
+    top.style.transform = transform;
+  }
+
+  function renderTransition(previous, state) {
+    const transition = state.transition;
+    const line = $("transition");
+    if (!transition) {
+      line.textContent = state.interaction ? `${state.interaction.action} pending` : "no transition";
+      return;
+    }
+    const name = (screen) => (screen ? `${screen.feature} (${screen.id})` : "nothing");
+    line.textContent = `${transition.type}${transition.style ? ` · ${transition.style}` : ""}${transition.interactive ? " · interactive" : ""}: ` +
+      `${name(transition.from)} → ${name(transition.to)}${state.handledBy ? ` · handled by ${state.handledBy}` : ""}`;
+  }
+
+  function renderStackList() {
+    const list = $("stack-list");
+    const screens = (app.state.screens || []).slice().reverse();
+    list.replaceChildren(...screens.map((screen, index) => el("li", {class: index === 0 ? "top" : ""},
+      el("code", {}, screen.feature), ` ${screen.id} · ${screen.flow}`, compactJSON(screen.params) ? ` · ${compactJSON(screen.params)}` : "")));
+  }
+
+  // ---------------------------------------------------------------- JSON
+
+  function highlightJSON(value) {
+    const escaped = JSON.stringify(value, null, 2).replace(/[&<>]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;"})[c]);
+    return escaped.replace(/("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g,
+      (match, string, colon, literal) => {
+        if (string) return colon ? `<span class="j-key">${string}</span>${colon}` : `<span class="j-str">${string}</span>`;
+        if (literal) return `<span class="j-lit">${literal}</span>`;
+        return `<span class="j-num">${match}</span>`;
+      });
+  }
+
+  function renderJSON() {
+    $("state-json").innerHTML = highlightJSON(app.state);
+  }
+
+  // ---------------------------------------------------------------- log
+
+  function renderLog() {
+    const body = $("log");
+    $("log-count").textContent = `${app.log.length} applied`;
+    if (app.log.length === 0) {
+      body.replaceChildren(el("tr", {class: "empty"}, el("td", {colspan: 6}, "No actions yet: press one.")));
+      return;
+    }
+    body.replaceChildren(...app.log.map((entry) => el("tr", {"data-testid": "log-entry", "data-version": entry.version},
+      el("td", {class: "num"}, entry.version),
+      el("td", {}, el("code", {}, entry.type), entry.interactive ? el("span", {class: "badge"}, "interactive") : null),
+      el("td", {}, entry.from || ""),
+      el("td", {class: "params-cell"}, compactJSON(entry.params)),
+      el("td", {}, entry.handledBy || ""),
+      el("td", {}, entry.transition ? `${entry.transition.type}${entry.transition.style ? ` · ${entry.transition.style}` : ""}` : ""))));
+    const scroll = body.closest(".log-scroll");
+    scroll.scrollTop = scroll.scrollHeight;
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  function availableAction(type) {
+    return app.available && (app.available.actions || []).find((action) => action.type === type);
+  }
+
+  function actionFor(action) {
+    const body = {type: action.type};
+    if (action.from) body.from = action.from;
+    return body;
+  }
+
+  // A sensible first value for a declared param, so one press does something.
+  function defaultValue(action, param) {
+    if (param.name === "progress") return "0.6";
+    if (param.name === "velocity") return "";
+    if (param.name === "content") return "Hello from the playground";
+    if (param.name === "index" && app.state) {
+      const tabs = tabbedOnTop(app.state.root);
+      return tabs ? String(((tabs.selected || 0) + 1) % Math.max(1, tabs.entries.length)) : "1";
+    }
+    if (param.type === "integer" || param.type === "number") return param.required ? "0" : "";
+    return "";
+  }
+
+  function tabbedOnTop(root) {
+    const cards = cardsOf(root);
+    return cards.length ? cards[cards.length - 1].tabbed : null;
+  }
+
+  function paramInput(action, param) {
+    const id = `param-${action.type}-${param.name}`;
+    const common = {id, name: param.name, "data-testid": id, "data-type": param.type};
+    let input;
+    switch (param.type) {
+      case "boolean":
+        input = el("input", {...common, type: "checkbox"});
+        break;
+      case "integer":
+        input = el("input", {...common, type: "number", step: "1", inputmode: "numeric", value: defaultValue(action, param)});
+        break;
+      case "number":
+        input = el("input", {...common, type: "number", step: "any", value: defaultValue(action, param)});
+        break;
+      default:
+        input = el("input", {...common, type: "text", value: defaultValue(action, param), autocomplete: "off",
+          placeholder: param.type === "string" ? "text" : `${param.type} (JSON)`});
+    }
+    if (param.required) input.required = true;
+    return el("label", {class: "param", for: id},
+      el("span", {class: "param-name"}, param.name, param.required ? el("abbr", {title: "required"}, "*") : null,
+        el("span", {class: "param-type"}, param.type)),
+      input);
+  }
+
+  // Reads the inputs of one action; null (and the input marked) when a required one is empty
+  // or a value does not parse.
+  function readParams(form, action) {
+    const params = {};
+    for (const param of action.params || []) {
+      const input = form.elements[param.name];
+      input.setCustomValidity("");
+      if (param.type === "boolean") {
+        params[param.name] = input.checked;
+        continue;
+      }
+      const raw = input.value.trim();
+      if (raw === "") {
+        if (param.required) {
+          input.setCustomValidity(`${param.name} is required`);
+          input.reportValidity();
+          return null;
+        }
+        continue;
+      }
+      let value = raw;
+      if (param.type === "integer" || param.type === "number") {
+        value = Number(raw);
+        if (!Number.isFinite(value) || (param.type === "integer" && !Number.isInteger(value))) {
+          input.setCustomValidity(`${param.name} must be ${param.type === "integer" ? "an integer" : "a number"}`);
+          input.reportValidity();
+          return null;
+        }
+      } else if (param.type !== "string") {
+        try { value = JSON.parse(raw); } catch (error) {
+          if (param.type !== "any") {
+            input.setCustomValidity(`${param.name} must be JSON (${param.type})`);
+            input.reportValidity();
+            return null;
+          }
+        }
+      }
+      params[param.name] = value;
+    }
+    return params;
+  }
+
+  function renderActions() {
+    const container = $("actions");
+    const actions = app.available ? app.available.actions || [] : [];
+    if (!app.available) {
+      container.replaceChildren(el("p", {class: "placeholder"}, "Actions unknown."));
+      return;
+    }
+    if (actions.length === 0) {
+      container.replaceChildren(el("p", {class: "placeholder", "data-testid": "no-actions"}, "No action is available here."));
+      return;
+    }
+    container.replaceChildren(...actions.map((action) => {
+      const form = el("form", {class: "action", "data-testid": `action-row-${action.type}`, novalidate: true});
+      const button = el("button", {type: "submit", class: "action-button", "data-testid": `action-${action.type}`, id: `action-${action.type}`},
+        action.type);
+      form.append(
+        el("div", {class: "action-head"}, button,
+          el("span", {class: "action-meta"}, `→ ${action.handledBy}`, action.interactive ? el("span", {class: "badge"}, "interactive") : null)),
+        ...(action.params || []).map((param) => paramInput(action, param)));
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const params = readParams(form, action);
+        if (params === null) return;
+        const body = actionFor(action);
+        if ((action.params || []).length) body.params = params;
+        act(body).catch(() => {});
+      });
+      return form;
+    }));
+  }
+
+  // ---------------------------------------------------------------- the interactive slider
+  //
+  // The slider is an edge swipe: its first move opens the interaction (the chosen action posted
+  // with `interactive: true`), later moves send `interaction.update` (at most one in flight, the
+  // latest value wins), and letting go sends `interaction.end` with the progress and the speed
+  // of the last moves. `drag.phase` keeps these in order: idle → starting → open → ending → idle.
+
+  const slider = () => $("interactive-slider");
+  const drag = {phase: "idle", pointer: false, keyboard: false, samples: [], sent: null, inFlight: false, opening: null};
+
+  function interactiveActions() {
+    return app.available ? (app.available.actions || []).filter((action) => action.interactive) : [];
+  }
+
+  function sliderProgress() {
+    return Number(slider().value) / 100;
+  }
+
+  function renderInteractive() {
+    const section = $("interactive");
+    const state = app.state;
+    const interaction = state && state.interaction;
+    const offered = interactiveActions();
+    section.hidden = !interaction && offered.length === 0;
+    const select = $("interactive-action");
+    const current = select.value;
+    if (interaction) {
+      select.replaceChildren(el("option", {value: interaction.action}, interaction.action));
+      select.disabled = true;
+    } else {
+      select.replaceChildren(...offered.map((action) => el("option", {value: action.type}, `${action.type} → ${action.handledBy}`)));
+      // Prefer the flow's own action over the generic back.
+      const preferred = offered.find((action) => action.type === current) || offered.find((action) => action.type !== "back") || offered[0];
+      if (preferred) select.value = preferred.type;
+      select.disabled = offered.length < 2;
+    }
+    syncSlider();
+  }
+
+  // The slider, the buttons and the status line follow the state, unless a hand is on the slider.
+  function syncSlider() {
+    const state = app.state;
+    if (!state) return;
+    const interaction = state.interaction;
+    if (!interaction && drag.phase === "open") drag.phase = "idle"; // ended elsewhere (a button, the panel)
+    $("interaction-end").disabled = !interaction;
+    $("interaction-cancel").disabled = !interaction;
+    if (drag.phase === "idle") slider().value = interaction ? Math.round(interaction.progress * 100) : 0;
+    const status = $("interactive-status");
+    if (interaction) {
+      const progress = Math.round(interaction.progress * 100);
+      const preview = interaction.transition ? `${interaction.transition.type} to ${interaction.transition.to ? interaction.transition.to.feature : "nothing"}` : "";
+      status.textContent = `${interaction.action} pending at ${progress}%${preview ? ` (would ${preview})` : ""}: ` +
+        `letting go ${interaction.progress > FINISH_PROGRESS ? "finishes" : "cancels unless flicked"}.`;
+    } else {
+      status.textContent = "No interaction pending.";
+    }
+    document.body.dataset.interaction = interaction ? "pending" : "none";
+  }
+
+  function handOnSlider() {
+    return drag.phase === "starting" || drag.phase === "open" || drag.phase === "ending";
+  }
+
+  function openInteraction() {
+    const type = $("interactive-action").value;
+    const action = interactiveActions().find((candidate) => candidate.type === type);
+    if (!action) return;
+    drag.phase = "starting";
+    drag.sent = null;
+    drag.opening = act({...actionFor(action), interactive: true})
+      .then(() => {
+        if (drag.phase !== "starting") return; // let go already: endInteraction takes it from here
+        drag.phase = "open";
+        applyInteractionPreview(sliderProgress());
+        sendProgress();
+      })
+      .catch(() => {
+        drag.phase = "idle";
+        syncSlider();
+      })
+      .finally(() => { drag.opening = null; });
+  }
+
+  // Sends the slider's latest value; at most one update is in flight.
+  function sendProgress() {
+    if (drag.phase !== "open" || drag.inFlight) return;
+    const progress = sliderProgress();
+    if (drag.sent === progress) return;
+    drag.inFlight = true;
+    drag.sent = progress;
+    act({type: "interaction.update", params: {progress}})
+      .catch(() => { drag.phase = "idle"; })
+      .finally(() => {
+        drag.inFlight = false;
+        sendProgress();
+      });
+  }
+
+  function onSliderInput() {
+    drag.samples.push({progress: sliderProgress(), at: performance.now()});
+    if (drag.samples.length > 8) drag.samples.shift();
+    if (drag.phase === "idle") {
+      if (app.state && app.state.interaction) drag.phase = "open"; // one left pending: continue it
+      else return openInteraction();
+    }
+    if (drag.phase === "open") {
+      applyInteractionPreview(sliderProgress());
+      sendProgress();
+    }
+  }
+
+  // Points per second over the last moves, the phone being as many points wide as it is pixels.
+  function velocity() {
+    const samples = drag.samples;
+    if (samples.length < 2) return 0;
+    const last = samples[samples.length - 1];
+    if (performance.now() - last.at > 120) return 0; // held still before letting go
+    const first = samples.find((sample) => last.at - sample.at < 150) || samples[0];
+    const seconds = (last.at - first.at) / 1000;
+    if (seconds <= 0) return 0;
+    return Math.round(((last.progress - first.progress) / seconds) * $("phone").clientWidth);
+  }
+
+  // End (or, with `cancel`, cancel) the interaction once its opening and updates went out.
+  function finishInteraction({cancel = false, speed = null} = {}) {
+    if (drag.phase === "ending") return Promise.resolve();
+    const progress = sliderProgress();
+    const velocityNow = speed ?? velocity();
+    drag.samples = [];
+    drag.phase = "ending";
+    return (drag.opening || Promise.resolve()).then(() => {
+      if (!app.state || !app.state.interaction) return null;
+      const action = cancel ? {type: "interaction.cancel"} : {type: "interaction.end", params: {progress, velocity: velocityNow}};
+      return act(action).catch(() => {});
+    }).finally(() => {
+      drag.phase = "idle";
+      drag.sent = null;
+      syncSlider();
+    });
+  }
+
+  function wireSlider() {
+    const input = slider();
+    input.addEventListener("pointerdown", () => {
+      drag.pointer = true;
+      drag.keyboard = false;
+      drag.samples = [];
+    });
+    input.addEventListener("keydown", (event) => {
+      drag.keyboard = true;
+      if (event.key === "Enter" && handOnSlider()) { event.preventDefault(); finishInteraction({speed: 0}); }
+      if (event.key === "Escape" && handOnSlider()) { event.preventDefault(); finishInteraction({cancel: true}); }
+    });
+    input.addEventListener("input", onSliderInput);
+    // A mouse or a finger letting go ends the interaction; the keyboard ends it with Enter.
+    const letGo = () => {
+      if (!drag.pointer) return;
+      drag.pointer = false;
+      if (drag.phase === "starting" || drag.phase === "open") finishInteraction();
+    };
+    input.addEventListener("pointerup", letGo);
+    input.addEventListener("pointercancel", letGo);
+    input.addEventListener("change", () => { if (!drag.keyboard) letGo(); });
+    $("interaction-end").addEventListener("click", () => finishInteraction({speed: 0}));
+    $("interaction-cancel").addEventListener("click", () => finishInteraction({cancel: true}));
+  }
+
+  // ---------------------------------------------------------------- start
+
+  function init() {
+    $("form-user").value = randomUserId();
+    $("form-country").value = "US";
+    $("session-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      startSession();
+    });
+    $("random-user").addEventListener("click", () => { $("form-user").value = randomUserId(); });
+    $("problem-close").addEventListener("click", clearProblem);
+    for (const link of document.querySelectorAll("[data-format]")) {
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        showGraphText(link.dataset.format);
+      });
+    }
+    wireSlider();
+    document.body.dataset.state = "idle";
+    startSession();
+  }
+
+  init();
+})();
