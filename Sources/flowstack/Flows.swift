@@ -11,6 +11,27 @@ struct Flows: ParsableCommand {
         abstract: "Work with flow definition files.",
         subcommands: [Validate.self, Graph.self])
 
+    /// Reads and parses definition files; each unreadable file and each problem is reported as
+    /// `FILE:POINTER: message`, and `failed` says whether there was any.
+    static func read(_ files: [String], report: (String) -> Void) -> (parsed: [(file: String, definition: FlowDefinition)], failed: Bool) {
+        var failed = false
+        var parsed: [(file: String, definition: FlowDefinition)] = []
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                report("\(file): cannot read the file")
+                failed = true
+                continue
+            }
+            do throws(DefinitionProblems) {
+                parsed.append((file, try FlowDefinition.parse(Array(data))))
+            } catch {
+                failed = true
+                for problem in error.problems { report("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
+            }
+        }
+        return (parsed, failed)
+    }
+
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check flow definitions; print every problem as FILE:POINTER: message and exit 1 if any.",
@@ -24,21 +45,7 @@ struct Flows: ParsableCommand {
         var files: [String]
 
         func run() throws {
-            var failed = false
-            var parsed: [(file: String, definition: FlowDefinition)] = []
-            for file in files {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    print("\(file): cannot read the file")
-                    failed = true
-                    continue
-                }
-                do throws(DefinitionProblems) {
-                    parsed.append((file, try FlowDefinition.parse(Array(data))))
-                } catch {
-                    failed = true
-                    for problem in error.problems { print("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
-                }
-            }
+            var (parsed, failed) = Flows.read(files) { print($0) }
             var catalog = BundledFlows.catalog().catalog
             for (_, definition) in parsed { catalog.insert(definition) }
             for (file, definition) in parsed {
@@ -75,26 +82,11 @@ struct Flows: ParsableCommand {
             guard let format = GraphFormat(rawValue: format) else {
                 throw ValidationError("--format must be svg, dot or mermaid; found \(format)")
             }
-            var catalog = BundledFlows.catalog().catalog
-            var first: String?
-            var failed = false
-            for file in files {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    printError("\(file): cannot read the file")
-                    failed = true
-                    continue
-                }
-                do throws(DefinitionProblems) {
-                    let definition = try FlowDefinition.parse(Array(data))
-                    catalog.insert(definition)
-                    first = first ?? definition.name
-                } catch {
-                    failed = true
-                    for problem in error.problems { printError("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
-                }
-            }
+            let (parsed, failed) = Flows.read(files) { printError($0) }
             if failed { throw ExitCode(1) }
-            let root = self.root ?? first ?? FlowCatalog.rootFlowName
+            var catalog = BundledFlows.catalog().catalog
+            for (_, definition) in parsed { catalog.insert(definition) }
+            let root = self.root ?? parsed.first?.definition.name ?? FlowCatalog.rootFlowName
             guard catalog[root] != nil else {
                 throw ValidationError("there is no flow \(root) in the files or the sample app")
             }
