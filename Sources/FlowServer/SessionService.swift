@@ -447,7 +447,7 @@ final class SessionService: Sendable {
 
     /// A state answer: the document, its `ETag`, and `Cache-Control: no-store`.
     static func stateResponse(version: Int, body: [UInt8], status: Int = 200) -> Response {
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaders(capacity: 4)
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "ETag", value: etag(version))
         headers.add(name: "Cache-Control", value: "no-store")

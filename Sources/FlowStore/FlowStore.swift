@@ -130,6 +130,9 @@ public final class FlowStore: Sendable {
 
     /// An ISO 8601 UTC timestamp with milliseconds, the format of every time stored.
     public static func timestamp(_ date: Date = Date()) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+        timestampStyle.format(date)
     }
+
+    /// Made once: every action is stamped, and making the style cost a third of formatting.
+    private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }

@@ -13,6 +13,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     public init() {}
 
+    /// Headers with room for `capacity` fields before the storage grows (each growth copies).
+    public init(capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     public init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name: name, value: value) }
     }

@@ -5,7 +5,7 @@ import CMicroHTTPD
 final class Exchange {
     let method: String
     let path: String
-    var headers = HTTPHeaders()
+    var headers = HTTPHeaders(capacity: 8)
     var query: [(name: String, value: String)] = []
     var body: [UInt8] = []
     /// A response was queued (or, with `Content-Length` over the limit, queued before the body).

@@ -34,7 +34,7 @@ public struct Response: Sendable {
 
     /// A response with a body of the given content type.
     public static func bytes(_ body: [UInt8], contentType: String, status: Int = 200) -> Response {
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaders(capacity: 4)
         headers.add(name: "Content-Type", value: contentType)
         return Response(status: status, headers: headers, body: body)
     }
