@@ -50,9 +50,10 @@ def main():
             sid = line.split()[0]
             database.execute(f"""
                 WITH RECURSIVE n(v) AS (SELECT 3 UNION ALL SELECT v + 1 FROM n WHERE v < {history + 2})
-                INSERT INTO actions SELECT session_id, v, 'home.selectTab', NULL, '{{"index":0}}', 0, 'home', transition, created_at
+                INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition,
+                    created_at, tree)
+                SELECT session_id, v, 'home.selectTab', NULL, '{{"index":0}}', 0, 'home', transition, created_at, tree
                 FROM n, actions WHERE session_id = ? AND version = 2""", (sid,))
-            database.execute("UPDATE sessions SET version = ? WHERE id = ?", (history + 2, sid))
     database.close()
     for name, group in (("old", old), ("fresh", fresh)):
         with open(f"{work}/{name}.txt", "w") as file:

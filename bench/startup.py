@@ -62,7 +62,7 @@ def main():
             FROM n, sessions WHERE sessions.user_id = 'seed'""")
         database.execute("""INSERT INTO users SELECT user_id, '{}', created_at, updated_at FROM sessions WHERE user_id != 'seed'""")
         database.execute("""INSERT INTO actions SELECT s.id, 1, a.type, a.source, a.params, a.interactive, a.handled_by,
-                a.transition, a.created_at FROM sessions s, actions a WHERE s.user_id != 'seed' AND a.version = 1""")
+                a.transition, a.created_at, a.tree FROM sessions s, actions a WHERE s.user_id != 'seed' AND a.version = 1""")
     total = database.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
     database.close()
     size = os.path.getsize(path) / 1e6

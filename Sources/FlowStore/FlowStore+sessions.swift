@@ -39,16 +39,33 @@ extension FlowStore {
         }
     }
 
-    /// The session with this id, or nil.
+    /// The session with this id as it stands now, or nil: its row, with the version, tree, last
+    /// transition, handler and update time of its newest log entry when that entry is newer
+    /// than the row (see `write(_:in:)`).
     public func session(id: String) throws -> SessionRecord? {
         try pool.read { db in
             let statement = try db.cachedStatement(sql: "SELECT * FROM sessions WHERE id = ?")
-            return try Row.fetchOne(statement, arguments: [id]).map(Self.sessionRecord)
+            guard var record = try Row.fetchOne(statement, arguments: [id]).map(Self.sessionRecord) else { return nil }
+            let newest = try db.cachedStatement(sql: """
+                SELECT version, tree, transition, handled_by, created_at FROM actions
+                WHERE session_id = ? ORDER BY version DESC LIMIT 1
+                """)
+            if let entry = try Row.fetchOne(newest, arguments: [id]), let version: Int = entry[0], version > record.version {
+                // Entries newer than the row were all written with their tree; an empty one
+                // (a damaged file) fails to decode and is reported as such, never replaced by
+                // the older row.
+                record.version = version
+                record.tree = [UInt8]((entry[1] as Data?) ?? Data())
+                record.lastTransition = entry[2]
+                record.handledBy = entry[3]
+                record.updatedAt = entry[4]
+            }
+            return record
         }
     }
 
-    /// Applies one action's writes atomically: the session's new version and tree, the log
-    /// entry, the user's state, the idempotent answer. Nothing is written when the stored
+    /// Applies one action's writes atomically: the log entry with the session's new version and
+    /// tree, the user's state, the idempotent answer. Nothing is written when the stored
     /// version is not `commit.version - 1`.
     /// Throws `CommitError` for a stale version or a missing session, and database errors as
     /// they are. Concurrent commits share a transaction (group commit); each returns only after
@@ -69,28 +86,26 @@ extension FlowStore {
         groupCommit.submit(commit, completion: completion)
     }
 
+    /// One action's writes. The session row is not rewritten: the log entry carries the tree,
+    /// and the session's head is the newer of the row's version and its newest entry's. Only
+    /// the log's tail page and one index page change, whatever the size of the session's
+    /// context and flags.
     static func write(_ commit: ActionCommit, in db: Database) throws {
-        let update = try db.cachedStatement(sql: """
-            UPDATE sessions SET version = ?, tree = ?, last_transition = ?, handled_by = ?, updated_at = ?
-            WHERE id = ? AND version = ?
+        let head = try db.cachedStatement(sql: """
+            SELECT max(s.version, coalesce((SELECT a.version FROM actions a WHERE a.session_id = s.id
+                ORDER BY a.version DESC LIMIT 1), 0))
+            FROM sessions s WHERE s.id = ?
             """)
-        try update.execute(arguments: [
-            commit.version, Data(commit.tree), commit.action.transition, commit.action.handledBy,
-            commit.action.createdAt, commit.sessionId, commit.version - 1,
-        ])
-        guard db.changesCount == 1 else {
-            let stored = try Int.fetchOne(db.cachedStatement(sql: "SELECT version FROM sessions WHERE id = ?"),
-                                          arguments: [commit.sessionId])
-            throw stored.map { CommitError.versionConflict(stored: $0) } ?? .sessionNotFound
-        }
+        guard let stored = try Int.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
+        guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         let insert = try db.cachedStatement(sql: """
-            INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let action = commit.action
         try insert.execute(arguments: [
             commit.sessionId, commit.version, action.type, action.source, action.params, action.interactive,
-            action.handledBy, action.transition, action.createdAt,
+            action.handledBy, action.transition, action.createdAt, Data(commit.tree),
         ])
         if let patch = commit.userPatch {
             let merge = try db.cachedStatement(sql: """

@@ -1,6 +1,7 @@
 // What the store keeps of a session, of an applied action, and of an idempotent answer.
 
-/// A session row. JSON columns are kept as text: the store does not interpret them.
+/// A session as stored: its row, brought up to its newest log entry. JSON columns are kept as
+/// text: the store does not interpret them.
 public struct SessionRecord: Sendable, Equatable {
     public var id: String
     public var userId: String
@@ -83,7 +84,7 @@ public struct IdempotentAnswer: Sendable, Equatable {
 public struct ActionCommit: Sendable {
     public var sessionId: String
     public var userId: String
-    /// The new version; the row must hold `version - 1` for the commit to apply.
+    /// The new version; the session must stand at `version - 1` for the commit to apply.
     public var version: Int
     public var tree: [UInt8]
     public var action: ActionRecord

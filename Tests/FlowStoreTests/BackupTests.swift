@@ -33,7 +33,8 @@ struct BackupTests {
             try restored.read { db in
                 #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
                 let rows = try Row.fetchAll(db, sql: """
-                    SELECT s.version, (SELECT COUNT(*) FROM actions a WHERE a.session_id = s.id) FROM sessions s
+                    SELECT coalesce((SELECT max(a.version) FROM actions a WHERE a.session_id = s.id), s.version),
+                        (SELECT COUNT(*) FROM actions a WHERE a.session_id = s.id) FROM sessions s
                     """)
                 #expect(rows.count == 8)
                 for row in rows { #expect((row[0] as Int) == (row[1] as Int)) }

@@ -67,6 +67,70 @@ struct SessionStoreTests {
         #expect(throws: CommitError.sessionNotFound) { try store.commit(Self.commit("nope", version: 1)) }
     }
 
+    /// A commit that skips a version is refused as stale too, and writes nothing.
+    @Test func commitSkippingAVersionWritesNothing() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        #expect(throws: CommitError.versionConflict(stored: 0)) { try store.commit(Self.commit("s-1", version: 2)) }
+        try store.commit(Self.commit("s-1", version: 1))
+        #expect(throws: CommitError.versionConflict(stored: 1)) { try store.commit(Self.commit("s-1", version: 3)) }
+        #expect(try store.actions(sessionId: "s-1", after: 0, limit: 10).map(\.version) == [1])
+        #expect(try store.session(id: "s-1")?.version == 1)
+    }
+
+    /// An action appends to the log and leaves the session's row as it was: the row's bytes do
+    /// not change, the newest entry carries the tree, and reading the session joins the two.
+    @Test func commitsAppendWithoutRewritingTheSessionRow() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        let row = { try store.pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE id = 's-1'") } }
+        let before = try row()
+        for version in 1...3 { try store.commit(Self.commit("s-1", version: version)) }
+        #expect(try row() == before)
+        let trees = try store.pool.read { db in
+            try Data.fetchAll(db, sql: "SELECT tree FROM actions WHERE session_id = 's-1' ORDER BY version")
+        }
+        #expect(trees.map { String(decoding: $0, as: UTF8.self) } == ["{\"t\":1}", "{\"t\":2}", "{\"t\":3}"])
+        let session = try #require(try store.session(id: "s-1"))
+        #expect(session.version == 3 && session.tree == Array("{\"t\":3}".utf8))
+        #expect(session.lastTransition == "{\"type\":\"push\"}" && session.flowVersions == "{\"app\":1}")
+    }
+
+    /// A database written before migration 4 (the row rewritten at every action, entries without
+    /// a tree) keeps its sessions where they stood, and their next actions go on from there.
+    @Test func sessionsFromBeforeTheLogCarriedTreesGoOn() throws {
+        let database = try TemporaryDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try FlowStore(path: database.path)
+        try store.migrate(Array(Migration.bundled.prefix(3)))
+        try store.insert(Self.session("old"))
+        try store.pool.write { db in
+            // What the old store wrote for two actions.
+            for version in 1...2 {
+                try db.execute(sql: """
+                    INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at)
+                    VALUES ('old', ?, 't', NULL, '{}', 0, 'app', '{"type":"pop"}', '2026-01-01T00:00:00.000Z')
+                    """, arguments: [version])
+            }
+            try db.execute(sql: """
+                UPDATE sessions SET version = 2, tree = '{"t":"old"}', last_transition = '{"type":"pop"}' WHERE id = 'old'
+                """)
+        }
+        try store.migrate()
+        let migrated = try #require(try store.session(id: "old"))
+        #expect(migrated.version == 2 && migrated.tree == Array("{\"t\":\"old\"}".utf8))
+        #expect(migrated.lastTransition == "{\"type\":\"pop\"}")
+        #expect(throws: CommitError.versionConflict(stored: 2)) { try store.commit(Self.commit("old", version: 2)) }
+        try store.commit(Self.commit("old", version: 3))
+        let moved = try #require(try store.session(id: "old"))
+        #expect(moved.version == 3 && moved.tree == Array("{\"t\":3}".utf8))
+        #expect(try store.actions(sessionId: "old", after: 0, limit: 10).map(\.version) == [1, 2, 3])
+    }
+
     /// User patches merge into the user's state; removing a key resets it.
     @Test func mergesAndResetsUserState() throws {
         let database = try TemporaryDatabase()
