@@ -31,7 +31,7 @@ public struct DefinitionDelegate: FlowActionDelegate {
     /// Checks the action's params against a rule's declarations.
     static func checkParams(_ declared: [FlowRule.Param], of action: FlowAction) throws(FlowError) {
         for param in declared {
-            let path = JSONPointer(["params", param.name]).description
+            var path: String { JSONPointer(["params", param.name]).description }  // built only for an error
             guard let value = action.params[param.name] else {
                 if param.required {
                     throw .invalidParams(path: path, message: "\(action.type) needs param \(JSONValue.string(param.name).jsonText) (\(param.type.rawValue))")

@@ -199,7 +199,7 @@ struct EffectRun {
         case .id(let text):
             return try index(ofEntry: text, in: handler)
         case .idParam(let name):
-            let path = JSONPointer(["params", name]).description
+            var path: String { JSONPointer(["params", name]).description }  // built only for an error
             guard let value = action.params[name] else {
                 throw .invalidParams(path: path, message: "\(action.type) needs param \(JSONValue.string(name).jsonText): the id of the entry to pop to, such as \"e3\"")
             }
@@ -228,7 +228,7 @@ struct EffectRun {
     }
 
     private func tabIndex(_ choice: FlowEffect.TabChoice, in handler: FlowNode) throws(FlowError) -> Int {
-        let range = "\(handler.flow) has tabs 0...\(max(handler.entries.count - 1, 0))"
+        var range: String { "\(handler.flow) has tabs 0...\(max(handler.entries.count - 1, 0))" }  // only for an error
         switch choice {
         case .index(let index):
             guard handler.entries.indices.contains(index) else {
@@ -236,7 +236,7 @@ struct EffectRun {
             }
             return index
         case .param(let name):
-            let path = JSONPointer(["params", name]).description
+            var path: String { JSONPointer(["params", name]).description }  // built only for an error
             guard let value = action.params[name] else {
                 throw .invalidParams(path: path, message: "\(action.type) needs param \(JSONValue.string(name).jsonText): the tab index")
             }

@@ -136,6 +136,10 @@ extension HTTPServer {
         inFlight.add(1, ordering: .relaxed)
         exchange.requestId = request.requestId
         let response = handler(request)
+        if let later = response.deferred, let answer = later.response {
+            // Answered while the handler ran (a refused or replayed action): no suspension.
+            return queue(answer, for: exchange, requestId: request.requestId, on: connection)
+        }
         if let later = response.deferred {
             exchange.later = later
             suspend(connection, until: later)
