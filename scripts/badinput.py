@@ -31,7 +31,7 @@ CASE_TIMEOUT = 10.0  # seconds one case may take before it counts as a hang
 MAX_BODY = 1 << 20  # the server's default --max-body
 MAX_STRING = 64 * 1024  # BodyLimits.maxStringBytes
 MAX_DEPTH = 32  # BodyLimits.maxDepth
-HEADER_MEMORY = 32 * 1024  # ServerConfiguration.connectionMemoryBytes
+HEADER_MEMORY = 16 * 1024  # ServerConfiguration.connectionMemoryBytes
 
 # What an error answer must never show: storage internals, source paths, traps, the temp dir.
 LEAKS = [r"(?i)sqlite", r"GRDB", r"(?i)\bSQL\b", r"(?i)database ?error", r"\.swift\b", r"Sources/",
@@ -511,13 +511,13 @@ def corpus(ctx):
 
     # --- oversized and malformed headers (libmicrohttpd answers these itself)
     too_big = "a" * (HEADER_MEMORY + 1024)
-    mhd_431 = "libmicrohttpd answers headers over the 32 KiB connection memory itself (431, or 414 for the request line)"
-    add("headers", "one header over 32 KiB", "GET", "/healthz", [("X-Big", too_big)], expect=(431,), http_layer=mhd_431)
+    mhd_431 = "libmicrohttpd answers headers over the 16 KiB connection memory itself (431, or 414 for the request line)"
+    add("headers", "one header over 16 KiB", "GET", "/healthz", [("X-Big", too_big)], expect=(431,), http_layer=mhd_431)
     add("headers", "40 headers of 1 KiB", "GET", "/healthz", [(f"X-H{i}", "b" * 1024) for i in range(40)],
         expect=(431,), http_layer=mhd_431)
-    add("headers", "Authorization over 32 KiB", "GET", f"/v1/sessions/{s}", [("Authorization", "Bearer " + too_big)],
+    add("headers", "Authorization over 16 KiB", "GET", f"/v1/sessions/{s}", [("Authorization", "Bearer " + too_big)],
         expect=(431,), http_layer=mhd_431)
-    add("headers", "request line over 32 KiB", "GET", "/v1/sessions/" + too_big, auth, expect=(414, 431), http_layer=mhd_431)
+    add("headers", "request line over 16 KiB", "GET", "/v1/sessions/" + too_big, auth, expect=(414, 431), http_layer=mhd_431)
     mhd_400 = "libmicrohttpd rejects a request line or header it cannot parse before FlowStack sees the request"
     cases.append(Case("headers", "header line without a colon", raw=b"GET /healthz HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n",
                       http_layer=mhd_400))

@@ -94,6 +94,23 @@ struct LiveServerTests {
         #expect(String(decoding: try connection.readResponse().body, as: UTF8.self) == "item 43 q=")
     }
 
+    /// Headers fit in the connection's 16 KiB: 8 KiB of them are served, on the same connection
+    /// as the next request too (the memory is reset between requests); past the limit,
+    /// libmicrohttpd answers 431 itself.
+    @Test func headersUpToTheConnectionMemoryAreServed() throws {
+        let live = try LiveServer()
+        let sender = SocketSender(port: live.port)
+        let large = String(repeating: "h", count: 8 * 1024)
+        #expect(try sender.send("GET", "/items/7", headers: [("X-Large", large)]).status == 200)
+        let connection = try RawConnection(port: live.port)
+        for index in 0..<3 {
+            try connection.send("GET /items/\(index) HTTP/1.1\r\nHost: t\r\nX-Large: \(large)\r\n\r\n")
+            #expect(String(decoding: try connection.readResponse().body, as: UTF8.self) == "item \(index) q=")
+        }
+        let tooLarge = String(repeating: "h", count: ServerConfiguration().connectionMemoryBytes + 1024)
+        #expect(try sender.send("GET", "/items/7", headers: [("X-Large", tooLarge)]).status == 431)
+    }
+
     /// The client's X-Request-Id is echoed; a missing or unusable one is replaced.
     @Test func requestIdIsKeptOrMade() throws {
         let live = try LiveServer()
