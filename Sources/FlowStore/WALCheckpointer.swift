@@ -11,10 +11,11 @@ import Synchronization
 ///
 /// Under sustained writes a passive checkpoint never catches up with the commits made while it
 /// runs, so SQLite cannot start the WAL over; it grows to the backstop, and the commit that
-/// reaches it checkpoints the rest itself and syncs (15–35 ms here, with the requests behind
-/// it). The backstop sets how often that happens: at 16,384 pages about twice a second at full
-/// load (action p99 29–32 ms), at 65,536 pages every two seconds or so (p99 14–20 ms; same
-/// throughput). Checkpointing every 100 ms rather than 200 leaves that commit less to copy.
+/// reaches it checkpoints the rest itself and syncs (15–50 ms here, with the requests behind
+/// it). The backstop sets how often that happens: at 16,384 pages about three times a second at
+/// full load (action p99 27–30 ms once the WAL is that large), at 65,536 pages every two
+/// seconds or so (p99 16–24 ms; same throughput). Checkpointing every 100 ms rather than 200
+/// leaves that commit less to copy. See BENCHMARKS.md, "What limits durable actions".
 /// When writes pause, a checkpoint completes and the WAL starts over at its beginning.
 final class WALCheckpointer: Sendable {
     /// WAL pages at which a commit checkpoints by itself anyway (256 MiB of 4 KiB pages: the
