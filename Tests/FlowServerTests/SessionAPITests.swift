@@ -301,6 +301,28 @@ struct SessionAPITests {
         #expect(try again.create(userId: "r4").state.features == ["home.first"])
     }
 
+    /// A session whose newest log entry lost its tree (a damaged file) is answered with a 500
+    /// that says so, not with the older state of its row; other sessions are served as usual.
+    @Test func damagedNewestEntryIsReportedNotRolledBack() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let damaged = try client.create(userId: "d1")
+        let healthy = try client.create(userId: "d2")
+        for session in [damaged, healthy] { try client.apply(session, #"{"type":"onboarding.showSecond"}"#) }
+        let healthyBefore = try client.state(healthy).body
+        try test.store.pool.write { db in
+            try db.execute(sql: "UPDATE actions SET tree = NULL WHERE session_id = ? AND version = 1", arguments: [damaged.id])
+        }
+        let reopened = try test.reopened()
+        defer { withExtendedLifetime(reopened) {} }
+        let again = SessionClient(sender: reopened.direct)
+        let refused = try again.state(damaged)
+        #expect(refused.status == 500)
+        #expect(refused.text.contains("stored in a form this server cannot read"))
+        let healthyAfter = try again.state(healthy)
+        #expect(healthyAfter.status == 200 && healthyAfter.body == healthyBefore)
+    }
+
     /// Tokens are stored only as hashes: no token appears in the database files.
     @Test func tokensAreNotStored() throws {
         let test = try TestApp()
