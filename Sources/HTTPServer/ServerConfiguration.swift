@@ -17,8 +17,8 @@ public struct ServerConfiguration: Sendable {
     /// Connections open at once from one IP address.
     public var perIPConnectionLimit: Int = 2048
     /// Memory for one connection's request line and headers; a request that needs more gets 431.
-    /// libmicrohttpd zeroes the unused part of it at every request, so it costs CPU per request
-    /// in proportion (callgrind: a sixth of an action's user-space instructions at 32 KiB);
+    /// libmicrohttpd zeroes the unused part of it at every request, so every request writes
+    /// (and pulls into the cache) about this many bytes: 32 KiB was a core's whole L1 data cache.
     /// 16 KiB, as Node.js allows, serves state reads 8–20% faster than 32 KiB did.
     public var connectionMemoryBytes: Int = 16 * 1024
     /// Pending connections the kernel may queue before `accept`.
