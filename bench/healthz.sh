@@ -5,9 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 seconds=${1:-10}
-command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
-swift build -c release --product flowstack >/dev/null
-bin="$(swift build -c release --show-bin-path)/flowstack"
+bin=$(release_flowstack)
 work=$(mktemp -d)
 "$bin" serve --port 0 --db "$work/bench.sqlite" >"$work/out.log" 2>&1 &
 pid=$!

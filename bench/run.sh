@@ -9,10 +9,8 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 seconds=${1:-10}
 rounds=${2:-2}
-command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
-swift build -c release --product flowstack >/dev/null
+flowstack=$(release_flowstack)
 (cd bench/peer && swift build -c release >/dev/null)
-flowstack="$(swift build -c release --show-bin-path)/flowstack"
 peer="$(cd bench/peer && swift build -c release --show-bin-path)/HelloPeer"
 work=$(mktemp -d)
 pids=()

@@ -11,3 +11,11 @@ listening_port() {
     done
     printf '%s' "$port"
 }
+
+# release_flowstack: checks that wrk is installed (exit 2 with what to install if not), builds
+# flowstack in release and prints the binary's path. For the bench/ scripts.
+release_flowstack() {
+    command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
+    swift build -c release --product flowstack >/dev/null
+    printf '%s/flowstack' "$(swift build -c release --show-bin-path)"
+}
