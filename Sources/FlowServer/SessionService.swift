@@ -116,6 +116,15 @@ final class SessionService: Sendable {
         return cache.pin(id)
     }
 
+    /// The pinned slot of session `id` (see `pinnedSlot`) for work answered later, and that
+    /// answer: giving it unpins the slot.
+    private func pinnedForLater(_ id: String, token: String?) throws(ResponseError) -> (SessionSlot, DeferredResponse) {
+        let slot = try pinnedSlot(id, token: token)
+        let answer = DeferredResponse()
+        answer.whenComplete { [cache] _ in cache.unpin(slot) }
+        return (slot, answer)
+    }
+
     /// Runs `body` on the committed session of a slot whose lock the caller holds, loading it
     /// first if needed and checking `token`; the session `body` leaves is kept, unless deleted.
     private func withLoadedSession<T>(
@@ -193,14 +202,12 @@ final class SessionService: Sendable {
     /// of other requests, and no thread waits for it.
     func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
                idempotency: (key: String, bodyHash: [UInt8])?) -> Response {
-        let slot: SessionSlot
+        let (slot, answer): (SessionSlot, DeferredResponse)
         do throws(ResponseError) {
-            slot = try pinnedSlot(id, token: token)
+            (slot, answer) = try pinnedForLater(id, token: token)
         } catch {
             return error.response
         }
-        let answer = DeferredResponse()
-        answer.whenComplete { [cache] _ in cache.unpin(slot) }
         let request = ActionRequest(action: action, id: id, token: token, ifMatch: ifMatch, idempotency: idempotency)
         takeTurn(on: slot) { [self] contents in act(request, attempt: 0, slot: slot, answer: answer, &contents) }
         return .later(answer)
@@ -376,14 +383,12 @@ final class SessionService: Sendable {
     /// that came before it are committed); the cached state goes with it, under the session's
     /// lock, so no request can see the session after the delete is answered.
     func delete(_ id: String, token: String?) -> Response {
-        let slot: SessionSlot
+        let (slot, answer): (SessionSlot, DeferredResponse)
         do throws(ResponseError) {
-            slot = try pinnedSlot(id, token: token)
+            (slot, answer) = try pinnedForLater(id, token: token)
         } catch {
             return error.response
         }
-        let answer = DeferredResponse()
-        answer.whenComplete { [cache] _ in cache.unpin(slot) }
         takeTurn(on: slot) { [self] contents in
             let response: Response
             do throws(ResponseError) {
