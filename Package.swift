@@ -27,6 +27,12 @@ let package = Package(
             pkgConfig: "libgvc",
             providers: [.apt(["libgraphviz-dev"])]
         ),
+        // libpq (Debian libpq-dev), for the PostgreSQL store.
+        .systemLibrary(
+            name: "CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // Generates Swift sources that embed migrations/, flows/ and openapi.yaml in the binary.
         .executableTarget(name: "embed-resources", path: "Sources/embed-resources"),
         .plugin(
@@ -45,11 +51,12 @@ let package = Package(
         .target(name: "FlowEngine", dependencies: ["JSON"]),
         // Flow graphs: screens, actions and flows as DOT, Mermaid, or SVG laid out by Graphviz.
         .target(name: "FlowGraph", dependencies: ["FlowEngine", "JSON", "CGraphviz"]),
-        .target(
-            name: "FlowStore",
-            dependencies: ["Locking", .product(name: "GRDB", package: "GRDB.swift")],
-            plugins: ["EmbedResources"]
-        ),
+        // What the server needs from storage: the protocol, records, errors, migrations. No database.
+        .target(name: "FlowStore", dependencies: ["Locking"], plugins: ["EmbedResources"]),
+        // FlowStore on SQLite through GRDB: the embedded default.
+        .target(name: "SQLiteStore", dependencies: ["FlowStore", "Locking", .product(name: "GRDB", package: "GRDB.swift")]),
+        // FlowStore on PostgreSQL through libpq: several nodes over one database.
+        .target(name: "PostgresStore", dependencies: ["FlowStore", "Locking", "CPostgres"]),
         .target(
             name: "FlowServer",
             dependencies: [
@@ -73,6 +80,8 @@ let package = Package(
                 "FlowGraph",
                 "JSON",
                 "FlowStore",
+                "SQLiteStore",
+                "PostgresStore",
                 "HTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -82,11 +91,13 @@ let package = Package(
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Test support: a store of the kind the run asks for (SQLite, or a throwaway PostgreSQL).
+        .target(name: "StoreTestSupport", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore"], path: "Tests/StoreTestSupport"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "JSON"]),
         .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
-        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore"]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "JSON", "HTTPServer", "FlowStore", "HTTPTestClient"]),
+        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "JSON", "HTTPServer", "FlowStore", "HTTPTestClient", "StoreTestSupport"]),
     ]
 )

@@ -12,7 +12,10 @@ struct EmbedResources: BuildToolPlugin {
         switch target.name {
         case "FlowStore":
             typeName = "EmbeddedMigrations"
-            inputs = try files(in: root.appending(path: "migrations"), withExtension: "sql")
+            // One folder per SQL dialect: migrations/sqlite/, migrations/postgresql/.
+            inputs = try SQLDialectFolders.names.flatMap { dialect in
+                try files(in: root.appending(path: "migrations").appending(path: dialect), withExtension: "sql")
+            }
         case "FlowServer":
             typeName = "EmbeddedResources"
             inputs = [root.appending(path: "openapi.yaml")]
@@ -42,4 +45,9 @@ struct EmbedResources: BuildToolPlugin {
             .filter { extensions.contains($0.pathExtension) }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
+}
+
+/// The folders of migrations/, one per dialect the stores speak (FlowStore's `SQLDialect`).
+enum SQLDialectFolders {
+    static let names = ["sqlite", "postgresql"]
 }

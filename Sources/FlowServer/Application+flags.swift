@@ -11,7 +11,7 @@ extension Application {
     /// so what was read can be sent back as it is.
     static let serverMembers = ["key", "revision", "updatedAt"]
 
-    static func addFlagRoutes(to router: inout Router, store: FlowStore, registry: DefinitionRegistry,
+    static func addFlagRoutes(to router: inout Router, store: any FlowStore, registry: DefinitionRegistry,
                               admin: AdminAuthorization, limits: BodyLimits, logger: Logger) {
         router.adminRoute("GET", "/v1/flags", admin) { request throws(ResponseError) in
             return .json(Self.listDocument("flags", registry.allFlags.map { ($0.key, $0.value.text, $0.value.revision, $0.value.updatedAt) }))
@@ -34,7 +34,7 @@ extension Application {
             }
             let existed = registry.flag(key) != nil
             let revision = try Self.store(logger) { try store.putDefinition(.flag, key: key, definition: text) }
-            let now = FlowStore.timestamp()
+            let now = Timestamp.string()
             registry.setFlag(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
             return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
         }
@@ -68,7 +68,7 @@ extension Application {
             try Self.checkPins(definition, key: key, registry: registry)
             let existed = registry.experiment(key) != nil
             let revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text) }
-            let now = FlowStore.timestamp()
+            let now = Timestamp.string()
             registry.setExperiment(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
             return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
         }
@@ -88,7 +88,7 @@ extension Application {
             writer.writeKey("variants")
             writer.beginArray()
             for variant in order {
-                let figures = report[variant] ?? (0, 0, [:])
+                let figures = report[variant] ?? ExperimentVariantCounts()
                 writer.beginObject()
                 writer.writeKey("key")
                 writer.writeString(variant)

@@ -6,7 +6,7 @@ import JSON
 import Logging
 
 extension Application {
-    static func addFlowRoutes(to router: inout Router, store: FlowStore, registry: DefinitionRegistry,
+    static func addFlowRoutes(to router: inout Router, store: any FlowStore, registry: DefinitionRegistry,
                               admin: AdminAuthorization, limits: BodyLimits, logger: Logger) {
         router.adminRoute("GET", "/v1/flows", admin) { request throws(ResponseError) in
             var writer = JSONWriter()
@@ -65,7 +65,7 @@ extension Application {
                 throw SessionService.storageFailure(error, logger: logger)
             }
             registry.add(name: name, version: version, definition: definition, text: text,
-                         createdAt: FlowStore.timestamp(), live: activate)
+                         createdAt: Timestamp.string(), live: activate)
             var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version),
                                          status: 201)
             response.headers["Location"] = "/v1/flows/\(name)/versions/\(version)"

@@ -7,7 +7,7 @@ extension Application {
     static let openAPIDocument: [UInt8] = Array(
         (EmbeddedResources.files.first { $0.path == "openapi.yaml" }?.text ?? "").utf8)
 
-    static func addOperationRoutes(to router: inout Router, store: FlowStore, metrics: ServerMetrics) {
+    static func addOperationRoutes(to router: inout Router, store: any FlowStore, metrics: ServerMetrics) {
         router.add("GET", "/healthz") { _ in
             guard let schema = store.healthCheck() else {
                 return .problem(503, "The database does not answer.", title: "Service Unavailable")

@@ -11,7 +11,7 @@ import Logging
 /// ```
 /// `HTTPServer(configuration:handler: app.handle)` serves it on libmicrohttpd.
 public final class Application: Sendable {
-    public let store: FlowStore
+    public let store: any FlowStore
     public let metrics = ServerMetrics()
     let sessions: SessionService
     let registry: DefinitionRegistry
@@ -28,7 +28,7 @@ public final class Application: Sendable {
     /// - Parameters:
     ///   - cacheCapacity: sessions kept in memory at most; older ones are read back from the database.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
-    public init(store: FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
+    public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
         self.logger = logger

@@ -10,13 +10,13 @@ import Logging
 
 /// The session side of the application, independent of HTTP routing.
 final class SessionService: Sendable {
-    let store: FlowStore
+    let store: any FlowStore
     let registry: DefinitionRegistry
     let cache: SessionCache
     let users: UserStates
     let logger: Logger
 
-    init(store: FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger) {
+    init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger) {
         self.store = store
         self.registry = registry
         self.cache = SessionCache(capacity: cacheCapacity)
@@ -61,7 +61,7 @@ final class SessionService: Sendable {
             throw ResponseError(.problem(500, "The flow definitions cannot build a first screen: \(error.message)"))
         }
         let token = BearerToken.generate()
-        let now = FlowStore.timestamp()
+        let now = Timestamp.string()
         var session = LiveSession(
             id: Self.newSessionId(), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
             tree: tree, context: context, catalog: catalog, flagsJSON: Self.encode(evaluations),
@@ -365,7 +365,7 @@ final class SessionService: Sendable {
             params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
             handledBy: outcome.handledBy,
             transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
-            createdAt: FlowStore.timestamp())
+            createdAt: Timestamp.string())
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
         let commit = ActionCommit(
             sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),

@@ -25,7 +25,7 @@ final class UserStates: Sendable {
     }
 
     /// The state of `userId`, read from the database when it is not held.
-    func state(of userId: String, store: FlowStore) throws -> [String: JSONValue] {
+    func state(of userId: String, store: any FlowStore) throws -> [String: JSONValue] {
         for _ in 0..<3 {
             let (held, generation, epoch) = table.withLock { ($0.states[userId], $0.generations[userId] ?? 0, $0.epoch) }
             if let held { return held }

@@ -1,138 +1,156 @@
-// The SQLite database of a FlowStack server: opening it in WAL, its durability, migrations.
+// What the server needs from storage: one protocol, implemented by SQLiteStore and PostgresStore.
 import Foundation
-import GRDB
-import Synchronization
+import Locking
 
-/// How much a committed transaction survives.
+/// How much a committed transaction survives. Each store says what the two levels mean on it.
 public enum Durability: String, Sendable, CaseIterable {
-    /// WAL with `synchronous=NORMAL`: a commit survives a crash of the process, not a power loss.
+    /// SQLite: WAL with `synchronous=NORMAL`, a commit survives a crash of the process, not a
+    /// power loss. PostgreSQL: `synchronous_commit = on`, a commit is flushed to the server's WAL
+    /// (and to a synchronous standby's, where the operator runs one) before it is acknowledged.
     case normal
-    /// WAL with `synchronous=FULL`: every commit is fsynced, and survives a power loss.
+    /// SQLite: `synchronous=FULL`, every commit is fsynced and survives a power loss.
+    /// PostgreSQL: `synchronous_commit = remote_apply`, a synchronous standby has also applied it.
     case full
 }
 
-/// The database: one SQLite file in WAL mode, read by a pool of connections, written by one.
+/// The database of a FlowStack server: sessions and their action log, users, definitions.
+///
+/// The server talks only to this protocol; `SQLiteStore` (one file, the embedded default) and
+/// `PostgresStore` (one database shared by several nodes) implement it. The database, not the
+/// process, guards the invariants: a log entry's key is `(session_id, version)`, a version is
+/// written only on top of version − 1, an `Idempotency-Key` is stored once per session.
 ///
 /// ```swift
-/// let store = try FlowStore(path: "./flowstack.sqlite")
-/// try store.migrate()          // applies migrations/NNNN_name.sql not yet applied
-/// store.healthCheck()         // the schema version, nil when the database does not answer
+/// let store: any FlowStore = try SQLiteStore(path: "./flowstack.sqlite")
+/// try store.migrate()            // applies the bundled migrations of its dialect not yet applied
+/// store.healthCheck()           // the schema version, nil when the database does not answer
 /// ```
-public final class FlowStore: Sendable {
-    public let path: String
-    public let durability: Durability
-    /// The connections; repositories read and write through it.
-    public let pool: DatabasePool
-    private let closed = Atomic<Bool>(false)
-    let groupCommit: GroupCommit
-    private let checkpointer: WALCheckpointer
+public protocol FlowStore: AnyObject, Sendable {
+    /// Where the database is, for logs and messages: a path, or a URL without its password.
+    var location: String { get }
+    /// The dialect whose migrations this store applies.
+    var dialect: SQLDialect { get }
 
-    /// Opens (creating if needed) the database at `path`. Does not migrate.
-    public init(path: String, durability: Durability = .normal) throws {
-        self.path = path
-        self.durability = durability
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
-        configuration.label = "flowstack"
-        pool = try DatabasePool(path: path, configuration: configuration)
-        groupCommit = GroupCommit(pool: pool)
-        // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
-        // writer; the setting is per connection and only the writer's matters, so set it there last.
-        let synchronous = durability == .full ? "FULL" : "NORMAL"
-        try pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.backstopPages)")
-        }
-        checkpointer = try WALCheckpointer(path: path)
-    }
+    // MARK: Schema
 
-    deinit {
-        // A store dropped without `close()` still stops its threads.
-        checkpointer.shutdown()
-        groupCommit.shutdown()
-    }
-
-    /// The highest migration applied to the file, 0 for a new one.
-    public func schemaVersion() throws -> Int {
-        try pool.read { db in try Self.appliedMigrations(db).map(\.version).max() ?? 0 }
-    }
-
-    /// Applies, in one transaction each, the migrations not yet applied; returns those applied.
-    ///
-    /// Refuses a database migrated by a newer binary (`StoreError.schemaTooNew`) without
-    /// touching it, and one whose history disagrees with the bundled migrations.
+    /// The highest migration applied, 0 for a new database.
+    func schemaVersion() throws -> Int
+    /// Applies, in order, the migrations not yet applied; returns those applied. Refuses a
+    /// database migrated by a newer binary (`StoreError.schemaTooNew`) without touching it.
     @discardableResult
-    public func migrate(_ migrations: [Migration] = Migration.bundled) throws -> [Migration] {
-        try Self.checkSequence(migrations)
-        let known = migrations.last?.version ?? 0
-        return try pool.barrierWriteWithoutTransaction { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    version INTEGER PRIMARY KEY NOT NULL,
-                    name TEXT NOT NULL,
-                    applied_at TEXT NOT NULL)
-                """)
-            let applied = try Self.appliedMigrations(db)
-            if let newest = applied.map(\.version).max(), newest > known {
-                throw StoreError.schemaTooNew(path: path, found: newest, known: known)
-            }
-            for (version, name) in applied {
-                if let bundled = migrations.first(where: { $0.version == version }), bundled.name != name {
-                    throw StoreError.migrationMismatch(version: version, applied: name, bundled: bundled.name)
-                }
-            }
-            let appliedVersions = Set(applied.map(\.version))
-            var done: [Migration] = []
-            for migration in migrations where !appliedVersions.contains(migration.version) {
-                try db.inTransaction(.immediate) {
-                    try db.execute(sql: migration.sql)
-                    try db.execute(
-                        sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                        arguments: [migration.version, migration.name, Self.timestamp()])
-                    return .commit
-                }
-                done.append(migration)
-            }
-            return done
+    func migrate(_ migrations: [Migration]) throws -> [Migration]
+    /// The schema version when the database answers a query now, nil when it does not.
+    func healthCheck() -> Int?
+    /// Writes what is queued and closes every connection. Calling it again does nothing.
+    func close() throws
+
+    // MARK: Sessions
+
+    /// Inserts a new session, and its user when the user is new. `exposures` are the
+    /// experiments it was placed in; for those sessions the features shown on top are
+    /// recorded, starting with `firstFeature`.
+    func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)], firstFeature: String?) throws
+    /// The session as it stands now (its newest version), or nil.
+    func session(id: String) throws -> SessionRecord?
+    /// Queues one action's writes without waiting; `completion` gets the result once the
+    /// transaction holding it is over (committed, or not), on the store's writer thread. Keep
+    /// it short. Nothing is written when the stored version is not `commit.version - 1`
+    /// (`CommitError.versionConflict`), or when the session is gone (`.sessionNotFound`).
+    func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    /// Up to `limit` log entries with a version above `after`, oldest first.
+    func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord]
+    /// The answer stored under `key` for this session, or nil.
+    func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer?
+    /// Deletes the session, its log and its idempotent answers; false when there was none.
+    @discardableResult
+    func deleteSession(id: String) throws -> Bool
+    /// How many sessions are stored.
+    func sessionCount() throws -> Int
+
+    // MARK: Users
+
+    /// The user with this id, or nil when no session was ever made for them.
+    func user(id: String) throws -> UserRecord?
+    /// Removes `key` from the user's state; nil when the user is unknown, else the new state.
+    func removeUserState(id: String, key: String) throws -> UserRecord?
+
+    // MARK: Definitions
+
+    /// Stores `definition` as the next version of flow `name` (1 for a new flow); when
+    /// `activate`, it becomes the live version in the same transaction. Returns the version.
+    func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int
+    /// Makes version `version` of flow `name` live; false when that version does not exist.
+    func activateFlow(name: String, version: Int) throws -> Bool
+    /// One version of a flow, or nil.
+    func flowVersion(name: String, version: Int) throws -> FlowVersionRecord?
+    /// Every stored flow version, by name and version.
+    func allFlowVersions() throws -> [FlowVersionRecord]
+    /// The live version of each flow, by name.
+    func liveFlowVersions() throws -> [String: Int]
+    /// Seeds flow `name` as version 1, live, when the store has no version of it yet.
+    func seedFlow(name: String, definition: String) throws
+    /// Stores the definition of `key`, replacing any earlier one; returns the new revision.
+    func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws -> Int
+    /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
+    func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws
+    /// Every definition of a kind, by key order.
+    func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord]
+    /// Per variant of `experiment`: sessions exposed, distinct users who completed onboarding in
+    /// those sessions, and per feature the sessions that showed it on top.
+    func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts]
+}
+
+extension FlowStore {
+    /// Applies this dialect's bundled migrations not yet applied.
+    @discardableResult
+    public func migrate() throws -> [Migration] {
+        try migrate(Migration.bundled(dialect))
+    }
+
+    /// Inserts a session that is in no experiment.
+    public func insert(_ session: SessionRecord) throws {
+        try insert(session, exposures: [], firstFeature: nil)
+    }
+
+    /// Commits `commit` and waits for the transaction holding it; throws its own error.
+    public func commit(_ commit: ActionCommit) throws {
+        let done = DispatchSemaphore(value: 0)
+        let result = PThreadMutex<Result<Void, any Error>?>(nil)
+        submit(commit) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
         }
+        done.wait()
+        try result.withLock { $0 }?.get()
     }
+}
 
-    /// The schema version when the database answers a query, nil when it does not.
-    public func healthCheck() -> Int? {
-        guard !closed.load(ordering: .acquiring) else { return nil }
-        // One statement needs no snapshot transaction; the cached statement skips re-parsing it.
-        return try? pool.unsafeRead { db in
-            try Int.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations")) ?? 0
-        }
+/// The SQL dialect of a store, which names its folder of migrations (`migrations/sqlite/`).
+public enum SQLDialect: String, Sendable, CaseIterable {
+    case sqlite
+    case postgresql
+}
+
+/// What an experiment's report counts for one variant.
+public struct ExperimentVariantCounts: Sendable, Equatable {
+    public var sessions: Int
+    public var onboarded: Int
+    public var funnel: [String: Int]
+
+    public init(sessions: Int = 0, onboarded: Int = 0, funnel: [String: Int] = [:]) {
+        self.sessions = sessions
+        self.onboarded = onboarded
+        self.funnel = funnel
     }
+}
 
-    /// Checkpoints the WAL and closes every connection. Calling it again does nothing.
-    public func close() throws {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        checkpointer.shutdown()
-        groupCommit.shutdown()
-        _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
-        try pool.close()
-    }
-
-    static func appliedMigrations(_ db: Database) throws -> [(version: Int, name: String)] {
-        guard try db.tableExists("schema_migrations") else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT version, name FROM schema_migrations ORDER BY version")
-            .map { ($0["version"], $0["name"]) }
-    }
-
-    static func checkSequence(_ migrations: [Migration]) throws {
-        for (index, migration) in migrations.enumerated() where migration.version != index + 1 {
-            throw StoreError.badMigrationSequence(
-                "expected version \(index + 1), found \(migration.version) (\(migration.name))")
-        }
-    }
-
-    /// An ISO 8601 UTC timestamp with milliseconds, the format of every time stored.
-    public static func timestamp(_ date: Date = Date()) -> String {
-        timestampStyle.format(date)
+/// The time format of every stored time: ISO 8601 UTC with milliseconds.
+public enum Timestamp {
+    /// Now, or `date`, as stored.
+    public static func string(_ date: Date = Date()) -> String {
+        style.format(date)
     }
 
     /// Made once: every action is stamped, and making the style cost a third of formatting.
-    private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }

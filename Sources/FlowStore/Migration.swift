@@ -24,11 +24,48 @@ public struct Migration: Sendable, Equatable {
         self.init(version: version, name: name, sql: sql)
     }
 
-    /// The migrations of the repo's `migrations/` folder, embedded at build time, in order.
+    /// The migrations of the repo's `migrations/DIALECT/` folder, embedded at build time, in order.
     ///
     /// Embedding (rather than locating the folder at run time) makes the binary self-contained:
     /// the same schema whether it runs from the repo, from `.build`, or from the Docker image.
-    public static let bundled: [Migration] = EmbeddedMigrations.files
-        .compactMap { Migration(path: $0.path, sql: $0.text) }
-        .sorted { $0.version < $1.version }
+    public static func bundled(_ dialect: SQLDialect) -> [Migration] {
+        switch dialect {
+        case .sqlite: bundledSQLite
+        case .postgresql: bundledPostgreSQL
+        }
+    }
+
+    private static let bundledSQLite = embedded(in: "migrations/sqlite/")
+    private static let bundledPostgreSQL = embedded(in: "migrations/postgresql/")
+
+    private static func embedded(in folder: String) -> [Migration] {
+        EmbeddedMigrations.files
+            .filter { $0.path.hasPrefix(folder) }
+            .compactMap { Migration(path: $0.path, sql: $0.text) }
+            .sorted { $0.version < $1.version }
+    }
+
+    /// Checks that `migrations` are numbered 1, 2, 3, … (`StoreError.badMigrationSequence`).
+    public static func checkSequence(_ migrations: [Migration]) throws {
+        for (index, migration) in migrations.enumerated() where migration.version != index + 1 {
+            throw StoreError.badMigrationSequence(
+                "expected version \(index + 1), found \(migration.version) (\(migration.name))")
+        }
+    }
+
+    /// Checks, before any is applied, that the database's applied migrations (`applied`,
+    /// version and name) are a prefix of `migrations`: a newer schema is refused
+    /// (`StoreError.schemaTooNew`), and so is a history whose names differ from this binary's.
+    public static func checkApplied(_ applied: [(version: Int, name: String)], against migrations: [Migration],
+                                    location: String) throws {
+        let known = migrations.last?.version ?? 0
+        if let newest = applied.map(\.version).max(), newest > known {
+            throw StoreError.schemaTooNew(path: location, found: newest, known: known)
+        }
+        for (version, name) in applied {
+            if let bundled = migrations.first(where: { $0.version == version }), bundled.name != name {
+                throw StoreError.migrationMismatch(version: version, applied: name, bundled: bundled.name)
+            }
+        }
+    }
 }

@@ -8,6 +8,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case migrationMismatch(version: Int, applied: String, bundled: String)
     /// Two migration files share a number, or the numbers are not 1, 2, 3, …
     case badMigrationSequence(String)
+    /// The database server cannot be reached, or did not answer in time.
+    case unavailable(location: String, detail: String)
 
     public var description: String {
         switch self {
@@ -19,6 +21,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
                 + "the database comes from a different build; do not mix them."
         case let .badMigrationSequence(detail):
             "The bundled migrations are not a sequence 1, 2, 3, …: \(detail)"
+        case let .unavailable(location, detail):
+            "The database \(location) does not answer: \(detail)"
         }
     }
 }

@@ -77,8 +77,12 @@ public struct ProblemDetails: Sendable {
     }
 
     /// The response that carries this problem.
+    /// The problem as an answer. A 503 says when to try again (`Retry-After: 1`): every 503
+    /// FlowStack gives is a passing state (a database that does not answer, a stopping server).
     public var response: Response {
-        Response.bytes(json, contentType: "application/problem+json", status: status)
+        var response = Response.bytes(json, contentType: "application/problem+json", status: status)
+        if status == 503 { response.headers["Retry-After"] = "1" }
+        return response
     }
 
     /// Appends `value` as a JSON string literal.

@@ -1,6 +1,8 @@
 // `flowstack backup`: an online, consistent copy of the database, safe while serving.
 import ArgumentParser
 import FlowStore
+import Foundation
+import SQLiteStore
 
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,11 +20,21 @@ struct Backup: ParsableCommand {
     var to: String
 
     func run() throws {
-        let source = Environment().string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite")
+        let location = DatabaseLocation(Environment().string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
+        guard case .sqlite(let source) = location else {
+            // PostgreSQL has its own tools for consistent copies of a live database.
+            FileHandle.standardError.write(Data("""
+                flowstack backup copies SQLite files; \(location.redacted) is a PostgreSQL database.
+                Use pg_dump for a consistent copy while FlowStack runs, e.g. pg_dump --format=custom --file=flowstack.dump 'URL'
+                (or your provider's backups), and pg_restore to restore it.
+
+                """.utf8))
+            throw ExitCode(2)
+        }
         do {
-            let version = try FlowStore.backup(from: source, to: to)
+            let version = try SQLiteStore.backup(from: source, to: to)
             print("backed up \(source) to \(to) (schema version \(version), integrity ok)")
-        } catch let error as FlowStore.BackupError {
+        } catch let error as SQLiteStore.BackupError {
             throw FailureMessage("backup failed: \(error.description)")
         } catch {
             throw FailureMessage("backup failed: \(error)")

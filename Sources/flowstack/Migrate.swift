@@ -4,16 +4,17 @@ import FlowStore
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create or upgrade a database file to this binary's schema.",
+        abstract: "Create or upgrade a database (a SQLite file or a PostgreSQL database) to this binary's schema.",
         discussion: "`serve` migrates at start as well; run this to do it ahead of a deploy. Exits 1 on a database newer than this binary.")
 
-    @Option(name: .long, help: "SQLite file (env FLOWSTACK_DB).")
+    @Option(name: .long, help: "SQLite file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DB (env FLOWSTACK_DB).")
     var db: String?
 
     func run() throws {
-        let path = Environment().string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite")
+        let location = DatabaseLocation(Environment().string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
+        let path = location.redacted
         do {
-            let store = try FlowStore(path: path)
+            let store = try OpenStore.open(location)
             let applied = try store.migrate()
             let version = try store.schemaVersion()
             try store.close()

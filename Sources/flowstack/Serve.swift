@@ -20,13 +20,13 @@ struct Serve: ParsableCommand {
     var host: String?
     @Option(help: "Port to listen on, 0 for any free one (env FLOWSTACK_PORT; default 8080).")
     var port: Int?
-    @Option(help: "SQLite file (env FLOWSTACK_DB; default ./flowstack.sqlite).")
+    @Option(help: "SQLite file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DB (env FLOWSTACK_DB; default ./flowstack.sqlite).")
     var db: String?
     @Option(help: "HTTP worker threads (env FLOWSTACK_THREADS; default: the number of cores).")
     var threads: Int?
     @Option(name: .customLong("max-body"), help: "Largest request body in bytes (env FLOWSTACK_MAX_BODY; default 1048576).")
     var maxBody: Int?
-    @Option(help: "normal: commits survive a process crash; full: fsync at every commit, survive power loss (env FLOWSTACK_DURABILITY; default normal).")
+    @Option(help: "normal: SQLite commits survive a process crash, PostgreSQL commits are flushed (synchronous_commit=on); full: SQLite fsyncs every commit, PostgreSQL waits for a synchronous standby to apply it (remote_apply) (env FLOWSTACK_DURABILITY; default normal).")
     var durability: String?
     @Option(name: .customLong("connection-timeout"), help: "Seconds before an idle or stalled connection is closed (env FLOWSTACK_CONNECTION_TIMEOUT; default 30).")
     var connectionTimeout: Int?
@@ -53,7 +53,7 @@ struct Serve: ParsableCommand {
         server.perIPConnectionLimit = try env.integer(maxConnectionsPerIP, "FLOWSTACK_MAX_CONNECTIONS_PER_IP", default: 2048, range: 1...1_000_000)
         let cacheCapacity = try env.integer(cacheSessions, "FLOWSTACK_CACHE_SESSIONS", default: 100_000, range: 1...100_000_000)
         let grace = try env.integer(shutdownGrace, "FLOWSTACK_SHUTDOWN_GRACE", default: 5, range: 0...300)
-        let path = env.string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite")
+        let location = DatabaseLocation(env.string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
         let durabilityName = env.string(durability, "FLOWSTACK_DURABILITY", default: "normal")
         guard let durability = Durability(rawValue: durabilityName) else {
             throw ValidationError("durability must be normal or full; got '\(durabilityName)'.")
@@ -69,9 +69,9 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "flowstack")
 
-        let store: FlowStore
+        let store: any FlowStore
         do {
-            store = try FlowStore(path: path, durability: durability)
+            store = try OpenStore.open(location, durability: durability)
             try store.migrate()
         } catch let error as StoreError {
             throw FailureMessage(error.description)
@@ -94,7 +94,7 @@ struct Serve: ParsableCommand {
         if adminToken.generated {
             print("admin token (FLOWSTACK_ADMIN_TOKEN was unset; this is shown once): \(adminToken.value)")
         }
-        print("flowstack listening on http://\(server.host):\(http.port) (database \(path), durability \(durability.rawValue), \(server.threads) threads)")
+        print("flowstack listening on http://\(server.host):\(http.port) (database \(location.redacted), durability \(durability.rawValue), \(server.threads) threads)")
         fflush(nil)
 
         let signal = SignalWaiter(signals: [SIGTERM, SIGINT])

@@ -1,16 +1,8 @@
 // Users and their state (onboarding first), which outlive sessions.
+import FlowStore
 import GRDB
 
-/// A user's stored state.
-public struct UserRecord: Sendable, Equatable {
-    public var id: String
-    /// JSON object text, e.g. `{"onboarded":true}`.
-    public var state: String
-    public var createdAt: String
-    public var updatedAt: String
-}
-
-extension FlowStore {
+extension SQLiteStore {
     /// The user with this id, or nil when no session was ever made for them.
     public func user(id: String) throws -> UserRecord? {
         try pool.read { db in
@@ -26,7 +18,7 @@ extension FlowStore {
         try pool.write { db in
             let path = "$." + "\"" + key.replacingOccurrences(of: "\"", with: "") + "\""
             try db.cachedStatement(sql: "UPDATE users SET state = json_remove(state, ?), updated_at = ? WHERE id = ?")
-                .execute(arguments: [path, Self.timestamp(), id])
+                .execute(arguments: [path, Timestamp.string(), id])
             guard db.changesCount == 1 else { return nil }
             return try Row.fetchOne(db, sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?",
                                     arguments: [id]).map {

@@ -1,8 +1,9 @@
 // Online backups through SQLite's backup API, safe while a server writes the same file.
 import Foundation
+import FlowStore
 import GRDB
 
-extension FlowStore {
+extension SQLiteStore {
     /// Why a backup could not be made.
     public struct BackupError: Error, CustomStringConvertible {
         public let description: String
@@ -16,7 +17,7 @@ extension FlowStore {
     /// schema version.
     ///
     /// ```swift
-    /// try FlowStore.backup(from: "./flowstack.sqlite", to: "./backup.sqlite")
+    /// try SQLiteStore.backup(from: "./flowstack.sqlite", to: "./backup.sqlite")
     /// ```
     @discardableResult
     public static func backup(from source: String, to destination: String) throws -> Int {

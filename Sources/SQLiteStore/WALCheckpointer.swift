@@ -1,5 +1,6 @@
 // Checkpoints the WAL in the background, so no commit pays for copying pages into the database.
 import Foundation
+import FlowStore
 import GRDB
 import Synchronization
 

@@ -1,21 +1,14 @@
 // Sessions, their action log and idempotent answers in SQLite.
 import Foundation
+import FlowStore
 import GRDB
 
-/// Why a commit did not apply.
-public enum CommitError: Error, Equatable {
-    /// The session is gone.
-    case sessionNotFound
-    /// The session's stored version is not the one the action was applied to.
-    case versionConflict(stored: Int)
-}
-
-extension FlowStore {
+extension SQLiteStore {
     /// Inserts a new session, and its user when the user is new. `exposures` are the
     /// experiments it was placed in (variant by experiment key); for those sessions the features
     /// shown on top are recorded, starting with `firstFeature`.
-    public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)] = [],
-                       firstFeature: String? = nil) throws {
+    public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)],
+                       firstFeature: String?) throws {
         try pool.write { db in
             for exposure in exposures {
                 try db.cachedStatement(sql: """
@@ -64,18 +57,9 @@ extension FlowStore {
         }
     }
 
-    /// Applies one action's writes atomically: the log entry with the session's new version and
-    /// tree, the user's state, the idempotent answer. Nothing is written when the stored
-    /// version is not `commit.version - 1`.
-    /// Throws `CommitError` for a stale version or a missing session, and database errors as
-    /// they are. Concurrent commits share a transaction (group commit); each returns only after
-    /// the transaction holding it is committed.
-    public func commit(_ commit: ActionCommit) throws {
-        try groupCommit.commit(commit)
-    }
-
-    /// Queues `commit` like `commit(_:)` but without waiting: `completion` gets the result, on the
-    /// store's writer thread, once the transaction holding it is over. Keep it short.
+    /// Queues `commit` for the writer thread's next transaction: concurrent commits share one
+    /// (group commit), each in a savepoint of its own; `completion` gets the result, on that
+    /// thread, once the transaction holding it is over. Keep it short.
     ///
     /// ```swift
     /// store.submit(commit) { result in
@@ -84,6 +68,40 @@ extension FlowStore {
     /// ```
     public func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         groupCommit.submit(commit, completion: completion)
+    }
+
+    /// One transaction for the batch; each commit in its own savepoint, so one action's
+    /// conflict does not undo another's. The savepoint statements are prepared once (GRDB's
+    /// `inSavepoint` prepares its SQL at every call).
+    static func write(_ batch: [ActionCommit], to pool: DatabasePool) -> [Result<Void, any Error>] {
+        var results: [Result<Void, any Error>] = []
+        results.reserveCapacity(batch.count)
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    let savepoint = try db.cachedStatement(sql: "SAVEPOINT action")
+                    let release = try db.cachedStatement(sql: "RELEASE SAVEPOINT action")
+                    let rollback = try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT action")
+                    for commit in batch {
+                        try savepoint.execute()
+                        do {
+                            try write(commit, in: db)
+                            try release.execute()
+                            results.append(.success(()))
+                        } catch {
+                            try rollback.execute()
+                            try release.execute()
+                            results.append(.failure(error))
+                        }
+                    }
+                    return .commit
+                }
+            }
+        } catch {
+            // The transaction itself failed: nothing in it is committed.
+            return batch.map { _ in .failure(error) }
+        }
+        return results
     }
 
     /// One action's writes. The session row is not rewritten: the log entry carries the tree,

@@ -1,4 +1,4 @@
-// What the store keeps of a session, of an applied action, and of an idempotent answer.
+// What the store keeps of sessions, actions, idempotent answers, users and definitions.
 
 /// A session as stored: its row, brought up to its newest log entry. JSON columns are kept as
 /// text: the store does not interpret them.
@@ -109,4 +109,64 @@ public struct ActionCommit: Sendable {
         self.reachedFeature = reachedFeature
         self.completesOnboarding = completesOnboarding
     }
+}
+
+/// Why a commit did not apply.
+public enum CommitError: Error, Equatable {
+    /// The session is gone.
+    case sessionNotFound
+    /// The session's stored version is not the one the action was applied to.
+    case versionConflict(stored: Int)
+}
+
+/// A user's stored state.
+public struct UserRecord: Sendable, Equatable {
+    public var id: String
+    /// JSON object text, e.g. `{"onboarded":true}`.
+    public var state: String
+    public var createdAt: String
+    public var updatedAt: String
+
+    public init(id: String, state: String, createdAt: String, updatedAt: String) {
+        self.id = id
+        self.state = state
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// One stored flow version.
+public struct FlowVersionRecord: Sendable, Equatable {
+    public var name: String
+    public var version: Int
+    public var definition: String
+    public var createdAt: String
+
+    public init(name: String, version: Int, definition: String, createdAt: String) {
+        self.name = name
+        self.version = version
+        self.definition = definition
+        self.createdAt = createdAt
+    }
+}
+
+/// A flag or an experiment as stored.
+public struct KeyedDefinitionRecord: Sendable, Equatable {
+    public var key: String
+    public var definition: String
+    public var revision: Int
+    public var updatedAt: String
+
+    public init(key: String, definition: String, revision: Int, updatedAt: String) {
+        self.key = key
+        self.definition = definition
+        self.revision = revision
+        self.updatedAt = updatedAt
+    }
+}
+
+/// Which table a keyed definition lives in.
+public enum KeyedDefinitionKind: String, Sendable {
+    case flag = "flags"
+    case experiment = "experiments"
 }

@@ -1,30 +1,9 @@
 // Versioned flow definitions, flags and experiments, stored as the JSON their authors wrote.
 import Foundation
+import FlowStore
 import GRDB
 
-/// One stored flow version.
-public struct FlowVersionRecord: Sendable, Equatable {
-    public var name: String
-    public var version: Int
-    public var definition: String
-    public var createdAt: String
-}
-
-/// A flag or an experiment as stored.
-public struct KeyedDefinitionRecord: Sendable, Equatable {
-    public var key: String
-    public var definition: String
-    public var revision: Int
-    public var updatedAt: String
-}
-
-/// Which table a keyed definition lives in.
-public enum KeyedDefinitionKind: String, Sendable {
-    case flag = "flags"
-    case experiment = "experiments"
-}
-
-extension FlowStore {
+extension SQLiteStore {
     // MARK: Flow versions
 
     /// Stores `definition` as the next version of flow `name` (1 for a new flow); when
@@ -32,7 +11,7 @@ extension FlowStore {
     public func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int {
         try pool.write { db in
             let next = (try Int.fetchOne(db, sql: "SELECT MAX(version) FROM flow_versions WHERE name = ?", arguments: [name]) ?? 0) + 1
-            let now = Self.timestamp()
+            let now = Timestamp.string()
             try db.execute(sql: "INSERT INTO flow_versions (name, version, definition, created_at) VALUES (?, ?, ?, ?)",
                            arguments: [name, next, definition, now])
             if activate { try Self.setLive(db, name: name, version: next, at: now) }
@@ -45,7 +24,7 @@ extension FlowStore {
         try pool.write { db in
             guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? AND version = ?",
                                    arguments: [name, version]) != nil else { return false }
-            try Self.setLive(db, name: name, version: version, at: Self.timestamp())
+            try Self.setLive(db, name: name, version: version, at: Timestamp.string())
             return true
         }
     }
@@ -96,7 +75,7 @@ extension FlowStore {
                 INSERT INTO \(kind.rawValue) (key, definition, revision, updated_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (key) DO UPDATE SET definition = excluded.definition, revision = excluded.revision,
                     updated_at = excluded.updated_at
-                """, arguments: [key, definition, revision, Self.timestamp()])
+                """, arguments: [key, definition, revision, Timestamp.string()])
             return revision
         }
     }
@@ -107,7 +86,7 @@ extension FlowStore {
             try db.execute(sql: """
                 INSERT INTO \(kind.rawValue) (key, definition, revision, updated_at) VALUES (?, ?, 1, ?)
                 ON CONFLICT (key) DO NOTHING
-                """, arguments: [key, definition, Self.timestamp()])
+                """, arguments: [key, definition, Timestamp.string()])
         }
     }
 
@@ -123,7 +102,7 @@ extension FlowStore {
     public func seedFlow(name: String, definition: String) throws {
         try pool.write { db in
             guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? LIMIT 1", arguments: [name]) == nil else { return }
-            let now = Self.timestamp()
+            let now = Timestamp.string()
             try db.execute(sql: "INSERT INTO flow_versions (name, version, definition, created_at) VALUES (?, 1, ?, ?)",
                            arguments: [name, definition, now])
             try Self.setLive(db, name: name, version: 1, at: now)
@@ -134,14 +113,14 @@ extension FlowStore {
 
     /// Per variant of `experiment`: sessions exposed, distinct users who completed onboarding in
     /// those sessions, and per feature the sessions that showed it on top.
-    public func experimentReport(_ experiment: String) throws -> [String: (sessions: Int, onboarded: Int, funnel: [String: Int])] {
+    public func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts] {
         try pool.read { db in
-            var report: [String: (sessions: Int, onboarded: Int, funnel: [String: Int])] = [:]
+            var report: [String: ExperimentVariantCounts] = [:]
             for row in try Row.fetchAll(db, sql: """
                 SELECT variant, COUNT(*), COUNT(DISTINCT CASE WHEN onboarded = 1 THEN user_id END)
                 FROM exposures WHERE experiment = ? GROUP BY variant
                 """, arguments: [experiment]) {
-                report[row[0]] = (row[1], row[2], [:])
+                report[row[0]] = ExperimentVariantCounts(sessions: row[1], onboarded: row[2])
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT e.variant, f.feature, COUNT(*)
@@ -149,7 +128,7 @@ extension FlowStore {
                 WHERE e.experiment = ? GROUP BY e.variant, f.feature
                 """, arguments: [experiment]) {
                 let variant: String = row[0]
-                report[variant, default: (0, 0, [:])].funnel[row[1]] = row[2]
+                report[variant, default: ExperimentVariantCounts()].funnel[row[1]] = row[2]
             }
             return report
         }

@@ -1,0 +1,435 @@
+// One libpq connection, driven without blocking: every connect and round trip has a deadline.
+import CPostgres
+import Foundation
+
+/// A statement parameter: text (numbers are sent as their decimal text), raw bytes (`bytea`,
+/// sent in binary format), or SQL NULL.
+enum PGValue {
+    case text(String)
+    case bytes([UInt8])
+    case null
+
+    static func integer(_ value: Int) -> PGValue { .text(String(value)) }
+    static func boolean(_ value: Bool) -> PGValue { .text(value ? "t" : "f") }
+    static func optional(_ value: String?) -> PGValue { value.map(PGValue.text) ?? .null }
+}
+
+/// One statement of a round trip. Statements with parameters are prepared once per connection
+/// (parse and plan once, then bind and execute); those without run unnamed (`BEGIN`, `SET …`).
+struct PGStatement {
+    let sql: String
+    let parameters: [PGValue]
+
+    init(_ sql: String, _ parameters: [PGValue] = []) {
+        self.sql = sql
+        self.parameters = parameters
+    }
+}
+
+/// What one statement of a round trip came to.
+enum PGOutcome {
+    /// It ran; its rows (none for a command), values as text.
+    case rows(PGRows)
+    /// The server refused it: its SQLSTATE and message. The statements after it in the same
+    /// round trip were skipped (`aborted`), and an open transaction is failed.
+    case failed(sqlState: String, message: String)
+    /// Skipped because an earlier statement of the round trip failed.
+    case aborted
+
+    var rows: PGRows? {
+        if case .rows(let rows) = self { rows } else { nil }
+    }
+}
+
+/// The rows of one result, every value as libpq's text (nil for NULL).
+struct PGRows {
+    var values: [[String?]] = []
+
+    var count: Int { values.count }
+
+    func string(_ row: Int, _ column: Int) -> String? { values[row][column] }
+
+    func integer(_ row: Int, _ column: Int) -> Int? { values[row][column].flatMap { Int($0) } }
+
+    func boolean(_ row: Int, _ column: Int) -> Bool { values[row][column] == "t" }
+
+    /// A `bytea` value from its hex text form (`\x…`); nil for NULL or another form.
+    func bytes(_ row: Int, _ column: Int) -> [UInt8]? {
+        guard let text = values[row][column] else { return nil }
+        return Self.decodeHex(text)
+    }
+
+    static func decodeHex(_ text: String) -> [UInt8]? {
+        var utf8 = text.utf8.makeIterator()
+        guard utf8.next() == UInt8(ascii: "\\"), utf8.next() == UInt8(ascii: "x") else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity((text.utf8.count - 2) / 2)
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: c - 48
+            case 97...102: c - 87
+            case 65...70: c - 55
+            default: nil
+            }
+        }
+        while let high = utf8.next() {
+            guard let low = utf8.next(), let h = nibble(high), let l = nibble(low) else { return nil }
+            bytes.append(h << 4 | l)
+        }
+        return bytes
+    }
+}
+
+/// Why a connection could not do what was asked.
+enum PGError: Error, CustomStringConvertible {
+    /// The connection could not be made, broke, or a deadline passed. `sent` tells whether
+    /// the statements may have reached the server (then a write's outcome is unknown).
+    case connection(String, sent: Bool)
+    /// The server refused a statement run on its own.
+    case server(sqlState: String, message: String)
+
+    var description: String {
+        switch self {
+        case let .connection(message, _): message
+        case let .server(state, message): "\(message) (SQLSTATE \(state))"
+        }
+    }
+
+    /// Whether the statements certainly did not reach the server (so running them again on
+    /// another connection cannot apply them twice).
+    var unsent: Bool {
+        if case .connection(_, sent: false) = self { true } else { false }
+    }
+}
+
+/// A libpq connection in non-blocking pipeline mode. Not thread-safe: one thread at a time,
+/// as libpq requires; `PGPool` hands it out.
+final class PGConnection {
+    private let raw: OpaquePointer
+    /// Statement names by SQL text, for statements prepared on this connection.
+    private var prepared: [String: String] = [:]
+    /// Set when the connection is lost or a deadline passed mid-exchange: it must be dropped.
+    private(set) var broken = false
+    /// When it was last used, so a pool can tell a connection idle long enough to be stale.
+    var lastUsed = ContinuousClock.now
+
+    private init(raw: OpaquePointer) {
+        self.raw = raw
+    }
+
+    deinit { PQfinish(raw) }
+
+    /// Connects to `uri` (a libpq connection URI, which may list several hosts), then runs
+    /// `setup` (session settings). Throws `PGError.connection` when it cannot by `deadline`.
+    static func connect(uri: String, setup: [PGStatement], deadline: ContinuousClock.Instant) throws(PGError) -> PGConnection {
+        // Keywords before `dbname` are defaults that the URI's own parameters override.
+        let keywords = ["application_name", "dbname"]
+        let values = ["flowstack", uri]
+        let started: OpaquePointer? = withCStrings(keywords) { keywordPointers in
+            withCStrings(values) { valuePointers in
+                PQconnectStartParams(keywordPointers, valuePointers, 1)
+            }
+        }
+        guard let raw = started else { throw .connection("libpq could not allocate a connection", sent: false) }
+        let connection = PGConnection(raw: raw)
+        guard PQstatus(raw) != CONNECTION_BAD else { throw .connection(connection.errorMessage, sent: false) }
+        var polling = PGRES_POLLING_WRITING
+        while polling != PGRES_POLLING_OK {
+            switch polling {
+            case PGRES_POLLING_READING:
+                try connection.wait(read: true, write: false, until: deadline, sent: false, what: "connecting")
+            case PGRES_POLLING_WRITING:
+                try connection.wait(read: false, write: true, until: deadline, sent: false, what: "connecting")
+            case PGRES_POLLING_FAILED:
+                throw .connection(connection.errorMessage, sent: false)
+            default:
+                break
+            }
+            polling = PQconnectPoll(raw)
+        }
+        guard PQsetnonblocking(raw, 1) == 0, PQenterPipelineMode(raw) == 1 else {
+            throw .connection("cannot enter pipeline mode: \(connection.errorMessage)", sent: false)
+        }
+        if !setup.isEmpty {
+            for outcome in try connection.run(setup, deadline: deadline) {
+                if case let .failed(state, message) = outcome { throw .server(sqlState: state, message: message) }
+            }
+        }
+        return connection
+    }
+
+    /// Sends `statements` in one round trip (libpq's pipeline mode, one sync at the end) and
+    /// returns one outcome per statement. Statements not yet prepared on this connection are
+    /// prepared in the same round trip.
+    func run(_ statements: [PGStatement], deadline: ContinuousClock.Instant) throws(PGError) -> [PGOutcome] {
+        guard !broken else { throw .connection("the connection is closed", sent: false) }
+        lastUsed = .now
+        do throws(PGError) {
+            var preparing: [Bool] = []
+            preparing.reserveCapacity(statements.count)
+            for statement in statements {
+                preparing.append(try send(statement))
+            }
+            guard PQpipelineSync(raw) == 1 else { throw .connection(errorMessage, sent: false) }
+            try flush(deadline: deadline)
+            var outcomes: [PGOutcome] = []
+            outcomes.reserveCapacity(statements.count)
+            for (index, statement) in statements.enumerated() {
+                var preparation: PGOutcome?
+                if preparing[index] {
+                    preparation = try readOutcome(deadline: deadline)
+                    if case .rows = preparation { prepared[statement.sql] = name(for: statement.sql) }
+                }
+                let outcome = try readOutcome(deadline: deadline)
+                // A statement that did not prepare is skipped; its Prepare's error is the answer.
+                if let preparation, case .failed = preparation, case .aborted = outcome {
+                    outcomes.append(preparation)
+                } else {
+                    outcomes.append(outcome)
+                }
+            }
+            try readSync(deadline: deadline)
+            return outcomes
+        } catch {
+            broken = true
+            throw error
+        }
+    }
+
+    /// Runs `sql` (one or more statements) with the simple query protocol, outside pipeline
+    /// mode: for migrations, whose files hold several statements.
+    func execute(script sql: String, deadline: ContinuousClock.Instant) throws(PGError) {
+        guard !broken else { throw .connection("the connection is closed", sent: false) }
+        do throws(PGError) {
+            guard PQexitPipelineMode(raw) == 1 else { throw .connection("cannot leave pipeline mode: \(errorMessage)", sent: false) }
+            guard PQsendQuery(raw, sql) == 1 else { throw .connection(errorMessage, sent: false) }
+            try flush(deadline: deadline)
+            var failure: PGError?
+            while let result = try nextResult(deadline: deadline) {
+                let status = PQresultStatus(result)
+                if status == PGRES_FATAL_ERROR, failure == nil {
+                    failure = .server(sqlState: Self.sqlState(result), message: Self.message(result))
+                }
+                PQclear(result)
+            }
+            guard PQenterPipelineMode(raw) == 1 else { throw .connection("cannot enter pipeline mode: \(errorMessage)", sent: true) }
+            if let failure { throw failure }
+        } catch {
+            // A failed script may leave a transaction open: the connection is not reused.
+            broken = true
+            throw error
+        }
+    }
+
+    // MARK: Sending
+
+    /// Queues one statement; returns whether a Prepare was queued before it.
+    private func send(_ statement: PGStatement) throws(PGError) -> Bool {
+        let count = Int32(statement.parameters.count)
+        var storage: [[UInt8]] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        var isNull: [Bool] = []
+        storage.reserveCapacity(statement.parameters.count)
+        for parameter in statement.parameters {
+            switch parameter {
+            case .text(let text):
+                storage.append(Array(text.utf8) + [0])
+                lengths.append(0)
+                formats.append(0)
+                isNull.append(false)
+            case .bytes(let bytes):
+                storage.append(bytes.isEmpty ? [0] : bytes)
+                lengths.append(Int32(bytes.count))
+                formats.append(1)
+                isNull.append(false)
+            case .null:
+                storage.append([0])
+                lengths.append(0)
+                formats.append(0)
+                isNull.append(true)
+            }
+        }
+        if statement.parameters.isEmpty {
+            guard PQsendQueryParams(raw, statement.sql, 0, nil, nil, nil, nil, 0) == 1 else {
+                throw .connection(errorMessage, sent: false)
+            }
+            return false
+        }
+        var preparing = false
+        let statementName = name(for: statement.sql)
+        if prepared[statement.sql] == nil {
+            guard PQsendPrepare(raw, statementName, statement.sql, count, nil) == 1 else {
+                throw .connection(errorMessage, sent: false)
+            }
+            preparing = true
+        }
+        let accepted = withPointers(to: storage, nulls: isNull) { pointers in
+            PQsendQueryPrepared(raw, statementName, count, pointers, lengths, formats, 0)
+        }
+        guard accepted == 1 else { throw .connection(errorMessage, sent: false) }
+        return preparing
+    }
+
+    /// A stable name per SQL text (the text's own hash would do, but the count is simpler).
+    private func name(for sql: String) -> String {
+        if let existing = prepared[sql] { return existing }
+        if let pending = pendingNames[sql] { return pending }
+        let name = "fs\(pendingNames.count + prepared.count + 1)"
+        pendingNames[sql] = name
+        return name
+    }
+    private var pendingNames: [String: String] = [:]
+
+    private func withPointers<R>(to storage: [[UInt8]], nulls: [Bool],
+                                 _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+        var pointers: [UnsafePointer<CChar>?] = []
+        pointers.reserveCapacity(storage.count)
+        var allocations: [UnsafeMutablePointer<CChar>] = []
+        allocations.reserveCapacity(storage.count)
+        defer { for allocation in allocations { allocation.deallocate() } }
+        for (index, bytes) in storage.enumerated() {
+            if nulls[index] {
+                pointers.append(nil)
+                continue
+            }
+            let allocation = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
+            bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    allocation.initialize(from: chars.baseAddress!, count: bytes.count)
+                }
+            }
+            allocations.append(allocation)
+            pointers.append(UnsafePointer(allocation))
+        }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+
+    /// Writes what libpq has queued, reading meanwhile so that the server never blocks on us.
+    private func flush(deadline: ContinuousClock.Instant) throws(PGError) {
+        while true {
+            let state = PQflush(raw)
+            if state == 0 { return }
+            guard state == 1 else { throw .connection(errorMessage, sent: true) }
+            try wait(read: true, write: true, until: deadline, sent: true, what: "sending")
+            guard PQconsumeInput(raw) == 1 else { throw .connection(errorMessage, sent: true) }
+        }
+    }
+
+    // MARK: Receiving
+
+    private func nextResult(deadline: ContinuousClock.Instant) throws(PGError) -> OpaquePointer? {
+        while PQisBusy(raw) != 0 {
+            try wait(read: true, write: false, until: deadline, sent: true, what: "waiting for the answer")
+            guard PQconsumeInput(raw) == 1 else { throw .connection(errorMessage, sent: true) }
+        }
+        return PQgetResult(raw)
+    }
+
+    /// One statement's result, then the NULL that ends it.
+    private func readOutcome(deadline: ContinuousClock.Instant) throws(PGError) -> PGOutcome {
+        guard let result = try nextResult(deadline: deadline) else {
+            throw .connection("the server's answers ended early: \(errorMessage)", sent: true)
+        }
+        let outcome: PGOutcome
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
+            outcome = .rows(Self.rows(of: result))
+        case PGRES_PIPELINE_ABORTED:
+            outcome = .aborted
+        case PGRES_FATAL_ERROR:
+            outcome = .failed(sqlState: Self.sqlState(result), message: Self.message(result))
+        default:
+            let status = String(cString: PQresStatus(PQresultStatus(result)))
+            PQclear(result)
+            throw .connection("unexpected answer \(status)", sent: true)
+        }
+        PQclear(result)
+        // A connection lost mid-answer shows as a fatal error with no SQLSTATE.
+        if case .failed(let state, let message) = outcome, state.isEmpty || PQstatus(raw) == CONNECTION_BAD {
+            throw .connection(message, sent: true)
+        }
+        guard try nextResult(deadline: deadline) == nil else {
+            throw .connection("a statement answered with more than one result", sent: true)
+        }
+        return outcome
+    }
+
+    private func readSync(deadline: ContinuousClock.Instant) throws(PGError) {
+        guard let result = try nextResult(deadline: deadline) else {
+            throw .connection("the server's answers ended before the sync: \(errorMessage)", sent: true)
+        }
+        let status = PQresultStatus(result)
+        PQclear(result)
+        guard status == PGRES_PIPELINE_SYNC else {
+            throw .connection("expected the end of the round trip, got \(String(cString: PQresStatus(status)))", sent: true)
+        }
+    }
+
+    private static func rows(of result: OpaquePointer) -> PGRows {
+        let count = Int(PQntuples(result))
+        let fields = Int(PQnfields(result))
+        var rows = PGRows()
+        rows.values.reserveCapacity(count)
+        for row in 0..<count {
+            var values: [String?] = []
+            values.reserveCapacity(fields)
+            for field in 0..<fields {
+                if PQgetisnull(result, Int32(row), Int32(field)) == 1 {
+                    values.append(nil)
+                } else {
+                    values.append(String(cString: PQgetvalue(result, Int32(row), Int32(field))))
+                }
+            }
+            rows.values.append(values)
+        }
+        return rows
+    }
+
+    private static func sqlState(_ result: OpaquePointer) -> String {
+        PQresultErrorField(result, flowstack_pg_diag_sqlstate()).map { String(cString: $0) } ?? ""
+    }
+
+    private static func message(_ result: OpaquePointer) -> String {
+        PQresultErrorMessage(result).map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown error"
+    }
+
+    // MARK: Waiting
+
+    private var errorMessage: String {
+        let text = PQerrorMessage(raw).map { String(cString: $0) } ?? ""
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? "the connection failed" : trimmed
+    }
+
+    /// Waits until the socket can be read or written, or throws when `deadline` passes.
+    private func wait(read: Bool, write: Bool, until deadline: ContinuousClock.Instant, sent: Bool,
+                      what: String) throws(PGError) {
+        let socket = PQsocket(raw)
+        guard socket >= 0 else { throw .connection("the connection has no socket: \(errorMessage)", sent: sent) }
+        var events: Int16 = 0
+        if read { events |= Int16(POLLIN) }
+        if write { events |= Int16(POLLOUT) }
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else {
+                throw .connection("no answer in time (\(what))", sent: sent)
+            }
+            let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+            var descriptor = pollfd(fd: socket, events: events, revents: 0)
+            let ready = poll(&descriptor, 1, Int32(clamping: max(1, milliseconds)))
+            if ready > 0 { return }
+            if ready < 0 && errno != EINTR {
+                throw .connection("poll failed: \(String(cString: strerror(errno)))", sent: sent)
+            }
+        }
+    }
+}
+
+/// Calls `body` with a C array of C strings made from `strings`, ending with NULL.
+private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { for copy in copies { free(copy) } }
+    let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

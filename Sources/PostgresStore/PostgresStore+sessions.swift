@@ -1,0 +1,219 @@
+// Sessions, their action log and idempotent answers in PostgreSQL; group commit in one round trip.
+import FlowStore
+import Foundation
+
+extension PostgresStore {
+    public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)],
+                       firstFeature: String?) throws {
+        var statements = [PGStatement("BEGIN")]
+        for exposure in exposures {
+            statements.append(PGStatement("""
+                INSERT INTO exposures (session_id, experiment, user_id, variant, created_at)
+                VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)
+                """, [.text(session.id), .text(exposure.experiment), .text(session.userId), .text(exposure.variant),
+                      .text(session.createdAt)]))
+        }
+        if !exposures.isEmpty, let firstFeature {
+            statements.append(Self.recordFeature(session: session.id, feature: firstFeature))
+        }
+        statements.append(PGStatement("""
+            INSERT INTO users (id, state, created_at, updated_at) VALUES ($1::text, '{}', $2::text, $2::text)
+            ON CONFLICT (id) DO NOTHING
+            """, [.text(session.userId), .text(session.createdAt)]))
+        statements.append(PGStatement("""
+            INSERT INTO sessions (id, user_id, token_hash, version, tree, context, flags, experiments,
+                flow_versions, last_transition, handled_by, created_at, updated_at)
+            VALUES ($1::text, $2::text, $3::bytea, $4::integer, $5::bytea, $6::text, $7::text, $8::text, $9::text,
+                $10::text, $11::text, $12::text, $13::text)
+            """, [
+                .text(session.id), .text(session.userId), .bytes(session.tokenHash), .integer(session.version),
+                .bytes(session.tree), .text(session.context), .text(session.flags), .text(session.experiments),
+                .text(session.flowVersions), .optional(session.lastTransition), .optional(session.handledBy),
+                .text(session.createdAt), .text(session.updatedAt),
+            ]))
+        statements.append(PGStatement("COMMIT"))
+        try write(statements)
+    }
+
+    /// The session's row and its newest log entry, in one statement.
+    public func session(id: String) throws -> SessionRecord? {
+        let rows = try rowsOrThrow(query([PGStatement("""
+            SELECT s.id, s.user_id, s.token_hash, s.version, s.tree, s.context, s.flags, s.experiments, s.flow_versions,
+                   s.last_transition, s.handled_by, s.created_at, s.updated_at,
+                   a.version, a.tree, a.transition, a.handled_by, a.created_at
+            FROM sessions s LEFT JOIN LATERAL (
+                SELECT version, tree, transition, handled_by, created_at FROM actions
+                WHERE session_id = s.id ORDER BY version DESC LIMIT 1) a ON true
+            WHERE s.id = $1::text
+            """, [.text(id)])]))[0]
+        guard rows.count == 1 else { return nil }
+        var record = SessionRecord(
+            id: rows.string(0, 0) ?? "", userId: rows.string(0, 1) ?? "", tokenHash: rows.bytes(0, 2) ?? [],
+            version: rows.integer(0, 3) ?? 0, tree: rows.bytes(0, 4) ?? [], context: rows.string(0, 5) ?? "{}",
+            flags: rows.string(0, 6) ?? "{}", experiments: rows.string(0, 7) ?? "{}", flowVersions: rows.string(0, 8) ?? "{}",
+            lastTransition: rows.string(0, 9), handledBy: rows.string(0, 10), createdAt: rows.string(0, 11) ?? "",
+            updatedAt: rows.string(0, 12) ?? "")
+        if let version = rows.integer(0, 13), version > record.version {
+            // An entry newer than the row carries its tree; an unreadable one is reported as
+            // such by the engine, never replaced by the older row.
+            record.version = version
+            record.tree = rows.bytes(0, 14) ?? []
+            record.lastTransition = rows.string(0, 15)
+            record.handledBy = rows.string(0, 16)
+            record.updatedAt = rows.string(0, 17) ?? record.updatedAt
+        }
+        return record
+    }
+
+    public func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        groupCommit.submit(commit, completion: completion)
+    }
+
+    /// Writes a batch in one transaction and one round trip: `BEGIN`, one statement per action,
+    /// `COMMIT`, sent together in libpq's pipeline mode. Each action's statement decides in the
+    /// database whether it applies (its session stands at version − 1, its key is unused) and
+    /// writes nothing otherwise, so a conflict is a row of the answer, not an error that would
+    /// undo the batch. When a statement does fail (the session deleted meanwhile, a deadlock),
+    /// the transaction is rolled back and each action is written again on its own.
+    static func write(_ batch: [ActionCommit], pool: PGPool, location: String) -> [Result<Void, any Error>] {
+        // The same lock order on every node (users, then sessions) so batches do not deadlock.
+        let order = batch.indices.sorted { (batch[$0].userId, batch[$0].sessionId, $0) < (batch[$1].userId, batch[$1].sessionId, $1) }
+        var statements = [PGStatement("BEGIN")]
+        statements.reserveCapacity(batch.count + 2)
+        for index in order { statements.append(commitStatement(batch[index])) }
+        statements.append(PGStatement("COMMIT"))
+        let deadline = ContinuousClock.now + requestTimeout
+        let outcomes: [PGOutcome]
+        do {
+            outcomes = try pool.withConnection(deadline: deadline) { connection throws(PGError) -> [PGOutcome] in
+                let outcomes = try connection.run(statements, deadline: deadline)
+                if outcomes.contains(where: { $0.rows == nil }) {
+                    let rollback = try connection.run([PGStatement("ROLLBACK")], deadline: deadline)
+                    if rollback.first?.rows == nil { throw .connection("ROLLBACK failed", sent: true) }
+                }
+                return outcomes
+            }
+        } catch {
+            let failure = StoreError.unavailable(location: location, detail: error.description)
+            return batch.map { _ in .failure(failure) }
+        }
+        guard outcomes.allSatisfy({ $0.rows != nil }) else {
+            if batch.count > 1 { return batch.map { write([$0], pool: pool, location: location)[0] } }
+            let refusal = outcomes.first { if case .failed = $0 { true } else { false } }
+            if case let .failed(state, message) = refusal {
+                // 23503: the session row went away under the insert (deleted meanwhile).
+                if state == "23503" { return [.failure(CommitError.sessionNotFound)] }
+                return [.failure(PGError.server(sqlState: state, message: message))]
+            }
+            return [.failure(PGError.server(sqlState: "", message: "the commit was not applied"))]
+        }
+        var results = [Result<Void, any Error>](repeating: .success(()), count: batch.count)
+        for (position, index) in order.enumerated() {
+            guard let rows = outcomes[position + 1].rows, rows.count == 1 else {
+                results[index] = .failure(PGError.server(sqlState: "", message: "the commit statement returned no row"))
+                continue
+            }
+            if rows.integer(0, 0) == 1 { continue }
+            let version = batch[index].version
+            guard let head = rows.integer(0, 1) else {
+                results[index] = .failure(CommitError.sessionNotFound)
+                continue
+            }
+            // At version − 1 but not applied: another writer took this version meanwhile, or
+            // the Idempotency-Key was used by an action already applied.
+            results[index] = .failure(CommitError.versionConflict(stored: head == version - 1 ? version : head))
+        }
+        return results
+    }
+
+    /// One action's writes as one statement. Nothing is written unless the session stands at
+    /// version − 1 (its row, or its newest log entry) and the Idempotency-Key is unused; the
+    /// log's key `(session_id, version)` turns a concurrent writer of the same version into no
+    /// insert. The user's state, the funnel, the exposure and the stored answer are written
+    /// only with the log entry. Its one row: 1 when applied, else 0; and the head version seen
+    /// (NULL when the session does not exist).
+    static func commitStatement(_ commit: ActionCommit) -> PGStatement {
+        let action = commit.action
+        let answer = commit.idempotency?.answer
+        return PGStatement("""
+            WITH head AS (
+                SELECT GREATEST(s.version, COALESCE((SELECT a.version FROM actions a WHERE a.session_id = s.id
+                    ORDER BY a.version DESC LIMIT 1), 0)) AS version
+                FROM sessions s WHERE s.id = $1::text
+            ), applied AS (
+                INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition,
+                    created_at, tree)
+                SELECT $1::text, $2::integer, $3::text, $4::text, $5::text, $6::boolean, $7::text, $8::text, $9::text,
+                    $10::bytea
+                FROM head
+                WHERE head.version = $2::integer - 1
+                  AND ($12::text IS NULL OR NOT EXISTS (
+                      SELECT 1 FROM idempotency_keys k WHERE k.session_id = $1::text AND k.key = $12::text))
+                ON CONFLICT (session_id, version) DO NOTHING
+                RETURNING 1
+            ), remembered AS (
+                INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
+                SELECT $1::text, $12::text, $13::bytea, $14::integer, $2::integer, $15::bytea, $9::text
+                FROM applied WHERE $12::text IS NOT NULL
+                ON CONFLICT (session_id, key) DO NOTHING
+            ), patched AS (
+                UPDATE users SET updated_at = $9::text, state = (
+                    SELECT COALESCE(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
+                    FROM jsonb_each(users.state || $16::jsonb) e WHERE e.value <> 'null'::jsonb)
+                WHERE users.id = $11::text AND $16::jsonb IS NOT NULL AND EXISTS (SELECT 1 FROM applied)
+            ), reached AS (
+                INSERT INTO session_features (session_id, feature)
+                SELECT $1::text, $17::text FROM applied WHERE $17::text IS NOT NULL
+                ON CONFLICT (session_id, feature) DO NOTHING
+            ), onboarded AS (
+                UPDATE exposures SET onboarded = 1
+                WHERE session_id = $1::text AND $18::boolean AND EXISTS (SELECT 1 FROM applied)
+            )
+            SELECT (SELECT count(*) FROM applied), (SELECT version FROM head)
+            """, [
+                .text(commit.sessionId), .integer(commit.version), .text(action.type), .optional(action.source),
+                .text(action.params), .boolean(action.interactive), .optional(action.handledBy), .optional(action.transition),
+                .text(action.createdAt), .bytes(commit.tree), .text(commit.userId),
+                .optional(commit.idempotency?.key), answer.map { .bytes($0.requestHash) } ?? .null,
+                answer.map { .integer($0.status) } ?? .null, answer.map { .bytes($0.body) } ?? .null,
+                .optional(commit.userPatch), .optional(commit.reachedFeature), .boolean(commit.completesOnboarding),
+            ])
+    }
+
+    public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
+        let rows = try rowsOrThrow(query([PGStatement("""
+            SELECT version, type, source, params, interactive, handled_by, transition, created_at
+            FROM actions WHERE session_id = $1::text AND version > $2::integer ORDER BY version LIMIT $3::integer
+            """, [.text(sessionId), .integer(after), .integer(limit)])]))[0]
+        return (0..<rows.count).map { row in
+            ActionRecord(version: rows.integer(row, 0) ?? 0, type: rows.string(row, 1) ?? "", source: rows.string(row, 2),
+                         params: rows.string(row, 3) ?? "{}", interactive: rows.boolean(row, 4),
+                         handledBy: rows.string(row, 5), transition: rows.string(row, 6), createdAt: rows.string(row, 7) ?? "")
+        }
+    }
+
+    public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? {
+        let rows = try rowsOrThrow(query([PGStatement("""
+            SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = $1::text AND key = $2::text
+            """, [.text(sessionId), .text(key)])]))[0]
+        guard rows.count == 1 else { return nil }
+        return IdempotentAnswer(requestHash: rows.bytes(0, 0) ?? [], status: rows.integer(0, 1) ?? 0,
+                                version: rows.integer(0, 2) ?? 0, body: rows.bytes(0, 3) ?? [])
+    }
+
+    @discardableResult
+    public func deleteSession(id: String) throws -> Bool {
+        try write([PGStatement("DELETE FROM sessions WHERE id = $1::text RETURNING 1", [.text(id)])])[0].count > 0
+    }
+
+    public func sessionCount() throws -> Int {
+        try rowsOrThrow(query([PGStatement("SELECT COUNT(*) FROM sessions")]))[0].integer(0, 0) ?? 0
+    }
+
+    static func recordFeature(session: String, feature: String) -> PGStatement {
+        PGStatement("""
+            INSERT INTO session_features (session_id, feature) VALUES ($1::text, $2::text)
+            ON CONFLICT (session_id, feature) DO NOTHING
+            """, [.text(session), .text(feature)])
+    }
+}

@@ -1,0 +1,206 @@
+// FlowStore on PostgreSQL through libpq: several FlowStack nodes can share one database.
+import FlowStore
+import Foundation
+import Synchronization
+
+/// A FlowStore on a PostgreSQL database, by libpq connection URI.
+///
+/// ```swift
+/// let store = try PostgresStore(uri: "postgresql://flowstack@db.internal:5432/flowstack")
+/// try store.migrate()   // applies migrations/postgresql/NNNN_name.sql under an advisory lock
+/// ```
+///
+/// Every call on the request path has a deadline (`requestTimeout`): when the database does not
+/// answer by then, the call throws `StoreError.unavailable` and the server answers 503, instead
+/// of holding a thread. Each connection sets `synchronous_commit` itself (see `Durability`), so a
+/// server default of `off` cannot make an acknowledged action volatile.
+public final class PostgresStore: FlowStore {
+    public let location: String
+    public var dialect: SQLDialect { .postgresql }
+    public let durability: Durability
+    let pool: PGPool
+    let groupCommit: GroupCommit
+    private let closed = Atomic<Bool>(false)
+
+    /// How long a request waits for the database before it is answered 503.
+    static let requestTimeout: Duration = .milliseconds(1500)
+    /// How long a migration (and waiting for another node's migration) may take.
+    static let migrationTimeout: Duration = .seconds(120)
+    /// The advisory lock that serializes migrations across nodes ("flowstack" in ASCII, as a number).
+    static let migrationLock = 0x666C_6F77_7374_6163
+
+    /// Connects to the database at `uri` (a libpq connection URI: `postgresql://USER@HOST:PORT/DB`,
+    /// with any of libpq's parameters, several hosts included) and checks that it answers.
+    /// Does not migrate. `connections` bounds the connections this process opens.
+    public init(uri: String, durability: Durability = .normal, connections: Int = 16) throws {
+        location = DatabaseLocation.postgresql(uri: uri).redacted
+        self.durability = durability
+        let setup = [
+            PGStatement("SET synchronous_commit = \(durability == .full ? "remote_apply" : "on")"),
+            // Our deadline drops the connection; this ends the statement on the server too.
+            PGStatement("SET statement_timeout = '10s'"),
+            PGStatement("SET bytea_output = 'hex'"),
+            PGStatement("SET client_encoding = 'UTF8'"),
+        ]
+        let pool = PGPool(uri: uri, location: location, capacity: connections, setup: setup)
+        self.pool = pool
+        let location = self.location
+        groupCommit = GroupCommit(maxBatch: 256) { batch in Self.write(batch, pool: pool, location: location) }
+        do {
+            _ = try pool.withConnection(deadline: .now + .seconds(10), idempotent: true) { connection throws(PGError) in
+                try connection.run([PGStatement("SELECT 1")], deadline: .now + .seconds(10))
+            }
+        } catch {
+            groupCommit.shutdown()
+            throw StoreError.unavailable(location: location, detail: error.description)
+        }
+    }
+
+    deinit {
+        groupCommit.shutdown()
+    }
+
+    // MARK: Schema
+
+    public func schemaVersion() throws -> Int {
+        let outcome = try query([PGStatement("""
+            SELECT COALESCE(MAX(version), 0) FROM schema_migrations
+            WHERE to_regclass('schema_migrations') IS NOT NULL
+            """)])
+        return outcome.first?.rows?.integer(0, 0) ?? 0
+    }
+
+    /// Applies the migrations not yet applied, each in its own transaction, while holding an
+    /// advisory lock: nodes starting together on an empty database migrate once, one after the
+    /// other, and the later ones find nothing left to do.
+    @discardableResult
+    public func migrate(_ migrations: [Migration]) throws -> [Migration] {
+        try Migration.checkSequence(migrations)
+        let deadline = ContinuousClock.now + Self.migrationTimeout
+        var refusal: (any Error)?
+        let done: [Migration]
+        do {
+            done = try pool.withConnection(deadline: deadline) { connection throws(PGError) -> [Migration] in
+                try expect(connection.run([PGStatement("SELECT pg_advisory_lock(\(Self.migrationLock))")], deadline: deadline))
+                defer {
+                    _ = try? connection.run([PGStatement("SELECT pg_advisory_unlock(\(Self.migrationLock))")], deadline: deadline)
+                }
+                try connection.execute(script: """
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version INTEGER PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        applied_at TEXT NOT NULL)
+                    """, deadline: deadline)
+                let rows = try expect(connection.run([PGStatement("SELECT version, name FROM schema_migrations ORDER BY version")],
+                                                     deadline: deadline))[0]
+                let applied = (0..<rows.count).map { (version: rows.integer($0, 0) ?? 0, name: rows.string($0, 1) ?? "") }
+                do {
+                    try Migration.checkApplied(applied, against: migrations, location: location)
+                } catch {
+                    refusal = error  // a newer schema, another history: touch nothing
+                    return []
+                }
+                let appliedVersions = Set(applied.map(\.version))
+                var done: [Migration] = []
+                for migration in migrations where !appliedVersions.contains(migration.version) {
+                    let name = migration.name.replacingOccurrences(of: "'", with: "''")
+                    try connection.execute(script: """
+                        BEGIN;
+                        \(migration.sql)
+                        ;
+                        INSERT INTO schema_migrations (version, name, applied_at)
+                            VALUES (\(migration.version), '\(name)', '\(Timestamp.string())');
+                        COMMIT;
+                        """, deadline: deadline)
+                    done.append(migration)
+                }
+                return done
+            }
+        } catch {
+            throw storeError(error)
+        }
+        if let refusal { throw refusal }
+        return done
+    }
+
+    public func healthCheck() -> Int? {
+        guard !closed.load(ordering: .acquiring) else { return nil }
+        return try? schemaVersion()
+    }
+
+    public func close() throws {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        groupCommit.shutdown()
+        pool.close()
+    }
+
+    // MARK: Running statements
+
+    /// Runs `statements` in one round trip on a pooled connection, within the request deadline.
+    /// A statement the server refuses throws `PGError.server`; the rows of each come back.
+    /// `idempotent` lets a read run again on a new connection when its old one had died.
+    func query(_ statements: [PGStatement], idempotent: Bool = true) throws -> [PGOutcome] {
+        guard !closed.load(ordering: .acquiring) else {
+            throw StoreError.unavailable(location: location, detail: "the store is closed")
+        }
+        let deadline = ContinuousClock.now + Self.requestTimeout
+        do {
+            return try pool.withConnection(deadline: deadline, idempotent: idempotent) { connection throws(PGError) in
+                let outcomes = try connection.run(statements, deadline: deadline)
+                if outcomes.contains(where: { if case .rows = $0 { false } else { true } }) {
+                    // Leave no failed transaction open on a connection going back to the pool.
+                    if statements.first?.sql == "BEGIN" {
+                        let rollback = try connection.run([PGStatement("ROLLBACK")], deadline: deadline)
+                        if case .failed = rollback[0] { throw .connection("ROLLBACK failed", sent: true) }
+                    }
+                }
+                return outcomes
+            }
+        } catch {
+            throw storeError(error)
+        }
+    }
+
+    /// Runs `statements` (a write, with its `BEGIN` and `COMMIT`) and throws the first refusal.
+    @discardableResult
+    func write(_ statements: [PGStatement]) throws -> [PGRows] {
+        let outcomes = try query(statements, idempotent: false)
+        return try rowsOrThrow(outcomes)
+    }
+
+    /// The rows of each outcome, or the first statement's refusal as an error.
+    func rowsOrThrow(_ outcomes: [PGOutcome]) throws -> [PGRows] {
+        var rows: [PGRows] = []
+        for outcome in outcomes {
+            switch outcome {
+            case .rows(let result): rows.append(result)
+            case let .failed(state, message): throw PGError.server(sqlState: state, message: message)
+            case .aborted: throw PGError.server(sqlState: "", message: "statement skipped after an earlier failure")
+            }
+        }
+        return rows
+    }
+
+    func storeError(_ error: any Error) -> any Error {
+        switch error {
+        case let error as PGError:
+            if case .connection(let message, _) = error { return StoreError.unavailable(location: location, detail: message) }
+            return error
+        default:
+            return error
+        }
+    }
+}
+
+/// The rows of every outcome, or throws the first refusal (for migrations' own statements).
+private func expect(_ outcomes: [PGOutcome]) throws(PGError) -> [PGRows] {
+    var rows: [PGRows] = []
+    for outcome in outcomes {
+        switch outcome {
+        case .rows(let result): rows.append(result)
+        case let .failed(state, message): throw .server(sqlState: state, message: message)
+        case .aborted: throw .server(sqlState: "", message: "statement skipped after an earlier failure")
+        }
+    }
+    return rows
+}

@@ -1,0 +1,111 @@
+// FlowStore on one SQLite file through GRDB: opening it in WAL, its durability, migrations.
+import Foundation
+import FlowStore
+import GRDB
+import Synchronization
+
+/// The database: one SQLite file in WAL mode, read by a pool of connections, written by one.
+///
+/// ```swift
+/// let store = try SQLiteStore(path: "./flowstack.sqlite")
+/// try store.migrate()          // applies migrations/sqlite/NNNN_name.sql not yet applied
+/// store.healthCheck()         // the schema version, nil when the database does not answer
+/// ```
+public final class SQLiteStore: FlowStore {
+    public let path: String
+    public var location: String { path }
+    public var dialect: SQLDialect { .sqlite }
+    public let durability: Durability
+    /// The connections; repositories read and write through it.
+    public let pool: DatabasePool
+    private let closed = Atomic<Bool>(false)
+    let groupCommit: GroupCommit
+    private let checkpointer: WALCheckpointer
+
+    /// Opens (creating if needed) the database at `path`. Does not migrate.
+    public init(path: String, durability: Durability = .normal) throws {
+        self.path = path
+        self.durability = durability
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.label = "flowstack"
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        self.pool = pool
+        groupCommit = GroupCommit { batch in Self.write(batch, to: pool) }
+        // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
+        // writer; the setting is per connection and only the writer's matters, so set it there last.
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.backstopPages)")
+        }
+        checkpointer = try WALCheckpointer(path: path)
+    }
+
+    deinit {
+        // A store dropped without `close()` still stops its threads.
+        checkpointer.shutdown()
+        groupCommit.shutdown()
+    }
+
+    /// The highest migration applied to the file, 0 for a new one.
+    public func schemaVersion() throws -> Int {
+        try pool.read { db in try Self.appliedMigrations(db).map(\.version).max() ?? 0 }
+    }
+
+    /// Applies, in one transaction each, the migrations not yet applied; returns those applied.
+    ///
+    /// Refuses a database migrated by a newer binary (`StoreError.schemaTooNew`) without
+    /// touching it, and one whose history disagrees with the bundled migrations.
+    @discardableResult
+    public func migrate(_ migrations: [Migration]) throws -> [Migration] {
+        try Migration.checkSequence(migrations)
+        return try pool.barrierWriteWithoutTransaction { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version INTEGER PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    applied_at TEXT NOT NULL)
+                """)
+            let applied = try Self.appliedMigrations(db)
+            try Migration.checkApplied(applied, against: migrations, location: path)
+            let appliedVersions = Set(applied.map(\.version))
+            var done: [Migration] = []
+            for migration in migrations where !appliedVersions.contains(migration.version) {
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: migration.sql)
+                    try db.execute(
+                        sql: "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                        arguments: [migration.version, migration.name, Timestamp.string()])
+                    return .commit
+                }
+                done.append(migration)
+            }
+            return done
+        }
+    }
+
+    /// The schema version when the database answers a query, nil when it does not.
+    public func healthCheck() -> Int? {
+        guard !closed.load(ordering: .acquiring) else { return nil }
+        // One statement needs no snapshot transaction; the cached statement skips re-parsing it.
+        return try? pool.unsafeRead { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations")) ?? 0
+        }
+    }
+
+    /// Checkpoints the WAL and closes every connection. Calling it again does nothing.
+    public func close() throws {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        checkpointer.shutdown()
+        groupCommit.shutdown()
+        _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try pool.close()
+    }
+
+    static func appliedMigrations(_ db: Database) throws -> [(version: Int, name: String)] {
+        guard try db.tableExists("schema_migrations") else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT version, name FROM schema_migrations ORDER BY version")
+            .map { ($0["version"], $0["name"]) }
+    }
+}

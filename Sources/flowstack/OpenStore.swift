@@ -1,0 +1,14 @@
+// Opens the store `--db` names: a SQLite file (the default), or a PostgreSQL database by URI.
+import FlowStore
+import PostgresStore
+import SQLiteStore
+
+enum OpenStore {
+    /// The store at `location`, opened but not migrated.
+    static func open(_ location: DatabaseLocation, durability: Durability = .normal) throws -> any FlowStore {
+        switch location {
+        case .sqlite(let path): try SQLiteStore(path: path, durability: durability)
+        case .postgresql(let uri): try PostgresStore(uri: uri, durability: durability)
+        }
+    }
+}
