@@ -12,14 +12,17 @@ As a module:
         pg.standby_url    # the standby's, or None
         pg.kill9()        # SIGKILL the postmaster (a crash of the database server)
         pg.restart()      # start it again on the same directory and port (crash recovery)
+        pg.freeze(); pg.thaw()   # SIGSTOP / SIGCONT it and its backends (a hung server)
         pg.promote_standby()
         pg.sql("SELECT 1")
+        pg.amcheck()      # None, or what pg_amcheck found wrong
 
 As a command (leaves it running; the lines printed are shell assignments, for `eval`):
 
-    python3 scripts/pgserver.py start [--standby] [--dir D]   # prints DIR=, URL=, STANDBY_URL=
+    python3 scripts/pgserver.py start [--standby] [--dir D]   # prints DIR=, URL=, PORT=, BINDIR=, STANDBY_URL=
     python3 scripts/pgserver.py stop --dir D                  # fast shutdown, then removes D
-    python3 scripts/pgserver.py kill9|restart|promote|status --dir D
+    python3 scripts/pgserver.py kill9 [--group]|restart|promote|status --dir D
+    python3 scripts/pgserver.py add-role --dir D --role R --password P   # URL= of R's own database
 
 The binaries come from /usr/lib/postgresql/*/bin (Debian's packages); when there are none, the
 Debian package `postgresql` is installed with apt-get (through sudo when not root). initdb and
@@ -60,6 +63,7 @@ SETTINGS = {
     "max_wal_senders": "4",
     "wal_level": "replica",
     "hot_standby": "on",
+    "wal_retrieve_retry_interval": "'200ms'",  # a standby reconnects to a restarted primary at once
     "logging_collector": "off",
     "log_min_messages": "warning",
     "log_line_prefix": "'%m [%p] '",
@@ -170,14 +174,40 @@ def postmaster_alive(pid):
         return True
 
 
-def group_alive(pgid):
-    """Whether any live process is left in process group `pgid` (zombies do not count)."""
+def adopt_orphans():
+    """Makes this process the reaper of its orphaned descendants (Linux PR_SET_CHILD_SUBREAPER):
+    the postmaster pg_ctl leaves behind becomes our child, so after kill9() we reap it at once
+    instead of waiting for init (which some containers' init does slowly, or never)."""
     try:
-        os.killpg(pgid, 0)
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def reap(pid):
+    """Collects `pid`'s exit status if it is our (adopted) child; harmless otherwise."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def pid_exists(pid):
+    """Whether anything, a zombie included, still holds `pid`."""
+    reap(pid)
+    try:
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
+    return True
+
+
+def children(pid):
+    """The pids of the live processes whose parent is `pid`."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -186,9 +216,9 @@ def group_alive(pgid):
                 fields = stat.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,6 +230,7 @@ class Node:
         self.data = os.path.join(directory, name)
         self.log = os.path.join(directory, f"{name}.log")
         self.pid = None  # the postmaster's, read from postmaster.pid once started
+        self.orphans = []  # the children of a postmaster killed by kill9(), until they are gone
 
     def url(self, database=DATABASE, user=SUPERUSER, password=None):
         credentials = user if password is None else f"{user}:{password}"
@@ -268,49 +299,74 @@ class Node:
         return bool(pid) and postmaster_alive(pid)
 
     def stop(self):
-        """Fast shutdown (bounded); SIGKILL of its process group when that does not work."""
+        """Fast shutdown (bounded); SIGKILL of the postmaster and its backends when that fails."""
         pid = self.pid or self.read_pid()
-        if os.path.exists(os.path.join(self.data, "postmaster.pid")) and pid and postmaster_alive(pid):
+        if pid and postmaster_alive(pid):
+            self.signal_all(signal.SIGCONT)  # a frozen server cannot shut down
             result = self.run("pg_ctl", "stop", "-D", self.data, "-m", "fast", "-w", "-t", str(int(READY_TIMEOUT)),
                               check=False, timeout=READY_TIMEOUT + 10)
             if result.returncode != 0:
                 self.kill9(group=True)
+        self.wait_gone([*self.orphans, *([pid] if pid else [])], kill_after=5.0)
         if pid:
-            self.wait_group_gone(pid, kill_after=5.0)
+            reap(pid)
+        self.orphans = []
         self.pid = None
 
     def kill9(self, group=False):
-        """SIGKILL the postmaster (or its whole process group: the backends too, at once)."""
+        """SIGKILL the postmaster; with `group`, its backends and helpers too, at once (else they
+        notice its death and exit by themselves, as after an OOM kill of the postmaster alone).
+        Returns the postmaster's pid."""
         pid = self.pid or self.read_pid()
-        if not pid:
-            raise PgServerError(f"{self.name} is not running (no postmaster.pid in {self.data})")
-        try:
-            if group:
-                os.killpg(pid, signal.SIGKILL)  # pg_ctl makes the postmaster a process group leader
-            else:
-                os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        if not pid or not postmaster_alive(pid):
+            raise PgServerError(f"{self.name} is not running (no live postmaster for {self.data})")
+        # PostgreSQL puts each child in a session of its own, so a process-group kill would miss
+        # them: hold the postmaster still, list its children, then kill.
+        os.kill(pid, signal.SIGSTOP)
+        self.orphans = children(pid)
+        os.kill(pid, signal.SIGKILL)
+        if group:
+            for child in self.orphans:
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         deadline = time.monotonic() + 5
         while process_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
+        reap(pid)
         return pid
 
+    def signal_all(self, number):
+        """Sends `number` to the postmaster and each of its children."""
+        pid = self.pid or self.read_pid()
+        if not pid or not postmaster_alive(pid):
+            return False
+        if number == signal.SIGSTOP:
+            os.kill(pid, number)  # first, so it forks nothing more
+        for child in children(pid):
+            try:
+                os.kill(child, number)
+            except ProcessLookupError:
+                pass
+        if number != signal.SIGSTOP:
+            os.kill(pid, number)
+        return True
+
     @staticmethod
-    def wait_group_gone(pgid, kill_after):
-        """Waits for every process of the old postmaster's group to exit (orphaned backends notice
-        the postmaster's death by themselves); SIGKILLs the rest after `kill_after` s."""
+    def wait_gone(pids, kill_after):
+        """Waits for `pids` to exit; SIGKILLs those left after `kill_after` s, then waits 5 s more."""
         deadline = time.monotonic() + kill_after
-        while group_alive(pgid):
-            if time.monotonic() > deadline:
-                try:
-                    os.killpg(pgid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                deadline = time.monotonic() + 5
-                while group_alive(pgid) and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                return
+        while any(process_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [pid for pid in pids if process_alive(pid)]
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while any(process_alive(pid) for pid in left) and time.monotonic() < deadline:
             time.sleep(0.05)
 
     def restart_after_crash(self):
@@ -318,14 +374,19 @@ class Node:
         old = self.pid or self.read_pid()
         if old and postmaster_alive(old):
             raise PgServerError(f"{self.name} (pid {old}) is still running: kill9() or stop() it first")
+        # A new postmaster refuses to start while backends of the old one still hold its shared
+        # memory; they exit on their own within moments of the postmaster's death.
+        self.wait_gone(self.orphans, kill_after=10.0)
+        self.orphans = []
         if old:
-            # a new postmaster refuses to start while backends of the old one still hold its
-            # shared memory; they exit on their own within moments of the postmaster's death
-            self.wait_group_gone(old, kill_after=10.0)
             # The killed postmaster was pg_ctl's orphan: until init reaps it, it is a zombie, and
-            # a zombie's pid in postmaster.pid reads as "another server is running". It is dead
-            # and its group is gone, so the lock file is stale: remove it, as PostgreSQL would.
-            if self.read_pid() == old and not postmaster_alive(old):
+            # a zombie's pid in postmaster.pid reads as "another server is running". Wait for the
+            # reaping; where init never reaps, the lock file is stale (the postmaster and its
+            # children are dead): remove it, as PostgreSQL would.
+            deadline = time.monotonic() + 10
+            while pid_exists(old) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if pid_exists(old) and self.read_pid() == old:
                 try:
                     os.unlink(os.path.join(self.data, "postmaster.pid"))
                 except FileNotFoundError:
@@ -390,6 +451,7 @@ class PostgresServer:
         return False
 
     def start(self):
+        adopt_orphans()
         bindir = find_bindir(install=self.install)
         user = server_user()
         self._make_directory(user)
@@ -439,6 +501,9 @@ class PostgresServer:
         self.standby.start()
         self.primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'", database="postgres")
         self.primary.sql("SELECT pg_reload_conf()", database="postgres")
+        self._wait_synchronous()
+
+    def _wait_synchronous(self):
         deadline = time.monotonic() + READY_TIMEOUT
         while self.primary.sql("SELECT sync_state FROM pg_stat_replication", database="postgres").split() != ["sync"]:
             if time.monotonic() > deadline:
@@ -447,11 +512,27 @@ class PostgresServer:
 
     def kill9(self, group=False, node="primary"):
         """SIGKILL the primary's postmaster (`group=True`: and all its backends at once). Returns its pid."""
-        return getattr(self, node).kill9(group=group)
+        pid = getattr(self, node).kill9(group=group)
+        self._save_state()
+        return pid
+
+    def freeze(self, node="primary"):
+        """SIGSTOP the server and its backends: it still accepts TCP connections (the kernel
+        does) but answers nothing, as a hung server or a network partition. thaw() resumes it."""
+        if not getattr(self, node).signal_all(signal.SIGSTOP):
+            raise PgServerError(f"{node} is not running")
+
+    def thaw(self, node="primary"):
+        if not getattr(self, node).signal_all(signal.SIGCONT):
+            raise PgServerError(f"{node} is not running")
 
     def restart(self, node="primary"):
-        """Starts the primary again on the same directory and port, after kill9 (or stop_node)."""
+        """Starts the primary again on the same directory and port, after kill9 (or stop_node).
+        With a standby (not promoted), also waits until it streams synchronously again: until
+        then every commit on the primary waits for it."""
         getattr(self, node).restart_after_crash()
+        if self.standby and not self.promoted:
+            self._wait_synchronous()
         self._save_state()
 
     def stop_node(self, node="primary"):
@@ -489,6 +570,16 @@ class PostgresServer:
         time.sleep(0.2)  # the postmaster rereads pg_hba.conf on SIGHUP, asynchronously
         return self.primary.url(database, user=role, password=password)
 
+    def amcheck(self, database=None):
+        """pg_amcheck over every table and index of the database (heap, and each B-tree against
+        its heap): PostgreSQL's counterpart of SQLite's PRAGMA integrity_check. Installs the
+        amcheck extension into the database (a throwaway one) when missing. Returns None when
+        all is well, else what pg_amcheck said."""
+        result = self.primary.run("pg_amcheck", "--install-missing", "--heapallindexed", "--rootdescend",
+                                  "-h", "127.0.0.1", "-p", str(self.primary.port), "-U", SUPERUSER,
+                                  "-d", database or self.database, check=False, timeout=120, as_server=False)
+        return None if result.returncode == 0 else (result.stdout + result.stderr).strip()[-2000:] or f"status {result.returncode}"
+
     def stop(self):
         """Fast shutdown of every node, then removes the directory."""
         self._discard()
@@ -512,7 +603,8 @@ class PostgresServer:
 
     def _save_state(self):
         state = {"database": self.database, "promoted": self.promoted, "bindir": self.primary.bindir,
-                 "primary_port": self.primary.port, "standby_port": self.standby.port if self.standby else None}
+                 "primary_port": self.primary.port, "standby_port": self.standby.port if self.standby else None,
+                 "orphans": {node.name: node.orphans for node in (self.primary, self.standby) if node}}
         with open(os.path.join(self.directory, STATE_FILE), "w") as file:
             json.dump(state, file)
 
@@ -533,17 +625,22 @@ class PostgresServer:
         if state["standby_port"]:
             server.standby = Node(state["bindir"], user, directory, "standby", state["standby_port"])
             server.standby.pid = server.standby.read_pid()
+        for node in (server.primary, server.standby):
+            if node:
+                node.orphans = state.get("orphans", {}).get(node.name, [])
         server.promoted = state["promoted"]
         return server
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="pgserver.py", description="A throwaway PostgreSQL for FlowStack's tests.")
-    parser.add_argument("command", choices=["start", "stop", "kill9", "restart", "promote", "status"])
+    parser.add_argument("command", choices=["start", "stop", "kill9", "restart", "promote", "status", "add-role"])
     parser.add_argument("--dir", help="the directory to hold it (start: made when absent, must be empty; default: a fresh temporary one)")
     parser.add_argument("--standby", action="store_true", help="start: also a synchronous standby")
     parser.add_argument("--database", default=DATABASE, help=f"start: the database to create (default {DATABASE})")
     parser.add_argument("--group", action="store_true", help="kill9: SIGKILL the backends too, not only the postmaster")
+    parser.add_argument("--role", help="add-role: a login role that must give --password (scram), with a database of its own")
+    parser.add_argument("--password", help="add-role: its password")
     args = parser.parse_args(argv)
     try:
         if args.command == "start":
@@ -551,6 +648,7 @@ def main(argv=None):
             print(f"DIR={server.directory}")
             print(f"URL={server.url}")
             print(f"PORT={server.port}")
+            print(f"BINDIR={server.primary.bindir}")
             if server.standby:
                 print(f"STANDBY_URL={server.standby_url}")
             return 0
@@ -567,6 +665,10 @@ def main(argv=None):
         elif args.command == "promote":
             server.promote_standby()
             print(f"URL={server.standby_url}")
+        elif args.command == "add-role":
+            if not args.role or not args.password:
+                parser.error("add-role needs --role and --password")
+            print(f"URL={server.add_password_role(args.role, args.password)}")
         elif args.command == "status":
             print(f"URL={server.url}")
             print(f"PRIMARY_RUNNING={int(server.primary.running())}")
