@@ -8,6 +8,11 @@
         finally:
             server.stop()             # SIGTERM, then SIGKILL; returns the exit status
 
+On PostgreSQL (`FLOWSTACK_TEST_DB_KIND=postgresql`, see `database_kind()`), pass `db=` the URL
+of a throwaway server from scripts/pgserver.py; by default the database is a SQLite file in `work`.
+`keep_stdout=True` keeps reading what the server prints after its port line (into
+stdout-N.log in `work`, see `stdout_text()`), so a chatty server never blocks on a full pipe.
+
 `Tally` counts checks and prints each failure as it happens. The process dies with the script
 even when the script is killed (PR_SET_PDEATHSIG), and `exit_on_sigterm()` turns a SIGTERM of
 the script into an exception, so `finally` blocks run.
@@ -21,6 +26,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 PR_SET_PDEATHSIG = 1
@@ -34,6 +40,15 @@ def _die_with_parent():
         pass  # not Linux: the script's own cleanup still stops the server
 
 
+def database_kind():
+    """Which store the end-to-end scripts run on: FLOWSTACK_TEST_DB_KIND, `sqlite` (the
+    default) or `postgresql` (a throwaway server from scripts/pgserver.py)."""
+    kind = os.environ.get("FLOWSTACK_TEST_DB_KIND") or "sqlite"
+    if kind not in ("sqlite", "postgresql"):
+        raise SystemExit(f"FLOWSTACK_TEST_DB_KIND={kind}: expected sqlite or postgresql")
+    return kind
+
+
 def exit_on_sigterm():
     """A SIGTERM of the script raises SystemExit, so its cleanup runs."""
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
@@ -42,15 +57,17 @@ def exit_on_sigterm():
 class FlowStackProcess:
     """`flowstack serve` on 127.0.0.1 and a free port, its database and stderr logs in `work`."""
 
-    def __init__(self, binary, work, admin_token=None, extra_args=()):
+    def __init__(self, binary, work, admin_token=None, extra_args=(), db=None, keep_stdout=False):
         self.binary, self.work = binary, work
         self.admin_token = admin_token or secrets.token_hex(32)
         self.extra_args = list(extra_args)
-        self.db = os.path.join(work, "db.sqlite")
+        self.db = db or os.path.join(work, "db.sqlite")
+        self.keep_stdout = keep_stdout
         self.process = None
         self.port = None
         self.starts = 0
         self._stderr = None
+        self._drain = None
 
     def start(self, timeout=30):
         """Starts the server and waits (at most `timeout` s) for the line that gives its port."""
@@ -73,10 +90,32 @@ class FlowStackProcess:
                 found = re.search(rb"listening on http://127\.0\.0\.1:(\d+)", line)
                 if found:
                     self.port = int(found.group(1))
+                    if self.keep_stdout:
+                        self._drain = threading.Thread(target=self._copy_stdout, args=(self.process.stdout, seen), daemon=True)
+                        self._drain.start()
                     return
             elif self.process.poll() is not None:
                 break
         raise RuntimeError(f"the server did not start: {seen!r} {self.stderr_text()[-500:]!r}")
+
+    def _copy_stdout(self, stream, seen):
+        with open(self.stdout_path(), "wb") as file:
+            file.write(seen)
+            file.flush()
+            for line in iter(stream.readline, b""):
+                file.write(line)
+                file.flush()
+
+    def stdout_path(self):
+        return os.path.join(self.work, f"stdout-{self.starts}.log")
+
+    def stdout_text(self):
+        """What the server printed on stdout (with keep_stdout=True), the newest start's."""
+        try:
+            with open(self.stdout_path(), "rb") as file:
+                return file.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def alive(self):
         return self.process is not None and self.process.poll() is None
@@ -98,6 +137,9 @@ class FlowStackProcess:
                 process.wait(timeout=5)
                 return f"killed: SIGTERM did not stop it within {timeout}s"
         finally:
+            if self._drain is not None:
+                self._drain.join(timeout=5)  # it ends at the pipe's end of file
+                self._drain = None
             process.stdout.close()
             self._stderr.close()
 
