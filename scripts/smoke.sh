@@ -1,15 +1,35 @@
 #!/usr/bin/env bash
 # End-to-end checks of the built `flowstack` binary as a user runs it: serve, curl, SIGTERM,
 # migrate, and configuration errors. Prints "smoke: N passed, M failed"; exits 1 on a failure.
+# FLOWSTACK_TEST_DB_KIND=postgresql runs them on a throwaway PostgreSQL (scripts/pgserver.py,
+# removed after): the same checks, but backup (which copies SQLite files) is checked to point at
+# pg_dump, and a password given in the URL is checked never to be printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-bin="$(swift build --show-bin-path)/flowstack"
+bin=${FLOWSTACK_BIN:-"$(swift build --show-bin-path)/flowstack"}  # FLOWSTACK_BIN: a binary built elsewhere
 [ -x "$bin" ] || swift build --product flowstack >/dev/null
 work=$(mktemp -d)
 server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"; }
+kind=${FLOWSTACK_TEST_DB_KIND:-sqlite}
+pg_dir=""
+cleanup() {
+    [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
+    [ -n "$pg_dir" ] && python3 scripts/pgserver.py stop --dir "$pg_dir" >&2
+    rm -rf "$work"
+}
 trap cleanup EXIT
+case $kind in
+    sqlite) db="$work/db.sqlite" ;;
+    postgresql)
+        # a fresh PostgreSQL of its own (in a temporary folder the postgres user can reach): DIR, URL, PORT, BINDIR
+        pg_env=$(python3 scripts/pgserver.py start) || { echo "smoke: PostgreSQL did not start" >&2; exit 1; }
+        eval "$pg_env"
+        pg_dir=$DIR db=$URL
+        bounded=(timeout 60)  # a serve that should refuse to start, but waits for the database instead, must not hang the run
+        psql() { "$BINDIR/psql" -X -q -A -t -v ON_ERROR_STOP=1 "$@"; } ;;
+    *) echo "smoke: FLOWSTACK_TEST_DB_KIND=$kind: expected sqlite or postgresql" >&2; exit 2 ;;
+esac
 passed=0 failed=0
 check() { # check NAME COMMAND...: counts the result of COMMAND
     local name=$1; shift
@@ -17,7 +37,7 @@ check() { # check NAME COMMAND...: counts the result of COMMAND
 }
 
 # serve on a free port, read the port from its first lines
-FLOWSTACK_ADMIN_TOKEN= "$bin" serve --port 0 --db "$work/db.sqlite" >"$work/out.log" 2>"$work/err.log" &
+FLOWSTACK_ADMIN_TOKEN= "$bin" serve --port 0 --db "$db" >"$work/out.log" 2>"$work/err.log" &
 server_pid=$!
 port=$(listening_port "$work/out.log")
 check "server prints where it listens" test -n "$port"
@@ -43,12 +63,13 @@ tok=$(printf '%s' "$created" | sed -E 's/^\{"session":\{"id":"([^"]+)","token":"
 curl -s "$base/v1/sessions/$sid/actions" -H "Authorization: Bearer $tok" -d '{"type":"onboarding.showSecond"}' >/dev/null
 curl -s "$base/v1/sessions/$sid/actions" -H "Authorization: Bearer $tok" -d '{"type":"onboarding.completed"}' >/dev/null
 kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null
-"$bin" serve --port "$port" --db "$work/db.sqlite" >"$work/out2.log" 2>"$work/err.log" &
+"$bin" serve --port "$port" --db "$db" >"$work/out2.log" 2>"$work/err.log" &
 server_pid=$!
 for _ in $(seq 100); do curl -fs "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 after=$(curl -s "$base/v1/sessions/$sid" -H "Authorization: Bearer $tok")
 check "state survives kill -9 (version 2, at home)" sh -c "printf '%s' '$after' | grep -q '\"version\":2,.*\"top\":{\"id\":\"[a-z0-9]*\",\"feature\":\"home.first\"'"
 
+if [ "$kind" = sqlite ]; then
 # an online backup while serving, and a restore from it
 "$bin" backup --db "$work/db.sqlite" --to "$work/backup.sqlite" >"$work/backup.log" 2>&1
 check "backup while serving succeeds" grep -q "integrity ok" "$work/backup.log"
@@ -60,6 +81,13 @@ restored_port=$(listening_port "$work/restored.log")
 restored=$(curl -s "http://127.0.0.1:$restored_port/v1/sessions/$sid" -H "Authorization: Bearer $tok")
 kill -TERM "$restored_pid"; wait "$restored_pid"
 check "a server started on the backup has the session" sh -c "printf '%s' '$restored' | grep -q '\"version\":2,'"
+else
+# backup copies SQLite files: on PostgreSQL it says to use pg_dump, exits 2, writes nothing
+"$bin" backup --db "$db" --to "$work/backup.sqlite" >"$work/backup.log" 2>&1; status=$?
+check "backup on a PostgreSQL URL exits 2" test "$status" -eq 2
+check "backup on a PostgreSQL URL says to use pg_dump" grep -q "pg_dump" "$work/backup.log"
+check "backup on a PostgreSQL URL writes no file" test ! -e "$work/backup.sqlite"
+fi
 
 kill -TERM "$server_pid"
 wait "$server_pid"; status=$?
@@ -68,13 +96,65 @@ check "SIGTERM stops the server with status 0" test "$status" -eq 0
 check "the server says it stopped" grep -q "stopped" "$work/err.log"
 
 # migrate: up to date, then a database from a newer binary is refused
-check "migrate reports an up-to-date schema" sh -c "'$bin' migrate --db '$work/db.sqlite' | grep -q 'up to date'"
-python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"INSERT INTO schema_migrations VALUES (999,'future','now')\"); c.commit()" "$work/db.sqlite"
-"$bin" migrate --db "$work/db.sqlite" >"$work/migrate.log" 2>&1; status=$?
+check "migrate reports an up-to-date schema" sh -c "'$bin' migrate --db '$db' | grep -q 'up to date'"
+if [ "$kind" = sqlite ]; then
+    python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"INSERT INTO schema_migrations VALUES (999,'future','now')\"); c.commit()" "$work/db.sqlite"
+else
+    psql "$db" -c "INSERT INTO schema_migrations VALUES (999,'future','now')"
+    tables_before=$(psql "$db" -c "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'")
+fi
+"$bin" migrate --db "$db" >"$work/migrate.log" 2>&1; status=$?
 check "migrate refuses a newer schema with status 1" test "$status" -eq 1
 check "the refusal says what to do" grep -q "schema version 999" "$work/migrate.log"
-"$bin" serve --port 0 --db "$work/db.sqlite" >"$work/serve2.log" 2>&1; status=$?
+${bounded[@]+"${bounded[@]}"} "$bin" serve --port 0 --db "$db" >"$work/serve2.log" 2>&1; status=$?
 check "serve refuses a newer schema too" test "$status" -eq 1
+if [ "$kind" = postgresql ]; then
+    untouched() {
+        [ -n "$tables_before" ] &&
+        [ "$(psql "$db" -c "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'")" = "$tables_before" ] &&
+        [ "$(psql "$db" -c "SELECT max(version) FROM schema_migrations")" = 999 ]
+    }
+    check "a refused newer schema is left untouched" untouched
+fi
+
+if [ "$kind" = postgresql ]; then
+    # A password given in the URL is never printed: serve (at debug level, and through requests,
+    # an error, SIGTERM), migrate, and a refused login, with it in the user part or as a parameter.
+    secret="s3cret-$RANDOM$RANDOM"
+    role_env=$(python3 scripts/pgserver.py add-role --dir "$pg_dir" --role flowsecret --password "$secret")
+    pw_url=${role_env#URL=}
+    wrong_url="postgresql://flowsecret:${secret}-wrong@127.0.0.1:$PORT/flowsecret"
+    needs_password() { psql "$pw_url" -c "SELECT 1" >/dev/null && ! psql "$wrong_url" -c "SELECT 1" >/dev/null 2>&1; }
+    check "a role that must give its password (scram for it alone)" needs_password
+    FLOWSTACK_ADMIN_TOKEN= "$bin" serve --port 0 --db "$pw_url" --log-level debug >"$work/pw-out.log" 2>"$work/pw-err.log" &
+    server_pid=$!
+    pw_port=$(listening_port "$work/pw-out.log")
+    check "serve starts on a URL with a password" test -n "$pw_port"
+    if [ -n "$pw_port" ]; then
+        pw_base="http://127.0.0.1:$pw_port"
+        created=$(curl -s "$pw_base/v1/sessions" -d '{"userId":"pw-user"}')
+        sid=$(printf '%s' "$created" | sed -E 's/^\{"session":\{"id":"([^"]+)","token":"([^"]+)".*/\1/')
+        tok=$(printf '%s' "$created" | sed -E 's/^\{"session":\{"id":"([^"]+)","token":"([^"]+)".*/\2/')
+        check "the password's role serves a session" sh -c "curl -s '$pw_base/v1/sessions/$sid/actions' -H 'Authorization: Bearer $tok' -d '{\"type\":\"onboarding.showSecond\"}' | grep -q '\"version\":1,'"
+        curl -s "$pw_base/healthz" "$pw_base/metrics" "$pw_base/v1/sessions/nope" >"$work/pw-answers.log" 2>&1
+        curl -s "$pw_base/v1/sessions" -d '{' >>"$work/pw-answers.log" 2>&1
+        kill -TERM "$server_pid"; wait "$server_pid"; status=$?
+        server_pid=""
+        check "serve on a URL with a password stops with status 0" test "$status" -eq 0
+        check "serve never prints the password (stdout, stderr, answers)" sh -c "! grep -F -q '$secret' '$work/pw-out.log' '$work/pw-err.log' '$work/pw-answers.log'"
+    fi
+    "$bin" migrate --db "$pw_url" >"$work/pw-migrate.log" 2>&1; status=$?
+    check "migrate on a URL with a password succeeds" test "$status" -eq 0
+    param_url="postgresql://flowsecret@127.0.0.1:$PORT/flowsecret?password=$secret"
+    "$bin" migrate --db "$param_url" >>"$work/pw-migrate.log" 2>&1; status=$?
+    check "migrate on a URL with ?password= succeeds" test "$status" -eq 0
+    "$bin" backup --db "$pw_url" --to "$work/pw-backup" >"$work/pw-backup.log" 2>&1
+    timeout 60 "$bin" serve --port 0 --db "$wrong_url" >"$work/pw-wrong.log" 2>&1; status=$?
+    check "serve refuses a wrong password with status 1" test "$status" -eq 1
+    timeout 60 "$bin" migrate --db "${param_url}-wrong" >>"$work/pw-wrong.log" 2>&1; status=$?
+    check "migrate refuses a wrong password with status 1" test "$status" -eq 1
+    check "migrate, backup and refused logins never print the password" sh -c "! grep -F -q '$secret' '$work/pw-migrate.log' '$work/pw-backup.log' '$work/pw-wrong.log'"
+fi
 
 # configuration from the environment, and its errors
 FLOWSTACK_PORT=eighty "$bin" serve --db "$work/other.sqlite" >"$work/env.log" 2>&1; status=$?
