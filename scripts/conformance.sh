@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
 # Checks every route's answers against openapi.yaml with schemathesis (PyPI), on a live server:
 # no 5xx, documented statuses, documented content types, bodies matching their schemas.
+# FLOWSTACK_TEST_DB_KIND=postgresql runs the server on a throwaway PostgreSQL (scripts/pgserver.py,
+# removed after) instead of a SQLite file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 tools=$(scripts/python-tools.sh)
-bin="$(swift build --show-bin-path)/flowstack"
+bin=${FLOWSTACK_BIN:-"$(swift build --show-bin-path)/flowstack"}  # FLOWSTACK_BIN: a binary built elsewhere
 [ -x "$bin" ] || swift build --product flowstack >/dev/null
 work=$(mktemp -d)
-FLOWSTACK_ADMIN_TOKEN=conformance-admin "$bin" serve --port 0 --db "$work/db.sqlite" >"$work/out.log" 2>&1 &
+db="$work/db.sqlite" pg_dir=""
+case ${FLOWSTACK_TEST_DB_KIND:-sqlite} in
+    sqlite) ;;
+    postgresql)
+        trap 'rm -rf "$work"' EXIT
+        pg_env=$(python3 scripts/pgserver.py start) || { echo "conformance: PostgreSQL did not start" >&2; exit 1; }
+        eval "$pg_env"
+        db=$URL pg_dir=$DIR ;;
+    *) echo "conformance: FLOWSTACK_TEST_DB_KIND=$FLOWSTACK_TEST_DB_KIND: expected sqlite or postgresql" >&2; exit 2 ;;
+esac
+FLOWSTACK_ADMIN_TOKEN=conformance-admin "$bin" serve --port 0 --db "$db" >"$work/out.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; [ -z "$pg_dir" ] || python3 scripts/pgserver.py stop --dir "$pg_dir"; rm -rf "$work"' EXIT
 port=$(listening_port "$work/out.log")
 [ -n "$port" ] || { echo "conformance: the server did not start" >&2; cat "$work/out.log" >&2; exit 1; }
 "$tools/schemathesis" run "http://127.0.0.1:$port/openapi.yaml" \
