@@ -2,6 +2,10 @@
 """Crash consistency: loads the server with concurrent actions on many sessions, kills it with
 SIGKILL mid-load, restarts it, and checks that every acknowledged action is there (version and
 action log); three rounds, then PRAGMA integrity_check. Bounded: about 10 s.
+With FLOWSTACK_TEST_DB_KIND=postgresql the database is a throwaway PostgreSQL (scripts/pgserver.py,
+removed after), and the final integrity check becomes: every acknowledged action is in its
+session's whole action log (read page by page through the API) with contiguous versions 1..n,
+the same seen in the `actions` table with psql, and pg_amcheck finds the tables and indexes sound.
 Usage: scripts/crash.py FLOWSTACK_BINARY [--durability normal|full]
 Prints "crash: N passed, M failed"; exits 1 on a failure."""
 import http.client
@@ -16,6 +20,9 @@ import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_harness import database_kind  # noqa: E402
 
 SESSIONS = 24
 WORKERS = 8
@@ -43,11 +50,48 @@ def request(connection, method, path, body=None, token=None):
     return response.status, response.read()
 
 
+def check_postgresql(pg, connection, sessions, acknowledged, check):
+    """On PostgreSQL, instead of PRAGMA integrity_check: each session's whole log, through the
+    API and in the database, holds versions 1..n with n at least what was acknowledged."""
+    short, gaps = [], []
+    for sid, token in sessions:
+        versions, after = [], 0
+        while True:
+            status, body = request(connection, "GET", f"/v1/sessions/{sid}/actions?after={after}&limit=1000", token=token)
+            page = json.loads(body) if status == 200 else {"actions": [], "next": None}
+            versions += [entry["version"] for entry in page["actions"]]
+            if page.get("next") is None or not page["actions"]:
+                break
+            after = page["next"]
+        if versions != list(range(1, len(versions) + 1)):
+            gaps.append((sid, len(versions)))
+        if len(versions) < acknowledged[sid]:
+            short.append((sid, acknowledged[sid], len(versions)))
+    check("every acknowledged action is in its whole action log (API)", not short, str(short[:3]))
+    check("every whole action log is contiguous 1..n (API)", not gaps, str(gaps[:3]))
+    try:
+        rows = pg.sql("SELECT session_id, count(*), min(version), max(version) FROM actions GROUP BY session_id")
+    except Exception as error:
+        check("the actions table can be read with psql", False, str(error))
+        return
+    in_table = {}
+    for line in rows.splitlines():
+        sid, count, low, high = line.split("|")
+        in_table[sid] = (int(count), int(low), int(high))
+    wrong = []
+    for sid, _ in sessions:
+        count, low, high = in_table.get(sid, (0, 1, 0))
+        if not (count == high and low == 1 and high >= acknowledged[sid]):
+            wrong.append((sid, acknowledged[sid], (count, low, high)))
+    check("the actions table holds versions 1..n per session, n at least what was acknowledged (psql)", not wrong, str(wrong[:3]))
+
+
 def main():
     binary = sys.argv[1]
     durability = sys.argv[sys.argv.index("--durability") + 1] if "--durability" in sys.argv else "normal"
     work = tempfile.mkdtemp()
     path = os.path.join(work, "crash.sqlite")
+    pg = None
     passed = failed = 0
 
     def check(name, ok, detail=""):
@@ -58,7 +102,12 @@ def main():
             failed += 1
             print(f"crash: FAILED {name} {detail}")
 
+    server = None
     try:
+        if database_kind() == "postgresql":
+            from pgserver import PostgresServer
+            pg = PostgresServer().start()
+            path = pg.url
         server, port = start(binary, path, durability)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         sessions = []
@@ -118,16 +167,24 @@ def main():
             check(f"round {round}: each action log is complete up to its version", not gaps, str(gaps[:3]))
             check(f"round {round}: load reached the server", total > 0)
 
+        if pg is not None:
+            check_postgresql(pg, connection, sessions, acknowledged, check)
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=15)
-        database = sqlite3.connect(path)
-        check("PRAGMA integrity_check is ok", database.execute("PRAGMA integrity_check").fetchone()[0] == "ok")
-        database.close()
+        if pg is None:
+            database = sqlite3.connect(path)
+            check("PRAGMA integrity_check is ok", database.execute("PRAGMA integrity_check").fetchone()[0] == "ok")
+            database.close()
+        else:
+            problem = pg.amcheck()
+            check("pg_amcheck finds the tables and indexes sound", problem is None, str(problem))
     finally:
         try:
             server.kill()
         except Exception:
             pass
+        if pg is not None:
+            pg.stop()
         shutil.rmtree(work, ignore_errors=True)
     print(f"crash: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
