@@ -12,6 +12,10 @@ end the sessions must read back byte for byte as before, the server must stop cl
 database must pass `PRAGMA integrity_check`, and the sessions must read back the same again
 after a restart. Prints each failure with what came back, then `badinput: N passed, M failed`;
 exits 1 when anything failed. Standard library only.
+
+With FLOWSTACK_TEST_DB_KIND=postgresql the database is a throwaway PostgreSQL (scripts/pgserver.py,
+removed after); answers must not show PostgreSQL's internals either (see PG_LEAKS), and
+pg_amcheck takes the place of PRAGMA integrity_check.
 """
 import http.client
 import json
@@ -24,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm
+from check_harness import FlowStackProcess, Tally, database_kind, exit_on_sigterm
 
 HOST = "127.0.0.1"
 CASE_TIMEOUT = 10.0  # seconds one case may take before it counts as a hang
@@ -34,6 +38,9 @@ MAX_DEPTH = 32  # BodyLimits.maxDepth
 HEADER_MEMORY = 16 * 1024  # ServerConfiguration.connectionMemoryBytes
 
 # What an error answer must never show: storage internals, source paths, traps, the temp dir.
+# On PostgreSQL, libpq's and the server's words too: SQLSTATEs, constraint and relation errors.
+PG_LEAKS = [r"(?i)postgres", r"(?i)libpq", r"PGRES_", r"(?i)sqlstate", r"(?i)duplicate key value", r"(?i)violates \S+ ?\S* constraint",
+            r"(?i)relation \"", r"(?i)syntax error at or near", r"(?i)server closed the connection", r"(?i)connection to server at"]
 LEAKS = [r"(?i)sqlite", r"GRDB", r"(?i)\bSQL\b", r"(?i)database ?error", r"\.swift\b", r"Sources/",
          r"(?i)fatal error", r"(?i)stack ?trace|backtrace", r"/work/|/home/|/usr/|/var/"]
 
@@ -624,7 +631,18 @@ def main():
     exit_on_sigterm()
     binary = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="flowstack-badinput-")
-    server = FlowStackProcess(binary, work)
+    pg = None
+    if database_kind() == "postgresql":
+        from pgserver import PostgresServer
+        try:
+            pg = PostgresServer().start()
+        except Exception as error:
+            shutil.rmtree(work, ignore_errors=True)
+            print(f"FAIL PostgreSQL did not start: {error}", flush=True)
+            print("badinput: 0 passed, 1 failed", flush=True)
+            return 1
+        LEAKS.extend(PG_LEAKS)
+    server = FlowStackProcess(binary, work, db=pg.url if pg else None)
     tally = Tally()
     started = time.monotonic()
     try:
@@ -659,10 +677,13 @@ def main():
         tally.check("the server logged no errors", None if not errors else f"{len(errors)} error lines", "\n".join(errors[:5]))
         status = server.stop()
         tally.check("SIGTERM stops the server with status 0", None if status == 0 else f"status {status}")
-        with sqlite3.connect(server.db) as connection:
-            integrity = connection.execute("PRAGMA integrity_check").fetchall()
-        connection.close()
-        tally.check("PRAGMA integrity_check", None if integrity == [("ok",)] else repr(integrity))
+        if pg is None:
+            with sqlite3.connect(server.db) as connection:
+                integrity = connection.execute("PRAGMA integrity_check").fetchall()
+            connection.close()
+            tally.check("PRAGMA integrity_check", None if integrity == [("ok",)] else repr(integrity))
+        else:
+            tally.check("pg_amcheck", pg.amcheck())
         server.start()
         restarted = read_states(server.port, sessions)
         for session_id, _ in sessions:
@@ -673,6 +694,8 @@ def main():
         tally.check("the run completed", f"{type(error).__name__}: {error}")
     finally:
         server.stop()
+        if pg is not None:
+            pg.stop()
         shutil.rmtree(work, ignore_errors=True)
     print(f"badinput: finished in {time.monotonic() - started:.1f}s", flush=True)
     print(f"badinput: {tally.passed} passed, {tally.failed} failed", flush=True)
