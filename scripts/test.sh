@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command of the README and of CI: installs what is missing, runs the Swift tests,
 # checks openapi.yaml and the live server against it, runs the built binary end to end, and
-# runs the Swift tests last (so their summary closes the output).
+# runs the Swift tests last (so their summary closes the output). The end-to-end runs go on
+# SQLite first, then on PostgreSQL (each run starts a throwaway server of its own with
+# scripts/pgserver.py and removes it after), then the database-restart test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,6 +11,11 @@ scripts/setup.sh
 if ! command -v curl >/dev/null || ! command -v python3 >/dev/null || ! command -v chromium >/dev/null; then
     sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq curl python3 python3-venv chromium >/dev/null
+fi
+# PostgreSQL's server (initdb, postgres, pg_basebackup, pg_amcheck) for the runs on PostgreSQL.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
 fi
 tools=$(scripts/python-tools.sh)
 "$tools/openapi-spec-validator" openapi.yaml
@@ -21,4 +28,11 @@ python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"
 python3 scripts/slowclients.py "$bin"
 scripts/fuzz.sh 20
+FLOWSTACK_TEST_DB_KIND=postgresql scripts/smoke.sh
+FLOWSTACK_TEST_DB_KIND=postgresql scripts/conformance.sh
+FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/crash.py "$bin"
+FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/badinput.py "$bin"
+python3 scripts/dbrestart.py "$bin"
+# -- the Swift tests on PostgreSQL go here (a throwaway server: eval "$(python3 scripts/pgserver.py start)"
+#    gives DIR and URL; python3 scripts/pgserver.py stop --dir "$DIR" removes it) --
 swift test --skip-build
