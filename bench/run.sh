@@ -3,29 +3,72 @@
 # in bench/peer), starts FlowStack on a fresh database with 500 onboarded users' sessions, and
 # runs wrk -t2 -c64 against each route, alternating with the peer's hello world, then prints
 # requests/s, p50, p99, non-2xx and the ratio to the peer.
-# Usage: bench/run.sh [seconds per run] [rounds]   (needs the Debian package wrk)
+# The store is SQLite unless told otherwise (third argument, or BENCH_DB): `postgresql` runs on
+# a throwaway PostgreSQL on this machine (scripts/pgserver.py: fsync and synchronous_commit on,
+# removed after); `both` runs FlowStack on each store side by side in one invocation (each round
+# runs one store's routes, then the other's, in turn first; every FlowStack run follows a peer
+# run) and ends with actions/s, reads/s and p99 of both and the PostgreSQL/SQLite ratio of
+# durable actions (issue 13's target: 0.5x or more).
+# Usage: bench/run.sh [seconds per run] [rounds] [sqlite|postgresql|both]   (needs the Debian package wrk)
+#   FLOWSTACK_BIN=PATH, PEER_BIN=PATH use those binaries instead of building release (a quick try of the script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 seconds=${1:-10}
 rounds=${2:-2}
-flowstack=$(release_flowstack)
-(cd bench/peer && swift build -c release >/dev/null)
-peer="$(cd bench/peer && swift build -c release --show-bin-path)/HelloPeer"
+store=${3:-${BENCH_DB:-sqlite}}
+case $store in
+    sqlite) stores=(sqlite) ;;
+    postgresql | postgres) stores=(postgresql) ;;
+    both) stores=(sqlite postgresql) ;;
+    *) echo "usage: bench/run.sh [seconds per run] [rounds] [sqlite|postgresql|both] (or BENCH_DB=...)" >&2; exit 2 ;;
+esac
+if [ -n "${FLOWSTACK_BIN:-}" ]; then
+    command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
+    flowstack=$FLOWSTACK_BIN
+else
+    flowstack=$(release_flowstack)
+fi
+if [ -n "${PEER_BIN:-}" ]; then
+    peer=$PEER_BIN
+else
+    (cd bench/peer && swift build -c release >/dev/null)
+    peer="$(cd bench/peer && swift build -c release --show-bin-path)/HelloPeer"
+fi
 work=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+pg_dir=""
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null
+      [ -z "$pg_dir" ] || python3 scripts/pgserver.py stop --dir "$pg_dir"; rm -rf "$work"' EXIT
 
-"$flowstack" serve --port 0 --db "$work/bench.sqlite" --log-level warning >"$work/server.log" 2>&1 &
-pids+=($!)
-port=$(listening_port "$work/server.log")
-peer_port=$((port + 1))
+# FlowStack on each store: its port in port_<store>, its sessions in $work/sessions-<store>.txt
+for s in "${stores[@]}"; do
+    if [ "$s" = sqlite ]; then
+        db="$work/bench.sqlite" log="$work/server.log"
+    else
+        pg_env=$(python3 scripts/pgserver.py start) || { echo "bench: PostgreSQL did not start" >&2; exit 1; }
+        eval "$pg_env"
+        pg_dir=$DIR db=$URL log="$work/server-postgresql.log"
+    fi
+    "$flowstack" serve --port 0 --db "$db" --log-level warning >"$log" 2>&1 &
+    pids+=($!)
+    p=$(listening_port "$log")
+    [ -n "$p" ] || { echo "bench: flowstack did not start on $s" >&2; cat "$log" >&2; exit 1; }
+    printf -v "port_$s" '%s' "$p"
+done
+first_port_var="port_${stores[0]}"
+peer_port=$((${!first_port_var} + 1))
 "$peer" "$peer_port" >"$work/peer.log" 2>&1 &
 pids+=($!)
-python3 bench/make_sessions.py "$port" 500 >"$work/sessions.txt"
-export SESSIONS="$work/sessions.txt"
+for s in "${stores[@]}"; do
+    port_var="port_$s"
+    python3 bench/make_sessions.py "${!port_var}" 500 >"$work/sessions-$s.txt"
+done
+for _ in $(seq 100); do curl -fs "http://127.0.0.1:$peer_port/" >/dev/null 2>&1 && break; sleep 0.1; done
 
 # run NAME URL [SCRIPT]: one wrk run; prints "NAME req/s p50 p99 non2xx"
+width=22
+[ "$store" = sqlite ] || width=34
 run() {
     local name=$1 url=$2 script=${3:-}
     local out
@@ -35,24 +78,74 @@ run() {
     p50=$(printf '%s\n' "$out" | awk '$1 == "50%" {print $2}')
     p99=$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')
     non2xx=$(printf '%s\n' "$out" | awk '/Non-2xx/ {print $5}')
-    printf '%-22s %10s req/s   p50 %-9s p99 %-9s non-2xx %s\n' "$name" "$rps" "$p50" "$p99" "${non2xx:-0}"
+    printf "%-${width}s %10s req/s   p50 %-9s p99 %-9s non-2xx %s\n" "$name" "$rps" "$p50" "$p99" "${non2xx:-0}"
     echo "$rps" >"$work/last"
+    echo "$p99" >"$work/last_p99"
 }
 
-printf 'wrk -t2 -c64 -d%ss, %s rounds, FlowStack and the peer alternately\n' "$seconds" "$rounds"
-for round in $(seq "$rounds"); do
-    echo "-- round $round"
+# routes STORE: the routes of one store, each FlowStack run after a peer run as in issue 6;
+# appends "round store actions actions_p99 reads reads_p99 peer" to $work/results
+routes() {
+    local s=$1 label="" port_var="port_$1"
+    local base="http://127.0.0.1:${!port_var}"
+    [ "$store" = sqlite ] || label="[$s] "
+    export SESSIONS="$work/sessions-$s.txt"
     run "peer hello world" "http://127.0.0.1:$peer_port/"; peer_rps=$(cat "$work/last")
-    run "actions (durable)" "http://127.0.0.1:$port" bench/actions.lua; actions=$(cat "$work/last")
+    run "${label}actions (durable)" "$base" bench/actions.lua; actions=$(cat "$work/last"); actions_p99=$(cat "$work/last_p99")
     run "peer hello world" "http://127.0.0.1:$peer_port/"; peer_rps2=$(cat "$work/last")
-    run "state reads" "http://127.0.0.1:$port" bench/reads.lua; reads=$(cat "$work/last")
-    run "session creation" "http://127.0.0.1:$port" bench/create.lua; creates=$(cat "$work/last")
-    run "/healthz" "http://127.0.0.1:$port/healthz"; health=$(cat "$work/last")
+    run "${label}state reads" "$base" bench/reads.lua; reads=$(cat "$work/last"); reads_p99=$(cat "$work/last_p99")
+    run "${label}session creation" "$base" bench/create.lua; creates=$(cat "$work/last")
+    run "${label}/healthz" "$base/healthz"; health=$(cat "$work/last")
     peer_mean=$(python3 -c "print(($peer_rps + $peer_rps2) / 2)")
-    python3 - "$peer_mean" "$actions" "$reads" "$creates" "$health" <<'PY'
+    python3 - "$label" "$peer_mean" "$actions" "$reads" "$creates" "$health" <<'PY'
 import sys
-peer, actions, reads, creates, health = map(float, sys.argv[1:])
-print(f"ratios to the peer ({peer:.0f} req/s): actions {actions / peer:.2f}x (target 1.0x), "
+label = sys.argv[1]
+peer, actions, reads, creates, health = map(float, sys.argv[2:])
+print(f"{label}ratios to the peer ({peer:.0f} req/s): actions {actions / peer:.2f}x (target 1.0x), "
       f"reads {reads / peer:.2f}x (target 1.5x), creation {creates / peer:.2f}x, /healthz {health / peer:.2f}x")
 PY
+    echo "$round $s $actions $actions_p99 $reads $reads_p99 $peer_mean" >>"$work/results"
+}
+
+if [ "$store" = sqlite ]; then
+    printf 'wrk -t2 -c64 -d%ss, %s rounds, FlowStack and the peer alternately\n' "$seconds" "$rounds"
+else
+    printf 'wrk -t2 -c64 -d%ss, %s rounds, FlowStack on %s and the peer alternately\n' "$seconds" "$rounds" "${stores[*]}"
+fi
+for round in $(seq "$rounds"); do
+    echo "-- round $round"
+    order=("${stores[@]}")
+    if [ ${#stores[@]} -gt 1 ] && [ $((round % 2)) -eq 0 ]; then order=("${stores[1]}" "${stores[0]}"); fi
+    for s in "${order[@]}"; do routes "$s"; done
 done
+
+if [ ${#stores[@]} -gt 1 ]; then
+    python3 - "$work/results" <<'PY'
+import sys
+from statistics import mean
+
+def ms(text):
+    """wrk's latency (850.00us, 12.34ms, 1.02s) in milliseconds."""
+    for unit, scale in (("us", 0.001), ("ms", 1.0), ("s", 1000.0), ("m", 60000.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    return float("nan")
+
+rows = [line.split() for line in open(sys.argv[1])]
+by = {}
+for _, store, actions, actions_p99, reads, reads_p99, peer in rows:
+    entry = by.setdefault(store, {"actions": [], "actions_p99": [], "reads": [], "reads_p99": [], "peer": []})
+    entry["actions"].append(float(actions)); entry["actions_p99"].append(ms(actions_p99))
+    entry["reads"].append(float(reads)); entry["reads_p99"].append(ms(reads_p99)); entry["peer"].append(float(peer))
+print(f"-- both stores, mean of {len(by['sqlite']['actions'])} rounds (p99: the worst round)")
+print(f"{'store':<12} {'actions/s':>10} {'p99 ms':>9} {'reads/s':>10} {'p99 ms':>9} {'peer req/s':>11}")
+for store in ("sqlite", "postgresql"):
+    e = by[store]
+    print(f"{store:<12} {mean(e['actions']):>10.0f} {max(e['actions_p99']):>9.2f} {mean(e['reads']):>10.0f} "
+          f"{max(e['reads_p99']):>9.2f} {mean(e['peer']):>11.0f}")
+ratio = mean(by["postgresql"]["actions"]) / mean(by["sqlite"]["actions"])
+reads = mean(by["postgresql"]["reads"]) / mean(by["sqlite"]["reads"])
+print(f"PostgreSQL/SQLite: durable actions {ratio:.2f}x (target 0.5x or more: {'met' if ratio >= 0.5 else 'missed'}), "
+      f"reads {reads:.2f}x (target: unchanged)")
+PY
+fi
