@@ -1,47 +1,50 @@
 // The operations routes, called in-process and through a live socket.
 import FlowServer
 import FlowStore
+import StoreTestSupport
 import Foundation
 import HTTPServer
 import HTTPTestClient
 import Testing
 
-/// An application on a fresh, migrated database file.
+/// An application on a fresh, migrated database of the run's store (a SQLite file, or a schema
+/// of its own on the throwaway PostgreSQL).
 final class TestApp: Sendable {
     static let adminToken = "test-admin-token"
-    let directory: URL
-    let store: FlowStore
+    let database: TestDatabase
+    let store: any FlowStore
     let app: Application
 
     init(cacheCapacity: Int = 100_000) throws {
-        directory = FileManager.default.temporaryDirectory.appending(path: "flowstack-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try FlowStore(path: directory.appending(path: "app.sqlite").path)
-        try store.migrate()
+        database = try TestDatabase()
+        store = try database.migratedStore()
         app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity)
-        ownsDirectory = true
         keepAlive = nil
     }
 
-    /// Another application on the same file, as after a restart (this one's store is closed).
+    /// Another application on the same database, as after a restart (this one's store is closed).
     private init(reopening other: TestApp) throws {
         try other.store.close()
-        directory = other.directory
-        store = try FlowStore(path: directory.appending(path: "app.sqlite").path)
-        try store.migrate()
+        database = other.database
+        store = try database.migratedStore()
         app = try Application(store: store, adminToken: TestApp.adminToken)
-        ownsDirectory = false
+        keepAlive = other
+    }
+
+    /// Another application on the same database beside this one, as a second node would be.
+    init(beside other: TestApp) throws {
+        database = other.database
+        store = try database.migratedStore()
+        app = try Application(store: store, adminToken: TestApp.adminToken)
         keepAlive = other
     }
 
     func reopened() throws -> TestApp { try TestApp(reopening: self) }
 
-    private let ownsDirectory: Bool
     private let keepAlive: TestApp?
 
     deinit {
         try? store.close()
-        if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
     var direct: DirectSender { DirectSender(app.handle) }
@@ -64,7 +67,7 @@ struct OperationsTests {
         let response = try test.direct.send("GET", "/healthz")
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"] == "application/json")
-        #expect(response.text == #"{"status":"ok","database":"ok","schemaVersion":\#(Migration.bundled.count)}"#)
+        #expect(response.text == #"{"status":"ok","database":"ok","schemaVersion":\#(Migration.bundled(test.store.dialect).count)}"#)
     }
 
     /// /healthz answers 503 problem+json once the database is closed.

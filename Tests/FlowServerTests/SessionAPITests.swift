@@ -7,6 +7,8 @@ import Foundation
 import HTTPServer
 import HTTPTestClient
 import Synchronization
+import SQLiteStore
+import StoreTestSupport
 import Testing
 
 struct SessionAPITests {
@@ -303,14 +305,16 @@ struct SessionAPITests {
 
     /// A session whose newest log entry lost its tree (a damaged file) is answered with a 500
     /// that says so, not with the older state of its row; other sessions are served as usual.
-    @Test func damagedNewestEntryIsReportedNotRolledBack() throws {
+    @Test(.enabled(if: TestStoreKind.isSQLite, "damages the SQLite file's log"))
+    func damagedNewestEntryIsReportedNotRolledBack() throws {
         let test = try TestApp()
         let client = SessionClient(sender: test.direct)
         let damaged = try client.create(userId: "d1")
         let healthy = try client.create(userId: "d2")
         for session in [damaged, healthy] { try client.apply(session, #"{"type":"onboarding.showSecond"}"#) }
         let healthyBefore = try client.state(healthy).body
-        try test.store.pool.write { db in
+        let sqlite = try #require(test.store as? SQLiteStore)
+        try sqlite.pool.write { db in
             try db.execute(sql: "UPDATE actions SET tree = NULL WHERE session_id = ? AND version = 1", arguments: [damaged.id])
         }
         let reopened = try test.reopened()
@@ -324,19 +328,20 @@ struct SessionAPITests {
     }
 
     /// Tokens are stored only as hashes: no token appears in the database files.
-    @Test func tokensAreNotStored() throws {
+    @Test(.enabled(if: TestStoreKind.isSQLite, "reads the SQLite files"))
+    func tokensAreNotStored() throws {
         let test = try TestApp()
         let client = SessionClient(sender: test.direct)
         let sessions = try (0..<3).map { try client.create(userId: "t\($0)") }
         try client.apply(sessions[0], #"{"type":"onboarding.showSecond"}"#)
         try test.store.close()
-        let files = try FileManager.default.contentsOfDirectory(atPath: test.directory.path)
-        #expect(files.contains("app.sqlite"))
+        let files = try FileManager.default.contentsOfDirectory(atPath: test.database.folder.path)
+        #expect(files.contains("test.sqlite"))
         for file in files {
-            let bytes = try Data(contentsOf: test.directory.appending(path: file))
+            let bytes = try Data(contentsOf: test.database.folder.appending(path: file))
             for session in sessions {
                 #expect(bytes.range(of: Data(session.token.utf8)) == nil, "token found in \(file)")
-                #expect(bytes.range(of: Data(session.id.utf8)) != nil || file != "app.sqlite")
+                #expect(bytes.range(of: Data(session.id.utf8)) != nil || file != "test.sqlite")
             }
         }
     }

@@ -106,7 +106,7 @@ struct StaleCacheTests {
         try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
         let stored = try #require(try test.store.session(id: session.id))
         let action = ActionRecord(version: 2, type: "elsewhere", source: nil, params: "{}", interactive: false,
-                                  handledBy: "onboarding", transition: nil, createdAt: FlowStore.timestamp())
+                                  handledBy: "onboarding", transition: nil, createdAt: Timestamp.string())
         try test.store.commit(ActionCommit(sessionId: session.id, userId: "stale", version: 2, tree: stored.tree, action: action))
         let state = try client.apply(session, #"{"type":"back"}"#)
         #expect(state["version"] == 3)

@@ -1,17 +1,20 @@
 // Online backups: consistent while commits go on, never overwriting, never partial.
 import FlowStore
+import SQLiteStore
+import StoreTestSupport
 import Foundation
 import GRDB
 import Synchronization
 import Testing
 
+@Suite(.enabled(if: TestStoreKind.isSQLite, "backups copy SQLite files; PostgreSQL uses pg_dump"))
 struct BackupTests {
     /// A backup taken while another thread commits is one consistent state: every session's
     /// version equals the number of its logged actions, and the copy passes integrity_check.
     @Test func backupWhileWritingIsConsistent() throws {
-        let database = try TemporaryDatabase()
+        let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }
-        let store = try database.migratedStore()
+        let store = try database.migratedSQLiteStore()
         for index in 0..<8 { try store.insert(SessionStoreTests.session("b\(index)")) }
         let writing = Atomic<Bool>(true)
         let writer = Thread {
@@ -23,9 +26,9 @@ struct BackupTests {
         }
         writer.start()
         Thread.sleep(forTimeInterval: 0.05)
-        let copies = (0..<3).map { database.directory.appending(path: "copy\($0).sqlite").path }
+        let copies = (0..<3).map { database.folder.appending(path: "copy\($0).sqlite").path }
         for copy in copies {
-            try FlowStore.backup(from: database.path, to: copy)
+            try SQLiteStore.backup(from: database.path, to: copy)
         }
         writing.store(false, ordering: .relaxed)
         for copy in copies {
@@ -44,15 +47,15 @@ struct BackupTests {
 
     /// A backup never overwrites a file, and a missing source is an error with no file left.
     @Test func backupRefusesToOverwriteOrInvent() throws {
-        let database = try TemporaryDatabase()
+        let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }
-        _ = try database.migratedStore()
-        let copy = database.directory.appending(path: "copy.sqlite").path
-        try FlowStore.backup(from: database.path, to: copy)
-        #expect(throws: FlowStore.BackupError.self) { try FlowStore.backup(from: database.path, to: copy) }
-        let missing = database.directory.appending(path: "missing.sqlite").path
-        let target = database.directory.appending(path: "never.sqlite").path
-        #expect(throws: FlowStore.BackupError.self) { try FlowStore.backup(from: missing, to: target) }
+        _ = try database.migratedSQLiteStore()
+        let copy = database.folder.appending(path: "copy.sqlite").path
+        try SQLiteStore.backup(from: database.path, to: copy)
+        #expect(throws: SQLiteStore.BackupError.self) { try SQLiteStore.backup(from: database.path, to: copy) }
+        let missing = database.folder.appending(path: "missing.sqlite").path
+        let target = database.folder.appending(path: "never.sqlite").path
+        #expect(throws: SQLiteStore.BackupError.self) { try SQLiteStore.backup(from: missing, to: target) }
         #expect(!FileManager.default.fileExists(atPath: target))
         #expect(!FileManager.default.fileExists(atPath: target + ".partial"))
     }

@@ -1,65 +1,48 @@
-// FlowStore on a real SQLite file: migrating, re-migrating, refusing newer schemas, durability.
+// Migrating, re-migrating, refusing newer schemas, durability: on the run's store (SQLite or PostgreSQL).
 import FlowStore
+import SQLiteStore
+import StoreTestSupport
 import Foundation
 import GRDB
 import Testing
 
-/// A fresh database path in a temporary directory, removed with the directory at deinit.
-final class TemporaryDatabase {
-    let directory: URL
-    var path: String { directory.appending(path: "test.sqlite").path }
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appending(path: "flowstack-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
-
-    /// A store on this file, migrated to the bundled schema.
-    func migratedStore() throws -> FlowStore {
-        let store = try FlowStore(path: path)
-        try store.migrate()
-        return store
-    }
-}
-
 struct MigrationTests {
-    /// The bundled migrations are the repo's migrations/ folder, numbered 1, 2, 3, …
-    @Test func bundledMigrationsMatchTheRepoFolder() throws {
+    /// The bundled migrations of each dialect are the repo's migrations/DIALECT/ folder, numbered 1, 2, 3, …
+    @Test(arguments: SQLDialect.allCases)
+    func bundledMigrationsMatchTheRepoFolder(dialect: SQLDialect) throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appending(path: "../../migrations").standardizedFileURL
+            .appending(path: "../../migrations/\(dialect.rawValue)").standardizedFileURL
+        let bundled = Migration.bundled(dialect)
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sql") }.sorted()
         #expect(!files.isEmpty)
-        #expect(Migration.bundled.map { String(format: "%04d_%@.sql", $0.version, $0.name) } == files)
-        for (migration, file) in zip(Migration.bundled, files) {
+        #expect(bundled.map { String(format: "%04d_%@.sql", $0.version, $0.name) } == files)
+        for (migration, file) in zip(bundled, files) {
             #expect(migration.sql == (try String(contentsOf: folder.appending(path: file), encoding: .utf8)))
         }
-        #expect(Migration.bundled.map(\.version) == Array(1...Migration.bundled.count))
+        #expect(bundled.map(\.version) == Array(1...bundled.count))
     }
 
     /// A fresh database migrates to the newest version; migrating again changes nothing.
     @Test func freshDatabaseMigratesOnce() throws {
-        let database = try TemporaryDatabase()
+        let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }
-        let store = try FlowStore(path: database.path)
+        let store = try database.open()
+        let bundled = Migration.bundled(store.dialect)
         let applied = try store.migrate()
-        #expect(applied == Migration.bundled)
-        #expect(try store.schemaVersion() == Migration.bundled.count)
+        #expect(applied == bundled)
+        #expect(try store.schemaVersion() == bundled.count)
         #expect(try store.migrate().isEmpty)
-        let rows = try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM schema_migrations") }
-        #expect(rows == Migration.bundled.count)
         try store.close()
-        let reopened = try FlowStore(path: database.path)
+        let reopened = try database.open()
         #expect(try reopened.migrate().isEmpty)
-        #expect(reopened.healthCheck() == Migration.bundled.count)
+        #expect(reopened.healthCheck() == bundled.count)
     }
 
     /// Only the migrations not yet applied run, in order.
     @Test func appliesOnlyPendingMigrations() throws {
-        let database = try TemporaryDatabase()
+        let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }
-        let store = try FlowStore(path: database.path)
+        let store = try database.open()
         let first = [Migration(version: 1, name: "a", sql: "CREATE TABLE a (x INTEGER);")]
         let both = first + [Migration(version: 2, name: "b", sql: "CREATE TABLE b (y INTEGER);")]
         #expect(try store.migrate(first).map(\.name) == ["a"])
@@ -69,13 +52,14 @@ struct MigrationTests {
 
     /// A database migrated by a newer binary is refused, with a message that says what to do, and is left untouched.
     @Test func newerSchemaIsRefused() throws {
-        let database = try TemporaryDatabase()
+        let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }
-        let store = try FlowStore(path: database.path)
+        let store = try database.open()
         try store.migrate()
-        let future = Migration.bundled + [Migration(version: Migration.bundled.count + 1, name: "future", sql: "CREATE TABLE future (z INTEGER);")]
+        let bundled = Migration.bundled(store.dialect)
+        let future = bundled + [Migration(version: bundled.count + 1, name: "future", sql: "CREATE TABLE future (z INTEGER);")]
         try store.migrate(future)
-        #expect(throws: StoreError.schemaTooNew(path: database.path, found: future.count, known: Migration.bundled.count)) {
+        #expect(throws: StoreError.schemaTooNew(path: database.location, found: future.count, known: bundled.count)) {
             try store.migrate()
         }
         let message = StoreError.schemaTooNew(path: "x", found: 3, known: 2).description
@@ -85,13 +69,14 @@ struct MigrationTests {
 
     /// A failing migration rolls back entirely and leaves the version where it was.
     @Test func failingMigrationRollsBack() throws {
-        let database = try TemporaryDatabase()
+        let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }
-        let store = try FlowStore(path: database.path)
+        let store = try database.open()
         let broken = [Migration(version: 1, name: "half", sql: "CREATE TABLE ok (x INTEGER); CREATE TABLE ok (x INTEGER);")]
         #expect(throws: (any Error).self) { try store.migrate(broken) }
         #expect(try store.schemaVersion() == 0)
-        #expect(try store.pool.read { db in try db.tableExists("ok") } == false)
+        // The first table did not stay: creating it again succeeds.
+        #expect(try store.migrate([Migration(version: 1, name: "whole", sql: "CREATE TABLE ok (x INTEGER);")]).count == 1)
     }
 
     /// Migration file names parse as NNNN_name.sql and nothing else.
@@ -106,11 +91,11 @@ struct MigrationTests {
     }
 
     /// The file is in WAL mode; the writer commits with synchronous NORMAL by default and FULL for `--durability full`.
-    @Test(arguments: [(Durability.normal, 1), (Durability.full, 2)])
+    @Test(.enabled(if: TestStoreKind.isSQLite), arguments: [(Durability.normal, 1), (Durability.full, 2)])
     func durabilitySetsSynchronous(durability: Durability, expected: Int) throws {
-        let database = try TemporaryDatabase()
+        let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }
-        let store = try FlowStore(path: database.path, durability: durability)
+        let store = try SQLiteStore(path: database.path, durability: durability)
         let mode = try store.pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(mode == "wal")
         let written = try store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }

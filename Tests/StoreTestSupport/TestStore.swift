@@ -1,0 +1,192 @@
+// The store the tests run on: SQLite by default, PostgreSQL when FLOWSTACK_TEST_STORE=postgresql.
+import FlowStore
+import Foundation
+import PostgresStore
+import SQLiteStore
+
+/// Which store this test run uses. `scripts/test.sh` runs the store and API tests twice: on
+/// SQLite, then with `FLOWSTACK_TEST_STORE=postgresql` on a throwaway PostgreSQL server that
+/// the tests start themselves (see `TestPostgresServer`).
+public enum TestStoreKind: String, Sendable {
+    case sqlite
+    case postgresql
+
+    public static let current: TestStoreKind = {
+        let value = ProcessInfo.processInfo.environment["FLOWSTACK_TEST_STORE"] ?? ""
+        return value.lowercased().hasPrefix("postgres") ? .postgresql : .sqlite
+    }()
+
+    public static var isSQLite: Bool { current == .sqlite }
+    public static var isPostgreSQL: Bool { current == .postgresql }
+}
+
+/// One fresh, empty database of the run's kind: a file in a temporary folder, or a schema of
+/// its own on the shared throwaway PostgreSQL. Removed when released.
+public final class TestDatabase: @unchecked Sendable {
+    public let kind: TestStoreKind
+    /// The SQLite file's folder (nil on PostgreSQL).
+    public let directory: URL?
+    /// What `--db` would say: the file's path, or the URI.
+    public let location: String
+
+    public init(kind: TestStoreKind = .current) throws {
+        self.kind = kind
+        switch kind {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appending(path: "flowstack-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            self.directory = directory
+            location = directory.appending(path: "test.sqlite").path
+        case .postgresql:
+            directory = nil
+            location = try TestPostgresServer.shared.get().freshSchemaURI()
+        }
+    }
+
+    deinit {
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// The SQLite file (tests of the SQLite store only).
+    public var path: String { location }
+
+    /// A new store on this database, not migrated.
+    public func open(durability: Durability = .normal) throws -> any FlowStore {
+        switch kind {
+        case .sqlite: try SQLiteStore(path: location, durability: durability)
+        case .postgresql: try PostgresStore(uri: location, durability: durability)
+        }
+    }
+
+    /// The SQLite store itself, migrated, for tests that look inside the file.
+    public func migratedSQLiteStore(durability: Durability = .normal) throws -> SQLiteStore {
+        let store = try SQLiteStore(path: location, durability: durability)
+        try store.migrate()
+        return store
+    }
+
+    /// The SQLite file's folder, for files beside it (tests of the SQLite store only).
+    public var folder: URL { directory ?? FileManager.default.temporaryDirectory }
+
+    /// A new store on this database, migrated to the bundled schema.
+    public func migratedStore() throws -> any FlowStore {
+        let store = try open()
+        try store.migrate()
+        return store
+    }
+}
+
+/// A PostgreSQL server for this test process: `initdb` into a temporary folder (as the
+/// `postgres` user when running as root: PostgreSQL refuses root), listening on a free port of
+/// 127.0.0.1 only, stopped and removed when the process exits. Each `TestDatabase` gets a
+/// schema of its own, named in its URI's `search_path`, so tests running in parallel never
+/// see each other's rows.
+public final class TestPostgresServer: @unchecked Sendable {
+    public static let shared: Result<TestPostgresServer, TestSetupError> = {
+        do {
+            return .success(try TestPostgresServer())
+        } catch let error as TestSetupError {
+            return .failure(error)
+        } catch {
+            return .failure(TestSetupError(description: "\(error)"))
+        }
+    }()
+
+    public let port: Int
+    let folder: URL
+    let binaries = URL(fileURLWithPath: "/usr/lib/postgresql/15/bin")
+    private let counter = NSLock()
+    private var schemas = 0
+
+    private init() throws {
+        guard FileManager.default.isExecutableFile(atPath: binaries.appending(path: "initdb").path) else {
+            throw TestSetupError(description: """
+                FLOWSTACK_TEST_STORE=postgresql needs PostgreSQL 15's server binaries in \(binaries.path): \
+                apt-get install postgresql (scripts/test.sh installs it)
+                """)
+        }
+        folder = URL(fileURLWithPath: "/tmp").appending(path: "flowstack-test-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        if getuid() == 0 { try Self.run("/bin/chown", ["postgres:postgres", folder.path], asPostgres: false) }
+        port = try Self.freePort()
+        let data = folder.appending(path: "data").path
+        try Self.run(binaries.appending(path: "initdb").path,
+                     ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"], asPostgres: true)
+        let options = "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=32MB"
+        try Self.run(binaries.appending(path: "pg_ctl").path,
+                     ["-D", data, "-o", options, "-l", folder.appending(path: "log").path, "-w", "-t", "30", "start"], asPostgres: true)
+        TestPostgresServer.cleanup = (binaries.appending(path: "pg_ctl").path, data, folder.path)
+        atexit {
+            guard let (pgctl, data, folder) = TestPostgresServer.cleanup else { return }
+            try? TestPostgresServer.run(pgctl, ["-D", data, "-m", "immediate", "-w", "stop"], asPostgres: true)
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    nonisolated(unsafe) static var cleanup: (String, String, String)?
+
+    /// A URI whose `search_path` is a new, empty schema.
+    func freshSchemaURI() throws -> String {
+        counter.lock()
+        schemas += 1
+        let name = "t\(schemas)_\(UUID().uuidString.prefix(8).lowercased())"
+        counter.unlock()
+        try Self.run("/usr/bin/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-q",
+                                       "-v", "ON_ERROR_STOP=1", "-c", "CREATE SCHEMA \(name)"], asPostgres: false)
+        return "postgresql://postgres@127.0.0.1:\(port)/postgres?options=-csearch_path%3D\(name)"
+    }
+
+    /// Runs a program to its end (posix_spawn and waitpid); throws with its output when it fails.
+    ///
+    /// Not Foundation's `Process`: on Linux its `waitUntilExit` never returned for `pg_ctl start`,
+    /// whose server inherits the child's descriptors. Output goes to a file for the same reason.
+    static func run(_ program: String, _ arguments: [String], asPostgres: Bool) throws {
+        let argv = asPostgres && getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments
+                                                : [program] + arguments
+        let outputPath = FileManager.default.temporaryDirectory.appending(path: "flowstack-run-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else { throw TestSetupError(description: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0
+        guard exited else {
+            let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw TestSetupError(description: "\(argv.joined(separator: " ")) failed: \(output)")
+        }
+    }
+
+    /// A port nothing listens on now (bound to 0, read back, released).
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw TestSetupError(description: "socket failed") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw TestSetupError(description: "bind failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// The test PostgreSQL server could not be started; says what to install or fix.
+public struct TestSetupError: Error, CustomStringConvertible {
+    public let description: String
+}
