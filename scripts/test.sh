@@ -33,6 +33,7 @@ FLOWSTACK_TEST_DB_KIND=postgresql scripts/conformance.sh
 FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/crash.py "$bin"
 FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/badinput.py "$bin"
 python3 scripts/dbrestart.py "$bin"
-# -- the Swift tests on PostgreSQL go here (a throwaway server: eval "$(python3 scripts/pgserver.py start)"
-#    gives DIR and URL; python3 scripts/pgserver.py stop --dir "$DIR" removes it) --
+# The store and API tests on PostgreSQL (they start a throwaway server themselves), then every
+# Swift test on SQLite, last, so that its summary closes the output.
+FLOWSTACK_TEST_STORE=postgresql swift test --skip-build --filter "FlowStoreTests|FlowServerTests"
 swift test --skip-build

@@ -277,8 +277,10 @@ final class SessionService: Sendable {
             let response = Self.notFound(id).response
             endTurn(on: slot, { $0.session = nil }, then: { answer.complete(response) })
         case .failure(let error):
+            // The commit may have happened (an answer lost with the connection): the cached
+            // state is no longer known to be current, so the next request reads the database.
             let response = Self.storageFailure(error, logger: logger).response
-            endTurn(on: slot, { _ in }, then: { answer.complete(response) })
+            endTurn(on: slot, { $0.session = nil }, then: { answer.complete(response) })
         }
     }
 
@@ -318,6 +320,11 @@ final class SessionService: Sendable {
                 throw ResponseError(.problem(
                     422, "Idempotency-Key \(idempotency.key) was used with another request body; use a new key for a new action.",
                     type: ProblemType.idempotencyKeyReused))
+            }
+            if stored.version > session.version, let current = try load(id) {
+                // Applied, but its answer never reached this cache (a commit whose answer was
+                // lost, or another node): what follows starts from the stored state.
+                session = current
             }
             var replay = Response.json(stored.body, status: stored.status)
             replay.headers["ETag"] = Self.etag(stored.version)
@@ -443,6 +450,12 @@ final class SessionService: Sendable {
 
     static func storageFailure(_ error: any Error, logger: Logger) -> ResponseError {
         logger.error("database error", metadata: ["error": "\(error)"])
+        if case StoreError.outcomeUnknown = error {
+            return ResponseError(.problem(
+                503, "The database did not confirm the write: it may or may not have been applied. Retry with the same "
+                    + "Idempotency-Key (its answer is replayed if it was applied), or read the state before acting again.",
+                title: "Service Unavailable"))
+        }
         return ResponseError(.problem(503, "The database did not complete the request; try again.", title: "Service Unavailable"))
     }
 

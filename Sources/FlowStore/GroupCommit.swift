@@ -18,6 +18,8 @@ public final class GroupCommit: Sendable {
     private struct Pending {
         let commit: ActionCommit
         let completion: Completion
+        /// When it was queued: a store with deadlines counts a commit's wait in the queue.
+        let submitted: ContinuousClock.Instant
     }
 
     private struct Queue {
@@ -32,8 +34,10 @@ public final class GroupCommit: Sendable {
         public var description: String { "the database is closed" }
     }
 
-    /// Writes one batch in one transaction; returns one result per commit, in order.
-    public typealias BatchWriter = @Sendable ([ActionCommit]) -> [Result<Void, any Error>]
+    /// Writes one batch in one transaction; returns one result per commit, in order. It gets
+    /// when the batch's oldest commit was queued, so that a store with deadlines counts the
+    /// time that commit already waited behind the previous transaction.
+    public typealias BatchWriter = @Sendable (_ batch: [ActionCommit], _ oldest: ContinuousClock.Instant) -> [Result<Void, any Error>]
 
     private let queue = PThreadMutex(Queue())
     private let wake = DispatchSemaphore(value: 0)
@@ -62,7 +66,7 @@ public final class GroupCommit: Sendable {
     public func submit(_ commit: ActionCommit, completion: @escaping Completion) {
         let (accepted, signal) = queue.withLock { queue -> (Bool, Bool) in
             guard !queue.closed else { return (false, false) }
-            queue.pending.append(Pending(commit: commit, completion: completion))
+            queue.pending.append(Pending(commit: commit, completion: completion, submitted: .now))
             let signal = queue.idle
             queue.idle = false
             return (true, signal)
@@ -104,7 +108,7 @@ public final class GroupCommit: Sendable {
                     if stop { finished.signal(); return }
                     break
                 }
-                let results = writeBatch(batch.map(\.commit))
+                let results = writeBatch(batch.map(\.commit), batch.map(\.submitted).min() ?? .now)
                 for (pending, result) in zip(batch, results) { pending.completion(result) }
             }
         }

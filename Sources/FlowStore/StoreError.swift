@@ -8,8 +8,12 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case migrationMismatch(version: Int, applied: String, bundled: String)
     /// Two migration files share a number, or the numbers are not 1, 2, 3, …
     case badMigrationSequence(String)
-    /// The database server cannot be reached, or did not answer in time.
+    /// The database server cannot be reached, refused the connection, or did not answer in
+    /// time, before anything was written.
     case unavailable(location: String, detail: String)
+    /// A write was sent and no answer came back (the connection broke, a deadline passed): it
+    /// may or may not be committed.
+    case outcomeUnknown(location: String, detail: String)
 
     public var description: String {
         switch self {
@@ -22,7 +26,9 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
         case let .badMigrationSequence(detail):
             "The bundled migrations are not a sequence 1, 2, 3, …: \(detail)"
         case let .unavailable(location, detail):
-            "The database \(location) does not answer: \(detail)"
+            "The database \(location) is unavailable: \(detail)"
+        case let .outcomeUnknown(location, detail):
+            "The database \(location) did not confirm a write, which may or may not be committed: \(detail)"
         }
     }
 }

@@ -75,14 +75,17 @@ extension PostgresStore {
     /// writes nothing otherwise, so a conflict is a row of the answer, not an error that would
     /// undo the batch. When a statement does fail (the session deleted meanwhile, a deadlock),
     /// the transaction is rolled back and each action is written again on its own.
-    static func write(_ batch: [ActionCommit], pool: PGPool, location: String) -> [Result<Void, any Error>] {
+    ///
+    /// `deadline` is counted from when the oldest commit of the batch was queued, so no action
+    /// waits longer than `requestTimeout` for its answer however many batches are ahead of it.
+    static func write(_ batch: [ActionCommit], pool: PGPool, location: String,
+                      deadline: ContinuousClock.Instant) -> [Result<Void, any Error>] {
         // The same lock order on every node (users, then sessions) so batches do not deadlock.
         let order = batch.indices.sorted { (batch[$0].userId, batch[$0].sessionId, $0) < (batch[$1].userId, batch[$1].sessionId, $1) }
         var statements = [PGStatement("BEGIN")]
         statements.reserveCapacity(batch.count + 2)
         for index in order { statements.append(commitStatement(batch[index])) }
         statements.append(PGStatement("COMMIT"))
-        let deadline = ContinuousClock.now + requestTimeout
         let outcomes: [PGOutcome]
         do {
             outcomes = try pool.withConnection(deadline: deadline) { connection throws(PGError) -> [PGOutcome] in
@@ -94,11 +97,15 @@ extension PostgresStore {
                 return outcomes
             }
         } catch {
-            let failure = StoreError.unavailable(location: location, detail: error.description)
+            // Sent, and no answer: the commit may or may not have happened.
+            let failure: any Error = error.unsent ? StoreError.unavailable(location: location, detail: error.description)
+                                                  : StoreError.outcomeUnknown(location: location, detail: error.description)
             return batch.map { _ in .failure(failure) }
         }
         guard outcomes.allSatisfy({ $0.rows != nil }) else {
-            if batch.count > 1 { return batch.map { write([$0], pool: pool, location: location)[0] } }
+            if batch.count > 1 {
+                return batch.map { write([$0], pool: pool, location: location, deadline: deadline)[0] }
+            }
             let refusal = outcomes.first { if case .failed = $0 { true } else { false } }
             if case let .failed(state, message) = refusal {
                 // 23503: the session row went away under the insert (deleted meanwhile).

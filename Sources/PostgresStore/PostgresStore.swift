@@ -41,11 +41,15 @@ public final class PostgresStore: FlowStore {
             PGStatement("SET statement_timeout = '10s'"),
             PGStatement("SET bytea_output = 'hex'"),
             PGStatement("SET client_encoding = 'UTF8'"),
+            // CREATE TABLE IF NOT EXISTS and the like would print NOTICEs on our stderr.
+            PGStatement("SET client_min_messages = 'warning'"),
         ]
-        let pool = PGPool(uri: uri, location: location, capacity: connections, setup: setup)
+        let pool = PGPool(uri: uri, capacity: connections, setup: setup)
         self.pool = pool
         let location = self.location
-        groupCommit = GroupCommit(maxBatch: 256) { batch in Self.write(batch, pool: pool, location: location) }
+        groupCommit = GroupCommit(maxBatch: 256) { batch, oldest in
+            Self.write(batch, pool: pool, location: location, deadline: oldest + Self.requestTimeout)
+        }
         do {
             _ = try pool.withConnection(deadline: .now + .seconds(10), idempotent: true) { connection throws(PGError) in
                 try connection.run([PGStatement("SELECT 1")], deadline: .now + .seconds(10))
@@ -184,8 +188,9 @@ public final class PostgresStore: FlowStore {
     func storeError(_ error: any Error) -> any Error {
         switch error {
         case let error as PGError:
-            if case .connection(let message, _) = error { return StoreError.unavailable(location: location, detail: message) }
-            return error
+            guard case .connection(let message, let sent) = error else { return error }
+            return sent ? StoreError.outcomeUnknown(location: location, detail: message)
+                        : StoreError.unavailable(location: location, detail: message)
         default:
             return error
         }

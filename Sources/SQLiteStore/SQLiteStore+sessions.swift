@@ -116,6 +116,14 @@ extension SQLiteStore {
             """)
         guard let stored = try Int.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
+        if let (key, _) = commit.idempotency {
+            // A key already used was applied by another action: this one must not apply too
+            // (the server replays that answer instead, once it reloads).
+            let used = try db.cachedStatement(sql: "SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ?")
+            if try Int.fetchOne(used, arguments: [commit.sessionId, key]) != nil {
+                throw CommitError.versionConflict(stored: stored)
+            }
+        }
         let insert = try db.cachedStatement(sql: """
             INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

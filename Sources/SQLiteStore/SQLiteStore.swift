@@ -31,7 +31,7 @@ public final class SQLiteStore: FlowStore {
         configuration.label = "flowstack"
         let pool = try DatabasePool(path: path, configuration: configuration)
         self.pool = pool
-        groupCommit = GroupCommit { batch in Self.write(batch, to: pool) }
+        groupCommit = GroupCommit { batch, _ in Self.write(batch, to: pool) }
         // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
         // writer; the setting is per connection and only the writer's matters, so set it there last.
         let synchronous = durability == .full ? "FULL" : "NORMAL"

@@ -166,7 +166,7 @@ public final class TestPostgresServer: @unchecked Sendable {
     }
 
     /// A port nothing listens on now (bound to 0, read back, released).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestSetupError(description: "socket failed") }
         defer { close(socket) }

@@ -1,0 +1,137 @@
+// Two stores on one database, as two nodes are: the database, not the process, keeps the log right.
+import FlowStore
+import Foundation
+@testable import PostgresStore
+import StoreTestSupport
+import Synchronization
+import Testing
+
+struct SharedDatabaseTests {
+    /// Two writers of the same version on one session: exactly one applies, the other is told
+    /// the version moved; the log holds one entry per version, with the winner's action.
+    @Test func secondWriterOfAVersionFails() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let first = try database.migratedStore()
+        let second = try database.open()
+        try first.insert(SessionStoreTests.session("race"))
+        for version in 1...20 {
+            let outcomes = Mutex<[Result<Void, any Error>]>([])
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                let store = index == 0 ? first : second
+                var commit = SessionStoreTests.commit("race", version: version)
+                commit.action.type = "node\(index)"
+                let outcome = Result { try store.commit(commit) }
+                outcomes.withLock { $0.append(outcome) }
+            }
+            let results = outcomes.withLock { $0 }
+            #expect(results.filter { if case .success = $0 { true } else { false } }.count == 1, "version \(version)")
+            for case .failure(let error) in results {
+                #expect(error as? CommitError == .versionConflict(stored: version), "version \(version): \(error)")
+            }
+        }
+        let log = try second.actions(sessionId: "race", after: 0, limit: 100)
+        #expect(log.map(\.version) == Array(1...20))
+        #expect(log.allSatisfy { $0.type == "node0" || $0.type == "node1" })
+    }
+
+    /// An Idempotency-Key applied through one store cannot apply a second action through
+    /// another, even at the next version: the second commit writes nothing.
+    @Test func idempotencyKeyAppliesOnceAcrossStores() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let first = try database.migratedStore()
+        let second = try database.open()
+        try first.insert(SessionStoreTests.session("keyed"))
+        try first.commit(SessionStoreTests.commit("keyed", version: 1, key: "retry-me"))
+        #expect(throws: CommitError.self) {
+            try second.commit(SessionStoreTests.commit("keyed", version: 2, key: "retry-me"))
+        }
+        #expect(try second.actions(sessionId: "keyed", after: 0, limit: 10).map(\.version) == [1])
+        #expect(try second.idempotentAnswer(sessionId: "keyed", key: "retry-me")?.version == 1)
+    }
+}
+
+@Suite(.enabled(if: TestStoreKind.isPostgreSQL, "needs the throwaway PostgreSQL"))
+struct PostgresStoreTests {
+    /// Nodes starting together on an empty database migrate it once: the advisory lock makes
+    /// the others wait, and they then find nothing left to apply.
+    @Test func concurrentStartsMigrateOnce() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let stores = try (0..<4).map { _ in try database.open() }
+        let applied = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: stores.count) { index in
+            do {
+                let done = try stores[index].migrate()
+                applied.withLock { $0.append(done.count) }
+            } catch {
+                Issue.record("node \(index) failed to migrate: \(error)")
+            }
+        }
+        let bundled = Migration.bundled(.postgresql).count
+        #expect(applied.withLock { $0.sorted() } == [0, 0, 0, bundled])
+        #expect(try stores[0].schemaVersion() == bundled)
+    }
+
+    /// A connection that stops answering (its backend frozen) is reported within the request
+    /// deadline, never later, and dropped; the next request connects afresh and is answered.
+    @Test func unansweringDatabaseFailsFastAndRecovers() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try #require(try database.migratedStore() as? PostgresStore)
+        let rows = try store.rowsOrThrow(store.query([PGStatement("SELECT pg_backend_pid()")]))
+        let backend = try #require(rows[0].integer(0, 0))
+        // Only this store's one pooled connection is frozen; new connections would still work,
+        // so the first failure is what must mark the pool down.
+        kill(pid_t(backend), SIGSTOP)
+        defer { kill(pid_t(backend), SIGCONT) }
+        let start = ContinuousClock.now
+        #expect(store.healthCheck() == nil)
+        let waited = start.duration(to: .now)
+        #expect(waited >= .milliseconds(1_000) && waited < .milliseconds(2_000), "waited \(waited)")
+        kill(pid_t(backend), SIGCONT)
+        // The frozen connection was dropped; the next request probes with a new one.
+        #expect(store.healthCheck() == Migration.bundled(.postgresql).count)
+        #expect(try store.sessionCount() == 0)
+    }
+
+    /// A server that does not exist is a clear error at start, fast, without the password.
+    @Test func unreachableServerIsAClearError() throws {
+        let port = try TestPostgresServer.freePort()
+        let start = ContinuousClock.now
+        do {
+            _ = try PostgresStore(uri: "postgresql://flow:s3cret@127.0.0.1:\(port)/flowstack")
+            Issue.record("connected to a port where nothing listens")
+        } catch let error as StoreError {
+            #expect(error.description.contains("127.0.0.1:\(port)"))
+            #expect(!error.description.contains("s3cret"))
+            #expect(error.description.contains("flow:***@"))
+        }
+        #expect(start.duration(to: .now) < .seconds(2))
+    }
+}
+
+struct DatabaseLocationTests {
+    /// `--db` is a PostgreSQL URI when it starts with postgresql:// or postgres://, else a path.
+    @Test(arguments: [
+        ("./flowstack.sqlite", false), ("/var/lib/flowstack/db.sqlite", false), ("postgresql://u@h/db", true),
+        ("postgres://u@h:5432/db?sslmode=require", true), ("POSTGRESQL://u@h/db", true), ("postgresql.sqlite", false),
+    ])
+    func tellsPathsFromURIs(value: String, isPostgres: Bool) {
+        if case .postgresql = DatabaseLocation(value) { #expect(isPostgres) } else { #expect(!isPostgres) }
+    }
+
+    /// A password never shows: neither in the user part nor as a parameter; the rest does.
+    @Test(arguments: [
+        ("postgresql://flow:s3cret@db:5432/flowstack", "postgresql://flow:***@db:5432/flowstack"),
+        ("postgres://flow@db/flowstack?password=s3cret&sslmode=require", "postgres://flow@db/flowstack?password=***&sslmode=require"),
+        ("postgresql://flow:p%40ss@h1:5432,h2:5432/fs?target_session_attrs=read-write",
+         "postgresql://flow:***@h1:5432,h2:5432/fs?target_session_attrs=read-write"),
+        ("postgresql://db/flowstack", "postgresql://db/flowstack"),
+        ("./x.sqlite", "./x.sqlite"),
+    ])
+    func redactsPasswords(value: String, shown: String) {
+        #expect(DatabaseLocation(value).redacted == shown)
+    }
+}
