@@ -7,17 +7,17 @@ import Locking
 /// drops broken ones, and reopens after the database comes back.
 ///
 /// A circuit breaker keeps an outage cheap: when a connection breaks or a deadline passes, the
-/// pool is *down*, its idle connections are dropped, and until one request (the probe) has
-/// connected again every other request fails at once, without touching the network. So a
-/// database that does not answer costs one request its deadline, not every request, and the
-/// HTTP threads stay free for what the cache can answer.
+/// pool is *down*, its idle connections are dropped, and every request fails at once, without
+/// touching the network, until a thread of the pool's own (`fs-pg-probe`, every 200 ms)
+/// has connected again. So a database that does not answer costs the requests in flight
+/// their deadline, not every request after them, and the HTTP threads stay free for what the
+/// cache can answer; a request queued behind a failed one never starts a wait of its own.
 final class PGPool: @unchecked Sendable {
     // @unchecked: `idle` holds non-Sendable connections, moved in and out under `state`'s lock,
     // each used by one thread at a time.
     private struct State {
         var idle: [PGConnection] = []
         var down = false
-        var probing = false
         var lastFailure = ""
         var closed = false
     }
@@ -26,7 +26,6 @@ final class PGPool: @unchecked Sendable {
     private enum Ticket {
         case idle(PGConnection)
         case open
-        case probe
         case refused(String)
     }
 
@@ -35,12 +34,22 @@ final class PGPool: @unchecked Sendable {
     private let setup: [PGStatement]
     private let permits: DispatchSemaphore
     private let state = PThreadMutex(State())
+    /// Signalled when the pool goes down (the probe starts) and when it closes.
+    private let wake = DispatchSemaphore(value: 0)
+    private let probeStopped = DispatchSemaphore(value: 0)
+    /// How long a stale idle connection's replacement may take to connect.
+    private let replacementTimeout: Duration = .milliseconds(300)
 
     init(uri: String, capacity: Int, setup: [PGStatement]) {
         self.uri = uri
         self.capacity = max(1, capacity)
         self.setup = setup
         self.permits = DispatchSemaphore(value: max(1, capacity))
+        let thread = Thread { [self] in
+            Thread.current.name = "fs-pg-probe"
+            probe()
+        }
+        thread.start()
     }
 
     /// Whether the last attempt found the database unreachable (and no probe has succeeded since).
@@ -48,8 +57,9 @@ final class PGPool: @unchecked Sendable {
 
     /// Runs `body` with a connection. A connection that broke is dropped and the pool marked
     /// down. When `body` failed on a connection taken from the idle list before anything
-    /// reached the server (or when `idempotent`), it runs once more on a new connection: an
-    /// idle connection can have died with a database restart without anyone noticing.
+    /// reached the server (or when `idempotent`), it runs once more on a new connection, if
+    /// one connects within 300 ms: an idle connection can have died with a database restart
+    /// that is over by now.
     func withConnection<T>(deadline: ContinuousClock.Instant, idempotent: Bool = false,
                            _ body: (PGConnection) throws(PGError) -> T) throws(PGError) -> T {
         guard permits.wait(timeout: Self.dispatchTime(deadline)) == .success else {
@@ -67,33 +77,43 @@ final class PGPool: @unchecked Sendable {
                     give(connection)
                     throw error
                 }
-                markDown(error)
-                // Retried once, on a fresh connection (as the probe), when that cannot apply twice.
-                guard reused, error.unsent || idempotent else { throw error }
-                connection = try take(deadline: deadline).0
+                guard case .connection = error else {
+                    throw error  // the server refused a statement: dropped, but the database is up
+                }
+                guard reused, error.unsent || idempotent else {
+                    markDown(error)
+                    throw error
+                }
+                do throws(PGError) {
+                    connection = try PGConnection.connect(uri: uri, setup: setup,
+                                                          deadline: min(deadline, .now + replacementTimeout))
+                } catch {
+                    markDown(error)
+                    throw error
+                }
                 reused = false
             }
         }
     }
 
-    /// Closes the idle connections; later calls fail.
+    /// Closes the idle connections and stops the probe; later calls fail.
     func close() {
-        let idle = state.withLock { state -> [PGConnection] in
+        let (idle, first) = state.withLock { state -> ([PGConnection], Bool) in
+            let first = !state.closed
             state.closed = true
             defer { state.idle.removeAll() }
-            return state.idle
+            return (state.idle, first)
         }
         _ = idle  // released here: PQfinish in deinit
+        guard first else { return }
+        wake.signal()
+        probeStopped.wait()
     }
 
     private func take(deadline: ContinuousClock.Instant) throws(PGError) -> (PGConnection, reused: Bool) {
         let ticket = state.withLock { state -> Ticket in
             if state.closed { return .refused("the store is closed") }
-            if state.down {
-                if state.probing { return .refused(state.lastFailure) }
-                state.probing = true
-                return .probe
-            }
+            if state.down { return .refused(state.lastFailure) }
             if let connection = state.idle.popLast() { return .idle(connection) }
             return .open
         }
@@ -102,30 +122,50 @@ final class PGPool: @unchecked Sendable {
             return (connection, true)
         case .refused(let reason):
             throw .connection(reason, sent: false)
-        case .open, .probe:
+        case .open:
             do throws(PGError) {
-                let connection = try PGConnection.connect(uri: uri, setup: setup, deadline: deadline)
-                state.withLock { state in
-                    state.down = false
-                    state.probing = false
-                }
-                return (connection, false)
+                return (try PGConnection.connect(uri: uri, setup: setup, deadline: deadline), false)
             } catch {
-                state.withLock { $0.probing = false }
                 markDown(error)
                 throw error
             }
         }
     }
 
+    /// The probe's thread: while the pool is down, tries to connect every 200 ms; the first
+    /// connection that works brings the pool up and becomes its first idle connection.
+    private func probe() {
+        while true {
+            wake.wait()
+            while true {
+                let (down, closed) = state.withLock { ($0.down, $0.closed) }
+                if closed { probeStopped.signal(); return }
+                guard down else { break }
+                do throws(PGError) {
+                    let connection = try PGConnection.connect(uri: uri, setup: setup, deadline: .now + .seconds(1))
+                    state.withLock { state in
+                        state.down = false
+                        state.idle.append(connection)
+                    }
+                } catch {
+                    state.withLock { $0.lastFailure = error.description }
+                    // Woken early only by close(), checked at the top of the loop.
+                    _ = wake.wait(timeout: .now() + .milliseconds(200))
+                }
+            }
+        }
+    }
+
     private func markDown(_ error: PGError) {
-        let idle = state.withLock { state -> [PGConnection] in
+        let (idle, wasDown) = state.withLock { state -> ([PGConnection], Bool) in
+            let wasDown = state.down
             state.down = true
             state.lastFailure = error.description
             defer { state.idle.removeAll() }
-            return state.idle
+            return (state.idle, wasDown)
         }
         _ = idle  // connections opened before the failure may be dead too: dropped
+        if !wasDown { wake.signal() }
     }
 
     private func give(_ connection: PGConnection) {

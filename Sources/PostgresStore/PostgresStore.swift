@@ -56,12 +56,15 @@ public final class PostgresStore: FlowStore {
             }
         } catch {
             groupCommit.shutdown()
+            pool.close()
             throw StoreError.unavailable(location: location, detail: error.description)
         }
     }
 
     deinit {
+        // A store dropped without `close()` still stops its threads.
         groupCommit.shutdown()
+        pool.close()
     }
 
     // MARK: Schema
