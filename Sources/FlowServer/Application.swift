@@ -19,6 +19,8 @@ public final class Application: Sendable {
     let bodyLimits: BodyLimits
     let logger: Logger
     private let router: Router
+    /// Polls the definitions of a shared database (nil on SQLite, where this process is the writer).
+    private let definitionSync: DefinitionSync?
 
     /// Why an application could not be made.
     public struct SetupError: Error, CustomStringConvertible {
@@ -57,7 +59,18 @@ public final class Application: Sendable {
             throw SetupError(description: "cannot read the flow definitions from the database: \(error)")
         }
         self.registry = registry
-        self.sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger)
+        metrics.attach(store.counters)
+        if store.isShared {
+            // Other nodes change definitions too: poll, and read again on demand.
+            let sync = DefinitionSync(store: store, registry: registry, logger: logger, counters: metrics.cluster)
+            sync.start()
+            definitionSync = sync
+        } else {
+            definitionSync = nil
+        }
+        let sync = definitionSync
+        self.sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
+                                       counters: metrics.cluster, refreshDefinitions: { sync?.refresh(force: true) })
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addPlaygroundRoutes(to: &router)

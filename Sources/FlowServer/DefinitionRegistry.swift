@@ -82,6 +82,19 @@ final class DefinitionRegistry: Sendable {
         return (DefinitionRegistry(snapshot), skipped)
     }
 
+    /// Takes over everything `other` holds (definitions just read from the database). Catalogs
+    /// already built are kept: flow versions are immutable, so a catalog stays right.
+    func replace(with other: DefinitionRegistry) {
+        let fresh = other.state.withLock { $0 }
+        state.withLock { snapshot in
+            var next = fresh
+            for (signature, catalog) in snapshot.catalogs where next.catalogs[signature] == nil {
+                next.catalogs[signature] = catalog
+            }
+            snapshot = next
+        }
+    }
+
     /// The live version of each flow.
     var liveVersions: [String: Int] { state.withLock { $0.live } }
 

@@ -1,4 +1,5 @@
 // Request counters and latency histograms, exposed in Prometheus text format at /metrics.
+import FlowStore
 import Synchronization
 
 /// The server's metrics: requests by route, method and status, and a latency histogram by route,
@@ -86,8 +87,52 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    /// The Prometheus text exposition of every metric with at least one request.
+    /// The session cache's and the cluster checks' counters.
+    public let cluster = ClusterCounters()
+    /// The store's own counters (round trips, errors, commit batches), set once the store is known.
+    private let storeCounters = AtomicLazyReference<StoreCounters>()
+
+    /// Shows `counters` (the store's) at `/metrics` from now on.
+    public func attach(_ counters: StoreCounters) {
+        _ = storeCounters.storeIfNil(counters)
+    }
+
+    /// The Prometheus text exposition of every metric with at least one request, then the
+    /// cache's, the cluster checks' and the store's counters.
     public func exposition() -> [UInt8] {
+        var out = requestExposition()
+        func counter(_ name: String, _ help: String, _ value: Int) {
+            out.append(contentsOf: "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n".utf8)
+        }
+        let cluster = self.cluster
+        counter("flowstack_session_cache_hits_total", "Requests that found their session cached and current.",
+                cluster.cacheHits.load(ordering: .relaxed))
+        counter("flowstack_session_loads_total", "Sessions read from the database because they were not cached.",
+                cluster.sessionLoads.load(ordering: .relaxed))
+        counter("flowstack_session_head_checks_total", "Cached sessions checked against the shared database's head version.",
+                cluster.headChecks.load(ordering: .relaxed))
+        counter("flowstack_session_stale_reloads_total", "Cached sessions found behind the database (another node wrote them) and read again.",
+                cluster.staleReloads.load(ordering: .relaxed))
+        counter("flowstack_version_conflicts_retried_total", "Commits refused because the session moved, applied again on the newer state.",
+                cluster.conflictsRetried.load(ordering: .relaxed))
+        counter("flowstack_refusals_rechecked_total", "Refusals judged again on the stored state because the cache was behind.",
+                cluster.refusalsRechecked.load(ordering: .relaxed))
+        counter("flowstack_definition_reloads_total", "Times the definitions were read again after another node changed them.",
+                cluster.definitionReloads.load(ordering: .relaxed))
+        if let store = storeCounters.load() {
+            counter("flowstack_db_round_trips_total", "Round trips to the database (each carries one or more statements).",
+                    store.roundTrips.load(ordering: .relaxed))
+            counter("flowstack_db_errors_total", "Database calls that failed (unreachable, timed out, or refused).",
+                    store.errors.load(ordering: .relaxed))
+            counter("flowstack_db_commit_batches_total", "Group-commit transactions, one round trip each.",
+                    store.commitBatches.load(ordering: .relaxed))
+            counter("flowstack_db_committed_actions_total", "Actions written by group commit (divided by the batches: actions per round trip).",
+                    store.committedActions.load(ordering: .relaxed))
+        }
+        return out
+    }
+
+    private func requestExposition() -> [UInt8] {
         let (extraRoutes, extraCounts) = overflow.withLock { ($0.order, $0.counts) }
         let routes = (prepared.load()?.order ?? []) + extraRoutes
         var out: [UInt8] = []

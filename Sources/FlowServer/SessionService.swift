@@ -15,13 +15,24 @@ final class SessionService: Sendable {
     let cache: SessionCache
     let users: UserStates
     let logger: Logger
+    let counters: ClusterCounters
+    /// Other nodes write the database too: a cached session is checked against it before a
+    /// read is answered, and a refusal made on a cached state is checked before it is sent.
+    let shared: Bool
+    /// Reads the definitions again from the database now (a session of a flow version another
+    /// node just stored).
+    let refreshDefinitions: @Sendable () -> Void
 
-    init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger) {
+    init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger,
+         counters: ClusterCounters = ClusterCounters(), refreshDefinitions: @escaping @Sendable () -> Void = {}) {
         self.store = store
         self.registry = registry
         self.cache = SessionCache(capacity: cacheCapacity)
-        self.users = UserStates(capacity: cacheCapacity)
+        self.users = UserStates(capacity: cacheCapacity, shared: store.isShared)
         self.logger = logger
+        self.counters = counters
+        self.shared = store.isShared
+        self.refreshDefinitions = refreshDefinitions
     }
 
     // MARK: Creating
@@ -95,7 +106,7 @@ final class SessionService: Sendable {
         let slot = try pinnedSlot(id, token: token)
         defer { cache.unpin(slot) }
         return try slot.state.withLock { (contents: inout SlotContents) throws(ResponseError) -> T in
-            try withLoadedSession(id, token: token, slot: slot, &contents, body)
+            try withLoadedSession(id, token: token, slot: slot, verify: shared, &contents, body)
         }
     }
 
@@ -127,12 +138,30 @@ final class SessionService: Sendable {
 
     /// Runs `body` on the committed session of a slot whose lock the caller holds, loading it
     /// first if needed and checking `token`; the session `body` leaves is kept, unless deleted.
+    ///
+    /// With `verify`, a cached session is first checked against the database's head version
+    /// (one look-up by key) and read again when another node moved it: a read never answers
+    /// older than what any node acknowledged before it was sent.
     private func withLoadedSession<T>(
-        _ id: String, token: String?, slot: SessionSlot, _ contents: inout SlotContents,
+        _ id: String, token: String?, slot: SessionSlot, verify: Bool = false, _ contents: inout SlotContents,
         _ body: (inout LiveSession) throws(ResponseError) -> T
     ) throws(ResponseError) -> T {
         guard let token else { throw Self.unauthorized("This route needs Authorization: Bearer <session token>.") }
-        if contents.session == nil { contents.session = try load(id) }
+        if contents.session == nil {
+            counters.sessionLoads.add(1, ordering: .relaxed)
+            contents.session = try load(id)
+        } else if verify, let cached = contents.session?.version {
+            counters.headChecks.add(1, ordering: .relaxed)
+            let head = try storage { try store.headVersion(sessionId: id) }
+            if head != cached {
+                counters.staleReloads.add(1, ordering: .relaxed)
+                contents.session = head == nil ? nil : try load(id)
+            } else {
+                counters.cacheHits.add(1, ordering: .relaxed)
+            }
+        } else {
+            counters.cacheHits.add(1, ordering: .relaxed)
+        }
         // Moved out of the slot and back rather than copied: a copy retains every field.
         guard var session = contents.session.take() else {
             cache.remove(id, slot: slot)
@@ -220,7 +249,19 @@ final class SessionService: Sendable {
         let token: String?
         let ifMatch: IfMatch?
         let idempotency: (key: String, bodyHash: [UInt8])?
+        /// Already judged again on the stored state after a refusal on a cached one.
+        var rechecked = false
+
+        func rechecking() -> ActionRequest {
+            var copy = self
+            copy.rechecked = true
+            return copy
+        }
     }
+
+    /// Refusals that depend on the session's state (a stale `from`, `If-Match`, an action the
+    /// state does not accept): on a shared database they are checked against the stored state.
+    private static let refusalStatuses: Set<Int> = [409, 412, 422]
 
     /// The action's turn, under the slot's lock: checks and applies it, and either answers (a
     /// refusal, a replay) or marks the session as committing and submits the commit.
@@ -233,6 +274,15 @@ final class SessionService: Sendable {
                 try applyLocked(request.action, to: &session, ifMatch: request.ifMatch, idempotency: request.idempotency)
             }
         } catch {
+            if shared, !request.rechecked, Self.refusalStatuses.contains(error.response.status),
+               let cached = contents.session?.version,
+               let head = try? store.headVersion(sessionId: request.id), head != cached {
+                // Refused on a cached state that another node has moved on from: judge it
+                // again on the stored state before answering.
+                counters.refusalsRechecked.add(1, ordering: .relaxed)
+                contents.session = nil
+                return act(request.rechecking(), attempt: attempt, slot: slot, answer: answer, &contents)
+            }
             let response = error.response
             return { answer.complete(response) }
         }
@@ -261,10 +311,14 @@ final class SessionService: Sendable {
             }
             let response = Self.stateResponse(version: step.next.version, body: step.body)
             endTurn(on: slot, { $0.session = step.next }, then: { answer.complete(response) })
-        case .failure(CommitError.versionConflict) where attempt < 2:
-            // The database moved past the cached state, which pinning should rule out (another
-            // process writing the same file?): reload it and apply again, before anything queued.
-            logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
+        case .failure(CommitError.versionConflict) where attempt < (shared ? 8 : 2):
+            // The database moved past the cached state: another node wrote the session (on a
+            // shared database), or another process the file. Reload it and apply again, on the
+            // newer state, before anything queued.
+            counters.conflictsRetried.add(1, ordering: .relaxed)
+            if !shared {
+                logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
+            }
             let retry: SessionWork = { [self] contents in act(request, attempt: attempt + 1, slot: slot, answer: answer, &contents) }
             endTurn(on: slot, { contents in
                 contents.session = nil
@@ -423,6 +477,9 @@ final class SessionService: Sendable {
         } catch {
             logger.error("stored tree does not decode", metadata: ["session": "\(id)", "error": "\(error)"])
             throw ResponseError(.problem(500, "Session \(id) is stored in a form this server cannot read."))
+        }
+        if shared, let versions = DefinitionRegistry.decode(record.flowVersions), registry.catalog(for: versions) == nil {
+            refreshDefinitions()  // a flow version another node stored moments ago
         }
         guard let versions = DefinitionRegistry.decode(record.flowVersions), let catalog = registry.catalog(for: versions) else {
             logger.error("stored session runs unknown flow versions", metadata: ["session": "\(id)", "versions": "\(record.flowVersions)"])

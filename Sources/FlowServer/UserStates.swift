@@ -5,8 +5,8 @@ import Locking
 
 /// The state of users with live sessions, kept in step with the users table: commits and the
 /// admin routes update it after they write, and a miss reads the database. Every session of a
-/// user therefore sees the same state, whether or not it was cached (this process is the only
-/// writer of its database).
+/// user therefore sees the same state, whether or not it was cached, when this process is the
+/// only writer of its database; on a shared one (several nodes) it holds nothing.
 final class UserStates: Sendable {
     private struct Table {
         var states: [String: [String: JSONValue]] = [:]
@@ -19,13 +19,18 @@ final class UserStates: Sendable {
 
     private let table = PThreadMutex(Table())
     private let capacity: Int
+    /// Other nodes change users too: nothing is held, every read asks the database.
+    private let shared: Bool
 
-    init(capacity: Int) {
+    init(capacity: Int, shared: Bool = false) {
         self.capacity = max(1, capacity)
+        self.shared = shared
     }
 
-    /// The state of `userId`, read from the database when it is not held.
+    /// The state of `userId`, read from the database when it is not held (always, on a
+    /// database other nodes write).
     func state(of userId: String, store: any FlowStore) throws -> [String: JSONValue] {
+        if shared { return try store.user(id: userId).map { Self.decode($0.state) } ?? [:] }
         for _ in 0..<3 {
             let (held, generation, epoch) = table.withLock { ($0.states[userId], $0.generations[userId] ?? 0, $0.epoch) }
             if let held { return held }

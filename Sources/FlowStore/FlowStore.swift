@@ -1,6 +1,7 @@
 // What the server needs from storage: one protocol, implemented by SQLiteStore and PostgresStore.
 import Foundation
 import Locking
+import Synchronization
 
 /// How much a committed transaction survives. Each store says what the two levels mean on it.
 public enum Durability: String, Sendable, CaseIterable {
@@ -30,6 +31,11 @@ public protocol FlowStore: AnyObject, Sendable {
     var location: String { get }
     /// The dialect whose migrations this store applies.
     var dialect: SQLDialect { get }
+    /// Whether other processes may write this database too (several nodes on one PostgreSQL):
+    /// then a cached session or user state may be behind it, and the server checks.
+    var isShared: Bool { get }
+    /// What the store counts of its own work, for `/metrics`.
+    var counters: StoreCounters { get }
 
     // MARK: Schema
 
@@ -66,6 +72,9 @@ public protocol FlowStore: AnyObject, Sendable {
     func deleteSession(id: String) throws -> Bool
     /// How many sessions are stored.
     func sessionCount() throws -> Int
+    /// The version session `id` stands at now (its newest log entry, or its row), nil when it
+    /// does not exist: one look-up by key, for a node to tell whether its cached copy is current.
+    func headVersion(sessionId: String) throws -> Int?
 
     // MARK: Users
 
@@ -95,6 +104,9 @@ public protocol FlowStore: AnyObject, Sendable {
     func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws
     /// Every definition of a kind, by key order.
     func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord]
+    /// A text that changes whenever a flow version is added or made live, or a flag or an
+    /// experiment is stored: a node polls it to know when to reload its definitions.
+    func definitionsFingerprint() throws -> String
     /// Per variant of `experiment`: sessions exposed, distinct users who completed onboarding in
     /// those sessions, and per feature the sessions that showed it on top.
     func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts]
@@ -153,4 +165,15 @@ public enum Timestamp {
 
     /// Made once: every action is stamped, and making the style cost a third of formatting.
     private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+}
+
+/// Counters of a store's work, read by `/metrics`: round trips to the database, failed calls,
+/// and the group commit's transactions and the actions they carried (actions per round trip).
+public final class StoreCounters: Sendable {
+    public let roundTrips = Atomic<Int>(0)
+    public let errors = Atomic<Int>(0)
+    public let commitBatches = Atomic<Int>(0)
+    public let committedActions = Atomic<Int>(0)
+
+    public init() {}
 }

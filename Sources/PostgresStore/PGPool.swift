@@ -1,5 +1,6 @@
 // A bounded pool of libpq connections shared by the HTTP threads and the writer thread.
 import Dispatch
+import FlowStore
 import Foundation
 import Locking
 
@@ -40,8 +41,11 @@ final class PGPool: @unchecked Sendable {
     /// How long a stale idle connection's replacement may take to connect.
     private let replacementTimeout: Duration = .milliseconds(300)
 
-    init(uri: String, capacity: Int, setup: [PGStatement]) {
+    let counters: StoreCounters
+
+    init(uri: String, capacity: Int, setup: [PGStatement], counters: StoreCounters) {
         self.uri = uri
+        self.counters = counters
         self.capacity = max(1, capacity)
         self.setup = setup
         self.permits = DispatchSemaphore(value: max(1, capacity))
@@ -69,10 +73,12 @@ final class PGPool: @unchecked Sendable {
         var (connection, reused) = try take(deadline: deadline)
         while true {
             do throws(PGError) {
+                counters.roundTrips.add(1, ordering: .relaxed)
                 let result = try body(connection)
                 give(connection)
                 return result
             } catch {
+                counters.errors.add(1, ordering: .relaxed)
                 guard connection.broken else {
                     give(connection)
                     throw error

@@ -133,6 +133,15 @@ extension PostgresStore {
         }
     }
 
+    public func definitionsFingerprint() throws -> String {
+        try rowsOrThrow(query([PGStatement("""
+            SELECT (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
+                   (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
+                   (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
+                   (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments)
+            """)]))[0].string(0, 0) ?? ""
+    }
+
     // MARK: Experiment report
 
     public func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts] {

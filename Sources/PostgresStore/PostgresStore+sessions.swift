@@ -217,6 +217,15 @@ extension PostgresStore {
         try rowsOrThrow(query([PGStatement("SELECT COUNT(*) FROM sessions")]))[0].integer(0, 0) ?? 0
     }
 
+    public func headVersion(sessionId: String) throws -> Int? {
+        let rows = try rowsOrThrow(query([PGStatement("""
+            SELECT GREATEST(s.version, COALESCE((SELECT a.version FROM actions a WHERE a.session_id = s.id
+                ORDER BY a.version DESC LIMIT 1), 0))
+            FROM sessions s WHERE s.id = $1::text
+            """, [.text(sessionId)])]))[0]
+        return rows.count == 1 ? rows.integer(0, 0) : nil
+    }
+
     static func recordFeature(session: String, feature: String) -> PGStatement {
         PGStatement("""
             INSERT INTO session_features (session_id, feature) VALUES ($1::text, $2::text)

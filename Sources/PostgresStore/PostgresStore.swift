@@ -17,6 +17,9 @@ import Synchronization
 public final class PostgresStore: FlowStore {
     public let location: String
     public var dialect: SQLDialect { .postgresql }
+    /// Several nodes may share the database: a node checks its cached copies against it.
+    public var isShared: Bool { true }
+    public let counters = StoreCounters()
     public let durability: Durability
     let pool: PGPool
     let groupCommit: GroupCommit
@@ -44,11 +47,14 @@ public final class PostgresStore: FlowStore {
             // CREATE TABLE IF NOT EXISTS and the like would print NOTICEs on our stderr.
             PGStatement("SET client_min_messages = 'warning'"),
         ]
-        let pool = PGPool(uri: uri, capacity: connections, setup: setup)
+        let counters = self.counters
+        let pool = PGPool(uri: uri, capacity: connections, setup: setup, counters: counters)
         self.pool = pool
         let location = self.location
         groupCommit = GroupCommit(maxBatch: 256) { batch, oldest in
-            Self.write(batch, pool: pool, location: location, deadline: oldest + Self.requestTimeout)
+            counters.commitBatches.add(1, ordering: .relaxed)
+            counters.committedActions.add(batch.count, ordering: .relaxed)
+            return Self.write(batch, pool: pool, location: location, deadline: oldest + Self.requestTimeout)
         }
         do {
             _ = try pool.withConnection(deadline: .now + .seconds(10), idempotent: true) { connection throws(PGError) in

@@ -109,6 +109,17 @@ extension SQLiteStore {
         }
     }
 
+    public func definitionsFingerprint() throws -> String {
+        try pool.read { db in
+            try String.fetchOne(db, sql: """
+                SELECT (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
+                       (SELECT coalesce(group_concat(name || ':' || version, ','), '') FROM (SELECT name, version FROM live_flows ORDER BY name)) || '|' ||
+                       (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
+                       (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments)
+                """) ?? ""
+        }
+    }
+
     // MARK: Experiment report
 
     /// Per variant of `experiment`: sessions exposed, distinct users who completed onboarding in

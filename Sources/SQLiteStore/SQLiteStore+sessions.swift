@@ -199,6 +199,17 @@ extension SQLiteStore {
         try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions") ?? 0 }
     }
 
+    public func headVersion(sessionId: String) throws -> Int? {
+        try pool.read { db in
+            let head = try db.cachedStatement(sql: """
+                SELECT max(s.version, coalesce((SELECT a.version FROM actions a WHERE a.session_id = s.id
+                    ORDER BY a.version DESC LIMIT 1), 0))
+                FROM sessions s WHERE s.id = ?
+                """)
+            return try Int.fetchOne(head, arguments: [sessionId])
+        }
+    }
+
     static func recordFeature(_ db: Database, session: String, feature: String) throws {
         try db.cachedStatement(sql: "INSERT INTO session_features (session_id, feature) VALUES (?, ?) ON CONFLICT DO NOTHING")
             .execute(arguments: [session, feature])

@@ -15,6 +15,9 @@ public final class SQLiteStore: FlowStore {
     public let path: String
     public var location: String { path }
     public var dialect: SQLDialect { .sqlite }
+    /// One process owns a SQLite file: its cache is the only writer's.
+    public var isShared: Bool { false }
+    public let counters = StoreCounters()
     public let durability: Durability
     /// The connections; repositories read and write through it.
     public let pool: DatabasePool

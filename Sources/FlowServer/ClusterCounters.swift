@@ -1,0 +1,24 @@
+// What an operator of several nodes watches: how often the cache answers, and how often it
+// had to catch up with the database.
+import Synchronization
+
+/// Counters of the session cache and of the checks a node makes against a shared database,
+/// exposed at `/metrics`.
+public final class ClusterCounters: Sendable {
+    /// A request found its session cached (and, on a shared database, current).
+    public let cacheHits = Atomic<Int>(0)
+    /// A session read from the database because it was not cached.
+    public let sessionLoads = Atomic<Int>(0)
+    /// Reads checked against the database's head version (shared database only).
+    public let headChecks = Atomic<Int>(0)
+    /// Cached sessions found behind the database (another node wrote them) and read again.
+    public let staleReloads = Atomic<Int>(0)
+    /// Commits refused because the session had moved, applied again on the newer state.
+    public let conflictsRetried = Atomic<Int>(0)
+    /// Refusals (409, 412, 422) judged again on the stored state because the cache was behind.
+    public let refusalsRechecked = Atomic<Int>(0)
+    /// Times the definitions were read again because another node changed them.
+    public let definitionReloads = Atomic<Int>(0)
+
+    public init() {}
+}

@@ -1,0 +1,67 @@
+// Keeps a node's definitions in step with a database that other nodes change too.
+import Foundation
+import FlowStore
+import Logging
+import Synchronization
+
+/// Polls the store's definitions fingerprint every `interval` and, when another node stored a
+/// flow version, made one live, or changed a flag or an experiment, reads every definition
+/// again. A change acknowledged by one node is used by every node for sessions created within
+/// about `interval` plus one read (well under a second). Sessions keep the versions they run.
+///
+/// Polling, rather than `LISTEN/NOTIFY`, needs nothing of the database but a query, costs one
+/// small query per interval per node, and cannot miss a change while a connection is down.
+final class DefinitionSync: Sendable {
+    let store: any FlowStore
+    let registry: DefinitionRegistry
+    let logger: Logger
+    let counters: ClusterCounters
+    private let fingerprint = Mutex<String?>(nil)
+    private let stop = DispatchSemaphore(value: 0)
+
+    init(store: any FlowStore, registry: DefinitionRegistry, logger: Logger, counters: ClusterCounters) {
+        self.store = store
+        self.registry = registry
+        self.logger = logger
+        self.counters = counters
+        fingerprint.withLock { $0 = try? store.definitionsFingerprint() }
+    }
+
+    /// Starts polling on a thread of its own; it ends once this object is released.
+    func start(interval: Duration = .milliseconds(250)) {
+        let milliseconds = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+        let stop = self.stop
+        let thread = Thread { [weak self] in
+            Thread.current.name = "fs-definitions"
+            while stop.wait(timeout: .now() + .milliseconds(milliseconds)) == .timedOut {
+                guard let self else { return }
+                refresh()
+            }
+        }
+        thread.start()
+    }
+
+    deinit { stop.signal() }
+
+    /// Reads the definitions again when the fingerprint moved (or `force`).
+    func refresh(force: Bool = false) {
+        do {
+            let current = try store.definitionsFingerprint()
+            let changed = fingerprint.withLock { known -> Bool in
+                defer { known = current }
+                return known != current
+            }
+            guard changed || force else { return }
+            let loaded = DefinitionRegistry.load(
+                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
+                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
+            for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
+            registry.replace(with: loaded.registry)
+            counters.definitionReloads.add(1, ordering: .relaxed)
+        } catch {
+            // The database is away: the next poll tries again; /healthz reports the outage.
+            fingerprint.withLock { $0 = nil }
+            logger.debug("definitions not refreshed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,144 @@
+// Two applications on one PostgreSQL database, as two nodes behind a load balancer that moved
+// a session: any node serves any session, and the database keeps them right.
+import FlowServer
+import FlowStore
+import Foundation
+import HTTPServer
+import HTTPTestClient
+import StoreTestSupport
+import Synchronization
+import Testing
+
+@Suite(.enabled(if: TestStoreKind.isPostgreSQL, "several nodes share a PostgreSQL database"))
+struct MultiNodeTests {
+    /// Two nodes on one fresh database.
+    static func nodes() throws -> (TestApp, TestApp) {
+        let first = try TestApp()
+        return (first, try TestApp(beside: first))
+    }
+
+    /// Walks a new session through onboarding on `node`; returns it at home.
+    static func onboarded(_ node: SessionClient, user: String) throws -> CreatedSession {
+        let session = try node.create(userId: user)
+        try node.apply(session, #"{"type":"onboarding.showSecond"}"#)
+        try node.apply(session, #"{"type":"onboarding.completed"}"#)
+        return session
+    }
+
+    /// Whatever node acknowledged version v, a read on the other answers v: nodes take turns
+    /// writing one session and each read sees the other's last write.
+    @Test func readsSeeWritesOfTheOtherNode() throws {
+        let (a, b) = try Self.nodes()
+        let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
+        let session = try Self.onboarded(nodes[0], user: "ryw")
+        _ = try nodes[1].state(session)  // cached on b at version 2
+        for step in 0..<10 {
+            let writer = nodes[step % 2], reader = nodes[(step + 1) % 2]
+            let written = try writer.apply(session, #"{"type":"home.selectTab","params":{"index":\#(step % 2)}}"#)
+            let read = try reader.state(session).json
+            #expect(read["version"] == written["version"], "step \(step)")
+            #expect(read.features == written.features, "step \(step)")
+        }
+    }
+
+    /// Actions posted to both nodes at once on one session all apply, one after the other: the
+    /// loser of a race reloads and applies on the newer state; versions are 1…n without a gap.
+    @Test func concurrentActionsOnBothNodesApplyInTurn() throws {
+        let (a, b) = try Self.nodes()
+        let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
+        let session = try Self.onboarded(nodes[0], user: "race")
+        let statuses = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for step in 0..<5 {
+                let response = try? nodes[worker % 2].act(session, #"{"type":"home.selectTab","params":{"index":\#((worker + step) % 2)}}"#)
+                statuses.withLock { $0.append(response?.status ?? 0) }
+            }
+        }
+        #expect(statuses.withLock { $0 }.allSatisfy { $0 == 200 })
+        let log = try nodes[1].sender.send("GET", "/v1/sessions/\(session.id)/actions?limit=100", headers: session.auth).json
+        let versions = log["actions"].arrayValue?.compactMap { $0["version"].integerValue } ?? []
+        #expect(versions == Array(1...42))
+        #expect(try nodes[0].state(session).json["version"] == 42)
+    }
+
+    /// A retry on the other node with the same Idempotency-Key replays the stored answer and
+    /// applies nothing twice.
+    @Test func idempotencyKeyReplaysOnTheOtherNode() throws {
+        let (a, b) = try Self.nodes()
+        let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
+        let session = try Self.onboarded(nodes[0], user: "retry")
+        let body = #"{"type":"home.selectTab","params":{"index":1}}"#
+        let first = try nodes[0].act(session, body, headers: [("Idempotency-Key", "tap-9")])
+        let again = try nodes[1].act(session, body, headers: [("Idempotency-Key", "tap-9")])
+        #expect(first.status == 200 && again.status == 200)
+        #expect(again.headers["Idempotent-Replayed"] == "true")
+        #expect(again.body == first.body)
+        #expect(try nodes[1].state(session).json["version"] == 3)
+    }
+
+    /// A user who completed onboarding through one node starts at home in a session made on the other.
+    @Test func userStateIsSharedByNodes() throws {
+        let (a, b) = try Self.nodes()
+        let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
+        _ = try nodes[1].create(userId: "shared")  // b has seen this user before onboarding
+        _ = try Self.onboarded(nodes[0], user: "shared")
+        #expect(try nodes[1].create(userId: "shared").state.features == ["home.first"])
+    }
+
+    /// A refusal judged on a stale cached state is judged again on the stored one: the other
+    /// node moved the session to the second screen, so an action only valid there applies, and
+    /// an If-Match on the new version matches.
+    @Test func refusalsAreJudgedOnTheStoredState() throws {
+        let (a, b) = try Self.nodes()
+        let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
+        let session = try nodes[0].create(userId: "stale-refusal")
+        _ = try nodes[1].state(session)  // b caches version 0, on onboarding.first
+        try nodes[0].apply(session, #"{"type":"onboarding.showSecond"}"#)
+        let matched = try nodes[1].act(session, #"{"type":"onboarding.returnToFirst"}"#, headers: [("If-Match", "\"1\"")])
+        #expect(matched.status == 200, "\(matched.text)")
+        try nodes[0].apply(session, #"{"type":"onboarding.showSecond"}"#)
+        let completed = try nodes[1].act(session, #"{"type":"onboarding.completed"}"#)
+        #expect(completed.status == 200, "\(completed.text)")
+        #expect(completed.json.features == ["home.first"])
+    }
+
+    /// A flow version made live through one node is used by the other for sessions created
+    /// within a second; sessions made before keep their version.
+    @Test func definitionsChangedOnOneNodeReachTheOther() throws {
+        let (a, b) = try Self.nodes()
+        let before = try SessionClient(sender: b.direct).create(userId: "before")
+        let admin = [("Authorization", "Bearer \(TestApp.adminToken)")]
+        let put = try a.direct.send("PUT", "/v1/flows/onboarding?activate=true", body: """
+            {"name": "onboarding", "kind": "stacked", "initial": ["onboarding.first"],
+             "on": {"onboarding.completed": [{"from": "onboarding.first", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}]}}
+            """, headers: admin)
+        #expect(put.status == 201, "\(put.text)")
+        let acknowledged = ContinuousClock.now
+        let clientB = SessionClient(sender: b.direct)
+        var oneScreen = false
+        while !oneScreen && acknowledged.duration(to: .now) < .seconds(1) {
+            let session = try clientB.create(userId: "after-\(UUID().uuidString.prefix(8))")
+            oneScreen = try clientB.act(session, #"{"type":"onboarding.completed"}"#).status == 200
+            if !oneScreen { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(oneScreen, "node b did not use the new live version within 1 s")
+        #expect(try clientB.act(before, #"{"type":"onboarding.completed"}"#).status == 422)
+        #expect(try b.direct.send("GET", "/v1/flows/onboarding", headers: admin).json["version"] == 2)
+    }
+
+    /// `/metrics` shows what an operator of several nodes watches.
+    @Test func metricsShowCacheAndDatabaseWork() throws {
+        let (a, b) = try Self.nodes()
+        let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
+        let session = try Self.onboarded(nodes[0], user: "metrics")
+        _ = try nodes[1].state(session)
+        try nodes[0].apply(session, #"{"type":"home.selectTab","params":{"index":1}}"#)
+        _ = try nodes[1].state(session)
+        let text = try b.direct.send("GET", "/metrics").text
+        for name in ["flowstack_session_cache_hits_total", "flowstack_session_stale_reloads_total 1",
+                     "flowstack_session_head_checks_total", "flowstack_version_conflicts_retried_total",
+                     "flowstack_db_round_trips_total", "flowstack_db_errors_total", "flowstack_db_commit_batches_total"] {
+            #expect(text.contains(name), "\(name) missing")
+        }
+    }
+}
