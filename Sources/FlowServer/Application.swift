@@ -29,9 +29,12 @@ public final class Application: Sendable {
 
     /// - Parameters:
     ///   - cacheCapacity: sessions kept in memory at most; older ones are read back from the database.
+    ///   - singleNode: this process is the only FlowStack on a shared database (PostgreSQL): it
+    ///     trusts its caches as on SQLite instead of checking them against the database. Wrong
+    ///     with a second node: that node's writes would not be seen.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
-                logger: Logger = Logger(label: "flowstack")) throws {
+                singleNode: Bool = false, logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
         self.logger = logger
         self.bodyLimits = bodyLimits
@@ -60,7 +63,8 @@ public final class Application: Sendable {
         }
         self.registry = registry
         metrics.attach(store.counters)
-        if store.isShared {
+        let shared = store.isShared && !singleNode
+        if shared {
             // Other nodes change definitions too: poll, and read again on demand.
             let sync = DefinitionSync(store: store, registry: registry, logger: logger, counters: metrics.cluster)
             sync.start()
@@ -70,7 +74,8 @@ public final class Application: Sendable {
         }
         let sync = definitionSync
         self.sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
-                                       counters: metrics.cluster, refreshDefinitions: { sync?.refresh(force: true) })
+                                       shared: shared, counters: metrics.cluster,
+                                       refreshDefinitions: { sync?.refresh(force: true) })
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addPlaygroundRoutes(to: &router)

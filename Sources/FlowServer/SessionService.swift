@@ -23,15 +23,15 @@ final class SessionService: Sendable {
     /// node just stored).
     let refreshDefinitions: @Sendable () -> Void
 
-    init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger,
+    init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), refreshDefinitions: @escaping @Sendable () -> Void = {}) {
         self.store = store
         self.registry = registry
         self.cache = SessionCache(capacity: cacheCapacity)
-        self.users = UserStates(capacity: cacheCapacity, shared: store.isShared)
+        self.users = UserStates(capacity: cacheCapacity, shared: shared)
         self.logger = logger
         self.counters = counters
-        self.shared = store.isShared
+        self.shared = shared
         self.refreshDefinitions = refreshDefinitions
     }
 
@@ -39,7 +39,8 @@ final class SessionService: Sendable {
 
     /// Makes a session for `input`, stores it, caches it; returns it with its token.
     func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
-        let userState = try storage { try users.state(of: input.userId, store: store) }
+        // Read afresh on a shared database: the user may have finished onboarding on another node.
+        let userState = try storage { try users.held(input.userId, store: store, fresh: shared).state }
         // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
         let inputs = registry.sessionInputs
         let evaluationContext = EvaluationContext(targetingKey: input.userId, attributes: input.attributes)
@@ -316,7 +317,9 @@ final class SessionService: Sendable {
             // shared database), or another process the file. Reload it and apply again, on the
             // newer state, before anything queued.
             counters.conflictsRetried.add(1, ordering: .relaxed)
-            if !shared {
+            if shared {
+                users.forget(step.next.userId)  // the user's state may be what moved
+            } else {
                 logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
             }
             let retry: SessionWork = { [self] contents in act(request, attempt: attempt + 1, slot: slot, answer: answer, &contents) }
@@ -393,7 +396,8 @@ final class SessionService: Sendable {
             response.headers["ETag"] = Self.etag(session.version)
             throw ResponseError(response)
         }
-        session.context.user = try storage { try users.state(of: session.userId, store: store) }
+        let user = try storage { try users.held(session.userId, store: store) }
+        session.context.user = user.state
         let outcome: ActionOutcome
         do throws(FlowError) {
             outcome = try FlowEngine.apply(action, to: session.tree, catalog: session.catalog, context: session.context)
@@ -435,7 +439,8 @@ final class SessionService: Sendable {
                 ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))
             },
             reachedFeature: reached,
-            completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true })
+            completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },
+            userRevision: shared ? user.revision : nil)
         return .commit(ActionStep(commit: commit, next: next, body: body,
                                   userChanges: outcome.userChanges.map { ($0.key, $0.value) }))
     }

@@ -6,10 +6,19 @@ import Locking
 /// The state of users with live sessions, kept in step with the users table: commits and the
 /// admin routes update it after they write, and a miss reads the database. Every session of a
 /// user therefore sees the same state, whether or not it was cached, when this process is the
-/// only writer of its database; on a shared one (several nodes) it holds nothing.
+/// only writer of its database. On a shared one (several nodes) a held state may be behind:
+/// each is held with its revision, an action's commit requires that revision (so an action is
+/// never committed on a state another node changed: it is judged again), and a new session
+/// reads the user afresh.
 final class UserStates: Sendable {
+    /// A user's state as held, with the revision it was read or last committed at.
+    struct Held: Sendable {
+        var state: [String: JSONValue]
+        var revision: Int
+    }
+
     private struct Table {
-        var states: [String: [String: JSONValue]] = [:]
+        var states: [String: Held] = [:]
         /// Bumped by every change, held or not, so a read from the database that raced with a
         /// commit is not kept.
         var generations: [String: UInt64] = [:]
@@ -19,22 +28,26 @@ final class UserStates: Sendable {
 
     private let table = PThreadMutex(Table())
     private let capacity: Int
-    /// Other nodes change users too: nothing is held, every read asks the database.
-    private let shared: Bool
+    /// Other nodes change users too.
+    let shared: Bool
 
     init(capacity: Int, shared: Bool = false) {
         self.capacity = max(1, capacity)
         self.shared = shared
     }
 
-    /// The state of `userId`, read from the database when it is not held (always, on a
-    /// database other nodes write).
+    /// The state of `userId`, read from the database when it is not held.
     func state(of userId: String, store: any FlowStore) throws -> [String: JSONValue] {
-        if shared { return try store.user(id: userId).map { Self.decode($0.state) } ?? [:] }
+        try held(userId, store: store).state
+    }
+
+    /// The state of `userId` and its revision, read from the database when it is not held, or
+    /// always when `fresh` (a new session on a shared database: another node may have changed it).
+    func held(_ userId: String, store: any FlowStore, fresh: Bool = false) throws -> Held {
         for _ in 0..<3 {
             let (held, generation, epoch) = table.withLock { ($0.states[userId], $0.generations[userId] ?? 0, $0.epoch) }
-            if let held { return held }
-            let read = try store.user(id: userId).map { Self.decode($0.state) } ?? [:]
+            if let held, !fresh { return held }
+            let read = try Self.read(userId, store: store)
             let kept = table.withLock { table -> Bool in
                 guard table.epoch == epoch, (table.generations[userId] ?? 0) == generation else { return false }
                 // A crude bound: when full, start over; misses read the database again.
@@ -49,27 +62,35 @@ final class UserStates: Sendable {
             if kept { return read }
         }
         // The user's state keeps changing under us: use what the database says now, uncached.
-        return try store.user(id: userId).map { Self.decode($0.state) } ?? [:]
+        return try Self.read(userId, store: store)
     }
 
-    /// Applies committed changes (RFC 7396: a null removes the key, as json_patch does).
+    /// Applies committed changes (RFC 7396: a null removes the key, as json_patch does); the
+    /// commit that wrote them raised the revision by one.
     func apply(_ changes: [(key: String, value: JSONValue)], to userId: String) {
         table.withLock { table in
             table.generations[userId, default: 0] &+= 1
-            guard var state = table.states[userId] else { return }
+            guard var held = table.states[userId] else { return }
             for change in changes {
-                if change.value.isNull { state[change.key] = nil } else { state[change.key] = change.value }
+                if change.value.isNull { held.state[change.key] = nil } else { held.state[change.key] = change.value }
             }
-            table.states[userId] = state
+            held.revision += 1
+            table.states[userId] = held
         }
     }
 
-    /// Forgets `userId`, after a change written around the commit path (the admin reset).
+    /// Forgets `userId`, after a change written around the commit path (the admin reset), or
+    /// a commit refused because another node changed the user.
     func forget(_ userId: String) {
         table.withLock { table in
             table.generations[userId, default: 0] &+= 1
             table.states.removeValue(forKey: userId)
         }
+    }
+
+    private static func read(_ userId: String, store: any FlowStore) throws -> Held {
+        guard let record = try store.user(id: userId) else { return Held(state: [:], revision: 0) }
+        return Held(state: decode(record.state), revision: record.revision)
     }
 
     static func decode(_ text: String) -> [String: JSONValue] {

@@ -95,10 +95,14 @@ public struct ActionCommit: Sendable {
     public var reachedFeature: String?
     /// The action completed onboarding: the session's exposures count it as onboarded.
     public var completesOnboarding: Bool
+    /// The revision of the user's state the action was judged with: when set, nothing is
+    /// written unless the user's state is still at it (another node changed it meanwhile is a
+    /// `CommitError.versionConflict`). Nil: not checked (one process owns the database).
+    public var userRevision: Int?
 
     public init(sessionId: String, userId: String, version: Int, tree: [UInt8], action: ActionRecord,
                 userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil,
-                reachedFeature: String? = nil, completesOnboarding: Bool = false) {
+                reachedFeature: String? = nil, completesOnboarding: Bool = false, userRevision: Int? = nil) {
         self.sessionId = sessionId
         self.userId = userId
         self.version = version
@@ -108,6 +112,7 @@ public struct ActionCommit: Sendable {
         self.idempotency = idempotency
         self.reachedFeature = reachedFeature
         self.completesOnboarding = completesOnboarding
+        self.userRevision = userRevision
     }
 }
 
@@ -126,12 +131,16 @@ public struct UserRecord: Sendable, Equatable {
     public var state: String
     public var createdAt: String
     public var updatedAt: String
+    /// Grows with every change of `state` (on a shared database; 0 on SQLite, whose one
+    /// process sees every change), so a commit can require the state it was judged with.
+    public var revision: Int
 
-    public init(id: String, state: String, createdAt: String, updatedAt: String) {
+    public init(id: String, state: String, createdAt: String, updatedAt: String, revision: Int = 0) {
         self.id = id
         self.state = state
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.revision = revision
     }
 }
 

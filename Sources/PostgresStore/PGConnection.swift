@@ -163,6 +163,13 @@ final class PGConnection {
     /// prepared in the same round trip.
     func run(_ statements: [PGStatement], deadline: ContinuousClock.Instant) throws(PGError) -> [PGOutcome] {
         guard !broken else { throw .connection("the connection is closed", sent: false) }
+        // A C string ends at the first NUL, and PostgreSQL's text cannot hold one: refuse it,
+        // before anything is sent, rather than store a shortened value.
+        for statement in statements {
+            for case .text(let text) in statement.parameters where text.utf8.contains(0) {
+                throw .server(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store")
+            }
+        }
         lastUsed = .now
         do throws(PGError) {
             var preparing: [Bool] = []

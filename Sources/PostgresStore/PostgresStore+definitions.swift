@@ -6,14 +6,14 @@ extension PostgresStore {
 
     public func user(id: String) throws -> UserRecord? {
         let rows = try rowsOrThrow(query([PGStatement(
-            "SELECT id, state::text, created_at, updated_at FROM users WHERE id = $1::text", [.text(id)])]))[0]
+            "SELECT id, state::text, created_at, updated_at, revision FROM users WHERE id = $1::text", [.text(id)])]))[0]
         return Self.userRecord(rows)
     }
 
     public func removeUserState(id: String, key: String) throws -> UserRecord? {
         let rows = try write([PGStatement("""
-            UPDATE users SET state = state - $2::text, updated_at = $3::text WHERE id = $1::text
-            RETURNING id, state::text, created_at, updated_at
+            UPDATE users SET state = state - $2::text, updated_at = $3::text, revision = revision + 1 WHERE id = $1::text
+            RETURNING id, state::text, created_at, updated_at, revision
             """, [.text(id), .text(key), .text(Timestamp.string())])])[0]
         return Self.userRecord(rows)
     }
@@ -21,7 +21,8 @@ extension PostgresStore {
     private static func userRecord(_ rows: PGRows) -> UserRecord? {
         guard rows.count == 1 else { return nil }
         return UserRecord(id: rows.string(0, 0) ?? "", state: rows.string(0, 1) ?? "{}",
-                          createdAt: rows.string(0, 2) ?? "", updatedAt: rows.string(0, 3) ?? "")
+                          createdAt: rows.string(0, 2) ?? "", updatedAt: rows.string(0, 3) ?? "",
+                          revision: rows.integer(0, 4) ?? 0)
     }
 
     // MARK: Flow versions
@@ -56,7 +57,7 @@ extension PostgresStore {
     public func activateFlow(name: String, version: Int) throws -> Bool {
         try write([PGStatement("""
             INSERT INTO live_flows (name, version, activated_at)
-            SELECT name, version, $3::text FROM flow_versions WHERE name = $1::text AND version = $2::integer
+            SELECT name, version, $3::text FROM flow_versions WHERE name = $1::text AND version = $2::bigint
             ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
             RETURNING 1
             """, [.text(name), .integer(version), .text(Timestamp.string())])])[0].count == 1
@@ -64,7 +65,7 @@ extension PostgresStore {
 
     public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? {
         let rows = try rowsOrThrow(query([PGStatement("""
-            SELECT name, version, definition, created_at FROM flow_versions WHERE name = $1::text AND version = $2::integer
+            SELECT name, version, definition, created_at FROM flow_versions WHERE name = $1::text AND version = $2::bigint
             """, [.text(name), .integer(version)])]))[0]
         return Self.flowVersionRecords(rows).first
     }

@@ -134,7 +134,8 @@ extension PostgresStore {
     }
 
     /// One action's writes as one statement. Nothing is written unless the session stands at
-    /// version − 1 (its row, or its newest log entry) and the Idempotency-Key is unused; the
+    /// version − 1 (its row, or its newest log entry), the Idempotency-Key is unused, and the
+    /// user's state is at the revision the action was judged with (when given); the
     /// log's key `(session_id, version)` turns a concurrent writer of the same version into no
     /// insert. The user's state, the funnel, the exposure and the stored answer are written
     /// only with the log entry. Its one row: 1 when applied, else 0; and the head version seen
@@ -156,6 +157,8 @@ extension PostgresStore {
                 WHERE head.version = $2::integer - 1
                   AND ($12::text IS NULL OR NOT EXISTS (
                       SELECT 1 FROM idempotency_keys k WHERE k.session_id = $1::text AND k.key = $12::text))
+                  AND ($19::bigint IS NULL OR EXISTS (
+                      SELECT 1 FROM users u WHERE u.id = $11::text AND u.revision = $19::bigint))
                 ON CONFLICT (session_id, version) DO NOTHING
                 RETURNING 1
             ), remembered AS (
@@ -164,7 +167,7 @@ extension PostgresStore {
                 FROM applied WHERE $12::text IS NOT NULL
                 ON CONFLICT (session_id, key) DO NOTHING
             ), patched AS (
-                UPDATE users SET updated_at = $9::text, state = (
+                UPDATE users SET updated_at = $9::text, revision = users.revision + 1, state = (
                     SELECT COALESCE(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
                     FROM jsonb_each(users.state || $16::jsonb) e WHERE e.value <> 'null'::jsonb)
                 WHERE users.id = $11::text AND $16::jsonb IS NOT NULL AND EXISTS (SELECT 1 FROM applied)
@@ -184,13 +187,14 @@ extension PostgresStore {
                 .optional(commit.idempotency?.key), answer.map { .bytes($0.requestHash) } ?? .null,
                 answer.map { .integer($0.status) } ?? .null, answer.map { .bytes($0.body) } ?? .null,
                 .optional(commit.userPatch), .optional(commit.reachedFeature), .boolean(commit.completesOnboarding),
+                commit.userRevision.map(PGValue.integer) ?? .null,
             ])
     }
 
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
         let rows = try rowsOrThrow(query([PGStatement("""
             SELECT version, type, source, params, interactive, handled_by, transition, created_at
-            FROM actions WHERE session_id = $1::text AND version > $2::integer ORDER BY version LIMIT $3::integer
+            FROM actions WHERE session_id = $1::text AND version > $2::bigint ORDER BY version LIMIT $3::bigint
             """, [.text(sessionId), .integer(after), .integer(limit)])]))[0]
         return (0..<rows.count).map { row in
             ActionRecord(version: rows.integer(row, 0) ?? 0, type: rows.string(row, 1) ?? "", source: rows.string(row, 2),

@@ -38,6 +38,8 @@ struct Serve: ParsableCommand {
     var cacheSessions: Int?
     @Option(name: .customLong("shutdown-grace"), help: "Seconds a stop waits for requests being handled (env FLOWSTACK_SHUTDOWN_GRACE; default 5).")
     var shutdownGrace: Int?
+    @Flag(name: .customLong("single-node"), help: "On PostgreSQL: this is the only FlowStack on the database, so trust the caches (reads answered from memory) instead of checking them; wrong with a second node (env FLOWSTACK_SINGLE_NODE=1).")
+    var singleNode = false
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env FLOWSTACK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -79,7 +81,9 @@ struct Serve: ParsableCommand {
         let adminToken = Self.adminToken(from: env)
         let app: Application
         do {
-            app = try Application(store: store, adminToken: adminToken.value, cacheCapacity: cacheCapacity, logger: logger)
+            let single = singleNode || ["1", "true", "yes"].contains(env.values["FLOWSTACK_SINGLE_NODE"]?.lowercased() ?? "")
+            app = try Application(store: store, adminToken: adminToken.value, cacheCapacity: cacheCapacity,
+                                  singleNode: single, logger: logger)
         } catch let error as Application.SetupError {
             throw FailureMessage(error.description)
         }

@@ -105,6 +105,27 @@ struct PostgresStoreTests {
         #expect(try store.sessionCount() == 0)
     }
 
+    /// A commit judged with a user state another node has since changed writes nothing: the
+    /// user's revision must still be the one the action saw; a patch raises it by one.
+    @Test func commitRequiresTheUserRevisionItWasJudgedWith() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(SessionStoreTests.session("judged"))
+        #expect(try store.user(id: "u-1")?.revision == 0)
+        var patched = SessionStoreTests.commit("judged", version: 1, patch: "{\"onboarded\":true}")
+        patched.userRevision = 0
+        try store.commit(patched)
+        #expect(try store.user(id: "u-1")?.revision == 1)
+        var stale = SessionStoreTests.commit("judged", version: 2)
+        stale.userRevision = 0
+        #expect(throws: CommitError.versionConflict(stored: 2)) { try store.commit(stale) }
+        stale.userRevision = 1
+        try store.commit(stale)
+        #expect(try store.removeUserState(id: "u-1", key: "onboarded")?.revision == 2)
+        #expect(try store.actions(sessionId: "judged", after: 0, limit: 10).map(\.version) == [1, 2])
+    }
+
     /// A server that does not exist is a clear error at start, fast, without the password.
     @Test func unreachableServerIsAClearError() throws {
         let port = try TestPostgresServer.freePort()

@@ -5,9 +5,12 @@
 
 -- Users outlive sessions; `state` is the JSON object of per-user state that flows read and
 -- write through `setUser` (the first key is `onboarded`).
+-- `revision` grows with every change of `state`: a node judges an action with the state it
+-- has cached, and its commit applies only while the revision is still the one it saw.
 CREATE TABLE users (
     id          TEXT PRIMARY KEY,
     state       JSONB NOT NULL DEFAULT '{}',
+    revision    BIGINT NOT NULL DEFAULT 0,
     created_at  TEXT NOT NULL,
     updated_at  TEXT NOT NULL
 );
