@@ -140,10 +140,112 @@ extension PostgresStore {
     /// insert. The user's state, the funnel, the exposure and the stored answer are written
     /// only with the log entry. Its one row: 1 when applied, else 0; and the head version seen
     /// (NULL when the session does not exist).
+    ///
+    /// The statement holds only the parts this commit needs (most actions carry no key, change
+    /// no user state and are in no experiment): one of 32 texts, each prepared once per connection.
     static func commitStatement(_ commit: ActionCommit) -> PGStatement {
         let action = commit.action
-        let answer = commit.idempotency?.answer
-        return PGStatement("""
+        var parts = CommitParts()
+        var parameters: [PGValue] = [
+            .text(commit.sessionId), .integer(commit.version), .text(action.type), .optional(action.source),
+            .text(action.params), .boolean(action.interactive), .optional(action.handledBy), .optional(action.transition),
+            .text(action.createdAt), .bytes(commit.tree), .text(commit.userId),
+        ]
+        if let (key, answer) = commit.idempotency {
+            parts.insert(.key)
+            parameters += [.text(key), .bytes(answer.requestHash), .integer(answer.status), .bytes(answer.body)]
+        }
+        if let revision = commit.userRevision {
+            parts.insert(.revision)
+            parameters.append(.integer(revision))
+        }
+        if let patch = commit.userPatch {
+            parts.insert(.patch)
+            parameters.append(.text(patch))
+        }
+        if let feature = commit.reachedFeature {
+            parts.insert(.feature)
+            parameters.append(.text(feature))
+        }
+        if commit.completesOnboarding { parts.insert(.onboarded) }
+        return PGStatement(commitSQL[Int(parts.rawValue)], parameters)
+    }
+
+    /// Which optional writes and checks a commit statement holds.
+    struct CommitParts: OptionSet {
+        let rawValue: UInt8
+        static let key = CommitParts(rawValue: 1)
+        static let revision = CommitParts(rawValue: 2)
+        static let patch = CommitParts(rawValue: 4)
+        static let feature = CommitParts(rawValue: 8)
+        static let onboarded = CommitParts(rawValue: 16)
+    }
+
+    /// The commit statement's text for each combination of parts, by raw value.
+    static let commitSQL: [String] = (0..<32).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
+
+    /// $1…$11 are always the session, version, action fields, tree and user; the optional
+    /// parts' parameters follow in the order key (4), revision, patch, feature.
+    static func commitSQL(_ parts: CommitParts) -> String {
+        var next = 12
+        func parameter() -> String {
+            defer { next += 1 }
+            return "$\(next)"
+        }
+        var conditions = ""
+        var writes = ""
+        if parts.contains(.key) {
+            let (key, hash, status, body) = (parameter(), parameter(), parameter(), parameter())
+            conditions += """
+                  AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.session_id = $1::text AND k.key = \(key)::text)
+
+                """
+            writes += """
+                , remembered AS (
+                    INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
+                    SELECT $1::text, \(key)::text, \(hash)::bytea, \(status)::integer, $2::integer, \(body)::bytea, $9::text
+                    FROM applied
+                    ON CONFLICT (session_id, key) DO NOTHING
+                )
+
+                """
+        }
+        if parts.contains(.revision) {
+            conditions += """
+                  AND EXISTS (SELECT 1 FROM users u WHERE u.id = $11::text AND u.revision = \(parameter())::bigint)
+
+                """
+        }
+        if parts.contains(.patch) {
+            writes += """
+                , patched AS (
+                    UPDATE users SET updated_at = $9::text, revision = users.revision + 1, state = (
+                        SELECT COALESCE(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
+                        FROM jsonb_each(users.state || \(parameter())::jsonb) e WHERE e.value <> 'null'::jsonb)
+                    WHERE users.id = $11::text AND EXISTS (SELECT 1 FROM applied)
+                )
+
+                """
+        }
+        if parts.contains(.feature) {
+            writes += """
+                , reached AS (
+                    INSERT INTO session_features (session_id, feature)
+                    SELECT $1::text, \(parameter())::text FROM applied
+                    ON CONFLICT (session_id, feature) DO NOTHING
+                )
+
+                """
+        }
+        if parts.contains(.onboarded) {
+            writes += """
+                , onboarded AS (
+                    UPDATE exposures SET onboarded = 1 WHERE session_id = $1::text AND EXISTS (SELECT 1 FROM applied)
+                )
+
+                """
+        }
+        return """
             WITH head AS (
                 SELECT GREATEST(s.version, COALESCE((SELECT a.version FROM actions a WHERE a.session_id = s.id
                     ORDER BY a.version DESC LIMIT 1), 0)) AS version
@@ -155,40 +257,11 @@ extension PostgresStore {
                     $10::bytea
                 FROM head
                 WHERE head.version = $2::integer - 1
-                  AND ($12::text IS NULL OR NOT EXISTS (
-                      SELECT 1 FROM idempotency_keys k WHERE k.session_id = $1::text AND k.key = $12::text))
-                  AND ($19::bigint IS NULL OR EXISTS (
-                      SELECT 1 FROM users u WHERE u.id = $11::text AND u.revision = $19::bigint))
-                ON CONFLICT (session_id, version) DO NOTHING
+            \(conditions)    ON CONFLICT (session_id, version) DO NOTHING
                 RETURNING 1
-            ), remembered AS (
-                INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
-                SELECT $1::text, $12::text, $13::bytea, $14::integer, $2::integer, $15::bytea, $9::text
-                FROM applied WHERE $12::text IS NOT NULL
-                ON CONFLICT (session_id, key) DO NOTHING
-            ), patched AS (
-                UPDATE users SET updated_at = $9::text, revision = users.revision + 1, state = (
-                    SELECT COALESCE(jsonb_object_agg(e.key, e.value), '{}'::jsonb)
-                    FROM jsonb_each(users.state || $16::jsonb) e WHERE e.value <> 'null'::jsonb)
-                WHERE users.id = $11::text AND $16::jsonb IS NOT NULL AND EXISTS (SELECT 1 FROM applied)
-            ), reached AS (
-                INSERT INTO session_features (session_id, feature)
-                SELECT $1::text, $17::text FROM applied WHERE $17::text IS NOT NULL
-                ON CONFLICT (session_id, feature) DO NOTHING
-            ), onboarded AS (
-                UPDATE exposures SET onboarded = 1
-                WHERE session_id = $1::text AND $18::boolean AND EXISTS (SELECT 1 FROM applied)
             )
-            SELECT (SELECT count(*) FROM applied), (SELECT version FROM head)
-            """, [
-                .text(commit.sessionId), .integer(commit.version), .text(action.type), .optional(action.source),
-                .text(action.params), .boolean(action.interactive), .optional(action.handledBy), .optional(action.transition),
-                .text(action.createdAt), .bytes(commit.tree), .text(commit.userId),
-                .optional(commit.idempotency?.key), answer.map { .bytes($0.requestHash) } ?? .null,
-                answer.map { .integer($0.status) } ?? .null, answer.map { .bytes($0.body) } ?? .null,
-                .optional(commit.userPatch), .optional(commit.reachedFeature), .boolean(commit.completesOnboarding),
-                commit.userRevision.map(PGValue.integer) ?? .null,
-            ])
+            \(writes)SELECT (SELECT count(*) FROM applied), (SELECT version FROM head), $11::text
+            """
     }
 
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
