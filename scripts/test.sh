@@ -3,7 +3,8 @@
 # checks openapi.yaml and the live server against it, runs the built binary end to end, and
 # runs the Swift tests last (so their summary closes the output). The end-to-end runs go on
 # SQLite first, then on PostgreSQL (each run starts a throwaway server of its own with
-# scripts/pgserver.py and removes it after), then the database-restart test.
+# scripts/pgserver.py and removes it after), then the database-restart test, then three nodes
+# behind HAProxy (the README's session, and the history checker with faults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -11,6 +12,11 @@ scripts/setup.sh
 if ! command -v curl >/dev/null || ! command -v python3 >/dev/null || ! command -v chromium >/dev/null; then
     sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq curl python3 python3-venv chromium >/dev/null
+fi
+# HAProxy for the runs of several nodes.
+if ! command -v haproxy >/dev/null; then
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq haproxy >/dev/null
 fi
 # PostgreSQL's server (initdb, postgres, pg_basebackup, pg_amcheck) for the runs on PostgreSQL.
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
@@ -33,6 +39,9 @@ FLOWSTACK_TEST_DB_KIND=postgresql scripts/conformance.sh
 FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/crash.py "$bin"
 FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/badinput.py "$bin"
 python3 scripts/dbrestart.py "$bin"
+# Several nodes: the README's session through HAProxy, then the history checker with faults.
+scripts/cluster_smoke.sh "$bin"
+python3 scripts/history.py "$bin"
 # The store and API tests on PostgreSQL (they start a throwaway server themselves), then every
 # Swift test on SQLite, last, so that its summary closes the output.
 FLOWSTACK_TEST_STORE=postgresql swift test --skip-build --filter "FlowStoreTests|FlowServerTests"

@@ -98,6 +98,11 @@ public final class Application: Sendable {
     /// HTTP server suspends the connection meanwhile; `response.settled()` waits for it.
     public func handle(_ request: Request) -> Response {
         let start = ContinuousClock.now
+        if let definitionSync, Self.readsDefinitions(request.path) {
+            // Another node may have changed a definition a moment ago: admin routes and new
+            // sessions see it (one small query: the fingerprint; a reload only when it moved).
+            definitionSync.refresh()
+        }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
         let (response, pattern) = router.dispatch(request)
         if let later = response.deferred {
@@ -106,6 +111,13 @@ public final class Application: Sendable {
         }
         record(request, pattern: pattern, response, since: start)
         return response
+    }
+
+    /// Routes whose answer depends on the current definitions: the admin routes of flows, flags
+    /// and experiments, and session creation (which evaluates flags and experiments).
+    static func readsDefinitions(_ path: String) -> Bool {
+        path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
+            || path.hasPrefix("/v1/experiments")
     }
 
     /// Counts an answered request in the metrics, and logs it.

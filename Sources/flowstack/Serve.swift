@@ -73,7 +73,7 @@ struct Serve: ParsableCommand {
 
         let store: any FlowStore
         do {
-            store = try OpenStore.open(location, durability: durability)
+            store = try Self.openWaiting(location, durability: durability, logger: logger)
             try store.migrate()
         } catch let error as StoreError {
             throw FailureMessage(error.description)
@@ -107,6 +107,27 @@ struct Serve: ParsableCommand {
         http.shutdown(gracePeriod: .seconds(grace))
         try store.close()
         logger.info("stopped")
+    }
+
+    /// Opens the store; a PostgreSQL server that does not answer yet is waited for, up to 30 s
+    /// (a node restarted during a database outage, or started before its database, comes up
+    /// once the database does, instead of exiting and being restarted in a loop).
+    static func openWaiting(_ location: DatabaseLocation, durability: Durability, logger: Logger) throws -> any FlowStore {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                return try OpenStore.open(location, durability: durability)
+            } catch StoreError.unavailable(_, let detail) where ContinuousClock.now < deadline && !Self.isRefusal(detail) {
+                logger.warning("waiting for the database", metadata: ["database": "\(location.redacted)", "error": "\(detail)"])
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
+    }
+
+    /// A connection the server refused for good (wrong password, unknown role or database):
+    /// waiting would not help, so `serve` says so at once.
+    static func isRefusal(_ detail: String) -> Bool {
+        ["authentication", "password", "pg_hba.conf", "does not exist", "permission denied"].contains { detail.contains($0) }
     }
 
     /// The admin token from FLOWSTACK_ADMIN_TOKEN, else a new random one (256 bits, hex).
