@@ -11,6 +11,7 @@
 # durable actions (issue 13's target: 0.5x or more).
 # Usage: bench/run.sh [seconds per run] [rounds] [sqlite|postgresql|both]   (needs the Debian package wrk)
 #   FLOWSTACK_BIN=PATH, PEER_BIN=PATH use those binaries instead of building release (a quick try of the script)
+#   BENCH_PG_ARGS="--single-node" passes options to `serve` on PostgreSQL
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -50,7 +51,10 @@ for s in "${stores[@]}"; do
         eval "$pg_env"
         pg_dir=$DIR db=$URL log="$work/server-postgresql.log"
     fi
-    "$flowstack" serve --port 0 --db "$db" --log-level warning >"$log" 2>&1 &
+    extra=()
+    # BENCH_PG_ARGS: more `serve` options on PostgreSQL, e.g. --single-node (one node, caches trusted).
+    [ "$s" = sqlite ] || read -r -a extra <<<"${BENCH_PG_ARGS:-}"
+    "$flowstack" serve --port 0 --db "$db" --log-level warning "${extra[@]}" >"$log" 2>&1 &
     pids+=($!)
     p=$(listening_port "$log")
     [ -n "$p" ] || { echo "bench: flowstack did not start on $s" >&2; cat "$log" >&2; exit 1; }
