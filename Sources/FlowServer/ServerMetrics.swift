@@ -101,33 +101,37 @@ public final class ServerMetrics: Sendable {
     /// cache's, the cluster checks' and the store's counters.
     public func exposition() -> [UInt8] {
         var out = requestExposition()
-        func counter(_ name: String, _ help: String, _ value: Int) {
-            out.append(contentsOf: "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n".utf8)
-        }
         let cluster = self.cluster
-        counter("flowstack_session_cache_hits_total", "Requests that found their session cached and current.",
-                cluster.cacheHits.load(ordering: .relaxed))
-        counter("flowstack_session_loads_total", "Sessions read from the database because they were not cached.",
-                cluster.sessionLoads.load(ordering: .relaxed))
-        counter("flowstack_session_head_checks_total", "Cached sessions checked against the shared database's head version.",
-                cluster.headChecks.load(ordering: .relaxed))
-        counter("flowstack_session_stale_reloads_total", "Cached sessions found behind the database (another node wrote them) and read again.",
-                cluster.staleReloads.load(ordering: .relaxed))
-        counter("flowstack_version_conflicts_retried_total", "Commits refused because the session moved, applied again on the newer state.",
-                cluster.conflictsRetried.load(ordering: .relaxed))
-        counter("flowstack_refusals_rechecked_total", "Refusals judged again on the stored state because the cache was behind.",
-                cluster.refusalsRechecked.load(ordering: .relaxed))
-        counter("flowstack_definition_reloads_total", "Times the definitions were read again after another node changed them.",
-                cluster.definitionReloads.load(ordering: .relaxed))
+        var counters: [(name: String, help: String, value: Int)] = [
+            ("flowstack_session_cache_hits_total", "Requests that found their session cached and current.",
+             cluster.cacheHits.load(ordering: .relaxed)),
+            ("flowstack_session_loads_total", "Sessions read from the database because they were not cached.",
+             cluster.sessionLoads.load(ordering: .relaxed)),
+            ("flowstack_session_head_checks_total", "Cached sessions checked against the shared database's head version.",
+             cluster.headChecks.load(ordering: .relaxed)),
+            ("flowstack_session_stale_reloads_total", "Cached sessions found behind the database (another node wrote them) and read again.",
+             cluster.staleReloads.load(ordering: .relaxed)),
+            ("flowstack_version_conflicts_retried_total", "Commits refused because the session moved, applied again on the newer state.",
+             cluster.conflictsRetried.load(ordering: .relaxed)),
+            ("flowstack_refusals_rechecked_total", "Refusals judged again on the stored state because the cache was behind.",
+             cluster.refusalsRechecked.load(ordering: .relaxed)),
+            ("flowstack_definition_reloads_total", "Times the definitions were read again after another node changed them.",
+             cluster.definitionReloads.load(ordering: .relaxed)),
+        ]
         if let store = storeCounters.load() {
-            counter("flowstack_db_round_trips_total", "Round trips to the database (each carries one or more statements).",
-                    store.roundTrips.load(ordering: .relaxed))
-            counter("flowstack_db_errors_total", "Database calls that failed (unreachable, timed out, or refused).",
-                    store.errors.load(ordering: .relaxed))
-            counter("flowstack_db_commit_batches_total", "Group-commit transactions, one round trip each.",
-                    store.commitBatches.load(ordering: .relaxed))
-            counter("flowstack_db_committed_actions_total", "Actions written by group commit (divided by the batches: actions per round trip).",
-                    store.committedActions.load(ordering: .relaxed))
+            counters += [
+                ("flowstack_db_round_trips_total", "Round trips to the database (each carries one or more statements).",
+                 store.roundTrips.load(ordering: .relaxed)),
+                ("flowstack_db_errors_total", "Database calls that failed (unreachable, timed out, or refused).",
+                 store.errors.load(ordering: .relaxed)),
+                ("flowstack_db_commit_batches_total", "Group-commit transactions, one round trip each.",
+                 store.commitBatches.load(ordering: .relaxed)),
+                ("flowstack_db_committed_actions_total", "Actions written by group commit (divided by the batches: actions per round trip).",
+                 store.committedActions.load(ordering: .relaxed)),
+            ]
+        }
+        for counter in counters {
+            out.append(contentsOf: "# HELP \(counter.name) \(counter.help)\n# TYPE \(counter.name) counter\n\(counter.name) \(counter.value)\n".utf8)
         }
         return out
     }
