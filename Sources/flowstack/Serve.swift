@@ -22,7 +22,7 @@ struct Serve: ParsableCommand {
     var port: Int?
     @Option(help: "SQLite file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DB (env FLOWSTACK_DB; default ./flowstack.sqlite).")
     var db: String?
-    @Option(help: "HTTP worker threads (env FLOWSTACK_THREADS; default: the number of cores).")
+    @Option(help: "HTTP worker threads (env FLOWSTACK_THREADS; default: the number of cores on SQLite, 4 per core on PostgreSQL).")
     var threads: Int?
     @Option(name: .customLong("max-body"), help: "Largest request body in bytes (env FLOWSTACK_MAX_BODY; default 1048576).")
     var maxBody: Int?
@@ -48,14 +48,19 @@ struct Serve: ParsableCommand {
         var server = ServerConfiguration()
         server.host = env.string(host, "FLOWSTACK_HOST", default: "127.0.0.1")
         server.port = try env.integer(port, "FLOWSTACK_PORT", default: 8080, range: 0...65535)
-        server.threads = try env.integer(threads, "FLOWSTACK_THREADS", default: ServerConfiguration.coreCount, range: 1...256)
+        let location = DatabaseLocation(env.string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
+        // On PostgreSQL some requests wait for a round trip on their thread (a head check, a
+        // session or user read): more threads keep the cores busy meanwhile (reads +50% at 8
+        // threads on 2 cores; see BENCHMARKS.md).
+        var defaultThreads = ServerConfiguration.coreCount
+        if case .postgresql = location { defaultThreads = 4 * ServerConfiguration.coreCount }
+        server.threads = try env.integer(threads, "FLOWSTACK_THREADS", default: defaultThreads, range: 1...256)
         server.maxBodyBytes = try env.integer(maxBody, "FLOWSTACK_MAX_BODY", default: 1 << 20, range: 1...(256 << 20))
         server.connectionTimeoutSeconds = try env.integer(connectionTimeout, "FLOWSTACK_CONNECTION_TIMEOUT", default: 30, range: 1...3600)
         server.connectionLimit = try env.integer(maxConnections, "FLOWSTACK_MAX_CONNECTIONS", default: 8192, range: 1...1_000_000)
         server.perIPConnectionLimit = try env.integer(maxConnectionsPerIP, "FLOWSTACK_MAX_CONNECTIONS_PER_IP", default: 2048, range: 1...1_000_000)
         let cacheCapacity = try env.integer(cacheSessions, "FLOWSTACK_CACHE_SESSIONS", default: 100_000, range: 1...100_000_000)
         let grace = try env.integer(shutdownGrace, "FLOWSTACK_SHUTDOWN_GRACE", default: 5, range: 0...300)
-        let location = DatabaseLocation(env.string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
         let durabilityName = env.string(durability, "FLOWSTACK_DURABILITY", default: "normal")
         guard let durability = Durability(rawValue: durabilityName) else {
             throw ValidationError("durability must be normal or full; got '\(durabilityName)'.")
