@@ -78,7 +78,7 @@ struct Serve: ParsableCommand {
 
         let store: any FlowStore
         do {
-            store = try Self.openWaiting(location, durability: durability, logger: logger)
+            store = try Self.openWaiting(location, durability: durability, threads: server.threads, logger: logger)
             try store.migrate()
         } catch let error as StoreError {
             throw FailureMessage(error.description)
@@ -117,11 +117,11 @@ struct Serve: ParsableCommand {
     /// Opens the store; a PostgreSQL server that does not answer yet is waited for, up to 30 s
     /// (a node restarted during a database outage, or started before its database, comes up
     /// once the database does, instead of exiting and being restarted in a loop).
-    static func openWaiting(_ location: DatabaseLocation, durability: Durability, logger: Logger) throws -> any FlowStore {
+    static func openWaiting(_ location: DatabaseLocation, durability: Durability, threads: Int, logger: Logger) throws -> any FlowStore {
         let deadline = ContinuousClock.now + .seconds(30)
         while true {
             do {
-                return try OpenStore.open(location, durability: durability)
+                return try OpenStore.open(location, durability: durability, threads: threads)
             } catch StoreError.unavailable(_, let detail) where ContinuousClock.now < deadline && !Self.isRefusal(detail) {
                 logger.warning("waiting for the database", metadata: ["database": "\(location.redacted)", "error": "\(detail)"])
                 Thread.sleep(forTimeInterval: 1)
