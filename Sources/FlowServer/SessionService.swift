@@ -260,6 +260,12 @@ final class SessionService: Sendable {
         }
     }
 
+    /// How often an action is applied again after losing a race to another node's commit on the
+    /// same session. Each try is a reload and a commit (a few ms); while another node streams
+    /// actions on the session, this one can lose several in a row (8 was seen to run out in CI
+    /// with 4 clients per node on one session), and running out answers 503.
+    static let sharedConflictRetries = 32
+
     /// Refusals that depend on the session's state (a stale `from`, `If-Match`, an action the
     /// state does not accept): on a shared database they are checked against the stored state.
     private static let refusalStatuses: Set<Int> = [409, 412, 422]
@@ -312,7 +318,7 @@ final class SessionService: Sendable {
             }
             let response = Self.stateResponse(version: step.next.version, body: step.body)
             endTurn(on: slot, { $0.session = step.next }, then: { answer.complete(response) })
-        case .failure(CommitError.versionConflict) where attempt < (shared ? 8 : 2):
+        case .failure(CommitError.versionConflict) where attempt < (shared ? Self.sharedConflictRetries : 2):
             // The database moved past the cached state: another node wrote the session (on a
             // shared database), or another process the file. Reload it and apply again, on the
             // newer state, before anything queued.

@@ -54,7 +54,8 @@ struct MultiNodeTests {
                 statuses.withLock { $0.append(response?.status ?? 0) }
             }
         }
-        #expect(statuses.withLock { $0 }.allSatisfy { $0 == 200 })
+        let answered = statuses.withLock { $0 }
+        #expect(answered.allSatisfy { $0 == 200 }, "statuses: \(answered.filter { $0 != 200 })")
         let log = try nodes[1].sender.send("GET", "/v1/sessions/\(session.id)/actions?limit=100", headers: session.auth).json
         let versions = log["actions"].arrayValue?.compactMap { $0["version"].integerValue } ?? []
         #expect(versions == Array(1...42))
