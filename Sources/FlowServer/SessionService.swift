@@ -489,10 +489,13 @@ final class SessionService: Sendable {
             logger.error("stored tree does not decode", metadata: ["session": "\(id)", "error": "\(error)"])
             throw ResponseError(.problem(500, "Session \(id) is stored in a form this server cannot read."))
         }
-        if shared, let versions = DefinitionRegistry.decode(record.flowVersions), registry.catalog(for: versions) == nil {
+        let versions = DefinitionRegistry.decode(record.flowVersions)
+        var catalog = versions.flatMap(registry.catalog(for:))
+        if catalog == nil, shared, let versions {
             refreshDefinitions()  // a flow version another node stored moments ago
+            catalog = registry.catalog(for: versions)
         }
-        guard let versions = DefinitionRegistry.decode(record.flowVersions), let catalog = registry.catalog(for: versions) else {
+        guard let catalog else {
             logger.error("stored session runs unknown flow versions", metadata: ["session": "\(id)", "versions": "\(record.flowVersions)"])
             throw ResponseError(.problem(500, "Session \(id) runs flow versions this server does not have."))
         }

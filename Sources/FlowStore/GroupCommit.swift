@@ -108,7 +108,7 @@ public final class GroupCommit: Sendable {
                     if stop { finished.signal(); return }
                     break
                 }
-                let results = writeBatch(batch.map(\.commit), batch.map(\.submitted).min() ?? .now)
+                let results = writeBatch(batch.map(\.commit), batch.first?.submitted ?? .now)  // queued in order
                 for (pending, result) in zip(batch, results) { pending.completion(result) }
             }
         }

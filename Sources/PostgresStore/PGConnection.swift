@@ -106,12 +106,12 @@ enum PGError: Error, CustomStringConvertible {
 /// as libpq requires; `PGPool` hands it out.
 final class PGConnection {
     private let raw: OpaquePointer
-    /// Statement names by SQL text, for statements prepared on this connection.
-    private var prepared: [String: String] = [:]
+    /// A statement name per SQL text, given at its first use on this connection.
+    private var names: [String: String] = [:]
+    /// The SQL texts whose Prepare the server accepted on this connection.
+    private var prepared: Set<String> = []
     /// Set when the connection is lost or a deadline passed mid-exchange: it must be dropped.
     private(set) var broken = false
-    /// When it was last used, so a pool can tell a connection idle long enough to be stale.
-    var lastUsed = ContinuousClock.now
 
     private init(raw: OpaquePointer) {
         self.raw = raw
@@ -170,7 +170,6 @@ final class PGConnection {
                 throw .server(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store")
             }
         }
-        lastUsed = .now
         do throws(PGError) {
             var preparing: [Bool] = []
             preparing.reserveCapacity(statements.count)
@@ -185,7 +184,7 @@ final class PGConnection {
                 var preparation: PGOutcome?
                 if preparing[index] {
                     preparation = try readOutcome(deadline: deadline)
-                    if case .rows = preparation { prepared[statement.sql] = name(for: statement.sql) }
+                    if case .rows = preparation { prepared.insert(statement.sql) }
                 }
                 let outcome = try readOutcome(deadline: deadline)
                 // A statement that did not prepare is skipped; its Prepare's error is the answer.
@@ -201,6 +200,21 @@ final class PGConnection {
             broken = true
             throw error
         }
+    }
+
+    /// Runs `statements` as `run` does; when they begin a transaction (`BEGIN` first) and one
+    /// is refused, rolls it back before returning, so that the connection goes back to its pool
+    /// with no failed transaction open.
+    func runTransaction(_ statements: [PGStatement], deadline: ContinuousClock.Instant) throws(PGError) -> [PGOutcome] {
+        let outcomes = try run(statements, deadline: deadline)
+        if statements.first?.sql == "BEGIN", outcomes.contains(where: { $0.rows == nil }) {
+            let rollback = try run([PGStatement("ROLLBACK")], deadline: deadline)
+            guard rollback.first?.rows != nil else {
+                broken = true
+                throw .connection("ROLLBACK failed", sent: true)
+            }
+        }
+        return outcomes
     }
 
     /// Runs `sql` (one or more statements) with the simple query protocol, outside pipeline
@@ -230,86 +244,64 @@ final class PGConnection {
 
     // MARK: Sending
 
-    /// Queues one statement; returns whether a Prepare was queued before it.
+    /// Queues one statement; returns whether a Prepare was queued before it. The parameters'
+    /// values are laid out in one buffer, each text ending with a NUL, and handed to libpq by
+    /// pointer into it (libpq copies them into its output buffer before returning).
     private func send(_ statement: PGStatement) throws(PGError) -> Bool {
-        let count = Int32(statement.parameters.count)
-        var storage: [[UInt8]] = []
-        var lengths: [Int32] = []
-        var formats: [Int32] = []
-        var isNull: [Bool] = []
-        storage.reserveCapacity(statement.parameters.count)
-        for parameter in statement.parameters {
-            switch parameter {
-            case .text(let text):
-                storage.append(Array(text.utf8) + [0])
-                lengths.append(0)
-                formats.append(0)
-                isNull.append(false)
-            case .bytes(let bytes):
-                storage.append(bytes.isEmpty ? [0] : bytes)
-                lengths.append(Int32(bytes.count))
-                formats.append(1)
-                isNull.append(false)
-            case .null:
-                storage.append([0])
-                lengths.append(0)
-                formats.append(0)
-                isNull.append(true)
-            }
-        }
         if statement.parameters.isEmpty {
             guard PQsendQueryParams(raw, statement.sql, 0, nil, nil, nil, nil, 0) == 1 else {
                 throw .connection(errorMessage, sent: false)
             }
             return false
         }
+        let count = Int32(statement.parameters.count)
+        var buffer: [UInt8] = [0]  // never empty, so it always has a base address
+        var offsets: [Int?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        offsets.reserveCapacity(statement.parameters.count)
+        for parameter in statement.parameters {
+            switch parameter {
+            case .text(let text):
+                offsets.append(buffer.count)
+                buffer.append(contentsOf: text.utf8)
+                buffer.append(0)
+                lengths.append(0)
+                formats.append(0)
+            case .bytes(let bytes):
+                offsets.append(buffer.count)
+                buffer.append(contentsOf: bytes)
+                lengths.append(Int32(bytes.count))
+                formats.append(1)
+            case .null:
+                offsets.append(nil)
+                lengths.append(0)
+                formats.append(0)
+            }
+        }
+        let statementName: String
+        if let known = names[statement.sql] {
+            statementName = known
+        } else {
+            statementName = "fs\(names.count + 1)"
+            names[statement.sql] = statementName
+        }
         var preparing = false
-        let statementName = name(for: statement.sql)
-        if prepared[statement.sql] == nil {
+        if !prepared.contains(statement.sql) {
             guard PQsendPrepare(raw, statementName, statement.sql, count, nil) == 1 else {
                 throw .connection(errorMessage, sent: false)
             }
             preparing = true
         }
-        let accepted = withPointers(to: storage, nulls: isNull) { pointers in
-            PQsendQueryPrepared(raw, statementName, count, pointers, lengths, formats, 0)
+        let accepted = buffer.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars -> Int32 in
+                guard let base = chars.baseAddress else { return 0 }
+                let values: [UnsafePointer<CChar>?] = offsets.map { $0.map { UnsafePointer(base + $0) } }
+                return PQsendQueryPrepared(raw, statementName, count, values, lengths, formats, 0)
+            }
         }
         guard accepted == 1 else { throw .connection(errorMessage, sent: false) }
         return preparing
-    }
-
-    /// A stable name per SQL text (the text's own hash would do, but the count is simpler).
-    private func name(for sql: String) -> String {
-        if let existing = prepared[sql] { return existing }
-        if let pending = pendingNames[sql] { return pending }
-        let name = "fs\(pendingNames.count + prepared.count + 1)"
-        pendingNames[sql] = name
-        return name
-    }
-    private var pendingNames: [String: String] = [:]
-
-    private func withPointers<R>(to storage: [[UInt8]], nulls: [Bool],
-                                 _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
-        var pointers: [UnsafePointer<CChar>?] = []
-        pointers.reserveCapacity(storage.count)
-        var allocations: [UnsafeMutablePointer<CChar>] = []
-        allocations.reserveCapacity(storage.count)
-        defer { for allocation in allocations { allocation.deallocate() } }
-        for (index, bytes) in storage.enumerated() {
-            if nulls[index] {
-                pointers.append(nil)
-                continue
-            }
-            let allocation = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
-            bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { chars in
-                    allocation.initialize(from: chars.baseAddress!, count: bytes.count)
-                }
-            }
-            allocations.append(allocation)
-            pointers.append(UnsafePointer(allocation))
-        }
-        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 
     /// Writes what libpq has queued, reading meanwhile so that the server never blocks on us.

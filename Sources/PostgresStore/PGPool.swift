@@ -56,9 +56,6 @@ final class PGPool: @unchecked Sendable {
         thread.start()
     }
 
-    /// Whether the last attempt found the database unreachable (and no probe has succeeded since).
-    var isDown: Bool { state.withLock { $0.down } }
-
     /// Runs `body` with a connection. A connection that broke is dropped and the pool marked
     /// down. When `body` failed on a connection taken from the idle list before anything
     /// reached the server (or when `idempotent`), it runs once more on a new connection, if

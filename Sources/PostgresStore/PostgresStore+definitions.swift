@@ -5,8 +5,8 @@ extension PostgresStore {
     // MARK: Users
 
     public func user(id: String) throws -> UserRecord? {
-        let rows = try rowsOrThrow(query([PGStatement(
-            "SELECT id, state::text, created_at, updated_at, revision FROM users WHERE id = $1::text", [.text(id)])]))[0]
+        let rows = try read([PGStatement(
+            "SELECT id, state::text, created_at, updated_at, revision FROM users WHERE id = $1::text", [.text(id)])])[0]
         return Self.userRecord(rows)
     }
 
@@ -64,19 +64,19 @@ extension PostgresStore {
     }
 
     public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? {
-        let rows = try rowsOrThrow(query([PGStatement("""
+        let rows = try read([PGStatement("""
             SELECT name, version, definition, created_at FROM flow_versions WHERE name = $1::text AND version = $2::bigint
-            """, [.text(name), .integer(version)])]))[0]
+            """, [.text(name), .integer(version)])])[0]
         return Self.flowVersionRecords(rows).first
     }
 
     public func allFlowVersions() throws -> [FlowVersionRecord] {
-        Self.flowVersionRecords(try rowsOrThrow(query([PGStatement(
-            "SELECT name, version, definition, created_at FROM flow_versions ORDER BY name, version")]))[0])
+        Self.flowVersionRecords(try read([PGStatement(
+            "SELECT name, version, definition, created_at FROM flow_versions ORDER BY name, version")])[0])
     }
 
     public func liveFlowVersions() throws -> [String: Int] {
-        let rows = try rowsOrThrow(query([PGStatement("SELECT name, version FROM live_flows")]))[0]
+        let rows = try read([PGStatement("SELECT name, version FROM live_flows")])[0]
         var live: [String: Int] = [:]
         for row in 0..<rows.count {
             if let name = rows.string(row, 0), let version = rows.integer(row, 1) { live[name] = version }
@@ -126,8 +126,8 @@ extension PostgresStore {
     }
 
     public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] {
-        let rows = try rowsOrThrow(query([PGStatement(
-            "SELECT key, definition, revision, updated_at FROM \(kind.rawValue) ORDER BY key")]))[0]
+        let rows = try read([PGStatement(
+            "SELECT key, definition, revision, updated_at FROM \(kind.rawValue) ORDER BY key")])[0]
         return (0..<rows.count).map { row in
             KeyedDefinitionRecord(key: rows.string(row, 0) ?? "", definition: rows.string(row, 1) ?? "",
                                   revision: rows.integer(row, 2) ?? 0, updatedAt: rows.string(row, 3) ?? "")
@@ -135,18 +135,18 @@ extension PostgresStore {
     }
 
     public func definitionsFingerprint() throws -> String {
-        try rowsOrThrow(query([PGStatement("""
+        try read([PGStatement("""
             SELECT (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
                    (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments)
-            """)]))[0].string(0, 0) ?? ""
+            """)])[0].string(0, 0) ?? ""
     }
 
     // MARK: Experiment report
 
     public func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts] {
-        let outcomes = try rowsOrThrow(query([
+        let results = try read([
             PGStatement("""
                 SELECT variant, COUNT(*), COUNT(DISTINCT CASE WHEN onboarded = 1 THEN user_id END)
                 FROM exposures WHERE experiment = $1::text GROUP BY variant
@@ -156,14 +156,14 @@ extension PostgresStore {
                 FROM exposures e JOIN session_features f ON f.session_id = e.session_id
                 WHERE e.experiment = $1::text GROUP BY e.variant, f.feature
                 """, [.text(experiment)]),
-        ]))
+        ])
         var report: [String: ExperimentVariantCounts] = [:]
-        let totals = outcomes[0]
+        let totals = results[0]
         for row in 0..<totals.count {
             guard let variant = totals.string(row, 0) else { continue }
             report[variant] = ExperimentVariantCounts(sessions: totals.integer(row, 1) ?? 0, onboarded: totals.integer(row, 2) ?? 0)
         }
-        let funnel = outcomes[1]
+        let funnel = results[1]
         for row in 0..<funnel.count {
             guard let variant = funnel.string(row, 0), let feature = funnel.string(row, 1) else { continue }
             report[variant, default: ExperimentVariantCounts()].funnel[feature] = funnel.integer(row, 2) ?? 0

@@ -37,7 +37,7 @@ extension PostgresStore {
 
     /// The session's row and its newest log entry, in one statement.
     public func session(id: String) throws -> SessionRecord? {
-        let rows = try rowsOrThrow(query([PGStatement("""
+        let rows = try read([PGStatement("""
             SELECT s.id, s.user_id, s.token_hash, s.version, s.tree, s.context, s.flags, s.experiments, s.flow_versions,
                    s.last_transition, s.handled_by, s.created_at, s.updated_at,
                    a.version, a.tree, a.transition, a.handled_by, a.created_at
@@ -45,7 +45,7 @@ extension PostgresStore {
                 SELECT version, tree, transition, handled_by, created_at FROM actions
                 WHERE session_id = s.id ORDER BY version DESC LIMIT 1) a ON true
             WHERE s.id = $1::text
-            """, [.text(id)])]))[0]
+            """, [.text(id)])])[0]
         guard rows.count == 1 else { return nil }
         var record = SessionRecord(
             id: rows.string(0, 0) ?? "", userId: rows.string(0, 1) ?? "", tokenHash: rows.bytes(0, 2) ?? [],
@@ -88,18 +88,12 @@ extension PostgresStore {
         statements.append(PGStatement("COMMIT"))
         let outcomes: [PGOutcome]
         do {
-            outcomes = try pool.withConnection(deadline: deadline) { connection throws(PGError) -> [PGOutcome] in
-                let outcomes = try connection.run(statements, deadline: deadline)
-                if outcomes.contains(where: { $0.rows == nil }) {
-                    let rollback = try connection.run([PGStatement("ROLLBACK")], deadline: deadline)
-                    if rollback.first?.rows == nil { throw .connection("ROLLBACK failed", sent: true) }
-                }
-                return outcomes
+            outcomes = try pool.withConnection(deadline: deadline) { connection throws(PGError) in
+                try connection.runTransaction(statements, deadline: deadline)
             }
         } catch {
             // Sent, and no answer: the commit may or may not have happened.
-            let failure: any Error = error.unsent ? StoreError.unavailable(location: location, detail: error.description)
-                                                  : StoreError.outcomeUnknown(location: location, detail: error.description)
+            let failure = storeError(error, location: location)
             return batch.map { _ in .failure(failure) }
         }
         guard outcomes.allSatisfy({ $0.rows != nil }) else {
@@ -181,6 +175,14 @@ extension PostgresStore {
         static let onboarded = CommitParts(rawValue: 16)
     }
 
+    /// The version session $1 stands at: the newer of its row's and its newest log entry's; no
+    /// row when the session does not exist.
+    static let headSQL = """
+        SELECT GREATEST(s.version, COALESCE((SELECT a.version FROM actions a WHERE a.session_id = s.id
+            ORDER BY a.version DESC LIMIT 1), 0))
+        FROM sessions s WHERE s.id = $1::text
+        """
+
     /// The commit statement's text for each combination of parts, by raw value.
     static let commitSQL: [String] = (0..<32).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
 
@@ -246,10 +248,8 @@ extension PostgresStore {
                 """
         }
         return """
-            WITH head AS (
-                SELECT GREATEST(s.version, COALESCE((SELECT a.version FROM actions a WHERE a.session_id = s.id
-                    ORDER BY a.version DESC LIMIT 1), 0)) AS version
-                FROM sessions s WHERE s.id = $1::text
+            WITH head (version) AS (
+            \(headSQL)
             ), applied AS (
                 INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition,
                     created_at, tree)
@@ -265,10 +265,10 @@ extension PostgresStore {
     }
 
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
-        let rows = try rowsOrThrow(query([PGStatement("""
+        let rows = try read([PGStatement("""
             SELECT version, type, source, params, interactive, handled_by, transition, created_at
             FROM actions WHERE session_id = $1::text AND version > $2::bigint ORDER BY version LIMIT $3::bigint
-            """, [.text(sessionId), .integer(after), .integer(limit)])]))[0]
+            """, [.text(sessionId), .integer(after), .integer(limit)])])[0]
         return (0..<rows.count).map { row in
             ActionRecord(version: rows.integer(row, 0) ?? 0, type: rows.string(row, 1) ?? "", source: rows.string(row, 2),
                          params: rows.string(row, 3) ?? "{}", interactive: rows.boolean(row, 4),
@@ -277,9 +277,9 @@ extension PostgresStore {
     }
 
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? {
-        let rows = try rowsOrThrow(query([PGStatement("""
+        let rows = try read([PGStatement("""
             SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = $1::text AND key = $2::text
-            """, [.text(sessionId), .text(key)])]))[0]
+            """, [.text(sessionId), .text(key)])])[0]
         guard rows.count == 1 else { return nil }
         return IdempotentAnswer(requestHash: rows.bytes(0, 0) ?? [], status: rows.integer(0, 1) ?? 0,
                                 version: rows.integer(0, 2) ?? 0, body: rows.bytes(0, 3) ?? [])
@@ -291,15 +291,11 @@ extension PostgresStore {
     }
 
     public func sessionCount() throws -> Int {
-        try rowsOrThrow(query([PGStatement("SELECT COUNT(*) FROM sessions")]))[0].integer(0, 0) ?? 0
+        try read([PGStatement("SELECT COUNT(*) FROM sessions")])[0].integer(0, 0) ?? 0
     }
 
     public func headVersion(sessionId: String) throws -> Int? {
-        let rows = try rowsOrThrow(query([PGStatement("""
-            SELECT GREATEST(s.version, COALESCE((SELECT a.version FROM actions a WHERE a.session_id = s.id
-                ORDER BY a.version DESC LIMIT 1), 0))
-            FROM sessions s WHERE s.id = $1::text
-            """, [.text(sessionId)])]))[0]
+        let rows = try read([PGStatement(Self.headSQL, [.text(sessionId)])])[0]
         return rows.count == 1 ? rows.integer(0, 0) : nil
     }
 

@@ -76,11 +76,10 @@ public final class PostgresStore: FlowStore {
     // MARK: Schema
 
     public func schemaVersion() throws -> Int {
-        let outcome = try query([PGStatement("""
+        try read([PGStatement("""
             SELECT COALESCE(MAX(version), 0) FROM schema_migrations
             WHERE to_regclass('schema_migrations') IS NOT NULL
-            """)])
-        return outcome.first?.rows?.integer(0, 0) ?? 0
+            """)])[0].integer(0, 0) ?? 0
     }
 
     /// Applies the migrations not yet applied, each in its own transaction, while holding an
@@ -94,7 +93,7 @@ public final class PostgresStore: FlowStore {
         let done: [Migration]
         do {
             done = try pool.withConnection(deadline: deadline) { connection throws(PGError) -> [Migration] in
-                try expect(connection.run([PGStatement("SELECT pg_advisory_lock(\(Self.migrationLock))")], deadline: deadline))
+                _ = try connection.run([PGStatement("SELECT pg_advisory_lock(\(Self.migrationLock))")], deadline: deadline).rows()
                 defer {
                     _ = try? connection.run([PGStatement("SELECT pg_advisory_unlock(\(Self.migrationLock))")], deadline: deadline)
                 }
@@ -104,8 +103,8 @@ public final class PostgresStore: FlowStore {
                         name TEXT NOT NULL,
                         applied_at TEXT NOT NULL)
                     """, deadline: deadline)
-                let rows = try expect(connection.run([PGStatement("SELECT version, name FROM schema_migrations ORDER BY version")],
-                                                     deadline: deadline))[0]
+                let rows = try connection.run([PGStatement("SELECT version, name FROM schema_migrations ORDER BY version")],
+                                              deadline: deadline).rows()[0]
                 let applied = (0..<rows.count).map { (version: rows.integer($0, 0) ?? 0, name: rows.string($0, 1) ?? "") }
                 do {
                     try Migration.checkApplied(applied, against: migrations, location: location)
@@ -130,7 +129,7 @@ public final class PostgresStore: FlowStore {
                 return done
             }
         } catch {
-            throw storeError(error)
+            throw Self.storeError(error, location: location)
         }
         if let refusal { throw refusal }
         return done
@@ -149,72 +148,53 @@ public final class PostgresStore: FlowStore {
 
     // MARK: Running statements
 
-    /// Runs `statements` in one round trip on a pooled connection, within the request deadline.
-    /// A statement the server refuses throws `PGError.server`; the rows of each come back.
-    /// `idempotent` lets a read run again on a new connection when its old one had died.
-    func query(_ statements: [PGStatement], idempotent: Bool = true) throws -> [PGOutcome] {
+    /// Runs `statements` (a read) in one round trip on a pooled connection, within the request
+    /// deadline; the rows of each. A statement the server refuses throws `PGError.server`. A
+    /// read runs again on a new connection when its pooled one turns out to have died.
+    func read(_ statements: [PGStatement]) throws -> [PGRows] {
+        try run(statements, idempotent: true)
+    }
+
+    /// Runs `statements` (a write, with its `BEGIN` and `COMMIT`) as `read` does, but never twice.
+    @discardableResult
+    func write(_ statements: [PGStatement]) throws -> [PGRows] {
+        try run(statements, idempotent: false)
+    }
+
+    private func run(_ statements: [PGStatement], idempotent: Bool) throws -> [PGRows] {
         guard !closed.load(ordering: .acquiring) else {
             throw StoreError.unavailable(location: location, detail: "the store is closed")
         }
         let deadline = ContinuousClock.now + Self.requestTimeout
         do {
             return try pool.withConnection(deadline: deadline, idempotent: idempotent) { connection throws(PGError) in
-                let outcomes = try connection.run(statements, deadline: deadline)
-                if outcomes.contains(where: { if case .rows = $0 { false } else { true } }) {
-                    // Leave no failed transaction open on a connection going back to the pool.
-                    if statements.first?.sql == "BEGIN" {
-                        let rollback = try connection.run([PGStatement("ROLLBACK")], deadline: deadline)
-                        if case .failed = rollback[0] { throw .connection("ROLLBACK failed", sent: true) }
-                    }
-                }
-                return outcomes
+                try connection.runTransaction(statements, deadline: deadline).rows()
             }
         } catch {
-            throw storeError(error)
+            throw Self.storeError(error, location: location)
         }
     }
 
-    /// Runs `statements` (a write, with its `BEGIN` and `COMMIT`) and throws the first refusal.
-    @discardableResult
-    func write(_ statements: [PGStatement]) throws -> [PGRows] {
-        let outcomes = try query(statements, idempotent: false)
-        return try rowsOrThrow(outcomes)
+    /// A connection failure as the server reports it: unavailable when nothing reached the
+    /// database, outcome unknown when a write may have; other errors as they are.
+    static func storeError(_ error: any Error, location: String) -> any Error {
+        guard let error = error as? PGError, case .connection(let message, let sent) = error else { return error }
+        return sent ? StoreError.outcomeUnknown(location: location, detail: message)
+                    : StoreError.unavailable(location: location, detail: message)
     }
+}
 
-    /// The rows of each outcome, or the first statement's refusal as an error.
-    func rowsOrThrow(_ outcomes: [PGOutcome]) throws -> [PGRows] {
+extension Array where Element == PGOutcome {
+    /// The rows of every outcome, or the first statement's refusal.
+    func rows() throws(PGError) -> [PGRows] {
         var rows: [PGRows] = []
-        for outcome in outcomes {
+        for outcome in self {
             switch outcome {
             case .rows(let result): rows.append(result)
-            case let .failed(state, message): throw PGError.server(sqlState: state, message: message)
-            case .aborted: throw PGError.server(sqlState: "", message: "statement skipped after an earlier failure")
+            case let .failed(state, message): throw .server(sqlState: state, message: message)
+            case .aborted: throw .server(sqlState: "", message: "statement skipped after an earlier failure")
             }
         }
         return rows
     }
-
-    func storeError(_ error: any Error) -> any Error {
-        switch error {
-        case let error as PGError:
-            guard case .connection(let message, let sent) = error else { return error }
-            return sent ? StoreError.outcomeUnknown(location: location, detail: message)
-                        : StoreError.unavailable(location: location, detail: message)
-        default:
-            return error
-        }
-    }
-}
-
-/// The rows of every outcome, or throws the first refusal (for migrations' own statements).
-private func expect(_ outcomes: [PGOutcome]) throws(PGError) -> [PGRows] {
-    var rows: [PGRows] = []
-    for outcome in outcomes {
-        switch outcome {
-        case .rows(let result): rows.append(result)
-        case let .failed(state, message): throw .server(sqlState: state, message: message)
-        case .aborted: throw .server(sqlState: "", message: "statement skipped after an earlier failure")
-        }
-    }
-    return rows
 }

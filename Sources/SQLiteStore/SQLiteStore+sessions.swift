@@ -108,12 +108,16 @@ extension SQLiteStore {
     /// and the session's head is the newer of the row's version and its newest entry's. Only
     /// the log's tail page and one index page change, whatever the size of the session's
     /// context and flags.
+    /// The version a session stands at: the newer of its row's and its newest log entry's; no
+    /// row when the session does not exist.
+    static let headSQL = """
+        SELECT max(s.version, coalesce((SELECT a.version FROM actions a WHERE a.session_id = s.id
+            ORDER BY a.version DESC LIMIT 1), 0))
+        FROM sessions s WHERE s.id = ?
+        """
+
     static func write(_ commit: ActionCommit, in db: Database) throws {
-        let head = try db.cachedStatement(sql: """
-            SELECT max(s.version, coalesce((SELECT a.version FROM actions a WHERE a.session_id = s.id
-                ORDER BY a.version DESC LIMIT 1), 0))
-            FROM sessions s WHERE s.id = ?
-            """)
+        let head = try db.cachedStatement(sql: headSQL)
         guard let stored = try Int.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let (key, _) = commit.idempotency {
@@ -201,12 +205,7 @@ extension SQLiteStore {
 
     public func headVersion(sessionId: String) throws -> Int? {
         try pool.read { db in
-            let head = try db.cachedStatement(sql: """
-                SELECT max(s.version, coalesce((SELECT a.version FROM actions a WHERE a.session_id = s.id
-                    ORDER BY a.version DESC LIMIT 1), 0))
-                FROM sessions s WHERE s.id = ?
-                """)
-            return try Int.fetchOne(head, arguments: [sessionId])
+            try Int.fetchOne(db.cachedStatement(sql: Self.headSQL), arguments: [sessionId])
         }
     }
 
