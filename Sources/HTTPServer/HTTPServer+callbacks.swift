@@ -158,14 +158,20 @@ extension HTTPServer {
         let handle = ConnectionHandle(pointer: connection)
         later.whenComplete { [self] _ in
             suspended.withLock { _ = $0.removeValue(forKey: key) }
-            // No lock around the resume (the committing thread resumes many connections while
-            // HTTP threads suspend others): shutdown sets `stopped`, then waits for `resuming`
-            // to drain; a thread that counted itself in before reading `stopped` as false
-            // finishes its resume before the daemon stops, any later one sees `stopped`.
-            resuming.add(1, ordering: .sequentiallyConsistent)
-            if !stopped.load(ordering: .sequentiallyConsistent) { MHD_resume_connection(handle.pointer) }
-            resuming.subtract(1, ordering: .sequentiallyConsistent)
+            resume(handle)
         }
+    }
+
+    /// Resumes a suspended connection, unless the daemon is stopping.
+    ///
+    /// No lock around the resume (the committing thread resumes many connections while HTTP
+    /// threads suspend others): shutdown sets `stopped`, then waits for `resuming` to drain; a
+    /// thread that counted itself in before reading `stopped` as false finishes its resume
+    /// before the daemon stops, any later one sees `stopped`.
+    func resume(_ connection: ConnectionHandle) {
+        resuming.add(1, ordering: .sequentiallyConsistent)
+        if !stopped.load(ordering: .sequentiallyConsistent) { MHD_resume_connection(connection.pointer) }
+        resuming.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     /// Why the headers leave the body's length unclear, or nil. libmicrohttpd decodes only
@@ -225,9 +231,25 @@ extension HTTPServer {
             exchange.counted = true
             inFlight.add(1, ordering: .relaxed)
         }
-        let body = response.body
-        let mhdResponse = body.withUnsafeBytes { raw in
-            flowstack_response_copy(raw.count, raw.baseAddress)
+        let mhdResponse: OpaquePointer?
+        if let stream = response.stream, exchange.method != "HEAD" {
+            stream.attach(to: connection, server: self)
+            let key = ObjectIdentifier(stream)
+            streams.withLock { $0[key] = stream }
+            let context = Unmanaged.passRetained(stream)
+            mhdResponse = MHD_create_response_from_callback(
+                UInt64.max, Self.streamBlockSize, streamReader, context.toOpaque(), streamReleased)
+            if mhdResponse == nil {
+                context.release()
+                streams.withLock { _ = $0.removeValue(forKey: key) }
+                stream.closed()
+            }
+        } else {
+            if let stream = response.stream { stream.closed() }
+            let body = response.body
+            mhdResponse = body.withUnsafeBytes { raw in
+                flowstack_response_copy(raw.count, raw.baseAddress)
+            }
         }
         guard let mhdResponse else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }

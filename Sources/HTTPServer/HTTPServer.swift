@@ -36,6 +36,10 @@ public final class HTTPServer: Sendable {
     /// Answers that suspended connections wait for, so that shutdown can give the ones still
     /// missing after the grace period.
     let suspended = PThreadMutex<[ObjectIdentifier: DeferredResponse]>([:])
+    /// Streamed responses being served, so that shutdown can end them.
+    let streams = PThreadMutex<[ObjectIdentifier: ResponseStream]>([:])
+    /// Bytes libmicrohttpd asks a stream for at most per call.
+    static let streamBlockSize = 16 * 1024
     /// Set before the daemon stops; from then on no connection is resumed.
     let stopped = Atomic<Bool>(false)
     /// Threads between reading `stopped` as false and returning from `MHD_resume_connection`:
@@ -55,6 +59,9 @@ public final class HTTPServer: Sendable {
 
     /// The port bound, once started.
     public var port: Int { state.withLock { $0.port } }
+
+    /// Streamed responses open now.
+    public var openStreams: Int { streams.withLock { $0.count } }
 
     /// Requests being read, handled or answered now.
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
@@ -106,6 +113,8 @@ public final class HTTPServer: Sendable {
         // into the backlog. Shutting it down refuses new clients at once, while the descriptor
         // stays open until the daemon's threads are gone, as libmicrohttpd requires.
         if listenSocket >= 0 { _ = Glibc.shutdown(listenSocket, Int32(SHUT_RDWR)) }
+        // Streams never end by themselves: end them now, after what they have queued.
+        for stream in streams.withLock({ Array($0.values) }) { stream.finish() }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: gracePeriod)
         while inFlight.load(ordering: .acquiring) > 0 && clock.now < deadline {

@@ -11,12 +11,22 @@ public struct Response: Sendable {
     public var body: [UInt8]
     /// Set when the answer comes later (`Response.later`); status, headers and body are then unused.
     public private(set) var deferred: DeferredResponse?
+    /// Set when the body is written over time (`Response.stream`); `body` is then unused.
+    public private(set) var stream: ResponseStream?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
         self.deferred = nil
+        self.stream = nil
+    }
+
+    /// A response whose body `stream` writes while the client stays connected (chunked).
+    public static func stream(_ stream: ResponseStream, status: Int = 200, headers: HTTPHeaders) -> Response {
+        var response = Response(status: status, headers: headers)
+        response.stream = stream
+        return response
     }
 
     /// A response that stands for `answer`, given later from another thread.
