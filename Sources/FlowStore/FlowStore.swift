@@ -75,6 +75,18 @@ public protocol FlowStore: AnyObject, Sendable {
     /// The version session `id` stands at now (its newest log entry, or its row), nil when it
     /// does not exist: one look-up by key, for a node to tell whether its cached copy is current.
     func headVersion(sessionId: String) throws -> Int?
+    /// `headVersion` of each session in `sessionIds` that exists, in one query: a node following
+    /// sessions for event streams asks for all of them at once.
+    func headVersions(sessionIds: [String]) throws -> [String: Int]
+
+    // MARK: Stream tickets
+
+    /// Stores a ticket (its SHA-256) that opens session `sessionId`'s event stream once, until
+    /// `expiresAt` (milliseconds since 1970); tickets expired before `now` are deleted with it.
+    func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, now: Int) throws
+    /// Takes the ticket out of the database (so it works once) and returns what it opens, or
+    /// nil when there is no such ticket (never made, used already, or its session deleted).
+    func consumeStreamTicket(hash: [UInt8]) throws -> StreamTicketRecord?
 
     // MARK: Users
 

@@ -64,6 +64,18 @@ public struct ActionRecord: Sendable, Equatable {
     }
 }
 
+/// A stream ticket taken back from the database: the session it opens and when it expires.
+public struct StreamTicketRecord: Sendable, Equatable {
+    public var sessionId: String
+    /// Milliseconds since 1970, UTC.
+    public var expiresAt: Int
+
+    public init(sessionId: String, expiresAt: Int) {
+        self.sessionId = sessionId
+        self.expiresAt = expiresAt
+    }
+}
+
 /// An answer stored under an `Idempotency-Key`.
 public struct IdempotentAnswer: Sendable, Equatable {
     public var requestHash: [UInt8]

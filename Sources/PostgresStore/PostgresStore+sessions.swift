@@ -299,6 +299,57 @@ extension PostgresStore {
         return rows.count == 1 ? rows.integer(0, 0) : nil
     }
 
+    public func headVersions(sessionIds: [String]) throws -> [String: Int] {
+        guard !sessionIds.isEmpty else { return [:] }
+        var heads: [String: Int] = [:]
+        // Batches of ids as one array parameter each: one round trip however many sessions.
+        let statements = stride(from: 0, to: sessionIds.count, by: 1000).map { start in
+            PGStatement(Self.headsSQL, [.text(Self.textArray(sessionIds[start..<min(start + 1000, sessionIds.count)]))])
+        }
+        for rows in try read(statements) {
+            for row in 0..<rows.count {
+                if let id = rows.string(row, 0), let head = rows.integer(row, 1) { heads[id] = head }
+            }
+        }
+        return heads
+    }
+
+    static let headsSQL = """
+        SELECT s.id, GREATEST(s.version, COALESCE((SELECT a.version FROM actions a WHERE a.session_id = s.id
+            ORDER BY a.version DESC LIMIT 1), 0))
+        FROM sessions s WHERE s.id = ANY($1::text[])
+        """
+
+    /// A PostgreSQL array literal of `values`, each quoted (`{"a","b"}`).
+    static func textArray(_ values: some Sequence<String>) -> String {
+        var literal = "{"
+        for (index, value) in values.enumerated() {
+            if index > 0 { literal += "," }
+            literal += "\""
+            for character in value {
+                if character == "\"" || character == "\\" { literal += "\\" }
+                literal.append(character)
+            }
+            literal += "\""
+        }
+        return literal + "}"
+    }
+
+    public func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, now: Int) throws {
+        _ = try write([
+            PGStatement("DELETE FROM stream_tickets WHERE expires_at < $1::bigint", [.integer(now)]),
+            PGStatement("INSERT INTO stream_tickets (ticket_hash, session_id, expires_at) VALUES ($1::bytea, $2::text, $3::bigint)",
+                        [.bytes(hash), .text(sessionId), .integer(expiresAt)]),
+        ])
+    }
+
+    public func consumeStreamTicket(hash: [UInt8]) throws -> StreamTicketRecord? {
+        let rows = try write([PGStatement(
+            "DELETE FROM stream_tickets WHERE ticket_hash = $1::bytea RETURNING session_id, expires_at", [.bytes(hash)])])[0]
+        guard rows.count == 1, let id = rows.string(0, 0), let expiresAt = rows.integer(0, 1) else { return nil }
+        return StreamTicketRecord(sessionId: id, expiresAt: expiresAt)
+    }
+
     static func recordFeature(session: String, feature: String) -> PGStatement {
         PGStatement("""
             INSERT INTO session_features (session_id, feature) VALUES ($1::text, $2::text)

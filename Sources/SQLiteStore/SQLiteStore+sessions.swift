@@ -209,6 +209,35 @@ extension SQLiteStore {
         }
     }
 
+    public func headVersions(sessionIds: [String]) throws -> [String: Int] {
+        guard !sessionIds.isEmpty else { return [:] }
+        return try pool.read { db in
+            var heads: [String: Int] = [:]
+            let statement = try db.cachedStatement(sql: Self.headSQL)
+            for id in sessionIds {
+                if let head = try Int.fetchOne(statement, arguments: [id]) { heads[id] = head }
+            }
+            return heads
+        }
+    }
+
+    public func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, now: Int) throws {
+        try pool.write { db in
+            try db.cachedStatement(sql: "DELETE FROM stream_tickets WHERE expires_at < ?").execute(arguments: [now])
+            try db.cachedStatement(sql: "INSERT INTO stream_tickets (ticket_hash, session_id, expires_at) VALUES (?, ?, ?)")
+                .execute(arguments: [Data(hash), sessionId, expiresAt])
+        }
+    }
+
+    public func consumeStreamTicket(hash: [UInt8]) throws -> StreamTicketRecord? {
+        try pool.write { db in
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "DELETE FROM stream_tickets WHERE ticket_hash = ? RETURNING session_id, expires_at"),
+                arguments: [Data(hash)])
+            return row.map { StreamTicketRecord(sessionId: $0["session_id"], expiresAt: $0["expires_at"]) }
+        }
+    }
+
     static func recordFeature(_ db: Database, session: String, feature: String) throws {
         try db.cachedStatement(sql: "INSERT INTO session_features (session_id, feature) VALUES (?, ?) ON CONFLICT DO NOTHING")
             .execute(arguments: [session, feature])
