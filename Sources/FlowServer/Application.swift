@@ -14,6 +14,7 @@ public final class Application: Sendable {
     public let store: any FlowStore
     public let metrics = ServerMetrics()
     let sessions: SessionService
+    let events: SessionEvents
     let registry: DefinitionRegistry
     let admin: AdminAuthorization
     let bodyLimits: BodyLimits
@@ -34,7 +35,8 @@ public final class Application: Sendable {
     ///     with a second node: that node's writes would not be seen.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
-                singleNode: Bool = false, logger: Logger = Logger(label: "flowstack")) throws {
+                singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(),
+                logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
         self.logger = logger
         self.bodyLimits = bodyLimits
@@ -73,14 +75,23 @@ public final class Application: Sendable {
             definitionSync = nil
         }
         let sync = definitionSync
-        self.sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
-                                       shared: shared, counters: metrics.cluster,
-                                       refreshDefinitions: { sync?.refresh(force: true) })
+        let events = SessionEvents(logger: logger, counters: metrics.events)
+        self.events = events
+        let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
+                                      shared: shared, counters: metrics.cluster, events: events,
+                                      refreshDefinitions: { sync?.refresh(force: true) })
+        self.sessions = sessions
+        events.startHeartbeat(every: eventOptions.heartbeat)
+        if shared {
+            // Versions committed through other nodes reach this node's streams too.
+            events.watch(store: store, every: eventOptions.watchInterval) { [weak sessions] id in sessions?.currentState(id) }
+        }
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addPlaygroundRoutes(to: &router)
         Self.addSessionRoutes(to: &router, sessions: sessions, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
+        Self.addEventRoutes(to: &router, sessions: sessions, events: events, options: eventOptions)
         Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)

@@ -89,6 +89,8 @@ public final class ServerMetrics: Sendable {
 
     /// The session cache's and the cluster checks' counters.
     public let cluster = ClusterCounters()
+    /// The event streams' counters.
+    public let events = EventCounters()
     /// The store's own counters (round trips, errors, commit batches), set once the store is known.
     private let storeCounters = AtomicLazyReference<StoreCounters>()
 
@@ -118,6 +120,14 @@ public final class ServerMetrics: Sendable {
             ("flowstack_definition_reloads_total", "Times the definitions were read again after another node changed them.",
              cluster.definitionReloads.load(ordering: .relaxed)),
         ]
+        counters += [
+            ("flowstack_event_streams_opened_total", "Event streams opened (GET /v1/sessions/{id}/events).",
+             events.opened.load(ordering: .relaxed)),
+            ("flowstack_events_sent_total", "State events queued to streams (a slow client's unsent one may be replaced by a newer).",
+             events.events.load(ordering: .relaxed)),
+            ("flowstack_event_polls_total", "Head-version checks of streamed sessions on a shared database (one query each).",
+             events.polls.load(ordering: .relaxed)),
+        ]
         if let store = storeCounters.load() {
             counters += [
                 ("flowstack_db_round_trips_total", "Round trips to the database (each carries one or more statements).",
@@ -133,6 +143,8 @@ public final class ServerMetrics: Sendable {
         for counter in counters {
             out.append(contentsOf: "# HELP \(counter.name) \(counter.help)\n# TYPE \(counter.name) counter\n\(counter.name) \(counter.value)\n".utf8)
         }
+        let open = events.open.load(ordering: .relaxed)
+        out.append(contentsOf: "# HELP flowstack_event_streams_open Event streams open now.\n# TYPE flowstack_event_streams_open gauge\nflowstack_event_streams_open \(open)\n".utf8)
         return out
     }
 

@@ -16,6 +16,8 @@ final class SessionService: Sendable {
     let users: UserStates
     let logger: Logger
     let counters: ClusterCounters
+    /// The event streams that get each version this node commits.
+    let events: SessionEvents
     /// Other nodes write the database too: a cached session is checked against it before a
     /// read is answered, and a refusal made on a cached state is checked before it is sent.
     let shared: Bool
@@ -24,7 +26,9 @@ final class SessionService: Sendable {
     let refreshDefinitions: @Sendable () -> Void
 
     init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
-         counters: ClusterCounters = ClusterCounters(), refreshDefinitions: @escaping @Sendable () -> Void = {}) {
+         counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
+         refreshDefinitions: @escaping @Sendable () -> Void = {}) {
+        self.events = events ?? SessionEvents(logger: logger)
         self.store = store
         self.registry = registry
         self.cache = SessionCache(capacity: cacheCapacity)
@@ -104,10 +108,16 @@ final class SessionService: Sendable {
     func withSession<T: Sendable>(
         _ id: String, token: String?, _ body: (inout LiveSession) throws(ResponseError) -> T
     ) throws(ResponseError) -> T {
-        let slot = try pinnedSlot(id, token: token)
+        try withSession(id, access: .bearer(token), body)
+    }
+
+    func withSession<T: Sendable>(
+        _ id: String, access: SessionAccess, _ body: (inout LiveSession) throws(ResponseError) -> T
+    ) throws(ResponseError) -> T {
+        let slot = try pinnedSlot(id, access: access)
         defer { cache.unpin(slot) }
         return try slot.state.withLock { (contents: inout SlotContents) throws(ResponseError) -> T in
-            try withLoadedSession(id, token: token, slot: slot, verify: shared, &contents, body)
+            try withLoadedSession(id, access: access, slot: slot, verify: shared, &contents, body)
         }
     }
 
@@ -117,21 +127,19 @@ final class SessionService: Sendable {
     /// A session that is not cached is first read and its token checked without touching the
     /// cache, so requests for unknown ids or with wrong tokens never evict live sessions; it is
     /// then read again under its slot's lock, where no commit can race the read.
-    private func pinnedSlot(_ id: String, token: String?) throws(ResponseError) -> SessionSlot {
-        guard let token else { throw Self.unauthorized("This route needs Authorization: Bearer <session token>.") }
+    private func pinnedSlot(_ id: String, access: SessionAccess) throws(ResponseError) -> SessionSlot {
+        try access.checkPresented()
         guard Self.isPlausibleId(id) else { throw Self.notFound(id) }
         if let slot = cache.pinIfCached(id) { return slot }
         guard let record = try storage({ try store.session(id: id) }) else { throw Self.notFound(id) }
-        guard BearerToken.matches(token, hash: record.tokenHash) else {
-            throw Self.unauthorized("The token does not open session \(id).")
-        }
+        guard access.opens(record.tokenHash) else { throw access.refusal(id) }
         return cache.pin(id)
     }
 
     /// The pinned slot of session `id` (see `pinnedSlot`) for work answered later, and that
     /// answer: giving it unpins the slot.
     private func pinnedForLater(_ id: String, token: String?) throws(ResponseError) -> (SessionSlot, DeferredResponse) {
-        let slot = try pinnedSlot(id, token: token)
+        let slot = try pinnedSlot(id, access: .bearer(token))
         let answer = DeferredResponse()
         answer.whenComplete { [cache] _ in cache.unpin(slot) }
         return (slot, answer)
@@ -144,10 +152,10 @@ final class SessionService: Sendable {
     /// (one look-up by key) and read again when another node moved it: a read never answers
     /// older than what any node acknowledged before it was sent.
     private func withLoadedSession<T>(
-        _ id: String, token: String?, slot: SessionSlot, verify: Bool = false, _ contents: inout SlotContents,
+        _ id: String, access: SessionAccess, slot: SessionSlot, verify: Bool = false, _ contents: inout SlotContents,
         _ body: (inout LiveSession) throws(ResponseError) -> T
     ) throws(ResponseError) -> T {
-        guard let token else { throw Self.unauthorized("This route needs Authorization: Bearer <session token>.") }
+        try access.checkPresented()
         if contents.session == nil {
             counters.sessionLoads.add(1, ordering: .relaxed)
             contents.session = try load(id)
@@ -168,9 +176,9 @@ final class SessionService: Sendable {
             cache.remove(id, slot: slot)
             throw Self.notFound(id)
         }
-        guard BearerToken.matches(token, hash: session.tokenHash) else {
+        guard access.opens(session.tokenHash) else {
             contents.session = consume session
-            throw Self.unauthorized("The token does not open session \(id).")
+            throw access.refusal(id)
         }
         let result: T
         do throws(ResponseError) {
@@ -217,6 +225,12 @@ final class SessionService: Sendable {
         }
         first()
         for after in afters { after() }
+    }
+
+    /// The committed state document of session `id` and its version, for the server's own use
+    /// (no token check); nil when there is no such session or it cannot be read now.
+    func currentState(_ id: String) -> (version: Int, document: [UInt8])? {
+        try? withSession(id, access: .server) { session in (session.version, session.cachedStateDocument()) }
     }
 
     /// The committed state document of session `id` and its version, after the token check.
@@ -276,7 +290,7 @@ final class SessionService: Sendable {
                      _ contents: inout SlotContents) -> @Sendable () -> Void {
         let prepared: Attempt
         do throws(ResponseError) {
-            prepared = try withLoadedSession(request.id, token: request.token, slot: slot, &contents) {
+            prepared = try withLoadedSession(request.id, access: .bearer(request.token), slot: slot, &contents) {
                 (session: inout LiveSession) throws(ResponseError) -> Attempt in
                 try applyLocked(request.action, to: &session, ifMatch: request.ifMatch, idempotency: request.idempotency)
             }
@@ -317,7 +331,12 @@ final class SessionService: Sendable {
                 users.apply(step.userChanges, to: step.next.userId)
             }
             let response = Self.stateResponse(version: step.next.version, body: step.body)
-            endTurn(on: slot, { $0.session = step.next }, then: { answer.complete(response) })
+            endTurn(on: slot, { $0.session = step.next }, then: { [events] in
+                // Before the answer, and before the session's next commit can start: streams
+                // get versions in order.
+                events.published(sessionId: id, version: step.next.version, document: step.body)
+                answer.complete(response)
+            })
         case .failure(CommitError.versionConflict) where attempt < (shared ? Self.sharedConflictRetries : 2):
             // The database moved past the cached state: another node wrote the session (on a
             // shared database), or another process the file. Reload it and apply again, on the
@@ -464,7 +483,7 @@ final class SessionService: Sendable {
         takeTurn(on: slot) { [self] contents in
             let response: Response
             do throws(ResponseError) {
-                try withLoadedSession(id, token: token, slot: slot, &contents) { (session: inout LiveSession) throws(ResponseError) in
+                try withLoadedSession(id, access: .bearer(token), slot: slot, &contents) { (session: inout LiveSession) throws(ResponseError) in
                     _ = try storage { try store.deleteSession(id: session.id) }
                     session.deleted = true
                 }
@@ -472,7 +491,10 @@ final class SessionService: Sendable {
             } catch {
                 response = error.response
             }
-            return { answer.complete(response) }
+            return { [events] in
+                if response.status == 204 { events.deleted(sessionId: id) }
+                answer.complete(response)
+            }
         }
         return .later(answer)
     }
@@ -657,6 +679,33 @@ final class SessionService: Sendable {
         var result: [String: JSONValue] = [:]
         for member in value?.objectValue ?? JSONObject() { result[member.key] = member.value }
         return result
+    }
+}
+
+/// Who reads a session: a client with the bearer token it presented, or the server itself.
+enum SessionAccess: Sendable {
+    case bearer(String?)
+    /// The server's own reads, whose caller was checked otherwise (an event stream opened with
+    /// a ticket, versions another node committed).
+    case server
+
+    /// Refuses a client that presented no token at all.
+    func checkPresented() throws(ResponseError) {
+        if case .bearer(nil) = self {
+            throw SessionService.unauthorized("This route needs Authorization: Bearer <session token>.")
+        }
+    }
+
+    /// Whether this access opens a session whose token hashes to `hash`.
+    func opens(_ hash: [UInt8]) -> Bool {
+        switch self {
+        case .server: return true
+        case .bearer(let token): return token.map { BearerToken.matches($0, hash: hash) } ?? false
+        }
+    }
+
+    func refusal(_ id: String) -> ResponseError {
+        SessionService.unauthorized("The token does not open session \(id).")
     }
 }
 
