@@ -15,10 +15,10 @@ final class TestApp: Sendable {
     let store: any FlowStore
     let app: Application
 
-    init(cacheCapacity: Int = 100_000) throws {
+    init(cacheCapacity: Int = 100_000, events: EventOptions = EventOptions()) throws {
         database = try TestDatabase()
         store = try database.migratedStore()
-        app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity)
+        app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity, events: events)
         keepAlive = nil
     }
 
@@ -51,12 +51,18 @@ final class TestApp: Sendable {
 
     /// Runs `body` with a sender through libmicrohttpd on an ephemeral port.
     func withLiveServer<T>(_ body: (SocketSender) throws -> T) throws -> T {
+        try withServer { server in try body(SocketSender(port: server.port)) }
+    }
+
+    /// Runs `body` with this application served by libmicrohttpd on an ephemeral port.
+    func withServer<T>(_ configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (HTTPServer) throws -> T) throws -> T {
         var configuration = ServerConfiguration()
         configuration.port = 0
+        configure(&configuration)
         let server = HTTPServer(configuration: configuration, handler: app.handle)
         try server.start()
         defer { server.shutdown(gracePeriod: .seconds(2)) }
-        return try body(SocketSender(port: server.port))
+        return try body(server)
     }
 }
 
