@@ -5,6 +5,10 @@
 // the log and the session graph). Requests go out one at a time, in the order they were made,
 // so slider updates reach the server in order. `document.body.dataset.state` is "busy" while a
 // request or an animation runs and "idle" otherwise; scripts/browser.py waits on it.
+//
+// The page also follows its session's event stream, so versions committed elsewhere (another
+// tab, another client) are drawn too; `/?follow=<session id>` opens a tab on an existing session,
+// its token handed over through localStorage since it must never be in a URL.
 "use strict";
 
 (() => {
@@ -17,7 +21,7 @@
   const FINISH_PROGRESS = 0.5; // as the server decides interaction.end (for the status line only)
 
   const app = {
-    session: null, // {id, token, userId, version}
+    session: null, // {id, token, userId, version, deleted?}
     context: null, // {attributes, traits} the session was started with
     state: null,
     available: null, // the answer of /actions/available, or null when it could not be read
@@ -174,10 +178,40 @@
         app.session = created.session;
         app.context = {attributes: context.attributes, traits: context.traits};
         app.log = [];
+        if (new URLSearchParams(location.search).has("follow")) history.replaceState(null, "", "/");
         setState(created.state, {fresh: true});
         await refresh();
+        follow();
       } catch (error) {
         showProblem(error);
+      }
+    });
+  }
+
+  // Loads a session started in another tab (`/?follow=<id>`), with the token that tab handed over.
+  function followSession(id) {
+    return enqueue(async () => {
+      const handed = handOver.take(id);
+      if (!handed) {
+        showProblem(new Problem(0, {title: "No token for this session",
+          detail: `This browser holds no token for session ${id}: open the tab with “Follow in a new tab” on the page ` +
+            "that started it (a token never travels in a URL), or start a new session."}));
+        renderFollowLink();
+        return;
+      }
+      try {
+        const state = await api("GET", `/v1/sessions/${encodeURIComponent(id)}`, {token: handed.token});
+        clearProblem();
+        app.session = {id, token: handed.token, userId: state.userId, version: state.version};
+        app.context = handed.context || null;
+        app.log = [];
+        $("form-user").value = state.userId;
+        setState(state, {fresh: true});
+        await refresh();
+        follow();
+      } catch (error) {
+        showProblem(error);
+        if (error instanceof Problem && (error.status === 401 || error.status === 404)) handOver.forget(id);
       }
     });
   }
@@ -189,8 +223,12 @@
       try {
         const state = await api("POST", sessionPath("/actions"), {body: action});
         clearProblem();
-        setState(state);
-        await refresh({light: action.type === "interaction.update"});
+        // The stream may have drawn this version already (it never does before the answer, as
+        // both go through this queue, but a version is drawn once whichever comes first).
+        if (isNewer(state)) {
+          setState(state);
+          await refresh({light: action.type === "interaction.update"});
+        }
         return state;
       } catch (error) {
         if (!quiet) showProblem(error);
@@ -203,7 +241,9 @@
 
   async function reload() {
     try {
-      setState(await api("GET", sessionPath()));
+      const state = await api("GET", sessionPath());
+      if (!isNewer(state)) return;
+      setState(state);
       await refresh();
     } catch (error) {
       showProblem(error);
@@ -325,7 +365,13 @@
     renderStackList();
     renderTransition(previous, state);
     renderJSON();
+    renderFollowLink();
     syncSlider();
+  }
+
+  // Whether `state` is not drawn yet: another session, or a later version of this one.
+  function isNewer(state) {
+    return !app.state || app.state.sessionId !== state.sessionId || state.version > app.state.version;
   }
 
   function renderFacts() {
@@ -492,8 +538,10 @@
 
   // ---------------------------------------------------------------- transitions
 
+  // A hidden tab (one following its session in the background) draws without animating: it
+  // shows nothing, and its animations would only finish once it is shown, keeping it busy.
   function animate(element, keyframes, options = {}) {
-    if (!element || !element.animate) return Promise.resolve();
+    if (!element || !element.animate || document.hidden) return Promise.resolve();
     const duration = reducedMotion.matches ? 1 : options.duration || DURATION;
     const release = hold();
     const animation = element.animate(keyframes, {duration, easing: options.easing || "cubic-bezier(.2,.8,.2,1)", fill: "none"});
@@ -745,6 +793,10 @@
   function renderActions() {
     const container = $("actions");
     const actions = app.available ? app.available.actions || [] : [];
+    if (app.session && app.session.deleted) {
+      container.replaceChildren(el("p", {class: "placeholder", "data-testid": "session-deleted"}, "The session was deleted: start a new one."));
+      return;
+    }
     if (!app.available) {
       container.replaceChildren(el("p", {class: "placeholder"}, "Actions unknown."));
       return;
@@ -941,6 +993,185 @@
     $("interaction-cancel").addEventListener("click", () => finishInteraction({cancel: true}));
   }
 
+  // ---------------------------------------------------------------- live events
+  //
+  // One EventSource on the current session. A ticket opens one stream, once: so the page never
+  // lets EventSource reconnect by itself (it would present the spent ticket and get a 401); on
+  // any error it closes the stream, asks for a fresh ticket and opens a new one after a delay.
+  // The stream's states are drawn through the request queue, after the page's own requests, and
+  // only when newer than what the page shows; while several wait, only the newest is drawn.
+
+  const RECONNECT_DELAYS = [500, 1000, 2000, 5000, 10000]; // ms, then the last one again
+  const live = {generation: 0, source: null, timer: null, failures: 0, waiting: null, queued: false};
+
+  function setStreamStatus(status, text = status) {
+    const element = $("stream-status");
+    element.dataset.status = status;
+    element.textContent = text;
+  }
+
+  // Follows the current session (and stops following any other).
+  function follow() {
+    stopFollowing();
+    if (!app.session || app.session.deleted) return;
+    connect(live.generation, app.session, {first: true});
+  }
+
+  function stopFollowing(status = "off") {
+    live.generation += 1;
+    if (live.source) live.source.close();
+    live.source = null;
+    clearTimeout(live.timer);
+    live.timer = null;
+    live.failures = 0;
+    live.waiting = null;
+    setStreamStatus(status, status === "deleted" ? "session deleted" : status);
+  }
+
+  // Gets a ticket and opens the stream. The first connection holds the page busy until the
+  // stream's first state is drawn, so "idle" after a session starts means it is followed.
+  async function connect(generation, session, {first = false} = {}) {
+    const release = first ? hold() : () => {};
+    const current = () => generation === live.generation;
+    const path = `/v1/sessions/${encodeURIComponent(session.id)}`;
+    setStreamStatus(first ? "connecting" : "reconnecting");
+    let ticket;
+    try {
+      ({ticket} = await api("POST", `${path}/events/ticket`, {token: session.token}));
+    } catch (error) {
+      release();
+      if (!current()) return;
+      if (error instanceof Problem && error.status === 404) return sessionDeleted(session);
+      if (error instanceof Problem && error.status === 401) return stopFollowing("refused");
+      return reconnectLater(generation, session);
+    }
+    if (!current()) return release();
+    const source = new EventSource(`${path}/events?ticket=${encodeURIComponent(ticket)}`);
+    live.source = source;
+    source.addEventListener("state", (event) => {
+      if (!current()) return;
+      let state;
+      try { state = JSON.parse(event.data); } catch (error) { return; }
+      live.failures = 0;
+      setStreamStatus("live");
+      receive(generation, state);
+      release(); // the draw just queued holds the page from here
+    });
+    source.addEventListener("deleted", () => {
+      source.close();
+      release();
+      if (current()) sessionDeleted(session);
+    });
+    source.addEventListener("error", () => {
+      // Closed before EventSource retries with the same, spent, ticket.
+      source.close();
+      release();
+      if (!current()) return;
+      live.source = null;
+      reconnectLater(generation, session);
+    });
+  }
+
+  function reconnectLater(generation, session) {
+    const delay = RECONNECT_DELAYS[Math.min(live.failures, RECONNECT_DELAYS.length - 1)];
+    live.failures += 1;
+    setStreamStatus("reconnecting", `reconnecting in ${Math.round(delay / 100) / 10} s`);
+    clearTimeout(live.timer);
+    live.timer = setTimeout(() => {
+      live.timer = null;
+      if (generation === live.generation) connect(generation, session);
+    }, delay);
+  }
+
+  function receive(generation, state) {
+    const waiting = live.waiting;
+    if (waiting && waiting.generation === generation && waiting.state.version >= state.version) return;
+    live.waiting = {generation, state};
+    if (live.queued) return;
+    live.queued = true;
+    enqueue(async () => {
+      live.queued = false;
+      const {generation: from, state: next} = live.waiting || {};
+      live.waiting = null;
+      if (!next || from !== live.generation || !app.session || next.sessionId !== app.session.id || !isNewer(next)) return;
+      // A pending interaction that only moved changes neither the actions nor the graph.
+      const moved = app.state && app.state.interaction && next.interaction && app.state.interaction.action === next.interaction.action;
+      setState(next);
+      await refresh({light: Boolean(moved)});
+    }).catch(() => {});
+  }
+
+  function sessionDeleted(session) {
+    stopFollowing("deleted");
+    handOver.forget(session.id);
+    if (!app.session || app.session.id !== session.id) return;
+    app.session.deleted = true;
+    app.available = null;
+    renderActions();
+    renderInteractive();
+    refillCards();
+    renderFollowLink();
+    showProblem(new Problem(0, {title: "Session deleted",
+      detail: `Session ${session.id} was deleted (by another tab or client). Start a new session to go on.`}));
+  }
+
+  // ---------------------------------------------------------------- following in another tab
+  //
+  // The link opens `/?follow=<id>`; the token waits in localStorage under the session id for the
+  // new tab, which takes it out at once (and keeps it in its own sessionStorage, so a reload of
+  // that tab still follows). One that no tab took is removed after HANDOVER_LIFETIME.
+
+  const HANDOVER_LIFETIME = 60000; // ms
+  const handOver = {
+    key: (id) => `flowstack.follow.${id}`,
+    offer(session, context) {
+      const key = handOver.key(session.id);
+      try {
+        localStorage.setItem(key, JSON.stringify({token: session.token, context, at: Date.now()}));
+      } catch (error) { return; } // storage disabled: the new tab says it has no token
+      setTimeout(() => handOver.sweep(), HANDOVER_LIFETIME + 1000);
+    },
+    take(id) {
+      const key = handOver.key(id);
+      let value = null;
+      try {
+        value = localStorage.getItem(key) || sessionStorage.getItem(key);
+        localStorage.removeItem(key);
+        if (value) sessionStorage.setItem(key, value);
+      } catch (error) { /* storage disabled */ }
+      try {
+        const handed = JSON.parse(value);
+        return handed && typeof handed.token === "string" ? handed : null;
+      } catch (error) {
+        return null;
+      }
+    },
+    forget(id) {
+      try {
+        localStorage.removeItem(handOver.key(id));
+        sessionStorage.removeItem(handOver.key(id));
+      } catch (error) { /* storage disabled */ }
+    },
+    // Removes hand-overs no tab took in time.
+    sweep() {
+      try {
+        for (let index = localStorage.length - 1; index >= 0; index -= 1) {
+          const key = localStorage.key(index);
+          if (!key || !key.startsWith("flowstack.follow.")) continue;
+          let at = 0;
+          try { at = JSON.parse(localStorage.getItem(key)).at || 0; } catch (error) { /* unreadable: remove */ }
+          if (Date.now() - at > HANDOVER_LIFETIME) localStorage.removeItem(key);
+        }
+      } catch (error) { /* storage disabled */ }
+    },
+  };
+
+  function renderFollowLink() {
+    const usable = Boolean(app.session && !app.session.deleted);
+    $("follow-line").hidden = !usable;
+    if (usable) $("follow-link").href = `/?follow=${encodeURIComponent(app.session.id)}`;
+  }
+
   // ---------------------------------------------------------------- start
 
   function init() {
@@ -959,8 +1190,18 @@
       });
     }
     wireSlider();
+    // Written on the press itself (a click, a middle click, Enter), just before the tab opens.
+    const offer = (event) => {
+      if (event.type === "auxclick" && event.button !== 1) return;
+      if (app.session && !app.session.deleted) handOver.offer(app.session, app.context);
+    };
+    $("follow-link").addEventListener("click", offer);
+    $("follow-link").addEventListener("auxclick", offer);
+    handOver.sweep();
     document.body.dataset.state = "idle";
-    startSession();
+    const followed = new URLSearchParams(location.search).get("follow");
+    if (followed) followSession(followed);
+    else startSession();
   }
 
   init();
