@@ -365,6 +365,7 @@
     renderStackList();
     renderTransition(previous, state);
     renderJSON();
+    renderPendingLink();
     renderFollowLink();
     syncSlider();
   }
@@ -1172,6 +1173,27 @@
     if (usable) $("follow-link").href = `/?follow=${encodeURIComponent(app.session.id)}`;
   }
 
+  // ---------------------------------------------------------------- deep links
+
+  function followLink(event) {
+    event.preventDefault();
+    const input = $("link-uri");
+    const uri = input.value.trim();
+    if (!uri) {
+      input.focus();
+      return;
+    }
+    act({type: "link", params: {uri}}).catch(() => {});
+  }
+
+  function renderPendingLink() {
+    const pendingLink = app.state && app.state.pendingLink;
+    $("pending-link").hidden = !pendingLink;
+    if (!pendingLink) return;
+    $("pending-link-uri").textContent = pendingLink.uri;
+    $("pending-link-pattern").textContent = pendingLink.pattern || "";
+  }
+
   // ---------------------------------------------------------------- start
 
   function init() {
@@ -1190,6 +1212,8 @@
       });
     }
     wireSlider();
+    $("link-form").addEventListener("submit", followLink);
+    $("pending-link-cancel").addEventListener("click", () => act({type: "link.cancel"}).catch(() => {}));
     // Written on the press itself (a click, a middle click, Enter), just before the tab opens.
     const offer = (event) => {
       if (event.type === "auxclick" && event.button !== 1) return;
