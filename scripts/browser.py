@@ -15,10 +15,20 @@ keyboard events as a user makes them:
      the slider drags onboarding.second back to onboarding.first (finish), the phone's own
      button shows onboarding.second again, a short drag cancels, PageUp on the slider opens an
      interaction that Escape cancels, and Enter on onboarding.completed shows onboarding.faceScan.
+Between 2 and 3, "Follow in a new tab" opens a second tab (a new target, attached before it runs,
+so all its requests are seen) on the first session: each tab's actions show in the other without
+it being told; the pages reach the server through a relay that then cuts every connection, and
+both tabs reconnect with fresh tickets and catch up; a reload of the second tab still follows.
+The link box: /modal/Hello puts the modal above home when the server knows links (its state has
+a pendingLink key; a link before onboarding waits and is cancelled in 3), else its refusal is
+shown. In 3, deleting the first session tells the second tab, and leaves the first one alone.
+At the end: no URL any tab requested held a session token, and no stream or ticket was refused
+(so no spent ticket was presented again).
 After each step it reads the page (the phone's top screen and version, the graph's highlighted
 node, the log's length) and compares it with what the server says (the session read with its
 token). Any JavaScript exception or console error fails the run. A screenshot of the page at
-home is kept at .build/browser/playground.png (and one mid-swipe at .build/browser/swipe.png).
+home is kept at .build/browser/playground.png (one of the second tab at follower.png, one mid-swipe
+at swipe.png).
 Prints each failure, then `browser: N passed, M failed`; exits 1 when anything failed.
 Standard library only.
 """
@@ -28,6 +38,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -68,6 +79,7 @@ class Chromium:
         self._lock = threading.Condition()
         self._reader = None
         self._out = None
+        self.front = None  # the Page in front: the others are hidden tabs
 
     def start(self):
         binary = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -119,6 +131,10 @@ class Chromium:
             self._lock.notify_all()
 
     def call(self, method, params=None, session=None, timeout=WAIT):
+        return self.answer(self.send(method, params, session), method, timeout)
+
+    def send(self, method, params=None, session=None):
+        """Sends a command without waiting; `answer` waits for what it returns."""
         with self._lock:
             self._next_id += 1
             number = self._next_id
@@ -126,6 +142,9 @@ class Chromium:
         if session:
             message["sessionId"] = session
         self._out.write(json.dumps(message).encode() + b"\0")
+        return number
+
+    def answer(self, number, method, timeout=WAIT):
         deadline = time.monotonic() + timeout
         with self._lock:
             while number not in self._answers and None not in self._answers:
@@ -155,19 +174,118 @@ class Chromium:
         self.process = None
 
 
-class Page:
-    """One tab: evaluate JavaScript, wait for a condition, click and type like a user."""
+class Relay:
+    """A TCP relay between the browser and the server, so that a step can cut every connection
+    the browser holds, as a dropped network would, while the server runs on."""
 
-    def __init__(self, browser):
+    def __init__(self, port):
+        self.target = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.connections = {}  # (browser end, server end) → directions finished
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target), timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            pair = (client, upstream)
+            with self.lock:
+                self.connections[pair] = 0
+            for source, sink in (pair, pair[::-1]):
+                threading.Thread(target=self._pump, args=(source, sink, pair), daemon=True).start()
+
+    def _pump(self, source, sink, pair):
+        """Copies one direction; an end closed is passed on, an error drops the connection."""
+        try:
+            while data := source.recv(1 << 16):
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._drop(pair)
+            return
+        with self.lock:
+            if pair not in self.connections:
+                return
+            self.connections[pair] += 1
+            both = self.connections[pair] == 2
+        if both:
+            self._drop(pair)
+
+    def _drop(self, pair):
+        with self.lock:
+            self.connections.pop(pair, None)
+        for end in pair:
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+
+    def cut(self):
+        """Closes every connection open through the relay; returns how many there were."""
+        with self.lock:
+            pairs = list(self.connections)
+        for pair in pairs:
+            self._drop(pair)
+        return len(pairs)
+
+    def close(self):
+        self.listener.close()
+        self.cut()
+
+
+class Page:
+    """One tab: evaluate JavaScript, wait for a condition, click and type like a user. Its network
+    requests are recorded too (Network.requestWillBeSent in the browser's events)."""
+
+    def __init__(self, browser, session=None, waiting=False):
         self.browser = browser
-        targets = browser.call("Target.getTargets")["targetInfos"]
-        page = next((t for t in targets if t["type"] == "page"), None)
-        target_id = page["targetId"] if page else browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = browser.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            self.call(f"{domain}.enable")
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1, "mobile": False})
+        if session is None:
+            targets = browser.call("Target.getTargets")["targetInfos"]
+            page = next((t for t in targets if t["type"] == "page"), None)
+            target_id = page["targetId"] if page else browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            session = browser.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})["sessionId"]
+        self.session = session
+        browser.front = browser.front or self
+        # Sent together: a tab waiting to start answers them only once it runs (`opened_by`).
+        sent = [(method, browser.send(method, params, session)) for method, params in [
+            *((f"{domain}.enable", None) for domain in ("Page", "Runtime", "Log", "Network")),
+            ("Emulation.setDeviceMetricsOverride", {"width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1, "mobile": False}),
+            *([("Runtime.runIfWaitingForDebugger", None)] if waiting else [])]]
+        for method, number in sent:
+            browser.answer(number, method)
+
+    @classmethod
+    def opened_by(cls, browser, press, timeout=WAIT):
+        """The tab that `press()` opens, attached while it waits to start, so that every request
+        it makes (its first ones included) is recorded. Auto-attaching stays on afterwards:
+        turning it off would detach the new tab's session."""
+        seen = len(browser.events)
+        browser.call("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True})
+        press()
+        deadline = time.monotonic() + timeout
+        while True:
+            attached = next((params for method, params, _ in browser.events[seen:]
+                             if method == "Target.attachedToTarget" and params.get("waitingForDebugger")
+                             and params["targetInfo"]["type"] == "page"), None)
+            if attached:
+                break
+            if time.monotonic() > deadline:
+                raise CDPError(f"no new tab opened within {timeout}s")
+            time.sleep(0.05)
+        page = cls(browser, session=attached["sessionId"], waiting=True)
+        browser.front = page
+        return page
 
     def call(self, method, params=None, timeout=WAIT):
         return self.browser.call(method, params, session=self.session, timeout=timeout)
@@ -223,6 +341,7 @@ class Page:
 
     def center(self, testid):
         """The middle of an element, scrolled into view; raises if it is missing, disabled or covered."""
+        self.to_front()
         box = self.js(f"""(() => {{
             const element = document.querySelector('[data-testid="{testid}"]');
             if (!element) return {{missing: true}};
@@ -241,7 +360,14 @@ class Page:
             raise CDPError(f"{testid} is covered by another element")
         return box
 
+    def to_front(self):
+        """Brings this tab to the front (the other one is then hidden) before a user's input."""
+        if self.browser.front is not self:
+            self.call("Page.bringToFront")
+            self.browser.front = self
+
     def mouse(self, kind, x, y, buttons=0):
+        self.to_front()
         params = {"type": kind, "x": x, "y": y, "button": "left" if kind != "mouseMoved" or buttons else "none",
                   "buttons": buttons, "clickCount": 1 if kind != "mouseMoved" else 0}
         self.call("Input.dispatchMouseEvent", params)
@@ -263,6 +389,7 @@ class Page:
     def press(self, key):
         codes = {"Enter": (13, "\r"), "Escape": (27, None), "Tab": (9, None), "ArrowRight": (39, None), "PageUp": (33, None)}
         number, text = codes[key]
+        self.to_front()
         down = {"type": "keyDown", "key": key, "code": key, "windowsVirtualKeyCode": number}
         if text:
             down["text"] = text
@@ -279,23 +406,30 @@ class Page:
 class Walk:
     """The steps, each checked against the server."""
 
-    def __init__(self, page, port, tally, browser):
-        self.page, self.port, self.tally, self.browser = page, port, tally, browser
+    def __init__(self, page, port, relay, tally, browser):
+        self.page, self.port, self.relay, self.tally, self.browser = page, port, relay, tally, browser
+        self.origin = f"http://127.0.0.1:{relay.port}"  # the pages reach the server through the relay
         self.expected_errors = 0  # console lines for 4xx answers a step provokes on purpose
         self.seen_events = 0
+        self.dropped = set()  # URLs of streams the relay cut: the browser reports their end as an error
+        self.tokens = set()  # every session token the pages held: none may be in a URL they request
+        self.follower = None  # the second tab, on the first session
 
-    def server(self, path, token):
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers={"Authorization": f"Bearer {token}"})
+    def server(self, path, token, method="GET"):
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method,
+                                         headers={"Authorization": f"Bearer {token}"})
         with urllib.request.urlopen(request, timeout=5) as answer:
-            return json.loads(answer.read())
+            body = answer.read()
+            return json.loads(body) if body else None
 
     def check(self, name, failure, details=""):
         self.tally.check(name, failure, details)
 
-    def compare(self, step, feature):
+    def compare(self, step, feature, page=None):
         """The page against the server after `step`: top screen, version, graph, log, state JSON."""
-        shown = self.page.snapshot()
+        shown = (page or self.page).snapshot()
         session = shown["session"]
+        self.tokens.add(session["token"])
         state = self.server(f"/v1/sessions/{session['id']}", session["token"])
         log = self.server(f"/v1/sessions/{session['id']}/actions?limit=1000", session["token"])["actions"]
         top = state["top"] or {}
@@ -313,16 +447,31 @@ class Walk:
         self.check(f"{step}: no problem is shown", None if shown["problem"] is None else "one is", shown["problem"])
         return shown, state
 
-    def act(self, step, testid, feature, then=None):
+    def act(self, step, testid, feature, then=None, page=None):
         """Presses a button and waits for the new version in the page, then compares."""
-        before = self.page.snapshot()["version"]
+        page = page or self.page
+        before = page.snapshot()["version"]
         try:
-            (then or self.page.click)(testid)
-            self.page.wait(f"Number(document.querySelector('[data-testid=phone]').dataset.version) > {before}")
+            (then or page.click)(testid)
+            page.wait(f"Number(document.querySelector('[data-testid=phone]').dataset.version) > {before}")
         except CDPError as error:
             self.check(f"{step}: the page answers", str(error))
             return None, None
-        return self.compare(step, feature)
+        return self.compare(step, feature, page=page)
+
+    def follows(self, step, page, state, feature):
+        """`page` comes to show `state`'s version by itself (over its event stream), then compares."""
+        if not state:
+            return None, None
+        try:
+            page.wait(f"Number(document.querySelector('[data-testid=phone]').dataset.version) >= {state['version']}")
+        except CDPError as error:
+            self.check(f"{step}: the other tab follows", str(error))
+            return None, None
+        return self.compare(step, feature, page=page)
+
+    def stream_status(self, page):
+        return page.js("document.querySelector('[data-testid=stream-status]').dataset.status")
 
     def drag_slider(self, to_fraction, steps, pause_after=0.0, midway=None):
         """Presses the slider at its left end, moves right to `to_fraction` of its width in
@@ -352,6 +501,8 @@ class Walk:
                 problems.append("console." + params["type"] + ": " + " ".join(str(a.get("value", a.get("description"))) for a in params.get("args", [])))
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
                 entry = params["entry"]
+                if entry.get("source") == "network" and entry.get("url") in self.dropped:
+                    continue
                 if entry.get("source") == "network" and self.expected_errors > 0:
                     self.expected_errors -= 1
                     continue
@@ -361,7 +512,7 @@ class Walk:
     def run(self):
         page = self.page
         # 1. the page starts a session on load
-        page.call("Page.navigate", {"url": f"http://127.0.0.1:{self.port}/"})
+        page.call("Page.navigate", {"url": f"{self.origin}/"})
         try:
             page.wait("document.readyState === 'complete' && document.querySelector('[data-testid=phone]').dataset.topFeature",
                       timeout=30)  # a first start of Chromium builds its caches
@@ -413,6 +564,10 @@ class Walk:
         self.act("modal.dismiss", "action-modal.dismiss", "home.second")
         page.screenshot(os.path.join(SHOTS, "playground.png"))
 
+        # 2b. a second tab follows the session live; 2c. the link box
+        self.follow_steps()
+        self.link_steps()
+
         # 3. a second session from the form; the slider drags onboarding.second back
         user = f"browser-{os.getpid()}"
         try:
@@ -427,6 +582,8 @@ class Walk:
         self.check("new session: the server has the form's user and flag",
                    None if state["userId"] == user and state["flags"].get("eu-face-scan", {}).get("value") is True else "it does not",
                    {"userId": state["userId"], "flags": state["flags"]})
+        self.pending_link_steps()
+        self.deleted_steps(first_session)
         self.act("DE showSecond", "action-onboarding.showSecond", "onboarding.second")
 
         interactive = page.js("document.querySelector('[data-testid=interactive]').hidden === false && document.querySelector('[data-testid=interactive-action]').value")
@@ -504,6 +661,164 @@ class Walk:
         focused = page.js("document.activeElement && document.activeElement.dataset.testid")
         self.check("after a keyboard press the focus stays on an action", None if (focused or "").startswith("action-") else f"it is on {focused!r}")
 
+    def follow_steps(self):
+        """A second tab opened with "Follow in a new tab" shows the session and moves with it, both ways."""
+        first, session = self.page, self.page.snapshot()["session"]
+        try:
+            second = Page.opened_by(self.browser, lambda: first.click("follow-link"))
+            second.wait("document.readyState === 'complete' && window.FlowStackPlayground.state"
+                        " && document.querySelector('[data-testid=stream-status]').dataset.status === 'live'", timeout=30)
+        except CDPError as error:
+            self.check("follow: a second tab opens on the session and follows its stream", str(error))
+            return
+        self.follower = second
+        address = second.js("location.href")
+        self.check("follow: the second tab's address names the session, not its token",
+                   None if address == f"{self.origin}/?follow={session['id']}" else f"it is {address}")
+        shown, _ = self.compare("follow: the second tab on opening", "home.second", page=second)
+        self.check("follow: the second tab holds the same session",
+                   None if shown["session"] == session else "it does not", shown["session"])
+        left = first.js("Object.keys(localStorage).filter((key) => key.startsWith('flowstack.follow.'))")
+        self.check("follow: the token handed over through localStorage was taken out", None if left == [] else f"left: {left}")
+        self.check("follow: the first tab's stream is live", None if self.stream_status(first) == "live" else self.stream_status(first))
+
+        # the first tab acts, the second follows; then the other way round
+        _, state = self.act("follow: presentModal in the first tab", "phone-action-home.presentModal", "modal")
+        shown, _ = self.follows("follow: the second tab shows the modal", second, state, "modal")
+        if shown:
+            params = second.js("(document.querySelector('[data-testid=top-params]') || {}).textContent || ''")
+            self.check("follow: the second tab shows the modal's content", None if "Hello from the playground" in params else "it does not", params)
+        _, state = self.act("follow: modal.dismiss in the second tab", "action-modal.dismiss", "home.second", page=second)
+        self.follows("follow: the first tab shows home.second again", first, state, "home.second")
+        _, state = self.act("follow: the first tab's tab bar", "tab-0", "home.first")
+        self.follows("follow: the second tab shows home.first", second, state, "home.first")
+
+        # the connections drop: both tabs reconnect with fresh tickets (no spent one is presented
+        # again) and catch up with what was committed meanwhile
+        try:
+            self.dropped |= {params["request"]["url"] for method, params, _ in self.browser.events
+                             if method == "Network.requestWillBeSent" and "/events?ticket=" in params["request"]["url"]}
+            cut = self.relay.cut()
+            _, state = self.act("follow: selectTab right after the connections dropped", "tab-1", "home.second")
+            for name, page in (("first", first), ("second", second)):
+                page.wait("document.querySelector('[data-testid=stream-status]').dataset.status === 'live'")
+            self.check(f"follow: after {cut} connections dropped, both tabs follow again", None)
+            self.follows("follow: the second tab shows what it missed", second, state, "home.second")
+            _, state = self.act("follow: presentModal after reconnecting", "phone-action-home.presentModal", "modal")
+            self.follows("follow: the second tab follows the new stream", second, state, "modal")
+            _, state = self.act("follow: modal.dismiss after reconnecting", "phone-close", "home.second", page=second)
+            self.follows("follow: the first tab follows its new stream", first, state, "home.second")
+        except CDPError as error:
+            self.check("follow: both tabs reconnect after the connections dropped", str(error))
+
+        # a reload of the second tab still follows: it keeps the token in its sessionStorage
+        try:
+            second.call("Page.reload")
+            second.wait("document.readyState === 'complete' && window.FlowStackPlayground.state"
+                        " && document.querySelector('[data-testid=stream-status]').dataset.status === 'live'")
+            self.compare("follow: the second tab after a reload", "home.second", page=second)
+            second.to_front()
+            second.screenshot(os.path.join(SHOTS, "follower.png"))
+        except CDPError as error:
+            self.check("follow: the second tab follows after a reload", str(error))
+
+    def link_steps(self):
+        """The link box of an onboarded session: /modal/Hello shows the modal above home. Until the
+        server knows links (its state has no pendingLink key), the box shows the server's refusal."""
+        page = self.page
+        session = page.snapshot()["session"]
+        state = self.server(f"/v1/sessions/{session['id']}", session["token"])
+        if "pendingLink" not in state:
+            print("browser: the server does not follow links yet (no pendingLink in its state): "
+                  "the link box is checked against its refusal", flush=True)
+            try:
+                page.type_into("link-uri", "/modal/Hello")
+                self.expected_errors += 1
+                page.click("link-follow")
+                page.wait("!document.querySelector('[data-testid=problem]').hidden")
+                problem = page.snapshot()["problem"] or ""
+                self.check("link box: the server's refusal is shown like any other", None if re.search(r"\(4\d\d\)", problem) else "it is not", problem)
+                self.check("link box: a refused link changes nothing", None if page.snapshot()["version"] == state["version"] else "it did")
+                page.click("problem-close")
+                page.wait("document.querySelector('[data-testid=problem]').hidden")
+            except CDPError as error:
+                self.check("link box: a refused link is shown", str(error))
+            return
+
+        def type_link(_testid):
+            page.type_into("link-uri", "/modal/Hello")
+            page.click("link-follow")
+        shown, state = self.act("link box: /modal/Hello", "link-uri", "modal", then=type_link)
+        if not state:
+            return
+        features = [screen["feature"] for screen in state["screens"]]
+        self.check("link box: the server put the modal above home",
+                   None if features[-1] == "modal" and any(f.startswith("home.") for f in features[:-1]) else "it did not", features)
+        depth = page.js("document.querySelector('[data-testid=phone]').dataset.depth")
+        self.check("link box: the phone draws the modal above home", None if depth == str(len(features)) and len(features) >= 2 else f"it draws {depth}")
+        params = page.js("(document.querySelector('[data-testid=top-params]') || {}).textContent || ''")
+        self.check("link box: the phone shows the link's content", None if "Hello" in params else "it does not", params)
+        if self.follower:
+            self.follows("link box: the second tab follows the link", self.follower, state, "modal")
+
+    def pending_link_steps(self):
+        """A link before onboarding waits (pendingLink is shown) and its Cancel drops it."""
+        page = self.page
+        session = page.snapshot()["session"]
+        if "pendingLink" not in self.server(f"/v1/sessions/{session['id']}", session["token"]):
+            return
+        try:
+            page.type_into("link-uri", "/modal/Hi")
+            page.click("link-follow")
+            page.wait("!document.querySelector('[data-testid=pending-link]').hidden")
+            pending = self.server(f"/v1/sessions/{session['id']}", session["token"])["pendingLink"] or {}
+            shown = page.js("document.querySelector('[data-testid=pending-link-uri]').textContent")
+            self.check("pending link: the page shows the server's pendingLink",
+                       None if pending.get("uri") == shown == "/modal/Hi" else "they differ", f"page {shown!r}, server {pending}")
+            page.click("pending-link-cancel")
+            page.wait("document.querySelector('[data-testid=pending-link]').hidden")
+            pending = self.server(f"/v1/sessions/{session['id']}", session["token"])["pendingLink"]
+            self.check("pending link: Cancel drops it on the server", None if pending is None else "it is still there", pending)
+        except CDPError as error:
+            self.check("pending link: shown and cancelled", str(error))
+
+    def deleted_steps(self, first_session):
+        """The first tab moved to a new session; the first one is deleted: the second tab says so,
+        the first tab is not disturbed."""
+        second = self.follower
+        if not second:
+            return
+        self.check("a new session: the first tab follows it",
+                   None if self.stream_status(self.page) == "live" else self.stream_status(self.page))
+        token = second.snapshot()["session"]["token"]
+        try:
+            self.server(f"/v1/sessions/{first_session}", token, method="DELETE")
+            second.wait("document.querySelector('[data-testid=stream-status]').dataset.status === 'deleted'")
+            shown = second.snapshot()
+            self.check("deleted: the second tab says its session was deleted",
+                       None if "deleted" in (shown["problem"] or "") and second.js("Boolean(document.querySelector('[data-testid=session-deleted]'))")
+                       else "it does not", shown["problem"])
+        except (CDPError, urllib.error.URLError) as error:
+            self.check("deleted: the second tab sees its session deleted", str(error))
+        shown = self.page.snapshot()
+        self.check("deleted: the first tab, on another session, is not disturbed",
+                   None if shown["problem"] is None and self.stream_status(self.page) == "live" else "it is", shown["problem"])
+
+    def network_checks(self):
+        """No URL any tab requested holds a session token; the event streams were opened with
+        tickets, and none was refused (a spent ticket is never presented again)."""
+        requests = [params for method, params, _ in self.browser.events if method == "Network.requestWillBeSent"]
+        urls = [request["request"]["url"] for request in requests] + [request.get("documentURL", "") for request in requests]
+        leaked = sorted({url for url in urls if any(token in url for token in self.tokens)})
+        self.check(f"no URL the pages requested ({len(requests)} requests) holds one of the {len(self.tokens)} session tokens",
+                   None if self.tokens and not leaked else ("it does" if leaked else "no token was seen"), leaked)
+        streams = [url for url in urls if re.search(r"/events\?ticket=st_", url)]
+        self.check("the pages opened their event streams with tickets", None if len(set(streams)) >= 4 else f"{len(set(streams))} of them", streams)
+        refused = [f'{params["response"]["status"]} {params["response"]["url"]}' for method, params, _ in self.browser.events
+                   if method == "Network.responseReceived" and re.search(r"/events(\?|/ticket)", params["response"]["url"])
+                   and params["response"]["status"] not in (200, 201)]
+        self.check("no event stream or ticket request was refused", None if not refused else f"{len(refused)} were", refused)
+
 
 def main():
     if len(sys.argv) > 2:
@@ -520,12 +835,13 @@ def main():
     browser = Chromium(work)
     tally = Tally()
     started = time.monotonic()
-    walk = None
+    walk = relay = None
     try:
         server.start()
+        relay = Relay(server.port)
         browser.start()
         page = Page(browser)
-        walk = Walk(page, server.port, tally, browser)
+        walk = Walk(page, server.port, relay, tally, browser)
         walk.run()
     except Exception as error:  # a failure of the harness itself still counts, and still cleans up
         tally.check("the run completed", f"{type(error).__name__}: {error}")
@@ -534,9 +850,15 @@ def main():
             print("browser: chromium's last lines:\n" + open(log, errors="replace").read()[-1500:], flush=True)
     finally:
         if walk:
+            try:
+                walk.network_checks()
+            except Exception as error:  # the harness's own failure still counts
+                tally.check("the network checks ran", f"{type(error).__name__}: {error}")
             problems = walk.console_problems()
             tally.check("no JavaScript exception or console error", None if not problems else f"{len(problems)} of them", "\n     ".join(problems))
         browser.stop()
+        if relay:
+            relay.close()
         status = server.stop()
         tally.check("the server stops with status 0", None if status == 0 else f"status {status}", server.stderr_text()[-500:])
         shutil.rmtree(work, ignore_errors=True)
