@@ -41,13 +41,24 @@ final class SessionService: Sendable {
 
     // MARK: Creating
 
-    /// Makes a session for `input`, stores it, caches it; returns it with its token.
-    func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
+    /// What a new session for a user starts from: its context (flags evaluated once, now, and
+    /// fixed for the session's life), the flow versions it runs (experiments may pin some) and
+    /// their catalog, and the experiments it was placed in.
+    struct Start {
+        var context: FlowContext
+        var catalog: FlowCatalog
+        var versions: [String: Int]
+        var evaluations: FlagEvaluations
+        var exposures: [(experiment: String, variant: String)]
+    }
+
+    /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it.
+    func start(userId: String, attributes: [String: JSONValue], traits: [String: String]) throws(ResponseError) -> Start {
         // Read afresh on a shared database: the user may have finished onboarding on another node.
-        let userState = try storage { try users.held(input.userId, store: store, fresh: shared).state }
+        let userState = try storage { try users.held(userId, store: store, fresh: shared).state }
         // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
         let inputs = registry.sessionInputs
-        let evaluationContext = EvaluationContext(targetingKey: input.userId, attributes: input.attributes)
+        let evaluationContext = EvaluationContext(targetingKey: userId, attributes: attributes)
         let evaluations = FlagSet.evaluateAll(flags: inputs.flags, context: evaluationContext)
         var flagValues: [String: JSONValue] = [:]
         for entry in evaluations { flagValues[entry.key] = entry.details.value }
@@ -64,11 +75,18 @@ final class SessionService: Sendable {
                 versions[flow] = version
             }
         }
-        let context = FlowContext(userId: input.userId, attributes: input.attributes, traits: input.traits,
+        let context = FlowContext(userId: userId, attributes: attributes, traits: traits,
                                   flags: flagValues, user: userState)
         guard let catalog = registry.catalog(for: versions) else {
             throw ResponseError(.problem(500, "The flow versions for this session are not all stored."))
         }
+        return Start(context: context, catalog: catalog, versions: versions, evaluations: evaluations, exposures: exposures)
+    }
+
+    /// Makes a session for `input`, stores it, caches it; returns it with its token.
+    func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
+        let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits)
+        let (context, catalog, versions, evaluations, exposures) = (start.context, start.catalog, start.versions, start.evaluations, start.exposures)
         let tree: FlowTree
         do throws(FlowError) {
             tree = try FlowEngine.start(catalog: catalog, context: context)
