@@ -7,8 +7,9 @@ extension FlowEngine {
     /// substituted into its actions.
     ///
     /// When several patterns match, the one with the most literal path segments wins, then the
-    /// one with more query keys, then one that names a scheme and host, then the one with a
-    /// literal where the other has a placeholder, first place first; then the first declared.
+    /// one with more query keys, then more literal query values, then one that names a scheme
+    /// and host, then the one with a literal where the other has a placeholder, first place
+    /// first; then the first declared.
     ///
     /// ```swift
     /// let match = try FlowEngine.resolveLink("myapp://x/home/1", catalog: catalog)

@@ -5,7 +5,7 @@ import JSON
 /// Why an action was not applied (the tree is then unchanged), or why a tree could not be
 /// built. Each case names what was wrong and what was expected; the API maps them to statuses
 /// as noted on each case.
-public indirect enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `from` is not the screen on top (409): the client acted on a screen that is gone or
     /// covered, such as the second tap of a double tap.
     case staleSource(from: String, top: String)
@@ -32,7 +32,7 @@ public indirect enum FlowError: Error, Sendable, Equatable, CustomStringConverti
     /// A link matched, but one of its actions was refused while following it (422): `step` is
     /// the index of that action in the link's `actions` (as in `/links/<i>/actions/<step>`),
     /// `action` its type, and `underlying` why it failed. Nothing changed.
-    case linkRefused(pattern: String, step: Int, action: String, underlying: FlowError)
+    indirect case linkRefused(pattern: String, step: Int, action: String, underlying: FlowError)
 
     /// A stable machine-readable code, such as `stale-source`.
     public var code: String {

@@ -213,11 +213,13 @@ public struct LinkPattern: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether this pattern wins over `other` when both match a URI: more literal path
-    /// segments, then more query keys, then a scheme and host, then a literal where the other
-    /// has a placeholder at the first place they differ. Both have as many segments as the URI.
+    /// segments, then more query keys, then more literal query values, then a scheme and host,
+    /// then a literal where the other has a placeholder at the first place they differ. Both
+    /// have as many segments as the URI.
     func isMoreSpecific(than other: LinkPattern) -> Bool {
         if literalCount != other.literalCount { return literalCount > other.literalCount }
         if query.count != other.query.count { return query.count > other.query.count }
+        if literalQueryCount != other.literalQueryCount { return literalQueryCount > other.literalQueryCount }
         if (host != nil) != (other.host != nil) { return host != nil }
         for (mine, theirs) in zip(path, other.path) {
             switch (mine, theirs) {
@@ -227,6 +229,13 @@ public struct LinkPattern: Sendable, Equatable, CustomStringConvertible {
             }
         }
         return false
+    }
+
+    private var literalQueryCount: Int {
+        query.reduce(0) { count, item in
+            if case .literal = item.value { return count + 1 }
+            return count
+        }
     }
 
     private var literalCount: Int {
