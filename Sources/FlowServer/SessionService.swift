@@ -628,6 +628,11 @@ final class SessionService: Sendable {
             status = 400
             errors.append(.init(pointer: path, detail: message))
         case .corruptTree: status = 500
+        case .unknownLink: status = 422
+        case .linkRefused(let pattern, let step, _, _):
+            status = 422
+            extensions.append(("link", JSONValue.string(pattern).jsonText))
+            extensions.append(("step", String(step)))
         }
         let detail = error.message.prefix(1).uppercased() + error.message.dropFirst() + "."
         return .problem(status, detail, type: ProblemType.of(error), errors: errors, extensions: extensions)
