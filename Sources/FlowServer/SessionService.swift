@@ -94,6 +94,14 @@ final class SessionService: Sendable {
             logger.error("cannot start a session", metadata: ["error": "\(error.message)"])
             throw ResponseError(.problem(500, "The flow definitions cannot build a first screen: \(error.message)"))
         }
+        if let link = input.link {
+            // Tried before anything is stored: an unknown, malformed or refused link creates nothing.
+            do throws(FlowError) {
+                _ = try FlowEngine.followLink(link, from: tree, catalog: catalog, context: context, field: "/link")
+            } catch {
+                throw ResponseError(Self.problem(for: error))
+            }
+        }
         let token = BearerToken.generate()
         let now = Timestamp.string()
         var session = LiveSession(
@@ -112,7 +120,14 @@ final class SessionService: Sendable {
         let slot = cache.pin(session.id)
         slot.state.withLock { $0.session = session }
         cache.unpin(slot)
-        return (session, token)
+        guard let link = input.link else { return (session, token) }
+        // The link is the session's first action (version 1), applied and committed like any
+        // other: its user-state changes are kept, the log shows it, and a link whose `when` does
+        // not hold yet becomes the session's pendingLink.
+        let followed = apply(FlowAction(type: FlowAction.link, params: ["uri": .string(link)]), to: session.id, token: token,
+                             ifMatch: nil, idempotency: nil).settled()
+        guard followed.status == 200 else { throw ResponseError(followed) }
+        return (try withSession(session.id, access: .server) { $0 }, token)
     }
 
     // MARK: Reading and acting
