@@ -90,16 +90,7 @@ extension FlowTree {
     /// tree.writePendingLink(into: &writer)   // {"uri":"/modal/Hi","pattern":"/modal/{content}"}
     /// ```
     public func writePendingLink(into writer: inout JSONWriter) {
-        guard let pendingLink else {
-            writer.writeNull()
-            return
-        }
-        writer.beginObject()
-        writer.writeKey("uri")
-        writer.writeString(pendingLink.uri)
-        writer.writeKey("pattern")
-        writer.writeString(pendingLink.pattern)
-        writer.endObject()
+        if let pendingLink { pendingLink.write(into: &writer) } else { writer.writeNull() }
     }
 }
 

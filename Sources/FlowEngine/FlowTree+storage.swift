@@ -40,12 +40,7 @@ extension FlowTree {
         }
         if let pendingLink {
             writer.writeKey("pendingLink")
-            writer.beginObject()
-            writer.writeKey("uri")
-            writer.writeString(pendingLink.uri)
-            writer.writeKey("pattern")
-            writer.writeString(pendingLink.pattern)
-            writer.endObject()
+            pendingLink.write(into: &writer)
         }
         writer.endObject()
     }
