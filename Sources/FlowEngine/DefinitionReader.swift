@@ -13,9 +13,9 @@ struct DefinitionReader {
 
     /// `version` and `live` are what the server adds when it shows a stored definition; they are
     /// accepted and ignored so a definition read back can be uploaded again as it is.
-    private static let definitionKeys = ["name", "kind", "initial", "selected", "on", "description", "version", "live"]
+    private static let definitionKeys = ["name", "kind", "initial", "selected", "on", "links", "description", "version", "live"]
     private static let ruleKeys = ["from", "when", "interactive", "params", "do", "description"]
-    private static let reservedActions = ["interaction.update", "interaction.end", "interaction.cancel"]
+    static let reservedActions = ["interaction.update", "interaction.end", "interaction.cancel", "link", "link.cancel"]
     private static let operatorKeys = ["is", "isNot", "in", "notIn", "exists"]
     /// Rules for one action type, at most: far more than a flow needs, and the bound that keeps
     /// checking them against each other (``checkShadowing(_:at:)``) cheap for any body.
@@ -42,6 +42,7 @@ struct DefinitionReader {
         if kind == .tabbed, let initial { tabCount = initial.count }
         let selected = readSelected(object["selected"], at: root.appending("selected"))
         let handlers = readHandlers(object["on"], at: root.appending("on"))
+        let links = readLinks(object["links"], at: root.appending("links"), flow: name)
         var summary: String?
         if let text = object["description"] {
             summary = text.stringValue
@@ -56,7 +57,7 @@ struct DefinitionReader {
         guard let name, let kind, let initial, let handlers, problems.isEmpty else { return nil }
         return FlowDefinition(
             name: name, kind: kind, initial: initial, selected: selected, handlers: handlers,
-            summary: summary, flowReferences: references)
+            summary: summary, links: links, flowReferences: references)
     }
 
     private mutating func readName(_ value: JSONValue?, at path: JSONPointer) -> String? {
@@ -733,7 +734,7 @@ struct DefinitionReader {
 
     /// Unknown keys are reported because a typo (`"frm"`) would otherwise silently change what
     /// a rule means.
-    private mutating func checkKeys(_ object: JSONObject, allowed: [String], at path: JSONPointer, what: String) {
+    mutating func checkKeys(_ object: JSONObject, allowed: [String], at path: JSONPointer, what: String) {
         for member in object.members where !allowed.contains(member.key) {
             report(
                 path.appending(member.key),

@@ -9,7 +9,8 @@ import JSON
 /// ```
 public struct FlowAction: Sendable, Equatable {
     /// The action type, namespaced by the flow that declares it (`onboarding.showSecond`), or a
-    /// generic one (`back`, `interaction.update`, `interaction.end`, `interaction.cancel`).
+    /// generic one (`back`, `interaction.update`, `interaction.end`, `interaction.cancel`,
+    /// `link`, `link.cancel`).
     public var type: String
     /// The id of the screen the action came from (`"e7"`); it must be the screen on top.
     public var from: String?
@@ -34,6 +35,12 @@ public struct FlowAction: Sendable, Equatable {
     public static let interactionEnd = "interaction.end"
     /// Generic: cancels the pending interaction.
     public static let interactionCancel = "interaction.cancel"
+
+    /// Generic: `{uri}` follows a deep link of the root flow, as a cold start would build it
+    /// (see ``FlowEngine/followLink(_:from:catalog:context:limits:field:)``).
+    public static let link = "link"
+    /// Generic: drops the session's pending link, if any.
+    public static let linkCancel = "link.cancel"
 
     /// Whether the type is one of the interaction actions.
     public var isInteractionAction: Bool {

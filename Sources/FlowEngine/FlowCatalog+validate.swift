@@ -5,7 +5,8 @@ import JSON
 extension FlowCatalog {
     /// Every problem across the catalog, with paths prefixed by the flow's name
     /// (`/onboarding/initial/0/flow`): references to undefined flows, flows that contain
-    /// themselves through `initial`, and a missing root flow (reported at `/app`).
+    /// themselves through `initial`, link actions of a type no flow names
+    /// (`/app/links/0/actions/0/type`), and a missing root flow (reported at `/app`).
     ///
     /// Problems inside one document (unknown keys, wrong types, unknown effects, shadowed rules,
     /// out-of-range tabs, `bubble` mixed with other effects) are found when it is parsed, since a
@@ -43,6 +44,25 @@ extension FlowCatalog {
             problems.append(DefinitionProblem(
                 path: cycle.path.description,
                 message: "flow \(name) contains itself through initial: \(cycle.names.joined(separator: " → ")); it could never finish building"))
+        }
+        problems += linkActionProblems(of: definition)
+        return problems
+    }
+
+    /// A link's action must be a type some flow of the catalog names, or a generic one: else
+    /// following the link could only fail. A registered Swift delegate may handle any type, so
+    /// with one registered the check is skipped.
+    private func linkActionProblems(of definition: FlowDefinition) -> [DefinitionProblem] {
+        guard !definition.links.isEmpty, !hasDelegates else { return [] }
+        var known: Set<String> = [FlowAction.back]
+        for other in definitions.values { known.formUnion(other.actionTypes) }
+        var problems: [DefinitionProblem] = []
+        for (linkIndex, link) in definition.links.enumerated() {
+            for (actionIndex, action) in link.actions.enumerated() where !known.contains(action.type) {
+                problems.append(DefinitionProblem(
+                    path: JSONPointer(["links", String(linkIndex), "actions", String(actionIndex), "type"]).description,
+                    message: "unknown action type \(JSONValue.string(action.type).jsonText): no flow of the catalog names it in its on, and it is not a generic action such as back"))
+            }
         }
         return problems
     }

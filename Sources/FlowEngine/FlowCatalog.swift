@@ -49,6 +49,9 @@ public struct FlowCatalog: Sendable {
     /// The Swift delegate registered for `flow`, if any.
     public func delegate(for flow: String) -> (any FlowActionDelegate)? { delegates[flow] }
 
+    /// Whether any Swift delegate is registered (it may handle action types no definition names).
+    var hasDelegates: Bool { !delegates.isEmpty }
+
     /// The flow names, sorted.
     public var names: [String] { definitions.keys.sorted() }
 }

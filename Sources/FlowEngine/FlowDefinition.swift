@@ -2,7 +2,8 @@
 
 import JSON
 
-/// A flow controller described as data: what it starts with and how it handles actions.
+/// A flow controller described as data: what it starts with and how it handles actions; the
+/// root flow also declares the deep links a session can open (``FlowLink``).
 ///
 /// Parse one with ``FlowDefinition/parse(_:expectedName:)`` or
 /// ``FlowDefinition/init(json:expectedName:)``; both collect every problem of the document.
@@ -46,13 +47,16 @@ public struct FlowDefinition: Sendable {
     public var handlers: [ActionHandler]
     /// The definition's `description`, free text for authors.
     public var summary: String?
+    /// The deep links the session can open, in written order; only the root flow (`app`)
+    /// declares them.
+    public var links: [FlowLink]
     /// Where this definition names other flows, for catalog validation.
     var flowReferences: [FlowReference]
 
     /// A definition built in code; flow references are located at their canonical paths.
     public init(
         name: String, kind: FlowKind, initial: [InitialEntry], selected: Int = 0,
-        handlers: [ActionHandler] = [], summary: String? = nil
+        handlers: [ActionHandler] = [], summary: String? = nil, links: [FlowLink] = []
     ) {
         self.name = name
         self.kind = kind
@@ -60,12 +64,13 @@ public struct FlowDefinition: Sendable {
         self.selected = selected
         self.handlers = handlers
         self.summary = summary
+        self.links = links
         self.flowReferences = FlowReference.canonical(initial: initial, handlers: handlers)
     }
 
     init(
         name: String, kind: FlowKind, initial: [InitialEntry], selected: Int,
-        handlers: [ActionHandler], summary: String?, flowReferences: [FlowReference]
+        handlers: [ActionHandler], summary: String?, links: [FlowLink], flowReferences: [FlowReference]
     ) {
         self.name = name
         self.kind = kind
@@ -73,6 +78,7 @@ public struct FlowDefinition: Sendable {
         self.selected = selected
         self.handlers = handlers
         self.summary = summary
+        self.links = links
         self.flowReferences = flowReferences
     }
 
@@ -93,6 +99,7 @@ extension FlowDefinition: Equatable {
     public static func == (lhs: FlowDefinition, rhs: FlowDefinition) -> Bool {
         lhs.name == rhs.name && lhs.kind == rhs.kind && lhs.initial == rhs.initial
             && lhs.selected == rhs.selected && lhs.handlers == rhs.handlers && lhs.summary == rhs.summary
+            && lhs.links == rhs.links
     }
 }
 

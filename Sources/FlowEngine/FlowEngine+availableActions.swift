@@ -2,7 +2,8 @@
 
 extension FlowEngine {
     /// The actions the current state accepts from the screen on top, nearest flow first, in
-    /// definition order, followed by `back` when it would do something.
+    /// definition order, followed by `back` when it would do something and `link.cancel` when a
+    /// link is pending. `link` itself is always accepted and not listed.
     ///
     /// Rules are matched on their `from` and `when` with no action params (a `when` on a
     /// `param` therefore does not hold here). Swift delegates cannot be asked what they would
@@ -34,6 +35,9 @@ extension FlowEngine {
         }
         if !decided.contains(FlowAction.back), let plan = genericBack(visible) {
             available.append(AvailableAction(type: FlowAction.back, handledBy: plan.handledBy, interactive: true))
+        }
+        if tree.pendingLink != nil {
+            available.append(AvailableAction(type: FlowAction.linkCancel, handledBy: FlowCatalog.rootFlowName))
         }
         return available
     }

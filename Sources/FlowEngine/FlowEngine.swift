@@ -32,6 +32,9 @@ import JSON
 ///   and again when it finishes; if finishing fails (the catalog changed meanwhile), the error
 ///   is returned and the interaction stays pending until `interaction.cancel`.
 /// - Flow params reach a flow's initial screens, overlaid by each screen's own params.
+/// - A link rebuilds the cold-start stack with fresh ids and applies its actions as one
+///   outcome; its transition rule, deferral and the dropping of a pending link that fails
+///   later are described at ``followLink(_:from:catalog:context:limits:field:)``.
 public enum FlowEngine {
     /// Ids stay below 2^53 so they survive any JSON reader, including JavaScript's.
     static let maxId = 1 << 53
@@ -45,13 +48,24 @@ public enum FlowEngine {
         catalog: FlowCatalog, context: FlowContext, rootFlow: String = FlowCatalog.rootFlowName,
         limits: FlowLimits = .default
     ) throws(FlowError) -> FlowTree {
-        var builder = FlowBuilder(catalog: catalog, context: context, limits: limits, nextId: 1)
+        try start(catalog: catalog, context: context, rootFlow: rootFlow, limits: limits, firstId: 1)
+    }
+
+    /// The cold-start tree with ids from `firstId`: a link rebuilding a running session's stack
+    /// starts at the old tree's `nextId`, so no id the client has seen is given again.
+    static func start(
+        catalog: FlowCatalog, context: FlowContext, rootFlow: String, limits: FlowLimits, firstId: Int
+    ) throws(FlowError) -> FlowTree {
+        var builder = FlowBuilder(catalog: catalog, context: context, limits: limits, nextId: firstId)
         let root = try builder.makeNode(flow: rootFlow, params: [:])
         let size = root.measure()
         guard size.entries <= limits.maxEntries, size.depth <= limits.maxDepth else {
             throw .brokenDefinition(
                 flow: rootFlow,
                 message: "its initial tree has \(size.entries) entries nested \(size.depth) deep; the limits are \(limits.maxEntries) and \(limits.maxDepth)")
+        }
+        guard builder.nextId <= maxId else {
+            throw .corruptTree(message: "the session has used every id up to \(maxId)")
         }
         return FlowTree(root: root, nextId: builder.nextId)
     }
@@ -60,11 +74,19 @@ public enum FlowEngine {
     ///
     /// The action goes to the flow owning the source screen (`from`, which must be the screen
     /// on top, else the top screen), then up through its ancestors (a presented flow's parent
-    /// is its presenter) until a delegate handles or refuses it. `back` and the interaction
-    /// actions are understood by every flow. On error the tree is unchanged.
+    /// is its presenter) until a delegate handles or refuses it. `back`, the interaction
+    /// actions, `link {uri}` and `link.cancel` are understood by every flow. On error the tree
+    /// is unchanged.
+    ///
+    /// When the tree has a pending link and the action applied (not one that only opened or
+    /// moved an interaction), the link is checked again with the action's user changes in the
+    /// context, and followed at once if it now holds: the outcome is then the linked tree, with
+    /// one transition from the screen the action came from (see
+    /// ``followLink(_:from:catalog:context:limits:field:)``).
     ///
     /// - Throws: ``FlowError``: `staleSource`, `unhandled`, `refused`, `interactionPending`,
-    ///   `noInteraction`, `invalidParams`, `brokenDefinition`, `corruptTree`.
+    ///   `noInteraction`, `invalidParams`, `brokenDefinition`, `corruptTree`, and for `link`
+    ///   `unknownLink` and `linkRefused`.
     public static func apply(
         _ action: FlowAction, to tree: FlowTree, catalog: FlowCatalog, context: FlowContext,
         limits: FlowLimits = .default
@@ -75,12 +97,21 @@ public enum FlowEngine {
         guard tree.nextId >= 1, tree.nextId <= maxId else {
             throw .corruptTree(message: "nextId \(tree.nextId) is outside 1...\(maxId)")
         }
+        let outcome: ActionOutcome
         if let interaction = tree.interaction {
-            return try continueInteraction(
+            outcome = try continueInteraction(
                 interaction, with: action, tree: tree, catalog: catalog, context: context, limits: limits)
+            guard outcome.interactionEvent == .finished else { return outcome }
+        } else if action.isInteractionAction {
+            throw .noInteraction(action: action.type)
+        } else if action.type == FlowAction.link || action.type == FlowAction.linkCancel {
+            return try applyLinkAction(action, to: tree, catalog: catalog, context: context, limits: limits)
+        } else {
+            outcome = try applyNow(action, to: tree, catalog: catalog, context: context, limits: limits, finishing: false)
+            if outcome.interactionEvent == .started { return outcome }
         }
-        if action.isInteractionAction { throw .noInteraction(action: action.type) }
-        return try applyNow(action, to: tree, catalog: catalog, context: context, limits: limits, finishing: false)
+        guard outcome.tree.pendingLink != nil else { return outcome }
+        return followPendingLink(after: outcome, before: tree, catalog: catalog, context: context, limits: limits)
     }
 
     /// ``apply(_:to:catalog:context:limits:)`` returning a `Result`.

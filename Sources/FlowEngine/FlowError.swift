@@ -1,5 +1,7 @@
 // FlowError: why an action was not applied, or why a tree could not be built.
 
+import JSON
+
 /// Why an action was not applied (the tree is then unchanged), or why a tree could not be
 /// built. Each case names what was wrong and what was expected; the API maps them to statuses
 /// as noted on each case.
@@ -25,6 +27,12 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
     case brokenDefinition(flow: String, message: String)
     /// The tree breaks its own invariants; only a tree not produced by the engine can.
     case corruptTree(message: String)
+    /// No pattern of the root flow's `links` matches the URI (422).
+    case unknownLink(uri: String)
+    /// A link matched, but one of its actions was refused while following it (422): `step` is
+    /// the index of that action in the link's `actions` (as in `/links/<i>/actions/<step>`),
+    /// `action` its type, and `underlying` why it failed. Nothing changed.
+    indirect case linkRefused(pattern: String, step: Int, action: String, underlying: FlowError)
 
     /// A stable machine-readable code, such as `stale-source`.
     public var code: String {
@@ -37,6 +45,8 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidParams: return "invalid-params"
         case .brokenDefinition: return "broken-definition"
         case .corruptTree: return "corrupt-tree"
+        case .unknownLink: return "unknown-link"
+        case .linkRefused: return "link-refused"
         }
     }
 
@@ -59,6 +69,10 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
             return "flow \(flow) cannot be built: \(message)"
         case .corruptTree(let message):
             return "the flow tree is corrupt: \(message)"
+        case .unknownLink(let uri):
+            return "no link matches \(JSONValue.string(uri).abbreviatedJSON(limit: 80)); the root flow's links name the URIs a session can open"
+        case .linkRefused(let pattern, let step, let action, let underlying):
+            return "link \(pattern) cannot be followed: its step \(step) (\(action)) failed: \(underlying.message)"
         }
     }
 

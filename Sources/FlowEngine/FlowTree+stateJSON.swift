@@ -4,7 +4,7 @@ import JSON
 
 extension FlowTree {
     /// Writes the navigation keys of the state document into an object the caller has opened:
-    /// `root`, `screens`, `top`, `transition`, `interaction` and `handledBy`. The server writes
+    /// `root`, `screens`, `top`, `transition`, `interaction`, `pendingLink` and `handledBy`. The server writes
     /// `sessionId`, `userId`, `version`, `flags` and `experiments` around them.
     ///
     /// ```swift
@@ -26,6 +26,8 @@ extension FlowTree {
         if let transition { transition.write(into: &writer) } else { writer.writeNull() }
         writer.writeKey("interaction")
         writeInteraction(into: &writer)
+        writer.writeKey("pendingLink")
+        writePendingLink(into: &writer)
         writer.writeKey("handledBy")
         writer.writeOptionalString(handledBy)
     }
@@ -76,6 +78,19 @@ extension FlowTree {
         writer.writeKey("transition")
         if let preview = interaction.preview { preview.write(into: &writer) } else { writer.writeNull() }
         writer.endObject()
+    }
+}
+
+extension FlowTree {
+    /// Writes `pendingLink`: `null`, or `{"uri", "pattern"}` for a link that waits for its
+    /// `when` (it is followed after the first action that makes it hold).
+    ///
+    /// ```swift
+    /// writer.writeKey("pendingLink")
+    /// tree.writePendingLink(into: &writer)   // {"uri":"/modal/Hi","pattern":"/modal/{content}"}
+    /// ```
+    public func writePendingLink(into writer: inout JSONWriter) {
+        if let pendingLink { pendingLink.write(into: &writer) } else { writer.writeNull() }
     }
 }
 

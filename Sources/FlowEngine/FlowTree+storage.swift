@@ -1,4 +1,4 @@
-// FlowTree+storage: the lossless storage encoding of a tree (ids, counter, pending interaction) and its decoding.
+// FlowTree+storage: the lossless storage encoding of a tree (ids, counter, pending interaction and link) and its decoding.
 
 import JSON
 
@@ -7,7 +7,9 @@ extension FlowTree {
     public static let storageFormat = 1
 
     /// Writes the tree in its storage format: everything needed to get the same tree back,
-    /// including `nextId` and the pending interaction. Ids are stored as integers.
+    /// including `nextId`, the pending interaction and the pending link. Ids are stored as
+    /// integers. `pendingLink` is written only when there is one, so trees stored before links
+    /// existed read back unchanged.
     ///
     /// ```swift
     /// let bytes = tree.storageBytes()
@@ -35,6 +37,10 @@ extension FlowTree {
                 preview.writeStorage(into: &writer)
             }
             writer.endObject()
+        }
+        if let pendingLink {
+            writer.writeKey("pendingLink")
+            pendingLink.write(into: &writer)
         }
         writer.endObject()
     }

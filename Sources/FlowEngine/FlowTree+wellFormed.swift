@@ -7,7 +7,7 @@ extension FlowTree {
     /// entry and a tabbed flow's selection is one of its tabs (a stacked flow's is 0); a flow has
     /// a presentation style exactly when it is presented; only flows on the visible path present;
     /// names and features are non-empty; the tree stays within `limits`; a pending interaction's
-    /// progress is in 0...1.
+    /// progress is in 0...1; a pending link has its uri and pattern.
     public func structuralProblems(limits: FlowLimits = .default) -> [String] {
         var check = StructureCheck(nextId: nextId)
         if nextId < 1 || nextId > FlowEngine.maxId {
@@ -28,6 +28,9 @@ extension FlowTree {
             if interaction.action.type.isEmpty || interaction.handledBy.isEmpty {
                 check.problems.append("the interaction lacks its action type or handling flow")
             }
+        }
+        if let pendingLink, pendingLink.uri.isEmpty || pendingLink.pattern.isEmpty {
+            check.problems.append("the pending link lacks its uri or pattern")
         }
         return check.problems
     }

@@ -1,8 +1,8 @@
-// FlowTree: a session's navigation state — the root flow, the id counter, a pending interaction.
+// FlowTree: a session's navigation state — the root flow, the id counter, a pending interaction and link.
 
 /// A session's navigation state, as a value: the root flow controller, the counter that gives
-/// every flow and screen a unique id (never reused within the session), and the interactive
-/// transition in progress, if any.
+/// every flow and screen a unique id (never reused within the session), the interactive
+/// transition in progress, if any, and the deep link waiting for its condition, if any.
 ///
 /// Trees come from ``FlowEngine/start(catalog:context:rootFlow:limits:)``, from
 /// ``FlowEngine/apply(_:to:catalog:context:limits:)`` and from storage
@@ -13,11 +13,15 @@ public struct FlowTree: Sendable, Equatable {
     /// The id the next flow or screen will get.
     public internal(set) var nextId: Int
     public internal(set) var interaction: Interaction?
+    /// A deep link whose `when` did not hold yet (a user not yet onboarded); it is followed
+    /// after the first action that makes it hold.
+    public internal(set) var pendingLink: PendingLink?
 
-    init(root: FlowNode, nextId: Int, interaction: Interaction? = nil) {
+    init(root: FlowNode, nextId: Int, interaction: Interaction? = nil, pendingLink: PendingLink? = nil) {
         self.root = root
         self.nextId = nextId
         self.interaction = interaction
+        self.pendingLink = pendingLink
     }
 }
 

@@ -18,7 +18,7 @@ struct StorageReader {
 
     mutating func readTree(_ value: JSONValue) throws(FlowStorageError) -> FlowTree {
         let path = JSONPointer()
-        let object = try self.object(value, at: path, allowed: ["format", "nextId", "root", "interaction"])
+        let object = try self.object(value, at: path, allowed: ["format", "nextId", "root", "interaction", "pendingLink"])
         let format = try integer(object["format"], at: path.appending("format"))
         guard format == FlowTree.storageFormat else {
             throw fail(path.appending("format"), "format \(format) is not supported; expected \(FlowTree.storageFormat)")
@@ -32,7 +32,15 @@ struct StorageReader {
         if let raw = object["interaction"] {
             interaction = try self.interaction(raw, at: path.appending("interaction"))
         }
-        return FlowTree(root: root, nextId: nextId, interaction: interaction)
+        var pendingLink: PendingLink?
+        if let raw = object["pendingLink"] {
+            let linkPath = path.appending("pendingLink")
+            let link = try self.object(raw, at: linkPath, allowed: ["uri", "pattern"])
+            pendingLink = PendingLink(
+                uri: try string(link["uri"], at: linkPath.appending("uri")),
+                pattern: try string(link["pattern"], at: linkPath.appending("pattern")))
+        }
+        return FlowTree(root: root, nextId: nextId, interaction: interaction, pendingLink: pendingLink)
     }
 
     private func node(_ value: JSONValue?, at path: JSONPointer, depth: Int) throws(FlowStorageError) -> FlowNode {

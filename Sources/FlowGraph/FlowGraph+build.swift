@@ -14,7 +14,10 @@ extension FlowGraph {
     public var canLayOut: Bool { !truncated && nodes.count <= Self.maxNodes }
 
     /// Draws `root` and every flow it can reach (initial entries, pushed, set and presented
-    /// flows), each as a cluster inside the flow that first names it.
+    /// flows), each as a cluster inside the flow that first names it, and each of the root's
+    /// links as an entry point with an edge to where it leads: the screens its last action
+    /// reaches from anywhere (as the action's own edges show), or the root's initial entries
+    /// for a link with no actions.
     ///
     /// - Parameters:
     ///   - versions: flow versions to show in the cluster labels.
@@ -40,6 +43,8 @@ private struct Builder {
     var clusters: [FlowGraph.Cluster] = []
     var nodes: [FlowGraph.Node] = []
     var edges: [FlowGraph.Edge] = []
+    /// The action type each edge draws, for the edges of links.
+    private var edgeActions: [String?] = []
     var truncated = false
 
     private var clusterOfFlow: [String: Int] = [:]
@@ -60,6 +65,7 @@ private struct Builder {
         var label: [String]
         var flagged: Bool
         var effect: FlowEffect
+        var action: String
     }
 
     init(catalog: FlowCatalog, versions: [String: Int], marks: ScreenMarks) {
@@ -80,6 +86,7 @@ private struct Builder {
             }
         }
         for edge in backEdges { addBackEdge(edge) }
+        addLinkEdges()
     }
 
     // MARK: Flows
@@ -248,27 +255,27 @@ private struct Builder {
             case .push(let entry)?, .setRoot(let entry)?, .replaceRoot(let entry)?:
                 let (node, toCluster) = target(entry, in: cluster)
                 if case .push(.screen) = moving, nodes[source].cluster == cluster { pushedFrom[node, default: []].append(source) }
-                addEdge(from: source, to: node, fromCluster: sourceCluster, toCluster: toCluster, label: label, style: .forward, flagged: flagged)
+                addEdge(from: source, to: node, fromCluster: sourceCluster, toCluster: toCluster, label: label, style: .forward, flagged: flagged, action: action)
             case .present(let presentation)?:
                 let child = clusterOfFlow[presentation.flow] ?? cluster
                 presenters[child, default: []].append(source)
                 addEdge(from: source, to: entry(of: child), fromCluster: sourceCluster, toCluster: child,
-                        label: label, style: .present, flagged: flagged)
+                        label: label, style: .present, flagged: flagged, action: action)
             case .popTo(.feature(let feature))?:
-                addEdge(from: source, to: screen(feature, in: cluster), fromCluster: sourceCluster, label: label, style: .back, flagged: flagged)
+                addEdge(from: source, to: screen(feature, in: cluster), fromCluster: sourceCluster, label: label, style: .back, flagged: flagged, action: action)
             case .popToRoot?:
                 let first = catalog[clusters[cluster].flow]?.initial.first
                 let root: (node: Int, cluster: Int?) = first.map { target($0.target, in: cluster) } ?? (entry(of: cluster), nil)
-                addEdge(from: source, to: root.node, fromCluster: sourceCluster, toCluster: root.cluster, label: label, style: .back, flagged: flagged)
+                addEdge(from: source, to: root.node, fromCluster: sourceCluster, toCluster: root.cluster, label: label, style: .back, flagged: flagged, action: action)
             case .selectTab(let choice)?:
                 for (node, toCluster) in tabs(of: cluster, choice: choice) where node != source {
-                    addEdge(from: source, to: node, fromCluster: sourceCluster, toCluster: toCluster, label: label, style: .forward, flagged: flagged)
+                    addEdge(from: source, to: node, fromCluster: sourceCluster, toCluster: toCluster, label: label, style: .forward, flagged: flagged, action: action)
                 }
             case .pop?, .popTo?, .dismiss?, .dismissAll?:
                 backEdges.append(BackEdge(cluster: cluster, source: source, sourceCluster: sourceCluster,
-                                          label: label, flagged: flagged, effect: moving ?? .pop))
+                                          label: label, flagged: flagged, effect: moving ?? .pop, action: action))
             default:
-                addEdge(from: source, to: source, label: label, style: .forward, flagged: flagged)
+                addEdge(from: source, to: source, label: label, style: .forward, flagged: flagged, action: action)
             }
         }
     }
@@ -290,7 +297,8 @@ private struct Builder {
         if targets.isEmpty { targets = [edge.source] }
         var seen: Set<Int> = []
         for node in targets where seen.insert(node).inserted {
-            addEdge(from: edge.source, to: node, fromCluster: edge.sourceCluster, label: edge.label, style: .back, flagged: edge.flagged)
+            addEdge(from: edge.source, to: node, fromCluster: edge.sourceCluster, label: edge.label, style: .back, flagged: edge.flagged,
+                    action: edge.action)
         }
     }
 
@@ -306,14 +314,49 @@ private struct Builder {
         }
     }
 
+    /// Each link is a node outside every cluster, added last so the ids and order of the other
+    /// nodes do not depend on links. Its edges go where its last action's edges go (a link runs
+    /// from the cold-start stack, so any source of that action may be the one it starts from);
+    /// with no actions, or an action no edge draws (`back`), to the root's initial entries.
+    private mutating func addLinkEdges() {
+        guard let definition = catalog[clusters[0].flow], !definition.links.isEmpty else { return }
+        let drawn = edges.count
+        for (index, link) in definition.links.enumerated() {
+            let node = addNode(.link(pattern: link.pattern.text), cluster: nil, id: "link-\(index)")
+            var label: [String] = []
+            if let when = link.when { label.append("when " + Self.describe(when)) }
+            if !link.actions.isEmpty { label.append(link.actions.map(\.type).joined(separator: " → ")) }
+            let flagged = link.when?.mentionsFlag ?? false
+            var targets: [(node: Int, cluster: Int?, label: [String], flagged: Bool)] = []
+            if let last = link.actions.last?.type {
+                for edgeIndex in 0..<drawn where edgeActions[edgeIndex] == last {
+                    let edge = edges[edgeIndex]
+                    guard !targets.contains(where: { $0.node == edge.to && $0.cluster == edge.toCluster }) else { continue }
+                    targets.append((edge.to, edge.toCluster, label, flagged))
+                }
+            }
+            if targets.isEmpty {
+                for entry in definition.initial {
+                    let (target, cluster) = target(entry.target, in: 0)
+                    let condition = entry.when.map { ["when " + Self.describe($0)] } ?? []
+                    targets.append((target, cluster, label + condition, flagged || (entry.when?.mentionsFlag ?? false)))
+                }
+            }
+            for target in targets {
+                addEdge(from: node, to: target.node, toCluster: target.cluster, label: target.label, style: .link, flagged: target.flagged)
+            }
+        }
+    }
+
     private mutating func addEdge(from: Int, to: Int, fromCluster: Int? = nil, toCluster: Int? = nil,
-                                  label: [String], style: FlowGraph.EdgeStyle, flagged: Bool) {
+                                  label: [String], style: FlowGraph.EdgeStyle, flagged: Bool, action: String? = nil) {
         guard edges.count < FlowGraph.maxEdges else {
             truncated = true
             return
         }
         edges.append(FlowGraph.Edge(from: from, to: to, fromCluster: fromCluster, toCluster: toCluster,
                                     label: label, style: style, flagged: flagged))
+        edgeActions.append(action)
     }
 
     // MARK: Labels

@@ -4,6 +4,8 @@ extension FlowGraph {
     static let currentFill = "#ffd54f"
     static let onStackFill = "#fff4c7"
     static let flaggedColor = "#c2185b"
+    static let linkColor = "#00796b"
+    static let linkFill = "#e0f2f1"
 
     /// The cluster's label: `modal · stacked · v2 · presented`.
     func title(of cluster: Cluster) -> String {
@@ -20,6 +22,7 @@ extension FlowGraph {
         case .start: ""
         case .missingFlow(let flow): "flow \(flow)"
         case .anchor: ""
+        case .link(let pattern): "link \(pattern)"
         }
     }
 
@@ -74,6 +77,7 @@ extension FlowGraph {
             case .back: attributes.append("style=dashed, constraint=false")
             case .present: attributes.append("style=bold, arrowhead=empty")
             case .start: attributes.append("color=\"#263238\"")
+            case .link: attributes.append("color=\"\(Self.linkColor)\", fontcolor=\"\(Self.linkColor)\", arrowhead=vee")
             }
             if edge.flagged { attributes.append("color=\"\(Self.flaggedColor)\", fontcolor=\"\(Self.flaggedColor)\"") }
             out += "  \(Self.dotQuoted(nodes[edge.from].id)) -> \(Self.dotQuoted(nodes[edge.to].id))"
@@ -96,6 +100,7 @@ extension FlowGraph {
         case .start: attributes += ["shape=circle", "width=0.18", "fixedsize=true", "fillcolor=\"#263238\"", "style=filled"]
         case .missingFlow: attributes += ["shape=folder", "style=dashed"]
         case .anchor: attributes += ["shape=point", "width=0.08"]
+        case .link: attributes += ["class=\"link\"", "shape=cds", "fillcolor=\"\(Self.linkFill)\"", "color=\"\(Self.linkColor)\""]
         }
         return "\(indent)\(Self.dotQuoted(node.id)) [\(attributes.joined(separator: ", "))];\n"
     }
@@ -138,6 +143,7 @@ extension FlowGraph {
             case .anchor: return "\(indent)n\(index)[ ]\n"
             case .missingFlow: return "\(indent)n\(index)[/\"\(Self.mermaidEscaped(label(of: node)))\"/]\n"
             case .screen: return "\(indent)n\(index)(\"\(Self.mermaidEscaped(label(of: node)))\")\n"
+            case .link: return "\(indent)n\(index)>\"\(Self.mermaidEscaped(label(of: node)))\"]\n"
             }
         }
         for node in top { out += nodeLine(node, indent: "  ") }
@@ -155,7 +161,7 @@ extension FlowGraph {
             let arrow = switch edge.style {
             case .back: "-.->"
             case .present: "==>"
-            case .forward, .start: "-->"
+            case .forward, .start, .link: "-->"
             }
             let label = edge.label.isEmpty ? "" : "|\"" + edge.label.map(Self.mermaidEscaped).joined(separator: "<br/>") + "\"|"
             out += "  \(from) \(arrow)\(label) \(to)\n"
@@ -163,11 +169,14 @@ extension FlowGraph {
         }
         out += "  classDef current fill:\(Self.currentFill),stroke:#e65100,stroke-width:3px\n"
         out += "  classDef onstack fill:\(Self.onStackFill)\n"
+        if nodes.contains(where: { if case .link = $0.role { true } else { false } }) {
+            out += "  classDef link fill:\(Self.linkFill),stroke:\(Self.linkColor)\n"
+        }
         for (index, node) in nodes.enumerated() {
             switch node.mark {
             case .current: out += "  class n\(index) current\n"
             case .onStack: out += "  class n\(index) onstack\n"
-            case .none: break
+            case .none: if case .link = node.role { out += "  class n\(index) link\n" }
             }
         }
         if !flaggedLinks.isEmpty {

@@ -1,6 +1,6 @@
 // FlowGraph: the picture of a set of flow definitions: screens as nodes, actions as labelled
-// edges, child and presented flows as nested clusters. Built from a catalog; written as DOT or
-// Mermaid text, or laid out by Graphviz as SVG.
+// edges, child and presented flows as nested clusters, deep links as entry points. Built from a
+// catalog; written as DOT or Mermaid text, or laid out by Graphviz as SVG.
 import FlowEngine
 
 /// A graph of flows, ready to be written in any ``GraphFormat``.
@@ -32,12 +32,14 @@ public struct FlowGraph: Sendable, Equatable {
             case missingFlow(String)
             /// Stands for a flow with no screens of its own, so edges can reach its cluster.
             case anchor
+            /// A deep link of the root flow: an entry point labelled with its pattern.
+            case link(pattern: String)
         }
         public var role: Role
         public var cluster: Int?
         public var mark: Mark
 
-        /// The node's stable id, also its id in SVG: `screen-<flow>-<feature>`.
+        /// The node's stable id, also its id in SVG: `screen-<flow>-<feature>`, `link-<index>`.
         public var id: String
     }
 
@@ -57,6 +59,8 @@ public struct FlowGraph: Sendable, Equatable {
         case back
         case present
         case start
+        /// From a deep link to where following it leads.
+        case link
     }
 
     public struct Edge: Sendable, Equatable {

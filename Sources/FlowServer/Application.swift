@@ -94,6 +94,7 @@ public final class Application: Sendable {
         Self.addEventRoutes(to: &router, sessions: sessions, events: events, options: eventOptions)
         Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
+        Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         metrics.prepare(routes: router.patterns.map(\.pattern))
@@ -124,11 +125,11 @@ public final class Application: Sendable {
         return response
     }
 
-    /// Routes whose answer depends on the current definitions: the admin routes of flows, flags
-    /// and experiments, and session creation (which evaluates flags and experiments).
+    /// Routes whose answer depends on the current definitions: the admin routes of flows, flags,
+    /// experiments and links, and session creation (which evaluates flags and experiments).
     static func readsDefinitions(_ path: String) -> Bool {
         path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
-            || path.hasPrefix("/v1/experiments")
+            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links")
     }
 
     /// Counts an answered request in the metrics, and logs it.

@@ -82,6 +82,8 @@ struct LiveSession: Sendable {
         if let lastTransitionJSON { writer.writeRawValue(lastTransitionJSON) } else { writer.writeNull() }
         writer.writeKey("interaction")
         tree.writeInteraction(into: &writer)
+        writer.writeKey("pendingLink")
+        tree.writePendingLink(into: &writer)
         writer.writeKey("handledBy")
         writer.writeOptionalString(handledBy)
         writer.writeKey("flags")

@@ -3,7 +3,7 @@ import JSON
 import FlowEngine
 import HTTPServer
 
-/// `{userId, attributes?, traits?}`, validated.
+/// `{userId, attributes?, traits?, link?}`, validated.
 struct SessionInput {
     static let maxUserIdBytes = 128
     static let maxAttributes = 64
@@ -12,17 +12,27 @@ struct SessionInput {
     var userId: String
     var attributes: [String: JSONValue]
     var traits: [String: String]
+    /// A deep link the session starts at (`/modal/Hi`, `myapp://x/home/1`), checked by the engine.
+    var link: String?
 
     /// Reads the body, collecting every field problem into one 400.
     init(json: JSONValue) throws(ResponseError) {
         guard let object = json.objectValue else {
-            throw ResponseError(.problem(400, "The body must be an object {userId, attributes?, traits?}; found \(json.typeName).",
+            throw ResponseError(.problem(400, "The body must be an object {userId, attributes?, traits?, link?}; found \(json.typeName).",
                                          type: ProblemType.malformed))
         }
         var errors: [ProblemDetails.FieldError] = []
-        for key in object.keys where !["userId", "attributes", "traits"].contains(key) {
+        for key in object.keys where !["userId", "attributes", "traits", "link"].contains(key) {
             errors.append(.init(pointer: JSONPointer([key]).description,
-                                detail: "unknown field; expected userId, attributes, traits"))
+                                detail: "unknown field; expected userId, attributes, traits, link"))
+        }
+        var link: String?
+        if let raw = object["link"], !raw.isNull {
+            if let text = raw.stringValue {
+                link = text
+            } else {
+                errors.append(.init(pointer: "/link", detail: "must be a string, a deep link such as \"/modal/Hi\"; found \(raw.typeName)"))
+            }
         }
         var userId = ""
         if let text = object["userId"]?.stringValue {
@@ -82,5 +92,6 @@ struct SessionInput {
         self.userId = userId
         self.attributes = attributes
         self.traits = traits
+        self.link = link
     }
 }

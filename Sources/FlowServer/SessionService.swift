@@ -41,13 +41,24 @@ final class SessionService: Sendable {
 
     // MARK: Creating
 
-    /// Makes a session for `input`, stores it, caches it; returns it with its token.
-    func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
+    /// What a new session for a user starts from: its context (flags evaluated once, now, and
+    /// fixed for the session's life), the flow versions it runs (experiments may pin some) and
+    /// their catalog, and the experiments it was placed in.
+    struct Start {
+        var context: FlowContext
+        var catalog: FlowCatalog
+        var versions: [String: Int]
+        var evaluations: FlagEvaluations
+        var exposures: [(experiment: String, variant: String)]
+    }
+
+    /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it.
+    func start(userId: String, attributes: [String: JSONValue], traits: [String: String]) throws(ResponseError) -> Start {
         // Read afresh on a shared database: the user may have finished onboarding on another node.
-        let userState = try storage { try users.held(input.userId, store: store, fresh: shared).state }
+        let userState = try storage { try users.held(userId, store: store, fresh: shared).state }
         // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
         let inputs = registry.sessionInputs
-        let evaluationContext = EvaluationContext(targetingKey: input.userId, attributes: input.attributes)
+        let evaluationContext = EvaluationContext(targetingKey: userId, attributes: attributes)
         let evaluations = FlagSet.evaluateAll(flags: inputs.flags, context: evaluationContext)
         var flagValues: [String: JSONValue] = [:]
         for entry in evaluations { flagValues[entry.key] = entry.details.value }
@@ -64,17 +75,32 @@ final class SessionService: Sendable {
                 versions[flow] = version
             }
         }
-        let context = FlowContext(userId: input.userId, attributes: input.attributes, traits: input.traits,
+        let context = FlowContext(userId: userId, attributes: attributes, traits: traits,
                                   flags: flagValues, user: userState)
         guard let catalog = registry.catalog(for: versions) else {
             throw ResponseError(.problem(500, "The flow versions for this session are not all stored."))
         }
+        return Start(context: context, catalog: catalog, versions: versions, evaluations: evaluations, exposures: exposures)
+    }
+
+    /// Makes a session for `input`, stores it, caches it; returns it with its token.
+    func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
+        let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits)
+        let (context, catalog, versions, evaluations, exposures) = (start.context, start.catalog, start.versions, start.evaluations, start.exposures)
         let tree: FlowTree
         do throws(FlowError) {
             tree = try FlowEngine.start(catalog: catalog, context: context)
         } catch {
             logger.error("cannot start a session", metadata: ["error": "\(error.message)"])
             throw ResponseError(.problem(500, "The flow definitions cannot build a first screen: \(error.message)"))
+        }
+        if let link = input.link {
+            // Tried before anything is stored: an unknown, malformed or refused link creates nothing.
+            do throws(FlowError) {
+                _ = try FlowEngine.followLink(link, from: tree, catalog: catalog, context: context, field: "/link")
+            } catch {
+                throw ResponseError(Self.problem(for: error))
+            }
         }
         let token = BearerToken.generate()
         let now = Timestamp.string()
@@ -94,7 +120,14 @@ final class SessionService: Sendable {
         let slot = cache.pin(session.id)
         slot.state.withLock { $0.session = session }
         cache.unpin(slot)
-        return (session, token)
+        guard let link = input.link else { return (session, token) }
+        // The link is the session's first action (version 1), applied and committed like any
+        // other: its user-state changes are kept, the log shows it, and a link whose `when` does
+        // not hold yet becomes the session's pendingLink.
+        let followed = apply(FlowAction(type: FlowAction.link, params: ["uri": .string(link)]), to: session.id, token: token,
+                             ifMatch: nil, idempotency: nil).settled()
+        guard followed.status == 200 else { throw ResponseError(followed) }
+        return (try withSession(session.id, access: .server) { $0 }, token)
     }
 
     // MARK: Reading and acting
@@ -610,6 +643,11 @@ final class SessionService: Sendable {
             status = 400
             errors.append(.init(pointer: path, detail: message))
         case .corruptTree: status = 500
+        case .unknownLink: status = 422
+        case .linkRefused(let pattern, let step, _, _):
+            status = 422
+            extensions.append(("link", JSONValue.string(pattern).jsonText))
+            extensions.append(("step", String(step)))
         }
         let detail = error.message.prefix(1).uppercased() + error.message.dropFirst() + "."
         return .problem(status, detail, type: ProblemType.of(error), errors: errors, extensions: extensions)

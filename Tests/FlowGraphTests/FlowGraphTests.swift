@@ -63,7 +63,7 @@ struct FlowGraphTests {
     @Test func edgesFollowTheRules() throws {
         let graph = FlowGraph(catalog: try Self.sampleCatalog(), root: "app")
         func edges(_ action: String) -> [String] {
-            graph.edges.filter { $0.label.first?.hasPrefix(action) == true }
+            graph.edges.filter { $0.style != .link && $0.label.first?.hasPrefix(action) == true }
                 .map { "\(graph.nodes[$0.from].id) -> \(graph.nodes[$0.to].id)" }.sorted()
         }
         #expect(edges("onboarding.showSecond") == ["screen-onboarding-onboarding.first -> screen-onboarding-onboarding.second"])
@@ -80,6 +80,61 @@ struct FlowGraphTests {
         #expect(graph.clusters.map(\.flow) == ["app", "home", "onboarding", "modal"])
         #expect(graph.clusters.map(\.presented) == [false, false, false, true])
         #expect(!graph.truncated && graph.canLayOut)
+    }
+
+    /// Each link of the sample app is an entry point labelled with its pattern, with edges to
+    /// where it leads: `/home` to the root's initial entries, the others to where their last
+    /// action goes.
+    @Test func linksAreEntryPoints() throws {
+        let graph = FlowGraph(catalog: try Self.sampleCatalog(), root: "app")
+        let links = graph.nodes.filter { if case .link = $0.role { true } else { false } }
+        #expect(links.map(\.id) == ["link-0", "link-1", "link-2"])
+        #expect(links.map(\.role) == [.link(pattern: "/home"), .link(pattern: "/home/{tab}"), .link(pattern: "/modal/{content}")])
+        #expect(links.allSatisfy { $0.cluster == nil && $0.mark == .none })
+        func targets(_ id: String) -> [String] {
+            graph.edges.filter { graph.nodes[$0.from].id == id }.map { graph.nodes[$0.to].id }.sorted()
+        }
+        #expect(targets("link-0") == ["screen-home-home.first", "screen-onboarding-onboarding.first"])
+        #expect(targets("link-1") == ["screen-home-home.first", "screen-home-home.second"])
+        #expect(targets("link-2") == ["screen-modal-modal"])
+        let modalEdge = try #require(graph.edges.first { graph.nodes[$0.from].id == "link-2" })
+        #expect(modalEdge.style == .link)
+        #expect(modalEdge.label == ["when user onboarded is true", "home.presentModal"])
+        #expect(modalEdge.toCluster.map { graph.clusters[$0].flow } == "modal")
+        let homeEdges = graph.edges.filter { graph.nodes[$0.from].id == "link-0" }.map(\.label)
+        #expect(homeEdges == [["when user onboarded is true"], ["when user onboarded isNot true"]])
+
+        let dot = graph.dot()
+        #expect(dot.contains(#""link-2" [id="link-2", label="link /modal/{content}", class="link", shape=cds"#))
+        #expect(dot.contains(##""link-2" -> "screen-modal-modal" [label="when user onboarded is true\nhome.presentModal", lhead=cluster_3, color="#00796b""##))
+        let mermaid = graph.mermaid()
+        #expect(mermaid.contains(#">"link /modal/{content}"]"#))
+        #expect(mermaid.contains("classDef link"))
+        let svg = try Self.svgText(graph).replacingOccurrences(of: "&#45;", with: "-")
+        #expect(svg.contains(#"<g id="link-2" class="node link">"#))
+        #expect(svg.contains(">link /modal/{content}<"))
+    }
+
+    /// A link whose last action draws no edge (`back`) points at the root's initial entries,
+    /// and a link whose `when` reads a flag is drawn in the flag colour.
+    @Test func linksOfOtherShapes() throws {
+        let catalog = try Self.catalog(#"""
+            {"name": "app", "kind": "stacked", "initial": ["a.start"],
+             "on": {"t.open": [{"do": [{"push": "a.page"}]}]},
+             "links": [
+               {"pattern": "/back", "actions": [{"type": "t.open"}, {"type": "back"}]},
+               {"pattern": "myapp://x/page", "when": {"flag": "beta", "is": true}, "actions": [{"type": "t.open"}]}
+             ]}
+            """#)
+        let graph = FlowGraph(catalog: catalog, root: "app")
+        let edges = graph.edges.filter { $0.style == .link }
+        #expect(edges.map { "\(graph.nodes[$0.from].id) -> \(graph.nodes[$0.to].id)" } == [
+            "link-0 -> screen-app-a.start", "link-1 -> screen-app-a.page",
+        ])
+        #expect(edges.map(\.flagged) == [false, true])
+        #expect(edges.first?.label == ["t.open → back"])
+        #expect(try Self.svgText(graph).contains("link myapp://x/page"))
+        #expect(FlowGraph(catalog: catalog, root: "app").nodes.count == graph.nodes.count)
     }
 
     /// A session's screens are marked: the top as current, those behind it as on the stack.

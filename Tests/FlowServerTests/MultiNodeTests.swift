@@ -17,6 +17,38 @@ struct MultiNodeTests {
         return (first, try TestApp(beside: first))
     }
 
+    /// A stream opened on one node gets every version, in order, whichever node committed it;
+    /// a ticket made through one node opens a stream on the other; a delete through one node
+    /// ends the other's stream.
+    @Test func streamsSeeVersionsCommittedThroughAnyNode() throws {
+        let (a, b) = try Self.nodes()
+        try a.withServer { serverA in
+            try b.withServer { serverB in
+                let nodes = [SessionClient(sender: SocketSender(port: serverA.port)), SessionClient(sender: SocketSender(port: serverB.port))]
+                let session = try Self.onboarded(nodes[0], user: "streamed")
+                let onB = try EventStreamClient(port: serverB.port, path: "/v1/sessions/\(session.id)/events", headers: session.auth)
+                #expect(try onB.next()?.id == "2")
+                let ticket = try nodes[0].sender.send("POST", "/v1/sessions/\(session.id)/events/ticket", headers: session.auth)
+                let ticketText = try #require(ticket.json["ticket"].stringValue)
+                let viaTicket = try EventStreamClient(port: serverB.port, path: "/v1/sessions/\(session.id)/events?ticket=\(ticketText)")
+                #expect(viaTicket.status == 200)
+                #expect(try viaTicket.next()?.id == "2")
+                for step in 0..<6 {
+                    try nodes[step % 2].apply(session, #"{"type":"home.selectTab","params":{"index":\#(step % 2)}}"#)
+                }
+                for stream in [onB, viaTicket] {
+                    let ids = try stream.events(through: 8).compactMap { $0.id.flatMap(Int.init) }
+                    #expect(ids.last == 8)
+                    #expect(zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }, "in order: \(ids)")
+                }
+                let deleted = try nodes[0].sender.send("DELETE", "/v1/sessions/\(session.id)", headers: session.auth)
+                #expect(deleted.status == 204)
+                #expect(try onB.next()?.event == "deleted")
+                #expect(try onB.next() == nil)
+            }
+        }
+    }
+
     /// Walks a new session through onboarding on `node`; returns it at home.
     static func onboarded(_ node: SessionClient, user: String) throws -> CreatedSession {
         let session = try node.create(userId: user)
