@@ -562,6 +562,7 @@ class Walk:
             self.check("presentModal: the server has the content", None if state["top"]["params"].get("content") == "Hello from Chromium" else "it does not", state["top"])
             self.check("presentModal: the transition is a present", None if state["transition"]["type"] == "present" else state["transition"]["type"])
         self.act("modal.dismiss", "action-modal.dismiss", "home.second")
+        page.js("window.scrollTo(0, 0)")
         page.screenshot(os.path.join(SHOTS, "playground.png"))
 
         # 2b. a second tab follows the session live; 2c. the link box
@@ -718,6 +719,7 @@ class Walk:
                         " && document.querySelector('[data-testid=stream-status]').dataset.status === 'live'")
             self.compare("follow: the second tab after a reload", "home.second", page=second)
             second.to_front()
+            second.js("window.scrollTo(0, 0)")
             second.screenshot(os.path.join(SHOTS, "follower.png"))
         except CDPError as error:
             self.check("follow: the second tab follows after a reload", str(error))
