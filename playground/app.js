@@ -178,7 +178,7 @@
         app.session = created.session;
         app.context = {attributes: context.attributes, traits: context.traits};
         app.log = [];
-        if (new URLSearchParams(location.search).has("follow")) history.replaceState(null, "", "/");
+        leaveFollowedAddress();
         setState(created.state, {fresh: true});
         await refresh();
         follow();
@@ -186,6 +186,15 @@
         showProblem(error);
       }
     });
+  }
+
+  // A tab opened on `/?follow=<id>` that starts its own session no longer needs that address
+  // (a reload would go back to the old session) nor the token it kept for it.
+  function leaveFollowedAddress() {
+    const followed = new URLSearchParams(location.search).get("follow");
+    if (followed === null) return;
+    handOver.forget(followed);
+    history.replaceState(null, "", "/");
   }
 
   // Loads a session started in another tab (`/?follow=<id>`), with the token that tab handed over.
@@ -1003,7 +1012,7 @@
   // only when newer than what the page shows; while several wait, only the newest is drawn.
 
   const RECONNECT_DELAYS = [500, 1000, 2000, 5000, 10000]; // ms, then the last one again
-  const live = {generation: 0, source: null, timer: null, failures: 0, waiting: null, queued: false};
+  const live = {generation: 0, source: null, timer: null, failures: 0, waiting: null, queued: false, release: null};
 
   function setStreamStatus(status, text = status) {
     const element = $("stream-status");
@@ -1026,6 +1035,8 @@
     live.timer = null;
     live.failures = 0;
     live.waiting = null;
+    if (live.release) live.release(); // a first connection never answered: the page is not busy with it
+    live.release = null;
     setStreamStatus(status, status === "deleted" ? "session deleted" : status);
   }
 
@@ -1033,6 +1044,7 @@
   // stream's first state is drawn, so "idle" after a session starts means it is followed.
   async function connect(generation, session, {first = false} = {}) {
     const release = first ? hold() : () => {};
+    if (first) live.release = release;
     const current = () => generation === live.generation;
     const path = `/v1/sessions/${encodeURIComponent(session.id)}`;
     setStreamStatus(first ? "connecting" : "reconnecting");
