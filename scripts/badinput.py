@@ -7,7 +7,11 @@ The server runs on 127.0.0.1 on a free port with a temporary database. A few ses
 first (and their state read); then every case of CORPUS is sent on its own connection. Each
 answer must be a 4xx `application/problem+json` document with type, title, status and detail,
 unless the case names an exception (`http_layer`: libmicrohttpd answers such requests itself,
-before FlowStack sees them, with its own HTML page). Between groups /healthz must answer. At the
+before FlowStack sees them, with its own HTML page). Between groups /healthz must answer. The
+event-stream routes (`GET /v1/sessions/{id}/events`, `POST …/events/ticket`) are in the corpus
+too, and a few checks of streams that must open follow it: a Last-Event-ID that is not a version
+counts as none (the stream starts with the current state), one equal to the version sends nothing
+until the next, HEAD answers without a body and without hanging. At the
 end the sessions must read back byte for byte as before, the server must stop cleanly, the
 database must pass `PRAGMA integrity_check`, and the sessions must read back the same again
 after a restart. Prints each failure with what came back, then `badinput: N passed, M failed`;
@@ -464,6 +468,51 @@ def corpus(ctx):
     add("tokens", "admin evaluate with a wrong token", "POST", evaluate, [("Authorization", "Bearer x")], j({}), expect=(401,))
     add("tokens", "admin reset onboarding without a token", "DELETE", "/v1/users/bi-ada/onboarding", [], expect=(401,))
 
+    # --- event streams and their single-use tickets (set_up made the tickets)
+    events = f"/v1/sessions/{s}/events"
+    ticket_route = f"{events}/ticket"
+    unknown = "/v1/sessions/s_AAAAAAAAAAAAAAAAAAAAAA"
+    for name, headers in [("no credentials", []), ("wrong token", [("Authorization", "Bearer " + "A" * 43)]),
+                          ("another session's token", home_auth), ("admin token", adm),
+                          ("Basic scheme", [("Authorization", "Basic YWRhOmFkYQ==")]), ("empty Authorization", [("Authorization", "")]),
+                          ("a ticket as the bearer token", [("Authorization", "Bearer " + ctx["ticket_bearer"])])]:
+        add("events", f"stream: {name}", "GET", events, headers, expect=(401,))
+    # A token in a URL ends up in logs: refused even beside a good header.
+    add("events", "stream: token in the query", "GET", f"{events}?token={tok}", [], expect=(400,))
+    add("events", "stream: token in the query and a good header", "GET", f"{events}?token={tok}", auth, expect=(400,))
+    add("events", "stream: access_token in the query", "GET", f"{events}?access_token={tok}", [], expect=(400,))
+    add("events", "stream: token in the query and a ticket", "GET", f"{events}?ticket=st_x&token={tok}", [], expect=(400,))
+    add("events", "stream: unknown session", "GET", f"{unknown}/events", auth, expect=(404,))
+    add("events", "stream: unknown session without credentials", "GET", f"{unknown}/events", [], expect=(401,))
+    add("events", "stream: session id of 65 characters", "GET", "/v1/sessions/" + "s" * 65 + "/events", auth, expect=(404,))
+    for name, value in [("empty", ""), ("garbage", "garbage"), ("st_ alone", "st_"), ("with a space", "st_a%20b"),
+                        ("with a NUL", "st_a%00b"), ("non-ASCII", "st_%C3%A9"), ("129 characters", "st_" + "a" * 126),
+                        ("4,000 characters", "st_" + "a" * 3997), ("of 64 hex digits", "0" * 64),
+                        ("the session's token", tok), ("the admin token", admin)]:
+        add("events", f"stream: ticket {name}", "GET", f"{events}?ticket={value}", [], expect=(401,))
+    add("events", "stream: ticket with percent-encoded invalid UTF-8", "GET", f"{events}?ticket=st_%FF%FE", [], expect=(400, 401))
+    add("events", "stream: ticket twice in the query", "GET", f"{events}?ticket=a&ticket=b", [], expect=(400, 401))
+    add("events", "stream: a ticket used already", "GET", f"{events}?ticket={ctx['ticket_used']}", [], expect=(401,))
+    add("events", "stream: a ticket of another session", "GET", f"{events}?ticket={ctx['ticket_home']}", [], expect=(401,))
+    add("events", "stream: that ticket on its own session (spent by the refusal)", "GET",
+        f"/v1/sessions/{home}/events?ticket={ctx['ticket_home']}", [], expect=(401,))
+    add("events", "stream: a ticket on an unknown session", "GET", f"{unknown}/events?ticket={ctx['ticket_other']}", [],
+        expect=(401, 404))
+    add("events", "HEAD stream: no credentials", "HEAD", events, [], expect=(401,), head=True)
+    add("events", "HEAD stream: unknown session", "HEAD", f"{unknown}/events", auth, expect=(404,), head=True)
+    add("events", "HEAD stream: token in the query", "HEAD", f"{events}?token={tok}", [], expect=(400,), head=True)
+    for method in ["POST", "PUT", "DELETE", "PATCH"]:
+        add("events", f"{method} on the stream route", method, events, auth, b"{}" if method != "DELETE" else None, expect=(405,))
+    for name, headers in [("no token", []), ("wrong token", [("Authorization", "Bearer nope")]),
+                          ("another session's token", home_auth), ("admin token", adm),
+                          ("a ticket as the bearer token", [("Authorization", "Bearer " + ctx["ticket_bearer"])]),
+                          ("token in the query only", [])]:
+        path = f"{ticket_route}?token={tok}" if "query" in name else ticket_route
+        add("events", f"ticket: {name}", "POST", path, headers, expect=(401,))
+    add("events", "ticket: unknown session", "POST", f"{unknown}/events/ticket", auth, expect=(404,))
+    for method in ["GET", "PUT", "DELETE"]:
+        add("events", f"ticket: {method}", method, ticket_route, auth, expect=(405,))
+
     # --- If-Match, malformed and stale (the body is an action that would apply)
     select_tab = j({"type": "home.selectTab", "params": {"index": 1}})
     for name, value in [("unquoted version", "2"), ("unclosed quote", '"2'), ("empty tag", '""'), ("weak prefix only", "W/"),
@@ -581,6 +630,121 @@ def post_json(port, path, document, headers=()):
     return json.loads(answer.body)
 
 
+class EventStream:
+    """An event stream read from a raw socket: the answer's status and headers, then the `id` of
+    each `event: state` in its chunked body."""
+
+    def __init__(self, port, path, headers):
+        self.sock = socket.create_connection((HOST, port), timeout=CASE_TIMEOUT)
+        self.sock.sendall(build_request("GET", path, list(headers), None))
+        self.status, self.headers, self.error = None, {}, None
+        self.raw, self.body, self.events = bytearray(), bytearray(), bytearray()
+        self._read_head()
+
+    def _receive(self, deadline):
+        self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout:
+            return True
+        except OSError as error:
+            self.error = repr(error)
+            return False
+        if not data:
+            self.error = self.error or "closed by the server"
+            return False
+        self.raw += data
+        return True
+
+    def _read_head(self):
+        deadline = time.monotonic() + CASE_TIMEOUT
+        while b"\r\n\r\n" not in self.raw and time.monotonic() < deadline:
+            if not self._receive(deadline):
+                break
+        end = self.raw.find(b"\r\n\r\n")
+        if end < 0:
+            self.error = self.error or "no answer"
+            return
+        lines = bytes(self.raw[:end]).decode("latin-1").split("\r\n")
+        del self.raw[:end + 4]
+        self.status = int(lines[0].split()[1])
+        self.headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines[1:])}
+
+    def state_events(self, wait, first_only=False):
+        """The versions of the state events that come within `wait` seconds (at the first one
+        with `first_only`)."""
+        versions = []
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            while True:  # chunks -> event text
+                line_end = self.raw.find(b"\r\n")
+                if line_end < 0:
+                    break
+                size = int(bytes(self.raw[:line_end]).split(b";")[0] or b"0", 16)
+                if len(self.raw) < line_end + 4 + size:
+                    break
+                self.body += self.raw[line_end + 2:line_end + 2 + size]
+                del self.raw[:line_end + 4 + size]
+            while (end := self.body.find(b"\n\n")) >= 0:
+                found = re.match(rb"id: (\d+)\nevent: state\ndata: \{", self.body[:end])
+                self.events += self.body[:end + 2]
+                del self.body[:end + 2]
+                if found:
+                    versions.append(int(found.group(1)))
+            if versions and first_only:
+                break
+            if not self._receive(deadline):
+                break
+        return versions
+
+    def summary(self):
+        return (f"status {self.status} Content-Type={self.headers.get('content-type')!r} error={self.error} "
+                f"events={bytes(self.events[:200])!r}")
+
+    def close(self):
+        self.sock.close()
+
+
+def stream_checks(port, ctx, tally):
+    """Streams that must open: a Last-Event-ID that is no version counts as none, one equal to
+    the version sends nothing until the next, HEAD answers at once. bi-bob's session is at 2."""
+    home, home_auth = ctx["s2"], [("Authorization", "Bearer " + ctx["t2"])]
+    for name, value in [("letters", "abc"), ("empty", ""), ("a minus alone", "-"), ("a fraction", "1.5"), ("hexadecimal", "0x2"),
+                        ("23 digits", "9" * 23), ("an exponent", "2e0"), ("two numbers", "2 2"), ("a negative", "-1"),
+                        ("an older version", "1"), ("a future version", "99"), ("non-ASCII digits", "\uff12".encode()),
+                        ("invalid UTF-8", b"\xff\xfe"), ("1 KiB", "2" + " " * 1022 + "x")]:
+        stream = EventStream(port, f"/v1/sessions/{home}/events", home_auth + [("Last-Event-ID", value)])
+        try:
+            versions = stream.state_events(wait=3, first_only=True) if stream.status == 200 else []
+            failure = None
+            if stream.status != 200 or not (stream.headers.get("content-type") or "").startswith("text/event-stream"):
+                failure = "the stream did not open"
+            elif versions != [2]:
+                failure = f"first state events {versions}, expected the current version 2"
+            tally.check(f"[streams] Last-Event-ID {name}: the stream opens with the current state", failure, stream.summary())
+        finally:
+            stream.close()
+    # bi-eve's scratch session (not compared): a client that has the current version gets the next one only.
+    scratch, scratch_auth = ctx["s5"], [("Authorization", "Bearer " + ctx["t5"])]
+    current = json.loads(request(port, "GET", f"/v1/sessions/{scratch}", scratch_auth).body)["version"]
+    stream = EventStream(port, f"/v1/sessions/{scratch}/events", scratch_auth + [("Last-Event-ID", str(current))])
+    try:
+        early = stream.state_events(wait=0.5)
+        tally.check("[streams] Last-Event-ID of the current version: nothing until the next",
+                    None if stream.status == 200 and early == [] else f"state events {early}", stream.summary())
+        moved = request(port, "POST", f"/v1/sessions/{scratch}/actions", scratch_auth, j({"type": "onboarding.returnToFirst"}))
+        later = stream.state_events(wait=3, first_only=True)
+        tally.check("[streams] ... then the next version",
+                    None if moved.status == 200 and later == [current + 1] else f"action {moved.status}, state events {later}",
+                    stream.summary())
+    finally:
+        stream.close()
+    answer = exchange(port, build_request("HEAD", f"/v1/sessions/{home}/events", home_auth, None), method="HEAD", timeout=3)
+    tally.check("[streams] HEAD with the token: 200, the stream's headers, at once",
+                None if answer.status == 200 and (answer.header("Content-Type") or "").startswith("text/event-stream")
+                and answer.body == b"" else "not so", answer.summary())
+
+
 def set_up(server):
     """Sessions in a few states, and a flag, a flow and an experiment for the admin cases to aim at."""
     port = server.port
@@ -597,6 +761,17 @@ def set_up(server):
     post_json(port, f"/v1/sessions/{ctx['s2']}/actions", {"type": "onboarding.completed"}, auth(ctx["t2"]))
     post_json(port, f"/v1/sessions/{ctx['s4']}/actions", {"type": "onboarding.showSecond"}, auth(ctx["t4"]))
     post_json(port, f"/v1/sessions/{ctx['s4']}/actions", {"type": "onboarding.returnToFirst", "interactive": True}, auth(ctx["t4"]))
+    # Stream tickets: one spent on a stream opened here, one of bi-bob's session (bi-ada's route
+    # must refuse it), one that cases present as a bearer token, one for an unknown session.
+    for name, number in [("ticket_used", 1), ("ticket_home", 2), ("ticket_bearer", 1), ("ticket_other", 1)]:
+        made = post_json(port, f"/v1/sessions/{ctx[f's{number}']}/events/ticket", {}, auth(ctx[f"t{number}"]))
+        ctx[name] = made["ticket"]
+    opened = EventStream(port, f"/v1/sessions/{ctx['s1']}/events?ticket={ctx['ticket_used']}", [])
+    try:
+        if opened.status != 200 or opened.state_events(wait=5, first_only=True) != [0]:
+            raise RuntimeError(f"set-up: a fresh ticket did not open a stream: {opened.status} {opened.summary()}")
+    finally:
+        opened.close()
     compared = [(ctx[f"s{n}"], ctx[f"t{n}"]) for n in range(1, 5)]
     # A scratch session, not compared: it has used an Idempotency-Key, for the case that reuses it.
     created = post_json(port, "/v1/sessions", {"userId": "bi-eve"})
@@ -668,6 +843,8 @@ def main():
                                 server.stderr_text()[-2000:])
                     server.start()
             tally.check(f"/healthz after group {group}", healthy(server.port))
+        stream_checks(server.port, ctx, tally)
+        tally.check("/healthz after the stream checks", healthy(server.port))
         after = read_states(server.port, sessions)
         for session_id, _ in sessions:
             tally.check(f"session {session_id} reads back as before",
