@@ -156,16 +156,25 @@ final class SessionEvents: Sendable {
     // MARK: Threads
 
     /// Writes a comment to every idle stream every `interval`, so that proxies and clients do not
-    /// take a quiet stream for a dead one, and a client that left is noticed (its write fails).
+    /// take a quiet stream for a dead one; and every second (or `interval`, if shorter) releases
+    /// the streams whose client left (a suspended connection's socket is not read otherwise).
     func startHeartbeat(every interval: Duration) {
         let stop = self.stop
         let comment = Array(": keepalive\n\n".utf8)
+        let tick = min(interval, .seconds(1))
         let thread = Thread { [weak self] in
             Thread.current.name = "fs-heartbeat"
-            while stop.wait(timeout: .now() + Self.dispatchInterval(interval)) == .timedOut {
+            let clock = ContinuousClock()
+            var nextBeat = clock.now + interval
+            while stop.wait(timeout: .now() + Self.dispatchInterval(tick)) == .timedOut {
                 guard let self else { return }
                 let all = subscribers.withLock { all in all.values.flatMap { $0.values } }
-                for subscriber in all { subscriber.stream.writeIfIdle(comment) }
+                let beat = clock.now >= nextBeat
+                if beat { nextBeat = clock.now + interval }
+                for subscriber in all {
+                    if subscriber.stream.abortIfClientLeft() { continue }
+                    if beat { subscriber.stream.writeIfIdle(comment) }
+                }
             }
         }
         thread.start()

@@ -2,6 +2,9 @@
 // thread while there is nothing to send.
 import CMicroHTTPD
 import Locking
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A response body that others write to while the client is connected, such as a stream of
 /// Server-Sent Events. The handler returns `Response.stream(stream, headers:)`; any thread then
@@ -69,7 +72,9 @@ public final class ResponseStream: Sendable {
                 state.queuedBytes -= last.count
                 state.chunks.removeLast()
             }
-            guard state.queuedBytes + bytes.count <= queueLimit else {
+            // One chunk on its way and this one are always taken, however large (a state
+            // document over the limit can still be streamed); beyond that, the limit holds.
+            guard state.chunks.count <= 1 || state.queuedBytes + bytes.count <= queueLimit else {
                 state.ending = .abort
                 return (false, Self.takeSuspended(&state))
             }
@@ -107,6 +112,26 @@ public final class ResponseStream: Sendable {
             return Self.takeSuspended(&state)
         }
         if let wake { resume(wake) }
+    }
+
+    /// Aborts the stream when its client has left: while the connection is suspended nothing
+    /// reads its socket, so a peek tells whether the client closed it (end of file) or reset it.
+    /// Without this, a closed client would be found only by the second write after it left.
+    /// Returns true when the client is gone.
+    @discardableResult
+    public func abortIfClientLeft() -> Bool {
+        let wake = state.withLock { state -> ConnectionHandle? in
+            guard state.suspended, !state.closed, state.ending == .none, let connection = state.connection else { return nil }
+            let descriptor = flowstack_connection_fd(connection.pointer)
+            guard descriptor >= 0 else { return nil }
+            var byte: UInt8 = 0
+            let peeked = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            guard peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) else { return nil }
+            state.ending = .abort
+            return Self.takeSuspended(&state)
+        }
+        if let wake { resume(wake) }
+        return wake != nil
     }
 
     private static func takeSuspended(_ state: inout State) -> ConnectionHandle? {

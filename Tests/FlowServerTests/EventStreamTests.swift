@@ -144,11 +144,10 @@ struct EventStreamTests {
         }
     }
 
-    /// A client that leaves is noticed at the next write, and its stream is released.
+    /// A client that leaves an idle stream is noticed within a second or two, without any write
+    /// to its stream, and the stream is released.
     @Test func departedClientsAreReleased() throws {
-        var options = EventOptions()
-        options.heartbeat = .milliseconds(50)
-        let test = try TestApp(events: options)
+        let test = try TestApp()
         try test.withServer { server in
             let client = SessionClient(sender: SocketSender(port: server.port))
             let session = try client.create(userId: "gone")
@@ -160,6 +159,24 @@ struct EventStreamTests {
             while server.openStreams > 0 && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
             #expect(server.openStreams == 0)
             #expect(test.app.metrics.events.open.load(ordering: .relaxed) == 0)
+        }
+    }
+
+    /// A state document larger than a stream's queue limit is still streamed whole.
+    @Test func largeStatesAreStreamed() throws {
+        let test = try TestApp()
+        let chunk = String(repeating: "x", count: 60_000)
+        let flag = #"{"variants":{"big":["\#(chunk)","\#(chunk)","\#(chunk)","\#(chunk)","\#(chunk)"],"small":""},"defaultVariant":"big"}"#
+        #expect(try test.direct.send("PUT", "/v1/flags/big", body: flag, headers: FlowAdminTests.admin).status == 201)
+        try test.withServer { server in
+            let client = SessionClient(sender: SocketSender(port: server.port))
+            let session = try client.create(userId: "hoarder")
+            let stream = try Self.open(server, session)
+            let first = try #require(try stream.next())
+            #expect(first.data.utf8.count > SessionEvents.queueLimit)
+            try Self.step(client, session, 0)
+            try Self.step(client, session, 1)
+            #expect(try stream.events(through: 2).last?.id == "2")
         }
     }
 

@@ -58,6 +58,14 @@ static inline const struct sockaddr *flowstack_client_address(struct MHD_Connect
     return info == NULL ? NULL : info->client_addr;
 }
 
+/// The socket of a connection, or -1.
+static inline int flowstack_connection_fd(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
 /// A response holding its own copy of `size` bytes at `data`.
 static inline struct MHD_Response *flowstack_response_copy(size_t size, const void *data)
 {
