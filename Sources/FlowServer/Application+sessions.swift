@@ -8,9 +8,10 @@ extension Application {
     static let maxActionsPage = 1000
     static let defaultActionsPage = 100
 
-    static func addSessionRoutes(to router: inout Router, sessions: SessionService, limits: BodyLimits) {
+    static func addSessionRoutes(to router: inout Router, sessions: SessionService, access: AccessPolicy, limits: BodyLimits) {
         router.route("POST", "/v1/sessions") { request throws(ResponseError) in
             let input = try SessionInput(json: try request.jsonBody(limits).get())
+            try access.checkCreation(request, userId: input.userId, userHash: input.userHash)
             let (session, token) = try sessions.create(input)
             var writer = JSONWriter(capacity: 2048)
             writer.beginObject()

@@ -15,6 +15,8 @@ public final class Application: Sendable {
     public let metrics = ServerMetrics()
     let sessions: SessionService
     let events: SessionEvents
+    let clientKeys: ClientKeys
+    let access: AccessPolicy
     let registry: DefinitionRegistry
     let admin: AdminAuthorization
     let bodyLimits: BodyLimits
@@ -35,7 +37,7 @@ public final class Application: Sendable {
     ///     with a second node: that node's writes would not be seen.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
-                singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(),
+                singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
                 logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
         self.logger = logger
@@ -75,6 +77,10 @@ public final class Application: Sendable {
             definitionSync = nil
         }
         let sync = definitionSync
+        let clientKeys = ClientKeys(store: store, logger: logger)
+        self.clientKeys = clientKeys
+        let access = AccessPolicy(options: access, clientKeys: clientKeys)
+        self.access = access
         let events = SessionEvents(logger: logger, counters: metrics.events)
         self.events = events
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
@@ -89,12 +95,13 @@ public final class Application: Sendable {
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addPlaygroundRoutes(to: &router)
-        Self.addSessionRoutes(to: &router, sessions: sessions, limits: bodyLimits)
+        Self.addSessionRoutes(to: &router, sessions: sessions, access: access, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
         Self.addEventRoutes(to: &router, sessions: sessions, events: events, options: eventOptions)
         Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
+        Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         metrics.prepare(routes: router.patterns.map(\.pattern))
@@ -115,14 +122,32 @@ public final class Application: Sendable {
             // sessions see it (one small query: the fingerprint; a reload only when it moved).
             definitionSync.refresh()
         }
+        // An address that keeps presenting wrong tokens waits before its credentials are checked.
+        if let failures = access.failures, let address = access.clientAddress(request), Self.carriesCredentials(request),
+           !failures.hasTokens(address) {
+            let refused = AccessPolicy.tooMany("failed token checks", wait: 1 / failures.limit.rate).response
+            record(request, pattern: nil, refused, since: start)
+            return refused
+        }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
-        let (response, pattern) = router.dispatch(request)
+        let dispatched = router.dispatch(request)
+        var response = dispatched.0
+        let pattern = dispatched.1
+        if response.status == 401, let failures = access.failures, let address = access.clientAddress(request),
+           let wait = failures.take(address) {
+            response = AccessPolicy.tooMany("failed token checks", wait: wait).response
+        }
         if let later = response.deferred {
             later.whenComplete { [self] answer in record(request, pattern: pattern, answer, since: start) }
             return response
         }
         record(request, pattern: pattern, response, since: start)
         return response
+    }
+
+    /// Whether the request presents a token, a key or a ticket (what a failed check counts against).
+    static func carriesCredentials(_ request: Request) -> Bool {
+        request.headers["Authorization"] != nil || request.headers["X-API-Key"] != nil || request.queryValue("ticket") != nil
     }
 
     /// Routes whose answer depends on the current definitions: the admin routes of flows, flags,

@@ -3,7 +3,7 @@ import JSON
 import FlowEngine
 import HTTPServer
 
-/// `{userId, attributes?, traits?, link?}`, validated.
+/// `{userId, attributes?, traits?, link?, userHash?}`, validated.
 struct SessionInput {
     static let maxUserIdBytes = 128
     static let maxAttributes = 64
@@ -14,17 +14,28 @@ struct SessionInput {
     var traits: [String: String]
     /// A deep link the session starts at (`/modal/Hi`, `myapp://x/home/1`), checked by the engine.
     var link: String?
+    /// HMAC-SHA256(user secret, userId) in lowercase hex, from the app's backend (checked only
+    /// when the server has a user secret).
+    var userHash: String?
 
     /// Reads the body, collecting every field problem into one 400.
     init(json: JSONValue) throws(ResponseError) {
         guard let object = json.objectValue else {
-            throw ResponseError(.problem(400, "The body must be an object {userId, attributes?, traits?, link?}; found \(json.typeName).",
+            throw ResponseError(.problem(400, "The body must be an object {userId, attributes?, traits?, link?, userHash?}; found \(json.typeName).",
                                          type: ProblemType.malformed))
         }
         var errors: [ProblemDetails.FieldError] = []
-        for key in object.keys where !["userId", "attributes", "traits", "link"].contains(key) {
+        for key in object.keys where !["userId", "attributes", "traits", "link", "userHash"].contains(key) {
             errors.append(.init(pointer: JSONPointer([key]).description,
-                                detail: "unknown field; expected userId, attributes, traits, link"))
+                                detail: "unknown field; expected userId, attributes, traits, link, userHash"))
+        }
+        var userHash: String?
+        if let raw = object["userHash"], !raw.isNull {
+            if let text = raw.stringValue, text.utf8.count <= 128 {
+                userHash = text
+            } else {
+                errors.append(.init(pointer: "/userHash", detail: "must be a string: the lowercase hex HMAC-SHA256 of the userId"))
+            }
         }
         var link: String?
         if let raw = object["link"], !raw.isNull {
@@ -93,5 +104,6 @@ struct SessionInput {
         self.attributes = attributes
         self.traits = traits
         self.link = link
+        self.userHash = userHash
     }
 }

@@ -88,6 +88,18 @@ public protocol FlowStore: AnyObject, Sendable {
     /// nil when there is no such ticket (never made, used already, or its session deleted).
     func consumeStreamTicket(hash: [UInt8]) throws -> StreamTicketRecord?
 
+    // MARK: Client keys
+
+    /// Stores a new client key.
+    func insertClientKey(_ key: ClientKeyRecord) throws
+    /// Every client key, live and revoked, oldest first.
+    func clientKeys() throws -> [ClientKeyRecord]
+    /// The live (not revoked) key whose SHA-256 is `hash`, or nil.
+    func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord?
+    /// Revokes key `id` at `at` (a key revoked before keeps its time); nil when there is no such
+    /// key, else the key as it stands.
+    func revokeClientKey(id: String, at: String) throws -> ClientKeyRecord?
+
     // MARK: Users
 
     /// The user with this id, or nil when no session was ever made for them.

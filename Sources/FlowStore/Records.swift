@@ -64,6 +64,24 @@ public struct ActionRecord: Sendable, Equatable {
     }
 }
 
+/// A client key as stored: its SHA-256, never the key.
+public struct ClientKeyRecord: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var keyHash: [UInt8]
+    public var createdAt: String
+    /// When it was revoked; nil while it is live.
+    public var revokedAt: String?
+
+    public init(id: String, name: String, keyHash: [UInt8], createdAt: String, revokedAt: String? = nil) {
+        self.id = id
+        self.name = name
+        self.keyHash = keyHash
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+}
+
 /// A stream ticket taken back from the database: the session it opens and when it expires.
 public struct StreamTicketRecord: Sendable, Equatable {
     public var sessionId: String

@@ -131,6 +131,7 @@ extension HTTPServer {
         var request = Request(method: exchange.method, path: exchange.path, query: exchange.query,
                               headers: exchange.headers, body: exchange.body)
         request.requestId = requestId(for: exchange)
+        request.peer = flowstack_client_address(connection).flatMap { IPAddress($0) }
         exchange.body = []
         exchange.counted = true
         inFlight.add(1, ordering: .relaxed)

@@ -22,6 +22,9 @@ public struct Request: Sendable {
     public var requestId: String
     /// The route pattern that matched (`/v1/sessions/{id}`), set by the router; nil when none did.
     public var route: String?
+    /// The address of the client's end of the connection (a proxy's, behind one); nil in tests
+    /// that build requests without a socket.
+    public var peer: IPAddress?
 
     public init(
         method: String,

@@ -171,3 +171,38 @@ extension PostgresStore {
         return report
     }
 }
+
+extension PostgresStore {
+    static let clientKeyColumns = "id, name, key_hash, created_at, revoked_at"
+
+    public func insertClientKey(_ key: ClientKeyRecord) throws {
+        _ = try write([PGStatement(
+            "INSERT INTO client_keys (id, name, key_hash, created_at) VALUES ($1::text, $2::text, $3::bytea, $4::text)",
+            [.text(key.id), .text(key.name), .bytes(key.keyHash), .text(key.createdAt)])])
+    }
+
+    public func clientKeys() throws -> [ClientKeyRecord] {
+        Self.clientKeyRecords(try read([PGStatement("SELECT \(Self.clientKeyColumns) FROM client_keys ORDER BY created_at, id")])[0])
+    }
+
+    public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? {
+        Self.clientKeyRecords(try read([PGStatement(
+            "SELECT \(Self.clientKeyColumns) FROM client_keys WHERE key_hash = $1::bytea AND revoked_at IS NULL", [.bytes(hash)])])[0]).first
+    }
+
+    public func revokeClientKey(id: String, at: String) throws -> ClientKeyRecord? {
+        let rows = try write([
+            PGStatement("UPDATE client_keys SET revoked_at = $2::text WHERE id = $1::text AND revoked_at IS NULL", [.text(id), .text(at)]),
+            PGStatement("SELECT \(Self.clientKeyColumns) FROM client_keys WHERE id = $1::text", [.text(id)]),
+        ])
+        return Self.clientKeyRecords(rows[1]).first
+    }
+
+    static func clientKeyRecords(_ rows: PGRows) -> [ClientKeyRecord] {
+        (0..<rows.count).compactMap { row in
+            guard let id = rows.string(row, 0), let name = rows.string(row, 1), let hash = rows.bytes(row, 2),
+                  let created = rows.string(row, 3) else { return nil }
+            return ClientKeyRecord(id: id, name: name, keyHash: hash, createdAt: created, revokedAt: rows.string(row, 4))
+        }
+    }
+}

@@ -1,5 +1,6 @@
 // Users and their state (onboarding first), which outlive sessions.
 import FlowStore
+import Foundation
 import GRDB
 
 extension SQLiteStore {
@@ -31,5 +32,39 @@ extension SQLiteStore {
         try db.cachedStatement(sql: """
             INSERT INTO users (id, state, created_at, updated_at) VALUES (?, '{}', ?, ?) ON CONFLICT (id) DO NOTHING
             """).execute(arguments: [id, time, time])
+    }
+}
+
+extension SQLiteStore {
+    public func insertClientKey(_ key: ClientKeyRecord) throws {
+        try pool.write { db in
+            try db.execute(sql: "INSERT INTO client_keys (id, name, key_hash, created_at) VALUES (?, ?, ?, ?)",
+                           arguments: [key.id, key.name, Data(key.keyHash), key.createdAt])
+        }
+    }
+
+    public func clientKeys() throws -> [ClientKeyRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM client_keys ORDER BY created_at, id").map(Self.clientKeyRecord)
+        }
+    }
+
+    public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? {
+        try pool.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM client_keys WHERE key_hash = ? AND revoked_at IS NULL"),
+                             arguments: [Data(hash)]).map(Self.clientKeyRecord)
+        }
+    }
+
+    public func revokeClientKey(id: String, at: String) throws -> ClientKeyRecord? {
+        try pool.write { db in
+            try db.execute(sql: "UPDATE client_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [at, id])
+            return try Row.fetchOne(db, sql: "SELECT * FROM client_keys WHERE id = ?", arguments: [id]).map(Self.clientKeyRecord)
+        }
+    }
+
+    static func clientKeyRecord(_ row: Row) -> ClientKeyRecord {
+        ClientKeyRecord(id: row["id"], name: row["name"], keyHash: [UInt8]((row["key_hash"] as Data?) ?? Data()),
+                        createdAt: row["created_at"], revokedAt: row["revoked_at"])
     }
 }

@@ -40,6 +40,12 @@ struct Serve: ParsableCommand {
     var shutdownGrace: Int?
     @Flag(name: .customLong("single-node"), help: "On PostgreSQL: this is the only FlowStack on the database, so trust the caches (reads answered from memory) instead of checking them; wrong with a second node (env FLOWSTACK_SINGLE_NODE=1).")
     var singleNode = false
+    @Flag(name: .customLong("require-client-key"), help: "Creating a session needs a client key (X-API-Key or Authorization: Bearer; see POST /v1/client-keys); turn it on in production (env FLOWSTACK_REQUIRE_CLIENT_KEY=1).")
+    var requireClientKey = false
+    @Option(name: .customLong("session-rate"), help: "Session creations, and failed token checks, per client address: RATE[/BURST] per second, such as 20/100; 429 past it (env FLOWSTACK_SESSION_RATE; default off).")
+    var sessionRate: String?
+    @Option(name: .customLong("trusted-proxies"), help: "Comma-separated addresses or CIDR networks of proxies whose X-Forwarded-For names the client (env FLOWSTACK_TRUSTED_PROXIES; default none).")
+    var trustedProxies: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env FLOWSTACK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -65,6 +71,7 @@ struct Serve: ParsableCommand {
         guard let durability = Durability(rawValue: durabilityName) else {
             throw ValidationError("durability must be normal or full; got '\(durabilityName)'.")
         }
+        let access = try accessOptions(env)
         let levelName = env.string(logLevel, "FLOWSTACK_LOG_LEVEL", default: "info")
         guard let level = Logger.Level(rawValue: levelName) else {
             throw ValidationError("log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(levelName)'.")
@@ -88,7 +95,7 @@ struct Serve: ParsableCommand {
         do {
             let single = singleNode || ["1", "true", "yes"].contains(env.values["FLOWSTACK_SINGLE_NODE"]?.lowercased() ?? "")
             app = try Application(store: store, adminToken: adminToken.value, cacheCapacity: cacheCapacity,
-                                  singleNode: single, logger: logger)
+                                  singleNode: single, access: access, logger: logger)
         } catch let error as Application.SetupError {
             throw FailureMessage(error.description)
         }
@@ -112,6 +119,30 @@ struct Serve: ParsableCommand {
         http.shutdown(gracePeriod: .seconds(grace))
         try store.close()
         logger.info("stopped")
+    }
+
+    /// Client keys, user hashes, rate limits and trusted proxies, from the options and the environment.
+    func accessOptions(_ env: Environment) throws -> AccessOptions {
+        var access = AccessOptions()
+        access.requireClientKey = requireClientKey
+            || ["1", "true", "yes"].contains(env.values["FLOWSTACK_REQUIRE_CLIENT_KEY"]?.lowercased() ?? "")
+        if let secret = env.values["FLOWSTACK_USER_SECRET"], !secret.isEmpty { access.userSecret = secret }
+        let rate = env.string(sessionRate, "FLOWSTACK_SESSION_RATE", default: "")
+        if !rate.isEmpty {
+            guard let limit = RateLimit(rate) else {
+                throw ValidationError("session rate must be RATE or RATE/BURST per second, such as 20/100; got '\(rate)'.")
+            }
+            access.sessionRate = limit
+        }
+        for entry in env.string(trustedProxies, "FLOWSTACK_TRUSTED_PROXIES", default: "").split(separator: ",") {
+            let text = entry.trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { continue }
+            guard let network = IPNetwork(text) else {
+                throw ValidationError("trusted proxies must be addresses or CIDR networks such as 10.0.0.0/8; got '\(text)'.")
+            }
+            access.trustedProxies.append(network)
+        }
+        return access
     }
 
     /// Opens the store; a PostgreSQL server that does not answer yet is waited for, up to 30 s
