@@ -48,7 +48,8 @@ public struct EvaluationContext: Sendable, Equatable {
     public enum HashInput: Sendable, Equatable {
         /// The text to hash: a string as is, a number as JavaScript writes it.
         case value(String)
-        /// The context has no such attribute, or it is empty: the user cannot be bucketed.
+        /// The context has no such attribute, or it is empty (`""`, or the number zero): the user
+        /// cannot be bucketed.
         case missing
         /// The attribute has a type that cannot be hashed (boolean, array or object).
         case unusable(typeName: String)
@@ -58,9 +59,15 @@ public struct EvaluationContext: Sendable, Equatable {
     /// strings as written, numbers as JavaScript writes them (`42`, `1.5`), so a numeric id lands
     /// in the bucket the JS SDK gives it.
     ///
+    /// Zero is missing, as an empty string is: GrowthBook SDKs bucket only what is truthy in
+    /// JavaScript (the JS SDK's `attributes[hashAttribute] || ""`, the Python SDK's
+    /// `_is_hashable`), so a user whose id is `0` is in no split or experiment there, and must be
+    /// in none here for a GrowthBook SDK to give the same answers.
+    ///
     /// ```swift
     /// EvaluationContext(targetingKey: "u-1").hashInput(for: "userId")   // .value("u-1")
     /// EvaluationContext(attributes: ["deviceId": 42]).hashInput(for: "deviceId")   // .value("42")
+    /// EvaluationContext(attributes: ["deviceId": 0]).hashInput(for: "deviceId")    // .missing
     /// ```
     public func hashInput(for name: String) -> HashInput {
         guard let value = attribute(name) else { return .missing }
@@ -68,6 +75,7 @@ public struct EvaluationContext: Sendable, Equatable {
         case .string(let text):
             return text.isEmpty ? .missing : .value(text)
         case .integer, .number:
+            if value.doubleValue == 0 { return .missing }
             return JavaScriptNumber.text(of: value).map(HashInput.value) ?? .missing
         default:
             return .unusable(typeName: value.typeName)

@@ -9,7 +9,7 @@ struct EvaluationContextTests {
     @Test(arguments: [
         (JSONValue.integer(42), "42"), (.integer(-7), "-7"), (.number(1.5), "1.5"), (.number(1e21), "1e+21"),
         (.number(1e-7), "1e-7"), (.number(0.000001), "0.000001"), (.number(123456789.123), "123456789.123"),
-        (.number(-0.0), "0"), (.number(0.1), "0.1"), (.number(100), "100"), (.number(1.5e300), "1.5e+300"),
+        (.number(0.1), "0.1"), (.number(100), "100"), (.number(1.5e300), "1.5e+300"),
         (.number(-2.5e-8), "-2.5e-8"), (.number(123e18), "123000000000000000000"), (.number(4.35), "4.35"),
         (.integer(9_007_199_254_740_993), "9007199254740992"),
     ])
@@ -29,6 +29,12 @@ struct EvaluationContextTests {
         #expect(withoutKey.attribute("userId") == "u-5")
         #expect(withoutKey.hashInput(for: "userId") == .value("u-5"))
         #expect(EvaluationContext(attributes: ["tags": ["a"]]).hashInput(for: "tags") == .unusable(typeName: "array"))
+    }
+
+    /// Zero and the empty string bucket nobody, as in every GrowthBook SDK (which hash only truthy values).
+    @Test(arguments: [JSONValue.integer(0), .number(0), .number(-0.0), .string("")])
+    func zeroIsNotHashed(_ value: JSONValue) {
+        #expect(EvaluationContext(attributes: ["deviceId": value]).hashInput(for: "deviceId") == .missing)
     }
 
     /// Odd documents are refused or read, never trapping: deep nesting, huge numbers, wrong types everywhere.
