@@ -9,7 +9,7 @@ import Logging
 extension Application {
     /// Members the server adds when it shows a stored flag or experiment; dropped from an upload,
     /// so what was read can be sent back as it is.
-    static let serverMembers = ["key", "revision", "updatedAt"]
+    static let serverMembers = ["key", "revision", "updatedAt", "warnings"]
 
     static func addFlagRoutes(to router: inout Router, store: any FlowStore, registry: DefinitionRegistry,
                               admin: AdminAuthorization, limits: BodyLimits, logger: Logger) {
@@ -36,7 +36,11 @@ extension Application {
             let revision = try Self.store(logger) { try store.putDefinition(.flag, key: key, definition: text) }
             let now = Timestamp.string()
             registry.setFlag(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
-            return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
+            let warnings = Self.growthBookWarnings { () throws(GrowthBookPayload.Untranslatable) in
+                _ = try GrowthBookPayload.feature(flag: definition, key: key)
+            }
+            return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now, warnings: warnings),
+                         status: existed ? 200 : 201)
         }
         router.adminRoute("POST", "/v1/flags/evaluate", admin) { request throws(ResponseError) in
             let context = try Self.evaluationContext(try request.jsonBody(limits).get())
@@ -70,7 +74,11 @@ extension Application {
             let revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text) }
             let now = Timestamp.string()
             registry.setExperiment(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
-            return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now), status: existed ? 200 : 201)
+            let warnings = Self.growthBookWarnings { () throws(GrowthBookPayload.Untranslatable) in
+                _ = try GrowthBookPayload.feature(experiment: definition, key: key)
+            }
+            return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now, warnings: warnings),
+                         status: existed ? 200 : 201)
         }
         router.adminRoute("GET", "/v1/experiments/{key}/report", admin) { request throws(ResponseError) in
             let key = request.pathParameters["key"] ?? ""
@@ -197,14 +205,31 @@ extension Application {
             errors: problems.map { .init(pointer: $0.path.description, detail: $0.message) }))
     }
 
-    /// The stored definition with its key, revision and time of update.
-    static func keyedDocument(key: String, text: String, revision: Int, updatedAt: String) -> [UInt8] {
+    /// What an upload accepted as valid still cannot do, as `{pointer, detail}` (the shape of a
+    /// problem's `errors`): for now, be served to GrowthBook SDKs. Empty when all is well.
+    static func growthBookWarnings(_ translate: () throws(GrowthBookPayload.Untranslatable) -> Void) -> [ProblemDetails.FieldError] {
+        do throws(GrowthBookPayload.Untranslatable) {
+            try translate()
+            return []
+        } catch {
+            return [.init(pointer: error.path.description,
+                          detail: "left out of the GrowthBook payload (GET /api/features/{clientKey}): \(error.reason)")]
+        }
+    }
+
+    /// The stored definition with its key, revision and time of update; an upload's answer also
+    /// has `warnings`.
+    static func keyedDocument(key: String, text: String, revision: Int, updatedAt: String,
+                              warnings: [ProblemDetails.FieldError]? = nil) -> [UInt8] {
         var object = (try? JSONParser.parse(text, limits: .storedData))?.objectValue ?? JSONObject()
         var members: [JSONObject.Member] = [.init(key: "key", value: .string(key))]
         members += object.members
         object = JSONObject(members)
         object["revision"] = .integer(revision)
         object["updatedAt"] = .string(updatedAt)
+        if let warnings {
+            object["warnings"] = .array(warnings.map { ["pointer": .string($0.pointer), "detail": .string($0.detail)] })
+        }
         var writer = JSONWriter(capacity: text.utf8.count + 96)
         writer.writeObject(object)
         return writer.takeBytes()

@@ -104,6 +104,7 @@ public final class Application: Sendable {
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
+        Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)
         metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
     }
@@ -148,14 +149,19 @@ public final class Application: Sendable {
     /// Whether the request presents a token, a key or a ticket (what a failed check counts against).
     static func carriesCredentials(_ request: Request) -> Bool {
         request.headers["Authorization"] != nil || request.headers["X-API-Key"] != nil || request.queryValue("ticket") != nil
+            || request.path.hasPrefix(growthBookPrefix)
     }
 
     /// Routes whose answer depends on the current definitions: the admin routes of flows, flags,
-    /// experiments and links, and session creation (which evaluates flags and experiments).
+    /// experiments and links, session creation (which evaluates flags and experiments), and the
+    /// GrowthBook payload.
     static func readsDefinitions(_ path: String) -> Bool {
         path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
-            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links")
+            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix(growthBookPrefix)
     }
+
+    /// The GrowthBook payload's path, which carries a client key (`/api/features/{clientKey}`).
+    static let growthBookPrefix = "/api/features/"
 
     /// Counts an answered request in the metrics, and logs it.
     private func record(_ request: Request, pattern: String?, _ response: Response, since start: ContinuousClock.Instant) {
@@ -168,7 +174,9 @@ public final class Application: Sendable {
             logger.error("request failed", metadata: ["request-id": "\(request.requestId)", "method": "\(request.method)",
                                                       "route": "\(route)", "status": "\(response.status)"])
         } else if logger.logLevel <= .debug {
-            logger.debug("\(request.method) \(request.path) \(response.status)",
+            // A client key in the path stays out of the log, as tokens in headers do.
+            let path = request.path.hasPrefix(Self.growthBookPrefix) ? route : request.path
+            logger.debug("\(request.method) \(path) \(response.status)",
                          metadata: ["request-id": "\(request.requestId)", "microseconds": "\(nanoseconds / 1000)"])
         }
     }
