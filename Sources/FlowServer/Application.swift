@@ -104,6 +104,7 @@ public final class Application: Sendable {
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
+        Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)
         metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
     }
@@ -151,10 +152,10 @@ public final class Application: Sendable {
     }
 
     /// Routes whose answer depends on the current definitions: the admin routes of flows, flags,
-    /// experiments and links, and session creation (which evaluates flags and experiments).
+    /// experiments and links, session creation (which evaluates flags and experiments), and OFREP.
     static func readsDefinitions(_ path: String) -> Bool {
         path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
-            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links")
+            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/ofrep/")
     }
 
     /// Counts an answered request in the metrics, and logs it.
