@@ -51,6 +51,9 @@ final class RateLimiter: Sendable {
     private struct State {
         var buckets: [IPAddress: Bucket] = [:]
         var overflow: Bucket
+        /// The last sweep for idle buckets: at most one a second, so a flood of new addresses
+        /// cannot make every request scan the full table.
+        var swept: ContinuousClock.Instant?
     }
 
     let limit: RateLimit
@@ -72,7 +75,10 @@ final class RateLimiter: Sendable {
                 defer { state.buckets[address] = bucket }
                 return take(from: &bucket, now: now)
             }
-            if state.buckets.count >= capacity { evictFull(&state, now: now) }
+            if state.buckets.count >= capacity, state.swept.map({ now - $0 >= .seconds(1) }) ?? true {
+                state.swept = now
+                evictFull(&state, now: now)
+            }
             if state.buckets.count >= capacity { return take(from: &state.overflow, now: now) }
             var bucket = Bucket(tokens: limit.burst, updated: now)
             defer { state.buckets[address] = bucket }

@@ -15,10 +15,11 @@ final class TestApp: Sendable {
     let store: any FlowStore
     let app: Application
 
-    init(cacheCapacity: Int = 100_000, events: EventOptions = EventOptions()) throws {
+    init(cacheCapacity: Int = 100_000, events: EventOptions = EventOptions(), access: AccessOptions = AccessOptions()) throws {
         database = try TestDatabase()
         store = try database.migratedStore()
-        app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity, events: events)
+        app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity, events: events,
+                              access: access)
         keepAlive = nil
     }
 
