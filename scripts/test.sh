@@ -33,6 +33,8 @@ python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"
 python3 scripts/slowclients.py "$bin"
+# OFREP through a real client: OpenFeature's Python SDK and OFREP provider (pinned, in the venv).
+"$tools/python" scripts/ofrep_client.py "$bin"
 scripts/fuzz.sh 20
 FLOWSTACK_TEST_DB_KIND=postgresql scripts/smoke.sh
 FLOWSTACK_TEST_DB_KIND=postgresql scripts/conformance.sh
