@@ -565,6 +565,28 @@ def corpus(ctx):
     add("body-limit", "malformed chunk size", "POST", sessions, [("Transfer-Encoding", "chunked")], b"zz\r\nab\r\n0\r\n\r\n",
         http_layer="libmicrohttpd decodes chunked bodies and answers a malformed chunk itself")
 
+    # --- client keys (admin) and the guards of session creation
+    keys = "/v1/client-keys"
+    for name, body in [("not an object", b"[]"), ("no name", b"{}"), ("empty name", j({"name": ""})),
+                       ("name not a string", j({"name": 5})), ("name of 101 bytes", j({"name": "n" * 101})),
+                       ("control character in the name", j({"name": "a\u0001b"})), ("unknown field", j({"name": "x", "scope": "all"})),
+                       ("invalid JSON", b'{"name":')]:
+        add("client-keys", f"create: {name}", "POST", keys, adm, body, expect=(400,))
+    add("client-keys", "create without the admin token", "POST", keys, [], j({"name": "x"}), expect=(401,))
+    add("client-keys", "create with a session token", "POST", keys, auth, j({"name": "x"}), expect=(401,))
+    add("client-keys", "list with a session token", "GET", keys, auth, expect=(401,))
+    add("client-keys", "revoke an unknown key", "DELETE", f"{keys}/ck_unknown", adm, expect=(404,))
+    add("client-keys", "revoke a key id of 300 characters", "DELETE", f"{keys}/" + "k" * 300, adm, expect=(404,))
+    add("client-keys", "revoke without the admin token", "DELETE", f"{keys}/ck_unknown", [], expect=(401,))
+    for name, value in [("unknown key", "fsk_unknown"), ("empty", ""), ("not a key at all", "letmein"),
+                        ("4,000 characters", "fsk_" + "k" * 3996)]:
+        add("client-keys", f"session with X-API-Key {name}", "POST", sessions, [("X-API-Key", value)], j({"userId": "a"}),
+            expect=(401,))
+    add("client-keys", "session with a made-up key as Bearer", "POST", sessions, [("Authorization", "Bearer fsk_made-up")],
+        j({"userId": "a"}), expect=(401,))
+    add("client-keys", "userHash not a string", "POST", sessions, [], j({"userId": "a", "userHash": 5}), expect=(400,))
+    add("client-keys", "userHash of 129 characters", "POST", sessions, [], j({"userId": "a", "userHash": "0" * 129}), expect=(400,))
+
     # --- oversized and malformed headers (libmicrohttpd answers these itself)
     too_big = "a" * (HEADER_MEMORY + 1024)
     mhd_431 = "libmicrohttpd answers headers over the 16 KiB connection memory itself (431, or 414 for the request line)"
