@@ -6,7 +6,9 @@ Usage: scripts/badinput.py PATH/TO/flowstack
 The server runs on 127.0.0.1 on a free port with a temporary database. A few sessions are made
 first (and their state read); then every case of CORPUS is sent on its own connection. Each
 answer must be a 4xx `application/problem+json` document with type, title, status and detail,
-unless the case names an exception (`http_layer`: libmicrohttpd answers such requests itself,
+except on the OFREP routes, whose answers are OFREP's (`ofrep`: `application/json` with
+`errorCode` and `errorDetails`, or a 401 with no body), and unless the case names an exception
+(`http_layer`: libmicrohttpd answers such requests itself,
 before FlowStack sees them, with its own HTML page). Between groups /healthz must answer. The
 event-stream routes (`GET /v1/sessions/{id}/events`, `POST …/events/ticket`) are in the corpus
 too, and a few checks of streams that must open follow it: a Last-Event-ID that is not a version
@@ -123,14 +125,16 @@ class Case:
     `http_layer`: why libmicrohttpd, not FlowStack,
     answers (its own HTML page, no problem document) — the only allowed exception to the problem
     check. `head`: a HEAD request, whose answer has no body to check. `forbid`: a pattern the
-    answer must not contain.
+    answer must not contain. `ofrep`: an OFREP route, whose error bodies are the protocol's, not
+    problem documents.
     """
 
     def __init__(self, group, name, method="GET", path="/", headers=(), body=None, raw=None,
-                 expect=(400,), http_layer=None, head=False, forbid=None):
+                 expect=(400,), http_layer=None, head=False, forbid=None, ofrep=False):
         self.group, self.name = group, name
         self.method, self.path, self.headers, self.body, self.raw = method, path, list(headers), body, raw
         self.expect, self.http_layer, self.head, self.forbid = tuple(expect), http_layer, head, forbid
+        self.ofrep = ofrep
         assert http_layer or all(400 <= status < 500 for status in self.expect), f"{name}: FlowStack answers 4xx"
 
     def data(self):
@@ -565,6 +569,51 @@ def corpus(ctx):
     add("body-limit", "malformed chunk size", "POST", sessions, [("Transfer-Encoding", "chunked")], b"zz\r\nab\r\n0\r\n\r\n",
         http_layer="libmicrohttpd decodes chunked bodies and answers a malformed chunk itself")
 
+    # --- client keys (admin) and the guards of session creation
+    keys = "/v1/client-keys"
+    for name, body in [("not an object", b"[]"), ("no name", b"{}"), ("empty name", j({"name": ""})),
+                       ("name not a string", j({"name": 5})), ("name of 101 bytes", j({"name": "n" * 101})),
+                       ("control character in the name", j({"name": "a\u0001b"})), ("unknown field", j({"name": "x", "scope": "all"})),
+                       ("invalid JSON", b'{"name":')]:
+        add("client-keys", f"create: {name}", "POST", keys, adm, body, expect=(400,))
+    add("client-keys", "create without the admin token", "POST", keys, [], j({"name": "x"}), expect=(401,))
+    add("client-keys", "create with a session token", "POST", keys, auth, j({"name": "x"}), expect=(401,))
+    add("client-keys", "list with a session token", "GET", keys, auth, expect=(401,))
+    add("client-keys", "revoke an unknown key", "DELETE", f"{keys}/ck_unknown", adm, expect=(404,))
+    add("client-keys", "revoke a key id of 300 characters", "DELETE", f"{keys}/" + "k" * 300, adm, expect=(404,))
+    add("client-keys", "revoke without the admin token", "DELETE", f"{keys}/ck_unknown", [], expect=(401,))
+    for name, value in [("unknown key", "fsk_unknown"), ("empty", ""), ("not a key at all", "letmein"),
+                        ("4,000 characters", "fsk_" + "k" * 3996)]:
+        add("client-keys", f"session with X-API-Key {name}", "POST", sessions, [("X-API-Key", value)], j({"userId": "a"}),
+            expect=(401,))
+    add("client-keys", "session with a made-up key as Bearer", "POST", sessions, [("Authorization", "Bearer fsk_made-up")],
+        j({"userId": "a"}), expect=(401,))
+    add("client-keys", "userHash not a string", "POST", sessions, [], j({"userId": "a", "userHash": 5}), expect=(400,))
+    add("client-keys", "userHash of 129 characters", "POST", sessions, [], j({"userId": "a", "userHash": "0" * 129}), expect=(400,))
+
+    # --- OFREP (client keys; the protocol's error bodies)
+    ofrep_one, ofrep_all = "/ofrep/v1/evaluate/flags/eu-face-scan", "/ofrep/v1/evaluate/flags"
+    client = [("X-API-Key", ctx["client_key"])]
+    context = j({"context": {"targetingKey": "a"}})
+    for path in [ofrep_one, ofrep_all]:
+        for name, headers in [("no key", []), ("an unknown key", [("X-API-Key", "fsk_unknown")]), ("a session token", auth),
+                              ("the admin token", adm), ("a key of 4,000 characters", [("X-API-Key", "fsk_" + "k" * 3996)])]:
+            add("ofrep", f"{path} with {name}", "POST", path, headers, context, expect=(401,), ofrep=True)
+        for name, body in [("no body", None), ("invalid JSON", b'{"context":'), ("not an object", b"[]"), ("a string", b'"x"'),
+                           ("invalid UTF-8", b'{"context":{"targetingKey":"\xff"}}'),
+                           ("nesting over the limit", b'{"context":' + nest_objects(MAX_DEPTH + 2) + b"}"),
+                           ("no context", b"{}"), ("context null", j({"context": None})), ("context an array", j({"context": [1]})),
+                           ("targetingKey a number", j({"context": {"targetingKey": 5}})),
+                           ("targetingKey an object", j({"context": {"targetingKey": {"id": "a"}}}))]:
+            add("ofrep", f"{path}: {name}", "POST", path, client, body, ofrep=True)
+    for name, key in [("an unknown flag", "no-such-flag"), ("an unknown experiment", "experiment:none"),
+                      ("a key with an encoded slash", "a%2Fb"), ("a key of 2,000 characters", "k" * 2000), ("a bare prefix", "experiment:")]:
+        add("ofrep", f"single: {name}", "POST", f"/ofrep/v1/evaluate/flags/{key}", client, context, expect=(404,), ofrep=True)
+    add("ofrep", "single: a split on the user id without one", "POST", "/ofrep/v1/evaluate/flags/bi-split", client,
+        j({"context": {"country": "DE"}}), ofrep=True)
+    add("ofrep", "single: a boolean hash attribute", "POST", "/ofrep/v1/evaluate/flags/bi-device", client,
+        j({"context": {"targetingKey": "a", "deviceId": True}}), ofrep=True)
+
     # --- oversized and malformed headers (libmicrohttpd answers these itself)
     too_big = "a" * (HEADER_MEMORY + 1024)
     mhd_431 = "libmicrohttpd answers headers over the 16 KiB connection memory itself (431, or 414 for the request line)"
@@ -604,6 +653,8 @@ def problem_failure(case, answer):
             return f"the answer shows an internal detail ({pattern})"
     if case.http_layer:
         return None
+    if case.ofrep:
+        return ofrep_failure(answer)
     content_type = (answer.header("Content-Type") or "").split(";")[0].strip()
     if content_type != "application/problem+json":
         return f"Content-Type {answer.header('Content-Type')!r}, expected application/problem+json"
@@ -620,6 +671,26 @@ def problem_failure(case, answer):
             return f"the problem has no {kind.__name__} {member!r}"
     if document["status"] != answer.status:
         return f"the problem says status {document['status']} but the answer is {answer.status}"
+    return None
+
+
+def ofrep_failure(answer):
+    """Why an OFREP error answer is not what the protocol says, or None: 401 has no body; 400 and
+    404 are `application/json` `{key?, errorCode, errorDetails}`."""
+    if answer.status == 401:
+        return None if not answer.body else f"a 401 with a body: {answer.body[:100]!r}"
+    content_type = (answer.header("Content-Type") or "").split(";")[0].strip()
+    if content_type != "application/json":
+        return f"Content-Type {answer.header('Content-Type')!r}, expected application/json"
+    try:
+        document = json.loads(answer.body)
+    except ValueError as error:
+        return f"the body is not JSON ({error})"
+    if not isinstance(document, dict) or not isinstance(document.get("errorCode"), str) or not isinstance(document.get("errorDetails"), str):
+        return "not an OFREP error {errorCode, errorDetails}"
+    wanted = {400: {"PARSE_ERROR", "INVALID_CONTEXT", "TARGETING_KEY_MISSING", "GENERAL"}, 404: {"FLAG_NOT_FOUND"}}.get(answer.status, set())
+    if document["errorCode"] not in wanted:
+        return f"errorCode {document['errorCode']!r} with status {answer.status}"
     return None
 
 
@@ -772,6 +843,14 @@ def set_up(server):
             raise RuntimeError(f"set-up: a fresh ticket did not open a stream: {opened.status} {opened.summary()}")
     finally:
         opened.close()
+    # A client key for the OFREP cases; a flag split on the user id (to ask without one) and one
+    # split on a device attribute (to send one of the wrong type).
+    ctx["client_key"] = post_json(port, "/v1/client-keys", {"name": "badinput"}, auth(ctx["admin"]))["key"]
+    split = {"variants": {"on": True, "off": False}, "defaultVariant": "off", "split": [{"variant": "on", "weight": 1}]}
+    for key, flag in [("bi-split", split), ("bi-device", dict(split, hashAttribute="deviceId"))]:
+        answer = request(port, "PUT", f"/v1/flags/{key}", auth(ctx["admin"]), j(flag))
+        if answer.status not in (200, 201):
+            raise RuntimeError(f"set-up: PUT /v1/flags/{key}: {answer.summary()}")
     compared = [(ctx[f"s{n}"], ctx[f"t{n}"]) for n in range(1, 5)]
     # A scratch session, not compared: it has used an Idempotency-Key, for the case that reuses it.
     created = post_json(port, "/v1/sessions", {"userId": "bi-eve"})

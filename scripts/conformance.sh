@@ -25,16 +25,18 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; [ -z "$pg_dir" ] || python3 scripts/pgserver.py stop --dir "$pg_dir"; rm -rf "$work"' EXIT
 port=$(listening_port "$work/out.log")
 [ -n "$port" ] || { echo "conformance: the server did not start" >&2; cat "$work/out.log" >&2; exit 1; }
-# The GrowthBook payload route takes a client key in its path: give schemathesis a live one, so it
+# A client key, so the OFREP routes (which take only client keys) are exercised past their 401:
+# X-API-Key is read before Authorization there, and the admin routes ignore it.
+key=$(curl -sf "http://127.0.0.1:$port/v1/client-keys" -H "Authorization: Bearer conformance-admin" -d '{"name":"conformance"}' \
+    | sed -n 's/.*"key":"\(fsk_[^"]*\)".*/\1/p')
+[ -n "$key" ] || { echo "conformance: could not make a client key" >&2; exit 1; }
+# The GrowthBook payload route takes the key in its path: give it there too, so schemathesis
 # checks the payloads served (for the flags and experiments it uploads) rather than only 401s.
-client_key=$(curl -sf "http://127.0.0.1:$port/v1/client-keys" -H "Authorization: Bearer conformance-admin" \
-    -d '{"name":"schemathesis"}' | sed -E 's/.*"key":"([^"]+)".*/\1/')
-[ -n "$client_key" ] || { echo "conformance: could not make a client key" >&2; exit 1; }
 cat >"$work/schemathesis.toml" <<TOML
 [[operations]]
 include-operation-id = "getGrowthBookFeatures"
-parameters = { "path.clientKey" = "$client_key" }
+parameters = { "path.clientKey" = "$key" }
 TOML
 "$tools/schemathesis" --config-file "$work/schemathesis.toml" run "http://127.0.0.1:$port/openapi.yaml" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-    -H "Authorization: Bearer conformance-admin" --max-examples 50 --seed 1 --no-color
+    -H "Authorization: Bearer conformance-admin" -H "X-API-Key: $key" --max-examples 50 --seed 1 --no-color

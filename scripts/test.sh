@@ -33,6 +33,8 @@ python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"
 python3 scripts/slowclients.py "$bin"
+# OFREP through a real client: OpenFeature's Python SDK and OFREP provider (pinned, in the venv).
+"$tools/python" scripts/ofrep_client.py "$bin"
 # A real client: GrowthBook's Python SDK (pinned in the venv) evaluates the payload of
 # /api/features/{clientKey} for 1,000 users and must agree with FlowStack on every flag and variant.
 "$tools/python" scripts/growthbook_client.py "$bin"

@@ -25,13 +25,18 @@ extension FlagDefinition {
     /// A flag built in code that names a variant it does not define answers `ERROR` with
     /// `GENERAL` rather than trapping.
     ///
+    /// `requiringTargetingKey` is for callers whose protocol makes the targeting key mandatory
+    /// (OFREP): a split that hashes on the targeting key (`userId` or `targetingKey`) of a context
+    /// without one then answers `ERROR` with `TARGETING_KEY_MISSING` instead of the default
+    /// variant. Every other path, and every other hash attribute, is evaluated as without it.
+    ///
     /// ```swift
     /// let flag = try FlagDefinition(json: ["variants": ["on": true, "off": false], "defaultVariant": "off",
     ///     "split": [["variant": "on", "weight": 0.5], ["variant": "off", "weight": 0.5]]])
     /// flag.evaluate(key: "new-home", context: EvaluationContext(targetingKey: "u-1")).reason   // .split
     /// flag.evaluate(key: "new-home", context: EvaluationContext()).reason                      // .default
     /// ```
-    public func evaluate(key: String, context: EvaluationContext) -> EvaluationDetails {
+    public func evaluate(key: String, context: EvaluationContext, requiringTargetingKey: Bool = false) -> EvaluationDetails {
         guard let defaultValue = variants[defaultVariant] else {
             return .failure(.general, message: "flag \(DefinitionReader.quoted(key)) has default variant \(DefinitionReader.quoted(defaultVariant)), which it does not define")
         }
@@ -57,7 +62,12 @@ extension FlagDefinition {
                     return serve(variant, .split)
                 }
             case .missing:
-                break
+                if requiringTargetingKey, EvaluationContext.targetingKeyNames.contains(hashAttribute) {
+                    return .failure(
+                        .targetingKeyMissing,
+                        message: "flag \(DefinitionReader.quoted(key)) splits on the targeting key, which the context does not have",
+                        value: defaultValue, variant: defaultVariant)
+                }
             case .unusable(let typeName):
                 return .failure(
                     .invalidContext,

@@ -178,24 +178,35 @@ extension Application {
         for key in object.keys where !["targetingKey", "attributes"].contains(key) {
             errors.append(.init(pointer: JSONPointer([key]).description, detail: "unknown field; expected targetingKey, attributes"))
         }
-        var targetingKey: String?
-        if let raw = object["targetingKey"], !raw.isNull {
-            if let text = raw.stringValue { targetingKey = text } else {
-                errors.append(.init(pointer: "/targetingKey", detail: "must be a string; found \(raw.typeName)"))
-            }
-        }
-        var attributes: [String: JSONValue] = [:]
-        if let raw = object["attributes"], !raw.isNull {
-            if let members = raw.objectValue {
-                for member in members { attributes[member.key] = member.value }
-            } else {
-                errors.append(.init(pointer: "/attributes", detail: "must be an object; found \(raw.typeName)"))
-            }
+        let attributes = object["attributes"].flatMap { $0.isNull ? nil : $0 }
+        let (context, problems) = evaluationContext(targetingKey: object["targetingKey"], at: JSONPointer(["targetingKey"]),
+                                                    attributes: attributes?.objectValue?.members ?? [])
+        errors += problems
+        if let attributes, attributes.objectValue == nil {
+            errors.append(.init(pointer: "/attributes", detail: "must be an object; found \(attributes.typeName)"))
         }
         guard errors.isEmpty else {
             throw ResponseError(.problem(400, "The evaluation context has invalid fields.", type: ProblemType.malformed, errors: errors))
         }
-        return EvaluationContext(targetingKey: targetingKey, attributes: attributes)
+        return context
+    }
+
+    /// A targeting key and attributes read into a context, the one way every evaluation route
+    /// reads them (`POST /v1/flags/evaluate`, OFREP), so equal contexts get equal values: the key
+    /// is a string, or null or absent for none; attributes are kept as sent, a repeated name
+    /// keeping its last value. Problems are located at `pointer`.
+    static func evaluationContext(targetingKey raw: JSONValue?, at pointer: JSONPointer,
+                                  attributes: [JSONObject.Member]) -> (EvaluationContext, [ProblemDetails.FieldError]) {
+        var errors: [ProblemDetails.FieldError] = []
+        var targetingKey: String?
+        if let raw, !raw.isNull {
+            if let text = raw.stringValue { targetingKey = text } else {
+                errors.append(.init(pointer: pointer.description, detail: "must be a string; found \(raw.typeName)"))
+            }
+        }
+        var values: [String: JSONValue] = [:]
+        for member in attributes { values[member.key] = member.value }
+        return (EvaluationContext(targetingKey: targetingKey, attributes: values), errors)
     }
 
     static func invalidFlagDefinition(_ what: String, _ problems: [FlagProblem]) -> ResponseError {

@@ -104,6 +104,7 @@ public final class Application: Sendable {
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
+        Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)
         Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)
         metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
@@ -153,11 +154,12 @@ public final class Application: Sendable {
     }
 
     /// Routes whose answer depends on the current definitions: the admin routes of flows, flags,
-    /// experiments and links, session creation (which evaluates flags and experiments), and the
-    /// GrowthBook payload.
+    /// experiments and links, session creation (which evaluates flags and experiments), OFREP
+    /// and the GrowthBook payload.
     static func readsDefinitions(_ path: String) -> Bool {
         path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
-            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix(growthBookPrefix)
+            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/ofrep/")
+            || path.hasPrefix(growthBookPrefix)
     }
 
     /// The GrowthBook payload's path, which carries a client key (`/api/features/{clientKey}`).
