@@ -4,6 +4,7 @@ import FlowServer
 import HTTPServer
 import HTTPTestClient
 import JSON
+import StoreTestSupport
 import Testing
 
 struct GrowthBookTests {
@@ -138,6 +139,21 @@ struct GrowthBookTests {
         #expect(rule["seed"] == "onboarding-length")
         #expect(rule["hashVersion"] == 2)
         #expect(rule["meta"] == [["key": "control"], ["key": "short"]])
+    }
+
+    /// On a shared database, a flag stored through one node is in the other node's payload at once, with a new ETag.
+    @Test(.enabled(if: TestStoreKind.isPostgreSQL, "several nodes share a PostgreSQL database"))
+    func otherNodesServeChangesAtOnce() throws {
+        let a = try TestApp()
+        let b = try TestApp(beside: a)
+        let (_, key) = try AccessTests.makeKey(a)
+        let before = try Self.features(b, key)
+        #expect(before.status == 200)
+        let flag = #"{"variants":{"on":true,"off":false},"defaultVariant":"on"}"#
+        #expect(try a.direct.send("PUT", "/v1/flags/elsewhere", body: flag, headers: Self.admin).status == 201)
+        let after = try Self.features(b, key, headers: [("If-None-Match", before.headers["ETag"] ?? "")])
+        #expect(after.status == 200)
+        #expect(after.json["features"]["elsewhere"]["defaultValue"] == true)
     }
 
     /// Through libmicrohttpd: the payload, its ETag and a 304 without a body.
