@@ -1,4 +1,4 @@
-// FlagsFuzzer: bytes → JSON → FlagDefinition and ExperimentDefinition → evaluate and assign for fixed contexts.
+// FlagsFuzzer: bytes → JSON → FlagDefinition and ExperimentDefinition → evaluate and assign for fixed contexts, and translate for GrowthBook.
 
 import JSON
 import FeatureFlags
@@ -54,6 +54,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             details.write(to: &writer)
             _ = set.evaluateAll(context: context).jsonValue
         }
+        requireGrowthBookFeature { () throws(GrowthBookPayload.Untranslatable) in
+            let feature = try GrowthBookPayload.feature(flag: flag, key: "fuzz-flag")
+            require(feature["defaultValue"] == flag.variants[flag.defaultVariant], "the feature's default is not the flag's: \(feature)")
+            return feature
+        }
     } catch {
         _ = error.description
     }
@@ -66,6 +71,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 _ = assignment.jsonValue
             }
         }
+        requireGrowthBookFeature { () throws(GrowthBookPayload.Untranslatable) in
+            try GrowthBookPayload.feature(experiment: experiment, key: "fuzz-experiment")
+        }
     } catch {
         _ = error.description
     }
@@ -75,4 +83,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 /// A definition written back as JSON reads back as the same definition.
 func requireSameDefinition<Definition: Equatable>(_ definition: Definition, _ readBack: Definition?, _ what: String) {
     require(readBack == definition, "a \(what) written as JSON reads back \(readBack == nil ? "with problems" : "different"): \(definition)")
+}
+
+/// A definition that parsed either translates to a GrowthBook feature, written as JSON that
+/// parses back to the same value, or is refused with a path and a reason.
+func requireGrowthBookFeature(_ translate: () throws(GrowthBookPayload.Untranslatable) -> JSONValue) {
+    do throws(GrowthBookPayload.Untranslatable) {
+        let feature = try translate()
+        let text = feature.jsonText
+        let readBack = try? JSONParser.parse(Array(text.utf8), limits: .storedData)
+        require(readBack == feature, "a GrowthBook feature does not read back: \(text)")
+    } catch {
+        require(!error.reason.isEmpty, "an untranslatable definition without a reason at \(error.path)")
+    }
 }
