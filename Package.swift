@@ -47,6 +47,9 @@ let package = Package(
         .target(name: "JSON"),
         // Pure: GrowthBook-compatible bucketing, targeting, OpenFeature-shaped flag evaluation.
         .target(name: "FeatureFlags", dependencies: ["JSON"]),
+        // Pure: experiment statistics (gbstats' t-test, Bayesian test and SRM check) and the
+        // distributions under them. No I/O.
+        .target(name: "ExperimentStats", dependencies: ["JSON"]),
         // Pure: the flow-controller model, definitions, the delegate chain. No I/O.
         .target(name: "FlowEngine", dependencies: ["JSON"]),
         // Flow graphs: screens, actions and flows as DOT, Mermaid, or SVG laid out by Graphviz.
@@ -64,6 +67,7 @@ let package = Package(
                 "JSON",
                 "FlowEngine",
                 "FeatureFlags",
+                "ExperimentStats",
                 "FlowGraph",
                 "FlowStore",
                 "Locking",
@@ -78,6 +82,7 @@ let package = Package(
                 "FlowServer",
                 "FlowEngine",
                 "FlowGraph",
+                "ExperimentStats",
                 "JSON",
                 "FlowStore",
                 "SQLiteStore",
@@ -95,6 +100,7 @@ let package = Package(
         .target(name: "StoreTestSupport", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore"], path: "Tests/StoreTestSupport"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "JSON"]),
+        .testTarget(name: "ExperimentStatsTests", dependencies: ["ExperimentStats", "JSON"]),
         .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
