@@ -104,6 +104,6 @@ let package = Package(
         .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "ExperimentStats", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

@@ -85,37 +85,8 @@ extension Application {
             guard let experiment = registry.experiment(key) else {
                 throw ResponseError(.problem(404, "There is no experiment \(key).", type: ProblemType.notFound))
             }
-            let report = try Self.store(logger) { try store.experimentReport(key) }
-            // Variants in the definition's order, then any that sessions saw under an earlier revision.
-            var order = experiment.definition.variants.map(\.key)
-            order += report.keys.filter { !order.contains($0) }.sorted()
-            var writer = JSONWriter()
-            writer.beginObject()
-            writer.writeKey("experiment")
-            writer.writeString(key)
-            writer.writeKey("variants")
-            writer.beginArray()
-            for variant in order {
-                let figures = report[variant] ?? ExperimentVariantCounts()
-                writer.beginObject()
-                writer.writeKey("key")
-                writer.writeString(variant)
-                writer.writeKey("sessions")
-                writer.writeInteger(figures.sessions)
-                writer.writeKey("onboarded")
-                writer.writeInteger(figures.onboarded)
-                writer.writeKey("funnel")
-                writer.beginObject()
-                for (feature, sessions) in figures.funnel.sorted(by: { $0.key < $1.key }) {
-                    writer.writeKey(feature)
-                    writer.writeInteger(sessions)
-                }
-                writer.endObject()
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.endObject()
-            return .json(writer.takeBytes())
+            let counts = try Self.store(logger) { try store.experimentReport(key) }
+            return try Self.experimentReport(request, key: key, experiment: experiment.definition, counts: counts)
         }
     }
 
