@@ -10,7 +10,7 @@ struct FlowStackCommand: ParsableCommand {
             Every option of `serve` can also come from an environment variable (FLOWSTACK_PORT, …);
             an option given on the command line wins over the environment.
             """,
-        subcommands: [Serve.self, Migrate.self, Backup.self, Flows.self],
+        subcommands: [Serve.self, Migrate.self, Backup.self, Flows.self, Experiments.self],
         defaultSubcommand: nil
     )
 }
