@@ -2,12 +2,14 @@
 # Makes .build/python, a virtual environment with the pinned Python tools the tests use
 # (openapi-spec-validator, schemathesis; OpenFeature's SDK and its OFREP provider, the real client
 # scripts/ofrep_client.py drives; GrowthBook's Python SDK, the real client of
-# scripts/growthbook_client.py), and prints its bin directory. Debian's own python3 refuses
-# system-wide pip installs (PEP 668), so the tools live in a venv of their own.
+# scripts/growthbook_client.py; GrowthBook's stats engine gbstats, which scripts/gbstats_check.py
+# compares the experiment report with, and which brings numpy, scipy and pandas), and prints its
+# bin directory. Debian's own python3 refuses system-wide pip installs (PEP 668), so the tools
+# live in a venv of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.build/python
-tools=(openapi-spec-validator==0.9.0 schemathesis==4.32.5 openfeature-sdk==0.10.0 openfeature-provider-ofrep==0.3.0 growthbook==4.0.0)
+tools=(openapi-spec-validator==0.9.0 schemathesis==4.32.5 openfeature-sdk==0.10.0 openfeature-provider-ofrep==0.3.0 growthbook==4.0.0 gbstats==0.8.0)
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import venv" 2>/dev/null; then
     rm -rf "$venv"
     if ! python3 -m venv "$venv" >/dev/null 2>&1; then

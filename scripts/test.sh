@@ -38,6 +38,9 @@ python3 scripts/slowclients.py "$bin"
 # A real client: GrowthBook's Python SDK (pinned in the venv) evaluates the payload of
 # /api/features/{clientKey} for 1,000 users and must agree with FlowStack on every flag and variant.
 "$tools/python" scripts/growthbook_client.py "$bin"
+# The experiment report's statistics equal GrowthBook's stats engine (gbstats, pinned in the venv):
+# a grid of counts through `flowstack experiments stats`, and reports of real sessions.
+"$tools/python" scripts/gbstats_check.py "$bin"
 scripts/fuzz.sh 20
 FLOWSTACK_TEST_DB_KIND=postgresql scripts/smoke.sh
 FLOWSTACK_TEST_DB_KIND=postgresql scripts/conformance.sh
