@@ -30,12 +30,27 @@ port=$(listening_port "$work/out.log")
 key=$(curl -sf "http://127.0.0.1:$port/v1/client-keys" -H "Authorization: Bearer conformance-admin" -d '{"name":"conformance"}' \
     | sed -n 's/.*"key":"\(fsk_[^"]*\)".*/\1/p')
 [ -n "$key" ] || { echo "conformance: could not make a client key" >&2; exit 1; }
+# An experiment with sessions in both variants, some onboarded, so the report route is checked with
+# its statistics (a comparison with numbers, the SRM check) rather than only 404s for made-up keys.
+base="http://127.0.0.1:$port" admin="Authorization: Bearer conformance-admin"
+curl -sf -X PUT "$base/v1/experiments/conformance" -H "$admin" \
+    -d '{"variants": [{"key": "control", "weight": 0.5}, {"key": "treatment", "weight": 0.5}]}' >/dev/null
+for i in $(seq 1 24); do
+    read -r id token <<<"$(curl -sf "$base/v1/sessions" -d "{\"userId\":\"conformance-$i\"}" \
+        | sed -E 's/^\{"session":\{"id":"([^"]+)","token":"([^"]+)".*/\1 \2/')"
+    curl -sf "$base/v1/sessions/$id/actions" -H "Authorization: Bearer $token" -d '{"type":"onboarding.showSecond"}' >/dev/null
+    [ $((i % 3)) -eq 0 ] || curl -sf "$base/v1/sessions/$id/actions" -H "Authorization: Bearer $token" -d '{"type":"onboarding.completed"}' >/dev/null
+done
 # The GrowthBook payload route takes the key in its path: give it there too, so schemathesis
 # checks the payloads served (for the flags and experiments it uploads) rather than only 401s.
 cat >"$work/schemathesis.toml" <<TOML
 [[operations]]
 include-operation-id = "getGrowthBookFeatures"
 parameters = { "path.clientKey" = "$key" }
+
+[[operations]]
+include-operation-id = "getExperimentReport"
+parameters = { "path.key" = "conformance" }
 TOML
 "$tools/schemathesis" --config-file "$work/schemathesis.toml" run "http://127.0.0.1:$port/openapi.yaml" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
