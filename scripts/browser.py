@@ -22,6 +22,11 @@ both tabs reconnect with fresh tickets and catch up; a reload of the second tab 
 The link box: /modal/Hello puts the modal above home when the server knows links (its state has
 a pendingLink key; a link before onboarding waits and is cancelled in 3), else its refusal is
 shown. In 3, deleting the first session tells the second tab, and leaves the first one alone.
+Then the experiment report page (/playground/report.html), in a tab of its own, on an experiment
+of three variants whose weights were changed under it: a wrong admin token's 401 is shown; with
+the right one the page draws the server's report (rates, the uplift's interval as a bar around 0,
+p-values, chances to win, a refused comparison's reason, the sample-ratio warning), and again
+after the metric and the baseline are changed with the keyboard (screenshot at report.png).
 At the end: no URL any tab requested held a session token, and no stream or ticket was refused
 (so no spent ticket was presented again).
 After each step it reads the page (the phone's top screen and version, the graph's highlighted
@@ -387,7 +392,8 @@ class Page:
         self.call("Input.insertText", {"text": text})
 
     def press(self, key):
-        codes = {"Enter": (13, "\r"), "Escape": (27, None), "Tab": (9, None), "ArrowRight": (39, None), "PageUp": (33, None)}
+        codes = {"Enter": (13, "\r"), "Escape": (27, None), "Tab": (9, None), "ArrowRight": (39, None), "ArrowDown": (40, None),
+                 "PageUp": (33, None)}
         number, text = codes[key]
         self.to_front()
         down = {"type": "keyDown", "key": key, "code": key, "windowsVirtualKeyCode": number}
@@ -806,6 +812,123 @@ class Walk:
         self.check("deleted: the first tab, on another session, is not disturbed",
                    None if shown["problem"] is None and self.stream_status(self.page) == "live" else "it is", shown["problem"])
 
+    def report_steps(self, admin_token):
+        """The experiment report page (report.html) in a tab of its own: a wrong token's 401 is
+        shown; with the admin token it draws the server's report of an experiment whose weights
+        changed under it (rates, the uplift and its interval as a bar, p-values, chances to win,
+        a refused comparison's reason, the SRM warning); the metric and the baseline are changed
+        with the keyboard and the page draws the server's report for them."""
+        def admin(method, path, body=None, token=admin_token):
+            data = None if body is None else json.dumps(body).encode()
+            request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
+                                             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                body = answer.read()
+                return json.loads(body) if body else None
+
+        thirds = {"variants": [{"key": "control"}, {"key": "fast"}, {"key": "stalled"}]}
+        admin("PUT", "/v1/experiments/browser-report", thirds)
+        for index in range(45):
+            created = admin("POST", "/v1/sessions", {"userId": f"report-user-{index}"})
+            session, token = created["session"]["id"], created["session"]["token"]
+            variant = created["state"]["experiments"].get("browser-report")
+            steps = {"control": index % 3, "fast": 2 if index % 5 else 1, "stalled": 1}.get(variant, 0)
+            for action in ["onboarding.showSecond", "onboarding.completed"][:steps]:
+                admin("POST", f"/v1/sessions/{session}/actions", {"type": action}, token=token)
+        # The weights change under the running experiment: the sessions no longer match them.
+        admin("PUT", "/v1/experiments/browser-report", {"variants": [{"key": "control", "weight": 0.8}, {"key": "fast", "weight": 0.1},
+                                                                     {"key": "stalled", "weight": 0.1}]})
+
+        opened = {}
+        try:
+            # A tab of its own, attached before it runs (as the follower tab is), so every request is seen.
+            url = f"{self.origin}/playground/report.html?experiment=browser-report"
+            page = Page.opened_by(self.browser, lambda: opened.update(self.browser.call("Target.createTarget", {"url": url})))
+            page.wait("document.readyState === 'complete' && Boolean(document.querySelector('[data-testid=report-empty]'))")
+            self.check("report: before a token, the selects are disabled",
+                       None if page.js("document.querySelector('[data-testid=experiment-select]').disabled") else "they are not")
+            page.type_into("admin-token", "not-the-token")
+            self.expected_errors += 1
+            page.click("load-experiments")
+            page.wait("!document.querySelector('[data-testid=problem]').hidden")
+            problem = page.js("document.querySelector('[data-testid=problem]').textContent")
+            self.check("report: a wrong token's 401 is shown", None if "(401)" in problem else "it is not", problem)
+            page.click("problem-close")
+            page.type_into("admin-token", admin_token)
+            page.click("load-experiments")
+            page.wait("Boolean(document.querySelector('[data-testid=variant-row-control]'))")
+            self.report_matches("report: loaded", page, admin("GET", "/v1/experiments/browser-report/report"))
+            page.screenshot(os.path.join(SHOTS, "report.png"))
+
+            for select, query, want in (("metric-select", "?metric=onboarding.second", "onboarding.second"),
+                                        ("baseline-select", "?metric=onboarding.second&baseline=fast", "fast")):
+                page.js(f"document.querySelector('[data-testid={select}]').focus()")
+                for _ in range(5):
+                    if page.js(f"document.querySelector('[data-testid={select}]').value") == want:
+                        break
+                    page.press("ArrowDown")
+                    page.wait("true")
+                self.report_matches(f"report: {want} chosen with the keyboard", page,
+                                    admin("GET", f"/v1/experiments/browser-report/report{query}"))
+        except (CDPError, urllib.error.URLError) as error:
+            try:
+                shows = page.js("[location.href, document.readyState, document.body && document.body.dataset.state]")
+            except (CDPError, NameError, UnboundLocalError) as inner:
+                shows = str(inner)
+            self.check("report: the page shows the experiment's report", str(error), shows)
+        finally:
+            if opened.get("targetId"):
+                self.browser.call("Target.closeTarget", {"targetId": opened["targetId"]})
+
+    def report_matches(self, step, page, report):
+        """The report page shows `report`: rows, rates, numbers, intervals, reasons, the SRM banner."""
+        shown = page.js("""(() => {
+            const text = (id) => { const n = document.querySelector(`[data-testid="${id}"]`); return n ? n.textContent.trim() : null; };
+            const report = window.FlowStackReport.report || {};
+            return {
+                metric: report.metric, baseline: report.baseline,
+                rows: Array.from(document.querySelectorAll('[data-testid^="variant-row-"]'), (r) => ({
+                    key: r.dataset.testid.slice(12), baseline: r.classList.contains('baseline'),
+                    rate: text(`rate-${r.dataset.testid.slice(12)}`), uplift: text(`uplift-${r.dataset.testid.slice(12)}`),
+                    reason: text(`reason-${r.dataset.testid.slice(12)}`), pValue: text(`p-value-${r.dataset.testid.slice(12)}`),
+                    chance: text(`chance-${r.dataset.testid.slice(12)}`),
+                    bar: (() => { const b = document.querySelector(`[data-testid="ci-bar-${r.dataset.testid.slice(12)}"]`);
+                                  return b ? {lower: Number(b.dataset.lower), upper: Number(b.dataset.upper), side: b.dataset.side} : null; })(),
+                })),
+                srm: {status: document.querySelector('[data-testid=srm]').dataset.status, text: text('srm')},
+                selects: ['experiment', 'metric', 'baseline'].map((n) => document.querySelector(`[data-testid=${n}-select]`).value),
+            };
+        })()""")
+        self.check(f"{step}: the page shows the server's metric and baseline",
+                   None if (shown["metric"], shown["baseline"]) == (report["metric"], report["baseline"])
+                   and shown["selects"] == ["browser-report", report["metric"], report["baseline"]] else "it does not",
+                   f"page {shown['metric']}, {shown['baseline']}, selects {shown['selects']}")
+        rows = {row["key"]: row for row in shown["rows"]}
+        self.check(f"{step}: a row per variant", None if list(rows) == [v["key"] for v in report["variants"]] else f"rows {list(rows)}")
+        for variant in report["variants"]:
+            row = rows.get(variant["key"], {})
+            rate = "–" if variant["rate"] is None else f"{variant['rate'] * 100:.1f}%"
+            failure = None if row.get("rate") == rate else f"rate {row.get('rate')!r}, expected {rate!r}"
+            comparison = variant.get("comparison")
+            if comparison is None:
+                failure = failure or (None if row.get("baseline") and row.get("bar") is None else "the baseline is not marked, or has a bar")
+            elif "error" in comparison:
+                failure = failure or (None if row.get("reason") == comparison["reason"] else f"reason {row.get('reason')!r}")
+            else:
+                lower, upper = comparison["ci"]
+                side = "win" if lower > 0 else "lose" if upper < 0 else "flat"
+                bar = row.get("bar") or {}
+                chance = f"{comparison['chanceToWin'] * 100:.1f}%"
+                p_value = "< 0.0001" if comparison["pValue"] < 0.0001 else f"{comparison['pValue']:.4f}"
+                if (bar.get("lower"), bar.get("upper"), bar.get("side")) != (lower, upper, side):
+                    failure = failure or f"bar {bar}, expected {lower}, {upper}, {side}"
+                elif row.get("pValue") != p_value or chance not in (row.get("chance") or "") or not row.get("uplift"):
+                    failure = failure or f"p-value {row.get('pValue')!r}, chance {row.get('chance')!r} (expected {p_value}, {chance})"
+            self.check(f"{step}: {variant['key']} as the server reports it", failure, row)
+        warning = report["srm"].get("warning")
+        self.check(f"{step}: the SRM warning is shown", None if warning and shown["srm"]["status"] == "warning"
+                   and warning in (shown["srm"]["text"] or "") else "it is not", shown["srm"])
+
     def network_checks(self):
         """No URL any tab requested holds a session token; the event streams were opened with
         tickets, and none was refused (a spent ticket is never presented again)."""
@@ -845,6 +968,7 @@ def main():
         page = Page(browser)
         walk = Walk(page, server.port, relay, tally, browser)
         walk.run()
+        walk.report_steps(server.admin_token)
     except Exception as error:  # a failure of the harness itself still counts, and still cleans up
         tally.check("the run completed", f"{type(error).__name__}: {error}")
         log = os.path.join(work, "chromium.log")

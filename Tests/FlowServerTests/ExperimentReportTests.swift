@@ -152,4 +152,15 @@ struct ExperimentReportTests {
         #expect(alone["srm"]["pValue"] == .null)
         #expect(alone["srm"]["reason"].stringValue != nil)
     }
+
+    /// The playground's report page, its script and style are served from the binary.
+    @Test func reportPageIsServed() throws {
+        let test = try TestApp()
+        let page = try test.direct.send("GET", "/playground/report.html")
+        #expect(page.status == 200)
+        #expect(page.text.contains("/playground/report.js") && page.text.contains("data-testid=\"srm\""))
+        #expect(try test.direct.send("GET", "/playground/report.js").status == 200)
+        #expect(try test.direct.send("GET", "/playground/report.css").status == 200)
+        #expect(try test.direct.send("GET", "/").text.contains("/playground/report.html"))
+    }
 }

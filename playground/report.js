@@ -1,0 +1,274 @@
+// FlowStack experiment report: a thin client of GET /v1/experiments/{key}/report.
+//
+// The page computes nothing: it lists the experiments (GET /v1/experiments), asks for a report
+// with the metric and baseline chosen, and draws what the server answers: each variant's rate,
+// its uplift over the baseline with the 95% interval as a bar around 0, the p-value, the chance
+// to win, and the sample-ratio check (a warning when the sessions do not match the weights).
+// The routes are admin routes: the token is typed once and kept in this tab's sessionStorage,
+// never in a URL. `document.body.dataset.state` is "busy" while a request runs and "idle"
+// otherwise; scripts/browser.py waits on it. `?experiment=KEY` (and `metric`, `baseline`)
+// preselect a report.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const TOKEN_KEY = "flowstack.adminToken";
+
+  const page = {
+    experiments: [], // keys
+    report: null, // the last report drawn
+  };
+  // For the console and the browser test.
+  window.FlowStackReport = page;
+
+  // ---------------------------------------------------------------- busy / idle
+
+  let pending = 0;
+  function hold() {
+    pending += 1;
+    document.body.dataset.state = "busy";
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      pending -= 1;
+      if (pending === 0) document.body.dataset.state = "idle";
+    };
+  }
+
+  // ---------------------------------------------------------------- HTTP
+
+  class Problem extends Error {
+    constructor(status, body, request) {
+      const problem = typeof body === "object" && body !== null ? body : {title: `HTTP ${status}`, detail: String(body || "")};
+      super(problem.detail || problem.title || `HTTP ${status}`);
+      this.status = status;
+      this.problem = problem;
+      this.request = request;
+    }
+  }
+
+  async function api(path) {
+    const headers = {Accept: "application/json"};
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let response;
+    try {
+      response = await fetch(path, {headers, cache: "no-store"});
+    } catch (error) {
+      throw new Problem(0, {title: "The server did not answer", detail: `GET ${path}: ${error.message}`}, `GET ${path}`);
+    }
+    const text = await response.text();
+    let data = text;
+    if ((response.headers.get("Content-Type") || "").includes("json")) {
+      try { data = JSON.parse(text); } catch (error) { /* keep the text */ }
+    }
+    if (!response.ok) throw new Problem(response.status, data, `GET ${path}`);
+    return data;
+  }
+
+  async function run(task) {
+    const release = hold();
+    try {
+      await task();
+    } catch (error) {
+      showProblem(error);
+    } finally {
+      release();
+    }
+  }
+
+  // ---------------------------------------------------------------- problems
+
+  function showProblem(error) {
+    const problem = error instanceof Problem ? error.problem : {title: "Error", detail: String(error && error.message || error)};
+    const status = error instanceof Problem && error.status ? ` (${error.status})` : "";
+    $("problem-title").textContent = `${problem.title || "Error"}${status}`;
+    $("problem-detail").textContent = [problem.detail, error instanceof Problem && error.request ? `[${error.request}]` : ""]
+      .filter(Boolean).join(" ");
+    $("problem-errors").replaceChildren(...(problem.errors || []).map((item) => el("li", {}, `${item.pointer || ""} ${item.detail || ""}`.trim())));
+    $("problem").hidden = false;
+  }
+
+  function clearProblem() {
+    $("problem").hidden = true;
+  }
+
+  // ---------------------------------------------------------------- DOM helpers
+
+  function el(tag, attributes = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === "class") node.className = value;
+      else if (name === "dataset") Object.assign(node.dataset, value);
+      else if (name === "style") node.setAttribute("style", value);
+      else node.setAttribute(name, value);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function fillSelect(select, values, selected, label = (value) => value) {
+    select.replaceChildren(...values.map((value) => el("option", {value}, label(value))));
+    if (values.includes(selected)) select.value = selected;
+    select.disabled = values.length === 0;
+  }
+
+  // ---------------------------------------------------------------- formatting
+
+  const percent = (value, digits = 1) => `${(value * 100).toFixed(digits)}%`;
+  const signedPercent = (value, digits = 1) => `${value > 0 ? "+" : value < 0 ? "−" : ""}${Math.abs(value * 100).toFixed(digits)}%`;
+  const pValue = (value) => (value < 0.0001 ? "< 0.0001" : value.toFixed(4));
+
+  // ---------------------------------------------------------------- loading
+
+  async function loadExperiments({wanted} = {}) {
+    const answer = await api("/v1/experiments");
+    page.experiments = (answer.experiments || []).map((experiment) => experiment.key);
+    const chosen = wanted || $("experiment-select").value || page.experiments[0];
+    fillSelect($("experiment-select"), page.experiments, chosen);
+    $("refresh-report").disabled = page.experiments.length === 0;
+    if (page.experiments.length === 0) {
+      page.report = null;
+      renderEmpty("No experiment yet: PUT /v1/experiments/{key} makes one (see the README's A/B test).");
+      return;
+    }
+  }
+
+  async function loadReport({metric, baseline} = {}) {
+    const key = $("experiment-select").value;
+    if (!key) return;
+    const query = new URLSearchParams();
+    if (metric) query.set("metric", metric);
+    if (baseline) query.set("baseline", baseline);
+    const suffix = query.toString() ? `?${query}` : "";
+    const report = await api(`/v1/experiments/${encodeURIComponent(key)}/report${suffix}`);
+    page.report = report;
+    clearProblem();
+    fillSelect($("metric-select"), report.metrics || [], report.metric);
+    fillSelect($("baseline-select"), (report.variants || []).map((variant) => variant.key), report.baseline);
+    renderReport(report);
+  }
+
+  // ---------------------------------------------------------------- drawing
+
+  function renderEmpty(text) {
+    $("report-rows").replaceChildren();
+    $("report-empty").textContent = text;
+    $("report-empty").hidden = false;
+    $("report-subtitle").textContent = "";
+    setSRM("none", "");
+  }
+
+  function setSRM(status, text) {
+    $("srm").dataset.status = status;
+    $("srm").textContent = text;
+  }
+
+  function renderReport(report) {
+    $("report-empty").hidden = true;
+    $("report-subtitle").textContent = `${report.experiment} · metric ${report.metric} · baseline ${report.baseline}`;
+    const srm = report.srm || {};
+    if (srm.warning) setSRM("warning", `⚠ ${srm.warning}`);
+    else if (typeof srm.pValue === "number") setSRM("ok", `Sample ratio: the sessions match the weights (p = ${srm.pValue.toFixed(4)}).`);
+    else setSRM("unknown", `Sample ratio: ${srm.reason || "not checked"}.`);
+
+    const intervals = report.variants.map((variant) => variant.comparison).filter((c) => c && Array.isArray(c.ci));
+    const scale = intervalScale(intervals);
+    $("report-rows").replaceChildren(...report.variants.map((variant) => row(report, variant, scale)));
+  }
+
+  // One scale for every row, always including 0, with a little room on each side.
+  function intervalScale(comparisons) {
+    let low = 0;
+    let high = 0;
+    for (const comparison of comparisons) {
+      low = Math.min(low, comparison.ci[0]);
+      high = Math.max(high, comparison.ci[1]);
+    }
+    if (high - low < 1e-9) { low -= 0.1; high += 0.1; }
+    const room = (high - low) * 0.06;
+    return {low: low - room, high: high + room};
+  }
+
+  const position = (scale, value) => `${(((value - scale.low) / (scale.high - scale.low)) * 100).toFixed(3)}%`;
+
+  function row(report, variant, scale) {
+    const key = variant.key;
+    const comparison = variant.comparison;
+    const cells = [
+      el("td", {class: "variant-key"}, key),
+      el("td", {class: "num"}, typeof variant.weight === "number" ? percent(variant.weight, 0) : "–"),
+      el("td", {class: "num", "data-testid": `sessions-${key}`}, variant.sessions),
+      el("td", {class: "num", "data-testid": `conversions-${key}`}, variant.conversions),
+      el("td", {class: "num", "data-testid": `rate-${key}`}, variant.rate === null ? "–" : percent(variant.rate)),
+    ];
+    if (!comparison) {
+      cells.push(el("td", {class: "num"}, ""), el("td", {}, ""), el("td", {class: "num"}, ""), el("td", {}, ""));
+    } else if (comparison.error) {
+      cells.push(el("td", {class: "reason", colspan: "4", "data-testid": `reason-${key}`, title: comparison.error}, comparison.reason));
+    } else {
+      const [lower, upper] = comparison.ci;
+      const side = lower > 0 ? "win" : upper < 0 ? "lose" : "flat";
+      const bar = el("div", {class: "ci-bar", "data-testid": `ci-bar-${key}`, dataset: {lower: String(lower), upper: String(upper), side},
+                             role: "img", "aria-label": `95% interval from ${signedPercent(lower)} to ${signedPercent(upper)}`},
+        el("span", {class: "zero", style: `left: ${position(scale, 0)}`}),
+        el("span", {class: "range", style: `left: ${position(scale, lower)}; width: calc(${position(scale, upper)} - ${position(scale, lower)})`}),
+        el("span", {class: "point", style: `left: ${position(scale, comparison.uplift)}`}));
+      cells.push(
+        el("td", {class: `num ${comparison.uplift > 0 ? "up" : comparison.uplift < 0 ? "down" : ""}`, "data-testid": `uplift-${key}`},
+           signedPercent(comparison.uplift)),
+        el("td", {}, bar, el("div", {class: "ci-text"}, `${signedPercent(lower)} … ${signedPercent(upper)}`)),
+        el("td", {class: "num", "data-testid": `p-value-${key}`}, pValue(comparison.pValue)),
+        el("td", {"data-testid": `chance-${key}`},
+           el("div", {class: "chance"}, el("span", {class: "meter", "aria-hidden": "true"}, el("span", {style: `width: ${percent(comparison.chanceToWin, 2)}`})),
+              percent(comparison.chanceToWin))));
+    }
+    return el("tr", {class: key === report.baseline ? "baseline" : "", "data-testid": `variant-row-${key}`}, cells);
+  }
+
+  // ---------------------------------------------------------------- wiring
+
+  function init() {
+    const params = new URLSearchParams(location.search);
+    const stored = sessionStorage.getItem(TOKEN_KEY);
+    if (stored) $("admin-token").value = stored;
+
+    $("token-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, $("admin-token").value.trim());
+      run(async () => {
+        clearProblem();
+        await loadExperiments();
+        await loadReport();
+      });
+    });
+    $("experiment-select").addEventListener("change", () => run(() => loadReport()));
+    $("metric-select").addEventListener("change", () =>
+      run(() => loadReport({metric: $("metric-select").value, baseline: $("baseline-select").value})));
+    $("baseline-select").addEventListener("change", () =>
+      run(() => loadReport({metric: $("metric-select").value, baseline: $("baseline-select").value})));
+    $("refresh-report").addEventListener("click", () =>
+      run(async () => {
+        const metric = $("metric-select").value;
+        const baseline = $("baseline-select").value;
+        await loadExperiments();
+        await loadReport({metric, baseline});
+      }));
+    $("problem-close").addEventListener("click", clearProblem);
+
+    if (stored) {
+      run(async () => {
+        await loadExperiments({wanted: params.get("experiment")});
+        await loadReport({metric: params.get("metric"), baseline: params.get("baseline")});
+      });
+    }
+    document.body.dataset.state = pending ? "busy" : "idle";
+  }
+
+  init();
+})();
