@@ -436,6 +436,13 @@ def corpus(ctx):
     add("ids", "flag key with a space", "PUT", "/v1/flags/a%20b", adm, j(good_flag))
     add("ids", "experiment key with unicode", "PUT", "/v1/experiments/%C3%A9", adm, j(good_experiment))
     add("ids", "unknown experiment report", "GET", "/v1/experiments/none/report", adm, expect=(404,))
+    report = "/v1/experiments/bi-report/report"
+    add("ids", "report metric no session reached", "GET", report + "?metric=checkout", adm)
+    add("ids", "report metric of 2,000 characters", "GET", report + "?metric=" + "m" * 2000, adm, forbid="m" * 200)
+    add("ids", "report metric of invalid UTF-8", "GET", report + "?metric=%FF%FE", adm)
+    add("ids", "report empty metric", "GET", report + "?metric=", adm)
+    add("ids", "report unknown baseline", "GET", report + "?baseline=nobody", adm)
+    add("ids", "report baseline of 2,000 characters", "GET", report + "?baseline=" + "b" * 2000, adm, forbid="b" * 200)
     add("ids", "unknown user", "GET", "/v1/users/nobody-at-all", adm, expect=(404,))
     add("ids", "reset an unknown user", "DELETE", "/v1/users/nobody-at-all/onboarding", adm, expect=(404,))
 
@@ -851,6 +858,11 @@ def set_up(server):
         answer = request(port, "PUT", f"/v1/flags/{key}", auth(ctx["admin"]), j(flag))
         if answer.status not in (200, 201):
             raise RuntimeError(f"set-up: PUT /v1/flags/{key}: {answer.summary()}")
+    # An experiment for the report's query cases (the sessions made after it are in it).
+    answer = request(port, "PUT", "/v1/experiments/bi-report", auth(ctx["admin"]),
+                     j({"variants": [{"key": "a", "weight": 0.5}, {"key": "b", "weight": 0.5}]}))
+    if answer.status not in (200, 201):
+        raise RuntimeError(f"set-up: PUT /v1/experiments/bi-report: {answer.summary()}")
     compared = [(ctx[f"s{n}"], ctx[f"t{n}"]) for n in range(1, 5)]
     # A scratch session, not compared: it has used an Idempotency-Key, for the case that reuses it.
     created = post_json(port, "/v1/sessions", {"userId": "bi-eve"})
