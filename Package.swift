@@ -49,6 +49,8 @@ let package = Package(
         .target(name: "FeatureFlags", dependencies: ["JSON"]),
         // Pure: the flow-controller model, definitions, the delegate chain. No I/O.
         .target(name: "FlowEngine", dependencies: ["JSON"]),
+        // Pure: flow tests — scenarios of actions and what must follow, run on a catalog with the engine.
+        .target(name: "FlowScenarios", dependencies: ["FlowEngine", "JSON"]),
         // Flow graphs: screens, actions and flows as DOT, Mermaid, or SVG laid out by Graphviz.
         .target(name: "FlowGraph", dependencies: ["FlowEngine", "JSON", "CGraphviz"]),
         // What the server needs from storage: the protocol, records, errors, migrations. No database.
@@ -63,6 +65,7 @@ let package = Package(
                 "HTTPServer",
                 "JSON",
                 "FlowEngine",
+                "FlowScenarios",
                 "FeatureFlags",
                 "FlowGraph",
                 "FlowStore",
@@ -77,6 +80,7 @@ let package = Package(
             dependencies: [
                 "FlowServer",
                 "FlowEngine",
+                "FlowScenarios",
                 "FlowGraph",
                 "JSON",
                 "FlowStore",
@@ -96,6 +100,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "JSON"]),
         .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
+        .testTarget(name: "FlowScenariosTests", dependencies: ["FlowScenarios", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
