@@ -168,7 +168,7 @@ private struct ScenarioReader {
             if let text = raw.stringValue, !text.isEmpty {
                 start.link = text
             } else {
-                report(path.appending("link"), "link must be a URI such as \"/modal/Hi\" or \"myapp://open/home/1\"; found \(raw.abbreviatedJSON(limit: 40))")
+                report(path.appending("link"), "link must be a URI such as \"/modal/Hi\" or \"myapp://open/modal/Hi\"; found \(raw.abbreviatedJSON(limit: 40))")
             }
         }
         if let raw = object["expect"], !raw.isNull { start.expect = readExpectation(raw, at: path.appending("expect")) }
