@@ -52,6 +52,8 @@ let package = Package(
         .target(name: "ExperimentStats", dependencies: ["JSON"]),
         // Pure: the flow-controller model, definitions, the delegate chain. No I/O.
         .target(name: "FlowEngine", dependencies: ["JSON"]),
+        // Pure: flow tests — scenarios of actions and what must follow, run on a catalog with the engine.
+        .target(name: "FlowScenarios", dependencies: ["FlowEngine", "JSON"]),
         // Flow graphs: screens, actions and flows as DOT, Mermaid, or SVG laid out by Graphviz.
         .target(name: "FlowGraph", dependencies: ["FlowEngine", "JSON", "CGraphviz"]),
         // What the server needs from storage: the protocol, records, errors, migrations. No database.
@@ -66,6 +68,7 @@ let package = Package(
                 "HTTPServer",
                 "JSON",
                 "FlowEngine",
+                "FlowScenarios",
                 "FeatureFlags",
                 "ExperimentStats",
                 "FlowGraph",
@@ -81,6 +84,7 @@ let package = Package(
             dependencies: [
                 "FlowServer",
                 "FlowEngine",
+                "FlowScenarios",
                 "FlowGraph",
                 "ExperimentStats",
                 "JSON",
@@ -102,8 +106,10 @@ let package = Package(
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "JSON"]),
         .testTarget(name: "ExperimentStatsTests", dependencies: ["ExperimentStats", "JSON"]),
         .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
+        .testTarget(name: "FlowScenariosTests", dependencies: ["FlowScenarios", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "ExperimentStats", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "FlowScenarios", "ExperimentStats", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                                                      .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

@@ -638,6 +638,46 @@ def corpus(ctx):
                       http_layer="libmicrohttpd closes a connection whose first line is one word, without answering"))
     cases.append(Case("headers", "HTTP/2.0 on an HTTP/1 connection", raw=b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n",
                       expect=(505,), http_layer="libmicrohttpd answers an unsupported version itself with 505"))
+    # --- flow tests (POST /v1/flows/{name}/versions/{n}/test) and the audit log (GET /v1/audit)
+    test = "/v1/flows/onboarding/versions/1/test"
+    scenario = {"name": "s", "steps": [{"action": {"type": "onboarding.showSecond"}}]}
+    add("invalid-json", "flow test: unclosed object", "POST", test, adm, b'{"scenarios":[')
+    add("invalid-json", "flow test: empty body", "POST", test, adm, b"")
+    add("utf8", "flow test name with 0xFF", "POST", test, adm, b'{"scenarios":[{"name":"a\xff","steps":[]}]}')
+    for name, body in [("body as array", []), ("scenarios as object", {"scenarios": {}}), ("no scenarios", {}),
+                       ("scenarios empty", {"scenarios": []}), ("scenario without name", {"scenarios": [{"steps": []}]}),
+                       ("scenario name over 200 bytes", {"scenarios": [dict(scenario, name="n" * 201)]}),
+                       ("userId as number", {"scenarios": [dict(scenario, context={"userId": 5})]}),
+                       ("trait as number", {"scenarios": [dict(scenario, context={"traits": {"t": 1}})]}),
+                       ("link as number", {"scenarios": [dict(scenario, start={"link": 5})]}),
+                       ("step action without type", {"scenarios": [dict(scenario, steps=[{"action": {}}])]}),
+                       ("step action from as number", {"scenarios": [dict(scenario, steps=[{"action": {"type": "back", "from": 3}}])]}),
+                       ("expect transition unknown", {"scenarios": [dict(scenario, steps=[{"action": {"type": "back"}, "expect": {"transition": "fly"}}])]}),
+                       ("expect screens as string", {"scenarios": [dict(scenario, steps=[{"action": {"type": "back"}, "expect": {"screens": "a"}}])]}),
+                       ("expect error with transition", {"scenarios": [dict(scenario, steps=[{"action": {"type": "back"}, "expect": {"error": "refused", "transition": "pop"}}])]}),
+                       ("1,001 steps", {"scenarios": [dict(scenario, steps=[{"action": {"type": "back"}}] * 1001)]}),
+                       ("11 scenarios of 1,000 steps", {"scenarios": [dict(scenario, steps=[{"action": {"type": "back"}}] * 1000)] * 11})]:
+        add("types", f"flow test: {name}", "POST", test, adm, j(body), expect=(422,))
+    add("unknown-fields", "flow test scenario with an unknown field", "POST", test, adm,
+        j({"scenarios": [dict(scenario, setup=[])]}), expect=(422,))
+    add("unknown-fields", "flow test expect with an unknown field", "POST", test, adm,
+        j({"scenarios": [dict(scenario, steps=[{"action": {"type": "back"}, "expect": {"topp": "a"}}])]}), expect=(422,))
+    add("depth", f"flow test action params {deep} deep", "POST", test, adm,
+        b'{"scenarios":[{"name":"s","steps":[{"action":{"type":"back","params":' + nest_objects(deep - 5) + b"}}]}]}")
+    add("size", "flow test scenario name over 64 KiB", "POST", test, adm, j({"scenarios": [dict(scenario, name=huge)]}))
+    for version in ["0", "abc", "1e3", forty.decode()]:
+        add("ids", f"flow test of version {version}", "POST", f"/v1/flows/onboarding/versions/{version}/test", adm, j({"scenarios": [scenario]}))
+    add("ids", "flow test of a missing version", "POST", "/v1/flows/onboarding/versions/999/test", adm, j({"scenarios": [scenario]}),
+        expect=(404,))
+    add("ids", "flow test of an unknown flow", "POST", "/v1/flows/no-such-flow/versions/1/test", adm, j({"scenarios": [scenario]}),
+        expect=(404,))
+    for query in ["after=-1", "after=abc", "after=1e3", "limit=0", "limit=1001", f"limit={forty.decode()}", "limit=%FF"]:
+        add("paths", f"audit log {query}", "GET", f"/v1/audit?{query}", adm)
+    for method, path in [("GET", test), ("DELETE", "/v1/audit"), ("POST", "/v1/audit")]:
+        add("methods", f"{method} {path}", method, path, adm, expect=(405,))
+    add("tokens", "audit log without a token", "GET", "/v1/audit", [], expect=(401,))
+    add("tokens", "audit log with a session token", "GET", "/v1/audit", auth, expect=(401,))
+    add("tokens", "flow test without a token", "POST", test, [], j({"scenarios": [scenario]}), expect=(401,))
     return cases
 
 

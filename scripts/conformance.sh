@@ -55,3 +55,18 @@ TOML
 "$tools/schemathesis" --config-file "$work/schemathesis.toml" run "http://127.0.0.1:$port/openapi.yaml" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     -H "Authorization: Bearer conformance-admin" -H "X-API-Key: $key" --max-examples 50 --seed 1 --no-color
+# GET /openapi.yaml as a client that parses YAML reads it (schemathesis lets this body pass
+# unchecked): the document it gets must match the schema the document declares for itself.
+"$tools/python" - "http://127.0.0.1:$port/openapi.yaml" <<'PY'
+import sys, urllib.request
+import jsonschema, yaml
+document = yaml.safe_load(urllib.request.urlopen(sys.argv[1]).read())
+schema = document["paths"]["/openapi.yaml"]["get"]["responses"]["200"]["content"]["application/yaml"]["schema"]
+try:
+    jsonschema.validate(document, schema)
+except jsonschema.ValidationError as error:
+    where = "/" + "/".join(map(str, error.absolute_path))
+    sys.exit(f"conformance: GET /openapi.yaml, parsed as YAML, does not match its declared schema at {where}: "
+             f"{error.validator} {error.validator_value!r} fails")
+print("conformance: GET /openapi.yaml, parsed as YAML, matches its declared schema")
+PY

@@ -29,6 +29,8 @@ swift build --build-tests
 scripts/conformance.sh
 scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
+# The sample app's flow tests (flows/tests/), offline, as a team would run its own in CI.
+"$bin" flows test flows/tests
 python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"

@@ -20,12 +20,12 @@ public struct DefinitionDelegate: FlowActionDelegate {
         let action = request.action
         guard let rules = definition.rules(for: action.type) else { return .passToParent }
         let feature = request.source.feature
-        for rule in rules where rule.matches(feature: feature, context: request.context, params: action.params) {
+        for rule in rules where rule.matches(feature: feature, child: request.child, context: request.context, params: action.params) {
             if rule.bubbles { return .passToParent }
             try Self.checkParams(rule.params, of: action)
             return .handle(rule.effects, allowsInteractive: rule.interactive)
         }
-        return .refuse(reason: Self.explainNoMatch(rules, feature: feature, source: request.source))
+        return .refuse(reason: Self.explainNoMatch(rules, feature: feature, child: request.child, source: request.source))
     }
 
     /// Checks the action's params against a rule's declarations.
@@ -46,7 +46,16 @@ public struct DefinitionDelegate: FlowActionDelegate {
         }
     }
 
-    private static func explainNoMatch(_ rules: [FlowRule], feature: String, source: ScreenRef) -> String {
+    private static func explainNoMatch(_ rules: [FlowRule], feature: String, child: String?, source: ScreenRef) -> String {
+        let viaMatches = rules.contains { rule in rule.via.map { via in child.map(via.contains) ?? false } ?? true }
+        if !viaMatches {
+            var expected: [String] = []
+            for rule in rules {
+                for candidate in rule.via ?? [] where !expected.contains(candidate) { expected.append(candidate) }
+            }
+            let came = child.map { "it came up through \($0)" } ?? "it came from a screen of this flow (\(feature), \(source.entryId))"
+            return "it is accepted only through \(expected.joined(separator: " or ")), but \(came)"
+        }
         let fromMatches = rules.contains { $0.from?.contains(feature) ?? true }
         if !fromMatches {
             var expected: [String] = []

@@ -9,12 +9,14 @@ struct DefinitionReader {
     private var references: [FlowReference] = []
     private var kind: FlowKind?
     private var flowName = "this flow"
+    /// The definition's `name` as written, once read.
+    private var flowNameValue: String?
     private var tabCount: Int?
 
     /// `version` and `live` are what the server adds when it shows a stored definition; they are
     /// accepted and ignored so a definition read back can be uploaded again as it is.
     private static let definitionKeys = ["name", "kind", "initial", "selected", "on", "links", "description", "version", "live"]
-    private static let ruleKeys = ["from", "when", "interactive", "params", "do", "description"]
+    private static let ruleKeys = ["from", "via", "when", "interactive", "params", "do", "description"]
     static let reservedActions = ["interaction.update", "interaction.end", "interaction.cancel", "link", "link.cancel"]
     private static let operatorKeys = ["is", "isNot", "in", "notIn", "exists"]
     /// Rules for one action type, at most: far more than a flow needs, and the bound that keeps
@@ -37,6 +39,7 @@ struct DefinitionReader {
 
         let name = readName(object["name"], at: root.appending("name"))
         if let name { flowName = "'\(name)'" }
+        flowNameValue = name
         kind = readKind(object["kind"], at: root.appending("kind"))
         let initial = readInitial(object["initial"], at: root.appending("initial"))
         if kind == .tabbed, let initial { tabCount = initial.count }
@@ -318,23 +321,27 @@ struct DefinitionReader {
         return valid ? handlers : nil
     }
 
-    /// A rule after one with no `when` whose `from` covers it can never match.
+    /// A rule after one with no `when` whose `from` and `via` cover it can never match.
     ///
     /// Pairs of rules are few (``maxRules``), but a `from` may list thousands of features: they
     /// are compared as sets, and a message names only the first few, so that neither the time
     /// nor the problems grow with the square of the body.
     private mutating func checkShadowing(_ rules: [FlowRule], at path: JSONPointer) {
         let sources = rules.map { $0.from.map(Set.init) }
+        func covers(_ outer: Set<String>?, _ inner: [String]?) -> Bool {
+            switch (outer, inner) {
+            case (nil, _): return true
+            case (_?, nil): return false
+            case let (outer?, inner?): return inner.allSatisfy(outer.contains)
+            }
+        }
         for (later, rule) in rules.enumerated() {
             for earlier in 0..<later where rules[earlier].when == nil {
-                let covers: Bool
-                switch (sources[earlier], rule.from) {
-                case (nil, _): covers = true
-                case (_?, nil): covers = false
-                case let (outer?, inner?): covers = inner.allSatisfy(outer.contains)
-                }
-                if covers {
-                    let scope = rules[earlier].from.map { "from \(Self.abbreviatedList($0))" } ?? "any source"
+                if covers(sources[earlier], rule.from) && covers(rules[earlier].via.map(Set.init), rule.via) {
+                    var scopes: [String] = []
+                    if let from = rules[earlier].from { scopes.append("from \(Self.abbreviatedList(from))") }
+                    if let via = rules[earlier].via { scopes.append("via \(Self.abbreviatedList(via))") }
+                    let scope = scopes.isEmpty ? "any source" : scopes.joined(separator: " ")
                     report(
                         path.appending(later),
                         "this rule never matches: rule \(path.appending(earlier)) matches \(scope) with no when, and it comes first")
@@ -353,7 +360,7 @@ struct DefinitionReader {
 
     private mutating func readRule(_ value: JSONValue, at path: JSONPointer) -> FlowRule? {
         guard let object = value.objectValue else {
-            report(path, "a rule is an object with optional from, when, interactive, params and a do list; found \(value.typeName)")
+            report(path, "a rule is an object with optional from, via, when, interactive, params and a do list; found \(value.typeName)")
             return nil
         }
         let before = problems.count
@@ -362,6 +369,8 @@ struct DefinitionReader {
 
         var from: [String]?
         if let rawFrom = object["from"] { from = readFrom(rawFrom, at: path.appending("from")) }
+        var via: [String]?
+        if let rawVia = object["via"] { via = readVia(rawVia, at: path.appending("via")) }
         var when: FlowCondition?
         if let rawWhen = object["when"] { when = readCondition(rawWhen, at: path.appending("when")) }
         var interactive = false
@@ -402,7 +411,35 @@ struct DefinitionReader {
             }
         }
         guard problems.count == before else { return nil }
-        return FlowRule(from: from, when: when, interactive: interactive, params: params, effects: effects, summary: summary)
+        return FlowRule(from: from, via: via, when: when, interactive: interactive, params: params, effects: effects, summary: summary)
+    }
+
+    /// `via`: a child flow's name, or a non-empty array of them; each is a flow reference, so an
+    /// unknown name is reported when the catalog is checked.
+    private mutating func readVia(_ value: JSONValue, at path: JSONPointer) -> [String]? {
+        let elements: [(JSONValue, JSONPointer)]
+        if value.stringValue != nil {
+            elements = [(value, path)]
+        } else if let array = value.arrayValue, !array.isEmpty {
+            elements = array.enumerated().map { ($0.element, path.appending($0.offset)) }
+        } else {
+            report(path, "via must be a child flow's name or a non-empty array of them, such as \"onboarding\"; found \(value.abbreviatedJSON())")
+            return nil
+        }
+        var flows: [String] = []
+        for (element, elementPath) in elements {
+            guard let name = element.stringValue, Self.isValidFlowName(name) else {
+                report(elementPath, "via names a flow (1 to 100 letters, digits, '.', '_' or '-'); found \(element.abbreviatedJSON())")
+                continue
+            }
+            if name == flowNameValue {
+                report(elementPath, "via names the child flow an action comes up through; an action from this flow's own screens is matched with from")
+                continue
+            }
+            references.append(FlowReference(flow: name, path: elementPath, isInitial: false))
+            flows.append(name)
+        }
+        return flows.count == elements.count ? flows : nil
     }
 
     private mutating func readFrom(_ value: JSONValue, at path: JSONPointer) -> [String]? {

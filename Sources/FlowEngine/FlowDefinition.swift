@@ -121,6 +121,10 @@ struct FlowReference: Sendable, Equatable {
         }
         for handler in handlers {
             for (ruleIndex, rule) in handler.rules.enumerated() {
+                for (index, flow) in (rule.via ?? []).enumerated() {
+                    references.append(FlowReference(
+                        flow: flow, path: JSONPointer(["on", handler.action, String(ruleIndex), "via", String(index)]), isInitial: false))
+                }
                 for (effectIndex, effect) in rule.effects.enumerated() {
                     let path = JSONPointer(["on", handler.action, String(ruleIndex), "do", String(effectIndex), effect.name])
                     switch effect {

@@ -5,7 +5,7 @@ extension FlowEngine {
     /// definition order, followed by `back` when it would do something and `link.cancel` when a
     /// link is pending. `link` itself is always accepted and not listed.
     ///
-    /// Rules are matched on their `from` and `when` with no action params (a `when` on a
+    /// Rules are matched on their `from`, `via` and `when` with no action params (a `when` on a
     /// `param` therefore does not hold here). Swift delegates cannot be asked what they would
     /// accept, so flows with one are listed from their definition. While an interaction is
     /// pending, the three interaction actions are the only ones.
@@ -22,8 +22,9 @@ extension FlowEngine {
         for depth in stride(from: visible.nodes.count - 1, through: 0, by: -1) {
             let flow = visible.nodes[depth].flow
             guard let definition = catalog[flow] else { continue }
+            let child = depth + 1 < visible.nodes.count ? visible.nodes[depth + 1].flow : nil
             for handler in definition.handlers where !decided.contains(handler.action) {
-                guard let rule = handler.rules.first(where: { $0.matches(feature: feature, context: context, params: [:]) }) else {
+                guard let rule = handler.rules.first(where: { $0.matches(feature: feature, child: child, context: context, params: [:]) }) else {
                     decided.insert(handler.action)  // owned but refused from here
                     continue
                 }

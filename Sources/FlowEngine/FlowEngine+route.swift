@@ -19,7 +19,8 @@ extension FlowEngine {
         for depth in stride(from: visible.nodes.count - 1, through: 0, by: -1) {
             let node = visible.nodes[depth]
             walked.append(node.flow)
-            let decision = try decide(action, flow: node, source: source, catalog: catalog, context: context)
+            let child = depth + 1 < visible.nodes.count ? visible.nodes[depth + 1].flow : nil
+            let decision = try decide(action, flow: node, source: source, child: child, catalog: catalog, context: context)
             switch decision {
             case .passToParent, .useDefinition:
                 continue
@@ -43,18 +44,21 @@ extension FlowEngine {
 
     /// Asks one flow: its Swift delegate first (if registered), then its definition.
     private static func decide(
-        _ action: FlowAction, flow node: FlowNode, source: ScreenRef, catalog: FlowCatalog, context: FlowContext
+        _ action: FlowAction, flow node: FlowNode, source: ScreenRef, child: String?, catalog: FlowCatalog,
+        context: FlowContext
     ) throws(FlowError) -> FlowDelegateDecision {
         let definition = catalog[node.flow]
         if let delegate = catalog.delegate(for: node.flow) {
-            let request = FlowDelegateRequest(action: action, flow: node, source: source, context: context, definition: definition)
+            let request = FlowDelegateRequest(
+                action: action, flow: node, source: source, child: child, context: context, definition: definition)
             let decision = try delegate.process(request)
             if decision != .useDefinition { return decision }
         }
         guard let definition else { return .passToParent }
         // Fast path: most flows do not name most actions, so skip building a request.
         guard definition.rules(for: action.type) != nil else { return .passToParent }
-        let request = FlowDelegateRequest(action: action, flow: node, source: source, context: context, definition: definition)
+        let request = FlowDelegateRequest(
+            action: action, flow: node, source: source, child: child, context: context, definition: definition)
         return try DefinitionDelegate(definition: definition).process(request)
     }
 

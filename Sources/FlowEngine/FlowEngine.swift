@@ -16,7 +16,9 @@ import JSON
 /// - Effects apply to the flow whose delegate handled the action; an action applies all its
 ///   effects or none (the tree is unchanged on any error).
 /// - A rule's `from` is matched against the source screen's feature even when the action was
-///   passed up from a child flow, so a parent can still require "only from this screen".
+///   passed up from a child flow, so a parent can still require "only from this screen". A
+///   parent that trusts its child's own checks names the child instead (`via`: the flow just
+///   below it on the chain), so a new version of the child needs no new parent.
 /// - Only flows on the visible path present: when a presenter is popped, covered by a push or
 ///   its tab deselected, what it presented is dismissed with it. A presentation by a flow is
 ///   above everything inside that flow (so `app`'s modal covers one presented by `home`).

@@ -4,16 +4,26 @@ import JSON
 
 /// One rule of a flow for an action type, tried in order with its siblings.
 ///
-/// A rule matches when the source screen's feature is in ``from`` (or ``from`` is absent) and
-/// ``when`` holds (or is absent). Declared ``params`` are checked against the action's params
-/// before the effects run; a param not declared is allowed and ignored.
+/// A rule matches when the source screen's feature is in ``from`` (or ``from`` is absent), the
+/// action came up through a child flow named in ``via`` (or ``via`` is absent) and ``when``
+/// holds (or is absent). Declared ``params`` are checked against the action's params before the
+/// effects run; a param not declared is allowed and ignored.
 ///
 /// ```json
 /// {"from": "onboarding.second", "interactive": true, "do": [{"popTo": "onboarding.first"}]}
+/// {"via": "onboarding", "do": [{"replaceRoot": "home"}]}
 /// ```
+///
+/// `via` is how a parent trusts a child: the child checks its own screens before it bubbles an
+/// action, so the parent names the child rather than the child's screens, and any version of
+/// the child (one screen or three) works with it unchanged.
 public struct FlowRule: Sendable, Equatable {
     /// The features the source screen may show; `nil` matches any.
     public var from: [String]?
+    /// The child flows the action may come up through (the flow just below this one on the
+    /// delegate chain; for a presented flow, its presenter is its parent); `nil` matches any
+    /// source, including this flow's own screens, which a `via` rule never matches.
+    public var via: [String]?
     /// An extra condition; `nil` always holds.
     public var when: FlowCondition?
     /// Whether the action may be started as an interactive transition.
@@ -26,10 +36,11 @@ public struct FlowRule: Sendable, Equatable {
     public var summary: String?
 
     public init(
-        from: [String]? = nil, when: FlowCondition? = nil, interactive: Bool = false,
+        from: [String]? = nil, via: [String]? = nil, when: FlowCondition? = nil, interactive: Bool = false,
         params: [Param] = [], effects: [FlowEffect], summary: String? = nil
     ) {
         self.from = from
+        self.via = via
         self.when = when
         self.interactive = interactive
         self.params = params
@@ -69,9 +80,13 @@ public struct FlowRule: Sendable, Equatable {
         }
     }
 
-    /// Whether the rule applies to an action from a screen of `feature`.
-    public func matches(feature: String, context: FlowContext, params: JSONObject) -> Bool {
+    /// Whether the rule applies to an action from a screen of `feature` that came up through
+    /// the child flow `child` (`nil` when it comes from this flow's own screen).
+    public func matches(feature: String, child: String? = nil, context: FlowContext, params: JSONObject) -> Bool {
         if let from, !from.contains(feature) { return false }
+        if let via {
+            guard let child, via.contains(child) else { return false }
+        }
         if let when, !when.evaluate(in: context, params: params) { return false }
         return true
     }

@@ -246,8 +246,12 @@ private struct Builder {
         if let from = rule.from {
             for feature in from { sources.append((source(feature, in: cluster), nil)) }
         } else {
-            let own = nodes.indices.filter { nodes[$0].cluster == cluster && Self.isScreen(nodes[$0]) }
-            sources = own.isEmpty ? [(entry(of: cluster), cluster)] : own.map { ($0, nil) }
+            // A rule that names no screen takes the action from every screen a child flow
+            // bubbles it from (the child checks those; the parent trusts it: `via`), and, unless
+            // it names the children it comes through, from its own screens.
+            var found = rule.via == nil ? nodes.indices.filter { nodes[$0].cluster == cluster && Self.isScreen(nodes[$0]) } : []
+            for node in bubbledSources(of: action, into: cluster, via: rule.via) where !found.contains(node) { found.append(node) }
+            sources = found.isEmpty ? [(entry(of: cluster), cluster)] : found.map { ($0, nil) }
         }
         let moving = rule.effects.last { Self.moves($0) }
         for (source, sourceCluster) in sources {
@@ -278,6 +282,33 @@ private struct Builder {
                 addEdge(from: source, to: source, label: label, style: .forward, flagged: flagged, action: action)
             }
         }
+    }
+
+    /// The screens from which a flow inside `cluster` (one of `via`, when given) passes `action`
+    /// up to it: the `from` of each `bubble` rule of a child (its own screens when the rule names
+    /// none), and the same one level further down through a child that does not name the action.
+    private mutating func bubbledSources(of action: String, into cluster: Int, via: [String]?) -> [Int] {
+        var sources: [Int] = []
+        var queue = (children[cluster] ?? []).filter { via?.contains(clusters[$0].flow) ?? true }
+        var next = 0
+        while next < queue.count {
+            let child = queue[next]
+            next += 1
+            guard let definition = catalog[clusters[child].flow] else { continue }
+            guard let rules = definition.rules(for: action) else {
+                queue += children[child] ?? []
+                continue
+            }
+            for rule in rules where rule.bubbles {
+                if let from = rule.from {
+                    for feature in from { sources.append(source(feature, in: child)) }
+                } else {
+                    sources += nodes.indices.filter { nodes[$0].cluster == child && Self.isScreen(nodes[$0]) }
+                    queue += children[child] ?? []
+                }
+            }
+        }
+        return sources
     }
 
     private mutating func addBackEdge(_ edge: BackEdge) {

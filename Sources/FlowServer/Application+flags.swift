@@ -33,7 +33,7 @@ extension Application {
                 throw Self.invalidFlagDefinition("flag \(key)", error.problems)
             }
             let existed = registry.flag(key) != nil
-            let revision = try Self.store(logger) { try store.putDefinition(.flag, key: key, definition: text) }
+            let revision = try Self.store(logger) { try store.putDefinition(.flag, key: key, definition: text, audit: admin.audit) }
             let now = Timestamp.string()
             registry.setFlag(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
             let warnings = Self.growthBookWarnings { () throws(GrowthBookPayload.Untranslatable) in
@@ -71,7 +71,7 @@ extension Application {
             }
             try Self.checkPins(definition, key: key, registry: registry)
             let existed = registry.experiment(key) != nil
-            let revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text) }
+            let revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text, audit: admin.audit) }
             let now = Timestamp.string()
             registry.setExperiment(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
             let warnings = Self.growthBookWarnings { () throws(GrowthBookPayload.Untranslatable) in

@@ -60,7 +60,7 @@ extension Application {
             let text = String(decoding: request.body, as: UTF8.self)
             let version: Int
             do {
-                version = try store.addFlowVersion(name: name, definition: text, activate: activate)
+                version = try store.addFlowVersion(name: name, definition: text, activate: activate, audit: admin.audit)
             } catch {
                 throw SessionService.storageFailure(error, logger: logger)
             }
@@ -81,7 +81,7 @@ extension Application {
             let problems = registry.liveCatalog(replacingWith: stored.definition).problems(for: name)
             guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name) version \(version)", problems) }
             do {
-                _ = try store.activateFlow(name: name, version: version)
+                _ = try store.activateFlow(name: name, version: version, audit: admin.audit)
             } catch {
                 throw SessionService.storageFailure(error, logger: logger)
             }

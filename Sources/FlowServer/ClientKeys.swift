@@ -44,13 +44,13 @@ final class ClientKeys: Sendable {
     }
 
     /// Makes a key named `name`; returns its record and the key itself (shown once).
-    func create(name: String) throws(ResponseError) -> (record: ClientKeyRecord, key: String) {
+    func create(name: String, audit: AuditStamp?) throws(ResponseError) -> (record: ClientKeyRecord, key: String) {
         let key = Self.keyPrefix + BearerToken.generate()
         var generator = SystemRandomNumberGenerator()
         let id = "ck_" + BearerToken.base64URL((0..<9).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let record = ClientKeyRecord(id: id, name: name, keyHash: BearerToken.hash(key), createdAt: Timestamp.string())
         do {
-            try store.insertClientKey(record)
+            try store.insertClientKey(record, audit: audit)
         } catch {
             throw SessionService.storageFailure(error, logger: logger)
         }
@@ -88,7 +88,7 @@ extension Application {
                 throw ResponseError(.problem(400, "The client key request has \(errors.count) invalid field\(errors.count == 1 ? "" : "s").",
                                              type: ProblemType.malformed, errors: errors))
             }
-            let (record, key) = try keys.create(name: name)
+            let (record, key) = try keys.create(name: name, audit: admin.audit)
             var response = Response.json(Array(ClientKeys.document(record, key: key).jsonText.utf8), status: 201)
             response.headers["Location"] = "/v1/client-keys/\(record.id)"
             response.headers["Cache-Control"] = "no-store"
@@ -110,7 +110,7 @@ extension Application {
             let id = request.pathParameters["id"] ?? ""
             let revoked: ClientKeyRecord?
             do {
-                revoked = id.utf8.count <= 64 ? try keys.store.revokeClientKey(id: id, at: Timestamp.string()) : nil
+                revoked = id.utf8.count <= 64 ? try keys.store.revokeClientKey(id: id, at: Timestamp.string(), audit: admin.audit) : nil
             } catch {
                 throw SessionService.storageFailure(error, logger: keys.logger)
             }

@@ -49,6 +49,7 @@ enum ProblemType {
     static let versionMismatch = prefix + "version-mismatch"
     static let idempotencyKeyReused = prefix + "idempotency-key-reused"
     static let invalidDefinition = prefix + "invalid-definition"
+    static let invalidScenarios = prefix + "invalid-scenarios"
     static let rateLimited = prefix + "rate-limited"
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).

@@ -90,30 +90,37 @@ public protocol FlowStore: AnyObject, Sendable {
 
     // MARK: Client keys
 
-    /// Stores a new client key.
-    func insertClientKey(_ key: ClientKeyRecord) throws
+    /// Stores a new client key; with `audit`, appends `clientKey.create` to the audit log in
+    /// the same transaction.
+    func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws
     /// Every client key, live and revoked, oldest first.
     func clientKeys() throws -> [ClientKeyRecord]
     /// The live (not revoked) key whose SHA-256 is `hash`, or nil.
     func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord?
     /// Revokes key `id` at `at` (a key revoked before keeps its time); nil when there is no such
-    /// key, else the key as it stands.
-    func revokeClientKey(id: String, at: String) throws -> ClientKeyRecord?
+    /// key, else the key as it stands. With `audit`, a revocation (not a repeated one) appends
+    /// `clientKey.revoke` to the audit log in the same transaction.
+    func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord?
 
     // MARK: Users
 
     /// The user with this id, or nil when no session was ever made for them.
     func user(id: String) throws -> UserRecord?
     /// Removes `key` from the user's state; nil when the user is unknown, else the new state.
-    func removeUserState(id: String, key: String) throws -> UserRecord?
+    /// With `audit`, appends `user.<key>.reset` (or the stamp's action) to the audit log in the
+    /// same transaction, with the user's state revision before and after where the store keeps one.
+    func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord?
 
     // MARK: Definitions
 
     /// Stores `definition` as the next version of flow `name` (1 for a new flow); when
     /// `activate`, it becomes the live version in the same transaction. Returns the version.
-    func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int
+    /// With `audit`, appends `flow.put` (latest version before → the new one) and, when
+    /// activated, `flow.activate` (live version before → the new one) in the same transaction.
+    func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int
     /// Makes version `version` of flow `name` live; false when that version does not exist.
-    func activateFlow(name: String, version: Int) throws -> Bool
+    /// With `audit`, appends `flow.activate` (live version before → `version`) in the same transaction.
+    func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool
     /// One version of a flow, or nil.
     func flowVersion(name: String, version: Int) throws -> FlowVersionRecord?
     /// Every stored flow version, by name and version.
@@ -123,7 +130,9 @@ public protocol FlowStore: AnyObject, Sendable {
     /// Seeds flow `name` as version 1, live, when the store has no version of it yet.
     func seedFlow(name: String, definition: String) throws
     /// Stores the definition of `key`, replacing any earlier one; returns the new revision.
-    func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws -> Int
+    /// With `audit`, appends `flag.put` or `experiment.put` (revision before → the new one) in
+    /// the same transaction.
+    func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int
     /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
     func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws
     /// Every definition of a kind, by key order.
@@ -134,9 +143,45 @@ public protocol FlowStore: AnyObject, Sendable {
     /// Per variant of `experiment`: sessions exposed, distinct users who completed onboarding in
     /// those sessions, and per feature the sessions that showed it on top.
     func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts]
+
+    // MARK: Audit log
+
+    /// Up to `limit` entries of the audit log with an id above `after`, oldest first. Ids grow
+    /// in the order entries were committed, so paging by the last id seen misses none.
+    func auditLog(after: Int, limit: Int) throws -> [AuditRecord]
 }
 
 extension FlowStore {
+    /// Stores a flow version without an audit entry (seeding, tools, tests).
+    public func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int {
+        try addFlowVersion(name: name, definition: definition, activate: activate, audit: nil)
+    }
+
+    /// Makes a version live without an audit entry.
+    public func activateFlow(name: String, version: Int) throws -> Bool {
+        try activateFlow(name: name, version: version, audit: nil)
+    }
+
+    /// Stores a flag or experiment without an audit entry.
+    public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws -> Int {
+        try putDefinition(kind, key: key, definition: definition, audit: nil)
+    }
+
+    /// Removes user state without an audit entry.
+    public func removeUserState(id: String, key: String) throws -> UserRecord? {
+        try removeUserState(id: id, key: key, audit: nil)
+    }
+
+    /// Stores a client key without an audit entry.
+    public func insertClientKey(_ key: ClientKeyRecord) throws {
+        try insertClientKey(key, audit: nil)
+    }
+
+    /// Revokes a client key without an audit entry.
+    public func revokeClientKey(id: String, at: String) throws -> ClientKeyRecord? {
+        try revokeClientKey(id: id, at: at, audit: nil)
+    }
+
     /// Applies this dialect's bundled migrations not yet applied.
     @discardableResult
     public func migrate() throws -> [Migration] {

@@ -209,3 +209,68 @@ public enum KeyedDefinitionKind: String, Sendable {
     case flag = "flags"
     case experiment = "experiments"
 }
+
+/// Who makes an admin change, for the audit log: the fingerprint of the credential (never the
+/// credential), and optionally the name of the change where the store method is more general.
+public struct AuditStamp: Sendable, Equatable {
+    /// Such as `admin:1a2b3c4d`: the kind of credential and the first 8 hex digits of its SHA-256.
+    public var credential: String
+    /// The action to record instead of the store method's own (`user.onboarding.reset` for a
+    /// removal of `onboarded`).
+    public var action: String?
+
+    public init(credential: String, action: String? = nil) {
+        self.credential = credential
+        self.action = action
+    }
+}
+
+/// One entry of the audit log: an admin change, when, by which credential, and the version or
+/// revision of what it changed before and after.
+public struct AuditRecord: Sendable, Equatable {
+    /// Grows by one with every entry, in commit order; `GET /v1/audit?after=<id>` pages by it.
+    public var id: Int
+    public var at: String
+    /// `flow.put`, `flow.activate`, `flag.put`, `experiment.put`, `user.onboarding.reset`,
+    /// `clientKey.create`, `clientKey.revoke`.
+    public var action: String
+    /// What changed: a flow's name, a flag's or experiment's key, a user id, a client key's id.
+    public var subject: String
+    /// The version (flows) or revision (flags, experiments, user state) before; nil when there
+    /// was none, or for changes that have no versions (client keys).
+    public var oldVersion: Int?
+    /// The version or revision after.
+    public var newVersion: Int?
+    public var credential: String
+
+    public init(id: Int, at: String, action: String, subject: String, oldVersion: Int?, newVersion: Int?, credential: String) {
+        self.id = id
+        self.at = at
+        self.action = action
+        self.subject = subject
+        self.oldVersion = oldVersion
+        self.newVersion = newVersion
+        self.credential = credential
+    }
+}
+
+/// The names of admin changes in the audit log.
+public enum AuditAction {
+    public static let flowPut = "flow.put"
+    public static let flowActivate = "flow.activate"
+    public static let clientKeyCreate = "clientKey.create"
+    public static let clientKeyRevoke = "clientKey.revoke"
+
+    /// `flag.put` or `experiment.put`.
+    public static func put(_ kind: KeyedDefinitionKind) -> String {
+        switch kind {
+        case .flag: return "flag.put"
+        case .experiment: return "experiment.put"
+        }
+    }
+
+    /// `user.<key>.reset`, unless the stamp names the change.
+    public static func userStateReset(_ key: String, _ stamp: AuditStamp) -> String {
+        stamp.action ?? "user.\(key).reset"
+    }
+}

@@ -10,11 +10,21 @@ extension PostgresStore {
         return Self.userRecord(rows)
     }
 
-    public func removeUserState(id: String, key: String) throws -> UserRecord? {
-        let rows = try write([PGStatement("""
-            UPDATE users SET state = state - $2::text, updated_at = $3::text, revision = revision + 1 WHERE id = $1::text
-            RETURNING id, state::text, created_at, updated_at, revision
-            """, [.text(id), .text(key), .text(Timestamp.string())])])[0]
+    public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? {
+        let rows = try writeAudited(PGStatement("""
+            WITH previous AS (SELECT revision FROM users WHERE id = $1::text),
+            changed AS (
+                UPDATE users SET state = state - $2::text, updated_at = $3::text, revision = revision + 1 WHERE id = $1::text
+                RETURNING id, state::text AS state, created_at, updated_at, revision
+            ), audit AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $3::text, $5::text, $1::text,
+                       (SELECT revision FROM previous), changed.revision, $4::text
+                FROM changed WHERE $4::text IS NOT NULL
+            )
+            SELECT id, state, created_at, updated_at, revision FROM changed
+            """, [.text(id), .text(key), .text(Timestamp.string()), .optional(audit?.credential),
+                  .text(audit.map { AuditAction.userStateReset(key, $0) } ?? "")]), audit: audit)[0]
         return Self.userRecord(rows)
     }
 
@@ -29,11 +39,14 @@ extension PostgresStore {
 
     /// The next version is computed by the insert itself; two nodes adding a version of the
     /// same flow at once collide on the key `(name, version)`, and the loser tries again.
-    public func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int {
+    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int {
         for attempt in 1...5 {
             do {
-                let rows = try write([PGStatement("""
-                    WITH next AS (
+                // The CTEs share one snapshot: `latest` and `was` see the flow before the insert.
+                let rows = try writeAudited(PGStatement("""
+                    WITH latest AS (SELECT MAX(version) AS version FROM flow_versions WHERE name = $1::text),
+                    was AS (SELECT version FROM live_flows WHERE name = $1::text),
+                    next AS (
                         INSERT INTO flow_versions (name, version, definition, created_at)
                         SELECT $1::text, COALESCE(MAX(version), 0) + 1, $2::text, $3::text
                         FROM flow_versions WHERE name = $1::text
@@ -42,9 +55,17 @@ extension PostgresStore {
                         INSERT INTO live_flows (name, version, activated_at)
                         SELECT $1::text, version, $3::text FROM next WHERE $4::boolean
                         ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
+                    ), audit AS (
+                        INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                        SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + entry.n, $3::text, entry.action, $1::text,
+                               entry.old_version, next.version, $5::text
+                        FROM next, (VALUES (1, 'flow.put', (SELECT version FROM latest)),
+                                           (2, 'flow.activate', (SELECT version FROM was))) AS entry (n, action, old_version)
+                        WHERE $5::text IS NOT NULL AND (entry.n = 1 OR $4::boolean)
                     )
                     SELECT version FROM next
-                    """, [.text(name), .text(definition), .text(Timestamp.string()), .boolean(activate)])])
+                    """, [.text(name), .text(definition), .text(Timestamp.string()), .boolean(activate), .optional(audit?.credential)]),
+                    audit: audit)
                 guard let version = rows[0].integer(0, 0) else { throw PGError.server(sqlState: "", message: "no version returned") }
                 return version
             } catch PGError.server(let state, _) where state == "23505" && attempt < 5 {
@@ -54,13 +75,22 @@ extension PostgresStore {
         throw PGError.server(sqlState: "23505", message: "flow \(name) kept changing; try again")
     }
 
-    public func activateFlow(name: String, version: Int) throws -> Bool {
-        try write([PGStatement("""
-            INSERT INTO live_flows (name, version, activated_at)
-            SELECT name, version, $3::text FROM flow_versions WHERE name = $1::text AND version = $2::bigint
-            ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
-            RETURNING 1
-            """, [.text(name), .integer(version), .text(Timestamp.string())])])[0].count == 1
+    public func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool {
+        try writeAudited(PGStatement("""
+            WITH was AS (SELECT version FROM live_flows WHERE name = $1::text),
+            made AS (
+                INSERT INTO live_flows (name, version, activated_at)
+                SELECT name, version, $3::text FROM flow_versions WHERE name = $1::text AND version = $2::bigint
+                ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
+                RETURNING version
+            ), audit AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $3::text, 'flow.activate', $1::text,
+                       (SELECT version FROM was), made.version, $4::text
+                FROM made WHERE $4::text IS NOT NULL
+            )
+            SELECT 1 FROM made
+            """, [.text(name), .integer(version), .text(Timestamp.string()), .optional(audit?.credential)]), audit: audit)[0].count == 1
     }
 
     public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? {
@@ -108,13 +138,23 @@ extension PostgresStore {
 
     // MARK: Flags and experiments
 
-    public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws -> Int {
-        let rows = try write([PGStatement("""
-            INSERT INTO \(kind.rawValue) AS d (key, definition, revision, updated_at) VALUES ($1::text, $2::text, 1, $3::text)
-            ON CONFLICT (key) DO UPDATE SET definition = excluded.definition, revision = d.revision + 1,
-                updated_at = excluded.updated_at
-            RETURNING revision
-            """, [.text(key), .text(definition), .text(Timestamp.string())])])
+    public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int {
+        let rows = try writeAudited(PGStatement("""
+            WITH previous AS (SELECT revision FROM \(kind.rawValue) WHERE key = $1::text),
+            put AS (
+                INSERT INTO \(kind.rawValue) AS d (key, definition, revision, updated_at) VALUES ($1::text, $2::text, 1, $3::text)
+                ON CONFLICT (key) DO UPDATE SET definition = excluded.definition, revision = d.revision + 1,
+                    updated_at = excluded.updated_at
+                RETURNING revision
+            ), audit AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $3::text, $5::text, $1::text,
+                       (SELECT revision FROM previous), put.revision, $4::text
+                FROM put WHERE $4::text IS NOT NULL
+            )
+            SELECT revision FROM put
+            """, [.text(key), .text(definition), .text(Timestamp.string()), .optional(audit?.credential), .text(AuditAction.put(kind))]),
+            audit: audit)
         return rows[0].integer(0, 0) ?? 1
     }
 
@@ -175,10 +215,18 @@ extension PostgresStore {
 extension PostgresStore {
     static let clientKeyColumns = "id, name, key_hash, created_at, revoked_at"
 
-    public func insertClientKey(_ key: ClientKeyRecord) throws {
-        _ = try write([PGStatement(
-            "INSERT INTO client_keys (id, name, key_hash, created_at) VALUES ($1::text, $2::text, $3::bytea, $4::text)",
-            [.text(key.id), .text(key.name), .bytes(key.keyHash), .text(key.createdAt)])])
+    public func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws {
+        _ = try writeAudited(PGStatement("""
+            WITH made AS (
+                INSERT INTO client_keys (id, name, key_hash, created_at) VALUES ($1::text, $2::text, $3::bytea, $4::text)
+                RETURNING id
+            ), audit AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $4::text, 'clientKey.create', made.id, NULL, NULL, $5::text
+                FROM made WHERE $5::text IS NOT NULL
+            )
+            SELECT 1 FROM made
+            """, [.text(key.id), .text(key.name), .bytes(key.keyHash), .text(key.createdAt), .optional(audit?.credential)]), audit: audit)
     }
 
     public func clientKeys() throws -> [ClientKeyRecord] {
@@ -190,11 +238,18 @@ extension PostgresStore {
             "SELECT \(Self.clientKeyColumns) FROM client_keys WHERE key_hash = $1::bytea AND revoked_at IS NULL", [.bytes(hash)])])[0]).first
     }
 
-    public func revokeClientKey(id: String, at: String) throws -> ClientKeyRecord? {
-        let rows = try write([
-            PGStatement("UPDATE client_keys SET revoked_at = $2::text WHERE id = $1::text AND revoked_at IS NULL", [.text(id), .text(at)]),
+    public func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord? {
+        let rows = try writeAudited([
+            PGStatement("""
+                WITH revoked AS (
+                    UPDATE client_keys SET revoked_at = $2::text WHERE id = $1::text AND revoked_at IS NULL RETURNING id
+                )
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $2::text, 'clientKey.revoke', revoked.id, NULL, NULL, $3::text
+                FROM revoked WHERE $3::text IS NOT NULL
+                """, [.text(id), .text(at), .optional(audit?.credential)]),
             PGStatement("SELECT \(Self.clientKeyColumns) FROM client_keys WHERE id = $1::text", [.text(id)]),
-        ])
+        ], audit: audit)
         return Self.clientKeyRecords(rows[1]).first
     }
 
@@ -203,6 +258,35 @@ extension PostgresStore {
             guard let id = rows.string(row, 0), let name = rows.string(row, 1), let hash = rows.bytes(row, 2),
                   let created = rows.string(row, 3) else { return nil }
             return ClientKeyRecord(id: id, name: name, keyHash: hash, createdAt: created, revokedAt: rows.string(row, 4))
+        }
+    }
+}
+
+extension PostgresStore {
+    // MARK: Audit log
+
+    /// Runs `statements` as one write; when audited, inside `BEGIN … COMMIT` after taking the
+    /// audit log's lock, so entries get ids (max + 1) in commit order across nodes. Returns the
+    /// rows of `statements` alone.
+    func writeAudited(_ statements: [PGStatement], audit: AuditStamp?) throws -> [PGRows] {
+        guard audit != nil else { return try write(statements) }
+        let rows = try write([PGStatement("BEGIN"), PGStatement("LOCK TABLE audit_log IN EXCLUSIVE MODE")] + statements + [PGStatement("COMMIT")])
+        return Array(rows[2..<(2 + statements.count)])
+    }
+
+    func writeAudited(_ statement: PGStatement, audit: AuditStamp?) throws -> [PGRows] {
+        try writeAudited([statement], audit: audit)
+    }
+
+    public func auditLog(after: Int, limit: Int) throws -> [AuditRecord] {
+        let rows = try read([PGStatement("""
+            SELECT id, at, action, subject, old_version, new_version, credential FROM audit_log
+            WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint
+            """, [.integer(after), .integer(limit)])])[0]
+        return (0..<rows.count).map { row in
+            AuditRecord(id: rows.integer(row, 0) ?? 0, at: rows.string(row, 1) ?? "", action: rows.string(row, 2) ?? "",
+                        subject: rows.string(row, 3) ?? "", oldVersion: rows.integer(row, 4), newVersion: rows.integer(row, 5),
+                        credential: rows.string(row, 6) ?? "")
         }
     }
 }

@@ -8,25 +8,44 @@ extension SQLiteStore {
 
     /// Stores `definition` as the next version of flow `name` (1 for a new flow); when
     /// `activate`, it becomes the live version in the same transaction. Returns the version.
-    public func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int {
+    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int {
         try pool.write { db in
-            let next = (try Int.fetchOne(db, sql: "SELECT MAX(version) FROM flow_versions WHERE name = ?", arguments: [name]) ?? 0) + 1
+            let latest = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM flow_versions WHERE name = ?", arguments: [name])
+            let next = (latest ?? 0) + 1
             let now = Timestamp.string()
             try db.execute(sql: "INSERT INTO flow_versions (name, version, definition, created_at) VALUES (?, ?, ?, ?)",
                            arguments: [name, next, definition, now])
-            if activate { try Self.setLive(db, name: name, version: next, at: now) }
+            if let audit {
+                try Self.appendAudit(db, at: now, action: AuditAction.flowPut, subject: name, old: latest, new: next, audit)
+            }
+            if activate {
+                let live = try Self.liveVersion(db, name: name)
+                try Self.setLive(db, name: name, version: next, at: now)
+                if let audit {
+                    try Self.appendAudit(db, at: now, action: AuditAction.flowActivate, subject: name, old: live, new: next, audit)
+                }
+            }
             return next
         }
     }
 
     /// Makes version `version` of flow `name` live; false when that version does not exist.
-    public func activateFlow(name: String, version: Int) throws -> Bool {
+    public func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool {
         try pool.write { db in
             guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? AND version = ?",
                                    arguments: [name, version]) != nil else { return false }
-            try Self.setLive(db, name: name, version: version, at: Timestamp.string())
+            let live = try Self.liveVersion(db, name: name)
+            let now = Timestamp.string()
+            try Self.setLive(db, name: name, version: version, at: now)
+            if let audit {
+                try Self.appendAudit(db, at: now, action: AuditAction.flowActivate, subject: name, old: live, new: version, audit)
+            }
             return true
         }
+    }
+
+    private static func liveVersion(_ db: Database, name: String) throws -> Int? {
+        try Int.fetchOne(db, sql: "SELECT version FROM live_flows WHERE name = ?", arguments: [name])
     }
 
     private static func setLive(_ db: Database, name: String, version: Int, at time: String) throws {
@@ -68,14 +87,19 @@ extension SQLiteStore {
     // MARK: Flags and experiments
 
     /// Stores the definition of `key`, replacing any earlier one; returns the new revision.
-    public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws -> Int {
+    public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int {
         try pool.write { db in
-            let revision = (try Int.fetchOne(db, sql: "SELECT revision FROM \(kind.rawValue) WHERE key = ?", arguments: [key]) ?? 0) + 1
+            let previous = try Int.fetchOne(db, sql: "SELECT revision FROM \(kind.rawValue) WHERE key = ?", arguments: [key])
+            let revision = (previous ?? 0) + 1
+            let now = Timestamp.string()
             try db.execute(sql: """
                 INSERT INTO \(kind.rawValue) (key, definition, revision, updated_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (key) DO UPDATE SET definition = excluded.definition, revision = excluded.revision,
                     updated_at = excluded.updated_at
-                """, arguments: [key, definition, revision, Timestamp.string()])
+                """, arguments: [key, definition, revision, now])
+            if let audit {
+                try Self.appendAudit(db, at: now, action: AuditAction.put(kind), subject: key, old: previous, new: revision, audit)
+            }
             return revision
         }
     }
@@ -142,6 +166,30 @@ extension SQLiteStore {
                 report[variant, default: ExperimentVariantCounts()].funnel[row[1]] = row[2]
             }
             return report
+        }
+    }
+}
+
+extension SQLiteStore {
+    // MARK: Audit log
+
+    /// Appends one entry inside the caller's write transaction: it commits with the change or
+    /// not at all. One writer at a time, so ids grow in commit order.
+    static func appendAudit(_ db: Database, at time: String, action: String, subject: String, old: Int?, new: Int?,
+                            _ stamp: AuditStamp) throws {
+        try db.execute(sql: """
+            INSERT INTO audit_log (at, action, subject, old_version, new_version, credential) VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [time, action, subject, old, new, stamp.credential])
+    }
+
+    public func auditLog(after: Int, limit: Int) throws -> [AuditRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, at, action, subject, old_version, new_version, credential FROM audit_log
+                WHERE id > ? ORDER BY id LIMIT ?
+                """, arguments: [after, limit]).map {
+                AuditRecord(id: $0[0], at: $0[1], action: $0[2], subject: $0[3], oldVersion: $0[4], newVersion: $0[5], credential: $0[6])
+            }
         }
     }
 }

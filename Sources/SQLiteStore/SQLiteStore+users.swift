@@ -15,12 +15,18 @@ extension SQLiteStore {
     }
 
     /// Removes `key` from the user's state; nil when the user is unknown, else the new state.
-    public func removeUserState(id: String, key: String) throws -> UserRecord? {
+    /// SQLite keeps no revision of a user's state (one process owns the file and its cache), so
+    /// an audit entry of a reset has no versions.
+    public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? {
         try pool.write { db in
             let path = "$." + "\"" + key.replacingOccurrences(of: "\"", with: "") + "\""
+            let now = Timestamp.string()
             try db.cachedStatement(sql: "UPDATE users SET state = json_remove(state, ?), updated_at = ? WHERE id = ?")
-                .execute(arguments: [path, Timestamp.string(), id])
+                .execute(arguments: [path, now, id])
             guard db.changesCount == 1 else { return nil }
+            if let audit {
+                try Self.appendAudit(db, at: now, action: AuditAction.userStateReset(key, audit), subject: id, old: nil, new: nil, audit)
+            }
             return try Row.fetchOne(db, sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?",
                                     arguments: [id]).map {
                 UserRecord(id: $0[0], state: $0[1], createdAt: $0[2], updatedAt: $0[3])
@@ -36,10 +42,13 @@ extension SQLiteStore {
 }
 
 extension SQLiteStore {
-    public func insertClientKey(_ key: ClientKeyRecord) throws {
+    public func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws {
         try pool.write { db in
             try db.execute(sql: "INSERT INTO client_keys (id, name, key_hash, created_at) VALUES (?, ?, ?, ?)",
                            arguments: [key.id, key.name, Data(key.keyHash), key.createdAt])
+            if let audit {
+                try Self.appendAudit(db, at: key.createdAt, action: AuditAction.clientKeyCreate, subject: key.id, old: nil, new: nil, audit)
+            }
         }
     }
 
@@ -56,9 +65,12 @@ extension SQLiteStore {
         }
     }
 
-    public func revokeClientKey(id: String, at: String) throws -> ClientKeyRecord? {
+    public func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord? {
         try pool.write { db in
             try db.execute(sql: "UPDATE client_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [at, id])
+            if db.changesCount == 1, let audit {
+                try Self.appendAudit(db, at: at, action: AuditAction.clientKeyRevoke, subject: id, old: nil, new: nil, audit)
+            }
             return try Row.fetchOne(db, sql: "SELECT * FROM client_keys WHERE id = ?", arguments: [id]).map(Self.clientKeyRecord)
         }
     }

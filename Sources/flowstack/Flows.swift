@@ -1,15 +1,17 @@
 // `flowstack flows validate`: checks flow definition files and prints each problem with its path.
 // `flowstack flows graph`: draws them as SVG, DOT or Mermaid, as the server's graph routes do.
+// `flowstack flows test`: runs flow tests (scenario files) against them, offline.
 import ArgumentParser
 import FlowEngine
 import FlowGraph
+import FlowScenarios
 import FlowServer
 import Foundation
 
 struct Flows: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Work with flow definition files.",
-        subcommands: [Validate.self, Graph.self])
+        subcommands: [Validate.self, Graph.self, Test.self])
 
     /// Reads and parses definition files; each unreadable file and each problem is reported as
     /// `FILE:POINTER: message`, and `failed` says whether there was any.
@@ -55,6 +57,93 @@ struct Flows: ParsableCommand {
             }
             if failed { throw ExitCode(1) }
         }
+    }
+
+    struct Test: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run flow tests against definition files; exit 1 naming each difference, 0 when all pass.",
+            discussion: """
+                Each TESTS argument is a scenario file ({"scenarios": [...]}, see the README, "Flow tests") or a \
+                folder of them (its *.json files). They run against the sample app the server ships, with the \
+                definitions of --flows DIR (its *.json files) in place of the flows they name. Flags a scenario \
+                does not set are evaluated from the flags the server ships, as for a new session. Exit status: \
+                0 when every scenario passes, 1 when one fails, 2 when a file cannot be read or parsed.
+                """)
+
+        @Argument(help: "Scenario files, or folders of them (JSON).")
+        var tests: [String]
+
+        @Option(help: "A folder of flow definitions (*.json) to test instead of the sample flows of the same name.")
+        var flows: String?
+
+        func run() throws {
+            var unreadable = false
+            var catalog = BundledFlows.catalog().catalog
+            if let flows {
+                let files = Flows.jsonFiles(in: flows) { printError($0); unreadable = true }
+                let (parsed, failed) = Flows.read(files) { printError($0) }
+                unreadable = unreadable || failed
+                for (_, definition) in parsed { catalog.insert(definition) }
+                for problem in catalog.validate() {
+                    printError("\(flows):\(problem.path): \(problem.message)")
+                    unreadable = true
+                }
+            }
+            var suites: [(file: String, suite: FlowScenarioSuite)] = []
+            for argument in tests {
+                var isFolder: ObjCBool = false
+                let files = FileManager.default.fileExists(atPath: argument, isDirectory: &isFolder) && isFolder.boolValue
+                    ? Flows.jsonFiles(in: argument) { printError($0); unreadable = true } : [argument]
+                for file in files {
+                    guard let data = FileManager.default.contents(atPath: file) else {
+                        printError("\(file): cannot read the file")
+                        unreadable = true
+                        continue
+                    }
+                    do throws(ScenarioProblems) {
+                        suites.append((file, try FlowScenarioSuite.parse(Array(data))))
+                    } catch {
+                        for problem in error.problems { printError("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
+                        unreadable = true
+                    }
+                }
+            }
+            if unreadable { throw ExitCode(2) }
+            if suites.isEmpty {
+                printError("no scenario files in \(tests.joined(separator: ", "))")
+                throw ExitCode(2)
+            }
+            let flags = ScenarioFlags.bundled()
+            var passed = 0
+            var failed = 0
+            for (file, suite) in suites {
+                for result in suite.run(catalog: catalog, flags: flags) {
+                    if result.passed {
+                        passed += 1
+                        print("\(file): \(result.name): ok (\(result.stepsRun) step\(result.stepsRun == 1 ? "" : "s"))")
+                    } else {
+                        failed += 1
+                        print("\(file): \(result.name): FAILED")
+                        for failure in result.failures { print("  \(failure.description) (\(failure.pointer))") }
+                    }
+                }
+            }
+            print("flows test: \(passed) passed, \(failed) failed")
+            if failed > 0 { throw ExitCode(1) }
+        }
+
+        private func printError(_ line: String) {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+    }
+
+    /// The `*.json` files directly in `folder`, sorted; `report` hears when it cannot be listed.
+    static func jsonFiles(in folder: String, report: (String) -> Void) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
+            report("\(folder): cannot list the folder")
+            return []
+        }
+        return names.filter { $0.hasSuffix(".json") }.sorted().map { (folder as NSString).appendingPathComponent($0) }
     }
 
     struct Graph: ParsableCommand {

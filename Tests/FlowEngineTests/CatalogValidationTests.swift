@@ -23,6 +23,8 @@ struct CatalogValidationTests {
          ["/app/on/x/0/do/0/replaceRoot"]),
         ([("app", #"{"name": "app", "kind": "stacked", "initial": ["a"], "on": {"x": [{"do": [{"setRoot": {"flow": "ghost"}}]}]}}"#)],
          ["/app/on/x/0/do/0/setRoot/flow"]),
+        ([("app", #"{"name": "app", "kind": "stacked", "initial": ["a"], "on": {"x": [{"via": ["ghost"], "do": [{"pop": {}}]}]}}"#)],
+         ["/app/on/x/0/via/0"]),
         ([("app", app), ("a", #"{"name": "a", "kind": "stacked", "initial": [{"flow": "a"}]}"#)], ["/a/initial/0/flow"]),
         ([("app", app),
           ("a", #"{"name": "a", "kind": "stacked", "initial": ["s", {"flow": "b"}]}"#),

@@ -156,6 +156,41 @@ struct SampleAppTests {
         #expect(session.failure("onboarding.faceScanVerified")?.code == "refused")
     }
 
+    /// `app` trusts its children: a one-screen onboarding that bubbles `onboarding.completed`
+    /// from its only screen goes home with the shipped `app`, no second flow changed.
+    @Test func shorterOnboardingNeedsNoNewApp() throws {
+        var catalog = Fixtures.sampleCatalog
+        catalog.insert(try FlowDefinition.parse(Array("""
+            {"name": "onboarding", "kind": "stacked", "initial": ["onboarding.first"],
+             "on": {"onboarding.completed": [{"from": "onboarding.first", "do": [{"bubble": {}}]}]}}
+            """.utf8)))
+        #expect(catalog.validate().isEmpty)
+        var session = try Session(catalog: catalog)
+        let outcome = try session.send("onboarding.completed", from: session.topId)
+        #expect(outcome.handledBy == "app")
+        #expect(outcome.transition?.type == .replaceRoot)
+        #expect(outcome.userChanges == [UserChange(key: "onboarded", value: true)])
+        #expect(session.screenFeatures == ["home.first"])
+    }
+
+    /// What the child flows guarded, `app` still refuses (its rules take these actions only
+    /// `via` the child that owns them): completing onboarding from home, a modal over
+    /// onboarding, a second modal over the first.
+    @Test func appKeepsItsGuarantees() throws {
+        var home = try Session(context: FlowContext(userId: "u-home", user: ["onboarded": true]))
+        let again = home.failure("onboarding.completed")
+        #expect(again?.code == "refused")
+        #expect(again?.message == "app refused onboarding.completed: it is accepted only through onboarding, but it came up through home")
+        #expect(home.failure("onboarding.faceScanVerified")?.code == "refused")
+        try home.send("home.presentModal", params: ["content": "x"])
+        #expect(home.failure("home.presentModal", params: ["content": "y"])?.code == "refused")
+        var newcomer = try Session()
+        #expect(newcomer.failure("home.presentModal", params: ["content": "x"])?.code == "refused")
+        try newcomer.send("onboarding.showSecond")
+        #expect(newcomer.failure("home.presentModal", params: ["content": "x"])?.code == "refused")
+        #expect(newcomer.failure("onboarding.faceScanVerified")?.code == "refused")
+    }
+
     /// Interaction actions: cancel, finish by progress, and the threshold itself cancels.
     @Test(arguments: [
         (["progress": 0.5, "velocity": 300] as JSONObject, ActionOutcome.InteractionEvent.cancelled),

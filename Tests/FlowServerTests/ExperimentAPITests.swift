@@ -81,8 +81,9 @@ struct ExperimentAPITests {
         return n < 0.5 ? "control" : "short"
     }
 
-    /// A team uploads a one-screen onboarding, runs it against the two-screen one at 50/50, and
-    /// reads the report: assignments agree with GrowthBook's hashing, each variant runs its own
+    /// A team uploads a one-screen onboarding, runs it against the two-screen one at 50/50 with
+    /// that one flow pinned (the shipped `app` takes its bubbled completion), and reads the
+    /// report: assignments agree with GrowthBook's hashing, each variant runs its own
     /// onboarding, and the report counts sessions, onboarded users and the funnel.
     @Test func fiftyFiftyOnboardingExperiment() throws {
         let test = try TestApp()
@@ -99,7 +100,9 @@ struct ExperimentAPITests {
             counts[variant, default: 0] += 1
             #expect(session.state.features == ["onboarding.first"])
             if variant == "short" {
-                #expect(try client.apply(session, #"{"type":"onboarding.completed"}"#).features == ["home.first"])
+                let home = try client.apply(session, #"{"type":"onboarding.completed"}"#)
+                #expect(home.features == ["home.first"])
+                #expect(home["handledBy"] == "app")
             } else {
                 #expect(try client.act(session, #"{"type":"onboarding.completed"}"#).status == 422)
                 try client.apply(session, #"{"type":"onboarding.showSecond"}"#)

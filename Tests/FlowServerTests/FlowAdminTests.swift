@@ -10,10 +10,11 @@ import Testing
 struct FlowAdminTests {
     static let admin = [("Authorization", "Bearer \(TestApp.adminToken)")]
 
-    /// A one-screen onboarding: completing it from its only screen goes home.
+    /// A one-screen onboarding: completing it from its only screen bubbles to the shipped
+    /// `app`, which goes home (it trusts its child's screens, so no new `app` is needed).
     static let shortOnboarding = #"""
         {"name": "onboarding", "kind": "stacked", "initial": ["onboarding.first"],
-         "on": {"onboarding.completed": [{"from": "onboarding.first", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}]}}
+         "on": {"onboarding.completed": [{"from": "onboarding.first", "do": [{"bubble": {}}]}]}}
         """#
 
     /// The shipped flows are version 1 and live; GET shows the live definition with its version.

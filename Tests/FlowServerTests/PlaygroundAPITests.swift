@@ -132,8 +132,10 @@ struct PlaygroundAPITests {
         #expect(try sessionDot(before).contains("onboarding.second"))
         #expect(try sessionDot(before).contains("onboarding · stacked · v1"))
         #expect(try sessionDot(before).contains(#""screen-onboarding-onboarding.second""#))
-        // v2 has no second screen; app still names it as a source, so it is drawn under app.
+        // v2 has no second screen, and app names no screen of onboarding: none is drawn anywhere.
         #expect(try !sessionDot(after).contains(#""screen-onboarding-onboarding.second""#))
+        #expect(try !sessionDot(after).contains("onboarding.second"))
+        #expect(try sessionDot(after).contains(#""screen-onboarding-onboarding.first" -> "screen-home-home.first""#))
         #expect(try sessionDot(after).contains("onboarding · stacked · v2"))
 
         let live = try test.direct.send("GET", "/v1/flows/onboarding/graph?format=mermaid", headers: Self.admin)

@@ -1,0 +1,14 @@
+-- The audit log: every admin change (a flow version stored or made live, a flag or experiment
+-- stored, a user's onboarding reset, a client key made or revoked), appended in the transaction
+-- that makes the change, so the log holds exactly the changes that happened. `credential` names
+-- the admin credential that made it by a fingerprint (`admin:` and the first 8 hex digits of the
+-- token's SHA-256), never the token: a rotated token shows as a new fingerprint.
+CREATE TABLE audit_log (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,   -- in commit order (one writer); GET /v1/audit?after= pages by it
+    at           TEXT NOT NULL,
+    action       TEXT NOT NULL,                       -- flow.put, flow.activate, flag.put, experiment.put, …
+    subject      TEXT NOT NULL,                       -- flow name, flag or experiment key, user id, client key id
+    old_version  INTEGER,                             -- version or revision before; NULL: none
+    new_version  INTEGER,                             -- version or revision after
+    credential   TEXT NOT NULL
+);
