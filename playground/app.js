@@ -13,6 +13,7 @@
 
 (() => {
   const $ = (id) => document.getElementById(id);
+  const {hold, Problem, showProblem, clearProblem, el} = window.FlowStackCommon;
   const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
   const DURATION = 320; // ms, one transition
   const PEEK = 22; // px of each screen behind the top one that stays visible
@@ -33,19 +34,6 @@
 
   // ---------------------------------------------------------------- busy / idle
 
-  let pending = 0;
-  function hold() {
-    pending += 1;
-    document.body.dataset.state = "busy";
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      pending -= 1;
-      if (pending === 0) document.body.dataset.state = "idle";
-    };
-  }
-
   // Requests run one after the other; a failed one does not stop the next.
   let chain = Promise.resolve();
   function enqueue(task) {
@@ -57,75 +45,12 @@
 
   // ---------------------------------------------------------------- HTTP
 
-  class Problem extends Error {
-    constructor(status, body, request) {
-      const problem = typeof body === "object" && body !== null ? body : {title: `HTTP ${status}`, detail: String(body || "")};
-      super(problem.detail || problem.title || `HTTP ${status}`);
-      this.status = status;
-      this.problem = problem;
-      this.request = request;
-    }
-  }
-
-  async function api(method, path, {body, token = app.session && app.session.token, accept = "application/json"} = {}) {
-    const headers = {Accept: accept};
-    if (token) headers.Authorization = `Bearer ${token}`;
-    if (body !== undefined) headers["Content-Type"] = "application/json";
-    let response;
-    try {
-      response = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store"});
-    } catch (error) {
-      throw new Problem(0, {title: "The server did not answer", detail: `${method} ${path}: ${error.message}`}, `${method} ${path}`);
-    }
-    const type = response.headers.get("Content-Type") || "";
-    const text = await response.text();
-    let data = text;
-    if (type.includes("json")) {
-      try { data = JSON.parse(text); } catch (error) { /* keep the text */ }
-    }
-    if (!response.ok) throw new Problem(response.status, data, `${method} ${path}`);
-    return data;
+  // Calls with this session's token unless told otherwise.
+  function api(method, path, {body, token = app.session && app.session.token, accept = "application/json"} = {}) {
+    return window.FlowStackCommon.request(method, path, {body, token, accept});
   }
 
   const sessionPath = (suffix = "") => `/v1/sessions/${encodeURIComponent(app.session.id)}${suffix}`;
-
-  // ---------------------------------------------------------------- problems
-
-  function showProblem(error) {
-    const problem = error instanceof Problem ? error.problem : {title: "Error", detail: String(error && error.message || error)};
-    const status = error instanceof Problem && error.status ? ` (${error.status})` : "";
-    $("problem-title").textContent = `${problem.title || "Error"}${status}`;
-    const extra = [];
-    if (problem.code) extra.push(`code ${problem.code}`);
-    if (Array.isArray(problem.chain)) extra.push(`chain ${problem.chain.join(" → ")}`);
-    if (error instanceof Problem && error.request) extra.push(error.request);
-    $("problem-detail").textContent = [problem.detail, extra.length ? `[${extra.join("; ")}]` : ""].filter(Boolean).join(" ");
-    const list = $("problem-errors");
-    list.replaceChildren(...(problem.errors || []).map((item) => el("li", {}, `${item.pointer || ""} ${item.detail || ""}`.trim())));
-    $("problem").hidden = false;
-  }
-
-  function clearProblem() {
-    $("problem").hidden = true;
-  }
-
-  // ---------------------------------------------------------------- DOM helpers
-
-  function el(tag, attributes = {}, ...children) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes)) {
-      if (value === undefined || value === null || value === false) continue;
-      if (name === "class") node.className = value;
-      else if (name === "dataset") Object.assign(node.dataset, value);
-      else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-      else node.setAttribute(name, value === true ? "" : value);
-    }
-    for (const child of children.flat(Infinity)) {
-      if (child === undefined || child === null || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
 
   // Runs `render`, which replaces elements of `container`; if a keyboard user had the focus in
   // there, it goes back to the element with the same test id, else to the first control in

@@ -12,6 +12,7 @@
 
 (() => {
   const $ = (id) => document.getElementById(id);
+  const {hold, Problem, showProblem, clearProblem, el} = window.FlowStackCommon;
   const TOKEN_KEY = "flowstack.adminToken";
 
   const page = {
@@ -21,50 +22,11 @@
   // For the console and the browser test.
   window.FlowStackReport = page;
 
-  // ---------------------------------------------------------------- busy / idle
-
-  let pending = 0;
-  function hold() {
-    pending += 1;
-    document.body.dataset.state = "busy";
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      pending -= 1;
-      if (pending === 0) document.body.dataset.state = "idle";
-    };
-  }
-
   // ---------------------------------------------------------------- HTTP
 
-  class Problem extends Error {
-    constructor(status, body, request) {
-      const problem = typeof body === "object" && body !== null ? body : {title: `HTTP ${status}`, detail: String(body || "")};
-      super(problem.detail || problem.title || `HTTP ${status}`);
-      this.status = status;
-      this.problem = problem;
-      this.request = request;
-    }
-  }
-
-  async function api(path) {
-    const headers = {Accept: "application/json"};
-    const token = sessionStorage.getItem(TOKEN_KEY);
-    if (token) headers.Authorization = `Bearer ${token}`;
-    let response;
-    try {
-      response = await fetch(path, {headers, cache: "no-store"});
-    } catch (error) {
-      throw new Problem(0, {title: "The server did not answer", detail: `GET ${path}: ${error.message}`}, `GET ${path}`);
-    }
-    const text = await response.text();
-    let data = text;
-    if ((response.headers.get("Content-Type") || "").includes("json")) {
-      try { data = JSON.parse(text); } catch (error) { /* keep the text */ }
-    }
-    if (!response.ok) throw new Problem(response.status, data, `GET ${path}`);
-    return data;
+  // The admin routes, with the token this tab was given.
+  function api(path) {
+    return window.FlowStackCommon.request("GET", path, {token: sessionStorage.getItem(TOKEN_KEY)});
   }
 
   async function run(task) {
@@ -78,39 +40,7 @@
     }
   }
 
-  // ---------------------------------------------------------------- problems
-
-  function showProblem(error) {
-    const problem = error instanceof Problem ? error.problem : {title: "Error", detail: String(error && error.message || error)};
-    const status = error instanceof Problem && error.status ? ` (${error.status})` : "";
-    $("problem-title").textContent = `${problem.title || "Error"}${status}`;
-    $("problem-detail").textContent = [problem.detail, error instanceof Problem && error.request ? `[${error.request}]` : ""]
-      .filter(Boolean).join(" ");
-    $("problem-errors").replaceChildren(...(problem.errors || []).map((item) => el("li", {}, `${item.pointer || ""} ${item.detail || ""}`.trim())));
-    $("problem").hidden = false;
-  }
-
-  function clearProblem() {
-    $("problem").hidden = true;
-  }
-
   // ---------------------------------------------------------------- DOM helpers
-
-  function el(tag, attributes = {}, ...children) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes)) {
-      if (value === undefined || value === null || value === false) continue;
-      if (name === "class") node.className = value;
-      else if (name === "dataset") Object.assign(node.dataset, value);
-      else if (name === "style") node.setAttribute("style", value);
-      else node.setAttribute(name, value);
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
 
   function fillSelect(select, values, selected, label = (value) => value) {
     select.replaceChildren(...values.map((value) => el("option", {value}, label(value))));
@@ -267,7 +197,7 @@
         await loadReport({metric: params.get("metric"), baseline: params.get("baseline")});
       });
     }
-    document.body.dataset.state = pending ? "busy" : "idle";
+    document.body.dataset.state = window.FlowStackCommon.busy() ? "busy" : "idle";
   }
 
   init();
