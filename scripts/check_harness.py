@@ -19,6 +19,7 @@ the script into an exception, so `finally` blocks run.
 Standard library only.
 """
 import ctypes
+import json
 import os
 import re
 import secrets
@@ -28,6 +29,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 PR_SET_PDEATHSIG = 1
 
@@ -168,3 +171,28 @@ class Tally:
         else:
             self.failed += 1
             print(f"FAIL {name}: {failure}" + (f"\n     got: {details}" if details else ""), flush=True)
+
+
+class JSONServer:
+    """JSON over HTTP to the FlowStack under test: `call` answers (status, headers, parsed body)."""
+
+    def __init__(self, port, admin_token):
+        self.base = f"http://127.0.0.1:{port}"
+        self.admin = {"Authorization": f"Bearer {admin_token}"}
+
+    def call(self, method, path, body=None, headers=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(headers or {}))
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                raw = response.read()
+                return response.status, dict(response.headers), json.loads(raw) if raw else None
+        except urllib.error.HTTPError as error:
+            raw = error.read()
+            try:
+                parsed = json.loads(raw) if raw else None
+            except ValueError:
+                parsed = raw
+            return error.code, dict(error.headers), parsed

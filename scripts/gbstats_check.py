@@ -36,11 +36,9 @@ import random
 import subprocess
 import sys
 import tempfile
-import urllib.error
-import urllib.request
 import warnings
 
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm
+from check_harness import FlowStackProcess, Tally, exit_on_sigterm, JSONServer
 
 try:
     from gbstats.bayesian.tests import EffectBayesianABTest
@@ -214,27 +212,6 @@ def check_grid(binary, tally, rng):
 
 # ---------------------------------------------------------------- 2. end to end, through the server
 
-class Server:
-    """JSON over HTTP to the FlowStack under test."""
-
-    def __init__(self, port, admin_token):
-        self.base = f"http://127.0.0.1:{port}"
-        self.admin = {"Authorization": f"Bearer {admin_token}"}
-
-    def call(self, method, path, body=None, headers=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(headers or {}))
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                raw = response.read()
-                return response.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as error:
-            raw = error.read()
-            return error.code, json.loads(raw) if raw else None
-
-
 # How far each user walks the onboarding: 0 stays on onboarding.first, 1 reaches
 # onboarding.second, 2 completes it (home.first, onboarded).
 EXPERIMENTS = {
@@ -257,7 +234,7 @@ def walk(server, tally, key, users, rule):
     """Users of cohort `key` create sessions and walk; returns per variant [sessions, reached second, onboarded]."""
     done = {}
     for index in range(users):
-        status, created = server.call("POST", "/v1/sessions", {"userId": f"{key}-user-{index}", "attributes": {"cohort": key}})
+        status, _, created = server.call("POST", "/v1/sessions", {"userId": f"{key}-user-{index}", "attributes": {"cohort": key}})
         if status != 201:
             tally.check(f"{key}: session {index}", f"POST /v1/sessions answered {status}", created)
             continue
@@ -270,7 +247,7 @@ def walk(server, tally, key, users, rule):
         tally_row = done.setdefault(variant, [0, 0, 0])
         tally_row[0] += 1
         for action in ["onboarding.showSecond", "onboarding.completed"][:steps]:
-            status, answer = server.call("POST", f"/v1/sessions/{session}/actions", {"type": action},
+            status, _, answer = server.call("POST", f"/v1/sessions/{session}/actions", {"type": action},
                                          {"Authorization": f"Bearer {token}"})
             if status != 200:
                 tally.check(f"{key}: {action}", f"answered {status}", answer)
@@ -286,7 +263,7 @@ def check_reports(server, tally, key, definition, done):
     for query, metric, baseline in [("", "onboarded", order[0]), ("?metric=onboarding.second", "onboarding.second", order[0]),
                                     ("?metric=home.first", "home.first", order[0]), (f"?baseline={order[-1]}", "onboarded", order[-1])]:
         name = f"report {key}{query}"
-        status, report = server.call("GET", f"/v1/experiments/{key}/report{query}", headers=server.admin)
+        status, _, report = server.call("GET", f"/v1/experiments/{key}/report{query}", headers=server.admin)
         if status == 400 and not any(row[metrics[metric]] for row in done.values()):
             # a metric no session reached is refused, naming the metrics there are
             listed = ((report or {}).get("errors") or [{}])[0].get("detail", "")
@@ -314,22 +291,22 @@ def check_end_to_end(binary, tally):
         process = FlowStackProcess(binary, work)
         try:
             process.start()
-            server = Server(process.port, process.admin_token)
+            server = JSONServer(process.port, process.admin_token)
             for key, (definition, _, _) in EXPERIMENTS.items():
                 body = dict(definition, when={"attribute": "cohort", "in": [key]})
-                status, answer = server.call("PUT", f"/v1/experiments/{key}", body, server.admin)
+                status, _, answer = server.call("PUT", f"/v1/experiments/{key}", body, server.admin)
                 tally.check(f"PUT /v1/experiments/{key}", None if status == 201 else f"answered {status}", answer)
             walked = {key: walk(server, tally, key, users, rule) for key, (_, users, rule) in EXPERIMENTS.items()}
-            status, answer = server.call("PUT", "/v1/experiments/reweighted", dict(REWEIGHTED, when={"attribute": "cohort", "in": ["reweighted"]}),
+            status, _, answer = server.call("PUT", "/v1/experiments/reweighted", dict(REWEIGHTED, when={"attribute": "cohort", "in": ["reweighted"]}),
                                          server.admin)
             tally.check("PUT /v1/experiments/reweighted with new weights", None if status == 200 else f"answered {status}", answer)
             for key, (definition, _, _) in EXPERIMENTS.items():
                 check_reports(server, tally, key, REWEIGHTED if key == "reweighted" else definition, walked[key])
-            status, report = server.call("GET", "/v1/experiments/reweighted/report", headers=server.admin)
+            status, _, report = server.call("GET", "/v1/experiments/reweighted/report", headers=server.admin)
             tally.check("the reweighted experiment warns of a sample ratio mismatch",
                         None if status == 200 and report["srm"].get("warning") else "it does not", report and report.get("srm"))
             for query in ("?metric=checkout", "?baseline=nobody"):
-                status, answer = server.call("GET", f"/v1/experiments/two/report{query}", headers=server.admin)
+                status, _, answer = server.call("GET", f"/v1/experiments/two/report{query}", headers=server.admin)
                 tally.check(f"report two{query} is 400", None if status == 400 and answer.get("errors") else f"answered {status}", answer)
         finally:
             status = process.stop()

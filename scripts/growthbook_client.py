@@ -31,10 +31,8 @@ import json
 import random
 import sys
 import tempfile
-import urllib.error
-import urllib.request
 
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm
+from check_harness import FlowStackProcess, Tally, exit_on_sigterm, JSONServer
 
 try:
     import growthbook
@@ -128,31 +126,6 @@ EXPERIMENTS = {
 }
 
 
-class Server:
-    """JSON over HTTP to the FlowStack under test."""
-
-    def __init__(self, port, admin_token):
-        self.base = f"http://127.0.0.1:{port}"
-        self.admin = {"Authorization": f"Bearer {admin_token}"}
-
-    def call(self, method, path, body=None, headers=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(headers or {}))
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                raw = response.read()
-                return response.status, dict(response.headers), json.loads(raw) if raw else None
-        except urllib.error.HTTPError as error:
-            raw = error.read()
-            try:
-                parsed = json.loads(raw) if raw else None
-            except ValueError:
-                parsed = raw
-            return error.code, dict(error.headers), parsed
-
-
 def generate_user(rng, index):
     """A user with varied attributes: some missing, some of types a targeting rule does not expect."""
     user_id = rng.choice([f"user-{index}", f"u{index:05d}", f"ü-{index}", f"{index}@example.com"])
@@ -198,7 +171,7 @@ def main():
         process = FlowStackProcess(binary, work)
         try:
             process.start()
-            run(Server(process.port, process.admin_token), users, tally)
+            run(JSONServer(process.port, process.admin_token), users, tally)
         finally:
             process.stop()
     print(f"growthbook: {tally.passed} passed, {tally.failed} failed", flush=True)
