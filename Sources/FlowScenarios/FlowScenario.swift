@@ -147,26 +147,9 @@ public struct FlowScenarioSuite: Sendable, Equatable {
     public static let maxTotalSteps = 10_000
 }
 
-/// One thing wrong with a scenario file, located by a JSON Pointer into it.
-public struct ScenarioProblem: Sendable, Equatable, CustomStringConvertible {
-    public var path: String
-    public var message: String
-
-    public init(path: String, message: String) {
-        self.path = path
-        self.message = message
-    }
-
-    public var description: String { "\(path.isEmpty ? "/" : path): \(message)" }
-}
+/// One thing wrong with a scenario file, located by a JSON Pointer into it: the same value as
+/// a definition's problem.
+public typealias ScenarioProblem = DefinitionProblem
 
 /// Every problem of a scenario file; thrown by ``FlowScenarioSuite/parse(_:)``.
-public struct ScenarioProblems: Error, Sendable, Equatable, CustomStringConvertible {
-    public var problems: [ScenarioProblem]
-
-    public init(_ problems: [ScenarioProblem]) {
-        self.problems = problems
-    }
-
-    public var description: String { problems.map(\.description).joined(separator: "\n") }
-}
+public typealias ScenarioProblems = DefinitionProblems
