@@ -215,7 +215,7 @@ extension ScenarioResult {
         for failure in failures {
             writer.beginObject()
             writer.writeKey("step")
-            if let step = failure.step { writer.writeInteger(step) } else { writer.writeNull() }
+            writer.writeOptionalInteger(failure.step)
             writer.writeKey("action")
             writer.writeOptionalString(failure.action)
             writer.writeKey("key")

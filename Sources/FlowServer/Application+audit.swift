@@ -35,16 +35,16 @@ extension Application {
             writer.writeKey("subject")
             writer.writeString(entry.subject)
             writer.writeKey("oldVersion")
-            if let old = entry.oldVersion { writer.writeInteger(old) } else { writer.writeNull() }
+            writer.writeOptionalInteger(entry.oldVersion)
             writer.writeKey("newVersion")
-            if let new = entry.newVersion { writer.writeInteger(new) } else { writer.writeNull() }
+            writer.writeOptionalInteger(entry.newVersion)
             writer.writeKey("credential")
             writer.writeString(entry.credential)
             writer.endObject()
         }
         writer.endArray()
         writer.writeKey("next")
-        if entries.count == limit, let last = entries.last { writer.writeInteger(last.id) } else { writer.writeNull() }
+        writer.writeOptionalInteger(entries.count == limit ? entries.last?.id : nil)
         writer.endObject()
         return writer.takeBytes()
     }

@@ -18,7 +18,7 @@ extension Application {
                 writer.writeKey("name")
                 writer.writeString(flow.name)
                 writer.writeKey("liveVersion")
-                if let live = flow.live { writer.writeInteger(live) } else { writer.writeNull() }
+                writer.writeOptionalInteger(flow.live)
                 writer.writeKey("latestVersion")
                 writer.writeInteger(flow.latest)
                 writer.endObject()

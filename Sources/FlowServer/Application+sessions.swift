@@ -112,7 +112,7 @@ extension Application {
             }
             writer.endArray()
             writer.writeKey("next")
-            if actions.count == limit, let last = actions.last { writer.writeInteger(last.version) } else { writer.writeNull() }
+            writer.writeOptionalInteger(actions.count == limit ? actions.last?.version : nil)
             writer.endObject()
             return .json(writer.takeBytes())
         }

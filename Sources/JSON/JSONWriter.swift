@@ -120,6 +120,11 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes `value`, or `null` when it is nil.
+    public mutating func writeOptionalInteger(_ value: Int?) {
+        if let value { writeInteger(value) } else { writeNull() }
+    }
+
     /// Writes a string value or `null`.
     public mutating func writeOptionalString(_ value: String?) {
         if let value { writeString(value) } else { writeNull() }
