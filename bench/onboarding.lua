@@ -2,7 +2,9 @@
 -- onboarding.first and onboarding.second: each session's posts alternate onboarding.showSecond and
 -- onboarding.returnToFirst, so every post applies. Each wrk thread takes its own share of the
 -- sessions in turn, so a session's next post goes out long after its last one was answered.
--- $QUERY (such as "?predict=true") is appended to every action's path.
+-- $QUERY (such as "?predict=true") is appended to every action's path. wrk calls request() once
+-- before the run without sending it, so one session's turn is skipped and its next post is
+-- refused once (422), then in step again: a run shows "non-2xx 1".
 local threads = {}
 
 function setup(thread)
