@@ -17,7 +17,8 @@ extension Application {
     /// `{since, sessions, affectedSessions, share, partial, clients: [{platform, appVersion,
     /// sessions, share, outcome, version?, missing?}]}` for flow `name` as now live, or nil when
     /// the sessions cannot be read (the activation itself stands; the failure is logged).
-    static func activationImpact(flow name: String, registry: DefinitionRegistry, store: any FlowStore, logger: Logger,
+    static func activationImpact(flow name: String, registry: DefinitionRegistry, store: any FlowStore,
+                                 logger: Logger = Logger(label: "flowstack.impact"),
                                  now: Date = Date()) -> [UInt8]? {
         let since = Timestamp.string(now.addingTimeInterval(-impactWindow))
         let counts: (total: Int, clients: [ClientSessionCount])
