@@ -200,7 +200,8 @@ extension PostgresStore {
             SELECT (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
                    (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
-                   (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments)
+                   (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
+                   (SELECT count(*) FROM flow_activations)
             """)])[0].string(0, 0) ?? ""
     }
 

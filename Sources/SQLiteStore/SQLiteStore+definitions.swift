@@ -155,7 +155,8 @@ extension SQLiteStore {
                 SELECT (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
                        (SELECT coalesce(group_concat(name || ':' || version, ','), '') FROM (SELECT name, version FROM live_flows ORDER BY name)) || '|' ||
                        (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
-                       (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments)
+                       (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
+                       (SELECT count(*) FROM flow_activations)
                 """) ?? ""
         }
     }

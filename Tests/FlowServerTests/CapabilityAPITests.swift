@@ -8,6 +8,7 @@ import FlowStore
 import Foundation
 import HTTPServer
 import HTTPTestClient
+import StoreTestSupport
 import JSON
 import Testing
 
@@ -256,5 +257,35 @@ struct CapabilityAPITests {
         #expect(response.headers["Content-Type"] == "application/problem+json")
         #expect(response.json["errors"].arrayValue?.compactMap { $0["pointer"].stringValue } == pointers)
         #expect(try test.store.sessionCount() == 0)
+    }
+}
+
+@Suite(.enabled(if: TestStoreKind.isPostgreSQL, "several nodes share a PostgreSQL database"))
+struct CapabilityMultiNodeTests {
+    /// A version made live and replaced again through one node, between two polls of the other
+    /// (so the live versions look unchanged there), still becomes a fallback on the other: the
+    /// activation history is part of what nodes watch.
+    @Test func activationHistoryReachesTheOtherNode() throws {
+        let a = try TestApp()
+        let b = try TestApp(beside: a)
+        let admin = CapabilityAPITests.admin
+        let original = try a.direct.send("GET", "/v1/flows/onboarding/versions/1", headers: admin).text
+        #expect(try a.direct.send("PUT", "/v1/flows/onboarding", body: FlowAdminTests.shortOnboarding, headers: admin).status == 201)
+        #expect(try a.direct.send("PUT", "/v1/flows/onboarding?activate=true", body: original, headers: admin).status == 201)
+        let seen = ContinuousClock.now
+        while try b.direct.send("GET", "/v1/flows/onboarding", headers: admin).json["version"] != 3 && seen.duration(to: .now) < .seconds(2) {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(try a.direct.send("POST", "/v1/flows/onboarding/versions/2/activate", headers: admin).status == 200)
+        #expect(try a.direct.send("POST", "/v1/flows/onboarding/versions/3/activate", headers: admin).status == 200)
+        // Renders version 2 (onboarding.first alone) but not version 3 (which pushes onboarding.second).
+        let client = CapabilityAPITests.client(["onboarding.first", "home.first", "home.second", "modal"])
+        let started = ContinuousClock.now
+        var status = 0
+        while status != 201 && started.duration(to: .now) < .seconds(2) {
+            status = try CapabilityAPITests.create(b, "tiny-\(UUID().uuidString.prefix(8))", client: client).status
+            if status != 201 { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(status == 201, "node b did not learn that version 2 was once live")
     }
 }
