@@ -457,6 +457,7 @@ def corpus(ctx):
 
     # --- missing, malformed and wrong tokens
     state = f"/v1/sessions/{s}"
+    unknown_session = "/v1/sessions/s_AAAAAAAAAAAAAAAAAAAAAA"
     for name, value in [("no Authorization", None), ("Bearer without a token", "Bearer"), ("Bearer and spaces", "Bearer    "),
                         ("Basic scheme", "Basic YWRtaW46YWRtaW4="), ("token without a scheme", tok),
                         ("wrong token", "Bearer " + "A" * 43), ("another session's token", "Bearer " + home_tok),
@@ -478,6 +479,40 @@ def corpus(ctx):
     add("tokens", "admin PUT flow with a session token", "PUT", flow, auth, j(good_flow), expect=(401,))
     add("tokens", "admin evaluate with a wrong token", "POST", evaluate, [("Authorization", "Bearer x")], j({}), expect=(401,))
     add("tokens", "admin reset onboarding without a token", "DELETE", "/v1/users/bi-ada/onboarding", [], expect=(401,))
+
+    # --- the edge protocol: predictions, dry runs, bundles (nothing they refuse may change a session)
+    dry = f"{actions}?dryRun=true"
+    for name, query in [("dryRun=yes", "dryRun=yes"), ("dryRun empty", "dryRun="), ("dryRun=1", "dryRun=1"),
+                        ("dryRun=TRUE", "dryRun=TRUE"), ("dryRun of 4,000 characters", "dryRun=" + "t" * 4000),
+                        ("dryRun invalid UTF-8", "dryRun=%FF"), ("predict=maybe", "predict=maybe"),
+                        ("predict empty", "predict="), ("dryRun and a bad predict", "dryRun=true&predict=2")]:
+        add("edge", f"action: {name}", "POST", f"{actions}?{query}", auth, j({"type": "back"}), expect=(400,))
+    add("edge", "state: predict=yes", "GET", f"{state}?predict=yes", auth, expect=(400,))
+    add("edge", "create: predict=on", "POST", f"{sessions}?predict=on", body=j({"userId": "bi-edge"}), expect=(400,))
+    add("edge", "dry run: malformed JSON", "POST", dry, auth, b'{"type":', expect=(400,))
+    add("edge", "dry run: unknown field", "POST", dry, auth, j({"type": "back", "version": 1}), expect=(400,))
+    add("edge", "dry run: nobody handles it", "POST", dry, auth, j({"type": "bi.nothing"}), expect=(422,))
+    add("edge", "dry run: a stale from", "POST", dry, auth, j({"type": "back", "from": "e999"}), expect=(409,))
+    add("edge", "dry run: If-Match of another version", "POST", dry, auth + [("If-Match", '"999"')], j({"type": "back"}),
+        expect=(412,))
+    add("edge", "dry run: malformed If-Match", "POST", dry, auth + [("If-Match", "7")], j({"type": "back"}), expect=(400,))
+    add("edge", "dry run: an unknown link", "POST", dry, auth, j({"type": "link", "params": {"uri": "/bi/none"}}), expect=(422,))
+    add("edge", "dry run: a link that is not a URI", "POST", dry, auth, j({"type": "link", "params": {"uri": 5}}), expect=(400, 422))
+    add("edge", "dry run: without a token", "POST", dry, [], j({"type": "back"}), expect=(401,))
+    add("edge", "dry run: another session's token", "POST", dry, home_auth, j({"type": "back"}), expect=(401,))
+    add("edge", "dry run: unknown session", "POST", f"{unknown_session}/actions?dryRun=true", auth, j({"type": "back"}),
+        expect=(404,))
+    add("edge", "dry run: body over the limit", "POST", dry, auth, j({"type": "back", "params": {"p": "x" * 2_000_000}}),
+        expect=(413,))
+    bundle = f"{state}/bundle"
+    add("edge", "bundle: no token", "GET", bundle, [], expect=(401,))
+    add("edge", "bundle: wrong token", "GET", bundle, [("Authorization", "Bearer " + "A" * 43)], expect=(401,))
+    add("edge", "bundle: another session's token", "GET", bundle, home_auth, expect=(401,))
+    add("edge", "bundle: the admin token", "GET", bundle, adm, expect=(401,))
+    add("edge", "bundle: unknown session", "GET", f"{unknown_session}/bundle", auth, expect=(404,))
+    add("edge", "bundle: session id of 65 characters", "GET", "/v1/sessions/" + "s" * 65 + "/bundle", auth, expect=(404,))
+    for method in ["POST", "PUT", "DELETE"]:
+        add("edge", f"bundle: {method}", method, bundle, auth, b"{}" if method != "DELETE" else None, expect=(405,))
 
     # --- event streams and their single-use tickets (set_up made the tickets)
     events = f"/v1/sessions/{s}/events"

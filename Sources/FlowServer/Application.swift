@@ -97,6 +97,7 @@ public final class Application: Sendable {
         Self.addPlaygroundRoutes(to: &router)
         Self.addSessionRoutes(to: &router, sessions: sessions, access: access, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
+        Self.addBundleRoute(to: &router, sessions: sessions)
         Self.addEventRoutes(to: &router, sessions: sessions, events: events, options: eventOptions)
         Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)

@@ -294,14 +294,14 @@ final class SessionService: Sendable {
     /// (`Response.later`): the commit is written by the store's writer thread, with the actions
     /// of other requests, and no thread waits for it.
     func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
-               idempotency: (key: String, bodyHash: [UInt8])?) -> Response {
+               idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false) -> Response {
         let (slot, answer): (SessionSlot, DeferredResponse)
         do throws(ResponseError) {
             (slot, answer) = try pinnedForLater(id, token: token)
         } catch {
             return error.response
         }
-        let request = ActionRequest(action: action, id: id, token: token, ifMatch: ifMatch, idempotency: idempotency)
+        let request = ActionRequest(action: action, id: id, token: token, ifMatch: ifMatch, idempotency: idempotency, predict: predict)
         takeTurn(on: slot) { [self] contents in act(request, attempt: 0, slot: slot, answer: answer, &contents) }
         return .later(answer)
     }
@@ -313,6 +313,8 @@ final class SessionService: Sendable {
         let token: String?
         let ifMatch: IfMatch?
         let idempotency: (key: String, bodyHash: [UInt8])?
+        /// The answer carries the predictions of the new version (`?predict=true`).
+        var predict = false
         /// Already judged again on the stored state after a refusal on a cached one.
         var rechecked = false
 
@@ -341,7 +343,8 @@ final class SessionService: Sendable {
         do throws(ResponseError) {
             prepared = try withLoadedSession(request.id, access: .bearer(request.token), slot: slot, &contents) {
                 (session: inout LiveSession) throws(ResponseError) -> Attempt in
-                try applyLocked(request.action, to: &session, ifMatch: request.ifMatch, idempotency: request.idempotency)
+                try applyLocked(request.action, to: &session, ifMatch: request.ifMatch, idempotency: request.idempotency,
+                                predict: request.predict)
             }
         } catch {
             if shared, !request.rechecked, Self.refusalStatuses.contains(error.response.status),
@@ -379,7 +382,7 @@ final class SessionService: Sendable {
             if !step.userChanges.isEmpty {
                 users.apply(step.userChanges, to: step.next.userId)
             }
-            let response = Self.stateResponse(version: step.next.version, body: step.body)
+            let response = Self.stateResponse(version: step.next.version, body: step.answer ?? step.body)
             endTurn(on: slot, { $0.session = step.next }, then: { [events] in
                 // Before the answer, and before the session's next commit can start: streams
                 // get versions in order.
@@ -415,13 +418,14 @@ final class SessionService: Sendable {
         }
     }
 
-    /// The session as committed and the actions its state accepts now, judged with the user's
-    /// current state (as the next action would be).
-    func availableActions(_ id: String, token: String?) throws(ResponseError) -> (LiveSession, [AvailableAction]) {
+    /// The session as committed, the actions its state accepts now, judged with the user's
+    /// current state (as the next action would be), and the predicted state of each that
+    /// needs no params.
+    func availableActions(_ id: String, token: String?) throws(ResponseError) -> (LiveSession, [AvailableAction], [Prediction]) {
         try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
-            var context = session.context
-            context.user = try storage { try users.state(of: session.userId, store: store) }
-            return (session, FlowEngine.availableActions(in: session.tree, catalog: session.catalog, context: context))
+            let state = session.engineState(user: try storage { try users.state(of: session.userId, store: store) })
+            return (session, FlowEngine.availableActions(in: state.tree, catalog: state.catalog, context: state.context),
+                    state.predictions())
         }
     }
 
@@ -439,12 +443,14 @@ final class SessionService: Sendable {
         let next: LiveSession
         let body: [UInt8]
         let userChanges: [(key: String, value: JSONValue)]
+        /// The answer when it differs from `body` (the stored one): with predictions.
+        var answer: [UInt8]? = nil
     }
 
     /// Applies an action to a session whose lock the caller holds; `session` is replaced only
     /// after the commit (by `committed`).
     private func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
-                             idempotency: (key: String, bodyHash: [UInt8])?) throws(ResponseError) -> Attempt {
+                             idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false) throws(ResponseError) -> Attempt {
         let id = session.id
         if let idempotency, let stored = try storage({ try store.idempotentAnswer(sessionId: id, key: idempotency.key) }) {
             guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
@@ -463,13 +469,7 @@ final class SessionService: Sendable {
             replay.headers["Idempotent-Replayed"] = "true"
             return .answered(replay)
         }
-        if let ifMatch, !ifMatch.matches(session.version) {
-            var response = Response.problem(
-                412, "If-Match asks for version \(ifMatch.description) but session \(id) is at version \(session.version); reload the state.",
-                type: ProblemType.versionMismatch, extensions: [("currentVersion", String(session.version))])
-            response.headers["ETag"] = Self.etag(session.version)
-            throw ResponseError(response)
-        }
+        try Self.check(ifMatch, session)
         let user = try storage { try users.held(session.userId, store: store) }
         session.context.user = user.state
         let outcome: ActionOutcome
@@ -482,11 +482,7 @@ final class SessionService: Sendable {
         next.version += 1
         next.tree = outcome.tree
         next.handledBy = outcome.handledBy
-        next.lastTransitionJSON = outcome.transition.map { transition in
-            var writer = JSONWriter(capacity: 256)
-            transition.write(into: &writer)
-            return writer.takeBytes()
-        }
+        next.lastTransitionJSON = outcome.transition.map(SessionState.encode)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
             var writer = JSONWriter()
@@ -515,8 +511,14 @@ final class SessionService: Sendable {
             reachedFeature: reached,
             completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },
             userRevision: shared ? user.revision : nil)
+        var answer: [UInt8]?
+        if predict {
+            var userAfter = user.state
+            for change in outcome.userChanges { userAfter[change.key] = change.value }
+            answer = LiveSession.withPredictions(body, next.cachedPredictions(user: userAfter))
+        }
         return .commit(ActionStep(commit: commit, next: next, body: body,
-                                  userChanges: outcome.userChanges.map { ($0.key, $0.value) }))
+                                  userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))
     }
 
     /// Deletes session `id` after checking its token, in the session's turn (after the actions
