@@ -15,8 +15,14 @@ extension Application {
     static let impactClientLimit = 1000
 
     /// `{since, sessions, affectedSessions, share, partial, clients: [{platform, appVersion,
-    /// sessions, share, outcome, version?, missing?}]}` for flow `name` as now live, or nil when
+    /// sessions, share, outcome, fallbacks?, missing?}]}` for flow `name` as now live, or nil when
     /// the sessions cannot be read (the activation itself stands; the failure is logged).
+    ///
+    /// A client is affected when it cannot render the newly live version (with the child flows
+    /// it names): it then runs `fallbacks` (which may name a flow above this one, when an older
+    /// parent is what avoids it), or nothing fits it any more (`unsupported`, with `missing`).
+    /// Clients that listed no features render everything; a flow the root never reaches affects
+    /// nobody.
     static func activationImpact(flow name: String, registry: DefinitionRegistry, store: any FlowStore,
                                  logger: Logger = Logger(label: "flowstack.impact"),
                                  now: Date = Date()) -> [UInt8]? {
@@ -29,27 +35,31 @@ extension Application {
             return nil
         }
         let live = registry.liveVersions
+        let reached = registry.catalog(for: live)?.screenFeatures().flows.contains(name) ?? false
         struct Group: Hashable {
             var platform: String?
             var appVersion: String?
             var outcome: String
-            var version: Int?
+            /// `flow:version,…` of the fallbacks, so equal outcomes group together.
+            var fallbacks: String
         }
+        var fallbackMaps: [Group: [String: Int]] = [:]
         var groups: [Group: (sessions: Int, missing: Set<String>)] = [:]
         var examined = 0
         for count in counts.clients {
             examined += count.sessions
-            guard let text = count.client, let json = try? JSONParser.parse(text, limits: .storedData),
-                  let client = try? ClientCapabilities(json: json, at: JSONPointer()), client.features != nil else { continue }
+            guard reached, let text = count.client, let json = try? JSONParser.parse(text, limits: .storedData),
+                  let client = try? ClientCapabilities(json: json, at: JSONPointer()), client.features != nil,
+                  !registry.rendersLive(name, client: client, live: live) else { continue }
             let group: Group
             var missing: [String] = []
             switch registry.fit(client, live: live) {
             case .fits(_, let fallbacks):
-                guard let version = fallbacks[name] else { continue }
-                group = Group(platform: client.platform, appVersion: client.appVersion, outcome: "fallback", version: version)
-            case .unsupported(let lacking, let flows):
-                guard flows.contains(name) else { continue }
-                group = Group(platform: client.platform, appVersion: client.appVersion, outcome: "unsupported", version: nil)
+                group = Group(platform: client.platform, appVersion: client.appVersion, outcome: "fallback",
+                              fallbacks: DefinitionRegistry.signature(fallbacks))
+                fallbackMaps[group] = fallbacks
+            case .unsupported(let lacking, _):
+                group = Group(platform: client.platform, appVersion: client.appVersion, outcome: "unsupported", fallbacks: "")
                 missing = lacking
             }
             groups[group, default: (0, [])].sessions += count.sessions
@@ -58,8 +68,8 @@ extension Application {
         let share = { (sessions: Int) -> Double in counts.total == 0 ? 0 : Double(sessions) / Double(counts.total) }
         let ordered = groups.sorted { lhs, rhs in
             if lhs.value.sessions != rhs.value.sessions { return lhs.value.sessions > rhs.value.sessions }
-            return (lhs.key.platform ?? "", lhs.key.appVersion ?? "", lhs.key.outcome, lhs.key.version ?? 0)
-                < (rhs.key.platform ?? "", rhs.key.appVersion ?? "", rhs.key.outcome, rhs.key.version ?? 0)
+            return (lhs.key.platform ?? "", lhs.key.appVersion ?? "", lhs.key.outcome, lhs.key.fallbacks)
+                < (rhs.key.platform ?? "", rhs.key.appVersion ?? "", rhs.key.outcome, rhs.key.fallbacks)
         }
         let affected = ordered.reduce(0) { $0 + $1.value.sessions }
         var writer = JSONWriter()
@@ -88,9 +98,9 @@ extension Application {
             writer.writeNumber(share(figures.sessions))
             writer.writeKey("outcome")
             writer.writeString(group.outcome)
-            if let version = group.version {
-                writer.writeKey("version")
-                writer.writeInteger(version)
+            if let fallbacks = fallbackMaps[group] {
+                writer.writeKey("fallbacks")
+                writer.writeRawValue(DefinitionRegistry.encode(fallbacks))
             }
             if group.outcome == "unsupported" {
                 writer.writeKey("missing")

@@ -3,6 +3,7 @@
 // render (and counts them), refuses a client nothing fits, and says what an activation does to
 // the clients of the last 7 days. Through the real store of the run (SQLite file or PostgreSQL).
 import FeatureFlags
+import FlowEngine
 @testable import FlowServer
 import FlowStore
 import Foundation
@@ -151,7 +152,7 @@ struct CapabilityAPITests {
         #expect(impact["affectedSessions"] == 3)
         #expect(impact["share"] == 0.6)
         #expect(impact["partial"] == false)
-        #expect(impact["clients"] == [["platform": "ios", "appVersion": "2.1.0", "sessions": 3, "share": 0.6, "outcome": "fallback", "version": 1]])
+        #expect(impact["clients"] == [["platform": "ios", "appVersion": "2.1.0", "sessions": 3, "share": 0.6, "outcome": "fallback", "fallbacks": ["onboarding": 1]]])
         #expect(impact["since"].stringValue.map { $0 < Timestamp.string() } == true)
         // A PUT that does not activate answers no impact.
         let quiet = try test.direct.send("PUT", "/v1/flows/home", body: try test.direct.send("GET", "/v1/flows/home/versions/1", headers: Self.admin).text, headers: Self.admin)
@@ -167,6 +168,52 @@ struct CapabilityAPITests {
         #expect(rollback.json["impact"]["clients"] == [["platform": "ios", "appVersion": "3.0", "sessions": 2, "share": .number(2.0 / 7.0),
                                                          "outcome": "unsupported", "missing": ["onboarding.faceScan"]]])
         #expect(try Self.create(test, "v3-late", client: newest).status == 422)
+    }
+
+    /// A parent falls back because of a child: a build that cannot draw a new flow gets the
+    /// older `app` that never presents it; activating that flow while nothing reaches it affects
+    /// nobody, activating the `app` that presents it shows the fallback of `app`.
+    @Test func parentFallsBackForAChild() throws {
+        let test = try TestApp()
+        let old = Self.client(Self.oldFeatures, platform: "android", appVersion: "5.0")
+        for index in 0..<2 { #expect(try Self.create(test, "a\(index)", client: old).status == 201) }
+        let promo = #"{"name": "promo", "kind": "stacked", "initial": ["promo"], "on": {"promo.close": [{"from": "promo", "do": [{"dismiss": {}}]}]}}"#
+        let promoPut = try test.direct.send("PUT", "/v1/flows/promo?activate=true", body: promo, headers: Self.admin)
+        #expect(promoPut.status == 201, "\(promoPut.text)")
+        #expect(promoPut.json["impact"]["clients"] == [])
+        let app = try test.direct.send("GET", "/v1/flows/app/versions/1", headers: Self.admin).text
+            .replacingOccurrences(of: #""home.presentModal":"#, with: #""home.showPromo": [{"via": "home", "do": [{"present": {"flow": "promo"}}]}], "home.presentModal":"#)
+        let appPut = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: app, headers: Self.admin)
+        #expect(appPut.status == 201, "\(appPut.text)")
+        #expect(appPut.json["impact"]["clients"] == [["platform": "android", "appVersion": "5.0", "sessions": 2, "share": 1.0,
+                                                       "outcome": "fallback", "fallbacks": ["app": 1]]])
+        let created = try Self.create(test, "a2", client: old)
+        let stored = try #require(try test.store.session(id: created.json["session"]["id"].stringValue ?? ""))
+        #expect(stored.flowVersions.contains(#""app":1"#))
+        let modern = try Self.create(test, "m", client: Self.client(Self.oldFeatures + ["promo"]))
+        let modernStored = try #require(try test.store.session(id: modern.json["session"]["id"].stringValue ?? ""))
+        #expect(modernStored.flowVersions.contains(#""app":2"#))
+    }
+
+    /// Flows that present each other resolve (the cycle is followed once); a fallback inside the
+    /// cycle is found, and a flow of the cycle that fits in no version refuses the client.
+    @Test func cyclesResolve() throws {
+        func record(_ name: String, _ version: Int, _ text: String) -> FlowVersionRecord {
+            FlowVersionRecord(name: name, version: version, definition: text, createdAt: "2026-01-01T00:00:00.000Z")
+        }
+        let records = [
+            record("app", 1, #"{"name": "app", "kind": "stacked", "initial": ["s.app"], "on": {"x": [{"do": [{"present": {"flow": "b"}}]}]}}"#),
+            record("b", 1, #"{"name": "b", "kind": "stacked", "initial": ["s.b1"], "on": {"y": [{"do": [{"present": {"flow": "app"}}]}]}}"#),
+            record("b", 2, #"{"name": "b", "kind": "stacked", "initial": ["s.b2"], "on": {"y": [{"do": [{"present": {"flow": "app"}}]}]}}"#),
+        ]
+        let registry = DefinitionRegistry.load(flows: records, live: ["app": 1, "b": 2], activations: ["app": [1], "b": [1, 2]]).registry
+        let live = registry.liveVersions
+        #expect(registry.fit(ClientCapabilities(features: ["s.app", "s.b1"]), live: live) == .fits(versions: ["app": 1, "b": 1], fallbacks: ["b": 1]))
+        #expect(registry.fit(ClientCapabilities(features: ["s.app", "s.b2"]), live: live) == .fits(versions: ["app": 1, "b": 2], fallbacks: [:]))
+        #expect(registry.fit(ClientCapabilities(features: ["s.app"]), live: live) == .unsupported(missing: ["s.b2"], flows: ["b"]))
+        #expect(registry.fit(ClientCapabilities(platform: "ios"), live: live) == .fits(versions: live, fallbacks: [:]))
+        #expect(!registry.rendersLive("b", client: ClientCapabilities(features: ["s.app", "s.b1"]), live: live))
+        #expect(registry.rendersLive("app", client: ClientCapabilities(features: ["s.app", "s.b2"]), live: live))
     }
 
     /// Sessions older than the window do not count: the impact of the same activation, as if
