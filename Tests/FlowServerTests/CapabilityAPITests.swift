@@ -64,6 +64,10 @@ struct CapabilityAPITests {
         let stored = try #require(try test.store.session(id: id))
         #expect(stored.client == #"{"platform":"ios","appVersion":"2.1.0","features":["home.first","home.second","modal","onboarding.faceScan","onboarding.first","onboarding.second"]}"#)
         #expect(stored.flowVersions.contains(#""onboarding":1"#))
+        // The bundle an app runs offline holds the version it fell back to.
+        let bundle = try test.direct.send("GET", "/v1/sessions/\(id)/bundle", headers: auth)
+        #expect(bundle.status == 200)
+        #expect(bundle.json["flowVersions"]["onboarding"] == 1)
 
         #expect(try Self.create(test, "new", client: Self.client(Self.newFeatures)).json["state"].features == ["onboarding.intro"])
         #expect(try Self.create(test, "any", client: Self.client(nil, platform: "web")).json["state"].features == ["onboarding.intro"])
