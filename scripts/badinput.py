@@ -713,6 +713,45 @@ def corpus(ctx):
     add("tokens", "audit log without a token", "GET", "/v1/audit", [], expect=(401,))
     add("tokens", "audit log with a session token", "GET", "/v1/audit", auth, expect=(401,))
     add("tokens", "flow test without a token", "POST", test, [], j({"scenarios": [scenario]}), expect=(401,))
+
+    # --- a session's client (what the app build renders), in sessions, flow tests and link resolve
+    for kind, value in [("string", "ios"), ("number", 2), ("array", ["ios"]), ("bool", True)]:
+        add("types", f"session client as {kind}", "POST", sessions, body=j({"userId": "a", "client": value}))
+    for field in ["platform", "appVersion"]:
+        for kind, value in [("number", 2), ("array", ["x"]), ("object", {}), ("bool", False), ("empty", ""),
+                            ("over 64 bytes", "v" * 65), ("with a quote", 'a"b'), ("with a backslash", "a\\b"),
+                            ("with a control character", "a\u0001b"), ("non-ASCII", "\u00e9")]:
+            add("types", f"session client {field} {kind}", "POST", sessions, body=j({"userId": "a", "client": {field: value}}))
+    for kind, value in [("string", "home.first"), ("number", 1), ("object", {"home.first": True})]:
+        add("types", f"session client features as {kind}", "POST", sessions, body=j({"userId": "a", "client": {"features": value}}))
+    for kind, value in [("number", 1), ("null", None), ("empty string", ""), ("array", ["a"]), ("object", {}),
+                        ("over 200 bytes", "f" * 201)]:
+        add("types", f"session client feature as {kind}", "POST", sessions,
+            body=j({"userId": "a", "client": {"features": ["home.first", value]}}))
+    add("types", "session client with 1,001 features", "POST", sessions,
+        body=j({"userId": "a", "client": {"features": [f"f{i}" for i in range(1001)]}}))
+    add("size", "session client with 100,000 features", "POST", sessions,
+        body=j({"userId": "a", "client": {"features": [f"f{i}" for i in range(100000)]}}), expect=(400, 413))
+    add("depth", f"session client features {deep} deep", "POST", sessions,
+        body=b'{"userId":"a","client":{"features":' + nest(deep - 3) + b"}}")
+    add("unknown-fields", "session client with an unknown field", "POST", sessions, body=j({"userId": "a", "client": {"os": "ios"}}))
+    add("unknown-fields", "session client field with a near miss", "POST", sessions, body=j({"userId": "a", "client": {"feature": []}}))
+    add("utf8", "session client platform with 0xFF", "POST", sessions, body=b'{"userId":"a","client":{"platform":"\xff"}}')
+    add("utf8", "session client feature with 0xFE", "POST", sessions, body=b'{"userId":"a","client":{"features":["a\xfe"]}}')
+    add("capabilities", "session for a client that renders nothing", "POST", sessions,
+        body=j({"userId": "a", "client": {"features": []}}), expect=(422,))
+    add("capabilities", "session for a client that renders one screen", "POST", sessions,
+        body=j({"userId": "a", "client": {"platform": "ios", "appVersion": "0.1", "features": ["home.first"]}}), expect=(422,))
+    for name, client in [("as string", "ios"), ("features as string", {"features": "a"}), ("feature as number", {"features": [1]}),
+                         ("with an unknown field", {"os": "ios"}), ("platform over 64 bytes", {"platform": "p" * 65})]:
+        add("types", f"flow test client {name}", "POST", test, adm, j({"scenarios": [dict(scenario, client=client)]}), expect=(422,))
+    resolve = "/v1/links/resolve?uri=/home&userId=bi-resolve"
+    for name, query in [("platform over 64 bytes", "client.platform=" + "p" * 65), ("empty platform", "client.platform="),
+                        ("appVersion with a quote", "client.appVersion=%22"), ("an unknown client parameter", "client.os=ios"),
+                        ("a feature over 200 bytes", "client.features=" + "f" * 201),
+                        ("1,001 features", "client.features=" + ",".join(f"f{i}" for i in range(1001)))]:
+        add("types", f"link resolve with {name}", "GET", f"{resolve}&{query}", adm)
+    add("capabilities", "link resolve for a client that renders nothing", "GET", f"{resolve}&client.features=", adm, expect=(422,))
     return cases
 
 

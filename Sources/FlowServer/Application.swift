@@ -58,7 +58,7 @@ public final class Application: Sendable {
                 try store.seedDefinition(.flag, key: document.key, definition: document.text)
             }
             let loaded = DefinitionRegistry.load(
-                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
+                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(), activations: try store.flowActivations(),
                 flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
             for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
             registry = loaded.registry

@@ -50,10 +50,17 @@ final class SessionService: Sendable {
         var versions: [String: Int]
         var evaluations: FlagEvaluations
         var exposures: [(experiment: String, variant: String)]
+        /// Experiments that bucketed the session but did not enrol it: its client cannot render them.
+        var exclusions: [(experiment: String, variant: String)] = []
+        /// Flows whose live version the client cannot render: the version it runs instead.
+        var fallbacks: [String: Int] = [:]
     }
 
-    /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it.
-    func start(userId: String, attributes: [String: JSONValue], traits: [String: String]) throws(ResponseError) -> Start {
+    /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it;
+    /// with a `client` that lists its features, only on versions it can render (422
+    /// `unsupported-client` when none fits).
+    func start(userId: String, attributes: [String: JSONValue], traits: [String: String],
+               client: ClientCapabilities? = nil) throws(ResponseError) -> Start {
         // Read afresh on a shared database: the user may have finished onboarding on another node.
         let userState = try storage { try users.held(userId, store: store, fresh: shared).state }
         // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
@@ -62,11 +69,18 @@ final class SessionService: Sendable {
         let evaluations = FlagSet.evaluateAll(flags: inputs.flags, context: evaluationContext)
         var flagValues: [String: JSONValue] = [:]
         for entry in evaluations { flagValues[entry.key] = entry.details.value }
-        var versions = inputs.live
+        // Capabilities: the versions this client renders (see SessionService+capabilities.swift).
+        let (base, fallbacks) = try clientVersions(client, live: inputs.live)
+        var versions = base
         var pinnedBy: [String: String] = [:]
         var exposures: [(experiment: String, variant: String)] = []
+        var exclusions: [(experiment: String, variant: String)] = []
         for (key, experiment) in inputs.experiments {
             guard let assignment = experiment.assign(key: key, context: evaluationContext) else { continue }
+            if let client, !registry.renders(experiment, client: client, base: base, live: inputs.live) {
+                exclusions.append((key, assignment.variantKey))
+                continue
+            }
             exposures.append((key, assignment.variantKey))
             // Two experiments pinning one flow: the first by key wins; the other still records
             // its exposure, so its report shows the overlap.
@@ -80,12 +94,13 @@ final class SessionService: Sendable {
         guard let catalog = registry.catalog(for: versions) else {
             throw ResponseError(.problem(500, "The flow versions for this session are not all stored."))
         }
-        return Start(context: context, catalog: catalog, versions: versions, evaluations: evaluations, exposures: exposures)
+        return Start(context: context, catalog: catalog, versions: versions, evaluations: evaluations, exposures: exposures,
+                     exclusions: exclusions, fallbacks: fallbacks)
     }
 
     /// Makes a session for `input`, stores it, caches it; returns it with its token.
     func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
-        let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits)
+        let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits, client: input.client)
         let (context, catalog, versions, evaluations, exposures) = (start.context, start.catalog, start.versions, start.evaluations, start.exposures)
         let tree: FlowTree
         do throws(FlowError) {
@@ -114,8 +129,9 @@ final class SessionService: Sendable {
             tree: tree.storageBytes(), context: Self.encodeContext(context),
             flags: String(decoding: session.flagsJSON, as: UTF8.self),
             experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
-            flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now)
-        try storage { try store.insert(record, exposures: exposures, firstFeature: tree.top?.feature) }
+            flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now,
+            client: input.client?.jsonText)
+        try storage { try store.insert(record, exposures: exposures, exclusions: start.exclusions, firstFeature: tree.top?.feature) }
         _ = session.cachedStateDocument()
         let slot = cache.pin(session.id)
         slot.state.withLock { $0.session = session }
