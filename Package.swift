@@ -7,6 +7,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "flowstack", targets: ["flowstack"]),
+        // What an app adds: the engine in the app, and the protocol at the edge. No server C library.
+        .library(name: "FlowStackClient", targets: ["FlowStackClient"]),
+        .executable(name: "flowstack-tap", targets: ["flowstack-tap"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -44,7 +47,8 @@ let package = Package(
         .target(name: "Locking"),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
         // Pure: JSON values, a strict parser with limits, a fast writer. Below every other module.
-        .target(name: "JSON"),
+        // libm on Linux: an app or tool that links JSON without Foundation still needs round/floor.
+        .target(name: "JSON", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         // Pure: GrowthBook-compatible bucketing, targeting, OpenFeature-shaped flag evaluation.
         .target(name: "FeatureFlags", dependencies: ["JSON"]),
         // Pure: experiment statistics (gbstats' t-test, Bayesian test and SRM check) and the
@@ -96,6 +100,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The Swift client an app adds: sessions, taps predicted by the local engine, the offline
+        // queue, live events, navigation plans. Foundation's networking only.
+        .target(name: "FlowStackClient", dependencies: ["FlowEngine", "JSON"]),
+        // A terminal client: the sample app's phone drawn as text, a key per action.
+        .executableTarget(name: "flowstack-tap", dependencies: ["FlowStackClient"]),
         // Test support: one request-sending protocol, in-process or through a real socket.
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
@@ -109,6 +118,8 @@ let package = Package(
         .testTarget(name: "FlowScenariosTests", dependencies: ["FlowScenarios", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The client against a real flowstack process on a loopback port (the binary this build made).
+        .testTarget(name: "FlowStackClientTests", dependencies: ["FlowStackClient", "FlowEngine", "JSON", "TestSupport"]),
         .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "FlowScenarios", "ExperimentStats", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                                                       .product(name: "Crypto", package: "swift-crypto")]),
     ]
