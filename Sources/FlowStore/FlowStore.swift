@@ -63,6 +63,10 @@ public protocol FlowStore: AnyObject, Sendable {
     /// it short. Nothing is written when the stored version is not `commit.version - 1`
     /// (`CommitError.versionConflict`), or when the session is gone (`.sessionNotFound`).
     func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    /// Queues the successive commits of one session together, in order, so that they share a
+    /// transaction where the store can; `completion` gets each one's result, in order, once the
+    /// last is over. A commit whose predecessor failed fails too (its version is not next).
+    func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void)
     /// Up to `limit` log entries with a version above `after`, oldest first.
     func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord]
     /// The answer stored under `key` for this session, or nil.
@@ -191,6 +195,16 @@ extension FlowStore {
     /// Inserts a session that is in no experiment.
     public func insert(_ session: SessionRecord) throws {
         try insert(session, exposures: [], firstFeature: nil)
+    }
+
+    /// One commit after another through `submit(_:completion:)`, for a store without a group
+    /// commit of its own: each is queued once the one before it is over.
+    public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) {
+        @Sendable func next(_ index: Int, _ results: [Result<Void, any Error>]) {
+            guard index < commits.count else { return completion(results) }
+            submit(commits[index]) { result in next(index + 1, results + [result]) }
+        }
+        next(0, [])
     }
 
     /// Commits `commit` and waits for the transaction holding it; throws its own error.

@@ -49,10 +49,14 @@ public struct ActionRecord: Sendable, Equatable {
     public var handledBy: String?
     /// JSON text, nil when nothing moved.
     public var transition: String?
+    /// When the server committed it (ISO 8601 UTC with milliseconds).
     public var createdAt: String
+    /// When the client says the action happened, in the same format: set for taps made offline
+    /// and sent later in a batch, nil otherwise.
+    public var clientAt: String?
 
     public init(version: Int, type: String, source: String?, params: String, interactive: Bool,
-                handledBy: String?, transition: String?, createdAt: String) {
+                handledBy: String?, transition: String?, createdAt: String, clientAt: String? = nil) {
         self.version = version
         self.type = type
         self.source = source
@@ -61,6 +65,7 @@ public struct ActionRecord: Sendable, Equatable {
         self.handledBy = handledBy
         self.transition = transition
         self.createdAt = createdAt
+        self.clientAt = clientAt
     }
 }
 

@@ -69,6 +69,12 @@ extension PostgresStore {
         groupCommit.submit(commit, completion: completion)
     }
 
+    /// Queues the successive commits of one session together, so that they share the writer
+    /// thread's next transaction (see `GroupCommit.submit(_:completion:)`).
+    public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) {
+        groupCommit.submit(commits, completion: completion)
+    }
+
     /// Writes a batch in one transaction and one round trip: `BEGIN`, one statement per action,
     /// `COMMIT`, sent together in libpq's pipeline mode. Each action's statement decides in the
     /// database whether it applies (its session stands at version − 1, its key is unused) and
@@ -143,7 +149,7 @@ extension PostgresStore {
         var parameters: [PGValue] = [
             .text(commit.sessionId), .integer(commit.version), .text(action.type), .optional(action.source),
             .text(action.params), .boolean(action.interactive), .optional(action.handledBy), .optional(action.transition),
-            .text(action.createdAt), .bytes(commit.tree), .text(commit.userId),
+            .text(action.createdAt), .bytes(commit.tree), .text(commit.userId), .optional(action.clientAt),
         ]
         if let (key, answer) = commit.idempotency {
             parts.insert(.key)
@@ -186,10 +192,10 @@ extension PostgresStore {
     /// The commit statement's text for each combination of parts, by raw value.
     static let commitSQL: [String] = (0..<32).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
 
-    /// $1…$11 are always the session, version, action fields, tree and user; the optional
-    /// parts' parameters follow in the order key (4), revision, patch, feature.
+    /// $1…$12 are always the session, version, action fields, tree, user and client time; the
+    /// optional parts' parameters follow in the order key (4), revision, patch, feature.
     static func commitSQL(_ parts: CommitParts) -> String {
-        var next = 12
+        var next = 13
         func parameter() -> String {
             defer { next += 1 }
             return "$\(next)"
@@ -252,9 +258,9 @@ extension PostgresStore {
             \(headSQL)
             ), applied AS (
                 INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition,
-                    created_at, tree)
+                    created_at, tree, client_at)
                 SELECT $1::text, $2::integer, $3::text, $4::text, $5::text, $6::boolean, $7::text, $8::text, $9::text,
-                    $10::bytea
+                    $10::bytea, $12::text
                 FROM head
                 WHERE head.version = $2::integer - 1
             \(conditions)    ON CONFLICT (session_id, version) DO NOTHING
@@ -266,13 +272,14 @@ extension PostgresStore {
 
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
         let rows = try read([PGStatement("""
-            SELECT version, type, source, params, interactive, handled_by, transition, created_at
+            SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
             FROM actions WHERE session_id = $1::text AND version > $2::bigint ORDER BY version LIMIT $3::bigint
             """, [.text(sessionId), .integer(after), .integer(limit)])])[0]
         return (0..<rows.count).map { row in
             ActionRecord(version: rows.integer(row, 0) ?? 0, type: rows.string(row, 1) ?? "", source: rows.string(row, 2),
                          params: rows.string(row, 3) ?? "{}", interactive: rows.boolean(row, 4),
-                         handledBy: rows.string(row, 5), transition: rows.string(row, 6), createdAt: rows.string(row, 7) ?? "")
+                         handledBy: rows.string(row, 5), transition: rows.string(row, 6), createdAt: rows.string(row, 7) ?? "",
+                         clientAt: rows.string(row, 8))
         }
     }
 

@@ -70,6 +70,12 @@ extension SQLiteStore {
         groupCommit.submit(commit, completion: completion)
     }
 
+    /// Queues the successive commits of one session together, so that they share the writer
+    /// thread's next transaction (see `GroupCommit.submit(_:completion:)`).
+    public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) {
+        groupCommit.submit(commits, completion: completion)
+    }
+
     /// One transaction for the batch; each commit in its own savepoint, so one action's
     /// conflict does not undo another's. The savepoint statements are prepared once (GRDB's
     /// `inSavepoint` prepares its SQL at every call).
@@ -129,13 +135,14 @@ extension SQLiteStore {
             }
         }
         let insert = try db.cachedStatement(sql: """
-            INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree,
+                client_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let action = commit.action
         try insert.execute(arguments: [
             commit.sessionId, commit.version, action.type, action.source, action.params, action.interactive,
-            action.handledBy, action.transition, action.createdAt, Data(commit.tree),
+            action.handledBy, action.transition, action.createdAt, Data(commit.tree), action.clientAt,
         ])
         if let patch = commit.userPatch {
             let merge = try db.cachedStatement(sql: """
@@ -166,12 +173,12 @@ extension SQLiteStore {
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
         try pool.read { db in
             let statement = try db.cachedStatement(sql: """
-                SELECT version, type, source, params, interactive, handled_by, transition, created_at
+                SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
                 FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
                 """)
             return try Row.fetchAll(statement, arguments: [sessionId, after, limit]).map { row in
                 ActionRecord(version: row[0], type: row[1], source: row[2], params: row[3], interactive: row[4],
-                             handledBy: row[5], transition: row[6], createdAt: row[7])
+                             handledBy: row[5], transition: row[6], createdAt: row[7], clientAt: row[8])
             }
         }
     }
