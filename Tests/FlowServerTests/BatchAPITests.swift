@@ -330,3 +330,38 @@ struct BatchAPITests {
         #expect(try client.batch(session, tap).json.batchStatuses == ["applied"])
     }
 }
+
+@Suite(.enabled(if: TestStoreKind.isPostgreSQL, "several nodes share a PostgreSQL database"))
+struct BatchMultiNodeTests {
+    /// A batch sent to a node whose cached copy of the session is behind (another node acted)
+    /// is judged on the stored state: made on the stored version, it is applied; made on the
+    /// cached one, it is refused with the stored version; a key another node applied is skipped.
+    @Test func batchesAreJudgedOnTheStoredState() throws {
+        let (a, b) = try MultiNodeTests.nodes()
+        let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
+        let session = try MultiNodeTests.onboarded(nodes[0], user: "batch-nodes")
+        _ = try nodes[1].state(session)  // cached on b at version 2
+        try nodes[0].apply(session, #"{"type":"home.selectTab","params":{"index":1}}"#)  // 3, through a
+        let current = try nodes[1].batch(session, [Tap(key: "n-1", version: 3, action: #"{"type":"home.selectTab","params":{"index":0}}"#)])
+        #expect(current.json.batchStatuses == ["applied"], "\(current.text)")
+        #expect(current.json.batchVersions == [4])
+
+        _ = try nodes[1].state(session)  // b at 4
+        let applied = try nodes[0].batch(session, [Tap(key: "n-2", version: 4, action: #"{"type":"home.selectTab","params":{"index":1}}"#)])
+        #expect(applied.json.batchVersions == [5])
+        let stale = try nodes[1].batch(session, [Tap(key: "n-3", version: 4, action: #"{"type":"home.selectTab","params":{"index":0}}"#)])
+        #expect(stale.json.batchStatuses == ["refused"], "\(stale.text)")
+        #expect(stale.json["refused"]["currentVersion"] == 5)
+
+        _ = try nodes[1].state(session)  // b at 5
+        try nodes[0].act(session, #"{"type":"home.selectTab","params":{"index":0}}"#, headers: [("Idempotency-Key", "n-4")])  // 6
+        let mixed = try nodes[1].batch(session, [
+            Tap(key: "n-4", version: 5, action: #"{"type":"home.selectTab","params":{"index":0}}"#),
+            Tap(key: "n-5", version: 6, action: #"{"type":"home.presentModal","params":{"content":"b"}}"#),
+        ])
+        #expect(mixed.json.batchStatuses == ["skipped", "applied"], "\(mixed.text)")
+        #expect(mixed.json.batchVersions == [6, 7])
+        #expect(try nodes[0].state(session).json["version"] == 7)
+        #expect(try nodes[0].log(session).compactMap { $0["version"].integerValue } == Array(1...7))
+    }
+}
