@@ -99,6 +99,42 @@ struct BatchAPITests {
         }
     }
 
+    /// The versions a batch applies reach the session's event stream in order, ending at the
+    /// last one (a stream may skip versions that come faster than it is sent, as SessionEvents
+    /// says: a batch's versions come in a burst, so an unsent one is replaced by the next).
+    @Test func streamsGetEachVersionOfABatch() throws {
+        let test = try TestApp()
+        try test.withServer { server in
+            let client = SessionClient(sender: SocketSender(port: server.port))
+            let session = try client.create(userId: "streamed-batch")
+            let stream = try EventStreamClient(port: server.port, path: "/v1/sessions/\(session.id)/events", headers: session.auth)
+            #expect(try stream.next()?.id == "0")
+            let answer = try client.batch(session, Self.offlineWalk(from: try #require(session.state["top"]["id"].stringValue)))
+            #expect(answer.status == 200)
+            let events = try stream.events(through: 5)
+            let ids = events.compactMap { $0.id.flatMap(Int.init) }
+            #expect(ids.last == 5)
+            #expect(zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }, "in order: \(ids)")
+            #expect(events.last?.data == answer.json["state"].jsonText)
+        }
+    }
+
+    /// A session in an experiment records the funnel and the onboarding of taps applied in a batch, as of taps posted alone.
+    @Test func batchesFeedTheExperimentReport() throws {
+        let test = try TestApp()
+        let admin = [("Authorization", "Bearer \(TestApp.adminToken)")]
+        let put = try test.direct.send("PUT", "/v1/experiments/offline", body: #"{"variants":[{"key":"all","weight":1}]}"#, headers: admin)
+        #expect(put.status == 201)
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "in-experiment")
+        #expect(session.state["experiments"]["offline"] == "all")
+        #expect(try client.batch(session, Self.offlineWalk(from: try #require(session.state["top"]["id"].stringValue))).status == 200)
+        let report = try test.direct.send("GET", "/v1/experiments/offline/report", headers: admin).json
+        #expect(report["variants"][0]["sessions"] == 1)
+        #expect(report["variants"][0]["onboarded"] == 1)
+        #expect(report["variants"][0]["funnel"] == ["onboarding.first": 1, "onboarding.second": 1, "home.first": 1, "home.second": 1, "modal": 1])
+    }
+
     /// A batch stops at the first refusal: the items before it are applied and kept, the
     /// refused one and those after it are not; the refusal is the problem a single POST answers.
     @Test func partialBatchStopsAtTheRefusal() throws {
