@@ -2,9 +2,11 @@
 # The batch benchmark of BENCHMARKS.md (issue 21: the cost of a batch of 20 offline taps).
 # Builds release, starts FlowStack on a fresh database (SQLite, or BENCH_DB=postgresql: a
 # throwaway PostgreSQL, scripts/pgserver.py) with 500 onboarded users' sessions, then each round
-# runs, in turn: wrk -t2 -c64 posting single actions (bench/actions.lua); wrk -t2 -c64 posting
+# runs, in turn: wrk -t2 -c64 posting single actions (bench/actions.lua), without and with an
+# Idempotency-Key each (KEYED=1: its answer stored, as each batch item's is); wrk -t2 -c64 posting
 # batches of 20 taps (bench/batch.lua, each session with at most one batch in flight); and
-# wrk -t1 -c1 posting batches one after another (a batch's latency with nothing else running).
+# wrk -t1 -c1 posting keyed single actions, then batches, one after another (the latency of
+# each with nothing else running).
 # Around each run it reads the server's CPU time (/proc/PID/stat, user + system), so each line
 # says what a request and what a tap cost the server, beside wrk's requests/s, p50 and p99.
 # Usage: bench/batch.sh [seconds per run] [rounds]   (needs the Debian package wrk)
@@ -91,6 +93,8 @@ printf 'FlowStack on %s, 500 onboarded sessions, %ss per run, %s rounds, batches
 for round in $(seq "$rounds"); do
     echo "-- round $round"
     run "single actions (-t2 -c64)" 2 64 bench/actions.lua 1
+    KEYED=1 run "single, with keys (-t2 -c64)" 2 64 bench/actions.lua 1
     run "batches of $BATCH (-t2 -c64)" 2 64 bench/batch.lua "$BATCH"
+    KEYED=1 run "single, with keys (-t1 -c1)" 1 1 bench/actions.lua 1
     run "batches of $BATCH (-t1 -c1)" 1 1 bench/batch.lua "$BATCH"
 done
