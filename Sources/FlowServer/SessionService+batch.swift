@@ -128,12 +128,18 @@ extension SessionService {
         var working = session
         // The user's state as the steps judged so far leave it (nil: as held, nothing changed yet).
         var user: UserStates.Held?
+        // Every key at once (one round trip to PostgreSQL, not one per tap). A key found is
+        // looked up again by applyLocked, which replays or refuses it; one not found stays
+        // unused while the session's turn lasts, but for another node, whose commit of it makes
+        // this batch's commit a conflict (the database checks keys): the batch then runs again.
+        let stored = try storage { try store.idempotentAnswers(sessionId: session.id, keys: request.items.map(\.key)) }
         for (index, item) in request.items.enumerated() {
             let before = working.version
             let attempt: Attempt
             do throws(ResponseError) {
                 attempt = try applyLocked(item.action, to: &working, ifMatch: IfMatch(version: item.version),
-                                          idempotency: (item.key, item.requestHash), clientAt: item.clientAt, user: user)
+                                          idempotency: (item.key, item.requestHash), clientAt: item.clientAt, user: user,
+                                          keyLookedUp: stored[item.key] == nil)
             } catch {
                 // The database not answering is no refusal of the item: the whole request fails.
                 guard error.response.status < 500 else { throw error }

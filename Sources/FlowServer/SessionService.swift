@@ -429,12 +429,14 @@ final class SessionService: Sendable {
     /// after the commit (by `committed`).
     ///
     /// A batch of offline taps (`SessionService+batch.swift`) passes the client's time of each,
-    /// and the user's state as its earlier, not yet committed, steps left it.
+    /// the user's state as its earlier, not yet committed, steps left it, and whether the key
+    /// still needs looking up (the batch looked all its keys up at once).
     func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
                      idempotency: (key: String, bodyHash: [UInt8])?, clientAt: String? = nil,
-                     user heldUser: UserStates.Held? = nil) throws(ResponseError) -> Attempt {
+                     user heldUser: UserStates.Held? = nil, keyLookedUp: Bool = false) throws(ResponseError) -> Attempt {
         let id = session.id
-        if let idempotency, let stored = try storage({ try store.idempotentAnswer(sessionId: id, key: idempotency.key) }) {
+        if let idempotency, !keyLookedUp,
+           let stored = try storage({ try store.idempotentAnswer(sessionId: id, key: idempotency.key) }) {
             guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
                 throw ResponseError(.problem(
                     422, "Idempotency-Key \(idempotency.key) was used with another request body; use a new key for a new action.",

@@ -71,6 +71,9 @@ public protocol FlowStore: AnyObject, Sendable {
     func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord]
     /// The answer stored under `key` for this session, or nil.
     func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer?
+    /// The answers stored under any of `keys` for this session, by key, in one look-up (a batch
+    /// of offline taps: one round trip, not one per tap).
+    func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer]
     /// Deletes the session, its log and its idempotent answers; false when there was none.
     @discardableResult
     func deleteSession(id: String) throws -> Bool
@@ -195,6 +198,15 @@ extension FlowStore {
     /// Inserts a session that is in no experiment.
     public func insert(_ session: SessionRecord) throws {
         try insert(session, exposures: [], firstFeature: nil)
+    }
+
+    /// One look-up per key, for a store without a query for several.
+    public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {
+        var answers: [String: IdempotentAnswer] = [:]
+        for key in keys {
+            if let answer = try idempotentAnswer(sessionId: sessionId, key: key) { answers[key] = answer }
+        }
+        return answers
     }
 
     /// One commit after another through `submit(_:completion:)`, for a store without a group

@@ -292,6 +292,23 @@ extension PostgresStore {
                                 version: rows.integer(0, 2) ?? 0, body: rows.bytes(0, 3) ?? [])
     }
 
+    /// The answers stored under any of `keys` for this session: one statement, the keys as one
+    /// array parameter.
+    public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {
+        guard !keys.isEmpty else { return [:] }
+        let rows = try read([PGStatement("""
+            SELECT key, request_hash, status, version, body FROM idempotency_keys
+            WHERE session_id = $1::text AND key = ANY($2::text[])
+            """, [.text(sessionId), .text(Self.textArray(keys))])])[0]
+        var answers: [String: IdempotentAnswer] = [:]
+        for row in 0..<rows.count {
+            guard let key = rows.string(row, 0) else { continue }
+            answers[key] = IdempotentAnswer(requestHash: rows.bytes(row, 1) ?? [], status: rows.integer(row, 2) ?? 0,
+                                            version: rows.integer(row, 3) ?? 0, body: rows.bytes(row, 4) ?? [])
+        }
+        return answers
+    }
+
     @discardableResult
     public func deleteSession(id: String) throws -> Bool {
         try write([PGStatement("DELETE FROM sessions WHERE id = $1::text RETURNING 1", [.text(id)])])[0].count > 0

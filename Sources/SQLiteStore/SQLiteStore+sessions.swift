@@ -196,6 +196,24 @@ extension SQLiteStore {
         }
     }
 
+    /// The answers stored under any of `keys` for this session, in one read transaction.
+    public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {
+        guard !keys.isEmpty else { return [:] }
+        return try pool.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = ? AND key = ?
+                """)
+            var answers: [String: IdempotentAnswer] = [:]
+            for key in keys {
+                if let row = try Row.fetchOne(statement, arguments: [sessionId, key]) {
+                    answers[key] = IdempotentAnswer(requestHash: [UInt8]((row[0] as Data?) ?? Data()), status: row[1], version: row[2],
+                                                    body: [UInt8]((row[3] as Data?) ?? Data()))
+                }
+            }
+            return answers
+        }
+    }
+
     /// Deletes the session, its log and its idempotent answers; false when there was none.
     @discardableResult
     public func deleteSession(id: String) throws -> Bool {

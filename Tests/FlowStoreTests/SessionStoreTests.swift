@@ -191,6 +191,24 @@ extension SessionStoreTests {
         #expect(log.map(\.clientAt) == ["2026-11-25T10:00:00.123Z", nil])
         #expect(log.first == offline.action)
     }
+
+    /// Several keys are looked up at once: those stored for this session come back by key, keys
+    /// of another session, unknown keys and keys with quotes or commas do not.
+    @Test func looksUpSeveralKeysAtOnce() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        try store.insert(Self.session("s-2"))
+        try store.commit(Self.commit("s-1", version: 1, key: "a"))
+        try store.commit(Self.commit("s-1", version: 2, key: #"b",{"c\"#))
+        try store.commit(Self.commit("s-2", version: 1, key: "d"))
+        let found = try store.idempotentAnswers(sessionId: "s-1", keys: ["a", #"b",{"c\"#, "d", "e", "b"])
+        #expect(found.keys.sorted() == ["a", #"b",{"c\"#])
+        #expect(found["a"]?.version == 1)
+        #expect(found[#"b",{"c\"#]?.version == 2)
+        #expect(try store.idempotentAnswers(sessionId: "s-1", keys: []).isEmpty)
+    }
 }
 
 struct GroupCommitTests {
