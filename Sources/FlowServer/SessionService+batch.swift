@@ -139,7 +139,7 @@ extension SessionService {
             do throws(ResponseError) {
                 attempt = try applyLocked(item.action, to: &working, ifMatch: IfMatch(version: item.version),
                                           idempotency: (item.key, item.requestHash), clientAt: item.clientAt, user: user,
-                                          keyLookedUp: stored[item.key] == nil)
+                                          keyKnownUnused: stored[item.key] == nil)
             } catch {
                 // The database not answering is no refusal of the item: the whole request fails.
                 guard error.response.status < 500 else { throw error }

@@ -429,13 +429,13 @@ final class SessionService: Sendable {
     /// after the commit (by `committed`).
     ///
     /// A batch of offline taps (`SessionService+batch.swift`) passes the client's time of each,
-    /// the user's state as its earlier, not yet committed, steps left it, and whether the key
-    /// still needs looking up (the batch looked all its keys up at once).
+    /// the user's state as its earlier, not yet committed, steps left it, and whether the key is
+    /// known to be unused (the batch looked all its keys up at once).
     func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
                      idempotency: (key: String, bodyHash: [UInt8])?, clientAt: String? = nil,
-                     user heldUser: UserStates.Held? = nil, keyLookedUp: Bool = false) throws(ResponseError) -> Attempt {
+                     user heldUser: UserStates.Held? = nil, keyKnownUnused: Bool = false) throws(ResponseError) -> Attempt {
         let id = session.id
-        if let idempotency, !keyLookedUp,
+        if let idempotency, !keyKnownUnused,
            let stored = try storage({ try store.idempotentAnswer(sessionId: id, key: idempotency.key) }) {
             guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
                 throw ResponseError(.problem(
