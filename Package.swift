@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "FlowScenariosTests", dependencies: ["FlowScenarios", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "FlowScenarios", "ExperimentStats", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "FlowScenarios", "ExperimentStats", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                                                       .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

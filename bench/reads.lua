@@ -1,5 +1,7 @@
--- wrk script: each request reads the state of a random session of $SESSIONS ("ID TOKEN" lines).
+-- wrk script: each request reads the state of a random session of $SESSIONS ("ID TOKEN" lines);
+-- $QUERY (such as "?predict=true") is appended to the path.
 local sessions = {}
+local query = os.getenv("QUERY") or ""
 
 function init(args)
   for line in io.lines(os.getenv("SESSIONS") or "bench/sessions.txt") do
@@ -11,5 +13,5 @@ end
 
 function request()
   local s = sessions[math.random(#sessions)]
-  return wrk.format("GET", "/v1/sessions/" .. s.id, { ["Authorization"] = "Bearer " .. s.token })
+  return wrk.format("GET", "/v1/sessions/" .. s.id .. query, { ["Authorization"] = "Bearer " .. s.token })
 end

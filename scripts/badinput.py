@@ -459,6 +459,7 @@ def corpus(ctx):
 
     # --- missing, malformed and wrong tokens
     state = f"/v1/sessions/{s}"
+    unknown_session = "/v1/sessions/s_AAAAAAAAAAAAAAAAAAAAAA"
     for name, value in [("no Authorization", None), ("Bearer without a token", "Bearer"), ("Bearer and spaces", "Bearer    "),
                         ("Basic scheme", "Basic YWRtaW46YWRtaW4="), ("token without a scheme", tok),
                         ("wrong token", "Bearer " + "A" * 43), ("another session's token", "Bearer " + home_tok),
@@ -480,6 +481,40 @@ def corpus(ctx):
     add("tokens", "admin PUT flow with a session token", "PUT", flow, auth, j(good_flow), expect=(401,))
     add("tokens", "admin evaluate with a wrong token", "POST", evaluate, [("Authorization", "Bearer x")], j({}), expect=(401,))
     add("tokens", "admin reset onboarding without a token", "DELETE", "/v1/users/bi-ada/onboarding", [], expect=(401,))
+
+    # --- the edge protocol: predictions, dry runs, bundles (nothing they refuse may change a session)
+    dry = f"{actions}?dryRun=true"
+    for name, query in [("dryRun=yes", "dryRun=yes"), ("dryRun empty", "dryRun="), ("dryRun=1", "dryRun=1"),
+                        ("dryRun=TRUE", "dryRun=TRUE"), ("dryRun of 4,000 characters", "dryRun=" + "t" * 4000),
+                        ("dryRun invalid UTF-8", "dryRun=%FF"), ("predict=maybe", "predict=maybe"),
+                        ("predict empty", "predict="), ("dryRun and a bad predict", "dryRun=true&predict=2")]:
+        add("edge", f"action: {name}", "POST", f"{actions}?{query}", auth, j({"type": "back"}), expect=(400,))
+    add("edge", "state: predict=yes", "GET", f"{state}?predict=yes", auth, expect=(400,))
+    add("edge", "create: predict=on", "POST", f"{sessions}?predict=on", body=j({"userId": "bi-edge"}), expect=(400,))
+    add("edge", "dry run: malformed JSON", "POST", dry, auth, b'{"type":', expect=(400,))
+    add("edge", "dry run: unknown field", "POST", dry, auth, j({"type": "back", "version": 1}), expect=(400,))
+    add("edge", "dry run: nobody handles it", "POST", dry, auth, j({"type": "bi.nothing"}), expect=(422,))
+    add("edge", "dry run: a stale from", "POST", dry, auth, j({"type": "back", "from": "e999"}), expect=(409,))
+    add("edge", "dry run: If-Match of another version", "POST", dry, auth + [("If-Match", '"999"')], j({"type": "back"}),
+        expect=(412,))
+    add("edge", "dry run: malformed If-Match", "POST", dry, auth + [("If-Match", "7")], j({"type": "back"}), expect=(400,))
+    add("edge", "dry run: an unknown link", "POST", dry, auth, j({"type": "link", "params": {"uri": "/bi/none"}}), expect=(422,))
+    add("edge", "dry run: a link that is not a URI", "POST", dry, auth, j({"type": "link", "params": {"uri": 5}}), expect=(400, 422))
+    add("edge", "dry run: without a token", "POST", dry, [], j({"type": "back"}), expect=(401,))
+    add("edge", "dry run: another session's token", "POST", dry, home_auth, j({"type": "back"}), expect=(401,))
+    add("edge", "dry run: unknown session", "POST", f"{unknown_session}/actions?dryRun=true", auth, j({"type": "back"}),
+        expect=(404,))
+    add("edge", "dry run: body over the limit", "POST", dry, auth, j({"type": "back", "params": {"p": "x" * 2_000_000}}),
+        expect=(413,))
+    bundle = f"{state}/bundle"
+    add("edge", "bundle: no token", "GET", bundle, [], expect=(401,))
+    add("edge", "bundle: wrong token", "GET", bundle, [("Authorization", "Bearer " + "A" * 43)], expect=(401,))
+    add("edge", "bundle: another session's token", "GET", bundle, home_auth, expect=(401,))
+    add("edge", "bundle: the admin token", "GET", bundle, adm, expect=(401,))
+    add("edge", "bundle: unknown session", "GET", f"{unknown_session}/bundle", auth, expect=(404,))
+    add("edge", "bundle: session id of 65 characters", "GET", "/v1/sessions/" + "s" * 65 + "/bundle", auth, expect=(404,))
+    for method in ["POST", "PUT", "DELETE"]:
+        add("edge", f"bundle: {method}", method, bundle, auth, b"{}" if method != "DELETE" else None, expect=(405,))
 
     # --- event streams and their single-use tickets (set_up made the tickets)
     events = f"/v1/sessions/{s}/events"
@@ -746,6 +781,45 @@ def corpus(ctx):
     add("tokens", "audit log without a token", "GET", "/v1/audit", [], expect=(401,))
     add("tokens", "audit log with a session token", "GET", "/v1/audit", auth, expect=(401,))
     add("tokens", "flow test without a token", "POST", test, [], j({"scenarios": [scenario]}), expect=(401,))
+
+    # --- a session's client (what the app build renders), in sessions, flow tests and link resolve
+    for kind, value in [("string", "ios"), ("number", 2), ("array", ["ios"]), ("bool", True)]:
+        add("types", f"session client as {kind}", "POST", sessions, body=j({"userId": "a", "client": value}))
+    for field in ["platform", "appVersion"]:
+        for kind, value in [("number", 2), ("array", ["x"]), ("object", {}), ("bool", False), ("empty", ""),
+                            ("over 64 bytes", "v" * 65), ("with a quote", 'a"b'), ("with a backslash", "a\\b"),
+                            ("with a control character", "a\u0001b"), ("non-ASCII", "\u00e9")]:
+            add("types", f"session client {field} {kind}", "POST", sessions, body=j({"userId": "a", "client": {field: value}}))
+    for kind, value in [("string", "home.first"), ("number", 1), ("object", {"home.first": True})]:
+        add("types", f"session client features as {kind}", "POST", sessions, body=j({"userId": "a", "client": {"features": value}}))
+    for kind, value in [("number", 1), ("null", None), ("empty string", ""), ("array", ["a"]), ("object", {}),
+                        ("over 200 bytes", "f" * 201)]:
+        add("types", f"session client feature as {kind}", "POST", sessions,
+            body=j({"userId": "a", "client": {"features": ["home.first", value]}}))
+    add("types", "session client with 1,001 features", "POST", sessions,
+        body=j({"userId": "a", "client": {"features": [f"f{i}" for i in range(1001)]}}))
+    add("size", "session client with 100,000 features", "POST", sessions,
+        body=j({"userId": "a", "client": {"features": [f"f{i}" for i in range(100000)]}}), expect=(400, 413))
+    add("depth", f"session client features {deep} deep", "POST", sessions,
+        body=b'{"userId":"a","client":{"features":' + nest(deep - 3) + b"}}")
+    add("unknown-fields", "session client with an unknown field", "POST", sessions, body=j({"userId": "a", "client": {"os": "ios"}}))
+    add("unknown-fields", "session client field with a near miss", "POST", sessions, body=j({"userId": "a", "client": {"feature": []}}))
+    add("utf8", "session client platform with 0xFF", "POST", sessions, body=b'{"userId":"a","client":{"platform":"\xff"}}')
+    add("utf8", "session client feature with 0xFE", "POST", sessions, body=b'{"userId":"a","client":{"features":["a\xfe"]}}')
+    add("capabilities", "session for a client that renders nothing", "POST", sessions,
+        body=j({"userId": "a", "client": {"features": []}}), expect=(422,))
+    add("capabilities", "session for a client that renders one screen", "POST", sessions,
+        body=j({"userId": "a", "client": {"platform": "ios", "appVersion": "0.1", "features": ["home.first"]}}), expect=(422,))
+    for name, client in [("as string", "ios"), ("features as string", {"features": "a"}), ("feature as number", {"features": [1]}),
+                         ("with an unknown field", {"os": "ios"}), ("platform over 64 bytes", {"platform": "p" * 65})]:
+        add("types", f"flow test client {name}", "POST", test, adm, j({"scenarios": [dict(scenario, client=client)]}), expect=(422,))
+    resolve = "/v1/links/resolve?uri=/home&userId=bi-resolve"
+    for name, query in [("platform over 64 bytes", "client.platform=" + "p" * 65), ("empty platform", "client.platform="),
+                        ("appVersion with a quote", "client.appVersion=%22"), ("an unknown client parameter", "client.os=ios"),
+                        ("a feature over 200 bytes", "client.features=" + "f" * 201),
+                        ("1,001 features", "client.features=" + ",".join(f"f{i}" for i in range(1001)))]:
+        add("types", f"link resolve with {name}", "GET", f"{resolve}&{query}", adm)
+    add("capabilities", "link resolve for a client that renders nothing", "GET", f"{resolve}&client.features=", adm, expect=(422,))
     return cases
 
 

@@ -12,7 +12,7 @@ extension FlowEngine {
     public static func availableActions(in tree: FlowTree, catalog: FlowCatalog, context: FlowContext) -> [AvailableAction] {
         if let interaction = tree.interaction {
             return [FlowAction.interactionUpdate, FlowAction.interactionEnd, FlowAction.interactionCancel].map {
-                AvailableAction(type: $0, handledBy: interaction.handledBy)
+                AvailableAction(type: $0, handledBy: interaction.handledBy, params: interactionParams(of: $0))
             }
         }
         guard let visible = tree.visiblePath() else { return [] }
@@ -41,5 +41,16 @@ extension FlowEngine {
             available.append(AvailableAction(type: FlowAction.linkCancel, handledBy: FlowCatalog.rootFlowName))
         }
         return available
+    }
+
+    /// The params the engine reads from the interaction actions; no definition declares them.
+    static func interactionParams(of type: String) -> [FlowRule.Param] {
+        switch type {
+        case FlowAction.interactionUpdate: [FlowRule.Param(name: "progress", type: .number)]
+        case FlowAction.interactionEnd:
+            [FlowRule.Param(name: "progress", type: .number, required: false),
+             FlowRule.Param(name: "velocity", type: .number, required: false)]
+        default: []
+        }
     }
 }

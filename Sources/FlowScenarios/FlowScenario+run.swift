@@ -57,7 +57,26 @@ public struct ScenarioFailure: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// What a scenario runs on: the catalog its client gets, or, when its client can render no
+/// version of the flows, the features it lacks (the server refuses such a session with 422
+/// `unsupported-client`).
+public enum ScenarioCatalog: Sendable {
+    case catalog(FlowCatalog)
+    case unsupportedClient(missing: [String])
+
+    /// `catalog` when `client` renders every screen it can show, else what the client lacks:
+    /// what `flowstack flows test` runs on, having only the folder's definitions.
+    public static func fitting(_ catalog: FlowCatalog, client: ClientCapabilities?) -> ScenarioCatalog {
+        guard let client else { return .catalog(catalog) }
+        let missing = client.missing(catalog.screenFeatures())
+        return missing.isEmpty ? .catalog(catalog) : .unsupportedClient(missing: missing)
+    }
+}
+
 extension FlowScenario {
+    /// The error code of a start refused because the client cannot render the flows.
+    public static let unsupportedClientCode = "unsupported-client"
+
     /// Flag values for a context: what a new session would be given, before the scenario's own
     /// `flags` override them.
     public typealias FlagValues = (_ userId: String, _ attributes: [String: JSONValue]) -> [String: JSONValue]
@@ -70,6 +89,21 @@ extension FlowScenario {
     /// result.failures.first?.description   // "step 1 (onboarding.completed): top is …, expected …"
     /// ```
     public func run(catalog: FlowCatalog, index: Int = 0, flags: FlagValues = { _, _ in [:] }, limits: FlowLimits = .default) -> ScenarioResult {
+        run(on: .fitting(catalog, client: client), index: index, flags: flags, limits: limits)
+    }
+
+    /// Runs the scenario on what its client gets: a catalog, as ``run(catalog:index:flags:limits:)``
+    /// does, or a refusal, which passes only when `start.expect` expects `unsupported-client`
+    /// and the scenario has no steps (no session exists to take them).
+    public func run(on placement: ScenarioCatalog, index: Int = 0, flags: FlagValues = { _, _ in [:] },
+                    limits: FlowLimits = .default) -> ScenarioResult {
+        let catalog: FlowCatalog
+        switch placement {
+        case .catalog(let fitting):
+            catalog = fitting
+        case .unsupportedClient(let missing):
+            return refusedStart(missing: missing, index: index)
+        }
         var values = flags(context.userId, context.attributes)
         for (key, value) in context.flags { values[key] = value }
         var flowContext = FlowContext(
@@ -126,6 +160,32 @@ extension FlowScenario {
                 result.failures = failures
                 break
             }
+        }
+        return result
+    }
+
+    /// The result of a scenario whose client gets no session.
+    private func refusedStart(missing: [String], index: Int) -> ScenarioResult {
+        let base = JSONPointer(["scenarios", String(index)])
+        var result = ScenarioResult(name: name, index: index, stepsRun: 0, failures: [])
+        let code = JSONValue.string(Self.unsupportedClientCode)
+        let lacking = missing.prefix(10).joined(separator: ", ") + (missing.count > 10 ? ", …" : "")
+        switch start.expect?[.error] {
+        case code?:
+            if !steps.isEmpty {
+                result.failures.append(ScenarioFailure(
+                    step: nil, action: nil, key: "steps", pointer: base.appending("steps").description, expected: .null, actual: .null,
+                    message: "the steps cannot run: the client cannot render \(lacking), so no session is created"))
+            }
+        case let expected?:
+            result.failures.append(ScenarioFailure(
+                step: nil, action: nil, key: "error", pointer: base.appending("start").appending("expect").appending("error").description,
+                expected: expected, actual: code,
+                message: "refused with unsupported-client, expected \(expected.stringValue ?? expected.jsonText): the client cannot render \(lacking)"))
+        case nil:
+            result.failures.append(ScenarioFailure(
+                step: nil, action: nil, key: "error", pointer: base.appending("client").description, expected: .null, actual: code,
+                message: "refused with unsupported-client: the client cannot render \(lacking)"))
         }
         return result
     }
@@ -197,6 +257,13 @@ extension FlowScenarioSuite {
     /// Runs every scenario on `catalog`, in order.
     public func run(catalog: FlowCatalog, flags: FlowScenario.FlagValues = { _, _ in [:] }) -> [ScenarioResult] {
         scenarios.enumerated().map { $0.element.run(catalog: catalog, index: $0.offset, flags: flags) }
+    }
+
+    /// Runs every scenario, in order, on what `placement` gives its client (the server's flow
+    /// test route: the versions a session of that client would run).
+    public func run(flags: FlowScenario.FlagValues = { _, _ in [:] },
+                    placement: (ClientCapabilities?) -> ScenarioCatalog) -> [ScenarioResult] {
+        scenarios.enumerated().map { $0.element.run(on: placement($0.element.client), index: $0.offset, flags: flags) }
     }
 }
 

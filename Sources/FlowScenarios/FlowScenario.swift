@@ -24,12 +24,17 @@ import JSON
 public struct FlowScenario: Sendable, Equatable {
     public var name: String
     public var context: Context
+    /// The app build the session is for (`{"platform", "appVersion", "features"}`); nil: one
+    /// that renders every screen. A client that cannot render the flows gets no session: the
+    /// start is refused with `unsupported-client`, which `start.expect.error` may expect.
+    public var client: ClientCapabilities?
     public var start: Start
     public var steps: [Step]
 
-    public init(name: String, context: Context = Context(), start: Start = Start(), steps: [Step] = []) {
+    public init(name: String, context: Context = Context(), client: ClientCapabilities? = nil, start: Start = Start(), steps: [Step] = []) {
         self.name = name
         self.context = context
+        self.client = client
         self.start = start
         self.steps = steps
     }

@@ -78,7 +78,7 @@ private struct ScenarioReader {
             return nil
         }
         let before = problems.count
-        checkKeys(object, ["name", "context", "start", "steps"], at: path, what: "a scenario")
+        checkKeys(object, ["name", "context", "client", "start", "steps"], at: path, what: "a scenario")
         var name = ""
         if let raw = object["name"], let text = raw.stringValue, !text.isEmpty, text.utf8.count <= 200 {
             name = text
@@ -87,6 +87,14 @@ private struct ScenarioReader {
         }
         var context = FlowScenario.Context()
         if let raw = object["context"], !raw.isNull { context = readContext(raw, at: path.appending("context")) }
+        var client: ClientCapabilities?
+        if let raw = object["client"], !raw.isNull {
+            do throws(DefinitionProblems) {
+                client = try ClientCapabilities(json: raw, at: path.appending("client"))
+            } catch {
+                problems += error.problems
+            }
+        }
         var start = FlowScenario.Start()
         if let raw = object["start"], !raw.isNull { start = readStart(raw, at: path.appending("start")) }
         var steps: [FlowScenario.Step] = []
@@ -110,7 +118,7 @@ private struct ScenarioReader {
             report(stepsPath, "steps is required (it may be empty when start has an expect): an array of {action, expect?}")
         }
         guard problems.count == before else { return nil }
-        return FlowScenario(name: name, context: context, start: start, steps: steps)
+        return FlowScenario(name: name, context: context, client: client, start: start, steps: steps)
     }
 
     private mutating func readContext(_ json: JSONValue, at path: JSONPointer) -> FlowScenario.Context {

@@ -7,20 +7,22 @@ extension Application {
     static func addAvailableActionsRoute(to router: inout Router, sessions: SessionService) {
         router.route("GET", "/v1/sessions/{id}/actions/available") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
-            let (session, available) = try sessions.availableActions(id, token: BearerToken.presented(in: request))
-            var response = Response.json(availableActionsDocument(session, available))
+            let (session, available, predictions) = try sessions.availableActions(id, token: BearerToken.presented(in: request))
+            var response = Response.json(availableActionsDocument(session, available, predictions: predictions))
             response.headers["ETag"] = SessionService.etag(session.version)
             response.headers["Cache-Control"] = "no-store"
             return response
         }
     }
 
-    /// `{sessionId, version, from, actions: [{type, handledBy, from, params: [{name, type, required}], interactive}]}`;
-    /// `from` is the screen on top, which the listed actions come from (null for the
-    /// interaction actions, which address the pending interaction rather than a screen).
-    static func availableActionsDocument(_ session: LiveSession, _ available: [AvailableAction]) -> [UInt8] {
+    /// `{sessionId, version, from, actions: [{type, handledBy, from, params: [{name, type, required}], interactive,
+    /// next, nextInteractive?}]}`; `from` is the screen on top, which the listed actions come from (null for the
+    /// interaction actions, which address the pending interaction rather than a screen). `next` is the state
+    /// posting the action with no params would answer (null when it needs params); `nextInteractive`, for an
+    /// action that may run interactively, the state posting it with `"interactive": true` would answer.
+    static func availableActionsDocument(_ session: LiveSession, _ available: [AvailableAction], predictions: [Prediction]) -> [UInt8] {
         let top = session.tree.top
-        var writer = JSONWriter(capacity: 256 + available.count * 160)
+        var writer = JSONWriter(capacity: 256 + available.count * 2048)
         writer.beginObject()
         writer.writeKey("sessionId")
         writer.writeString(session.id)
@@ -41,7 +43,7 @@ extension Application {
             writer.writeOptionalString(source)
             writer.writeKey("params")
             writer.beginArray()
-            for param in action.params + interactionParams(of: action.type) {
+            for param in action.params {
                 writer.beginObject()
                 writer.writeKey("name")
                 writer.writeString(param.name)
@@ -54,6 +56,12 @@ extension Application {
             writer.endArray()
             writer.writeKey("interactive")
             writer.writeBool(action.interactive)
+            writer.writeKey("next")
+            writePrediction(predictions.first { $0.action.type == action.type && !$0.action.interactive }, into: &writer)
+            if action.interactive && session.tree.interaction == nil {
+                writer.writeKey("nextInteractive")
+                writePrediction(predictions.first { $0.action.type == action.type && $0.action.interactive }, into: &writer)
+            }
             writer.endObject()
         }
         writer.endArray()
@@ -63,14 +71,7 @@ extension Application {
 
     static let interactionTypes: Set<String> = [FlowAction.interactionUpdate, FlowAction.interactionEnd, FlowAction.interactionCancel]
 
-    /// The params the engine reads from the interaction actions; no definition declares them.
-    static func interactionParams(of type: String) -> [FlowRule.Param] {
-        switch type {
-        case FlowAction.interactionUpdate: [FlowRule.Param(name: "progress", type: .number)]
-        case FlowAction.interactionEnd:
-            [FlowRule.Param(name: "progress", type: .number, required: false),
-             FlowRule.Param(name: "velocity", type: .number, required: false)]
-        default: []
-        }
+    private static func writePrediction(_ prediction: Prediction?, into writer: inout JSONWriter) {
+        if let prediction { writer.writeRawValue(prediction.next.document()) } else { writer.writeNull() }
     }
 }

@@ -27,7 +27,18 @@ extension Application {
             var versions = registry.liveVersions
             versions[name] = version
             let catalog = registry.liveCatalog(replacingWith: stored.definition)
-            let results = suite.run(catalog: catalog, flags: ScenarioFlags.values(registry.allFlags.map { ($0.key, $0.value.definition) }))
+            let testedVersions = versions
+            // A scenario's client runs what a session of that client would once the version is
+            // live: the versions it renders, falling back to earlier activated ones, or nothing.
+            let results = suite.run(flags: ScenarioFlags.values(registry.allFlags.map { ($0.key, $0.value.definition) })) { client in
+                guard let client, client.features != nil else { return .catalog(catalog) }
+                switch registry.fit(client, live: testedVersions) {
+                case .fits(let fitting, _):
+                    return registry.catalog(for: fitting).map { .catalog($0) } ?? .fitting(catalog, client: client)
+                case .unsupported(let missing, _):
+                    return .unsupportedClient(missing: missing)
+                }
+            }
             return .json(Self.testReport(name: name, version: version, versions: versions, results: results))
         }
     }

@@ -66,7 +66,9 @@ extension Application {
             }
             registry.add(name: name, version: version, definition: definition, text: text,
                          createdAt: Timestamp.string(), live: activate)
-            var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version),
+            let impact = activate ? Self.activationImpact(flow: name, registry: registry, store: store, logger: logger) : nil
+            var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version,
+                                                              impact: activate ? .some(impact) : nil),
                                          status: 201)
             response.headers["Location"] = "/v1/flows/\(name)/versions/\(version)"
             return response
@@ -86,7 +88,8 @@ extension Application {
                 throw SessionService.storageFailure(error, logger: logger)
             }
             registry.setLive(name: name, version: version)
-            return .json(Self.versionDocument(name: name, version: version, live: true))
+            let impact = Self.activationImpact(flow: name, registry: registry, store: store, logger: logger)
+            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact)))
         }
     }
 
@@ -101,7 +104,9 @@ extension Application {
         return writer.takeBytes()
     }
 
-    static func versionDocument(name: String, version: Int, live: Bool) -> [UInt8] {
+    /// `{name, version, live}`, and `impact` (an object, or null when it could not be computed)
+    /// when the version was just made live.
+    static func versionDocument(name: String, version: Int, live: Bool, impact: [UInt8]?? = nil) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.writeKey("name")
@@ -110,6 +115,10 @@ extension Application {
         writer.writeInteger(version)
         writer.writeKey("live")
         writer.writeBool(live)
+        if let impact {
+            writer.writeKey("impact")
+            if let impact { writer.writeRawValue(impact) } else { writer.writeNull() }
+        }
         writer.endObject()
         return writer.takeBytes()
     }

@@ -69,6 +69,9 @@ extension Application {
             writer.writeInteger(figures[index].sessions)
             writer.writeKey("onboarded")
             writer.writeInteger(figures[index].onboarded)
+            // Bucketed into this variant, not enrolled: their client cannot render the experiment.
+            writer.writeKey("excluded")
+            writer.writeInteger(figures[index].excluded)
             writer.writeKey("funnel")
             writer.beginObject()
             for (feature, sessions) in figures[index].funnel.sorted(by: { $0.key < $1.key }) {
@@ -82,6 +85,8 @@ extension Application {
         writer.endArray()
         writer.writeKey("srm")
         analysis.writeSampleRatio(to: &writer)
+        writer.writeKey("excluded")
+        writer.writeInteger(figures.reduce(0) { $0 + $1.excluded })
         writer.endObject()
         return .json(writer.takeBytes())
     }

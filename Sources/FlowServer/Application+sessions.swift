@@ -10,9 +10,12 @@ extension Application {
 
     static func addSessionRoutes(to router: inout Router, sessions: SessionService, access: AccessPolicy, limits: BodyLimits) {
         router.route("POST", "/v1/sessions") { request throws(ResponseError) in
+            let prediction = try PredictionRequest(request)
             let input = try SessionInput(json: try request.jsonBody(limits).get())
             try access.checkCreation(request, userId: input.userId, userHash: input.userHash)
-            let (session, token) = try sessions.create(input)
+            let created = try sessions.create(input)
+            var session = created.session
+            let token = created.token
             var writer = JSONWriter(capacity: 2048)
             writer.beginObject()
             writer.writeKey("session")
@@ -27,7 +30,12 @@ extension Application {
             writer.writeInteger(session.version)
             writer.endObject()
             writer.writeKey("state")
-            writer.writeRawValue(session.document ?? session.stateDocument())
+            let state = session.cachedStateDocument()
+            if prediction.predict {
+                writer.writeRawValue(LiveSession.withPredictions(state, session.cachedPredictions(user: session.context.user)))
+            } else {
+                writer.writeRawValue(state)
+            }
             writer.endObject()
             var response = SessionService.stateResponse(session, body: writer.takeBytes(), status: 201)
             response.headers["Location"] = "/v1/sessions/\(session.id)"
@@ -36,7 +44,10 @@ extension Application {
 
         router.route("GET", "/v1/sessions/{id}") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
-            let (version, document) = try sessions.stateDocument(id, token: BearerToken.presented(in: request))
+            let prediction = try PredictionRequest(request)
+            let token = BearerToken.presented(in: request)
+            let (version, document) = prediction.predict
+                ? try sessions.predictedStateDocument(id, token: token) : try sessions.stateDocument(id, token: token)
             if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matchesWeakly(version) {
                 var response = Response(status: 304)
                 response.headers["ETag"] = SessionService.etag(version)
@@ -48,6 +59,8 @@ extension Application {
 
         router.route("POST", "/v1/sessions/{id}/actions") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
+            let prediction = try PredictionRequest(request)
+            let dryRun = try PredictionRequest.flag(request, "dryRun") ?? false
             let token = BearerToken.presented(in: request)
             guard token != nil else {
                 throw SessionService.unauthorized("This route needs Authorization: Bearer <session token>.")
@@ -78,7 +91,10 @@ extension Application {
             // The hash of the parsed action, not of the body's bytes: a batch item with the same
             // key and action hashes the same (see FlowAction.idempotencyHash).
             if let key = idempotency?.key { idempotency = (key, action.idempotencyHash) }
-            return sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency)
+            // A dry run commits nothing, so an Idempotency-Key has nothing to keep: it is ignored.
+            return dryRun
+                ? try sessions.dryRun(action, on: id, token: token, ifMatch: ifMatch, predict: prediction.predict)
+                : sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency, predict: prediction.predict)
         }
 
         router.route("POST", "/v1/sessions/{id}/actions/batch") { request throws(ResponseError) in
@@ -197,10 +213,7 @@ struct AdminAuthorization: Sendable {
 
     init(token: String) {
         tokenHash = BearerToken.hash(token)
-        credential = "admin:" + tokenHash.prefix(4).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }.joined()
+        credential = "admin:" + AccessPolicy.hex(tokenHash.prefix(4))
     }
 
     /// The stamp of a change made with the admin token, for the audit log.

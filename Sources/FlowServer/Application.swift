@@ -58,7 +58,7 @@ public final class Application: Sendable {
                 try store.seedDefinition(.flag, key: document.key, definition: document.text)
             }
             let loaded = DefinitionRegistry.load(
-                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
+                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(), activations: try store.flowActivations(),
                 flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
             for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
             registry = loaded.registry
@@ -97,6 +97,7 @@ public final class Application: Sendable {
         Self.addPlaygroundRoutes(to: &router)
         Self.addSessionRoutes(to: &router, sessions: sessions, access: access, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
+        Self.addBundleRoute(to: &router, sessions: sessions)
         Self.addEventRoutes(to: &router, sessions: sessions, events: events, options: eventOptions)
         Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)

@@ -34,6 +34,9 @@ final class DefinitionRegistry: Sendable {
         var flows: [FlowKey: StoredFlow] = [:]
         var latest: [String: Int] = [:]
         var live: [String: Int] = [:]
+        /// Every version each flow has ever had live: where a client that cannot render the live
+        /// version falls back to.
+        var activated: [String: Set<Int>] = [:]
         /// Catalogs by the canonical text of their version map (`app:1,home:2,…`).
         var catalogs: [String: FlowCatalog] = [:]
     }
@@ -46,7 +49,8 @@ final class DefinitionRegistry: Sendable {
 
     /// Loads every stored flow version and the live ones. A stored version that no longer
     /// parses is skipped and described in `skipped` (no new session can use it).
-    static func load(flows records: [FlowVersionRecord], live: [String: Int], flags: [KeyedDefinitionRecord] = [],
+    static func load(flows records: [FlowVersionRecord], live: [String: Int], activations: [String: [Int]] = [:],
+                     flags: [KeyedDefinitionRecord] = [],
                      experiments: [KeyedDefinitionRecord] = []) -> (registry: DefinitionRegistry, skipped: [String]) {
         var snapshot = Snapshot()
         var skipped: [String] = []
@@ -79,6 +83,8 @@ final class DefinitionRegistry: Sendable {
             }
         }
         snapshot.live = live.filter { snapshot.flows[FlowKey(name: $0.key, version: $0.value)] != nil }
+        for (name, versions) in activations { snapshot.activated[name] = Set(versions) }
+        for (name, version) in snapshot.live { snapshot.activated[name, default: []].insert(version) }
         return (DefinitionRegistry(snapshot), skipped)
     }
 
@@ -97,6 +103,12 @@ final class DefinitionRegistry: Sendable {
 
     /// The live version of each flow.
     var liveVersions: [String: Int] { state.withLock { $0.live } }
+
+    /// The stored flows and every version each flow has had live, read together (see
+    /// `DefinitionRegistry+capabilities.swift`).
+    var history: (flows: [FlowKey: StoredFlow], activated: [String: Set<Int>]) {
+        state.withLock { ($0.flows, $0.activated) }
+    }
 
     /// What a new session is evaluated against: flags and experiments in key order, and the
     /// live flow versions, read together.
@@ -178,13 +190,19 @@ final class DefinitionRegistry: Sendable {
         state.withLock { snapshot in
             snapshot.flows[FlowKey(name: name, version: version)] = StoredFlow(definition: definition, text: text, createdAt: createdAt)
             snapshot.latest[name] = max(snapshot.latest[name] ?? 0, version)
-            if live { snapshot.live[name] = version }
+            if live {
+                snapshot.live[name] = version
+                snapshot.activated[name, default: []].insert(version)
+            }
         }
     }
 
     /// Records that `version` of `name` is now live.
     func setLive(name: String, version: Int) {
-        state.withLock { $0.live[name] = version }
+        state.withLock { snapshot in
+            snapshot.live[name] = version
+            snapshot.activated[name, default: []].insert(version)
+        }
     }
 
     /// `app:1,home:2,…`, the same for the same versions whatever their order.

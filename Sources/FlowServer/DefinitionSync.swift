@@ -53,7 +53,7 @@ final class DefinitionSync: Sendable {
             }
             guard changed || force else { return }
             let loaded = DefinitionRegistry.load(
-                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
+                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(), activations: try store.flowActivations(),
                 flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
             for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
             registry.replace(with: loaded.registry)

@@ -7,8 +7,8 @@ struct LiveSession: Sendable {
     let id: String
     let userId: String
     let tokenHash: [UInt8]
-    var version: Int { didSet { document = nil } }
-    var tree: FlowTree { didSet { document = nil } }
+    var version: Int { didSet { document = nil; predictions = nil } }
+    var tree: FlowTree { didSet { document = nil; predictions = nil } }
     /// Attributes, traits, flag values; `user` holds the user's state as this session knows it.
     var context: FlowContext
     /// The flow definitions of the versions this session runs (shared between sessions).
@@ -22,13 +22,16 @@ struct LiveSession: Sendable {
     /// The session was placed in at least one experiment: its screens feed the report's funnel.
     let inExperiment: Bool
     /// The transition that produced `version`, encoded; nil at creation or when nothing moved.
-    var lastTransitionJSON: [UInt8]? { didSet { document = nil } }
-    var handledBy: String? { didSet { document = nil } }
+    var lastTransitionJSON: [UInt8]? { didSet { document = nil; predictions = nil } }
+    var handledBy: String? { didSet { document = nil; predictions = nil } }
     /// Set by a delete, so the slot drops the state under the same lock.
     var deleted = false
     /// The state document of this version, once encoded: reads answer with it as it is. Every
     /// property the document shows clears it when set.
     private(set) var document: [UInt8]?
+    /// The predictions of this version (see `cachedPredictions`), with the user state they
+    /// were made for; cleared with `document`.
+    private var predictions: (user: [String: JSONValue], json: [UInt8])?
 
     init(id: String, userId: String, tokenHash: [UInt8], version: Int, tree: FlowTree, context: FlowContext,
          catalog: FlowCatalog, flagsJSON: [UInt8], experimentsJSON: [UInt8], flowVersionsJSON: [UInt8],
@@ -64,33 +67,77 @@ struct LiveSession: Sendable {
 
     /// The state document: every session answer's body.
     func stateDocument() -> [UInt8] {
-        var writer = JSONWriter(capacity: 2048)
-        writer.beginObject()
-        writer.writeKey("sessionId")
-        writer.writeString(id)
-        writer.writeKey("userId")
-        writer.writeString(userId)
-        writer.writeKey("version")
-        writer.writeInteger(version)
-        writer.writeKey("root")
-        tree.writeRoot(into: &writer)
-        writer.writeKey("screens")
-        tree.writeScreens(into: &writer)
-        writer.writeKey("top")
-        tree.writeTop(into: &writer)
-        writer.writeKey("transition")
-        if let lastTransitionJSON { writer.writeRawValue(lastTransitionJSON) } else { writer.writeNull() }
-        writer.writeKey("interaction")
-        tree.writeInteraction(into: &writer)
-        writer.writeKey("pendingLink")
-        tree.writePendingLink(into: &writer)
-        writer.writeKey("handledBy")
-        writer.writeOptionalString(handledBy)
-        writer.writeKey("flags")
-        writer.writeRawValue(flagsJSON)
-        writer.writeKey("experiments")
-        writer.writeRawValue(experimentsJSON)
-        writer.endObject()
+        SessionState.document(sessionId: id, userId: userId, version: version, tree: tree, transitionJSON: lastTransitionJSON,
+                              handledBy: handledBy, flagsJSON: flagsJSON, experimentsJSON: experimentsJSON)
+    }
+
+    /// The session as the engine carries it forward (predictions, dry runs, bundles), with the
+    /// user's state as `user`.
+    func engineState(user: [String: JSONValue]) -> SessionState {
+        var context = context
+        context.user = user
+        return SessionState(
+            sessionId: id, userId: userId, version: version, tree: tree, context: context, catalog: catalog,
+            flagsJSON: flagsJSON, experimentsJSON: experimentsJSON, transitionJSON: lastTransitionJSON, handledBy: handledBy)
+    }
+
+    /// The predictions of this version for a user in state `user`, encoded at most once while
+    /// neither changes.
+    mutating func cachedPredictions(user: [String: JSONValue]) -> [UInt8] {
+        if let predictions, predictions.user == user { return predictions.json }
+        let json = Self.predictionsJSON(engineState(user: user))
+        predictions = (user, json)
+        return json
+    }
+
+    /// `[{"action": {type, from?, interactive?}, "state": {…}}]`: each action a client may post
+    /// next without params, as it should post it, and the state it will be answered.
+    static func predictionsJSON(_ state: SessionState) -> [UInt8] {
+        let predictions = state.predictions()
+        var writer = JSONWriter(capacity: 64 + predictions.count * 2048)
+        writer.beginArray()
+        for prediction in predictions {
+            writer.beginObject()
+            writer.writeKey("action")
+            writeAction(prediction.action, into: &writer)
+            writer.writeKey("state")
+            writer.writeRawValue(prediction.next.document())
+            writer.endObject()
+        }
+        writer.endArray()
         return writer.takeBytes()
+    }
+
+    /// An action as a client posts it: `{type, from?, params?, interactive?}`, leaving out what
+    /// is absent.
+    static func writeAction(_ action: FlowAction, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("type")
+        writer.writeString(action.type)
+        if let from = action.from {
+            writer.writeKey("from")
+            writer.writeString(from)
+        }
+        if !action.params.isEmpty {
+            writer.writeKey("params")
+            writer.writeObject(action.params)
+        }
+        if action.interactive {
+            writer.writeKey("interactive")
+            writer.writeBool(true)
+        }
+        writer.endObject()
+    }
+
+    /// A state document with `predictions` added as its last member.
+    static func withPredictions(_ document: [UInt8], _ predictions: [UInt8]) -> [UInt8] {
+        guard document.last == UInt8(ascii: "}") else { return document }
+        var body = [UInt8]()
+        body.reserveCapacity(document.count + predictions.count + 16)
+        body.append(contentsOf: document.dropLast())
+        body.append(contentsOf: Array(#","predictions":"#.utf8))
+        body.append(contentsOf: predictions)
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 }

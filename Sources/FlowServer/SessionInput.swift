@@ -3,7 +3,7 @@ import JSON
 import FlowEngine
 import HTTPServer
 
-/// `{userId, attributes?, traits?, link?, userHash?}`, validated.
+/// `{userId, attributes?, traits?, link?, userHash?, client?}`, validated.
 struct SessionInput {
     static let maxUserIdBytes = 128
     static let maxAttributes = 64
@@ -17,17 +17,27 @@ struct SessionInput {
     /// HMAC-SHA256(user secret, userId) in lowercase hex, from the app's backend (checked only
     /// when the server has a user secret).
     var userHash: String?
+    /// What the app build can render (`{platform?, appVersion?, features?}`); nil when not sent.
+    var client: ClientCapabilities?
 
     /// Reads the body, collecting every field problem into one 400.
     init(json: JSONValue) throws(ResponseError) {
         guard let object = json.objectValue else {
-            throw ResponseError(.problem(400, "The body must be an object {userId, attributes?, traits?, link?, userHash?}; found \(json.typeName).",
+            throw ResponseError(.problem(400, "The body must be an object {userId, attributes?, traits?, link?, userHash?, client?}; found \(json.typeName).",
                                          type: ProblemType.malformed))
         }
         var errors: [ProblemDetails.FieldError] = []
-        for key in object.keys where !["userId", "attributes", "traits", "link", "userHash"].contains(key) {
+        for key in object.keys where !["userId", "attributes", "traits", "link", "userHash", "client"].contains(key) {
             errors.append(.init(pointer: JSONPointer([key]).description,
-                                detail: "unknown field; expected userId, attributes, traits, link, userHash"))
+                                detail: "unknown field; expected userId, attributes, traits, link, userHash, client"))
+        }
+        var client: ClientCapabilities?
+        if let raw = object["client"], !raw.isNull {
+            do throws(DefinitionProblems) {
+                client = try ClientCapabilities(json: raw, at: JSONPointer(["client"]))
+            } catch {
+                errors += error.problems.map { .init(pointer: $0.path, detail: $0.message) }
+            }
         }
         var userHash: String?
         if let raw = object["userHash"], !raw.isNull {
@@ -105,5 +115,6 @@ struct SessionInput {
         self.traits = traits
         self.link = link
         self.userHash = userHash
+        self.client = client
     }
 }

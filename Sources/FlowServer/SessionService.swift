@@ -50,10 +50,17 @@ final class SessionService: Sendable {
         var versions: [String: Int]
         var evaluations: FlagEvaluations
         var exposures: [(experiment: String, variant: String)]
+        /// Experiments that bucketed the session but did not enrol it: its client cannot render them.
+        var exclusions: [(experiment: String, variant: String)] = []
+        /// Flows whose live version the client cannot render: the version it runs instead.
+        var fallbacks: [String: Int] = [:]
     }
 
-    /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it.
-    func start(userId: String, attributes: [String: JSONValue], traits: [String: String]) throws(ResponseError) -> Start {
+    /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it;
+    /// with a `client` that lists its features, only on versions it can render (422
+    /// `unsupported-client` when none fits).
+    func start(userId: String, attributes: [String: JSONValue], traits: [String: String],
+               client: ClientCapabilities? = nil) throws(ResponseError) -> Start {
         // Read afresh on a shared database: the user may have finished onboarding on another node.
         let userState = try storage { try users.held(userId, store: store, fresh: shared).state }
         // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
@@ -62,11 +69,18 @@ final class SessionService: Sendable {
         let evaluations = FlagSet.evaluateAll(flags: inputs.flags, context: evaluationContext)
         var flagValues: [String: JSONValue] = [:]
         for entry in evaluations { flagValues[entry.key] = entry.details.value }
-        var versions = inputs.live
+        // Capabilities: the versions this client renders (see SessionService+capabilities.swift).
+        let (base, fallbacks) = try clientVersions(client, live: inputs.live)
+        var versions = base
         var pinnedBy: [String: String] = [:]
         var exposures: [(experiment: String, variant: String)] = []
+        var exclusions: [(experiment: String, variant: String)] = []
         for (key, experiment) in inputs.experiments {
             guard let assignment = experiment.assign(key: key, context: evaluationContext) else { continue }
+            if let client, !registry.renders(experiment, client: client, base: base, live: inputs.live) {
+                exclusions.append((key, assignment.variantKey))
+                continue
+            }
             exposures.append((key, assignment.variantKey))
             // Two experiments pinning one flow: the first by key wins; the other still records
             // its exposure, so its report shows the overlap.
@@ -80,12 +94,13 @@ final class SessionService: Sendable {
         guard let catalog = registry.catalog(for: versions) else {
             throw ResponseError(.problem(500, "The flow versions for this session are not all stored."))
         }
-        return Start(context: context, catalog: catalog, versions: versions, evaluations: evaluations, exposures: exposures)
+        return Start(context: context, catalog: catalog, versions: versions, evaluations: evaluations, exposures: exposures,
+                     exclusions: exclusions, fallbacks: fallbacks)
     }
 
     /// Makes a session for `input`, stores it, caches it; returns it with its token.
     func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
-        let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits)
+        let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits, client: input.client)
         let (context, catalog, versions, evaluations, exposures) = (start.context, start.catalog, start.versions, start.evaluations, start.exposures)
         let tree: FlowTree
         do throws(FlowError) {
@@ -114,8 +129,9 @@ final class SessionService: Sendable {
             tree: tree.storageBytes(), context: Self.encodeContext(context),
             flags: String(decoding: session.flagsJSON, as: UTF8.self),
             experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
-            flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now)
-        try storage { try store.insert(record, exposures: exposures, firstFeature: tree.top?.feature) }
+            flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now,
+            client: input.client?.jsonText)
+        try storage { try store.insert(record, exposures: exposures, exclusions: start.exclusions, firstFeature: tree.top?.feature) }
         _ = session.cachedStateDocument()
         let slot = cache.pin(session.id)
         slot.state.withLock { $0.session = session }
@@ -278,14 +294,14 @@ final class SessionService: Sendable {
     /// (`Response.later`): the commit is written by the store's writer thread, with the actions
     /// of other requests, and no thread waits for it.
     func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
-               idempotency: (key: String, bodyHash: [UInt8])?) -> Response {
+               idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false) -> Response {
         let (slot, answer): (SessionSlot, DeferredResponse)
         do throws(ResponseError) {
             (slot, answer) = try pinnedForLater(id, token: token)
         } catch {
             return error.response
         }
-        let request = ActionRequest(action: action, id: id, token: token, ifMatch: ifMatch, idempotency: idempotency)
+        let request = ActionRequest(action: action, id: id, token: token, ifMatch: ifMatch, idempotency: idempotency, predict: predict)
         takeTurn(on: slot) { [self] contents in act(request, attempt: 0, slot: slot, answer: answer, &contents) }
         return .later(answer)
     }
@@ -297,6 +313,8 @@ final class SessionService: Sendable {
         let token: String?
         let ifMatch: IfMatch?
         let idempotency: (key: String, bodyHash: [UInt8])?
+        /// The answer carries the predictions of the new version (`?predict=true`).
+        var predict = false
         /// Already judged again on the stored state after a refusal on a cached one.
         var rechecked = false
 
@@ -325,7 +343,8 @@ final class SessionService: Sendable {
         do throws(ResponseError) {
             prepared = try withLoadedSession(request.id, access: .bearer(request.token), slot: slot, &contents) {
                 (session: inout LiveSession) throws(ResponseError) -> Attempt in
-                try applyLocked(request.action, to: &session, ifMatch: request.ifMatch, idempotency: request.idempotency)
+                try applyLocked(request.action, to: &session, ifMatch: request.ifMatch, idempotency: request.idempotency,
+                                predict: request.predict)
             }
         } catch {
             if shared, !request.rechecked, Self.refusalStatuses.contains(error.response.status),
@@ -363,7 +382,7 @@ final class SessionService: Sendable {
             if !step.userChanges.isEmpty {
                 users.apply(step.userChanges, to: step.next.userId)
             }
-            let response = Self.stateResponse(version: step.next.version, body: step.body)
+            let response = Self.stateResponse(version: step.next.version, body: step.answer ?? step.body)
             endTurn(on: slot, { $0.session = step.next }, then: { [events] in
                 // Before the answer, and before the session's next commit can start: streams
                 // get versions in order.
@@ -399,13 +418,14 @@ final class SessionService: Sendable {
         }
     }
 
-    /// The session as committed and the actions its state accepts now, judged with the user's
-    /// current state (as the next action would be).
-    func availableActions(_ id: String, token: String?) throws(ResponseError) -> (LiveSession, [AvailableAction]) {
+    /// The session as committed, the actions its state accepts now, judged with the user's
+    /// current state (as the next action would be), and the predicted state of each that
+    /// needs no params.
+    func availableActions(_ id: String, token: String?) throws(ResponseError) -> (LiveSession, [AvailableAction], [Prediction]) {
         try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
-            var context = session.context
-            context.user = try storage { try users.state(of: session.userId, store: store) }
-            return (session, FlowEngine.availableActions(in: session.tree, catalog: session.catalog, context: context))
+            let state = session.engineState(user: try storage { try users.state(of: session.userId, store: store) })
+            return (session, FlowEngine.availableActions(in: state.tree, catalog: state.catalog, context: state.context),
+                    state.predictions())
         }
     }
 
@@ -423,6 +443,8 @@ final class SessionService: Sendable {
         let next: LiveSession
         let body: [UInt8]
         let userChanges: [(key: String, value: JSONValue)]
+        /// The answer when it differs from `body` (the stored one): with predictions.
+        var answer: [UInt8]? = nil
     }
 
     /// Applies an action to a session whose lock the caller holds; `session` is replaced only
@@ -432,7 +454,7 @@ final class SessionService: Sendable {
     /// the user's state as its earlier, not yet committed, steps left it, and whether the key is
     /// known to be unused (the batch looked all its keys up at once).
     func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
-                     idempotency: (key: String, bodyHash: [UInt8])?, clientAt: String? = nil,
+                     idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false, clientAt: String? = nil,
                      user heldUser: UserStates.Held? = nil, keyKnownUnused: Bool = false) throws(ResponseError) -> Attempt {
         let id = session.id
         if let idempotency, !keyKnownUnused,
@@ -453,13 +475,7 @@ final class SessionService: Sendable {
             replay.headers["Idempotent-Replayed"] = "true"
             return .answered(replay)
         }
-        if let ifMatch, !ifMatch.matches(session.version) {
-            var response = Response.problem(
-                412, "If-Match asks for version \(ifMatch.description) but session \(id) is at version \(session.version); reload the state.",
-                type: ProblemType.versionMismatch, extensions: [("currentVersion", String(session.version))])
-            response.headers["ETag"] = Self.etag(session.version)
-            throw ResponseError(response)
-        }
+        try Self.check(ifMatch, session)
         let user: UserStates.Held
         if let heldUser { user = heldUser } else { user = try storage { try users.held(session.userId, store: store) } }
         session.context.user = user.state
@@ -473,11 +489,7 @@ final class SessionService: Sendable {
         next.version += 1
         next.tree = outcome.tree
         next.handledBy = outcome.handledBy
-        next.lastTransitionJSON = outcome.transition.map { transition in
-            var writer = JSONWriter(capacity: 256)
-            transition.write(into: &writer)
-            return writer.takeBytes()
-        }
+        next.lastTransitionJSON = outcome.transition.map(SessionState.encode)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
             var writer = JSONWriter()
@@ -506,8 +518,14 @@ final class SessionService: Sendable {
             reachedFeature: reached,
             completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },
             userRevision: shared ? user.revision : nil)
+        var answer: [UInt8]?
+        if predict {
+            var userAfter = user.state
+            for change in outcome.userChanges { userAfter[change.key] = change.value }
+            answer = LiveSession.withPredictions(body, next.cachedPredictions(user: userAfter))
+        }
         return .commit(ActionStep(commit: commit, next: next, body: body,
-                                  userChanges: outcome.userChanges.map { ($0.key, $0.value) }))
+                                  userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))
     }
 
     /// Deletes session `id` after checking its token, in the session's turn (after the actions

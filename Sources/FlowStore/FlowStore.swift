@@ -54,8 +54,11 @@ public protocol FlowStore: AnyObject, Sendable {
 
     /// Inserts a new session, and its user when the user is new. `exposures` are the
     /// experiments it was placed in; for those sessions the features shown on top are
-    /// recorded, starting with `firstFeature`.
-    func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)], firstFeature: String?) throws
+    /// recorded, starting with `firstFeature`. `exclusions` are the experiments that bucketed it
+    /// into a variant but did not enrol it (its client cannot render the experiment), counted
+    /// as `excluded` by ``experimentReport(_:)``.
+    func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)],
+                exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws
     /// The session as it stands now (its newest version), or nil.
     func session(id: String) throws -> SessionRecord?
     /// Queues one action's writes without waiting; `completion` gets the result once the
@@ -79,6 +82,9 @@ public protocol FlowStore: AnyObject, Sendable {
     func deleteSession(id: String) throws -> Bool
     /// How many sessions are stored.
     func sessionCount() throws -> Int
+    /// Sessions created at or after `since` (a stored time), counted per client text, the
+    /// most frequent first (ties by text), at most `limit` clients; `total` counts them all.
+    func clientCounts(createdSince since: String, limit: Int) throws -> (total: Int, clients: [ClientSessionCount])
     /// The version session `id` stands at now (its newest log entry, or its row), nil when it
     /// does not exist: one look-up by key, for a node to tell whether its cached copy is current.
     func headVersion(sessionId: String) throws -> Int?
@@ -134,6 +140,9 @@ public protocol FlowStore: AnyObject, Sendable {
     func allFlowVersions() throws -> [FlowVersionRecord]
     /// The live version of each flow, by name.
     func liveFlowVersions() throws -> [String: Int]
+    /// Every version each flow has ever had live (made live by a PUT, the activate route or
+    /// seeding), in ascending order, by name.
+    func flowActivations() throws -> [String: [Int]]
     /// Seeds flow `name` as version 1, live, when the store has no version of it yet.
     func seedFlow(name: String, definition: String) throws
     /// Stores the definition of `key`, replacing any earlier one; returns the new revision.
@@ -148,7 +157,8 @@ public protocol FlowStore: AnyObject, Sendable {
     /// experiment is stored: a node polls it to know when to reload its definitions.
     func definitionsFingerprint() throws -> String
     /// Per variant of `experiment`: sessions exposed, distinct users who completed onboarding in
-    /// those sessions, and per feature the sessions that showed it on top.
+    /// those sessions, per feature the sessions that showed it on top, and sessions excluded
+    /// (bucketed into it, not enrolled: their client cannot render the experiment).
     func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts]
 
     // MARK: Audit log
@@ -197,7 +207,12 @@ extension FlowStore {
 
     /// Inserts a session that is in no experiment.
     public func insert(_ session: SessionRecord) throws {
-        try insert(session, exposures: [], firstFeature: nil)
+        try insert(session, exposures: [], exclusions: [], firstFeature: nil)
+    }
+
+    /// Inserts a session that no experiment excluded.
+    public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)], firstFeature: String?) throws {
+        try insert(session, exposures: exposures, exclusions: [], firstFeature: firstFeature)
     }
 
     /// One look-up per key, for a store without a query for several.
@@ -243,11 +258,15 @@ public struct ExperimentVariantCounts: Sendable, Equatable {
     public var sessions: Int
     public var onboarded: Int
     public var funnel: [String: Int]
+    /// Sessions bucketed into the variant but not enrolled: their client cannot render the
+    /// experiment. Not in `sessions`.
+    public var excluded: Int
 
-    public init(sessions: Int = 0, onboarded: Int = 0, funnel: [String: Int] = [:]) {
+    public init(sessions: Int = 0, onboarded: Int = 0, funnel: [String: Int] = [:], excluded: Int = 0) {
         self.sessions = sessions
         self.onboarded = onboarded
         self.funnel = funnel
+        self.excluded = excluded
     }
 }
 

@@ -18,10 +18,13 @@ public struct SessionRecord: Sendable, Equatable {
     public var handledBy: String?
     public var createdAt: String
     public var updatedAt: String
+    /// The client it was made for (`{"platform", "appVersion", "features"}`, canonical JSON), nil
+    /// when the client said nothing.
+    public var client: String?
 
     public init(id: String, userId: String, tokenHash: [UInt8], version: Int, tree: [UInt8], context: String,
                 flags: String, experiments: String, flowVersions: String, lastTransition: String? = nil,
-                handledBy: String? = nil, createdAt: String, updatedAt: String) {
+                handledBy: String? = nil, createdAt: String, updatedAt: String, client: String? = nil) {
         self.id = id
         self.userId = userId
         self.tokenHash = tokenHash
@@ -35,6 +38,19 @@ public struct SessionRecord: Sendable, Equatable {
         self.handledBy = handledBy
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.client = client
+    }
+}
+
+/// How many sessions created since a time came from one client (its stored text, nil for
+/// sessions whose client said nothing): what activation impact is computed from.
+public struct ClientSessionCount: Sendable, Equatable {
+    public var client: String?
+    public var sessions: Int
+
+    public init(client: String?, sessions: Int) {
+        self.client = client
+        self.sessions = sessions
     }
 }
 

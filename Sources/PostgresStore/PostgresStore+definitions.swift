@@ -55,6 +55,10 @@ extension PostgresStore {
                         INSERT INTO live_flows (name, version, activated_at)
                         SELECT $1::text, version, $3::text FROM next WHERE $4::boolean
                         ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
+                    ), history AS (
+                        INSERT INTO flow_activations (name, version, first_activated_at, last_activated_at)
+                        SELECT $1::text, version, $3::text, $3::text FROM next WHERE $4::boolean
+                        ON CONFLICT (name, version) DO UPDATE SET last_activated_at = excluded.last_activated_at
                     ), audit AS (
                         INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
                         SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + entry.n, $3::text, entry.action, $1::text,
@@ -83,6 +87,10 @@ extension PostgresStore {
                 SELECT name, version, $3::text FROM flow_versions WHERE name = $1::text AND version = $2::bigint
                 ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
                 RETURNING version
+            ), history AS (
+                INSERT INTO flow_activations (name, version, first_activated_at, last_activated_at)
+                SELECT $1::text, version, $3::text, $3::text FROM made
+                ON CONFLICT (name, version) DO UPDATE SET last_activated_at = excluded.last_activated_at
             ), audit AS (
                 INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
                 SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $3::text, 'flow.activate', $1::text,
@@ -123,10 +131,23 @@ extension PostgresStore {
                 WHERE NOT EXISTS (SELECT 1 FROM flow_versions WHERE name = $1::text)
                 ON CONFLICT (name, version) DO NOTHING
                 RETURNING version
+            ), history AS (
+                INSERT INTO flow_activations (name, version, first_activated_at, last_activated_at)
+                SELECT $1::text, version, $3::text, $3::text FROM seeded
+                ON CONFLICT (name, version) DO NOTHING
             )
             INSERT INTO live_flows (name, version, activated_at) SELECT $1::text, version, $3::text FROM seeded
             ON CONFLICT (name) DO NOTHING
             """, [.text(name), .text(definition), .text(Timestamp.string())])])
+    }
+
+    public func flowActivations() throws -> [String: [Int]] {
+        let rows = try read([PGStatement("SELECT name, version FROM flow_activations ORDER BY name, version")])[0]
+        var activations: [String: [Int]] = [:]
+        for row in 0..<rows.count {
+            if let name = rows.string(row, 0), let version = rows.integer(row, 1) { activations[name, default: []].append(version) }
+        }
+        return activations
     }
 
     private static func flowVersionRecords(_ rows: PGRows) -> [FlowVersionRecord] {
@@ -179,7 +200,8 @@ extension PostgresStore {
             SELECT (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
                    (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
-                   (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments)
+                   (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
+                   (SELECT count(*) FROM flow_activations)
             """)])[0].string(0, 0) ?? ""
     }
 
@@ -196,6 +218,8 @@ extension PostgresStore {
                 FROM exposures e JOIN session_features f ON f.session_id = e.session_id
                 WHERE e.experiment = $1::text GROUP BY e.variant, f.feature
                 """, [.text(experiment)]),
+            PGStatement("SELECT variant, COUNT(*) FROM experiment_exclusions WHERE experiment = $1::text GROUP BY variant",
+                        [.text(experiment)]),
         ])
         var report: [String: ExperimentVariantCounts] = [:]
         let totals = results[0]
@@ -207,6 +231,11 @@ extension PostgresStore {
         for row in 0..<funnel.count {
             guard let variant = funnel.string(row, 0), let feature = funnel.string(row, 1) else { continue }
             report[variant, default: ExperimentVariantCounts()].funnel[feature] = funnel.integer(row, 2) ?? 0
+        }
+        let excluded = results[2]
+        for row in 0..<excluded.count {
+            guard let variant = excluded.string(row, 0) else { continue }
+            report[variant, default: ExperimentVariantCounts()].excluded = excluded.integer(row, 1) ?? 0
         }
         return report
     }

@@ -4,8 +4,15 @@ import Foundation
 
 extension PostgresStore {
     public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)],
-                       firstFeature: String?) throws {
+                       exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws {
         var statements = [PGStatement("BEGIN")]
+        for exclusion in exclusions {
+            statements.append(PGStatement("""
+                INSERT INTO experiment_exclusions (session_id, experiment, user_id, variant, created_at)
+                VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)
+                """, [.text(session.id), .text(exclusion.experiment), .text(session.userId), .text(exclusion.variant),
+                      .text(session.createdAt)]))
+        }
         for exposure in exposures {
             statements.append(PGStatement("""
                 INSERT INTO exposures (session_id, experiment, user_id, variant, created_at)
@@ -22,14 +29,14 @@ extension PostgresStore {
             """, [.text(session.userId), .text(session.createdAt)]))
         statements.append(PGStatement("""
             INSERT INTO sessions (id, user_id, token_hash, version, tree, context, flags, experiments,
-                flow_versions, last_transition, handled_by, created_at, updated_at)
+                flow_versions, last_transition, handled_by, created_at, updated_at, client)
             VALUES ($1::text, $2::text, $3::bytea, $4::integer, $5::bytea, $6::text, $7::text, $8::text, $9::text,
-                $10::text, $11::text, $12::text, $13::text)
+                $10::text, $11::text, $12::text, $13::text, $14::text)
             """, [
                 .text(session.id), .text(session.userId), .bytes(session.tokenHash), .integer(session.version),
                 .bytes(session.tree), .text(session.context), .text(session.flags), .text(session.experiments),
                 .text(session.flowVersions), .optional(session.lastTransition), .optional(session.handledBy),
-                .text(session.createdAt), .text(session.updatedAt),
+                .text(session.createdAt), .text(session.updatedAt), .optional(session.client),
             ]))
         statements.append(PGStatement("COMMIT"))
         try write(statements)
@@ -40,7 +47,7 @@ extension PostgresStore {
         let rows = try read([PGStatement("""
             SELECT s.id, s.user_id, s.token_hash, s.version, s.tree, s.context, s.flags, s.experiments, s.flow_versions,
                    s.last_transition, s.handled_by, s.created_at, s.updated_at,
-                   a.version, a.tree, a.transition, a.handled_by, a.created_at
+                   a.version, a.tree, a.transition, a.handled_by, a.created_at, s.client
             FROM sessions s LEFT JOIN LATERAL (
                 SELECT version, tree, transition, handled_by, created_at FROM actions
                 WHERE session_id = s.id ORDER BY version DESC LIMIT 1) a ON true
@@ -52,7 +59,7 @@ extension PostgresStore {
             version: rows.integer(0, 3) ?? 0, tree: rows.bytes(0, 4) ?? [], context: rows.string(0, 5) ?? "{}",
             flags: rows.string(0, 6) ?? "{}", experiments: rows.string(0, 7) ?? "{}", flowVersions: rows.string(0, 8) ?? "{}",
             lastTransition: rows.string(0, 9), handledBy: rows.string(0, 10), createdAt: rows.string(0, 11) ?? "",
-            updatedAt: rows.string(0, 12) ?? "")
+            updatedAt: rows.string(0, 12) ?? "", client: rows.string(0, 18))
         if let version = rows.integer(0, 13), version > record.version {
             // An entry newer than the row carries its tree; an unreadable one is reported as
             // such by the engine, never replaced by the older row.
@@ -312,6 +319,21 @@ extension PostgresStore {
     @discardableResult
     public func deleteSession(id: String) throws -> Bool {
         try write([PGStatement("DELETE FROM sessions WHERE id = $1::text RETURNING 1", [.text(id)])])[0].count > 0
+    }
+
+    /// One range scan of `sessions_by_created_at`, grouped by the client text.
+    public func clientCounts(createdSince since: String, limit: Int) throws -> (total: Int, clients: [ClientSessionCount]) {
+        let results = try read([
+            PGStatement("SELECT COUNT(*) FROM sessions WHERE created_at >= $1::text", [.text(since)]),
+            PGStatement("""
+                SELECT client, COUNT(*) AS n FROM sessions WHERE created_at >= $1::text
+                GROUP BY client ORDER BY n DESC, client LIMIT $2::bigint
+                """, [.text(since), .integer(limit)]),
+        ])
+        let clients = (0..<results[1].count).map { row in
+            ClientSessionCount(client: results[1].string(row, 0), sessions: results[1].integer(row, 1) ?? 0)
+        }
+        return (results[0].integer(0, 0) ?? 0, clients)
     }
 
     public func sessionCount() throws -> Int {

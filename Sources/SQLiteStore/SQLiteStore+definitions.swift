@@ -48,11 +48,27 @@ extension SQLiteStore {
         try Int.fetchOne(db, sql: "SELECT version FROM live_flows WHERE name = ?", arguments: [name])
     }
 
+    /// Makes a version live and records the activation in the history, in the caller's transaction.
     private static func setLive(_ db: Database, name: String, version: Int, at time: String) throws {
         try db.execute(sql: """
             INSERT INTO live_flows (name, version, activated_at) VALUES (?, ?, ?)
             ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
             """, arguments: [name, version, time])
+        try db.execute(sql: """
+            INSERT INTO flow_activations (name, version, first_activated_at, last_activated_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (name, version) DO UPDATE SET last_activated_at = excluded.last_activated_at
+            """, arguments: [name, version, time, time])
+    }
+
+    /// Every version each flow has ever had live, ascending.
+    public func flowActivations() throws -> [String: [Int]] {
+        try pool.read { db in
+            var activations: [String: [Int]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM flow_activations ORDER BY name, version") {
+                activations[row[0], default: []].append(row[1])
+            }
+            return activations
+        }
     }
 
     /// One version of a flow, or nil.
@@ -139,7 +155,8 @@ extension SQLiteStore {
                 SELECT (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
                        (SELECT coalesce(group_concat(name || ':' || version, ','), '') FROM (SELECT name, version FROM live_flows ORDER BY name)) || '|' ||
                        (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
-                       (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments)
+                       (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
+                       (SELECT count(*) FROM flow_activations)
                 """) ?? ""
         }
     }
@@ -156,6 +173,12 @@ extension SQLiteStore {
                 FROM exposures WHERE experiment = ? GROUP BY variant
                 """, arguments: [experiment]) {
                 report[row[0]] = ExperimentVariantCounts(sessions: row[1], onboarded: row[2])
+            }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT variant, COUNT(*) FROM experiment_exclusions WHERE experiment = ? GROUP BY variant
+                """, arguments: [experiment]) {
+                let variant: String = row[0]
+                report[variant, default: ExperimentVariantCounts()].excluded = row[1]
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT e.variant, f.feature, COUNT(*)

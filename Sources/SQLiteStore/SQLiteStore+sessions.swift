@@ -8,8 +8,13 @@ extension SQLiteStore {
     /// experiments it was placed in (variant by experiment key); for those sessions the features
     /// shown on top are recorded, starting with `firstFeature`.
     public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)],
-                       firstFeature: String?) throws {
+                       exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws {
         try pool.write { db in
+            for exclusion in exclusions {
+                try db.cachedStatement(sql: """
+                    INSERT INTO experiment_exclusions (session_id, experiment, user_id, variant, created_at) VALUES (?, ?, ?, ?, ?)
+                    """).execute(arguments: [session.id, exclusion.experiment, session.userId, exclusion.variant, session.createdAt])
+            }
             for exposure in exposures {
                 try db.cachedStatement(sql: """
                     INSERT INTO exposures (session_id, experiment, user_id, variant, created_at) VALUES (?, ?, ?, ?, ?)
@@ -21,13 +26,13 @@ extension SQLiteStore {
             try Self.ensureUser(db, id: session.userId, at: session.createdAt)
             let statement = try db.cachedStatement(sql: """
                 INSERT INTO sessions (id, user_id, token_hash, version, tree, context, flags, experiments,
-                    flow_versions, last_transition, handled_by, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    flow_versions, last_transition, handled_by, created_at, updated_at, client)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             try statement.execute(arguments: [
                 session.id, session.userId, Data(session.tokenHash), session.version, Data(session.tree),
                 session.context, session.flags, session.experiments, session.flowVersions,
-                session.lastTransition, session.handledBy, session.createdAt, session.updatedAt,
+                session.lastTransition, session.handledBy, session.createdAt, session.updatedAt, session.client,
             ])
         }
     }
@@ -275,6 +280,19 @@ extension SQLiteStore {
             version: row["version"], tree: [UInt8]((row["tree"] as Data?) ?? Data()),
             context: row["context"], flags: row["flags"], experiments: row["experiments"],
             flowVersions: row["flow_versions"], lastTransition: row["last_transition"],
-            handledBy: row["handled_by"], createdAt: row["created_at"], updatedAt: row["updated_at"])
+            handledBy: row["handled_by"], createdAt: row["created_at"], updatedAt: row["updated_at"],
+            client: row["client"])
+    }
+
+    /// One range scan of `sessions_by_created_at`, grouped by the client text.
+    public func clientCounts(createdSince since: String, limit: Int) throws -> (total: Int, clients: [ClientSessionCount]) {
+        try pool.read { db in
+            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions WHERE created_at >= ?", arguments: [since]) ?? 0
+            let clients = try Row.fetchAll(db, sql: """
+                SELECT client, COUNT(*) AS n FROM sessions WHERE created_at >= ?
+                GROUP BY client ORDER BY n DESC, client LIMIT ?
+                """, arguments: [since, limit]).map { ClientSessionCount(client: $0[0], sessions: $0[1]) }
+            return (total, clients)
+        }
     }
 }

@@ -66,7 +66,11 @@ struct Flows: ParsableCommand {
                 Each TESTS argument is a scenario file ({"scenarios": [...]}, see the README, "Flow tests") or a \
                 folder of them (its *.json files). They run against the sample app the server ships, with the \
                 definitions of --flows DIR (its *.json files) in place of the flows they name. Flags a scenario \
-                does not set are evaluated from the flags the server ships, as for a new session. Exit status: \
+                does not set are evaluated from the flags the server ships, as for a new session. A scenario's \
+                "client" ({"platform", "appVersion", "features"}) that cannot render these definitions gets no \
+                session: its start is refused with unsupported-client, which start.expect.error may expect (the \
+                server's test route instead falls back to earlier activated versions, which a folder does not \
+                have). Exit status: \
                 0 when every scenario passes, 1 when one fails, 2 when a file cannot be read or parsed.
                 """)
 

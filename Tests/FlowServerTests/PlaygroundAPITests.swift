@@ -32,8 +32,9 @@ struct PlaygroundAPITests {
             #expect(available["from"]["feature"] == "onboarding.first")
             #expect(available["actions"][0] == [
                 "type": "onboarding.showSecond", "handledBy": "onboarding", "from": available["from"]["id"],
-                "params": [], "interactive": false,
+                "params": [], "interactive": false, "next": available["actions"][0]["next"],
             ])
+            #expect(available["actions"][0]["next"]["top"]["feature"] == "onboarding.second")
             try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
             available = try Self.available(client, session)
             #expect(Self.types(available) == ["onboarding.returnToFirst", "onboarding.completed", "back"])

@@ -110,7 +110,16 @@ struct SessionStoreTests {
         defer { withExtendedLifetime(database) {} }
         let store = try SQLiteStore(path: database.path)
         try store.migrate(Array(Migration.bundled(.sqlite).prefix(3)))
-        try store.insert(Self.session("old"))
+        try store.pool.write { db in
+            // The row as the store of that schema wrote it (today's has columns added since).
+            try db.execute(sql: """
+                INSERT INTO users (id, state, created_at, updated_at) VALUES ('u-1', '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+                INSERT INTO sessions (id, user_id, token_hash, version, tree, context, flags, experiments, flow_versions,
+                    created_at, updated_at)
+                VALUES ('old', 'u-1', x'010203', 0, '{"t":0}', '{}', '{}', '{}', '{"app":1}',
+                    '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')
+                """)
+        }
         try store.pool.write { db in
             // What the old store wrote for two actions.
             for version in 1...2 {

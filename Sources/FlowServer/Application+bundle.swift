@@ -1,0 +1,22 @@
+// GET /v1/sessions/{id}/bundle: what a client needs to run the session's engine itself.
+import HTTPServer
+
+extension Application {
+    static func addBundleRoute(to router: inout Router, sessions: SessionService) {
+        router.route("GET", "/v1/sessions/{id}/bundle") { request throws(ResponseError) in
+            let id = request.pathParameters["id"] ?? ""
+            let (etag, body) = try sessions.bundle(id, token: BearerToken.presented(in: request))
+            if let tags = request.headers["If-None-Match"], Self.noneMatch(tags, etag) {
+                var response = Response(status: 304)
+                response.headers["ETag"] = etag
+                response.headers["Cache-Control"] = "private, no-cache"
+                return response
+            }
+            var response = Response.json(body)
+            response.headers["ETag"] = etag
+            // A client keeps the bundle and revalidates it (If-None-Match) before relying on it.
+            response.headers["Cache-Control"] = "private, no-cache"
+            return response
+        }
+    }
+}

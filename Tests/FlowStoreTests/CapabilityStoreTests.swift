@@ -1,0 +1,124 @@
+// What the stores keep for the builds in the field, on the run's store (a real SQLite file, or a
+// real PostgreSQL): each session's client, the history of activations (and its backfill by the
+// migration), the exclusions an experiment's report counts, and sessions per client since a time.
+import FlowStore
+import Foundation
+import GRDB
+@testable import PostgresStore
+import SQLiteStore
+import StoreTestSupport
+import Testing
+
+struct CapabilityStoreTests {
+    static func session(_ id: String, user: String = "u-1", client: String? = nil, at time: String = Timestamp.string()) -> SessionRecord {
+        SessionRecord(id: id, userId: user, tokenHash: [1, 2, 3], version: 0, tree: Array("{\"t\":0}".utf8),
+                      context: "{}", flags: "{}", experiments: "{}", flowVersions: "{\"app\":1}",
+                      createdAt: time, updatedAt: time, client: client)
+    }
+
+    /// Runs plain SQL statements on the store's database, whichever it is.
+    static func execute(_ store: any FlowStore, _ statements: [String]) throws {
+        if let sqlite = store as? SQLiteStore {
+            try sqlite.pool.write { db in for sql in statements { try db.execute(sql: sql) } }
+        } else if let postgres = store as? PostgresStore {
+            _ = try postgres.write(statements.map { PGStatement($0) })
+        }
+    }
+
+    /// A session's client is stored as given and read back; a session without one reads nil.
+    @Test func clientRoundTrips() throws {
+        let database = try TestDatabase()
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        let client = #"{"platform":"ios","appVersion":"2.3.1","features":["a","b"]}"#
+        try store.insert(Self.session("with", client: client))
+        try store.insert(Self.session("without"))
+        #expect(try store.session(id: "with")?.client == client)
+        #expect(try store.session(id: "without")?.client == nil)
+    }
+
+    /// Every activation is in the history: seeding, a PUT with activate, the activate route, a
+    /// rollback; a version only uploaded is not.
+    @Test func activationsAreRecorded() throws {
+        let database = try TestDatabase()
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        try store.seedFlow(name: "f", definition: "{}")
+        #expect(try store.flowActivations() == ["f": [1]])
+        #expect(try store.addFlowVersion(name: "f", definition: "{}", activate: false) == 2)
+        #expect(try store.addFlowVersion(name: "f", definition: "{}", activate: true, audit: AuditStamp(credential: "admin:1")) == 3)
+        #expect(try store.flowActivations() == ["f": [1, 3]])
+        #expect(try store.activateFlow(name: "f", version: 2))
+        #expect(try store.activateFlow(name: "f", version: 1, audit: AuditStamp(credential: "admin:1")))
+        #expect(try !store.activateFlow(name: "f", version: 9))
+        try store.seedFlow(name: "g", definition: "{}")
+        try store.seedFlow(name: "g", definition: "{}")
+        #expect(try store.flowActivations() == ["f": [1, 2, 3], "g": [1]])
+    }
+
+    /// The migration fills the history from what a database already knows: the live versions
+    /// and the audit log's activations of versions that exist.
+    @Test func migrationBackfillsActivations() throws {
+        let database = try TestDatabase()
+        let store = try database.open()
+        defer { try? store.close() }
+        let bundled = Migration.bundled(store.dialect)
+        try store.migrate(Array(bundled.prefix { $0.name != "client_capabilities" }))
+        try Self.execute(store, ["""
+            INSERT INTO flow_versions (name, version, definition, created_at) VALUES
+                ('x', 1, '{}', '2026-01-01T00:00:00.000Z'), ('x', 2, '{}', '2026-01-02T00:00:00.000Z'),
+                ('x', 3, '{}', '2026-01-03T00:00:00.000Z'), ('x', 4, '{}', '2026-01-04T00:00:00.000Z'),
+                ('y', 1, '{}', '2026-01-01T00:00:00.000Z')
+            """, """
+            INSERT INTO live_flows (name, version, activated_at) VALUES ('x', 3, '2026-01-05T00:00:00.000Z'), ('y', 1, '2026-01-01T00:00:00.000Z')
+            """, """
+            INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential) VALUES
+                (1, '2026-01-02T00:00:00.000Z', 'flow.activate', 'x', 1, 2, 'admin:1'),
+                (2, '2026-01-03T00:00:00.000Z', 'flow.put', 'x', 2, 4, 'admin:1'),
+                (3, '2026-01-04T00:00:00.000Z', 'flow.activate', 'x', 2, 3, 'admin:1'),
+                (4, '2026-01-04T00:00:00.000Z', 'flow.activate', 'ghost', NULL, 9, 'admin:1')
+            """])
+        try store.migrate()
+        #expect(try store.schemaVersion() == bundled.count)
+        #expect(try store.flowActivations() == ["x": [2, 3], "y": [1]])
+    }
+
+    /// The report counts exclusions per variant, apart from the sessions exposed.
+    @Test func exclusionsAreCountedInTheReport() throws {
+        let database = try TestDatabase()
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        try store.insert(Self.session("a"), exposures: [("exp", "control")], exclusions: [], firstFeature: "home.first")
+        try store.insert(Self.session("b"), exposures: [], exclusions: [("exp", "control")], firstFeature: nil)
+        try store.insert(Self.session("c"), exposures: [("other", "x")], exclusions: [("exp", "treatment"), ("third", "t")], firstFeature: "modal")
+        try store.insert(Self.session("d"), exposures: [], exclusions: [("exp", "treatment")], firstFeature: nil)
+        let report = try store.experimentReport("exp")
+        #expect(report["control"] == ExperimentVariantCounts(sessions: 1, onboarded: 0, funnel: ["home.first": 1], excluded: 1))
+        #expect(report["treatment"] == ExperimentVariantCounts(sessions: 0, onboarded: 0, funnel: [:], excluded: 2))
+        #expect(try store.experimentReport("third")["t"]?.excluded == 1)
+        // Kept when the session goes, like exposures.
+        try store.deleteSession(id: "d")
+        #expect(try store.experimentReport("exp")["treatment"]?.excluded == 2)
+    }
+
+    /// Sessions since a time, per client text, most frequent first, bounded; the total counts them all.
+    @Test func clientCountsSince() throws {
+        let database = try TestDatabase()
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        let old = "2026-01-01T00:00:00.000Z"
+        let recent = "2026-02-01T00:00:00.000Z"
+        try store.insert(Self.session("s0", client: "A", at: old))
+        for index in 1...3 { try store.insert(Self.session("s\(index)", client: "A", at: recent)) }
+        for index in 4...5 { try store.insert(Self.session("s\(index)", client: "B", at: recent)) }
+        try store.insert(Self.session("s6", client: nil, at: recent))
+        let counts = try store.clientCounts(createdSince: "2026-01-15T00:00:00.000Z", limit: 10)
+        #expect(counts.total == 6)
+        #expect(counts.clients == [ClientSessionCount(client: "A", sessions: 3), ClientSessionCount(client: "B", sessions: 2),
+                                   ClientSessionCount(client: nil, sessions: 1)])
+        let bounded = try store.clientCounts(createdSince: "2026-01-15T00:00:00.000Z", limit: 1)
+        #expect(bounded.total == 6 && bounded.clients == [ClientSessionCount(client: "A", sessions: 3)])
+        #expect(try store.clientCounts(createdSince: "2026-03-01T00:00:00.000Z", limit: 10).total == 0)
+    }
+}
+

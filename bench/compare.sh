@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Two builds side by side (BENCHMARKS.md): durable actions (bench/actions.lua) and state reads
+# (bench/reads.lua) with wrk -t2 -c64, against build A and build B in turns, each on a fresh
+# SQLite file with 500 onboarded users' sessions; prints requests/s, p99 and the server's CPU
+# time per request (utime + stime from /proc/PID/stat over the run), then the B/A ratios.
+# Usage: bench/compare.sh A_BIN B_BIN [seconds per run] [rounds]      (needs the Debian package wrk)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+[ $# -ge 2 ] || { echo "usage: bench/compare.sh A_BIN B_BIN [seconds] [rounds]" >&2; exit 2; }
+bins=("$1" "$2")
+seconds=${3:-10}
+rounds=${4:-3}
+command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+for i in 0 1; do
+    "${bins[$i]}" serve --port 0 --db "$work/db$i.sqlite" --log-level warning >"$work/server$i.log" 2>&1 &
+    pids+=($!)
+    port=$(listening_port "$work/server$i.log")
+    [ -n "$port" ] || { echo "bench: ${bins[$i]} did not start" >&2; cat "$work/server$i.log" >&2; exit 1; }
+    echo "$port" >"$work/port$i"
+    python3 bench/make_sessions.py "$port" 500 >"$work/sessions$i.txt"
+done
+hz=$(getconf CLK_TCK)
+# run I NAME SCRIPT: one wrk run on build I; appends "I NAME rps p99 cpu_us" to $work/results
+run() {
+    local i=$1 name=$2 script=$3 port pid before after out
+    port=$(cat "$work/port$i") pid=${pids[$i]}
+    before=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    out=$(SESSIONS="$work/sessions$i.txt" wrk -t2 -c64 -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:$port")
+    after=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    OUT="$out" python3 - "$i" "$name" "$before" "$after" "$hz" <<'PY' | tee -a "$work/results"
+import os, re, sys
+i, name, before, after, hz = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+out = os.environ["OUT"]
+requests = int(re.search(r"(\d+) requests in", out).group(1))
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+p99 = re.search(r"\s99%\s+(\S+)", out).group(1)
+print(f"{'AB'[int(i)]} {name} {rps:.0f} {p99} {(after - before) / hz * 1e6 / requests:.1f}")
+PY
+}
+echo "A: ${bins[0]}"
+echo "B: ${bins[1]}"
+echo "wrk -t2 -c64 -d${seconds}s, $rounds rounds; build name req/s p99 server-CPU-us/request"
+for round in $(seq "$rounds"); do
+    echo "-- round $round"
+    order=(0 1); [ $((round % 2)) -eq 0 ] && order=(1 0)
+    for i in "${order[@]}"; do run "$i" actions bench/actions.lua; done
+    for i in "${order[@]}"; do run "$i" reads bench/reads.lua; done
+done
+python3 - "$work/results" <<'PY'
+import sys
+from statistics import mean
+rows = [line.split() for line in open(sys.argv[1])]
+for name in ("actions", "reads"):
+    a = [r for r in rows if r[0] == "A" and r[1] == name]
+    b = [r for r in rows if r[0] == "B" and r[1] == name]
+    rps = mean(float(r[2]) for r in b) / mean(float(r[2]) for r in a)
+    cpu = mean(float(r[4]) for r in b) / mean(float(r[4]) for r in a)
+    print(f"{name}: B/A requests/s {rps:.2f}x, server CPU per request {cpu:.2f}x "
+          f"(A {mean(float(r[4]) for r in a):.1f} us, B {mean(float(r[4]) for r in b):.1f} us)")
+PY
