@@ -300,6 +300,22 @@ struct BatchAPITests {
         #expect(final >= 2 + 20)
     }
 
+    /// A database that does not answer is a 503 problem for the whole batch (its keys make
+    /// sending it again safe), never a 5xx that claims a refusal; the session is not lost.
+    @Test func unavailableDatabaseIs503() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "unavailable")
+        let taps = Self.offlineWalk(from: try #require(session.state["top"]["id"].stringValue))
+        try test.store.close()
+        let response = try client.batch(session, taps)
+        #expect(response.status == 503)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        let reopened = try test.reopened()
+        let again = try SessionClient(sender: reopened.direct).batch(session, taps)
+        #expect(again.json.batchStatuses == Array(repeating: "applied", count: 5), "\(again.text)")
+    }
+
     /// Every malformed batch is a 400 naming the JSON Pointer of each problem, before anything is applied.
     @Test(arguments: [
         ("{}", "/actions"),
