@@ -160,7 +160,14 @@ extension SessionService {
                 let version = replay.headers["ETag"].flatMap { Int($0.dropFirst().dropLast()) }
                 let status: BatchItemStatus = request.committed[item.key] != nil ? .applied : .skipped
                 plan.results.append(BatchItemResult(key: item.key, status: status, version: request.committed[item.key] ?? version))
-            case .commit(let step):
+            case .commit(var step):
+                if let previous = plan.stepItems.last {
+                    // Written only on top of the previous tap: if another writer takes that one's
+                    // version, this one must not land on it (the database checks the key).
+                    var commit = step.commit
+                    commit.follows = request.items[previous].key
+                    step = ActionStep(commit: commit, next: step.next, body: step.body, userChanges: step.userChanges)
+                }
                 if !step.userChanges.isEmpty {
                     // The next items see what this one changed, as they would after its commit;
                     // on a shared database its commit raises the revision the next one requires.

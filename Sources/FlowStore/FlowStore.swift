@@ -68,7 +68,8 @@ public protocol FlowStore: AnyObject, Sendable {
     func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
     /// Queues the successive commits of one session together, in order, so that they share a
     /// transaction where the store can; `completion` gets each one's result, in order, once the
-    /// last is over. A commit whose predecessor failed fails too (its version is not next).
+    /// last is over. A commit whose predecessor failed fails too: its version is not next, or,
+    /// when another writer took that version, the entry below it is not the one it `follows`.
     func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void)
     /// Up to `limit` log entries with a version above `after`, oldest first.
     func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord]

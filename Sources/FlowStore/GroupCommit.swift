@@ -78,9 +78,9 @@ public final class GroupCommit: Sendable {
     /// Queues `commits` together, in order, so that they go into the same transaction (unless
     /// they are more than `maxBatch` with what is queued before them: then the rest goes into the
     /// next); `completion` gets every commit's result, in order, once the last is over. For the
-    /// successive versions of one session (a batch of offline taps), each commit's version check
-    /// sees the one before it: when one fails, every later one fails too (a version conflict),
-    /// so no version is ever written on top of a missing one.
+    /// successive versions of one session (a batch of offline taps), each commit after the first
+    /// names the one before it (`ActionCommit.follows`): when one fails, every later one fails
+    /// too (a version conflict), even when another writer took the failed one's version.
     public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) {
         guard !commits.isEmpty else { return completion([]) }
         let collected = PThreadMutex([Result<Void, any Error>?](repeating: nil, count: commits.count))

@@ -150,10 +150,17 @@ public struct ActionCommit: Sendable {
     /// written unless the user's state is still at it (another node changed it meanwhile is a
     /// `CommitError.versionConflict`). Nil: not checked (one process owns the database).
     public var userRevision: Int?
+    /// The idempotency key of the commit this one follows (the previous tap of a batch): nothing
+    /// is written unless the log's `version - 1` is that commit's (its key is stored for that
+    /// version), else `CommitError.versionConflict`. Without it, a later tap of a batch whose
+    /// earlier tap lost its version to another writer would be written on top of that writer's
+    /// entry, which it was not judged on. Nil: only the version is checked.
+    public var follows: String?
 
     public init(sessionId: String, userId: String, version: Int, tree: [UInt8], action: ActionRecord,
                 userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil,
-                reachedFeature: String? = nil, completesOnboarding: Bool = false, userRevision: Int? = nil) {
+                reachedFeature: String? = nil, completesOnboarding: Bool = false, userRevision: Int? = nil,
+                follows: String? = nil) {
         self.sessionId = sessionId
         self.userId = userId
         self.version = version
@@ -164,6 +171,7 @@ public struct ActionCommit: Sendable {
         self.reachedFeature = reachedFeature
         self.completesOnboarding = completesOnboarding
         self.userRevision = userRevision
+        self.follows = follows
     }
 }
 

@@ -149,7 +149,7 @@ extension PostgresStore {
     /// (NULL when the session does not exist).
     ///
     /// The statement holds only the parts this commit needs (most actions carry no key, change
-    /// no user state and are in no experiment): one of 32 texts, each prepared once per connection.
+    /// no user state and are in no experiment): one of 64 texts, each prepared once per connection.
     static func commitStatement(_ commit: ActionCommit) -> PGStatement {
         let action = commit.action
         var parts = CommitParts()
@@ -175,6 +175,10 @@ extension PostgresStore {
             parameters.append(.text(feature))
         }
         if commit.completesOnboarding { parts.insert(.onboarded) }
+        if let previous = commit.follows {
+            parts.insert(.follows)
+            parameters.append(.text(previous))
+        }
         return PGStatement(commitSQL[Int(parts.rawValue)], parameters)
     }
 
@@ -186,6 +190,7 @@ extension PostgresStore {
         static let patch = CommitParts(rawValue: 4)
         static let feature = CommitParts(rawValue: 8)
         static let onboarded = CommitParts(rawValue: 16)
+        static let follows = CommitParts(rawValue: 32)
     }
 
     /// The version session $1 stands at: the newer of its row's and its newest log entry's; no
@@ -197,10 +202,10 @@ extension PostgresStore {
         """
 
     /// The commit statement's text for each combination of parts, by raw value.
-    static let commitSQL: [String] = (0..<32).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
+    static let commitSQL: [String] = (0..<64).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
 
     /// $1…$12 are always the session, version, action fields, tree, user and client time; the
-    /// optional parts' parameters follow in the order key (4), revision, patch, feature.
+    /// optional parts' parameters follow in the order key (4), revision, patch, feature, follows.
     static func commitSQL(_ parts: CommitParts) -> String {
         var next = 13
         func parameter() -> String {
@@ -249,6 +254,15 @@ extension PostgresStore {
                     SELECT $1::text, \(parameter())::text FROM applied
                     ON CONFLICT (session_id, feature) DO NOTHING
                 )
+
+                """
+        }
+        if parts.contains(.follows) {
+            // The entry at version − 1 is the previous tap of the same batch (an earlier
+            // statement of this transaction, or a transaction before it), not another writer's.
+            conditions += """
+                  AND EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.session_id = $1::text AND k.key = \(parameter())::text
+                      AND k.version = $2::integer - 1)
 
                 """
         }

@@ -131,6 +131,13 @@ extension SQLiteStore {
         let head = try db.cachedStatement(sql: headSQL)
         guard let stored = try Int.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
+        if let previous = commit.follows {
+            // The entry below is the previous tap of the same batch, not another writer's.
+            let ours = try db.cachedStatement(sql: "SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ? AND version = ?")
+            if try Int.fetchOne(ours, arguments: [commit.sessionId, previous, stored]) == nil {
+                throw CommitError.versionConflict(stored: stored)
+            }
+        }
         if let (key, _) = commit.idempotency {
             // A key already used was applied by another action: this one must not apply too
             // (the server replays that answer instead, once it reloads).

@@ -6,6 +6,7 @@ import Foundation
 import HTTPServer
 import HTTPTestClient
 import JSON
+import SQLiteStore
 import StoreTestSupport
 import Testing
 
@@ -415,5 +416,74 @@ struct BatchMultiNodeTests {
         #expect(mixed.json.batchVersions == [6, 7])
         #expect(try nodes[0].state(session).json["version"] == 7)
         #expect(try nodes[0].log(session).compactMap { $0["version"].integerValue } == Array(1...7))
+    }
+}
+
+/// Commits that fail in the middle of a batch, made to happen with a trigger on the SQLite
+/// file's action log: a tap whose `at` is the magic time below fails, or has another writer
+/// take the next version right after it.
+@Suite(.enabled(if: TestStoreKind.isSQLite, "puts a trigger in the SQLite file"))
+struct BatchCommitFailureTests {
+    static let magic = "2099-01-01T00:00:00.000Z"
+
+    static func trigger(_ test: TestApp, _ sql: String) throws {
+        let sqlite = try #require(test.store as? SQLiteStore)
+        try sqlite.pool.write { db in try db.execute(sql: sql) }
+    }
+
+    /// A commit that fails after two taps of the batch were committed: 503 for the whole batch,
+    /// saying two are known applied; nothing is lost or written twice, and the same batch sent
+    /// again skips those two and applies the rest.
+    @Test func failureMidBatchIs503AndTheSameBatchFinishesIt() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "mid-failure")
+        var taps = BatchAPITests.offlineWalk(from: try #require(session.state["top"]["id"].stringValue))
+        taps[2].at = Self.magic
+        try Self.trigger(test, """
+            CREATE TRIGGER fail_offline BEFORE INSERT ON actions WHEN NEW.client_at = '\(Self.magic)'
+            BEGIN SELECT RAISE(ABORT, 'injected'); END
+            """)
+        let failed = try client.batch(session, taps)
+        #expect(failed.status == 503)
+        #expect(failed.headers["Content-Type"] == "application/problem+json")
+        #expect(failed.json["applied"] == 2, "\(failed.text)")
+        #expect(!failed.text.lowercased().contains("sqlite"))
+        #expect(try client.log(session).compactMap { $0["version"].integerValue } == [1, 2])
+        #expect(try client.state(session).json["version"] == 2)
+
+        try Self.trigger(test, "DROP TRIGGER fail_offline")
+        let again = try client.batch(session, taps)
+        #expect(again.json.batchStatuses == ["skipped", "skipped", "applied", "applied", "applied"], "\(again.text)")
+        #expect(again.json.batchVersions == [1, 2, 3, 4, 5])
+        #expect(try client.log(session).compactMap { $0["version"].integerValue } == [1, 2, 3, 4, 5])
+    }
+
+    /// Another writer takes the next version right after the batch's first tap is committed:
+    /// the rest of the batch conflicts, the batch runs again on the stored state, reports the
+    /// first tap as applied by this request (not skipped), and refuses the second, now made on
+    /// a version the session has left.
+    @Test func conflictMidBatchRunsTheBatchAgain() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "mid-conflict")
+        var taps = BatchAPITests.offlineWalk(from: try #require(session.state["top"]["id"].stringValue))
+        taps[0].at = Self.magic
+        try Self.trigger(test, """
+            CREATE TRIGGER elsewhere AFTER INSERT ON actions WHEN NEW.client_at = '\(Self.magic)'
+            BEGIN
+                INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree)
+                VALUES (NEW.session_id, NEW.version + 1, 'elsewhere', NULL, '{}', 0, NULL, NULL, NEW.created_at, NEW.tree);
+            END
+            """)
+        let answer = try client.batch(session, taps)
+        #expect(answer.status == 200)
+        #expect(answer.json.batchStatuses == ["applied", "refused", "notApplied", "notApplied", "notApplied"], "\(answer.text)")
+        #expect(answer.json.batchVersions == [1, nil, nil, nil, nil])
+        #expect(answer.json["applied"] == 1)
+        #expect(answer.json["refused"]["status"] == 412)
+        #expect(answer.json["refused"]["currentVersion"] == 2)
+        #expect(answer.json["state"]["version"] == 2)
+        #expect(try client.log(session).compactMap { $0["type"].stringValue } == ["onboarding.showSecond", "elsewhere"])
     }
 }

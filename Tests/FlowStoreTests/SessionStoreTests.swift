@@ -255,6 +255,33 @@ struct GroupCommitTests {
         done.wait()
     }
 
+    /// A commit that follows another (the next tap of a batch) is not written on top of another
+    /// writer's entry: when that writer took the previous tap's version, both fail, where the
+    /// version check alone would have let the second land on the writer's entry.
+    @Test func followingCommitsNeedTheirPredecessor() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(SessionStoreTests.session("f-1"))
+        try store.commit(SessionStoreTests.commit("f-1", version: 1, key: "tap-1"))
+        try store.commit(SessionStoreTests.commit("f-1", version: 2, key: "elsewhere"))  // another writer
+        var next = SessionStoreTests.commit("f-1", version: 3, key: "tap-3")
+        next.follows = "tap-2"
+        let taps = [SessionStoreTests.commit("f-1", version: 2, key: "tap-2"), next]
+        let done = DispatchSemaphore(value: 0)
+        let outcomes = Mutex<[Result<Void, any Error>]>([])
+        store.submit(taps) { results in
+            outcomes.withLock { $0 = results }
+            done.signal()
+        }
+        done.wait()
+        #expect(outcomes.withLock { $0.map { if case .failure(CommitError.versionConflict) = $0 { true } else { false } } } == [true, true])
+        #expect(try store.session(id: "f-1")?.version == 2)
+        next.follows = "elsewhere"
+        try store.commit(next)
+        #expect(try store.actions(sessionId: "f-1", after: 0, limit: 10).map(\.version) == [1, 2, 3])
+    }
+
     /// Concurrent commits on many sessions all land, in order per session, while stale commits
     /// mixed into the same transactions fail alone.
     @Test func concurrentCommitsShareTransactionsAndFailAlone() throws {
