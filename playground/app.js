@@ -9,6 +9,12 @@
 // The page also follows its session's event stream, so versions committed elsewhere (another
 // tab, another client) are drawn too; `/?follow=<session id>` opens a tab on an existing session,
 // its token handed over through localStorage since it must never be in a URL.
+//
+// Taps do not wait for the network when the server said what they will produce: a press on an
+// action that needs no params draws the `next` state `/actions/available` gave for it at once,
+// posts the action with `If-Match` on the version shown, and the answer confirms what was drawn
+// or corrects it (a 412 or another state: the page adopts the server's). The latency slider
+// makes the network slow on purpose, in the page itself, to show the difference.
 "use strict";
 
 (() => {
@@ -28,6 +34,9 @@
     available: null, // the answer of /actions/available, or null when it could not be read
     log: [],
     graphFormat: "svg",
+    latency: 0, // ms the page waits before each request and before using each answer
+    tap: null, // the last tap: {id, action, predicted, status, drawMs, answerMs, reason}
+    draws: [], // the last states drawn, {sessionId, version, topId, why}: a version drawn twice shows here
   };
   // For the console and the browser test: the live session, its state and what is on offer.
   window.FlowStackPlayground = app;
@@ -45,9 +54,26 @@
 
   // ---------------------------------------------------------------- HTTP
 
-  // Calls with this session's token unless told otherwise.
-  function api(method, path, {body, token = app.session && app.session.token, accept = "application/json"} = {}) {
-    return window.FlowStackCommon.request(method, path, {body, token, accept});
+  // Calls with this session's token unless told otherwise, after the simulated delay, and
+  // hands the answer (or the failure) over only after the delay again.
+  async function api(method, path, {body, token = app.session && app.session.token, accept = "application/json", ifMatch} = {}) {
+    const headers = ifMatch === undefined ? {} : {"If-Match": `"${ifMatch}"`};
+    await networkDelay();
+    let answer;
+    try {
+      answer = await window.FlowStackCommon.request(method, path, {body, token, accept, headers});
+    } catch (error) {
+      await networkDelay();
+      throw error;
+    }
+    await networkDelay();
+    return answer;
+  }
+
+  // One leg of the simulated network: the slider's value now.
+  function networkDelay() {
+    const ms = app.latency;
+    return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
   }
 
   const sessionPath = (suffix = "") => `/v1/sessions/${encodeURIComponent(app.session.id)}${suffix}`;
@@ -150,19 +176,22 @@
     });
   }
 
-  // Posts an action, draws the answer and reads what follows from it.
-  function act(action, {quiet = false} = {}) {
+  // Posts an action, draws the answer and reads what follows from it. `onAnswer(state, error)`
+  // is told as soon as the answer is drawn (or refused), before what follows is read.
+  function act(action, {quiet = false, onAnswer = () => {}} = {}) {
     return enqueue(async () => {
       if (!app.session) return null;
       try {
-        const state = await api("POST", sessionPath("/actions"), {body: action});
+        const state = await api("POST", sessionPath("/actions"), {body: action}).catch((error) => {
+          onAnswer(null, error);
+          throw error;
+        });
         clearProblem();
         // The stream may have drawn this version already (it never does before the answer, as
         // both go through this queue, but a version is drawn once whichever comes first).
-        if (isNewer(state)) {
-          setState(state);
-          await refresh({light: action.type === "interaction.update"});
-        }
+        if (isNewer(state)) setState(state);
+        onAnswer(state, null);
+        if (app.state === state) await refresh({light: action.type === "interaction.update"});
         return state;
       } catch (error) {
         if (!quiet) showProblem(error);
@@ -171,6 +200,152 @@
         throw error;
       }
     });
+  }
+
+  // ---------------------------------------------------------------- taps, predicted or not
+  //
+  // A press on an action button. When the actions on offer were read for the version drawn and
+  // the action needs no params, the server said what it will answer (`next`): that state is drawn
+  // at once, and the action is posted with `If-Match` on the version the user saw. The answer
+  // either equals what was drawn (confirmed: nothing is drawn again) or the page adopts the
+  // server's state (corrected: a 412 or 409 means something else acted first, so the state is
+  // read again). Versions the stream brings meanwhile wait in the request queue behind the tap
+  // and are drawn only if newer than what the tap left, so one is never drawn twice. Any other
+  // press waits for the answer, as `act` always did.
+
+  let taps = 0;
+
+  function tap(action, body = actionFor(action), startedAt = performance.now()) {
+    const next = predictionFor(action, body);
+    if (!next) {
+      const record = beginTap(body, startedAt, false);
+      return act(body, {onAnswer: (state, error) => {
+        const answerAt = performance.now();
+        if (error) return finishTap(record, "refused", {answerAt, reason: refusalReason(error)});
+        record.drawMs = answerAt - startedAt; // drawn with the answer
+        finishTap(record, "applied", {answerAt});
+      }});
+    }
+    const shown = app.state;
+    const record = beginTap(body, startedAt, true);
+    setState(next, {why: "predicted"});
+    record.drawMs = performance.now() - startedAt;
+    renderTap();
+    return enqueue(async () => {
+      let answer;
+      try {
+        answer = await api("POST", sessionPath("/actions"), {body, ifMatch: shown.version});
+      } catch (error) {
+        const answerAt = performance.now();
+        // A 412 or 409 is someone else having acted first: the indicator says so, it is no error.
+        if (!(error instanceof Problem && (error.status === 409 || error.status === 412))) showProblem(error);
+        const adopted = await readState();
+        if (adopted) adopt(adopted);
+        else setState(shown, {why: "rolled back", correction: true}); // no answer at all: back to what the server confirmed
+        finishTap(record, "corrected", {answerAt, reason: refusalReason(error)});
+        await refresh();
+        throw error;
+      }
+      const answerAt = performance.now();
+      clearProblem();
+      if (sameState(answer, app.state)) {
+        finishTap(record, "confirmed", {answerAt});
+        app.state = answer; // the same screens: nothing moves, only the JSON panel takes the answer
+        renderJSON();
+      } else {
+        finishTap(record, "corrected", {answerAt, reason: "another state"});
+        adopt(answer);
+      }
+      await refresh();
+      return answer;
+    }).catch(() => null);
+  }
+
+  // The state the server promised for `body` on the version drawn, if it did.
+  function predictionFor(action, body) {
+    if (body.params || !availableFresh() || !action.next) return null;
+    if (pendingPrediction()) return null; // drawn ahead already: wait for its answer first
+    const next = action.next;
+    return next.sessionId === app.state.sessionId && next.version === app.state.version + 1 ? next : null;
+  }
+
+  function pendingPrediction() {
+    return Boolean(app.tap && app.tap.predicted && app.tap.status === "pending");
+  }
+
+  // The server's state, drawn over whatever the page drew ahead of it.
+  function adopt(state) {
+    if (sameState(state, app.state)) {
+      app.state = state;
+      renderJSON();
+      return;
+    }
+    setState(state, {why: "corrected", correction: true});
+  }
+
+  // The session's state now, or null (the problem shown) when it cannot be read.
+  async function readState() {
+    try {
+      return await api("GET", sessionPath());
+    } catch (error) {
+      showProblem(error);
+      return null;
+    }
+  }
+
+  // Two states are the same screens and facts when they are equal without their predictions.
+  function sameState(a, b) {
+    if (!a || !b) return false;
+    const canonical = (value) => JSON.stringify(value, (key, inner) => (inner && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.keys(inner).sort().filter((name) => name !== "predictions").map((name) => [name, inner[name]]))
+      : inner));
+    return canonical(a) === canonical(b);
+  }
+
+  // Why the server did not apply a tap drawn ahead, in a few words.
+  function refusalReason(error) {
+    if (!(error instanceof Problem) || !error.status) return "no answer";
+    const problem = error.problem || {};
+    if (error.status === 412) {
+      return `412: another client acted first${problem.currentVersion !== undefined ? `, the session is at version ${problem.currentVersion}` : ""}`;
+    }
+    return `${error.status}${problem.code ? ` ${problem.code}` : problem.title ? ` ${problem.title}` : ""}`;
+  }
+
+  function beginTap(body, startedAt, predicted) {
+    taps += 1;
+    app.tap = {id: taps, action: body.type, predicted, status: predicted ? "pending" : "waiting", startedAt, drawMs: null, answerMs: null, reason: null};
+    renderTap();
+    return app.tap;
+  }
+
+  function finishTap(record, status, {answerAt, reason = null}) {
+    record.status = status;
+    record.answerMs = answerAt - record.startedAt;
+    record.reason = reason;
+    if (record === app.tap) renderTap();
+  }
+
+  function renderTap() {
+    const line = $("tap-status");
+    const record = app.tap;
+    if (!record) return;
+    const ms = (value) => (value === null ? "" : `${Math.round(value)} ms`);
+    const text = {
+      pending: `${record.action}: drawn from the prediction in ${ms(record.drawMs)}, waiting for the server…`,
+      waiting: `${record.action}: no prediction, waiting for the server…`,
+      confirmed: `${record.action}: confirmed (drawn in ${ms(record.drawMs)}, answered in ${ms(record.answerMs)})`,
+      corrected: `${record.action}: corrected by the server (${record.reason}; drawn in ${ms(record.drawMs)}, answered in ${ms(record.answerMs)})`,
+      applied: `${record.action}: applied (no prediction: drawn with the answer, in ${ms(record.answerMs)})`,
+      refused: `${record.action}: refused (${record.reason}, in ${ms(record.answerMs)})`,
+    }[record.status];
+    line.textContent = text;
+    line.dataset.status = record.status;
+    line.dataset.tap = record.id;
+    line.dataset.action = record.action;
+    line.dataset.predicted = String(record.predicted);
+    line.dataset.drawMs = record.drawMs === null ? "" : record.drawMs.toFixed(1);
+    line.dataset.answerMs = record.answerMs === null ? "" : record.answerMs.toFixed(1);
   }
 
   async function reload() {
@@ -191,13 +366,20 @@
     await Promise.all([loadAvailable(), loadLog(), loadGraph()]);
   }
 
+  // `${session}@${version}` of the state drawn: an answer read for another one is not shown.
+  const drawnStamp = () => (app.state ? `${app.state.sessionId}@${app.state.version}` : "");
+
   async function loadAvailable() {
+    const stamp = drawnStamp();
     try {
-      app.available = await api("GET", sessionPath("/actions/available"));
+      const available = await api("GET", sessionPath("/actions/available"));
+      if (drawnStamp() !== stamp) return; // a tap drew ahead meanwhile: its own refresh reads them
+      app.available = available;
       $("actions-from").textContent = app.available.from
         ? `From ${app.available.from.feature} (${app.available.from.id}), nearest flow first:`
         : "Nothing is on screen.";
     } catch (error) {
+      if (drawnStamp() !== stamp) return;
       app.available = null;
       $("actions-from").textContent = `The server did not list the available actions (${error.status || "no answer"}: ${error.message}).`;
     }
@@ -217,10 +399,13 @@
   }
 
   async function loadLog() {
+    const stamp = drawnStamp();
     try {
       const page = await api("GET", sessionPath("/actions?limit=1000"));
+      if (drawnStamp() !== stamp) return;
       app.log = page.actions || [];
     } catch (error) {
+      if (drawnStamp() !== stamp) return;
       app.log = [];
       showProblem(error);
     }
@@ -229,13 +414,16 @@
 
   async function loadGraph() {
     const graph = $("graph");
+    const stamp = drawnStamp();
     try {
       const svgText = await api("GET", sessionPath(`/graph?format=svg`), {accept: "image/svg+xml"});
+      if (drawnStamp() !== stamp) return;
       const svg = parseSVG(svgText);
       graph.replaceChildren(svg);
       graph.dataset.current = (svg.querySelector("g.node.current") || {}).id || "";
       scrollGraphToCurrent();
     } catch (error) {
+      if (drawnStamp() !== stamp) return;
       graph.dataset.current = "";
       graph.replaceChildren(el("p", {class: "placeholder"},
         `No graph: ${error.status ? `${error.status} ` : ""}${error.message}`));
@@ -290,12 +478,18 @@
 
   // ---------------------------------------------------------------- state
 
-  function setState(state, {fresh = false} = {}) {
+  // Draws `state`. `why` is kept in `app.draws` (for the browser test: a version drawn twice
+  // shows there); a `correction` replaces what was drawn ahead with a cross-fade, whatever
+  // action the server's state came from.
+  function setState(state, {fresh = false, why = "answer", correction = false} = {}) {
     const previous = fresh ? null : app.state;
     app.state = state;
     if (app.session) app.session.version = state.version;
+    app.draws.push({sessionId: state.sessionId, version: state.version, topId: state.top ? state.top.id : null, why});
+    if (app.draws.length > 50) app.draws.shift();
     renderFacts();
-    keepingFocus($("phone"), () => renderPhone(previous, state), ".card.top");
+    keepingFocus($("phone"), () => renderPhone(previous, state, {correction}), ".card.top");
+    markActionsStale();
     renderStackList();
     renderTransition(previous, state);
     renderJSON();
@@ -354,7 +548,7 @@
 
   const elements = new Map(); // screen id → its card element, kept across renders
 
-  function renderPhone(previous, state) {
+  function renderPhone(previous, state, {correction = false} = {}) {
     const phone = $("phone");
     const cards = cardsOf(state.root);
     const wanted = new Set(cards.map((card) => card.screen.id));
@@ -398,7 +592,7 @@
     phone.classList.toggle("empty", cards.length === 0);
     if (cards.length === 0) phone.dataset.message = "Nothing on screen";
 
-    animateTransition(previous, state, leaving, top ? elements.get(top.id) : null);
+    animateTransition(previous, state, leaving, top ? elements.get(top.id) : null, {correction});
     applyInteractionPreview();
   }
 
@@ -416,11 +610,11 @@
     const navLeft = card.previous
       ? el("button", {type: "button", class: "nav-back", "data-testid": isTop ? "phone-back" : null, tabindex: isTop ? null : "-1",
           disabled: !(isTop && back), title: back ? "back" : "back is not available",
-          onclick: () => back && act(actionFor(back))}, `‹ ${shortName(card.previous.feature || card.previous.flow)}`)
+          onclick: () => back && tap(back).catch(() => {})}, `‹ ${shortName(card.previous.feature || card.previous.flow)}`)
       : card.sheetStart
         ? el("button", {type: "button", class: "nav-back", "data-testid": isTop ? "phone-close" : null, tabindex: isTop ? null : "-1",
             disabled: !(isTop && back), title: "back (dismisses the presented flow)",
-            onclick: () => back && act(actionFor(back))}, "Close")
+            onclick: () => back && tap(back).catch(() => {})}, "Close")
         : el("span");
     const params = Object.entries(screen.params || {});
     element.replaceChildren(...[
@@ -442,7 +636,7 @@
   // tab bar, back and the interaction actions have their own controls). A press submits the
   // action's form in the panel, so params typed there go with it.
   function screenButtons(card) {
-    const actions = (app.available && app.available.actions || []).filter((action) =>
+    const actions = freshActions().filter((action) =>
       action.type !== "back" && !action.type.startsWith("interaction.") &&
       !(card.tabbed && action.handledBy === card.tabbed.flow && /(^|\.)selectTab$/.test(action.type)));
     if (actions.length === 0) return null;
@@ -456,7 +650,7 @@
   }
 
   function tabBar(tabbed, isTop) {
-    const select = app.available && (app.available.actions || []).find((action) =>
+    const select = freshActions().find((action) =>
       action.handledBy === tabbed.flow && /(^|\.)selectTab$/.test(action.type));
     return el("nav", {class: "tabbar", "aria-label": `${tabbed.flow} tabs`, "data-testid": isTop ? "tabbar" : null},
       (tabbed.entries || []).map((entry, index) => {
@@ -489,8 +683,15 @@
     return animate(element, keyframes).finally(() => element.remove());
   }
 
-  function animateTransition(previous, state, leaving, entering) {
+  function animateTransition(previous, state, leaving, entering, {correction = false} = {}) {
     const transition = state.transition;
+    if (correction && previous) {
+      // From what was drawn ahead to what is right: no action of the server's leads from one to
+      // the other, so the screens cross-fade (nothing moves when the top screen stayed).
+      if (leaving) leave(leaving, [{opacity: 1}, {opacity: 0}]);
+      if (leaving && entering) animate(entering, [{opacity: 0}, {opacity: 1}]);
+      return;
+    }
     const applied = previous && previous.sessionId === state.sessionId && state.version > previous.version;
     if (!applied || !transition || transition.animated === false) {
       if (leaving) leaving.remove();
@@ -630,8 +831,26 @@
 
   // ---------------------------------------------------------------- actions
 
+  // Whether the actions on offer were read for the state drawn (not for the one before a tap
+  // drew ahead, or before the stream brought a version).
+  function availableFresh() {
+    const available = app.available;
+    return Boolean(available && app.state && available.sessionId === app.state.sessionId && available.version === app.state.version);
+  }
+
+  // The actions the phone's own controls offer: only those read for the state drawn.
+  function freshActions() {
+    return availableFresh() ? app.available.actions || [] : [];
+  }
+
   function availableAction(type) {
-    return app.available && (app.available.actions || []).find((action) => action.type === type);
+    return freshActions().find((action) => action.type === type);
+  }
+
+  // The panel keeps the list it has until the next one is read; it looks inactive meanwhile, and
+  // while a tap drawn ahead waits for its answer, its buttons do nothing.
+  function markActionsStale() {
+    $("actions").dataset.stale = String(Boolean(app.available) && !availableFresh());
   }
 
   function actionFor(action) {
@@ -726,6 +945,7 @@
   }
 
   function renderActions() {
+    markActionsStale();
     const container = $("actions");
     const actions = app.available ? app.available.actions || [] : [];
     if (app.session && app.session.deleted) {
@@ -750,11 +970,13 @@
         ...(action.params || []).map((param) => paramInput(action, param)));
       form.addEventListener("submit", (event) => {
         event.preventDefault();
+        const startedAt = performance.now();
+        if (pendingPrediction()) return; // its buttons belong to the state before the one drawn ahead
         const params = readParams(form, action);
         if (params === null) return;
         const body = actionFor(action);
         if ((action.params || []).length) body.params = params;
-        act(body).catch(() => {});
+        tap(action, body, startedAt).catch(() => {});
       });
       return form;
     }));
@@ -992,8 +1214,19 @@
       try { state = JSON.parse(event.data); } catch (error) { return; }
       live.failures = 0;
       setStreamStatus("live");
-      receive(generation, state);
-      release(); // the draw just queued holds the page from here
+      // An event is an answer too: the simulated network delays it like the others (in order,
+      // as the delay is the same for each unless the slider moved).
+      const use = () => {
+        app.streamedVersion = state.version; // for the browser test: the stream brought it
+        receive(generation, state);
+        release(); // the draw just queued holds the page from here
+      };
+      if (app.latency > 0) {
+        const held = hold();
+        setTimeout(() => { use(); held(); }, app.latency);
+      } else {
+        use();
+      }
     });
     source.addEventListener("deleted", () => {
       source.close();
@@ -1149,6 +1382,13 @@
       });
     }
     wireSlider();
+    const latency = $("latency-slider");
+    const setLatency = () => {
+      app.latency = Number(latency.value) || 0;
+      $("latency-value").textContent = `${app.latency} ms`;
+    };
+    latency.addEventListener("input", setLatency);
+    setLatency();
     $("link-form").addEventListener("submit", followLink);
     $("pending-link-cancel").addEventListener("click", () => act({type: "link.cancel"}).catch(() => {}));
     // Written on the press itself (a click, a middle click, Enter), just before the tab opens.

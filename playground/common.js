@@ -34,9 +34,10 @@ window.FlowStackCommon = (() => {
     }
   }
 
-  // One request; JSON answers are parsed, anything but 2xx throws a Problem.
-  async function request(method, path, {body, token, accept = "application/json"} = {}) {
-    const headers = {Accept: accept};
+  // One request; JSON answers are parsed, anything but 2xx throws a Problem. `headers` adds
+  // to the usual ones (If-Match, say).
+  async function request(method, path, {body, token, accept = "application/json", headers: extra = {}} = {}) {
+    const headers = {...extra, Accept: accept};
     if (token) headers.Authorization = `Bearer ${token}`;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let response;

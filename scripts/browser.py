@@ -27,6 +27,11 @@ of three variants whose weights were changed under it: a wrong admin token's 401
 the right one the page draws the server's report (rates, the uplift's interval as a bar around 0,
 p-values, chances to win, a refused comparison's reason, the sample-ratio warning), and again
 after the metric and the baseline are changed with the keyboard (screenshot at report.png).
+Then a session with predictions on a slow network (the page's latency slider): at 300 ms a tap
+on onboarding.showSecond draws the next screen from the server's prediction in well under 300 ms
+(measured in the page) and shows "confirmed" when the answer comes; at 500 ms, after another
+client (this script, through the API) moved the session on, a tap drawn ahead is answered 412 and
+the page shows "corrected" and the server's state (screenshot at corrected.png).
 At the end: no URL any tab requested held a session token, and no stream or ticket was refused
 (so no spent ticket was presented again).
 After each step it reads the page (the phone's top screen and version, the graph's highlighted
@@ -667,6 +672,113 @@ class Walk:
         self.act("DE completed (Enter on the focused button)", "action-onboarding.completed", "onboarding.faceScan", then=focus_and_enter)
         focused = page.js("document.activeElement && document.activeElement.dataset.testid")
         self.check("after a keyboard press the focus stays on an action", None if (focused or "").startswith("action-") else f"it is on {focused!r}")
+
+        # 4. predicted taps on a slow network: drawn at once, then confirmed, or corrected
+        self.prediction_steps()
+
+    def set_latency(self, ms):
+        """Moves the page's latency slider to `ms` (as a drag would: its value, then an input event)."""
+        page = self.page
+        shown = page.js(f"""(() => {{
+            const slider = document.querySelector('[data-testid=latency-slider]');
+            slider.value = {ms};
+            slider.dispatchEvent(new Event('input', {{bubbles: true}}));
+            return [window.FlowStackPlayground.latency, document.querySelector('[data-testid=latency-value]').textContent];
+        }})()""")
+        self.check(f"latency slider: {ms} ms", None if shown == [ms, f"{ms} ms"] else f"the page has {shown}")
+        page.wait("true")
+
+    def tap_and_settle(self, testid):
+        """Presses `testid` and waits until its tap is answered (confirmed, corrected, applied or
+        refused) and the page is idle; returns what the page recorded of the tap and its draws."""
+        page = self.page
+        last = page.js("document.querySelector('[data-testid=tap-status]').dataset.tap || '0'")
+        page.click(testid)
+        page.wait(f"document.querySelector('[data-testid=tap-status]').dataset.tap !== '{last}'"
+                  " && !['pending', 'waiting'].includes(document.querySelector('[data-testid=tap-status]').dataset.status)")
+        return page.js("""(() => {
+            const line = document.querySelector('[data-testid=tap-status]');
+            const app = window.FlowStackPlayground;
+            return {status: line.dataset.status, predicted: line.dataset.predicted === 'true', action: line.dataset.action,
+                    drawMs: line.dataset.drawMs === '' ? null : Number(line.dataset.drawMs),
+                    answerMs: line.dataset.answerMs === '' ? null : Number(line.dataset.answerMs),
+                    text: line.textContent, draws: app.draws.slice(-6), streamed: app.streamedVersion || 0};
+        })()""")
+
+    def prediction_steps(self):
+        """A new session with 300 ms of added delay: a tap draws the predicted next screen in well
+        under 300 ms (measured in the page, from the press to the new top screen in the DOM), the
+        answer (at least two delays later) confirms it, and the stream's copy of that version is
+        not drawn again. Then another client acts first (through the API, after the page read its
+        state and before its tap, with 500 ms of delay): the tap is drawn ahead, the server answers
+        412, and the page shows "corrected" and the server's state."""
+        page = self.page
+        try:
+            session_before = page.snapshot()["session"]["id"]
+            page.type_into("form-user", f"browser-predict-{os.getpid()}")
+            page.type_into("form-country", "US")
+            page.click("start-session")
+            page.wait(f"window.FlowStackPlayground.session && window.FlowStackPlayground.session.id !== '{session_before}'"
+                      " && document.querySelector('[data-testid=stream-status]').dataset.status === 'live'")
+        except CDPError as error:
+            self.check("predictions: the form starts a session", str(error))
+            return
+        self.compare("predictions: new session", "onboarding.first")
+
+        delay = 300
+        try:
+            self.set_latency(delay)
+            version = page.snapshot()["version"]
+            tap = self.tap_and_settle("action-onboarding.showSecond")
+        except CDPError as error:
+            self.check(f"predictions: a tap at {delay} ms", str(error))
+            return
+        print(f"browser: a predicted tap with {delay} ms added each way: drawn in {tap['drawMs']} ms, answered in {tap['answerMs']} ms", flush=True)
+        self.check(f"predicted tap at {delay} ms: drawn from the server's prediction", None if tap["predicted"] else "it waited for the answer", tap)
+        # The answer cannot come before two delays (one before sending, one before using it): a
+        # draw that waited for the network would take that long too.
+        self.check(f"predicted tap at {delay} ms: the answer took at least {2 * delay} ms (the delay is in force)",
+                   None if (tap["answerMs"] or 0) >= 2 * delay else f"it took {tap['answerMs']} ms", tap)
+        self.check(f"predicted tap at {delay} ms: the next screen was drawn in well under {delay} ms",
+                   None if tap["drawMs"] is not None and tap["drawMs"] < delay / 2 else f"it took {tap['drawMs']} ms", tap)
+        self.check(f"predicted tap at {delay} ms: the page shows confirmed", None if tap["status"] == "confirmed" else f"it shows {tap['status']}", tap["text"])
+        shown, state = self.compare(f"predicted tap at {delay} ms", "onboarding.second")
+        if state:
+            drawn = [draw for draw in tap["draws"] if (draw["sessionId"], draw["version"]) == (state["sessionId"], version + 1)]
+            self.check("predicted tap: its version was drawn once (the answer and the stream's copy drew nothing more)",
+                       None if len(drawn) == 1 and drawn[0]["why"] == "predicted" and tap["streamed"] >= version + 1 else "it was not",
+                       {"draws": tap["draws"], "streamed": tap["streamed"]})
+
+        # Another client acts between the page's read and its tap: the page's If-Match is stale.
+        delay = 500
+        try:
+            self.set_latency(delay)
+            session = page.snapshot()["session"]
+            version = page.snapshot()["version"]
+            request = urllib.request.Request(f"http://127.0.0.1:{self.port}/v1/sessions/{session['id']}/actions", method="POST",
+                                             data=json.dumps({"type": "onboarding.returnToFirst"}).encode(),
+                                             headers={"Authorization": f"Bearer {session['token']}", "Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                other = json.loads(answer.read())
+            self.expected_errors += 1  # the browser logs the 412
+            tap = self.tap_and_settle("action-onboarding.completed")
+        except (CDPError, urllib.error.URLError) as error:
+            self.check("corrected tap: another client acts first", str(error))
+            return
+        self.check("corrected tap: the other client's action was applied first",
+                   None if other["version"] == version + 1 and other["top"]["feature"] == "onboarding.first" else "it was not", other["top"])
+        self.check("corrected tap: drawn ahead from the prediction, before the stream's version was used",
+                   None if tap["predicted"] and tap["drawMs"] is not None and tap["drawMs"] < delay / 2 else "it was not", tap)
+        self.check("corrected tap: the page shows corrected, for the 412",
+                   None if tap["status"] == "corrected" and "412" in tap["text"] else f"it shows {tap['status']}", tap["text"])
+        shown, state = self.compare("corrected tap", "onboarding.first")
+        if state:
+            drawn = [draw["why"] for draw in tap["draws"] if (draw["sessionId"], draw["version"]) == (state["sessionId"], version + 1)]
+            self.check("corrected tap: the prediction, then the correction, and nothing more (not the stream's copy)",
+                       None if drawn == ["predicted", "corrected"] else f"drawn: {drawn}", tap["draws"])
+            page.js("window.scrollTo(0, 0)")
+            page.screenshot(os.path.join(SHOTS, "corrected.png"))
+        self.set_latency(0)
 
     def follow_steps(self):
         """A second tab opened with "Follow in a new tab" shows the session and moves with it, both ways."""
