@@ -1,5 +1,6 @@
 -- wrk script: each request posts home.selectTab to a random session of bench/sessions.txt
--- (lines "ID TOKEN"), alternating tabs, with no If-Match so every post applies.
+-- (lines "ID TOKEN"), alternating tabs, with no If-Match so every post applies. With KEYED=1
+-- each post carries a fresh Idempotency-Key (its answer is stored, as a batch item's is).
 local sessions = {}
 local counter = 0
 
@@ -11,12 +12,16 @@ function init(args)
   math.randomseed(os.time() + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0))
 end
 
+local keyed = os.getenv("KEYED") == "1"
+local run = string.format("%x%x", os.time(), math.random(1, 0x3fffffff))
+
 function request()
   counter = counter + 1
   local s = sessions[math.random(#sessions)]
   local body = '{"type":"home.selectTab","params":{"index":' .. (counter % 2) .. '}}'
-  return wrk.format("POST", "/v1/sessions/" .. s.id .. "/actions",
-    { ["Authorization"] = "Bearer " .. s.token, ["Content-Type"] = "application/json" }, body)
+  local headers = { ["Authorization"] = "Bearer " .. s.token, ["Content-Type"] = "application/json" }
+  if keyed then headers["Idempotency-Key"] = run .. "-" .. tostring({}):match("0x(%x+)") .. "-" .. counter end
+  return wrk.format("POST", "/v1/sessions/" .. s.id .. "/actions", headers, body)
 end
 
 local non200 = 0

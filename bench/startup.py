@@ -61,7 +61,9 @@ def main():
                 experiments, flow_versions, last_transition, handled_by, created_at, updated_at
             FROM n, sessions WHERE sessions.user_id = 'seed'""")
         database.execute("""INSERT INTO users SELECT user_id, '{}', created_at, updated_at FROM sessions WHERE user_id != 'seed'""")
-        database.execute("""INSERT INTO actions SELECT s.id, 1, a.type, a.source, a.params, a.interactive, a.handled_by,
+        database.execute("""INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by,
+                transition, created_at, tree)
+            SELECT s.id, 1, a.type, a.source, a.params, a.interactive, a.handled_by,
                 a.transition, a.created_at, a.tree FROM sessions s, actions a WHERE s.user_id != 'seed' AND a.version = 1""")
     total = database.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
     database.close()

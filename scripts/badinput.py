@@ -13,7 +13,9 @@ before FlowStack sees them, with its own HTML page). Between groups /healthz mus
 event-stream routes (`GET /v1/sessions/{id}/events`, `POST …/events/ticket`) are in the corpus
 too, and a few checks of streams that must open follow it: a Last-Event-ID that is not a version
 counts as none (the stream starts with the current state), one equal to the version sends nothing
-until the next, HEAD answers without a body and without hanging. At the
+until the next, HEAD answers without a body and without hanging. Malformed batches of offline
+taps (`POST …/actions/batch`) must be refused whole: the end check below shows nothing of them
+was applied. At the
 end the sessions must read back byte for byte as before, the server must stop cleanly, the
 database must pass `PRAGMA integrity_check`, and the sessions must read back the same again
 after a restart. Prints each failure with what came back, then `badinput: N passed, M failed`;
@@ -577,6 +579,72 @@ def corpus(ctx):
     add("idempotency", "Idempotency-Key reused with another body", "POST", f"/v1/sessions/{ctx['s5']}/actions",
         [("Authorization", "Bearer " + ctx["t5"]), ("Idempotency-Key", "bi-key-1")], j({"type": "onboarding.completed"}),
         expect=(422,))
+
+    # --- batches of offline taps: every malformed batch is refused whole, before anything applies
+    batch = f"/v1/sessions/{s}/actions/batch"
+    tap = {"key": "bi-tap", "version": 0, "action": {"type": "onboarding.showSecond"}}
+
+    def tapped(**changes):
+        item = dict(tap)
+        for key, value in changes.items():
+            if value is KeyError:
+                item.pop(key, None)
+            else:
+                item[key] = value
+        return item
+
+    for name, body in [("empty body", b""), ("unclosed array", b'{"actions":[{"key":"a"'), ("trailing comma", b'{"actions":[],}'),
+                       ("duplicate member", b'{"actions":[],"actions":[]}'), ("invalid UTF-8 in a key", b'{"actions":[{"key":"\xff"}]}'),
+                       ("NUL byte after", j({"actions": [tap]}) + b"\x00")]:
+        add("batch", f"batch: {name}", "POST", batch, auth, body)
+    for name, value in [("an array", [tap]), ("a string", "actions"), ("null", None), ("a number", 1)]:
+        add("batch", f"batch body as {name}", "POST", batch, auth, j(value))
+    for name, value in [("missing", KeyError), ("an object", {"0": tap}), ("a string", "tap"), ("null", None), ("empty", []),
+                        ("101 items", [tapped(key=f"k{i}", version=i) for i in range(101)])]:
+        body = j({}) if value is KeyError else j({"actions": value})
+        add("batch", f"batch actions {name}", "POST", batch, auth, body)
+    add("batch", "batch with an unknown member", "POST", batch, auth, j({"actions": [tap], "atomic": True}))
+    for name, value in [("a number", 5), ("an array", [tap]), ("a string", "tap"), ("null", None)]:
+        add("batch", f"batch item as {name}", "POST", batch, auth, j({"actions": [value]}))
+    add("batch", "batch item with an unknown member", "POST", batch, auth, j({"actions": [tapped(when="now")]}))
+    for name, value in [("missing", KeyError), ("a number", 7), ("null", None), ("empty", ""), ("with a space", "a b"),
+                        ("non-ASCII", "cl\u00e9"), ("256 characters", "k" * 256), ("a DEL character", "a\x7fb"), ("an object", {"k": 1})]:
+        add("batch", f"batch key {name}", "POST", batch, auth, j({"actions": [tapped(key=value)]}))
+    add("batch", "batch with a key twice", "POST", batch, auth, j({"actions": [tap, tapped(version=1)]}))
+    for name, value in [("missing", KeyError), ("a string", "0"), ("negative", -1), ("1.5", 1.5), ("true", True), ("null", None),
+                        ("an array", [0])]:
+        add("batch", f"batch version {name}", "POST", batch, auth, j({"actions": [tapped(version=value)]}))
+    for name, number in [("1e400", b"1e400"), ("40 digits", forty), ("-40 digits", b"-" + forty)]:
+        add("batch", f"batch version {name}", "POST", batch, auth,
+            b'{"actions":[{"key":"k","version":' + number + b',"action":{"type":"back"}}]}')
+    for name, value in [("words", "yesterday"), ("a number", 1764064800), ("without an offset", "2026-11-25T10:00:00"),
+                        ("a date only", "2026-11-25"), ("30 February", "2026-02-30T00:00:00Z"), ("hour 25", "2026-11-25T25:00:00Z"),
+                        ("offset without a colon", "2026-11-25T10:00:00+0100"), ("10 fraction digits", "2026-11-25T10:00:00.1234567890Z"),
+                        ("year 0 in UTC", "0001-01-01T00:00:00+01:00"), ("2,000 characters", "2026-11-25T10:00:00Z" + "0" * 1980),
+                        ("full-width digits", "\uff12\uff10\uff12\uff16-11-25T10:00:00Z"), ("an object", {"t": 1}), ("true", True)]:
+        add("batch", f"batch at {name}", "POST", batch, auth, j({"actions": [tapped(at=value)]}))
+    for name, value in [("missing", KeyError), ("a string", "onboarding.showSecond"), ("null", None), ("an array", []),
+                        ("without a type", {"from": "e3"}), ("with an empty type", {"type": ""}), ("with a misspelt member", {"type": "back", "parmas": {}}),
+                        ("with params an array", {"type": "back", "params": [1]}), ("with from a number", {"type": "back", "from": 3}),
+                        ("with interactive a string", {"type": "back", "interactive": "yes"}), ("with a type over 64 KiB", {"type": huge})]:
+        add("batch", f"batch action {name}", "POST", batch, auth, j({"actions": [tapped(action=value)]}))
+    add("batch", f"batch action params {deep} deep", "POST", batch, auth,
+        b'{"actions":[{"key":"k","version":0,"action":{"type":"back","params":' + nest_objects(deep - 3) + b"}}]}")
+    add("batch", "a good item, then a bad one", "POST", batch, auth, j({"actions": [tap, tapped(key="bi-2", version=1, at="soon")]}))
+    add("batch", "batch without a token", "POST", batch, [], j({"actions": [tap]}), expect=(401,))
+    add("batch", "batch with a wrong token", "POST", batch, [("Authorization", "Bearer " + "A" * 43)], j({"actions": [tap]}), expect=(401,))
+    add("batch", "batch with another session's token", "POST", batch, home_auth, j({"actions": [tap]}), expect=(401,))
+    add("batch", "batch with the admin token", "POST", batch, adm, j({"actions": [tap]}), expect=(401,))
+    add("batch", "batch on an unknown session", "POST", "/v1/sessions/s_AAAAAAAAAAAAAAAAAAAAAA/actions/batch", auth,
+        j({"actions": [tap]}), expect=(404,))
+    add("batch", "batch on a session id of 65 characters", "POST", "/v1/sessions/" + "s" * 65 + "/actions/batch", auth,
+        j({"actions": [tap]}), expect=(404,))
+    for method in ["GET", "PUT", "DELETE", "PATCH"]:
+        add("batch", f"{method} on the batch route", method, batch, auth, j({"actions": [tap]}) if method in ("PUT", "PATCH") else None,
+            expect=(405,))
+    add("batch", "batch over the body limit", "POST", batch, auth,
+        j({"actions": [tapped(key=f"k{i}", version=i, action={"type": "back", "params": {"p": "x" * 60000}}) for i in range(20)]}),
+        expect=(413,))
 
     # --- bodies over the 1 MiB limit
     over = MAX_BODY + 1

@@ -79,7 +79,7 @@ extension Application {
                     throw ResponseError(.problem(400, "Idempotency-Key must be 1 to 255 visible ASCII characters.",
                                                  type: ProblemType.malformed))
                 }
-                idempotency = (key, BearerToken.digest(request.body))
+                idempotency = (key, [])
             }
             let json = try request.jsonBody(limits).get()
             let action: FlowAction
@@ -88,10 +88,23 @@ extension Application {
             } catch {
                 throw ResponseError(SessionService.problem(for: error))
             }
+            // The hash of the parsed action, not of the body's bytes: a batch item with the same
+            // key and action hashes the same (see FlowAction.idempotencyHash).
+            if let key = idempotency?.key { idempotency = (key, action.idempotencyHash) }
             // A dry run commits nothing, so an Idempotency-Key has nothing to keep: it is ignored.
             return dryRun
                 ? try sessions.dryRun(action, on: id, token: token, ifMatch: ifMatch, predict: prediction.predict)
                 : sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency, predict: prediction.predict)
+        }
+
+        router.route("POST", "/v1/sessions/{id}/actions/batch") { request throws(ResponseError) in
+            let id = request.pathParameters["id"] ?? ""
+            let token = BearerToken.presented(in: request)
+            guard token != nil else {
+                throw SessionService.unauthorized("This route needs Authorization: Bearer <session token>.")
+            }
+            let batch = try BatchInput(json: try request.jsonBody(limits).get())
+            return sessions.applyBatch(batch.items, to: id, token: token)
         }
 
         router.route("GET", "/v1/sessions/{id}/actions") { request throws(ResponseError) in
@@ -124,6 +137,8 @@ extension Application {
                 if let transition = action.transition { writer.writeRawValue(Array(transition.utf8)) } else { writer.writeNull() }
                 writer.writeKey("at")
                 writer.writeString(action.createdAt)
+                writer.writeKey("clientAt")
+                writer.writeOptionalString(action.clientAt)
                 writer.endObject()
             }
             writer.endArray()

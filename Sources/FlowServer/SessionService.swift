@@ -187,7 +187,7 @@ final class SessionService: Sendable {
 
     /// The pinned slot of session `id` (see `pinnedSlot`) for work answered later, and that
     /// answer: giving it unpins the slot.
-    private func pinnedForLater(_ id: String, token: String?) throws(ResponseError) -> (SessionSlot, DeferredResponse) {
+    func pinnedForLater(_ id: String, token: String?) throws(ResponseError) -> (SessionSlot, DeferredResponse) {
         let slot = try pinnedSlot(id, access: .bearer(token))
         let answer = DeferredResponse()
         answer.whenComplete { [cache] _ in cache.unpin(slot) }
@@ -200,7 +200,7 @@ final class SessionService: Sendable {
     /// With `verify`, a cached session is first checked against the database's head version
     /// (one look-up by key) and read again when another node moved it: a read never answers
     /// older than what any node acknowledged before it was sent.
-    private func withLoadedSession<T>(
+    func withLoadedSession<T>(
         _ id: String, access: SessionAccess, slot: SessionSlot, verify: Bool = false, _ contents: inout SlotContents,
         _ body: (inout LiveSession) throws(ResponseError) -> T
     ) throws(ResponseError) -> T {
@@ -248,7 +248,7 @@ final class SessionService: Sendable {
 
     /// Runs `work` on a session in its turn: at once when none of the session's commits is in
     /// flight, else after the work queued before it. No thread waits meanwhile.
-    private func takeTurn(on slot: SessionSlot, _ work: @escaping SessionWork) {
+    func takeTurn(on slot: SessionSlot, _ work: @escaping SessionWork) {
         let after = slot.state.withLock { contents -> (@Sendable () -> Void)? in
             if contents.committing {
                 contents.queue.append(work)
@@ -262,7 +262,7 @@ final class SessionService: Sendable {
     /// Ends the turn of an action whose commit is over: `finish` records its outcome under the
     /// lock, `then` runs first once the lock is released (the answer), and the queued work runs
     /// in order until one of them starts a commit of its own.
-    private func endTurn(on slot: SessionSlot, _ finish: (inout SlotContents) -> Void, then first: @Sendable () -> Void) {
+    func endTurn(on slot: SessionSlot, _ finish: (inout SlotContents) -> Void, then first: @Sendable () -> Void) {
         var afters: [@Sendable () -> Void] = []
         slot.state.withLock { contents in
             finish(&contents)
@@ -333,7 +333,7 @@ final class SessionService: Sendable {
 
     /// Refusals that depend on the session's state (a stale `from`, `If-Match`, an action the
     /// state does not accept): on a shared database they are checked against the stored state.
-    private static let refusalStatuses: Set<Int> = [409, 412, 422]
+    static let refusalStatuses: Set<Int> = [409, 412, 422]
 
     /// The action's turn, under the slot's lock: checks and applies it, and either answers (a
     /// refusal, a replay) or marks the session as committing and submits the commit.
@@ -430,7 +430,7 @@ final class SessionService: Sendable {
     }
 
     /// What one try at applying an action came to.
-    private enum Attempt {
+    enum Attempt {
         case answered(Response)
         /// Applied in memory: to be committed, then answered.
         case commit(ActionStep)
@@ -438,7 +438,7 @@ final class SessionService: Sendable {
 
     /// An applied action waiting for its commit: the session it leads to, the answer's body, and
     /// the user-state changes to keep once committed.
-    private struct ActionStep: Sendable {
+    struct ActionStep: Sendable {
         let commit: ActionCommit
         let next: LiveSession
         let body: [UInt8]
@@ -449,10 +449,16 @@ final class SessionService: Sendable {
 
     /// Applies an action to a session whose lock the caller holds; `session` is replaced only
     /// after the commit (by `committed`).
-    private func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
-                             idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false) throws(ResponseError) -> Attempt {
+    ///
+    /// A batch of offline taps (`SessionService+batch.swift`) passes the client's time of each,
+    /// the user's state as its earlier, not yet committed, steps left it, and whether the key is
+    /// known to be unused (the batch looked all its keys up at once).
+    func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
+                     idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false, clientAt: String? = nil,
+                     user heldUser: UserStates.Held? = nil, keyKnownUnused: Bool = false) throws(ResponseError) -> Attempt {
         let id = session.id
-        if let idempotency, let stored = try storage({ try store.idempotentAnswer(sessionId: id, key: idempotency.key) }) {
+        if let idempotency, !keyKnownUnused,
+           let stored = try storage({ try store.idempotentAnswer(sessionId: id, key: idempotency.key) }) {
             guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
                 throw ResponseError(.problem(
                     422, "Idempotency-Key \(idempotency.key) was used with another request body; use a new key for a new action.",
@@ -470,7 +476,8 @@ final class SessionService: Sendable {
             return .answered(replay)
         }
         try Self.check(ifMatch, session)
-        let user = try storage { try users.held(session.userId, store: store) }
+        let user: UserStates.Held
+        if let heldUser { user = heldUser } else { user = try storage { try users.held(session.userId, store: store) } }
         session.context.user = user.state
         let outcome: ActionOutcome
         do throws(FlowError) {
@@ -500,7 +507,7 @@ final class SessionService: Sendable {
             params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
             handledBy: outcome.handledBy,
             transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
-            createdAt: Timestamp.string())
+            createdAt: Timestamp.string(), clientAt: clientAt)
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
         let commit = ActionCommit(
             sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
@@ -553,7 +560,7 @@ final class SessionService: Sendable {
     // MARK: Loading
 
     /// Reads session `id` from the database into its in-memory form, or nil when it is unknown.
-    private func load(_ id: String) throws(ResponseError) -> LiveSession? {
+    func load(_ id: String) throws(ResponseError) -> LiveSession? {
         guard let record = try storage({ try store.session(id: id) }) else { return nil }
         let tree: FlowTree
         do throws(FlowStorageError) {

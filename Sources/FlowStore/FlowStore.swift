@@ -66,10 +66,18 @@ public protocol FlowStore: AnyObject, Sendable {
     /// it short. Nothing is written when the stored version is not `commit.version - 1`
     /// (`CommitError.versionConflict`), or when the session is gone (`.sessionNotFound`).
     func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    /// Queues the successive commits of one session together, in order, so that they share a
+    /// transaction where the store can; `completion` gets each one's result, in order, once the
+    /// last is over. A commit whose predecessor failed fails too: its version is not next, or,
+    /// when another writer took that version, the entry below it is not the one it `follows`.
+    func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void)
     /// Up to `limit` log entries with a version above `after`, oldest first.
     func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord]
     /// The answer stored under `key` for this session, or nil.
     func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer?
+    /// The answers stored under any of `keys` for this session, by key, in one look-up (a batch
+    /// of offline taps: one round trip, not one per tap).
+    func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer]
     /// Deletes the session, its log and its idempotent answers; false when there was none.
     @discardableResult
     func deleteSession(id: String) throws -> Bool
@@ -206,6 +214,25 @@ extension FlowStore {
     /// Inserts a session that no experiment excluded.
     public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)], firstFeature: String?) throws {
         try insert(session, exposures: exposures, exclusions: [], firstFeature: firstFeature)
+    }
+
+    /// One look-up per key, for a store without a query for several.
+    public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {
+        var answers: [String: IdempotentAnswer] = [:]
+        for key in keys {
+            if let answer = try idempotentAnswer(sessionId: sessionId, key: key) { answers[key] = answer }
+        }
+        return answers
+    }
+
+    /// One commit after another through `submit(_:completion:)`, for a store without a group
+    /// commit of its own: each is queued once the one before it is over.
+    public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) {
+        @Sendable func next(_ index: Int, _ results: [Result<Void, any Error>]) {
+            guard index < commits.count else { return completion(results) }
+            submit(commits[index]) { result in next(index + 1, results + [result]) }
+        }
+        next(0, [])
     }
 
     /// Commits `commit` and waits for the transaction holding it; throws its own error.

@@ -75,6 +75,37 @@ public final class GroupCommit: Sendable {
         if !accepted { completion(.failure(Closed())) }
     }
 
+    /// Queues `commits` together, in order, so that they go into the same transaction (unless
+    /// they are more than `maxBatch` with what is queued before them: then the rest goes into the
+    /// next); `completion` gets every commit's result, in order, once the last is over. For the
+    /// successive versions of one session (a batch of offline taps), each commit after the first
+    /// names the one before it (`ActionCommit.follows`): when one fails, every later one fails
+    /// too (a version conflict), even when another writer took the failed one's version.
+    public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) {
+        guard !commits.isEmpty else { return completion([]) }
+        let collected = PThreadMutex([Result<Void, any Error>?](repeating: nil, count: commits.count))
+        let now = ContinuousClock.now
+        let pending = commits.enumerated().map { index, commit in
+            Pending(commit: commit, completion: { result in
+                let all = collected.withLock { results -> [Result<Void, any Error>]? in
+                    results[index] = result
+                    let done = results.compactMap { $0 }
+                    return done.count == results.count ? done : nil
+                }
+                if let all { completion(all) }
+            }, submitted: now)
+        }
+        let (accepted, signal) = queue.withLock { queue -> (Bool, Bool) in
+            guard !queue.closed else { return (false, false) }
+            queue.pending.append(contentsOf: pending)
+            let signal = queue.idle
+            queue.idle = false
+            return (true, signal)
+        }
+        if signal { wake.signal() }
+        if !accepted { completion(commits.map { _ in .failure(Closed()) }) }
+    }
+
     /// Writes what is queued, then stops the writer thread; later submissions fail. Safe to
     /// call more than once.
     public func shutdown() {

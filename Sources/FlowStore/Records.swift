@@ -65,10 +65,14 @@ public struct ActionRecord: Sendable, Equatable {
     public var handledBy: String?
     /// JSON text, nil when nothing moved.
     public var transition: String?
+    /// When the server committed it (ISO 8601 UTC with milliseconds).
     public var createdAt: String
+    /// When the client says the action happened, in the same format: set for taps made offline
+    /// and sent later in a batch, nil otherwise.
+    public var clientAt: String?
 
     public init(version: Int, type: String, source: String?, params: String, interactive: Bool,
-                handledBy: String?, transition: String?, createdAt: String) {
+                handledBy: String?, transition: String?, createdAt: String, clientAt: String? = nil) {
         self.version = version
         self.type = type
         self.source = source
@@ -77,6 +81,7 @@ public struct ActionRecord: Sendable, Equatable {
         self.handledBy = handledBy
         self.transition = transition
         self.createdAt = createdAt
+        self.clientAt = clientAt
     }
 }
 
@@ -145,10 +150,17 @@ public struct ActionCommit: Sendable {
     /// written unless the user's state is still at it (another node changed it meanwhile is a
     /// `CommitError.versionConflict`). Nil: not checked (one process owns the database).
     public var userRevision: Int?
+    /// The idempotency key of the commit this one follows (the previous tap of a batch): nothing
+    /// is written unless the log's `version - 1` is that commit's (its key is stored for that
+    /// version), else `CommitError.versionConflict`. Without it, a later tap of a batch whose
+    /// earlier tap lost its version to another writer would be written on top of that writer's
+    /// entry, which it was not judged on. Nil: only the version is checked.
+    public var follows: String?
 
     public init(sessionId: String, userId: String, version: Int, tree: [UInt8], action: ActionRecord,
                 userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil,
-                reachedFeature: String? = nil, completesOnboarding: Bool = false, userRevision: Int? = nil) {
+                reachedFeature: String? = nil, completesOnboarding: Bool = false, userRevision: Int? = nil,
+                follows: String? = nil) {
         self.sessionId = sessionId
         self.userId = userId
         self.version = version
@@ -159,6 +171,7 @@ public struct ActionCommit: Sendable {
         self.reachedFeature = reachedFeature
         self.completesOnboarding = completesOnboarding
         self.userRevision = userRevision
+        self.follows = follows
     }
 }
 

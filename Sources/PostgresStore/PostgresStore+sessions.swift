@@ -76,6 +76,12 @@ extension PostgresStore {
         groupCommit.submit(commit, completion: completion)
     }
 
+    /// Queues the successive commits of one session together, so that they share the writer
+    /// thread's next transaction (see `GroupCommit.submit(_:completion:)`).
+    public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) {
+        groupCommit.submit(commits, completion: completion)
+    }
+
     /// Writes a batch in one transaction and one round trip: `BEGIN`, one statement per action,
     /// `COMMIT`, sent together in libpq's pipeline mode. Each action's statement decides in the
     /// database whether it applies (its session stands at version − 1, its key is unused) and
@@ -143,14 +149,14 @@ extension PostgresStore {
     /// (NULL when the session does not exist).
     ///
     /// The statement holds only the parts this commit needs (most actions carry no key, change
-    /// no user state and are in no experiment): one of 32 texts, each prepared once per connection.
+    /// no user state and are in no experiment): one of 64 texts, each prepared once per connection.
     static func commitStatement(_ commit: ActionCommit) -> PGStatement {
         let action = commit.action
         var parts = CommitParts()
         var parameters: [PGValue] = [
             .text(commit.sessionId), .integer(commit.version), .text(action.type), .optional(action.source),
             .text(action.params), .boolean(action.interactive), .optional(action.handledBy), .optional(action.transition),
-            .text(action.createdAt), .bytes(commit.tree), .text(commit.userId),
+            .text(action.createdAt), .bytes(commit.tree), .text(commit.userId), .optional(action.clientAt),
         ]
         if let (key, answer) = commit.idempotency {
             parts.insert(.key)
@@ -169,6 +175,10 @@ extension PostgresStore {
             parameters.append(.text(feature))
         }
         if commit.completesOnboarding { parts.insert(.onboarded) }
+        if let previous = commit.follows {
+            parts.insert(.follows)
+            parameters.append(.text(previous))
+        }
         return PGStatement(commitSQL[Int(parts.rawValue)], parameters)
     }
 
@@ -180,6 +190,7 @@ extension PostgresStore {
         static let patch = CommitParts(rawValue: 4)
         static let feature = CommitParts(rawValue: 8)
         static let onboarded = CommitParts(rawValue: 16)
+        static let follows = CommitParts(rawValue: 32)
     }
 
     /// The version session $1 stands at: the newer of its row's and its newest log entry's; no
@@ -191,12 +202,12 @@ extension PostgresStore {
         """
 
     /// The commit statement's text for each combination of parts, by raw value.
-    static let commitSQL: [String] = (0..<32).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
+    static let commitSQL: [String] = (0..<64).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
 
-    /// $1…$11 are always the session, version, action fields, tree and user; the optional
-    /// parts' parameters follow in the order key (4), revision, patch, feature.
+    /// $1…$12 are always the session, version, action fields, tree, user and client time; the
+    /// optional parts' parameters follow in the order key (4), revision, patch, feature, follows.
     static func commitSQL(_ parts: CommitParts) -> String {
-        var next = 12
+        var next = 13
         func parameter() -> String {
             defer { next += 1 }
             return "$\(next)"
@@ -246,6 +257,15 @@ extension PostgresStore {
 
                 """
         }
+        if parts.contains(.follows) {
+            // The entry at version − 1 is the previous tap of the same batch (an earlier
+            // statement of this transaction, or a transaction before it), not another writer's.
+            conditions += """
+                  AND EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.session_id = $1::text AND k.key = \(parameter())::text
+                      AND k.version = $2::integer - 1)
+
+                """
+        }
         if parts.contains(.onboarded) {
             writes += """
                 , onboarded AS (
@@ -259,9 +279,9 @@ extension PostgresStore {
             \(headSQL)
             ), applied AS (
                 INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition,
-                    created_at, tree)
+                    created_at, tree, client_at)
                 SELECT $1::text, $2::integer, $3::text, $4::text, $5::text, $6::boolean, $7::text, $8::text, $9::text,
-                    $10::bytea
+                    $10::bytea, $12::text
                 FROM head
                 WHERE head.version = $2::integer - 1
             \(conditions)    ON CONFLICT (session_id, version) DO NOTHING
@@ -273,13 +293,14 @@ extension PostgresStore {
 
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
         let rows = try read([PGStatement("""
-            SELECT version, type, source, params, interactive, handled_by, transition, created_at
+            SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
             FROM actions WHERE session_id = $1::text AND version > $2::bigint ORDER BY version LIMIT $3::bigint
             """, [.text(sessionId), .integer(after), .integer(limit)])])[0]
         return (0..<rows.count).map { row in
             ActionRecord(version: rows.integer(row, 0) ?? 0, type: rows.string(row, 1) ?? "", source: rows.string(row, 2),
                          params: rows.string(row, 3) ?? "{}", interactive: rows.boolean(row, 4),
-                         handledBy: rows.string(row, 5), transition: rows.string(row, 6), createdAt: rows.string(row, 7) ?? "")
+                         handledBy: rows.string(row, 5), transition: rows.string(row, 6), createdAt: rows.string(row, 7) ?? "",
+                         clientAt: rows.string(row, 8))
         }
     }
 
@@ -290,6 +311,23 @@ extension PostgresStore {
         guard rows.count == 1 else { return nil }
         return IdempotentAnswer(requestHash: rows.bytes(0, 0) ?? [], status: rows.integer(0, 1) ?? 0,
                                 version: rows.integer(0, 2) ?? 0, body: rows.bytes(0, 3) ?? [])
+    }
+
+    /// The answers stored under any of `keys` for this session: one statement, the keys as one
+    /// array parameter.
+    public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {
+        guard !keys.isEmpty else { return [:] }
+        let rows = try read([PGStatement("""
+            SELECT key, request_hash, status, version, body FROM idempotency_keys
+            WHERE session_id = $1::text AND key = ANY($2::text[])
+            """, [.text(sessionId), .text(Self.textArray(keys))])])[0]
+        var answers: [String: IdempotentAnswer] = [:]
+        for row in 0..<rows.count {
+            guard let key = rows.string(row, 0) else { continue }
+            answers[key] = IdempotentAnswer(requestHash: rows.bytes(row, 1) ?? [], status: rows.integer(row, 2) ?? 0,
+                                            version: rows.integer(row, 3) ?? 0, body: rows.bytes(row, 4) ?? [])
+        }
+        return answers
     }
 
     @discardableResult

@@ -75,6 +75,12 @@ extension SQLiteStore {
         groupCommit.submit(commit, completion: completion)
     }
 
+    /// Queues the successive commits of one session together, so that they share the writer
+    /// thread's next transaction (see `GroupCommit.submit(_:completion:)`).
+    public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) {
+        groupCommit.submit(commits, completion: completion)
+    }
+
     /// One transaction for the batch; each commit in its own savepoint, so one action's
     /// conflict does not undo another's. The savepoint statements are prepared once (GRDB's
     /// `inSavepoint` prepares its SQL at every call).
@@ -125,6 +131,13 @@ extension SQLiteStore {
         let head = try db.cachedStatement(sql: headSQL)
         guard let stored = try Int.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
+        if let previous = commit.follows {
+            // The entry below is the previous tap of the same batch, not another writer's.
+            let ours = try db.cachedStatement(sql: "SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ? AND version = ?")
+            if try Int.fetchOne(ours, arguments: [commit.sessionId, previous, stored]) == nil {
+                throw CommitError.versionConflict(stored: stored)
+            }
+        }
         if let (key, _) = commit.idempotency {
             // A key already used was applied by another action: this one must not apply too
             // (the server replays that answer instead, once it reloads).
@@ -134,13 +147,14 @@ extension SQLiteStore {
             }
         }
         let insert = try db.cachedStatement(sql: """
-            INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree,
+                client_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let action = commit.action
         try insert.execute(arguments: [
             commit.sessionId, commit.version, action.type, action.source, action.params, action.interactive,
-            action.handledBy, action.transition, action.createdAt, Data(commit.tree),
+            action.handledBy, action.transition, action.createdAt, Data(commit.tree), action.clientAt,
         ])
         if let patch = commit.userPatch {
             let merge = try db.cachedStatement(sql: """
@@ -171,12 +185,12 @@ extension SQLiteStore {
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
         try pool.read { db in
             let statement = try db.cachedStatement(sql: """
-                SELECT version, type, source, params, interactive, handled_by, transition, created_at
+                SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
                 FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
                 """)
             return try Row.fetchAll(statement, arguments: [sessionId, after, limit]).map { row in
                 ActionRecord(version: row[0], type: row[1], source: row[2], params: row[3], interactive: row[4],
-                             handledBy: row[5], transition: row[6], createdAt: row[7])
+                             handledBy: row[5], transition: row[6], createdAt: row[7], clientAt: row[8])
             }
         }
     }
@@ -191,6 +205,24 @@ extension SQLiteStore {
                 IdempotentAnswer(requestHash: [UInt8]((row[0] as Data?) ?? Data()), status: row[1], version: row[2],
                                  body: [UInt8]((row[3] as Data?) ?? Data()))
             }
+        }
+    }
+
+    /// The answers stored under any of `keys` for this session, in one read transaction.
+    public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {
+        guard !keys.isEmpty else { return [:] }
+        return try pool.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = ? AND key = ?
+                """)
+            var answers: [String: IdempotentAnswer] = [:]
+            for key in keys {
+                if let row = try Row.fetchOne(statement, arguments: [sessionId, key]) {
+                    answers[key] = IdempotentAnswer(requestHash: [UInt8]((row[0] as Data?) ?? Data()), status: row[1], version: row[2],
+                                                    body: [UInt8]((row[3] as Data?) ?? Data()))
+                }
+            }
+            return answers
         }
     }
 

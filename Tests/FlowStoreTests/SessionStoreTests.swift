@@ -184,7 +184,104 @@ struct SessionStoreTests {
     }
 }
 
+extension SessionStoreTests {
+    /// The client's time of an action is stored beside the server's and reads back as written;
+    /// an action without one reads back nil.
+    @Test func clientTimeRoundTrips() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        var offline = Self.commit("s-1", version: 1)
+        offline.action.clientAt = "2026-11-25T10:00:00.123Z"
+        try store.commit(offline)
+        try store.commit(Self.commit("s-1", version: 2))
+        let log = try store.actions(sessionId: "s-1", after: 0, limit: 10)
+        #expect(log.map(\.clientAt) == ["2026-11-25T10:00:00.123Z", nil])
+        #expect(log.first == offline.action)
+    }
+
+    /// Several keys are looked up at once: those stored for this session come back by key, keys
+    /// of another session, unknown keys and keys with quotes or commas do not.
+    @Test func looksUpSeveralKeysAtOnce() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        try store.insert(Self.session("s-2"))
+        try store.commit(Self.commit("s-1", version: 1, key: "a"))
+        try store.commit(Self.commit("s-1", version: 2, key: #"b",{"c\"#))
+        try store.commit(Self.commit("s-2", version: 1, key: "d"))
+        let found = try store.idempotentAnswers(sessionId: "s-1", keys: ["a", #"b",{"c\"#, "d", "e", "b"])
+        #expect(found.keys.sorted() == ["a", #"b",{"c\"#])
+        #expect(found["a"]?.version == 1)
+        #expect(found[#"b",{"c\"#]?.version == 2)
+        #expect(try store.idempotentAnswers(sessionId: "s-1", keys: []).isEmpty)
+    }
+}
+
 struct GroupCommitTests {
+    /// Successive commits of one session submitted together apply in order; once one fails,
+    /// every later one fails too (its version is not next), so no version is written on top of
+    /// a missing one, and a key already used refuses its commit.
+    @Test func successiveCommitsSubmittedTogether() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(SessionStoreTests.session("b-1"))
+        let commits = [1, 2, 4, 5].map { SessionStoreTests.commit("b-1", version: $0, key: "k\($0)") }
+        let done = DispatchSemaphore(value: 0)
+        let outcomes = Mutex<[Result<Void, any Error>]>([])
+        store.submit(commits) { results in
+            outcomes.withLock { $0 = results }
+            done.signal()
+        }
+        done.wait()
+        let failed = outcomes.withLock { $0.map { if case .failure = $0 { true } else { false } } }
+        #expect(failed == [false, false, true, true])
+        #expect(try store.actions(sessionId: "b-1", after: 0, limit: 10).map(\.version) == [1, 2])
+        let reused = [SessionStoreTests.commit("b-1", version: 3, key: "k1"), SessionStoreTests.commit("b-1", version: 4)]
+        store.submit(reused) { results in
+            outcomes.withLock { $0 = results }
+            done.signal()
+        }
+        done.wait()
+        #expect(outcomes.withLock { $0.map { if case .failure = $0 { true } else { false } } } == [true, true])
+        #expect(try store.session(id: "b-1")?.version == 2)
+        store.submit([]) { results in
+            #expect(results.isEmpty)
+            done.signal()
+        }
+        done.wait()
+    }
+
+    /// A commit that follows another (the next tap of a batch) is not written on top of another
+    /// writer's entry: when that writer took the previous tap's version, both fail, where the
+    /// version check alone would have let the second land on the writer's entry.
+    @Test func followingCommitsNeedTheirPredecessor() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(SessionStoreTests.session("f-1"))
+        try store.commit(SessionStoreTests.commit("f-1", version: 1, key: "tap-1"))
+        try store.commit(SessionStoreTests.commit("f-1", version: 2, key: "elsewhere"))  // another writer
+        var next = SessionStoreTests.commit("f-1", version: 3, key: "tap-3")
+        next.follows = "tap-2"
+        let taps = [SessionStoreTests.commit("f-1", version: 2, key: "tap-2"), next]
+        let done = DispatchSemaphore(value: 0)
+        let outcomes = Mutex<[Result<Void, any Error>]>([])
+        store.submit(taps) { results in
+            outcomes.withLock { $0 = results }
+            done.signal()
+        }
+        done.wait()
+        #expect(outcomes.withLock { $0.map { if case .failure(CommitError.versionConflict) = $0 { true } else { false } } } == [true, true])
+        #expect(try store.session(id: "f-1")?.version == 2)
+        next.follows = "elsewhere"
+        try store.commit(next)
+        #expect(try store.actions(sessionId: "f-1", after: 0, limit: 10).map(\.version) == [1, 2, 3])
+    }
+
     /// Concurrent commits on many sessions all land, in order per session, while stale commits
     /// mixed into the same transactions fail alone.
     @Test func concurrentCommitsShareTransactionsAndFailAlone() throws {

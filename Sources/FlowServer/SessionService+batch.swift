@@ -1,0 +1,318 @@
+// Batches of taps made offline: applied in the session's turn, in order, each as its own version.
+import JSON
+import FlowEngine
+import FlowStore
+import HTTPServer
+
+extension SessionService {
+    /// What became of one item of a batch.
+    enum BatchItemStatus: String, Sendable {
+        /// Applied now, as its own version.
+        case applied
+        /// Its key was applied before (by a single POST or an earlier batch): not applied again.
+        case skipped
+        /// The first item the server refused; the answer's `refused` says why.
+        case refused
+        /// After the refused item: not tried.
+        case notApplied
+    }
+
+    struct BatchItemResult: Sendable {
+        let key: String
+        let status: BatchItemStatus
+        /// The version the item produced (applied), or produced when its key was first applied (skipped).
+        let version: Int?
+    }
+
+    /// A batch as it waits for its session's turn, and across the tries a commit conflict causes.
+    struct BatchRequest: Sendable {
+        let items: [BatchItem]
+        let id: String
+        let token: String?
+        /// Already judged again on the stored state after a refusal on a cached one.
+        var rechecked = false
+        /// Keys committed by an earlier try of this batch, with their versions: a conflict on a
+        /// later item runs the batch again, where these are found stored; they are still
+        /// reported as applied by this request, not as skipped.
+        var committed: [String: Int] = [:]
+    }
+
+    /// A batch judged on the session in memory: the steps to commit, in order, and what became
+    /// of each item judged.
+    struct BatchPlan: Sendable {
+        var steps: [ActionStep] = []
+        /// The item of each step.
+        var stepItems: [Int] = []
+        var results: [BatchItemResult] = []
+        /// The problem document of the refused item, as a single POST would have answered it.
+        var refusal: [UInt8]?
+        /// The stored state was newer than the cache under items already judged: judge again.
+        var stale = false
+    }
+
+    /// Applies a batch of offline taps to session `id`: in its turn (after the actions already
+    /// queued for it), in order, each item as if posted alone with `If-Match` on its `version`
+    /// and `Idempotency-Key` its `key`, stopping at the first refusal. The steps are committed
+    /// back to back into the store's group commit (one transaction where they fit) and the
+    /// turn is held until the last is over; the answer comes then (`Response.later`).
+    func applyBatch(_ items: [BatchItem], to id: String, token: String?) -> Response {
+        let (slot, answer): (SessionSlot, DeferredResponse)
+        do throws(ResponseError) {
+            (slot, answer) = try pinnedForLater(id, token: token)
+        } catch {
+            return error.response
+        }
+        let request = BatchRequest(items: items, id: id, token: token)
+        takeTurn(on: slot) { [self] contents in actBatch(request, attempt: 0, slot: slot, answer: answer, &contents) }
+        return .later(answer)
+    }
+
+    /// The batch's turn, under the slot's lock: judges every item on the session in memory,
+    /// then answers (nothing to commit) or marks the session as committing and submits the steps.
+    private func actBatch(_ request: BatchRequest, attempt: Int, slot: SessionSlot, answer: DeferredResponse,
+                          _ contents: inout SlotContents) -> @Sendable () -> Void {
+        let plan: BatchPlan
+        do throws(ResponseError) {
+            plan = try withLoadedSession(request.id, access: .bearer(request.token), slot: slot, &contents) {
+                (session: inout LiveSession) throws(ResponseError) -> BatchPlan in
+                try judgeBatch(request, &session)
+            }
+        } catch {
+            let response = error.response
+            return { answer.complete(response) }
+        }
+        if plan.stale {
+            guard attempt < Self.sharedConflictRetries else {
+                let response = Self.batchUnavailable("Session \(request.id) is changing too fast to apply this batch",
+                                                     applied: request.committed.count)
+                return { answer.complete(response) }
+            }
+            counters.staleReloads.add(1, ordering: .relaxed)
+            contents.session = nil
+            return actBatch(request, attempt: attempt + 1, slot: slot, answer: answer, &contents)
+        }
+        if plan.refusal != nil, shared, !request.rechecked, let cached = contents.session?.version,
+           let head = try? store.headVersion(sessionId: request.id), head != cached {
+            // Refused on a cached state that another node has moved on from: judge the whole
+            // batch again on the stored state before answering (nothing of it is committed yet).
+            counters.refusalsRechecked.add(1, ordering: .relaxed)
+            contents.session = nil
+            var again = request
+            again.rechecked = true
+            return actBatch(again, attempt: attempt, slot: slot, answer: answer, &contents)
+        }
+        guard let last = plan.steps.last else {
+            // Nothing to commit: every item skipped, or the first one not skipped refused.
+            guard let session = contents.session else {
+                return { answer.complete(Self.notFound(request.id).response) }
+            }
+            var current = session
+            let response = Self.batchResponse(request, plan, version: current.version, state: current.cachedStateDocument())
+            contents.session = current
+            return { answer.complete(response) }
+        }
+        contents.committing = true
+        let commits = plan.steps.map(\.commit)
+        return { [self] in
+            store.submit(commits) { [self] results in
+                batchCommitted(results, plan, last: last, request, attempt: attempt, slot: slot, answer: answer)
+            }
+        }
+    }
+
+    /// Judges the items in order on a copy of the committed session, each on the state the
+    /// previous one left; `session` itself changes only by a reload (a key stored by a commit
+    /// the cache missed).
+    private func judgeBatch(_ request: BatchRequest, _ session: inout LiveSession) throws(ResponseError) -> BatchPlan {
+        var plan = BatchPlan()
+        var working = session
+        // The user's state as the steps judged so far leave it (nil: as held, nothing changed yet).
+        var user: UserStates.Held?
+        // Every key at once (one round trip to PostgreSQL, not one per tap). A key found is
+        // looked up again by applyLocked, which replays or refuses it; one not found stays
+        // unused while the session's turn lasts, but for another node, whose commit of it makes
+        // this batch's commit a conflict (the database checks keys): the batch then runs again.
+        let stored = try storage { try store.idempotentAnswers(sessionId: session.id, keys: request.items.map(\.key)) }
+        for (index, item) in request.items.enumerated() {
+            let before = working.version
+            let attempt: Attempt
+            do throws(ResponseError) {
+                attempt = try applyLocked(item.action, to: &working, ifMatch: IfMatch(version: item.version),
+                                          idempotency: (item.key, item.requestHash), clientAt: item.clientAt, user: user,
+                                          keyKnownUnused: stored[item.key] == nil)
+            } catch {
+                // The database not answering is no refusal of the item: the whole request fails.
+                guard error.response.status < 500 else { throw error }
+                plan.results.append(BatchItemResult(key: item.key, status: .refused, version: nil))
+                plan.refusal = error.response.status == 412
+                    ? Self.batchVersionMismatch(index: index, item: item, session: working).body
+                    : error.response.body
+                break
+            }
+            switch attempt {
+            case .answered(let replay):
+                if working.version != before {
+                    // The key was stored by a commit this cache never saw, and the state was read
+                    // again: steps judged on the older state would not commit. Start over.
+                    if !plan.steps.isEmpty { return BatchPlan(stale: true) }
+                    session = working
+                }
+                let version = replay.headers["ETag"].flatMap { Int($0.dropFirst().dropLast()) }
+                let status: BatchItemStatus = request.committed[item.key] != nil ? .applied : .skipped
+                plan.results.append(BatchItemResult(key: item.key, status: status, version: request.committed[item.key] ?? version))
+            case .commit(var step):
+                if let previous = plan.stepItems.last {
+                    // Written only on top of the previous tap: if another writer takes that one's
+                    // version, this one must not land on it (the database checks the key).
+                    var commit = step.commit
+                    commit.follows = request.items[previous].key
+                    step = ActionStep(commit: commit, next: step.next, body: step.body, userChanges: step.userChanges)
+                }
+                if !step.userChanges.isEmpty {
+                    // The next items see what this one changed, as they would after its commit;
+                    // on a shared database its commit raises the revision the next one requires.
+                    var held: UserStates.Held
+                    if let user { held = user } else { held = try storage { try users.held(working.userId, store: store) } }
+                    for change in step.userChanges {
+                        if change.value.isNull { held.state[change.key] = nil } else { held.state[change.key] = change.value }
+                    }
+                    held.revision += 1
+                    user = held
+                }
+                plan.steps.append(step)
+                plan.stepItems.append(index)
+                plan.results.append(BatchItemResult(key: item.key, status: .applied, version: step.next.version))
+                working = step.next
+            }
+        }
+        for item in request.items.dropFirst(plan.results.count) {
+            plan.results.append(BatchItemResult(key: item.key, status: .notApplied, version: nil))
+        }
+        return plan
+    }
+
+    /// The batch's commits are over: the session moves to the last version committed, streams
+    /// get each committed version in order, and the client gets its answer (or the batch runs
+    /// again after a conflict, where what was committed is found stored); then the session's
+    /// next work has its turn.
+    private func batchCommitted(_ results: [Result<Void, any Error>], _ plan: BatchPlan, last: ActionStep,
+                                _ request: BatchRequest, attempt: Int, slot: SessionSlot, answer: DeferredResponse) {
+        let id = request.id
+        let failure = results.firstIndex { if case .failure = $0 { true } else { false } }
+        let committed = Array(plan.steps.prefix(failure ?? plan.steps.count))
+        for step in committed where !step.userChanges.isEmpty {
+            users.apply(step.userChanges, to: step.next.userId)
+        }
+        let publish: @Sendable () -> Void = { [events] in
+            // Before the answer, and before the session's next commit can start: streams get
+            // versions in order.
+            for step in committed {
+                events.published(sessionId: id, version: step.next.version, document: step.body)
+            }
+        }
+        guard let failure, case .failure(let error) = results[failure] else {
+            let response = Self.batchResponse(request, plan, version: last.next.version, state: last.body)
+            endTurn(on: slot, { $0.session = last.next }, then: {
+                publish()
+                answer.complete(response)
+            })
+            return
+        }
+        switch error {
+        case CommitError.versionConflict where attempt < (shared ? Self.sharedConflictRetries : 2):
+            // The database moved past the cached state (another node, or another process on the
+            // file). Read it again and run the batch again before anything queued: the items
+            // committed now are found stored and reported as applied.
+            counters.conflictsRetried.add(1, ordering: .relaxed)
+            if shared {
+                users.forget(last.next.userId)
+            } else {
+                logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
+            }
+            var again = request
+            for (step, item) in zip(committed, plan.stepItems) { again.committed[request.items[item].key] = step.next.version }
+            let retry: SessionWork = { [self, again] contents in actBatch(again, attempt: attempt + 1, slot: slot, answer: answer, &contents) }
+            endTurn(on: slot, { contents in
+                contents.session = nil
+                contents.queue.insert(retry, at: 0)
+            }, then: publish)
+        case CommitError.versionConflict:
+            let response = Self.batchUnavailable(
+                "Session \(id) is changing too fast to apply this batch", applied: committed.count + request.committed.count)
+            endTurn(on: slot, { $0.session = nil }, then: { publish(); answer.complete(response) })
+        case CommitError.sessionNotFound:
+            let response = Self.notFound(id).response
+            endTurn(on: slot, { $0.session = nil }, then: { publish(); answer.complete(response) })
+        default:
+            // The commit may have happened (an answer lost with the connection): the cached
+            // state is no longer known to be current, so the next request reads the database.
+            _ = Self.storageFailure(error, logger: logger)
+            let unknown: Bool
+            if case StoreError.outcomeUnknown = error { unknown = true } else { unknown = false }
+            let response = Self.batchUnavailable(
+                unknown ? "The database did not confirm the batch's writes: some may or may not have been applied"
+                        : "The database did not complete the batch",
+                applied: committed.count + request.committed.count)
+            endTurn(on: slot, { $0.session = nil }, then: { publish(); answer.complete(response) })
+        }
+    }
+
+    /// 503 for a batch not wholly confirmed. Every item has its key, so sending the same batch
+    /// again is safe: what was applied is skipped, what was not is applied (or refused).
+    static func batchUnavailable(_ what: String, applied: Int) -> Response {
+        .problem(503, "\(what); \(applied) of its actions \(applied == 1 ? "is" : "are") known to be applied. Send the same batch "
+                    + "again (the keys make it safe: what was applied is skipped), or read the state first.",
+                 title: "Service Unavailable", extensions: [("applied", String(applied))])
+    }
+
+    /// The 412 of an item applied on another version than the session's at its turn.
+    static func batchVersionMismatch(index: Int, item: BatchItem, session: LiveSession) -> Response {
+        .problem(412, "The action at /actions/\(index) (key \(item.key)) was made on version \(item.version), but session \(session.id) "
+                    + "is at version \(session.version) at its turn; it and the actions after it were not applied. Adopt the answer's state.",
+                 type: ProblemType.versionMismatch,
+                 errors: [.init(pointer: "/actions/\(index)/version", detail: "the session is at version \(session.version)")],
+                 extensions: [("currentVersion", String(session.version))])
+    }
+
+    /// `{"applied": N, "skipped": M, "results": [{key, status, version?}], "refused": problem|null,
+    /// "state": {…}}` with the state's `ETag`.
+    static func batchResponse(_ request: BatchRequest, _ plan: BatchPlan, version: Int, state: [UInt8]) -> Response {
+        var writer = JSONWriter(capacity: 256 + state.count + plan.results.count * 64 + (plan.refusal?.count ?? 0))
+        writer.beginObject()
+        writer.writeKey("applied")
+        writer.writeInteger(plan.results.count(where: { $0.status == .applied }))
+        writer.writeKey("skipped")
+        writer.writeInteger(plan.results.count(where: { $0.status == .skipped }))
+        writer.writeKey("results")
+        writer.beginArray()
+        for result in plan.results {
+            writer.beginObject()
+            writer.writeKey("key")
+            writer.writeString(result.key)
+            writer.writeKey("status")
+            writer.writeString(result.status.rawValue)
+            if let version = result.version {
+                writer.writeKey("version")
+                writer.writeInteger(version)
+            }
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.writeKey("refused")
+        if let refusal = plan.refusal { writer.writeRawValue(refusal) } else { writer.writeNull() }
+        writer.writeKey("state")
+        writer.writeRawValue(state)
+        writer.endObject()
+        return stateResponse(version: version, body: writer.takeBytes())
+    }
+}
+
+extension IfMatch {
+    /// `If-Match: "version"`, as a batch item's `version` says.
+    init(version: Int) {
+        self.any = false
+        self.versions = [version]
+        self.weakVersions = []
+        self.tags = ["\"\(version)\""]
+    }
+}
