@@ -12,16 +12,15 @@ public struct QueuedAction: Sendable, Equatable {
     public var action: FlowAction
     /// The state the client showed for it; nil when it had no way to predict it (it waited).
     public var expected: NavigationState?
+    /// When the tap happened on the client (RFC 3339), sent with a batch as `at`.
+    public var at: String?
 
-    public init(key: String, version: Int, action: FlowAction, expected: NavigationState? = nil) {
+    public init(key: String, version: Int, action: FlowAction, expected: NavigationState? = nil, at: String? = nil) {
         self.key = key
         self.version = version
         self.action = action
         self.expected = expected
-    }
-
-    public static func == (lhs: QueuedAction, rhs: QueuedAction) -> Bool {
-        lhs.key == rhs.key && lhs.version == rhs.version && lhs.action == rhs.action && lhs.expected == rhs.expected
+        self.at = at
     }
 }
 
@@ -149,7 +148,7 @@ public struct ClientMachine: Sendable {
     /// Taps queued before the app restarted, put back in the queue (shown once the bundle loads
     /// and they replay on it).
     public mutating func restore(_ queued: [QueuedAction]) {
-        queue = queued.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, expected: nil) }
+        queue = queued.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, expected: nil, at: $0.at) }
         if let engine = confirmedEngine, engine.version == confirmed.version { replayQueue(on: engine) }
     }
 
@@ -173,25 +172,25 @@ public struct ClientMachine: Sendable {
     ///
     /// - Throws: the engine's refusal, when the local engine refuses the action (nothing is queued:
     ///   the server would refuse it too).
-    public mutating func tap(_ action: FlowAction, key: String) throws(FlowError) -> TapResult {
+    public mutating func tap(_ action: FlowAction, key: String, at: String? = nil) throws(FlowError) -> TapResult {
         let version = queue.last.map { $0.version + 1 } ?? confirmed.version
         if let engine, engine.version == version {
             let (next, _) = try engine.applying(action)
             if let state = try? NavigationState(next) {
                 self.engine = next
                 enginesAfter[key] = next
-                queue.append(QueuedAction(key: key, version: version, action: action, expected: state))
+                queue.append(QueuedAction(key: key, version: version, action: action, expected: state, at: at))
                 shown = state
                 return .shown(state)
             }
         }
         if queue.isEmpty, let prediction = predictions.first(where: { Self.matches($0.action, action, top: shown.top?.id) }) {
-            queue.append(QueuedAction(key: key, version: version, action: action, expected: prediction.state))
+            queue.append(QueuedAction(key: key, version: version, action: action, expected: prediction.state, at: at))
             shown = prediction.state
             predictions = []
             return .shown(prediction.state)
         }
-        queue.append(QueuedAction(key: key, version: version, action: action, expected: nil))
+        queue.append(QueuedAction(key: key, version: version, action: action, expected: nil, at: at))
         return .waiting(key: key)
     }
 

@@ -284,7 +284,7 @@ public actor FlowSession {
     ///   or ``ActionRefused`` when a tap that waited was refused by the server.
     public func send(_ action: FlowAction) async throws -> NavigationState {
         let key = UUID().uuidString.lowercased()
-        let result = try machine.tap(action, key: key)
+        let result = try machine.tap(action, key: key, at: Self.timestamp())
         persist()
         switch result {
         case .shown(let state):
@@ -296,6 +296,13 @@ public actor FlowSession {
                 drain()
             }
         }
+    }
+
+    /// Now, as RFC 3339 with milliseconds in UTC (a batch item's `at`).
+    private static func timestamp() -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date())
     }
 
     /// Simulates losing the network (true) or getting it back (false): while offline, taps are
@@ -343,8 +350,8 @@ public actor FlowSession {
 
     private func persist() {
         let queue = machine.queue
-        guard queue != stored.queue else { return }
-        stored.queue = queue.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action) }
+        guard queue.map(\.key) != stored.queue.map(\.key) else { return }
+        stored.queue = queue.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, at: $0.at) }
         try? configuration.store.save(stored)
     }
 
@@ -434,6 +441,10 @@ public actor FlowSession {
             writer.writeInteger(item.version)
             writer.writeKey("action")
             writer.writeValue(item.action.json)
+            if let at = item.at {
+                writer.writeKey("at")
+                writer.writeString(at)
+            }
             writer.endObject()
         }
         writer.endArray()

@@ -21,7 +21,7 @@ public struct StoredSession: Sendable, Equatable {
         self.queue = queue
     }
 
-    /// The stored form: `{server, sessionId, token, userId, queue: [{key, version, action}]}`.
+    /// The stored form: `{server, sessionId, token, userId, queue: [{key, version, action, at?}]}`.
     public func encoded() -> [UInt8] {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
@@ -43,6 +43,10 @@ public struct StoredSession: Sendable, Equatable {
             writer.writeInteger(item.version)
             writer.writeKey("action")
             writer.writeValue(item.action.json)
+            if let at = item.at {
+                writer.writeKey("at")
+                writer.writeString(at)
+            }
             writer.endObject()
         }
         writer.endArray()
@@ -59,7 +63,7 @@ public struct StoredSession: Sendable, Equatable {
         for item in items {
             guard let key = item["key"]?.stringValue, let version = item["version"]?.integerValue,
                   let raw = item["action"], let action = try? FlowAction(json: raw) else { return nil }
-            queue.append(QueuedAction(key: key, version: version, action: action))
+            queue.append(QueuedAction(key: key, version: version, action: action, at: item["at"]?.stringValue))
         }
         self.init(server: server, sessionId: sessionId, token: token, userId: userId, queue: queue)
     }

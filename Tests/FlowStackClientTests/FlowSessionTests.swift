@@ -45,7 +45,8 @@ struct FlowSessionTests {
         #expect(confirmed.version == 3 && confirmed.features == ["home.first", "modal"])
         #expect(await session.state == confirmed)
         #expect(await Self.corrections(session).isEmpty)
-        #expect(await session.history.filter { if case .confirmed = $0 { true } else { false } }.count == 3)
+        // Taps faster than answers went as a post, then a batch: confirmed, never corrected.
+        #expect(await session.history.contains(.confirmed(confirmed)))
         await session.close()
     }
 
@@ -106,6 +107,11 @@ struct FlowSessionTests {
         #expect(await session.confirmedState == home)
         #expect(await Self.corrections(session).isEmpty)
         #expect(try store.load()?.queue.isEmpty == true)
+        // They went as one batch: the action log keeps each item's client time.
+        let token = try #require(try store.load()?.token)
+        let (status, log) = try await server.request("GET", "/v1/sessions/\(session.sessionId)/actions", token: token)
+        #expect(status == 200)
+        #expect(log.components(separatedBy: "\"clientAt\"").count - 1 == 2, "\(log)")
 
         // Killed while offline: the queue is in the store, and the next launch sends it.
         await session.setOffline(true)
