@@ -19,7 +19,7 @@ final class TapApp {
     private var following = false
     private var keyed: [(key: Character, action: FlowAction)] = []
     private static let keys = Array("123456789abcdeghijklmnprstuvwxyz")
-    private let width = 46
+    private let width = 64
 
     init(options: Options, terminal: RawTerminal) {
         self.options = options
@@ -86,7 +86,6 @@ final class TapApp {
                 case "o":
                     offline.toggle()
                     await session.setOffline(offline)
-                    note(offline ? "offline: taps run here and queue" : "back online: sending the queue")
                 case "f":
                     following.toggle()
                     if following { await session.follow() } else { await session.stopFollowing() }
@@ -119,15 +118,15 @@ final class TapApp {
             note("corrected: \(correction.from.features.joined(separator: " › ")) ⇒ \(correction.to.features.joined(separator: " › "))"
                  + (correction.refused.isEmpty ? "" : " (not taken: \(correction.refused.map(\.type).joined(separator: ", ")))"))
         case .remote(let state): note("another device: v\(state.version) \(state.top?.feature ?? "")")
-        case .offline: note("server unreachable: offline")
-        case .online: note("server back: sending queued taps")
+        case .offline: note("offline: taps run here and queue")
+        case .online: note("online: sending the queued taps as one batch")
         case .restarted(let reason): note(reason)
         }
     }
 
     private func note(_ line: String) {
         log.append(line)
-        if log.count > 8 { log.removeFirst(log.count - 8) }
+        if log.count > 12 { log.removeFirst(log.count - 12) }
     }
 
     private static func format(_ duration: Duration) -> String {
