@@ -26,6 +26,8 @@ fi
 tools=$(scripts/python-tools.sh)
 "$tools/openapi-spec-validator" openapi.yaml
 swift build --build-tests
+# An app's package that adds FlowStackClient by path builds no server module, and runs against the server.
+scripts/client_package.sh
 scripts/conformance.sh
 scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
