@@ -203,9 +203,11 @@ struct FlowSessionTests {
         await session.close()
     }
 
-    /// Flags and variants read typed from the session.
+    /// Flags and variants read typed from the session (on the database the run asked for).
     @Test func flagsAreTyped() async throws {
         let server = try ServerProcess()
+        let postgres = ProcessInfo.processInfo.environment["FLOWSTACK_TEST_DB_KIND"] == "postgresql"
+        #expect(server.listening.contains(postgres ? "(database postgresql://" : "db.sqlite"), "\(server.listening)")
         var configuration = Self.configuration(server)
         configuration.attributes = ["country": "DE"]
         let session = try await FlowSession.start(configuration)
