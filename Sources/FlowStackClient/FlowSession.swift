@@ -137,6 +137,8 @@ public actor FlowSession {
                 var machine = ClientMachine(confirmed: state, predictions: predictions)
                 machine.restore(kept.queue)
                 let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
+                // Taps kept from before the kill are replayed on the bundle, so they show again at once.
+                if !kept.queue.isEmpty && configuration.usesBundle { await session.loadBundleBeforeSending() }
                 await session.afterStart()
                 return session
             }
@@ -168,6 +170,11 @@ public actor FlowSession {
         guard let reason else { return }
         restartReason = reason
         emit([.restarted(reason: reason)])
+    }
+
+    private func loadBundleBeforeSending() async {
+        bundleTriedAt = machine.confirmed.version
+        await refreshBundle()
     }
 
     private func afterStart() {

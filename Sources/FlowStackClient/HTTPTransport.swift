@@ -14,7 +14,7 @@ struct HTTPAnswer: Sendable {
     var json: JSONValue? { body.isEmpty ? nil : try? JSONParser.parse(body) }
 }
 
-/// The server could not be reached (connection refused, reset, timed out), or answered 503/504:
+/// The server could not be reached (connection refused, reset, timed out), or answered 429/503/504:
 /// worth retrying with the same idempotency key.
 struct Unreachable: Error, Sendable, CustomStringConvertible {
     var detail: String
@@ -47,7 +47,7 @@ final class HTTPTransport: Sendable {
         return URL(string: text) ?? server
     }
 
-    /// Sends one request; 503 and 504 and transport errors throw ``Unreachable``.
+    /// Sends one request; 429, 503, 504 and transport errors throw ``Unreachable``.
     func send(_ method: String, _ path: String, query: String? = nil, headers: [String: String] = [:],
               body: [UInt8]? = nil) async throws -> HTTPAnswer {
         if latency > .zero { try await Task.sleep(for: latency) }
@@ -78,7 +78,8 @@ final class HTTPTransport: Sendable {
             throw Unreachable(detail: "\(error.localizedDescription)")
         }
         guard let http = response as? HTTPURLResponse else { throw Unreachable(detail: "not an HTTP answer") }
-        if http.statusCode == 503 || http.statusCode == 504 { throw Unreachable(detail: "status \(http.statusCode)") }
+        // Busy or unavailable: the same request (and idempotency key) goes again after a backoff.
+        if [429, 503, 504].contains(http.statusCode) { throw Unreachable(detail: "status \(http.statusCode)") }
         let etag = http.value(forHTTPHeaderField: "ETag")
         return HTTPAnswer(status: http.statusCode, etag: etag, body: Array(data))
     }
