@@ -50,6 +50,29 @@ struct FlowSessionTests {
         await session.close()
     }
 
+    /// Without a bundle, a tap the last answer predicted is shown at once; one it did not predict
+    /// (params) waits for the answer.
+    @Test func predictionsWithoutABundle() async throws {
+        let server = try ServerProcess()
+        var configuration = Self.configuration(server, latency: .milliseconds(200))
+        configuration.usesBundle = false
+        let session = try await FlowSession.start(configuration)
+        for type in ["onboarding.showSecond", "onboarding.completed"] {
+            let started = ContinuousClock.now
+            let shown = try await session.send(FlowAction(type: type))
+            #expect(ContinuousClock.now - started < .milliseconds(100), "\(type) waited")
+            #expect(shown.top?.feature == (type == "onboarding.completed" ? "home.first" : "onboarding.second"))
+            await session.settled()
+        }
+        #expect(await session.hasLocalEngine == false)
+        let started = ContinuousClock.now
+        let answer = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+        #expect(ContinuousClock.now - started >= .milliseconds(200), "an unpredicted tap is the answer")
+        #expect(answer.features == ["home.second"] && answer.version == 3)
+        #expect(await Self.corrections(session).isEmpty)
+        await session.close()
+    }
+
     /// A client made again from the same store (the app was killed) resumes the same session at
     /// its version.
     @Test func resumesAfterTheAppIsKilled() async throws {
