@@ -6,6 +6,9 @@ import Darwin
 #endif
 import Foundation
 
+/// The terminal's settings before raw mode, for the SIGINT handler (which can capture nothing).
+nonisolated(unsafe) private var interruptedTerminal = termios()
+
 final class RawTerminal: @unchecked Sendable {
     private var saved = termios()
     private var isRaw = false
@@ -20,6 +23,13 @@ final class RawTerminal: @unchecked Sendable {
             bytes[Int(VTIME)] = 0
         }
         if tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 { isRaw = true }
+        // Ctrl-C still stops the program: give the terminal back its echo first.
+        interruptedTerminal = saved
+        signal(SIGINT) { _ in
+            var original = interruptedTerminal
+            _ = tcsetattr(STDIN_FILENO, TCSANOW, &original)
+            _exit(130)
+        }
     }
 
     func restore() {
