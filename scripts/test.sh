@@ -26,6 +26,8 @@ fi
 tools=$(scripts/python-tools.sh)
 "$tools/openapi-spec-validator" openapi.yaml
 swift build --build-tests
+# An app's package that adds FlowStackClient by path builds no server module, and runs against the server.
+scripts/client_package.sh
 scripts/conformance.sh
 scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
@@ -55,4 +57,6 @@ python3 scripts/history.py "$bin"
 # The store and API tests on PostgreSQL (they start a throwaway server themselves), then every
 # Swift test on SQLite, last, so that its summary closes the output.
 FLOWSTACK_TEST_STORE=postgresql swift test --skip-build --filter "FlowStoreTests|FlowServerTests"
+# The Swift client against a flowstack on a throwaway PostgreSQL (each server a schema of its own).
+FLOWSTACK_TEST_DB_KIND=postgresql swift test --skip-build --filter FlowStackClientTests
 swift test --skip-build

@@ -127,7 +127,7 @@ extension NavigationState {
         if object.contains(key: "predictions") {
             object = JSONObject(object.members.filter { $0.key != "predictions" })
         }
-        var reader = Reader()
+        let reader = Reader()
         sessionId = try reader.string(object["sessionId"], "/sessionId")
         userId = try reader.string(object["userId"], "/userId")
         version = try reader.integer(object["version"], "/version")

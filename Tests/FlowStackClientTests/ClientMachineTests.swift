@@ -1,0 +1,161 @@
+// The client's turns as a value: every interleaving a plain unit test, no I/O.
+import FlowStackClient
+import Foundation
+import Testing
+
+struct ClientMachineTests {
+    /// The sample app's session at version 0, as a server and its bundle would have it.
+    static func start(user: [String: JSONValue] = [:]) throws -> SessionState {
+        let definitions = ["app", "onboarding", "home", "modal"].map { name in
+            (name, Array(((try? String(contentsOfFile: ModuleTests.flows + "/\(name).json", encoding: .utf8)) ?? "").utf8))
+        }
+        let (catalog, problems) = FlowCatalog.parse(definitions)
+        #expect(problems.isEmpty)
+        let context = FlowContext(userId: "u", user: user)
+        let tree = try FlowEngine.start(catalog: catalog, context: context)
+        return SessionState(sessionId: "s_1", userId: "u", version: 0, tree: tree, context: context, catalog: catalog,
+                            flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
+    }
+
+    /// A machine with its bundle loaded at version 0.
+    static func machine() throws -> (ClientMachine, SessionState) {
+        let engine = try start()
+        var machine = ClientMachine(confirmed: try NavigationState(engine))
+        machine.loaded(engine)
+        return (machine, engine)
+    }
+
+    /// A tap shows the engine's next state at once and asks to post it on the version shown;
+    /// an equal answer confirms it.
+    @Test func aTapIsShownAtOnceAndConfirmed() throws {
+        var (machine, engine) = try Self.machine()
+        let action = FlowAction(type: "onboarding.showSecond")
+        let result = try machine.tap(action, key: "k1")
+        let expected = try NavigationState(try engine.applying(action).next)
+        #expect(result == .shown(expected))
+        #expect(machine.shown.features == ["onboarding.first", "onboarding.second"])
+        #expect(machine.nextCommand() == .post(QueuedAction(key: "k1", version: 0, action: action, expected: expected)))
+        #expect(machine.nextCommand() == nil)  // one on the wire at a time
+        #expect(machine.answered(key: "k1", state: expected) == [.confirmed(expected)])
+        #expect(machine.queue.isEmpty)
+        #expect(machine.confirmed == expected)
+        #expect(machine.engine != nil)
+    }
+
+    /// An answer other than the state shown is adopted and reported as a correction from what
+    /// was shown; the taps made on the wrong state are dropped and the engine must be reloaded.
+    @Test func aDifferentAnswerIsACorrection() throws {
+        var (machine, engine) = try Self.machine()
+        _ = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k1")
+        _ = try machine.tap(FlowAction(type: "onboarding.returnToFirst"), key: "k2")
+        let shown = machine.shown
+        guard case .post = machine.nextCommand(batches: false) else { Issue.record("expected a post"); return }
+        // The server's user had finished onboarding elsewhere: its answer differs.
+        let other = try NavigationState(try engine.applying(FlowAction(type: "onboarding.showSecond")).next.applying(FlowAction(type: "onboarding.completed")).next)
+        let events = machine.answered(key: "k1", state: other)
+        guard case .corrected(let correction) = events.first else { Issue.record("no correction"); return }
+        #expect(correction.to == other && correction.from == shown)
+        #expect(correction.refused == [FlowAction(type: "onboarding.returnToFirst")])
+        #expect(machine.shown == other && machine.queue.isEmpty && machine.engine == nil && machine.needsBundle)
+        engine = try engine.applying(FlowAction(type: "onboarding.showSecond")).next.applying(FlowAction(type: "onboarding.completed")).next
+        machine.loaded(engine)
+        #expect(machine.engine != nil)
+    }
+
+    /// A refusal (409/422) rolls back to the confirmed state and reports it; a 412 asks to reload.
+    @Test func refusalsRollBackAndMismatchesReload() throws {
+        var (machine, _) = try Self.machine()
+        let start = machine.shown
+        _ = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k1")
+        _ = machine.nextCommand()
+        let events = machine.refused(key: "k1", status: 409, problem: ["status": 409])
+        guard case .corrected(let correction) = events.first else { Issue.record("no correction"); return }
+        #expect(correction.to == start && correction.reason == .refused)
+        #expect(machine.shown == start && machine.engine != nil)
+
+        _ = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k2")
+        _ = machine.nextCommand()
+        #expect(machine.refused(key: "k2", status: 412, problem: nil).isEmpty)
+        #expect(machine.nextCommand() == .reload)
+        let events2 = machine.reloaded(start)
+        guard case .corrected(let mismatch) = events2.first else { Issue.record("no correction"); return }
+        #expect(mismatch.reason == .versionMismatch && mismatch.refused == [FlowAction(type: "onboarding.showSecond")])
+    }
+
+    /// Offline, taps keep working and queue; back online they go as one batch, which confirms
+    /// them all when the server's state is the one shown.
+    @Test func offlineTapsGoAsOneBatch() throws {
+        var (machine, _) = try Self.machine()
+        #expect(machine.unreachable() == [.offline])
+        _ = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k1")
+        _ = try machine.tap(FlowAction(type: "onboarding.completed"), key: "k2")
+        #expect(machine.shown.features == ["home.first"])
+        #expect(machine.nextCommand() == nil)
+        #expect(machine.reachable() == [.online])
+        guard case .batch(let items) = machine.nextCommand() else { Issue.record("expected a batch"); return }
+        #expect(items.map(\.key) == ["k1", "k2"] && items.map(\.version) == [0, 1])
+        let final = machine.shown
+        #expect(machine.batchAnswered(done: ["k1", "k2"], refusal: nil, state: final) == [.confirmed(final)])
+        #expect(machine.queue.isEmpty && machine.engine != nil)
+    }
+
+    /// A batch the server stopped at a refusal rolls back to the server's state and names the
+    /// taps it did not take.
+    @Test func aRefusedBatchRollsBack() throws {
+        let (start, engine) = try Self.machine()
+        var machine = start
+        _ = machine.unreachable()
+        _ = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k1")
+        _ = try machine.tap(FlowAction(type: "onboarding.completed"), key: "k2")
+        _ = machine.reachable()
+        _ = machine.nextCommand()
+        let afterFirst = try NavigationState(try engine.applying(FlowAction(type: "onboarding.showSecond")).next)
+        let events = machine.batchAnswered(done: ["k1"], refusal: ["status": 422], state: afterFirst)
+        guard case .corrected(let correction) = events.first else { Issue.record("no correction"); return }
+        #expect(correction.refused == [FlowAction(type: "onboarding.completed")] && correction.reason == .refused)
+        #expect(machine.shown == afterFirst && machine.queue.isEmpty)
+    }
+
+    /// Another device's version is adopted when nothing is pending, and left to the answer while
+    /// a tap is; versions the client already has are ignored.
+    @Test func eventsFromOtherDevices() throws {
+        var (machine, engine) = try Self.machine()
+        let next = try NavigationState(try engine.applying(FlowAction(type: "onboarding.showSecond")).next)
+        #expect(machine.received(machine.confirmed).isEmpty)
+        _ = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k1")
+        #expect(machine.received(next).isEmpty)
+        _ = machine.nextCommand()
+        _ = machine.answered(key: "k1", state: next)
+        let remote = try NavigationState(try engine.applying(FlowAction(type: "onboarding.showSecond")).next.applying(FlowAction(type: "onboarding.completed")).next)
+        #expect(machine.received(remote) == [.remote(remote)])
+        #expect(machine.shown == remote && machine.needsBundle)
+    }
+
+    /// Without a bundle, a tap matching one of the server's predictions is shown from it; any
+    /// other tap waits for the answer.
+    @Test func predictionsThenWaiting() throws {
+        let engine = try Self.start()
+        var predictions: [(action: FlowAction, state: NavigationState)] = []
+        for prediction in engine.predictions() { predictions.append((prediction.action, try NavigationState(prediction.next))) }
+        var machine = ClientMachine(confirmed: try NavigationState(engine), predictions: predictions)
+        let result = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k1")
+        guard case .shown(let state) = result else { Issue.record("not shown"); return }
+        #expect(state.features == ["onboarding.first", "onboarding.second"])
+        #expect(try machine.tap(FlowAction(type: "onboarding.completed"), key: "k2") == .waiting(key: "k2"))
+    }
+
+    /// The stored form of a session round-trips, queue and all.
+    @Test func storedSessionsRoundTrip() throws {
+        let session = StoredSession(server: "http://127.0.0.1:1", sessionId: "s_1", token: "t", userId: "u", queue: [
+            QueuedAction(key: "k", version: 3, action: FlowAction(type: "home.selectTab", from: "e6", params: ["index": 1])),
+        ])
+        #expect(StoredSession(encoded: session.encoded()) == session)
+        #expect(StoredSession(encoded: Array("{}".utf8)) == nil)
+    }
+
+    /// Retries back off by doubling, up to the cap.
+    @Test func retryDelaysDouble() {
+        let policy = RetryPolicy(attempts: 5, initialDelay: .milliseconds(100), maximumDelay: .milliseconds(350))
+        #expect([1, 2, 3, 4].map(policy.delay(before:)) == [.milliseconds(100), .milliseconds(200), .milliseconds(350), .milliseconds(350)])
+    }
+}

@@ -1,0 +1,246 @@
+// FlowSession against a real flowstack process on a loopback port.
+import FlowStackClient
+import Foundation
+import Testing
+
+@Suite(.serialized)
+struct FlowSessionTests {
+    static func configuration(_ server: ServerProcess, user: String = "u-\(UUID().uuidString.prefix(8))", store: any SessionStore = MemorySessionStore(),
+                              latency: Duration = .zero) -> FlowSession.Configuration {
+        FlowSession.Configuration(
+            server: server.server, userId: user,
+            client: .init(platform: "linux", appVersion: "1.0.0",
+                          features: ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal"]),
+            store: store, retry: RetryPolicy(attempts: 2, initialDelay: .milliseconds(50), maximumDelay: .milliseconds(300)),
+            timeout: 5, simulatedLatency: latency)
+    }
+
+    static func storePath(_ server: ServerProcess) -> String { server.directory.appendingPathComponent("session.json").path }
+
+    /// Waits until the bundle is loaded, so taps run on the local engine.
+    static func engineLoaded(_ session: FlowSession) async -> Bool {
+        await eventually { await session.hasLocalEngine }
+    }
+
+    static func corrections(_ session: FlowSession) async -> [Correction] {
+        await session.history.compactMap { if case .corrected(let correction) = $0 { correction } else { nil } }
+    }
+
+    /// A new session taps through onboarding: each tap is shown before its answer could have
+    /// come (200 ms of latency added to every request), and every one is confirmed unchanged.
+    @Test func tapsThroughOnboardingWithoutWaiting() async throws {
+        let server = try ServerProcess()
+        let session = try await FlowSession.start(Self.configuration(server, latency: .milliseconds(200)))
+        #expect(await session.state.features == ["onboarding.first"])
+        #expect(await Self.engineLoaded(session))
+        for (type, features) in [("onboarding.showSecond", ["onboarding.first", "onboarding.second"]), ("onboarding.completed", ["home.first"]),
+                                 ("home.presentModal", ["home.first", "modal"])] {
+            let started = ContinuousClock.now
+            let shown = try await session.send(FlowAction(type: type, params: type == "home.presentModal" ? ["content": "Hi"] : [:]))
+            #expect(ContinuousClock.now - started < .milliseconds(100), "\(type) waited for the network")
+            #expect(shown.features == features)
+        }
+        await session.settled()
+        let confirmed = await session.confirmedState
+        #expect(confirmed.version == 3 && confirmed.features == ["home.first", "modal"])
+        #expect(await session.state == confirmed)
+        #expect(await Self.corrections(session).isEmpty)
+        // Taps faster than answers went as a post, then a batch: confirmed, never corrected.
+        #expect(await session.history.contains(.confirmed(confirmed)))
+        await session.close()
+    }
+
+    /// Without a bundle, a tap the last answer predicted is shown at once; one it did not predict
+    /// (params) waits for the answer.
+    @Test func predictionsWithoutABundle() async throws {
+        let server = try ServerProcess()
+        var configuration = Self.configuration(server, latency: .milliseconds(200))
+        configuration.usesBundle = false
+        let session = try await FlowSession.start(configuration)
+        for type in ["onboarding.showSecond", "onboarding.completed"] {
+            let started = ContinuousClock.now
+            let shown = try await session.send(FlowAction(type: type))
+            #expect(ContinuousClock.now - started < .milliseconds(100), "\(type) waited")
+            #expect(shown.top?.feature == (type == "onboarding.completed" ? "home.first" : "onboarding.second"))
+            await session.settled()
+        }
+        #expect(await session.hasLocalEngine == false)
+        let started = ContinuousClock.now
+        let answer = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+        #expect(ContinuousClock.now - started >= .milliseconds(200), "an unpredicted tap is the answer")
+        #expect(answer.features == ["home.second"] && answer.version == 3)
+        #expect(await Self.corrections(session).isEmpty)
+        await session.close()
+    }
+
+    /// A client made again from the same store (the app was killed) resumes the same session at
+    /// its version.
+    @Test func resumesAfterTheAppIsKilled() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let first = try await FlowSession.start(Self.configuration(server, user: "kim", store: store))
+        _ = try await first.send(FlowAction(type: "onboarding.showSecond"))
+        await first.settled()
+        await first.close()
+        let second = try await FlowSession.start(Self.configuration(server, user: "kim", store: store))
+        #expect(second.sessionId == first.sessionId)
+        #expect(await second.state.version == 1)
+        #expect(await second.state.features == ["onboarding.first", "onboarding.second"])
+        #expect(await second.restartReason == nil)
+        await second.close()
+    }
+
+    /// A kept session the server deleted is replaced by a new one, and the client says so.
+    @Test func aDeletedSessionStartsAnew() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let first = try await FlowSession.start(Self.configuration(server, user: "lee", store: store))
+        let token = try #require(try store.load()?.token)
+        let (status, _) = try await server.request("DELETE", "/v1/sessions/\(first.sessionId)", token: token)
+        #expect(status == 204)
+        await first.close()
+        let second = try await FlowSession.start(Self.configuration(server, user: "lee", store: store))
+        #expect(second.sessionId != first.sessionId)
+        let reason = try #require(await second.restartReason)
+        #expect(reason.contains("404") || reason.contains("401"))
+        #expect(await second.history.contains(.restarted(reason: reason)))
+        #expect(try store.load()?.sessionId == second.sessionId)
+        await second.close()
+    }
+
+    /// With the server down, taps keep working on the local engine and are queued in the store;
+    /// when the server is back (same database and port) they are sent and confirmed, and a
+    /// client made again from the store after a kill sends what it kept.
+    @Test func offlineTapsAreQueuedAndSentWhenBack() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let session = try await FlowSession.start(Self.configuration(server, user: "max", store: store))
+        #expect(await Self.engineLoaded(session))
+        server.stop()
+        let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        #expect(second.features == ["onboarding.first", "onboarding.second"])
+        #expect(await eventually { await session.isOffline })
+        let home = try await session.send(FlowAction(type: "onboarding.completed"))
+        #expect(home.features == ["home.first"])
+        #expect(try store.load()?.queue.map(\.action.type) == ["onboarding.showSecond", "onboarding.completed"])
+        try server.start()
+        #expect(await eventually(15) { let pending = await session.pendingCount; let offline = await session.isOffline; return pending == 0 && !offline })
+        await session.settled()
+        #expect(await session.confirmedState.version == 2)
+        #expect(await session.confirmedState == home)
+        #expect(await Self.corrections(session).isEmpty)
+        #expect(try store.load()?.queue.isEmpty == true)
+        // They went as one batch: the action log keeps each item's client time.
+        let token = try #require(try store.load()?.token)
+        let (status, log) = try await server.request("GET", "/v1/sessions/\(session.sessionId)/actions", token: token)
+        #expect(status == 200)
+        #expect(log.components(separatedBy: "\"clientAt\"").count - 1 == 2, "\(log)")
+
+        // Killed while offline: the queue is in the store, and the next launch sends it.
+        await session.setOffline(true)
+        _ = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+        #expect(try store.load()?.queue.count == 1)
+        await session.close()
+        let relaunched = try await FlowSession.start(Self.configuration(server, user: "max", store: store))
+        #expect(await relaunched.state.features == ["home.second"])  // replayed on the bundle, before any answer
+        await relaunched.settled()
+        #expect(await relaunched.confirmedState.version == 3)
+        #expect(await relaunched.state.features == ["home.second"])
+        #expect(try store.load()?.queue.isEmpty == true)
+        await relaunched.close()
+    }
+
+    /// An offline tap the server refuses (another device moved the session meanwhile) is rolled
+    /// back to the server's state and reported with the taps it did not take.
+    @Test func aRefusedOfflineTapRollsBack() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let session = try await FlowSession.start(Self.configuration(server, user: "noa", store: store))
+        #expect(await Self.engineLoaded(session))
+        await session.setOffline(true)
+        _ = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        _ = try await session.send(FlowAction(type: "onboarding.completed"))
+        let token = try #require(try store.load()?.token)
+        let id = session.sessionId
+        let (status, body) = try await server.request("POST", "/v1/sessions/\(id)/actions", token: token, body: #"{"type":"onboarding.showSecond"}"#)
+        #expect(status == 200, "\(body)")
+        await session.setOffline(false)
+        await session.settled()
+        #expect(await session.state.features == ["onboarding.first", "onboarding.second"])
+        #expect(await session.state.version == 1)
+        let corrections = await Self.corrections(session)
+        #expect(corrections.count == 1)
+        // The batch stopped at its first item (412: the session had moved on), so neither was taken.
+        #expect(corrections.first?.refused == [FlowAction(type: "onboarding.showSecond"), FlowAction(type: "onboarding.completed")])
+        #expect(corrections.first?.problem?["status"]?.integerValue == 412)
+        #expect(corrections.first?.from.features == ["home.first"])
+        await session.close()
+    }
+
+    /// Another device acts first: the tap shown is corrected to the server's state (412, then
+    /// the state read again), and the next tap runs on the reloaded bundle.
+    @Test func anotherDeviceActingIsACorrection() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let session = try await FlowSession.start(Self.configuration(server, user: "ola", store: store))
+        #expect(await Self.engineLoaded(session))
+        let token = try #require(try store.load()?.token)
+        let id = session.sessionId
+        for type in ["onboarding.showSecond", "onboarding.completed"] {
+            _ = try await server.request("POST", "/v1/sessions/\(id)/actions", token: token, body: #"{"type":"\#(type)"}"#)
+        }
+        let shown = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        #expect(shown.features == ["onboarding.first", "onboarding.second"])
+        await session.settled()
+        let corrections = await Self.corrections(session)
+        #expect(corrections.count == 1)
+        #expect(corrections.first?.reason == .versionMismatch)
+        #expect(corrections.first?.to.features == ["home.first"])
+        #expect(await session.state.version == 2)
+        #expect(await Self.engineLoaded(session))
+        let next = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+        #expect(next.features == ["home.second"])
+        await session.settled()
+        #expect(await session.confirmedState == next)
+        await session.close()
+    }
+
+    /// Following the event stream, the client adopts versions another device makes.
+    @Test func followsAnotherDevice() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let session = try await FlowSession.start(Self.configuration(server, user: "pia", store: store))
+        await session.follow()
+        let token = try #require(try store.load()?.token)
+        let id = session.sessionId
+        try await Task.sleep(for: .milliseconds(300))
+        let (status, _) = try await server.request("POST", "/v1/sessions/\(id)/actions", token: token, body: #"{"type":"onboarding.showSecond"}"#)
+        #expect(status == 200)
+        #expect(await eventually { await session.state.version == 1 })
+        #expect(await session.state.features == ["onboarding.first", "onboarding.second"])
+        #expect(await session.history.contains { if case .remote = $0 { true } else { false } })
+        // The bundle is fetched again, so the next tap runs locally on the new version.
+        #expect(await eventually { await session.hasLocalEngine })
+        let home = try await session.send(FlowAction(type: "onboarding.completed"))
+        #expect(home.features == ["home.first"])
+        await session.settled()
+        #expect(await session.confirmedState == home)
+        await session.close()
+    }
+
+    /// Flags and variants read typed from the session (on the database the run asked for).
+    @Test func flagsAreTyped() async throws {
+        let server = try ServerProcess()
+        let postgres = ProcessInfo.processInfo.environment["FLOWSTACK_TEST_DB_KIND"] == "postgresql"
+        #expect(server.listening.contains(postgres ? "(database postgresql://" : "db.sqlite"), "\(server.listening)")
+        var configuration = Self.configuration(server)
+        configuration.attributes = ["country": "DE"]
+        let session = try await FlowSession.start(configuration)
+        let flags = await session.flags
+        #expect(flags.bool("eu-face-scan") == true)
+        #expect(flags.flagVariant("eu-face-scan") == "on")
+        #expect(flags.string("eu-face-scan") == nil)
+        #expect(flags.bool("no-such-flag", default: false) == false)
+        await session.close()
+    }
+}

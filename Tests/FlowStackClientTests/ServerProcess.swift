@@ -1,0 +1,195 @@
+// ServerProcess: a real `flowstack serve` on a loopback port, the binary this build made.
+import FlowStackClient
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `flowstack serve --port 0` on a temporary SQLite file (or, with
+/// FLOWSTACK_TEST_DB_KIND=postgresql, on a schema of its own in a throwaway PostgreSQL), stopped
+/// and restarted on the same database and port.
+final class ServerProcess: @unchecked Sendable {
+    let directory: URL
+    let database: String
+    private(set) var port: Int = 0
+    /// The line `serve` printed when it listened (names the database it runs on).
+    private(set) var listening = ""
+    private var process: Process?
+    private let lock = NSLock()
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static var binary: String {
+        // #filePath: REPO/Tests/FlowStackClientTests/ServerProcess.swift
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return repo.appendingPathComponent(".build/debug/flowstack").path
+    }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-client-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if ProcessInfo.processInfo.environment["FLOWSTACK_TEST_DB_KIND"] == "postgresql" {
+            database = try TestPostgres.freshSchema()
+        } else {
+            database = directory.appendingPathComponent("db.sqlite").path
+        }
+        try start()
+    }
+
+    var server: URL {
+        // Built from parts the test controls.
+        URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Starts the server (on the port it had, after a stop) and waits for its "listening" line.
+    func start() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
+            throw Failure(description: "no flowstack binary at \(Self.binary): run swift build first")
+        }
+        let log = directory.appendingPathComponent("serve-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["serve", "--port", String(port), "--db", database, "--threads", "4", "--shutdown-grace", "1"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["FLOWSTACK_ADMIN_TOKEN"] = "test-admin-token"
+        environment["FLOWSTACK_LOG_LEVEL"] = "warning"
+        process.environment = environment
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        lock.withLock { self.process = process }
+        for _ in 0..<200 {
+            if let text = try? String(contentsOf: log, encoding: .utf8),
+               let range = text.range(of: "flowstack listening on http://127.0.0.1:") {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                if let number = Int(digits) {
+                    port = number
+                    listening = String(text[range.lowerBound...].prefix { $0 != "\n" })
+                    return
+                }
+            }
+            if !process.isRunning { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        throw Failure(description: "flowstack did not start: \(text)")
+    }
+
+    /// Stops the server (SIGTERM) and waits for it to exit.
+    func stop() {
+        let process = lock.withLock { () -> Process? in
+            defer { self.process = nil }
+            return self.process
+        }
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A raw request, as another device (or an operator) would make it.
+    func request(_ method: String, _ path: String, token: String? = nil, ifMatch: Int? = nil, body: String? = nil) async throws -> (Int, String) {
+        guard let url = URL(string: "http://127.0.0.1:\(port)\(path)") else { throw Failure(description: "bad path \(path)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let ifMatch { request.setValue("\"\(ifMatch)\"", forHTTPHeaderField: "If-Match") }
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in
+            URLSession.shared.dataTask(with: request) { data, response, error in
+                if let error { continuation.resume(throwing: error) }
+                else if let response { continuation.resume(returning: (data ?? Data(), response)) }
+                else { continuation.resume(throwing: Failure(description: "no response")) }
+            }.resume()
+        }
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// Waits until `condition` holds, up to `seconds`; false when it never did.
+func eventually(_ seconds: Double = 10, _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
+
+/// A throwaway PostgreSQL for this test process (scripts/pgserver.py), stopped when it exits;
+/// each server gets a schema of its own.
+enum TestPostgres {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    nonisolated(unsafe) static var directory: String?
+
+    static let url: Result<String, ServerProcess.Failure> = {
+        do {
+            let output = try run(["/usr/bin/env", "python3", repo + "/scripts/pgserver.py", "start"])
+            var values: [String: String] = [:]
+            for line in output.split(separator: "\n") {
+                guard let equals = line.firstIndex(of: "=") else { continue }
+                values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+            guard let url = values["URL"], let dir = values["DIR"] else {
+                return .failure(ServerProcess.Failure(description: "pgserver.py printed no URL: \(output)"))
+            }
+            directory = dir
+            atexit {
+                guard let dir = TestPostgres.directory else { return }
+                _ = try? TestPostgres.run(["/usr/bin/env", "python3", TestPostgres.repo + "/scripts/pgserver.py", "stop", "--dir", dir])
+            }
+            return .success(url)
+        } catch let error as ServerProcess.Failure {
+            return .failure(error)
+        } catch {
+            return .failure(ServerProcess.Failure(description: "\(error)"))
+        }
+    }()
+
+    /// A URL whose search_path is a new, empty schema.
+    static func freshSchema() throws -> String {
+        let base = try url.get()
+        let name = "client_" + UUID().uuidString.prefix(8).lowercased()
+        _ = try run(["/usr/bin/psql", base, "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE SCHEMA \(name)"])
+        return base + "?options=-csearch_path%3D\(name)"
+    }
+
+    /// Runs a program to its end with posix_spawn, its output in a file (a server it starts keeps
+    /// the descriptors it inherited, so pipes would never close); throws with the output on failure.
+    static func run(_ argv: [String]) throws -> String {
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-run-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let arguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, arguments, environ)
+        guard spawned == 0 else { throw ServerProcess.Failure(description: "cannot run \(argv[0])") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0 else {
+            throw ServerProcess.Failure(description: "\(argv.joined(separator: " ")) failed: \(output)")
+        }
+        return output
+    }
+}
