@@ -128,4 +128,23 @@ struct NavigationPlanStepsTests {
         var rendered = RenderedTree(overFeed)
         #expect(throws: RenderError.self) { try rendered.apply(NavigationPlan.Step(container: .tabs("f1"), operation: .selectTab(1))) }
     }
+
+    /// What a declarative renderer reads (paths, selections) and what a gesture on it asks for,
+    /// as actions the sample app accepts.
+    @Test func intentsFromGestures() throws {
+        let second = try walk([FlowAction(type: "onboarding.showSecond")])[0].0
+        guard case .flow(let onboarding) = second.shownRoot.entries.first else { Issue.record("no onboarding flow"); return }
+        #expect(onboarding.path.map(\.id) == ["e4"])
+        #expect(onboarding.intent(forPath: ["e4"]) == nil)
+        let back = try #require(onboarding.intent(forPath: []))
+        #expect(back == .back(stack: "f2", to: "e3", count: 1))
+        #expect(back.action(in: second) == FlowAction(type: "back", from: "e4"))
+
+        let home = try walk(onboarded: true, [FlowAction(type: "home.selectTab", params: ["index": 0])])[0].0
+        guard case .flow(let tabs) = home.shownRoot.entries.first else { Issue.record("no home flow"); return }
+        #expect(tabs.intent(forSelection: 0) == nil)
+        let select = try #require(tabs.intent(forSelection: 1))
+        let action = try #require(select.action(in: home))
+        #expect(action.type == "home.selectTab" && action.params["index"] == 1)
+    }
 }
