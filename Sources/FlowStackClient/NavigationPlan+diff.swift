@@ -61,29 +61,55 @@ extension NavigationPlan {
     }
 
     /// The step a pending interaction drives, at its progress; nil when the state has none, or
-    /// when its preview cannot be addressed (an interactive present: the flow it would show is
-    /// not in the state until it finishes).
+    /// when its preview cannot be addressed: an interactive present (the flow it would show is
+    /// not in the state until it finishes), or a push or tab change hidden under a modal.
+    ///
+    /// The container is found on the path from the root to the screen on top: the handler's
+    /// node (the deepest of its flow), or for the generic `back` the deepest stack with more
+    /// than one entry above the last presentation.
     public static func interactionStep(_ state: NavigationState) -> Step? {
-        guard let interaction = state.interaction, let preview = interaction.transition else { return nil }
-        let root = state.root.shown
+        guard let interaction = state.interaction, let preview = interaction.transition,
+              let from = preview.from?.flowId, let chain = state.root.shown.chain(to: from) else { return nil }
+        let handlerIndex = chain.lastIndex { $0.node.flow == interaction.handledBy }
+        let handler = handlerIndex.map { chain[$0].node }
+        let visible = chain[(chain.lastIndex { $0.presented } ?? 0)...].map(\.node)
+        func holdsTop(_ entry: NavigationState.Entry) -> Bool {
+            guard let to = preview.to else { return false }
+            switch entry {
+            case .screen(let screen): return screen.id == to.id
+            case .flow(let node): return to.flowId.map { node.node(withId: $0) != nil } ?? false
+            }
+        }
+        func isStack(_ node: NavigationState.Node) -> Bool { node.kind == "stacked" && node.entries.count > 1 }
         let operation: Operation
         let container: Container
         switch preview.type {
         case "pop":
-            guard let from = preview.from?.flowId else { return nil }
-            (container, operation) = (.stack(from), .pop)
+            guard let stack = handler.flatMap({ isStack($0) ? $0 : nil }) ?? visible.last(where: isStack) else { return nil }
+            (container, operation) = (.stack(stack.id), .pop)
         case "popTo":
-            guard let to = preview.to, let stack = to.flowId else { return nil }
-            (container, operation) = (.stack(stack), .popTo(to.id))
+            func popsToTop(_ node: NavigationState.Node) -> Bool { isStack(node) && node.entries.dropLast().contains(where: holdsTop) }
+            guard let stack = handler.flatMap({ popsToTop($0) ? $0 : nil }) ?? visible.last(where: popsToTop),
+                  let entry = stack.entries.dropLast().last(where: holdsTop) else { return nil }
+            (container, operation) = (.stack(stack.id), .popTo(entry.id))
         case "push":
-            guard let to = preview.to, let stack = to.flowId else { return nil }
-            (container, operation) = (.stack(stack), .push(.screen(NavigationState.Screen(id: to.id, feature: to.feature, params: to.params))))
+            guard let stack = handler, stack.kind == "stacked", let to = preview.to, to.flowId == stack.id else { return nil }
+            (container, operation) = (.stack(stack.id), .push(.screen(NavigationState.Screen(id: to.id, feature: to.feature, params: to.params))))
         case "dismiss":
-            guard let from = preview.from?.flowId, let presenter = root.presenter(of: from) else { return nil }
+            // The handler dismisses what it presents, or (a presented flow closing) itself.
+            guard let index = handlerIndex else { return nil }
+            let presenter: NavigationState.Node
+            if index + 1 < chain.count, chain[index + 1].presented {
+                presenter = chain[index].node
+            } else if let presented = chain[...index].lastIndex(where: { $0.presented }), presented > 0 {
+                presenter = chain[presented - 1].node
+            } else {
+                return nil
+            }
             (container, operation) = (.presentation(over: presenter.id), .dismiss)
         case "selectTab":
-            guard let to = preview.to?.flowId, let holder = root.tabHolder(of: to) else { return nil }
-            (container, operation) = (.tabs(holder.node.id), .selectTab(holder.index))
+            guard let tabs = handler, tabs.isTabbed, let index = tabs.entries.firstIndex(where: holdsTop) else { return nil }
+            (container, operation) = (.tabs(tabs.id), .selectTab(index))
         default:
             return nil
         }

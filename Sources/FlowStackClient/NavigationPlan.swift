@@ -292,32 +292,14 @@ extension NavigationState.Node {
         return presented?.node.node(withId: target)
     }
 
-    /// The deepest node presenting a flow whose tree holds node `target`.
-    func presenter(of target: String) -> NavigationState.Node? {
-        var found: NavigationState.Node?
-        if let presented, presented.node.node(withId: target) != nil {
-            found = self
-            if let deeper = presented.node.presenter(of: target) { found = deeper }
-        }
+    /// The nodes from this one down to node `target`, each marked when it is presented (a
+    /// presentation boundary lies above it); nil when `target` is not in the tree.
+    func chain(to target: String, presented: Bool = false) -> [(node: NavigationState.Node, presented: Bool)]? {
+        if id == target { return [(self, presented)] }
         for case .flow(let child) in entries {
-            if let deeper = child.presenter(of: target) { found = deeper }
+            if let below = child.chain(to: target) { return [(self, presented)] + below }
         }
-        return found
-    }
-
-    /// The tabbed node with a tab whose tree holds node `target`, and that tab's index.
-    func tabHolder(of target: String) -> (node: NavigationState.Node, index: Int)? {
-        if isTabbed {
-            for (index, entry) in entries.enumerated() {
-                if entry.id == target { return (self, index) }
-                if case .flow(let child) = entry, child.node(withId: target) != nil {
-                    return child.tabHolder(of: target) ?? (self, index)
-                }
-            }
-        }
-        for case .flow(let child) in entries {
-            if let found = child.tabHolder(of: target) { return found }
-        }
-        return presented?.node.tabHolder(of: target)
+        if let below = self.presented?.node.chain(to: target, presented: true) { return [(self, presented)] + below }
+        return nil
     }
 }
