@@ -138,12 +138,16 @@ public struct RenderedTree: Sendable, Equatable {
 
 /// A step a renderer cannot apply to what it shows, and why.
 public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The step refused (nil for a plan's renames).
     public var step: NavigationPlan.Step?
+    /// Why, naming the node or entry.
     public var message: String
+    /// An error for `step`.
     public init(step: NavigationPlan.Step?, message: String) {
         self.step = step
         self.message = message
     }
+    /// `push e4 on stack f2, animated: node f2 is tabbed, not stacked`.
     public var description: String { step.map { "\($0): \(message)" } ?? message }
 }
 

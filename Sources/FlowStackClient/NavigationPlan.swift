@@ -31,15 +31,18 @@ public struct NavigationPlan: Sendable, Equatable {
     /// (every id is new) and the engine reports that only its last step changed what is seen.
     /// A renderer re-keys its controllers before applying ``steps``; nothing moves on screen.
     public var renamed: [String: String]
-    /// What to do, in order: dismissals first (topmost first), then stack and tab changes
-    /// (outer containers first), then presentations (outer first), and a pending interaction
-    /// last.
+    /// What to do, in order: a swipe in progress that does not finish here is cancelled first;
+    /// then dismissals (topmost first, each at the lowest level that goes, so nested modals go
+    /// in one step), stack and tab changes (outer containers first), presentations (outer
+    /// first), and a swipe in progress last. A modal over a tab that is not selected is not on
+    /// screen: it is dismissed before its tab is left and presented again after it is selected.
     public var steps: [Step]
     /// Whether the next state's transition describes this change (it is the next version of
     /// the same session); false for a first render and for a jump (a correction, versions made
     /// elsewhere). Steps of a jump are not styled; only the last is animated.
     public var followsTransition: Bool
 
+    /// A plan from its parts; ``init(from:to:)`` computes one.
     public init(renamed: [String: String] = [:], steps: [Step], followsTransition: Bool) {
         self.renamed = renamed
         self.steps = steps
@@ -62,6 +65,7 @@ extension NavigationPlan {
         /// The window: its root container.
         case window
 
+        /// `stack f2`, `presentation over f1`, …
         public var description: String {
             switch self {
             case .stack(let id): "stack \(id)"
@@ -144,7 +148,9 @@ extension NavigationPlan {
 
     /// One operation on one container, with how to show it.
     public struct Step: Sendable, Equatable, CustomStringConvertible {
+        /// The container the step acts on.
         public var container: Container
+        /// What it does there.
         public var operation: Operation
         /// Whether to animate it. Only the step that shows the state's transition is animated
         /// (and only when the transition is); the others bring hidden parts in line.
@@ -154,6 +160,7 @@ extension NavigationPlan {
         /// Set when the step belongs to an interactive transition.
         public var interaction: Interaction?
 
+        /// A step; by default not animated, unstyled, not interactive.
         public init(container: Container, operation: Operation, animated: Bool = false, style: String? = nil,
                     interaction: Interaction? = nil) {
             self.container = container
@@ -168,6 +175,7 @@ extension NavigationPlan {
             container == other.container && operation == other.operation
         }
 
+        /// One line: `push e4 on stack f2, animated`, `dismiss on presentation over f1, animated, fullScreen`.
         public var description: String {
             var text = "\(operation.kind.rawValue)"
             switch operation {
