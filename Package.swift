@@ -102,7 +102,7 @@ let package = Package(
         ),
         // The Swift client an app adds: sessions, taps predicted by the local engine, the offline
         // queue, live events, navigation plans. Foundation's networking only.
-        .target(name: "FlowStackClient", dependencies: ["FlowEngine", "JSON"]),
+        .target(name: "FlowStackClient", dependencies: ["FlowEngine", "JSON"], exclude: ["Apple/README.md"]),
         // A terminal client: the sample app's phone drawn as text, a key per action.
         .executableTarget(name: "flowstack-tap", dependencies: ["FlowStackClient"]),
         // Test support: one request-sending protocol, in-process or through a real socket.
