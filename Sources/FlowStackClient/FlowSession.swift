@@ -41,11 +41,14 @@ public actor FlowSession {
         public var simulatedLatency: Duration
         /// Whether to run the session's engine locally (false: server predictions only).
         public var usesBundle: Bool
+        /// Whether to show the server's predictions when there is no local engine (false: a tap
+        /// without the engine waits for its answer).
+        public var usesPredictions: Bool
 
         public init(server: URL, clientKey: String? = nil, userId: String, userHash: String? = nil, attributes: JSONObject = [:],
                     traits: [String: String] = [:], client: ClientInfo? = nil, store: any SessionStore = MemorySessionStore(),
                     retry: RetryPolicy = RetryPolicy(), timeout: TimeInterval = 10, simulatedLatency: Duration = .zero,
-                    usesBundle: Bool = true) {
+                    usesBundle: Bool = true, usesPredictions: Bool = true) {
             self.server = server
             self.clientKey = clientKey
             self.userId = userId
@@ -58,6 +61,7 @@ public actor FlowSession {
             self.timeout = timeout
             self.simulatedLatency = simulatedLatency
             self.usesBundle = usesBundle
+            self.usesPredictions = usesPredictions
         }
     }
 
@@ -133,7 +137,7 @@ public actor FlowSession {
                                          headers: ["Authorization": "Bearer \(kept.token)"])
             }
             if answer.status == 200, let json = answer.json {
-                let (state, predictions) = try read(json)
+                let (state, predictions) = try read(json, keepingPredictions: configuration.usesPredictions)
                 var machine = ClientMachine(confirmed: state, predictions: predictions)
                 machine.restore(kept.queue)
                 let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
@@ -156,7 +160,7 @@ public actor FlowSession {
               let token = json["session"]?["token"]?.stringValue, let stateJSON = json["state"] else {
             throw Failure(status: answer.status, problem: answer.json)
         }
-        let (state, predictions) = try read(stateJSON)
+        let (state, predictions) = try read(stateJSON, keepingPredictions: configuration.usesPredictions)
         let stored = StoredSession(server: configuration.server.absoluteString, sessionId: id, token: token, userId: configuration.userId)
         try configuration.store.save(stored)
         let session = FlowSession(configuration: configuration, transport: transport, stored: stored,
@@ -201,10 +205,10 @@ public actor FlowSession {
     }
 
     /// A state document with its predictions.
-    static func read(_ json: JSONValue) throws -> (NavigationState, [(action: FlowAction, state: NavigationState)]) {
+    static func read(_ json: JSONValue, keepingPredictions keep: Bool = true) throws -> (NavigationState, [(action: FlowAction, state: NavigationState)]) {
         let state = try NavigationState(json: json)
         var predictions: [(action: FlowAction, state: NavigationState)] = []
-        for item in json["predictions"]?.arrayValue ?? [] {
+        for item in keep ? json["predictions"]?.arrayValue ?? [] : [] {
             guard let action = item["action"], let next = item["state"] else { continue }
             predictions.append((try FlowAction(json: action), try NavigationState(json: next)))
         }
@@ -420,14 +424,14 @@ public actor FlowSession {
         var body = JSONWriter()
         body.writeValue(item.action.json)
         let bytes = body.takeBytes()
-        let query = machine.engine == nil ? "predict=true" : nil
+        let query = machine.engine == nil && configuration.usesPredictions ? "predict=true" : nil
         let answer: HTTPAnswer
         do {
             answer = try await sendWithRetries("POST", "/v1/sessions/\(stored.sessionId)/actions", query: query, headers: headers, body: bytes)
         } catch {
             return
         }
-        if answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json) {
+        if answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) {
             emit(machine.answered(key: item.key, state: state, predictions: predictions))
         } else {
             if answer.status != 412 { refusals[item.key] = ActionRefused(action: item.action, status: answer.status, problem: answer.json) }
@@ -483,7 +487,7 @@ public actor FlowSession {
 
     private func reload() async {
         guard let answer = try? await sendWithRetries("GET", "/v1/sessions/\(stored.sessionId)", query: "predict=true", headers: authorization),
-              answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json) else { return }
+              answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) else { return }
         emit(machine.reloaded(state, predictions: predictions))
     }
 

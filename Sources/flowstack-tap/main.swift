@@ -4,6 +4,7 @@ import Foundation
 
 let usage = """
     usage: flowstack-tap --server URL [--user ID] [--delay MS] [--store PATH] [--key CLIENT_KEY]
+           flowstack-tap bench --server URL [--taps N] [--mode engine|predictions|none] [--second-device]
 
     Draws the session's screens as text and lists the actions the screen on top can post, a key
     each. A tap is shown at once (the engine runs here), then confirmed or corrected by the server.
@@ -12,6 +13,8 @@ let usage = """
       q  quit
     --delay adds MS milliseconds before every request, as a slow network would.
     --store keeps the session (and queued taps) in a file, so the next run resumes it.
+    bench walks the sample app through the client and prints the time from send to the new
+    stack (p50, p99), and how many taps the server confirmed unchanged (see BENCHMARKS.md).
     """
 
 struct Options {
@@ -43,6 +46,16 @@ struct Options {
 struct UsageError: Error, CustomStringConvertible {
     var message: String
     var description: String { message + "\n\n" + usage }
+}
+
+if CommandLine.arguments.dropFirst().first == "bench" {
+    do {
+        let bench = try TapBench(Array(CommandLine.arguments.dropFirst(2)))
+        exit(await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(2)
+    }
 }
 
 let options: Options
