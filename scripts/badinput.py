@@ -820,6 +820,10 @@ def corpus(ctx):
                         ("1,001 features", "client.features=" + ",".join(f"f{i}" for i in range(1001)))]:
         add("types", f"link resolve with {name}", "GET", f"{resolve}&{query}", adm)
     add("capabilities", "link resolve for a client that renders nothing", "GET", f"{resolve}&client.features=", adm, expect=(422,))
+    # A NUL or another control character in a user id never reaches the database (PostgreSQL
+    # refuses a NUL in text, which answered 503 before).
+    for name, user in [("a NUL", "a%00b"), ("a newline", "a%0Ab"), ("DEL", "a%7F"), ("129 bytes", "u" * 129), ("empty", "")]:
+        add("ids", f"link resolve for a user id with {name}", "GET", f"/v1/links/resolve?uri=/home&userId={user}", adm, expect=(400,))
     return cases
 
 

@@ -10,10 +10,10 @@ extension Application {
                 throw ResponseError(.problem(400, "Query parameter uri is required: the deep link to resolve, such as /modal/Hi.",
                                              type: ProblemType.malformed, errors: [.init(pointer: "uri", detail: "is required")]))
             }
-            guard let userId = request.queryValue("userId"), !userId.isEmpty, userId.utf8.count <= SessionInput.maxUserIdBytes else {
+            guard let userId = request.queryValue("userId"), SessionInput.isValidUserId(userId) else {
                 throw ResponseError(.problem(
-                    400, "Query parameter userId is required (1 to \(SessionInput.maxUserIdBytes) bytes): links are resolved as a new session of that user would follow them.",
-                    type: ProblemType.malformed, errors: [.init(pointer: "userId", detail: "is required")]))
+                    400, "Query parameter userId is required (1 to \(SessionInput.maxUserIdBytes) bytes, no control characters): links are resolved as a new session of that user would follow them.",
+                    type: ProblemType.malformed, errors: [.init(pointer: "userId", detail: "is required: 1 to \(SessionInput.maxUserIdBytes) bytes with no control characters")]))
             }
             // `client.platform`, `client.appVersion` and `client.features` (comma-separated, or
             // repeated) describe the client, as `client` does at session creation; every other

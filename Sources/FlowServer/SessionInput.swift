@@ -20,6 +20,11 @@ struct SessionInput {
     /// What the app build can render (`{platform?, appVersion?, features?}`); nil when not sent.
     var client: ClientCapabilities?
 
+    /// 1 to `maxUserIdBytes` bytes with no control characters (a NUL never reaches a database).
+    static func isValidUserId(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= maxUserIdBytes && !text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
     /// Reads the body, collecting every field problem into one 400.
     init(json: JSONValue) throws(ResponseError) {
         guard let object = json.objectValue else {
@@ -57,7 +62,7 @@ struct SessionInput {
         }
         var userId = ""
         if let text = object["userId"]?.stringValue {
-            if text.isEmpty || text.utf8.count > Self.maxUserIdBytes || text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            if !Self.isValidUserId(text) {
                 errors.append(.init(pointer: "/userId", detail: "must be 1 to \(Self.maxUserIdBytes) bytes with no control characters"))
             }
             userId = text
