@@ -140,12 +140,7 @@ public struct Router: Sendable {
                 }
             case .parameter(let name):
                 guard !part.isEmpty else { return nil }
-                let value = PercentDecoding.decode(part, plusIsSpace: false)
-                // No id, name or key the server stores holds a control character, and a NUL
-                // must never reach a database (PostgreSQL refuses it in text): such a path
-                // names nothing, whatever the route.
-                guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
-                parameters[name] = value
+                parameters[name] = PercentDecoding.decode(part, plusIsSpace: false)
             }
         }
         return parameters
