@@ -820,6 +820,9 @@ def corpus(ctx):
                         ("1,001 features", "client.features=" + ",".join(f"f{i}" for i in range(1001)))]:
         add("types", f"link resolve with {name}", "GET", f"{resolve}&{query}", adm)
     add("capabilities", "link resolve for a client that renders nothing", "GET", f"{resolve}&client.features=", adm, expect=(422,))
+    for method, path in [("GET", "/v1/users/a%00b"), ("DELETE", "/v1/users/a%00b/onboarding"), ("DELETE", "/v1/client-keys/a%00b"),
+                         ("GET", "/v1/users/a%0Ab"), ("DELETE", "/v1/client-keys/k%0A")]:
+        add("ids", f"{method} {path} (a control character in a path id)", method, path, adm, expect=(404,))
     # A NUL or another control character in a user id never reaches the database (PostgreSQL
     # refuses a NUL in text, which answered 503 before).
     for name, user in [("a NUL", "a%00b"), ("a newline", "a%0Ab"), ("DEL", "a%7F"), ("129 bytes", "u" * 129), ("empty", "")]:

@@ -156,7 +156,9 @@ extension Application {
     static func addUserRoutes(to router: inout Router, sessions: SessionService, admin: AdminAuthorization) {
         router.adminRoute("GET", "/v1/users/{userId}", admin) { request throws(ResponseError) in
             let userId = request.pathParameters["userId"] ?? ""
-            guard let user = try sessions.storage({ try sessions.store.user(id: userId) }) else {
+            // A user id no session could have been made for (a control character, a NUL that
+            // PostgreSQL would refuse) names nobody.
+            guard SessionInput.isValidUserId(userId), let user = try sessions.storage({ try sessions.store.user(id: userId) }) else {
                 throw ResponseError(.problem(404, "There is no user \(userId): no session was ever made for them.",
                                              type: ProblemType.notFound))
             }
@@ -164,6 +166,9 @@ extension Application {
         }
         router.adminRoute("DELETE", "/v1/users/{userId}/onboarding", admin) { request throws(ResponseError) in
             let userId = request.pathParameters["userId"] ?? ""
+            guard SessionInput.isValidUserId(userId) else {
+                throw ResponseError(.problem(404, "There is no user \(userId).", type: ProblemType.notFound))
+            }
             let removed = try sessions.storage {
                 try sessions.store.removeUserState(
                     id: userId, key: "onboarded", audit: AuditStamp(credential: admin.credential, action: "user.onboarding.reset"))

@@ -110,7 +110,9 @@ extension Application {
             let id = request.pathParameters["id"] ?? ""
             let revoked: ClientKeyRecord?
             do {
-                revoked = id.utf8.count <= 64 ? try keys.store.revokeClientKey(id: id, at: Timestamp.string(), audit: admin.audit) : nil
+                // Ids are short and URL-safe, like session ids: anything else names no key and is
+                // not worth a look-up (a NUL would not even reach PostgreSQL).
+                revoked = SessionService.isPlausibleId(id) ? try keys.store.revokeClientKey(id: id, at: Timestamp.string(), audit: admin.audit) : nil
             } catch {
                 throw SessionService.storageFailure(error, logger: keys.logger)
             }
