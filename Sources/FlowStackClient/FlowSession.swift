@@ -125,16 +125,32 @@ public actor FlowSession {
     /// one. A kept session the server no longer knows (401, 404) is replaced by a new one, and
     /// ``restartReason`` (and a `.restarted` event) says so. Taps kept in the store are sent.
     ///
+    /// When the server cannot be reached (connection refused, timeout, 503) and the store kept
+    /// the session's confirmed state, the session starts from the store alone, offline: the local
+    /// engine from the kept bundle, the kept taps replayed on it so the app shows what the user
+    /// last saw, new taps shown at once and queued, a probe of `/healthz` with backoff, and the
+    /// queue sent as one batch when the server is back. A predictions-only client
+    /// (`usesBundle: false`, or no bundle kept) shows the confirmed state; its kept taps stay
+    /// queued (not shown) and are sent when back, and a new tap cannot be shown until then
+    /// (`send` throws; the tap stays queued).
+    ///
     /// - Throws: ``Failure`` when the server refuses to create the session (a 422
     ///   `unsupported-client`: show "update the app"), or the transport's error when it cannot be
-    ///   reached.
+    ///   reached and there is no kept session to start from (none, or kept by an older version).
     public static func start(_ configuration: Configuration) async throws -> FlowSession {
         let transport = HTTPTransport(server: configuration.server, timeout: configuration.timeout, latency: configuration.simulatedLatency)
         var reason: String?
         if let kept = try configuration.store.load(), kept.server == configuration.server.absoluteString, kept.userId == configuration.userId {
-            let answer = try await withRetries(configuration.retry) {
-                try await transport.send("GET", "/v1/sessions/\(kept.sessionId)", query: "predict=true",
-                                         headers: ["Authorization": "Bearer \(kept.token)"])
+            let answer: HTTPAnswer
+            do {
+                answer = try await withRetries(configuration.retry) {
+                    try await transport.send("GET", "/v1/sessions/\(kept.sessionId)", query: "predict=true",
+                                             headers: ["Authorization": "Bearer \(kept.token)"])
+                }
+            } catch let error as Unreachable {
+                // Killed while offline and still offline: start from what the store kept.
+                guard let session = await restoredOffline(kept, configuration: configuration, transport: transport) else { throw error }
+                return session
             }
             if answer.status == 200, let json = answer.json {
                 let (state, predictions) = try read(json, keepingPredictions: configuration.usesPredictions)
@@ -170,6 +186,34 @@ public actor FlowSession {
         return session
     }
 
+    /// A session made from the store alone: the confirmed state, the bundle (its engine), the
+    /// queued taps replayed on it; offline, probing `/healthz`. Nil when the store kept no state
+    /// (written by an older version) or what it kept does not read.
+    private static func restoredOffline(_ kept: StoredSession, configuration: Configuration, transport: HTTPTransport) async -> FlowSession? {
+        guard let document = kept.confirmed, let confirmed = try? NavigationState(json: document),
+              confirmed.sessionId == kept.sessionId else { return nil }
+        var bundle: (read: SessionBundle, json: JSONValue, bytes: [UInt8])?
+        if configuration.usesBundle, let bytes = kept.bundle, let json = try? JSONParser.parse(bytes),
+           let read = try? SessionBundle(json: json), read.state.sessionId == kept.sessionId {
+            bundle = (read, json, bytes)
+        }
+        let machine = ClientMachine.restoredOffline(confirmed: confirmed, bundle: bundle?.read.state, queue: kept.queue)
+        let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
+        await session.resumedOffline(bundle, tag: kept.bundleTag)
+        return session
+    }
+
+    private func resumedOffline(_ bundle: (read: SessionBundle, json: JSONValue, bytes: [UInt8])?, tag: String?) {
+        persistedConfirmedVersion = machine.confirmed.version
+        if let bundle {
+            rememberBundle(bundle.read, json: bundle.json, bytes: bundle.bytes, tag: tag)
+            persistedBundleVersion = bundle.read.state.version
+        }
+        emit([.offline])
+        persist()  // the queue as replayed (taps that no longer apply are dropped)
+        startProbe()
+    }
+
     private func restarted(_ reason: String?) {
         guard let reason else { return }
         restartReason = reason
@@ -182,6 +226,7 @@ public actor FlowSession {
     }
 
     private func afterStart() {
+        persist()
         drain()
     }
 
@@ -359,11 +404,63 @@ public actor FlowSession {
 
     private var authorization: [String: String] { ["Authorization": "Bearer \(stored.token)"] }
 
+    /// Writes the store when what it keeps changed: the queue (on every tap), the confirmed
+    /// state (when its version moves), the bundle (when the engine at the confirmed version
+    /// moves: the fetched bundle as it came, or the engine's state written with its definitions).
     private func persist() {
+        var changed = false
         let queue = machine.queue
-        guard queue.map(\.key) != stored.queue.map(\.key) else { return }
-        stored.queue = queue.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, at: $0.at) }
-        try? configuration.store.save(stored)
+        if queue.map(\.key) != stored.queue.map(\.key) {
+            stored.queue = queue.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, at: $0.at) }
+            changed = true
+        }
+        if persistedConfirmedVersion != machine.confirmed.version {
+            persistedConfirmedVersion = machine.confirmed.version
+            stored.confirmed = machine.confirmed.document
+            changed = true
+        }
+        if configuration.usesBundle, let engine = machine.confirmedEngine, engine.version == machine.confirmed.version,
+           persistedBundleVersion != engine.version, let fetched = fetchedBundle {
+            persistedBundleVersion = engine.version
+            if fetched.version == engine.version {
+                stored.bundle = fetched.bytes
+                stored.bundleTag = fetched.tag
+            } else {
+                var writer = JSONWriter(capacity: fetched.bytes.count + 1024)
+                SessionBundle.write(engine, flowVersions: fetched.flowVersions, definitions: fetched.definitions, into: &writer)
+                stored.bundle = writer.takeBytes()
+                stored.bundleTag = nil
+            }
+            changed = true
+        }
+        if changed { try? configuration.store.save(stored) }
+    }
+
+    /// The bundle the server sent (or the store kept), to write the engine's later versions with.
+    private struct FetchedBundle {
+        var version: Int
+        var bytes: [UInt8]
+        var tag: String?
+        var flowVersions: [String: Int]
+        var definitions: [(name: String, json: [UInt8])]
+    }
+
+    private var fetchedBundle: FetchedBundle?
+    private var persistedConfirmedVersion: Int?
+    private var persistedBundleVersion: Int?
+
+    private func rememberBundle(_ bundle: SessionBundle, json: JSONValue, bytes: [UInt8], tag: String?) {
+        guard let members = json["definitions"]?.objectValue else { return }
+        var definitions: [(name: String, json: [UInt8])] = []
+        for member in members {
+            var writer = JSONWriter(capacity: 1024)
+            writer.writeValue(member.value)
+            definitions.append((member.key, writer.takeBytes()))
+        }
+        fetchedBundle = FetchedBundle(version: bundle.state.version, bytes: bytes, tag: tag, flowVersions: bundle.flowVersions,
+                                      definitions: definitions)
+        bundleTag = tag
+        bundleCache = bundle.state
     }
 
     // MARK: the turn
@@ -500,6 +597,7 @@ public actor FlowSession {
             return
         }
         guard answer.status == 200, let json = answer.json, let bundle = try? SessionBundle(json: json) else { return }
+        rememberBundle(bundle, json: json, bytes: answer.body, tag: answer.etag)
         bundleTag = answer.etag
         bundleCache = bundle.state
         machine.loaded(bundle.state)
@@ -608,6 +706,7 @@ public actor FlowSession {
         case "state":
             guard let json = try? JSONParser.parse(event.data), let state = try? NavigationState(json: json) else { return }
             emit(machine.received(state))
+            persist()
             if machine.needsBundle { drain() }
         case "deleted":
             following = false
