@@ -58,7 +58,8 @@ public enum ClientEvent: Sendable, Equatable {
     case offline
     /// The server is reachable again; queued taps are being sent.
     case online
-    /// The kept session had expired or was deleted; a new one was started (`reason` says why).
+    /// The session had expired or was deleted (at start, or while in use); a new one was started
+    /// and the taps queued on the old one dropped (`reason` says why).
     case restarted(reason: String)
 }
 

@@ -108,7 +108,8 @@ public actor FlowSession {
     private var lastEventId: String?
     /// Every event reported so far, oldest first (the last 1,000).
     public private(set) var history: [ClientEvent] = []
-    /// Set when the kept session had expired or was deleted and a new one was started.
+    /// Set when the session had expired or was deleted (kept from the last launch, or while in
+    /// use: a post answered 401 or 404 for the session itself) and a new one was started.
     public private(set) var restartReason: String?
 
     private init(configuration: Configuration, transport: HTTPTransport, stored: StoredSession, machine: ClientMachine) {
@@ -116,7 +117,7 @@ public actor FlowSession {
         self.transport = transport
         self.stored = stored
         self.machine = machine
-        self.sessionId = stored.sessionId
+        self.currentId = SessionIdBox(stored.sessionId)
     }
 
     // MARK: starting
@@ -279,8 +280,10 @@ public actor FlowSession {
     public var state: NavigationState { machine.shown }
     /// The last state the server answered.
     public var confirmedState: NavigationState { machine.confirmed }
-    /// The session's id (`s_…`).
-    public nonisolated let sessionId: String
+    /// The session's id (`s_…`); a new one after the session was deleted or expired in use (see
+    /// ``restartReason``).
+    public nonisolated var sessionId: String { currentId.value }
+    private nonisolated let currentId: SessionIdBox
     /// Taps shown and not yet confirmed.
     public var pendingCount: Int { machine.queue.count }
     /// True while the server cannot be reached (or ``setOffline(_:)`` said so).
@@ -530,6 +533,8 @@ public actor FlowSession {
         }
         if answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) {
             emit(machine.answered(key: item.key, state: state, predictions: predictions))
+        } else if (answer.status == 401 || answer.status == 404), await sessionGone(answer) {
+            return
         } else {
             if answer.status != 412 { refusals[item.key] = ActionRefused(action: item.action, status: answer.status, problem: answer.json) }
             emit(machine.refused(key: item.key, status: answer.status, problem: answer.json))
@@ -563,6 +568,7 @@ public actor FlowSession {
         } catch {
             return
         }
+        if answer.status == 401, await sessionGone(answer) { return }
         if answer.status == 404 || answer.status == 405 {
             // A server without the batch route: the same taps go one by one.
             batchSupported = false
@@ -583,9 +589,45 @@ public actor FlowSession {
     }
 
     private func reload() async {
-        guard let answer = try? await sendWithRetries("GET", "/v1/sessions/\(stored.sessionId)", query: "predict=true", headers: authorization),
-              answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) else { return }
+        guard let answer = try? await sendWithRetries("GET", "/v1/sessions/\(stored.sessionId)", query: "predict=true", headers: authorization) else { return }
+        if answer.status == 401 || answer.status == 404, await sessionGone(answer) { return }
+        guard answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) else { return }
         emit(machine.reloaded(state, predictions: predictions))
+    }
+
+    /// The session itself is gone (a 401 or 404 on its own routes: deleted or expired while in
+    /// use, not a refusal of a tap): a new session is started for the same user, the taps queued
+    /// on the old one are dropped (a tap that waited throws ``ActionRefused``), and
+    /// ``restartReason`` and a `.restarted` event say so. False when no new session could be made
+    /// (the answer is then handled as a refusal).
+    private func sessionGone(_ gone: HTTPAnswer) async -> Bool {
+        let old = stored.sessionId
+        guard let answer = try? await sendWithRetries("POST", "/v1/sessions", query: "predict=true",
+                                                      headers: configuration.clientKey.map { ["X-API-Key": $0] } ?? [:],
+                                                      body: Self.createBody(configuration)),
+              answer.status == 201, let json = answer.json, let id = json["session"]?["id"]?.stringValue,
+              let token = json["session"]?["token"]?.stringValue, let stateJSON = json["state"],
+              let (state, predictions) = try? Self.read(stateJSON, keepingPredictions: configuration.usesPredictions) else { return false }
+        let dropped = machine.queue
+        for item in dropped { refusals[item.key] = ActionRefused(action: item.action, status: gone.status, problem: gone.json) }
+        stopStream()
+        stored = StoredSession(server: configuration.server.absoluteString, sessionId: id, token: token, userId: configuration.userId)
+        currentId.value = id
+        machine = ClientMachine(confirmed: state, predictions: predictions)
+        fetchedBundle = nil
+        bundleTag = nil
+        bundleCache = nil
+        bundleTriedAt = nil
+        persistedConfirmedVersion = nil
+        persistedBundleVersion = nil
+        lastEventId = nil
+        batchSupported = true
+        try? configuration.store.save(stored)
+        persist()
+        restarted("session \(old) is gone (\(gone.status))"
+            + (dropped.isEmpty ? "" : "; \(dropped.count) queued tap(s) were dropped") + "; started a new one")
+        if following { connectEvents() }
+        return true
     }
 
     private func refreshBundle() async {
@@ -722,5 +764,16 @@ public actor FlowSession {
         try? await Task.sleep(for: delay)
         guard generation == streamGeneration, following else { return }
         connectEvents()
+    }
+}
+
+/// The session's id, readable from any thread, changed when a gone session is replaced.
+private final class SessionIdBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var id: String
+    init(_ id: String) { self.id = id }
+    var value: String {
+        get { lock.withLock { id } }
+        set { lock.withLock { id = newValue } }
     }
 }

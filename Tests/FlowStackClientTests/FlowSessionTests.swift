@@ -109,6 +109,35 @@ struct FlowSessionTests {
         await second.close()
     }
 
+    /// A session deleted while in use: the next post is answered 404 for the session itself, so
+    /// the client starts a new session and says so, rather than treating it as a refused tap.
+    @Test func aSessionDeletedInUseStartsAnew() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let session = try await FlowSession.start(Self.configuration(server, user: "sam", store: store))
+        #expect(await Self.engineLoaded(session))
+        let first = session.sessionId
+        let token = try #require(try store.load()?.token)
+        let (status, _) = try await server.request("DELETE", "/v1/sessions/\(first)", token: token)
+        #expect(status == 204)
+        _ = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        await session.settled()
+        #expect(session.sessionId != first)
+        let reason = try #require(await session.restartReason)
+        #expect(reason.contains(first) && (reason.contains("404") || reason.contains("401")), "\(reason)")
+        #expect(await session.history.contains(.restarted(reason: reason)))
+        #expect(await Self.corrections(session).isEmpty)
+        #expect(try store.load()?.sessionId == session.sessionId)
+        let fresh = await session.state
+        #expect(fresh.version == 0 && fresh.features == ["onboarding.first"])
+        // The new session works: its bundle loads and a tap is confirmed on it.
+        #expect(await Self.engineLoaded(session))
+        let next = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        await session.settled()
+        #expect(await session.confirmedState == next && next.sessionId == session.sessionId)
+        await session.close()
+    }
+
     /// With the server down, taps keep working on the local engine and are queued in the store;
     /// when the server is back (same database and port) they are sent and confirmed, and a
     /// client made again from the store after a kill sends what it kept.
