@@ -58,7 +58,8 @@ public enum ClientEvent: Sendable, Equatable {
     case offline
     /// The server is reachable again; queued taps are being sent.
     case online
-    /// The kept session had expired or was deleted; a new one was started (`reason` says why).
+    /// The session had expired or was deleted (at start, or while in use); a new one was started
+    /// and the taps queued on the old one dropped (`reason` says why).
     case restarted(reason: String)
 }
 
@@ -90,8 +91,8 @@ public struct ClientMachine: Sendable {
     public private(set) var shown: NavigationState
     /// The local engine at `shown`, when the session's bundle is loaded and still valid.
     public private(set) var engine: SessionState?
-    /// The local engine at `confirmed`, for rolling back.
-    private var confirmedEngine: SessionState?
+    /// The local engine at `confirmed`, for rolling back (and for the store to keep).
+    public private(set) var confirmedEngine: SessionState?
     /// The engine after each queued tap, to move `confirmedEngine` on as answers confirm them.
     private var enginesAfter: [String: SessionState] = [:]
     /// The server's predictions for `confirmed`, used when there is no engine.
@@ -150,6 +151,19 @@ public struct ClientMachine: Sendable {
     public mutating func restore(_ queued: [QueuedAction]) {
         queue = queued.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, expected: nil, at: $0.at) }
         if let engine = confirmedEngine, engine.version == confirmed.version { replayQueue(on: engine) }
+    }
+
+    /// A client started again while the server cannot be reached, from what the store kept: the
+    /// confirmed state, the bundle at that version (when kept), and the queued taps replayed on it,
+    /// so it shows what the user last saw; offline, so taps run locally and queue until the
+    /// server answers. Without a bundle nothing can be replayed: it shows `confirmed`, the kept
+    /// taps stay queued (sent when back), and a new tap waits for the server.
+    public static func restoredOffline(confirmed: NavigationState, bundle: SessionState?, queue: [QueuedAction]) -> ClientMachine {
+        var machine = ClientMachine(confirmed: confirmed)
+        machine.restore(queue)
+        if let bundle { machine.loaded(bundle) }
+        machine.offline = true
+        return machine
     }
 
     private mutating func replayQueue(on start: SessionState) {

@@ -108,7 +108,8 @@ public actor FlowSession {
     private var lastEventId: String?
     /// Every event reported so far, oldest first (the last 1,000).
     public private(set) var history: [ClientEvent] = []
-    /// Set when the kept session had expired or was deleted and a new one was started.
+    /// Set when the session had expired or was deleted (kept from the last launch, or while in
+    /// use: a post answered 401 or 404 for the session itself) and a new one was started.
     public private(set) var restartReason: String?
 
     private init(configuration: Configuration, transport: HTTPTransport, stored: StoredSession, machine: ClientMachine) {
@@ -116,7 +117,7 @@ public actor FlowSession {
         self.transport = transport
         self.stored = stored
         self.machine = machine
-        self.sessionId = stored.sessionId
+        self.currentId = SessionIdBox(stored.sessionId)
     }
 
     // MARK: starting
@@ -125,16 +126,32 @@ public actor FlowSession {
     /// one. A kept session the server no longer knows (401, 404) is replaced by a new one, and
     /// ``restartReason`` (and a `.restarted` event) says so. Taps kept in the store are sent.
     ///
+    /// When the server cannot be reached (connection refused, timeout, 503) and the store kept
+    /// the session's confirmed state, the session starts from the store alone, offline: the local
+    /// engine from the kept bundle, the kept taps replayed on it so the app shows what the user
+    /// last saw, new taps shown at once and queued, a probe of `/healthz` with backoff, and the
+    /// queue sent as one batch when the server is back. A predictions-only client
+    /// (`usesBundle: false`, or no bundle kept) shows the confirmed state; its kept taps stay
+    /// queued (not shown) and are sent when back, and a new tap cannot be shown until then
+    /// (`send` throws; the tap stays queued).
+    ///
     /// - Throws: ``Failure`` when the server refuses to create the session (a 422
     ///   `unsupported-client`: show "update the app"), or the transport's error when it cannot be
-    ///   reached.
+    ///   reached and there is no kept session to start from (none, or kept by an older version).
     public static func start(_ configuration: Configuration) async throws -> FlowSession {
         let transport = HTTPTransport(server: configuration.server, timeout: configuration.timeout, latency: configuration.simulatedLatency)
         var reason: String?
         if let kept = try configuration.store.load(), kept.server == configuration.server.absoluteString, kept.userId == configuration.userId {
-            let answer = try await withRetries(configuration.retry) {
-                try await transport.send("GET", "/v1/sessions/\(kept.sessionId)", query: "predict=true",
-                                         headers: ["Authorization": "Bearer \(kept.token)"])
+            let answer: HTTPAnswer
+            do {
+                answer = try await withRetries(configuration.retry) {
+                    try await transport.send("GET", "/v1/sessions/\(kept.sessionId)", query: "predict=true",
+                                             headers: ["Authorization": "Bearer \(kept.token)"])
+                }
+            } catch let error as Unreachable {
+                // Killed while offline and still offline: start from what the store kept.
+                guard let session = await restoredOffline(kept, configuration: configuration, transport: transport) else { throw error }
+                return session
             }
             if answer.status == 200, let json = answer.json {
                 let (state, predictions) = try read(json, keepingPredictions: configuration.usesPredictions)
@@ -170,6 +187,34 @@ public actor FlowSession {
         return session
     }
 
+    /// A session made from the store alone: the confirmed state, the bundle (its engine), the
+    /// queued taps replayed on it; offline, probing `/healthz`. Nil when the store kept no state
+    /// (written by an older version) or what it kept does not read.
+    private static func restoredOffline(_ kept: StoredSession, configuration: Configuration, transport: HTTPTransport) async -> FlowSession? {
+        guard let document = kept.confirmed, let confirmed = try? NavigationState(json: document),
+              confirmed.sessionId == kept.sessionId else { return nil }
+        var bundle: (read: SessionBundle, json: JSONValue, bytes: [UInt8])?
+        if configuration.usesBundle, let bytes = kept.bundle, let json = try? JSONParser.parse(bytes),
+           let read = try? SessionBundle(json: json), read.state.sessionId == kept.sessionId {
+            bundle = (read, json, bytes)
+        }
+        let machine = ClientMachine.restoredOffline(confirmed: confirmed, bundle: bundle?.read.state, queue: kept.queue)
+        let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
+        await session.resumedOffline(bundle, tag: kept.bundleTag)
+        return session
+    }
+
+    private func resumedOffline(_ bundle: (read: SessionBundle, json: JSONValue, bytes: [UInt8])?, tag: String?) {
+        persistedConfirmedVersion = machine.confirmed.version
+        if let bundle {
+            rememberBundle(bundle.read, json: bundle.json, bytes: bundle.bytes, tag: tag)
+            persistedBundleVersion = bundle.read.state.version
+        }
+        emit([.offline])
+        persist()  // the queue as replayed (taps that no longer apply are dropped)
+        startProbe()
+    }
+
     private func restarted(_ reason: String?) {
         guard let reason else { return }
         restartReason = reason
@@ -182,6 +227,7 @@ public actor FlowSession {
     }
 
     private func afterStart() {
+        persist()
         drain()
     }
 
@@ -234,8 +280,10 @@ public actor FlowSession {
     public var state: NavigationState { machine.shown }
     /// The last state the server answered.
     public var confirmedState: NavigationState { machine.confirmed }
-    /// The session's id (`s_…`).
-    public nonisolated let sessionId: String
+    /// The session's id (`s_…`); a new one after the session was deleted or expired in use (see
+    /// ``restartReason``).
+    public nonisolated var sessionId: String { currentId.value }
+    private nonisolated let currentId: SessionIdBox
     /// Taps shown and not yet confirmed.
     public var pendingCount: Int { machine.queue.count }
     /// True while the server cannot be reached (or ``setOffline(_:)`` said so).
@@ -359,11 +407,63 @@ public actor FlowSession {
 
     private var authorization: [String: String] { ["Authorization": "Bearer \(stored.token)"] }
 
+    /// Writes the store when what it keeps changed: the queue (on every tap), the confirmed
+    /// state (when its version moves), the bundle (when the engine at the confirmed version
+    /// moves: the fetched bundle as it came, or the engine's state written with its definitions).
     private func persist() {
+        var changed = false
         let queue = machine.queue
-        guard queue.map(\.key) != stored.queue.map(\.key) else { return }
-        stored.queue = queue.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, at: $0.at) }
-        try? configuration.store.save(stored)
+        if queue.map(\.key) != stored.queue.map(\.key) {
+            stored.queue = queue.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, at: $0.at) }
+            changed = true
+        }
+        if persistedConfirmedVersion != machine.confirmed.version {
+            persistedConfirmedVersion = machine.confirmed.version
+            stored.confirmed = machine.confirmed.document
+            changed = true
+        }
+        if configuration.usesBundle, let engine = machine.confirmedEngine, engine.version == machine.confirmed.version,
+           persistedBundleVersion != engine.version, let fetched = fetchedBundle {
+            persistedBundleVersion = engine.version
+            if fetched.version == engine.version {
+                stored.bundle = fetched.bytes
+                stored.bundleTag = fetched.tag
+            } else {
+                var writer = JSONWriter(capacity: fetched.bytes.count + 1024)
+                SessionBundle.write(engine, flowVersions: fetched.flowVersions, definitions: fetched.definitions, into: &writer)
+                stored.bundle = writer.takeBytes()
+                stored.bundleTag = nil
+            }
+            changed = true
+        }
+        if changed { try? configuration.store.save(stored) }
+    }
+
+    /// The bundle the server sent (or the store kept), to write the engine's later versions with.
+    private struct FetchedBundle {
+        var version: Int
+        var bytes: [UInt8]
+        var tag: String?
+        var flowVersions: [String: Int]
+        var definitions: [(name: String, json: [UInt8])]
+    }
+
+    private var fetchedBundle: FetchedBundle?
+    private var persistedConfirmedVersion: Int?
+    private var persistedBundleVersion: Int?
+
+    private func rememberBundle(_ bundle: SessionBundle, json: JSONValue, bytes: [UInt8], tag: String?) {
+        guard let members = json["definitions"]?.objectValue else { return }
+        var definitions: [(name: String, json: [UInt8])] = []
+        for member in members {
+            var writer = JSONWriter(capacity: 1024)
+            writer.writeValue(member.value)
+            definitions.append((member.key, writer.takeBytes()))
+        }
+        fetchedBundle = FetchedBundle(version: bundle.state.version, bytes: bytes, tag: tag, flowVersions: bundle.flowVersions,
+                                      definitions: definitions)
+        bundleTag = tag
+        bundleCache = bundle.state
     }
 
     // MARK: the turn
@@ -433,6 +533,8 @@ public actor FlowSession {
         }
         if answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) {
             emit(machine.answered(key: item.key, state: state, predictions: predictions))
+        } else if (answer.status == 401 || answer.status == 404), await sessionGone(answer) {
+            return
         } else {
             if answer.status != 412 { refusals[item.key] = ActionRefused(action: item.action, status: answer.status, problem: answer.json) }
             emit(machine.refused(key: item.key, status: answer.status, problem: answer.json))
@@ -466,6 +568,7 @@ public actor FlowSession {
         } catch {
             return
         }
+        if answer.status == 401, await sessionGone(answer) { return }
         if answer.status == 404 || answer.status == 405 {
             // A server without the batch route: the same taps go one by one.
             batchSupported = false
@@ -486,9 +589,45 @@ public actor FlowSession {
     }
 
     private func reload() async {
-        guard let answer = try? await sendWithRetries("GET", "/v1/sessions/\(stored.sessionId)", query: "predict=true", headers: authorization),
-              answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) else { return }
+        guard let answer = try? await sendWithRetries("GET", "/v1/sessions/\(stored.sessionId)", query: "predict=true", headers: authorization) else { return }
+        if answer.status == 401 || answer.status == 404, await sessionGone(answer) { return }
+        guard answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) else { return }
         emit(machine.reloaded(state, predictions: predictions))
+    }
+
+    /// The session itself is gone (a 401 or 404 on its own routes: deleted or expired while in
+    /// use, not a refusal of a tap): a new session is started for the same user, the taps queued
+    /// on the old one are dropped (a tap that waited throws ``ActionRefused``), and
+    /// ``restartReason`` and a `.restarted` event say so. False when no new session could be made
+    /// (the answer is then handled as a refusal).
+    private func sessionGone(_ gone: HTTPAnswer) async -> Bool {
+        let old = stored.sessionId
+        guard let answer = try? await sendWithRetries("POST", "/v1/sessions", query: "predict=true",
+                                                      headers: configuration.clientKey.map { ["X-API-Key": $0] } ?? [:],
+                                                      body: Self.createBody(configuration)),
+              answer.status == 201, let json = answer.json, let id = json["session"]?["id"]?.stringValue,
+              let token = json["session"]?["token"]?.stringValue, let stateJSON = json["state"],
+              let (state, predictions) = try? Self.read(stateJSON, keepingPredictions: configuration.usesPredictions) else { return false }
+        let dropped = machine.queue
+        for item in dropped { refusals[item.key] = ActionRefused(action: item.action, status: gone.status, problem: gone.json) }
+        stopStream()
+        stored = StoredSession(server: configuration.server.absoluteString, sessionId: id, token: token, userId: configuration.userId)
+        currentId.value = id
+        machine = ClientMachine(confirmed: state, predictions: predictions)
+        fetchedBundle = nil
+        bundleTag = nil
+        bundleCache = nil
+        bundleTriedAt = nil
+        persistedConfirmedVersion = nil
+        persistedBundleVersion = nil
+        lastEventId = nil
+        batchSupported = true
+        try? configuration.store.save(stored)
+        persist()
+        restarted("session \(old) is gone (\(gone.status))"
+            + (dropped.isEmpty ? "" : "; \(dropped.count) queued tap(s) were dropped") + "; started a new one")
+        if following { connectEvents() }
+        return true
     }
 
     private func refreshBundle() async {
@@ -500,6 +639,7 @@ public actor FlowSession {
             return
         }
         guard answer.status == 200, let json = answer.json, let bundle = try? SessionBundle(json: json) else { return }
+        rememberBundle(bundle, json: json, bytes: answer.body, tag: answer.etag)
         bundleTag = answer.etag
         bundleCache = bundle.state
         machine.loaded(bundle.state)
@@ -608,6 +748,7 @@ public actor FlowSession {
         case "state":
             guard let json = try? JSONParser.parse(event.data), let state = try? NavigationState(json: json) else { return }
             emit(machine.received(state))
+            persist()
             if machine.needsBundle { drain() }
         case "deleted":
             following = false
@@ -623,5 +764,16 @@ public actor FlowSession {
         try? await Task.sleep(for: delay)
         guard generation == streamGeneration, following else { return }
         connectEvents()
+    }
+}
+
+/// The session's id, readable from any thread, changed when a gone session is replaced.
+private final class SessionIdBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var id: String
+    init(_ id: String) { self.id = id }
+    var value: String {
+        get { lock.withLock { id } }
+        set { lock.withLock { id = newValue } }
     }
 }

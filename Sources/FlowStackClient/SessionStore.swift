@@ -3,7 +3,9 @@ import FlowEngine
 import Foundation
 import JSON
 
-/// What a client keeps between launches: the session, its token, and the taps not yet confirmed.
+/// What a client keeps between launches: the session, its token, the taps not yet confirmed, and,
+/// so an app killed while offline can start again while still offline, the last confirmed state
+/// document and the session's bundle at that version.
 public struct StoredSession: Sendable, Equatable {
     /// The server the session lives on, so a store is not used against another one.
     public var server: String
@@ -12,16 +14,29 @@ public struct StoredSession: Sendable, Equatable {
     public var userId: String
     /// Taps shown and not yet confirmed, oldest first, with their idempotency keys.
     public var queue: [QueuedAction]
+    /// The last state document the server confirmed (nil in a store written before it was kept).
+    public var confirmed: JSONValue?
+    /// The session's bundle as JSON, at the confirmed version when the local engine followed it
+    /// there (nil without one: a predictions-only client, or a store written before it was kept).
+    public var bundle: [UInt8]?
+    /// The bundle's `ETag`, when `bundle` is the one the server sent (not one moved on locally).
+    public var bundleTag: String?
 
-    public init(server: String, sessionId: String, token: String, userId: String, queue: [QueuedAction] = []) {
+    public init(server: String, sessionId: String, token: String, userId: String, queue: [QueuedAction] = [],
+                confirmed: JSONValue? = nil, bundle: [UInt8]? = nil, bundleTag: String? = nil) {
         self.server = server
         self.sessionId = sessionId
         self.token = token
         self.userId = userId
         self.queue = queue
+        self.confirmed = confirmed
+        self.bundle = bundle
+        self.bundleTag = bundleTag
     }
 
-    /// The stored form: `{server, sessionId, token, userId, queue: [{key, version, action, at?}]}`.
+    /// The stored form: `{server, sessionId, token, userId, queue: [{key, version, action, at?}],
+    /// confirmed?, bundle?, bundleTag?}`; the last three are optional, so a store written before
+    /// they were kept still loads (and resumes online only).
     public func encoded() -> [UInt8] {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
@@ -50,11 +65,25 @@ public struct StoredSession: Sendable, Equatable {
             writer.endObject()
         }
         writer.endArray()
+        if let confirmed {
+            writer.writeKey("confirmed")
+            writer.writeValue(confirmed)
+        }
+        if let bundle {
+            // Kept as the bytes it is (validated when read and when loaded), so a save copies it.
+            writer.writeKey("bundle")
+            writer.writeRawValue(bundle)
+        }
+        if let bundleTag {
+            writer.writeKey("bundleTag")
+            writer.writeString(bundleTag)
+        }
         writer.endObject()
         return writer.takeBytes()
     }
 
-    /// Reads the stored form; nil when it is not one (a store written by something else).
+    /// Reads the stored form; nil when it is not one (a store written by something else, or
+    /// corrupt: the client then starts a new session).
     public init?(encoded bytes: [UInt8]) {
         guard let value = try? JSONParser.parse(bytes), let server = value["server"]?.stringValue,
               let sessionId = value["sessionId"]?.stringValue, let token = value["token"]?.stringValue,
@@ -65,7 +94,15 @@ public struct StoredSession: Sendable, Equatable {
                   let raw = item["action"], let action = try? FlowAction(json: raw) else { return nil }
             queue.append(QueuedAction(key: key, version: version, action: action, at: item["at"]?.stringValue))
         }
-        self.init(server: server, sessionId: sessionId, token: token, userId: userId, queue: queue)
+        var bundle: [UInt8]?
+        if let raw = value["bundle"], raw.objectValue != nil {
+            var writer = JSONWriter(capacity: 4096)
+            writer.writeValue(raw)
+            bundle = writer.takeBytes()
+        }
+        let confirmed = value["confirmed"].flatMap { $0.objectValue != nil ? $0 : nil }
+        self.init(server: server, sessionId: sessionId, token: token, userId: userId, queue: queue,
+                  confirmed: confirmed, bundle: bundle, bundleTag: value["bundleTag"]?.stringValue)
     }
 }
 

@@ -158,4 +158,26 @@ struct ClientMachineTests {
         let policy = RetryPolicy(attempts: 5, initialDelay: .milliseconds(100), maximumDelay: .milliseconds(350))
         #expect([1, 2, 3, 4].map(policy.delay(before:)) == [.milliseconds(100), .milliseconds(200), .milliseconds(350), .milliseconds(350)])
     }
+
+    /// Started again from the store while offline: the kept taps replay on the kept bundle (the
+    /// app shows what it showed), a new tap runs locally, and nothing is sent until back; then
+    /// everything goes as one batch. Without a bundle, the confirmed state shows and the taps wait.
+    @Test func restoredOfflineReplaysTheQueue() throws {
+        let engine = try Self.start()
+        let confirmed = try NavigationState(engine)
+        let queued = [QueuedAction(key: "k1", version: 0, action: FlowAction(type: "onboarding.showSecond"), at: "2026-11-25T18:00:00.000Z"),
+                      QueuedAction(key: "k2", version: 1, action: FlowAction(type: "onboarding.completed"), at: "2026-11-25T18:00:01.000Z")]
+        var machine = ClientMachine.restoredOffline(confirmed: confirmed, bundle: engine, queue: queued)
+        #expect(machine.offline && machine.engine != nil)
+        #expect(machine.shown.features == ["home.first"] && machine.shown.version == 2)
+        #expect(try machine.tap(FlowAction(type: "home.selectTab", params: ["index": 1]), key: "k3") != .waiting(key: "k3"))
+        #expect(machine.shown.features == ["home.second"])
+        #expect(machine.nextCommand() == nil)
+        #expect(machine.reachable() == [.online])
+        guard case .batch(let items) = machine.nextCommand() else { Issue.record("expected a batch"); return }
+        #expect(items.map(\.key) == ["k1", "k2", "k3"])
+
+        let bare = ClientMachine.restoredOffline(confirmed: confirmed, bundle: nil, queue: queued)
+        #expect(bare.offline && bare.engine == nil && bare.shown == confirmed && bare.queue.map(\.key) == ["k1", "k2"])
+    }
 }

@@ -1,6 +1,7 @@
 // FlowSession against a real flowstack process on a loopback port.
 import FlowStackClient
 import Foundation
+import JSON
 import Testing
 
 @Suite(.serialized)
@@ -108,6 +109,35 @@ struct FlowSessionTests {
         await second.close()
     }
 
+    /// A session deleted while in use: the next post is answered 404 for the session itself, so
+    /// the client starts a new session and says so, rather than treating it as a refused tap.
+    @Test func aSessionDeletedInUseStartsAnew() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let session = try await FlowSession.start(Self.configuration(server, user: "sam", store: store))
+        #expect(await Self.engineLoaded(session))
+        let first = session.sessionId
+        let token = try #require(try store.load()?.token)
+        let (status, _) = try await server.request("DELETE", "/v1/sessions/\(first)", token: token)
+        #expect(status == 204)
+        _ = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        await session.settled()
+        #expect(session.sessionId != first)
+        let reason = try #require(await session.restartReason)
+        #expect(reason.contains(first) && (reason.contains("404") || reason.contains("401")), "\(reason)")
+        #expect(await session.history.contains(.restarted(reason: reason)))
+        #expect(await Self.corrections(session).isEmpty)
+        #expect(try store.load()?.sessionId == session.sessionId)
+        let fresh = await session.state
+        #expect(fresh.version == 0 && fresh.features == ["onboarding.first"])
+        // The new session works: its bundle loads and a tap is confirmed on it.
+        #expect(await Self.engineLoaded(session))
+        let next = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        await session.settled()
+        #expect(await session.confirmedState == next && next.sessionId == session.sessionId)
+        await session.close()
+    }
+
     /// With the server down, taps keep working on the local engine and are queued in the store;
     /// when the server is back (same database and port) they are sent and confirmed, and a
     /// client made again from the store after a kill sends what it kept.
@@ -148,6 +178,87 @@ struct FlowSessionTests {
         #expect(await relaunched.state.features == ["home.second"])
         #expect(try store.load()?.queue.isEmpty == true)
         await relaunched.close()
+    }
+
+    /// Killed while offline and started again while still offline: the client starts from the
+    /// store (confirmed state, bundle, queue replayed), shows what was last shown, and keeps
+    /// working offline; when the server is back, the taps from before and after the kill go as
+    /// one batch and are confirmed.
+    @Test func startsAgainWhileStillOffline() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let (id, lastShown) = try await { () async throws -> (String, NavigationState) in
+            let session = try await FlowSession.start(Self.configuration(server, user: "ria", store: store))
+            #expect(await Self.engineLoaded(session))
+            let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
+            await session.settled()
+            #expect(await session.confirmedState == second)
+            server.stop()
+            let home = try await session.send(FlowAction(type: "onboarding.completed"))
+            #expect(home.features == ["home.first"])
+            #expect(await eventually { await session.isOffline })
+            await session.close()
+            return (session.sessionId, home)  // the client is dropped here: the app was killed
+        }()
+        let kept = try #require(try store.load())
+        #expect(kept.confirmed?["version"]?.integerValue == 1)
+        #expect(kept.bundle != nil)
+
+        let relaunched = try await FlowSession.start(Self.configuration(server, user: "ria", store: store))
+        #expect(relaunched.sessionId == id)
+        #expect(await relaunched.isOffline)
+        #expect(await relaunched.history.contains(.offline))
+        #expect(await relaunched.hasLocalEngine)
+        #expect(await relaunched.confirmedState.version == 1)
+        #expect(await relaunched.state == lastShown)
+        #expect(await relaunched.pendingCount == 1)
+        let started = ContinuousClock.now
+        let tab = try await relaunched.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+        #expect(ContinuousClock.now - started < .milliseconds(100), "the tap waited")
+        #expect(tab.features == ["home.second"] && tab.version == 3)
+        #expect(try store.load()?.queue.map(\.action.type) == ["onboarding.completed", "home.selectTab"])
+
+        try server.start()
+        #expect(await eventually(15) { let pending = await relaunched.pendingCount; let offline = await relaunched.isOffline; return pending == 0 && !offline })
+        await relaunched.settled()
+        #expect(await relaunched.confirmedState == tab)
+        #expect(await relaunched.state == tab)
+        #expect(await Self.corrections(relaunched).isEmpty)
+        #expect(try store.load()?.queue.isEmpty == true)
+        #expect(try store.load()?.confirmed?["version"]?.integerValue == 3)
+        let (status, log) = try await server.request("GET", "/v1/sessions/\(id)/actions", token: kept.token)
+        #expect(status == 200)
+        // The two offline taps went as one batch (each with its client time); the first was posted online.
+        #expect(log.components(separatedBy: "\"clientAt\":\"").count - 1 == 2, "\(log)")
+        #expect(log.components(separatedBy: "\"clientAt\":null").count - 1 == 1, "\(log)")
+        for type in ["onboarding.showSecond", "onboarding.completed", "home.selectTab"] { #expect(log.contains(type), "\(log)") }
+        await relaunched.close()
+    }
+
+    /// A store file written before the confirmed state and the bundle were kept still loads (and
+    /// resumes online as before); one with them round-trips; a corrupt one is no session.
+    @Test func storeFilesStayReadable() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FileSessionStore(path: directory.appendingPathComponent("session.json").path)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let old = #"{"server":"http://127.0.0.1:8080","sessionId":"s_1","token":"t_1","userId":"kim","queue":[{"key":"k1","version":0,"action":{"type":"onboarding.showSecond"},"at":"2026-11-25T18:00:00.000Z"}]}"#
+        try Data(old.utf8).write(to: URL(fileURLWithPath: store.path))
+        let kept = try #require(try store.load())
+        #expect(kept.sessionId == "s_1" && kept.token == "t_1" && kept.queue.map(\.action.type) == ["onboarding.showSecond"])
+        #expect(kept.confirmed == nil && kept.bundle == nil && kept.bundleTag == nil)
+
+        var next = kept
+        next.confirmed = ["sessionId": "s_1", "version": 1]
+        next.bundle = Array(#"{"format":1,"sessionId":"s_1"}"#.utf8)
+        next.bundleTag = "\"1-abc\""
+        try store.save(next)
+        let again = try #require(try store.load())
+        #expect(again.confirmed == next.confirmed && again.bundleTag == next.bundleTag && again.queue == next.queue)
+        #expect(try again.bundle.map { try JSONParser.parse($0) } == (try JSONParser.parse(#"{"format":1,"sessionId":"s_1"}"#.utf8)))
+
+        try Data("{\"server\": tru".utf8).write(to: URL(fileURLWithPath: store.path))
+        #expect(try store.load() == nil)
     }
 
     /// An offline tap the server refuses (another device moved the session meanwhile) is rolled
