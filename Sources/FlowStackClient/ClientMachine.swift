@@ -22,6 +22,23 @@ public struct QueuedAction: Sendable, Equatable {
         self.expected = expected
         self.at = at
     }
+
+    /// `{key, version, action, at?}`: a batch item as `POST …/actions/batch` takes it, and as the
+    /// store keeps a queued tap.
+    func writeBatchItem(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("key")
+        writer.writeString(key)
+        writer.writeKey("version")
+        writer.writeInteger(version)
+        writer.writeKey("action")
+        writer.writeValue(action.json)
+        if let at {
+            writer.writeKey("at")
+            writer.writeString(at)
+        }
+        writer.endObject()
+    }
 }
 
 /// The server disagreed with what the client showed: the client now shows `to`.

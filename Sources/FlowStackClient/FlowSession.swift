@@ -547,18 +547,7 @@ public actor FlowSession {
         writer.writeKey("actions")
         writer.beginArray()
         for item in items {
-            writer.beginObject()
-            writer.writeKey("key")
-            writer.writeString(item.key)
-            writer.writeKey("version")
-            writer.writeInteger(item.version)
-            writer.writeKey("action")
-            writer.writeValue(item.action.json)
-            if let at = item.at {
-                writer.writeKey("at")
-                writer.writeString(at)
-            }
-            writer.endObject()
+            item.writeBatchItem(into: &writer)
         }
         writer.endArray()
         writer.endObject()

@@ -51,18 +51,7 @@ public struct StoredSession: Sendable, Equatable {
         writer.writeKey("queue")
         writer.beginArray()
         for item in queue {
-            writer.beginObject()
-            writer.writeKey("key")
-            writer.writeString(item.key)
-            writer.writeKey("version")
-            writer.writeInteger(item.version)
-            writer.writeKey("action")
-            writer.writeValue(item.action.json)
-            if let at = item.at {
-                writer.writeKey("at")
-                writer.writeString(at)
-            }
-            writer.endObject()
+            item.writeBatchItem(into: &writer)
         }
         writer.endArray()
         if let confirmed {
