@@ -1,6 +1,7 @@
 // ServerProcess: a real `flowstack serve` on a loopback port, the binary this build made.
 import FlowStackClient
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -138,7 +139,7 @@ enum TestPostgres {
 
     static let url: Result<String, ServerProcess.Failure> = {
         do {
-            let output = try run(["/usr/bin/env", "python3", repo + "/scripts/pgserver.py", "start"])
+            let output = try runProgram(["/usr/bin/env", "python3", repo + "/scripts/pgserver.py", "start"])
             var values: [String: String] = [:]
             for line in output.split(separator: "\n") {
                 guard let equals = line.firstIndex(of: "=") else { continue }
@@ -150,7 +151,7 @@ enum TestPostgres {
             directory = dir
             atexit {
                 guard let dir = TestPostgres.directory else { return }
-                _ = try? TestPostgres.run(["/usr/bin/env", "python3", TestPostgres.repo + "/scripts/pgserver.py", "stop", "--dir", dir])
+                _ = try? runProgram(["/usr/bin/env", "python3", TestPostgres.repo + "/scripts/pgserver.py", "stop", "--dir", dir])
             }
             return .success(url)
         } catch let error as ServerProcess.Failure {
@@ -164,32 +165,8 @@ enum TestPostgres {
     static func freshSchema() throws -> String {
         let base = try url.get()
         let name = "client_" + UUID().uuidString.prefix(8).lowercased()
-        _ = try run(["/usr/bin/psql", base, "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE SCHEMA \(name)"])
+        try runProgram(["/usr/bin/psql", base, "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE SCHEMA \(name)"])
         return base + "?options=-csearch_path%3D\(name)"
     }
 
-    /// Runs a program to its end with posix_spawn, its output in a file (a server it starts keeps
-    /// the descriptors it inherited, so pipes would never close); throws with the output on failure.
-    static func run(_ argv: [String]) throws -> String {
-        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-run-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let arguments = argv.map { strdup($0) } + [nil]
-        defer { for argument in arguments { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, arguments, environ)
-        guard spawned == 0 else { throw ServerProcess.Failure(description: "cannot run \(argv[0])") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0 else {
-            throw ServerProcess.Failure(description: "\(argv.joined(separator: " ")) failed: \(output)")
-        }
-        return output
-    }
 }

@@ -1,6 +1,7 @@
 // The store the tests run on: SQLite by default, PostgreSQL when FLOWSTACK_TEST_STORE=postgresql.
 import FlowStore
 import Foundation
+import TestSupport
 import PostgresStore
 import SQLiteStore
 
@@ -136,32 +137,15 @@ public final class TestPostgresServer: @unchecked Sendable {
         return "postgresql://postgres@127.0.0.1:\(port)/postgres?options=-csearch_path%3D\(name)"
     }
 
-    /// Runs a program to its end (posix_spawn and waitpid); throws with its output when it fails.
-    ///
-    /// Not Foundation's `Process`: on Linux its `waitUntilExit` never returned for `pg_ctl start`,
-    /// whose server inherits the child's descriptors. Output goes to a file for the same reason.
+    /// Runs a program to its end (see `runProgram` in TestSupport), as the `postgres` user
+    /// when asked and run as root (initdb and postgres refuse root).
     static func run(_ program: String, _ arguments: [String], asPostgres: Bool) throws {
         let argv = asPostgres && getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments
                                                 : [program] + arguments
-        let outputPath = FileManager.default.temporaryDirectory.appending(path: "flowstack-run-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { for argument in cArguments { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-        guard spawned == 0 else { throw TestSetupError(description: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exited = (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0
-        guard exited else {
-            let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            throw TestSetupError(description: "\(argv.joined(separator: " ")) failed: \(output)")
+        do {
+            try runProgram(argv)
+        } catch {
+            throw TestSetupError(description: "\(error)")
         }
     }
 
