@@ -6,52 +6,12 @@ import JSON
 import Testing
 import TestSupport
 
-/// The engine's lab flows (Tests/FlowEngineTests/LabFlows.swift), without its broken `ghost`:
+/// The engine's lab flows (Tests/TestSupport/LabFlowDocuments.swift):
 /// every effect, child flows pushed into stacks, tabs that present, modals over modals.
 enum LabSpace {
-    static let documents = [
-        #"""
-        {"name": "app", "kind": "stacked", "initial": ["a.root"], "on": {
-          "t.push": [{"do": [{"push": "a.next"}]}],
-          "t.pushFlow": [{"do": [{"push": {"flow": "inner", "params": {"origin": "push"}}}]}],
-          "t.pop": [{"do": [{"pop": {}}]}],
-          "t.popTo": [{"do": [{"popTo": "a.root"}]}],
-          "t.popToRoot": [{"do": [{"popToRoot": {}}]}],
-          "t.setRoot": [{"do": [{"setRoot": "a.fresh"}]}],
-          "t.present": [{"do": [{"present": {"flow": "sheet", "params": {"note": "hi"},
-                                             "style": {"compact": "fullScreen", "regular": "formSheet"}}}]}],
-          "t.closeFromApp": [{"do": [{"dismiss": {}}]}],
-          "t.dismissAll": [{"do": [{"dismissAll": {}}]}],
-          "t.replaceRoot": [{"do": [{"replaceRoot": "tabs"}]}],
-          "t.pushThenPresent": [{"do": [{"push": "a.next"}, {"present": "sheet"}]}],
-          "t.interactivePush": [{"interactive": true, "do": [{"push": "a.next"}]}],
-          "t.presentTabs": [{"do": [{"present": {"flow": "tabs", "style": "formSheet"}}]}],
-          "t.pushPopPop": [{"do": [{"push": "a.next"}, {"pop": {}}, {"pop": {}}]}]
-        }}
-        """#,
-        #"""
-        {"name": "tabs", "kind": "tabbed", "initial": ["tab.a", "tab.b", {"flow": "inner"}], "selected": 0, "on": {
-          "t.selectTab": [{"do": [{"selectTab": 1}]}],
-          "t.selectTabParam": [{"params": {"i": "integer"}, "do": [{"selectTab": {"$param": "i"}}]}],
-          "t.tabsPresent": [{"do": [{"present": "sheet"}]}]
-        }}
-        """#,
-        #"""
-        {"name": "inner", "kind": "stacked", "initial": ["inner.first"], "on": {
-          "t.innerPush": [{"do": [{"push": "inner.next"}]}],
-          "t.innerBubble": [{"from": "inner.first", "do": [{"bubble": {}}]}],
-          "t.innerDismiss": [{"do": [{"dismiss": {}}]}]
-        }}
-        """#,
-        #"""
-        {"name": "sheet", "kind": "stacked", "initial": ["sheet.first"], "on": {
-          "t.dismiss": [{"from": ["sheet.first", "sheet.next"], "do": [{"dismiss": {}}]}],
-          "t.sheetPush": [{"do": [{"push": "sheet.next"}]}],
-          "t.sheetPresent": [{"do": [{"present": {"flow": "sheet", "style": "pageSheet"}}]}],
-          "t.dismissThenPush": [{"do": [{"dismiss": {}}, {"push": "sheet.next"}]}]
-        }}
-        """#,
-    ]
+    /// The engine's lab flows, shared with its tests (their `ghost` flow is undefined: the
+    /// action that pushes it is refused, like any other the engine refuses, and not explored).
+    static let documents = LabFlowDocuments.all
 
     static let catalog: FlowCatalog = {
         var definitions: [FlowDefinition] = []
