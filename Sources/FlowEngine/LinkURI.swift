@@ -50,7 +50,10 @@ struct LinkURI: Equatable {
             if rest.starts(with: "//".utf8) {
                 rest = rest.dropFirst(2)
                 let end = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
-                host = hostName(of: rest[..<end])
+                switch hostName(of: rest[..<end]) {
+                case .success(let name): host = name
+                case .failure(let error): return .failure(error)
+                }
                 rest = rest[end...]
             }
         } else if rest.starts(with: "//".utf8) {
@@ -94,17 +97,35 @@ struct LinkURI: Equatable {
         return bytes.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
     }
 
-    /// The host of an authority, lowercased: without `userinfo@` and without `:port`.
-    private static func hostName(of authority: ArraySlice<UInt8>) -> String {
+    /// The host of an authority, lowercased: without `userinfo@` and without `:port`. RFC 3986's
+    /// brackets only around an IP literal, and none of the characters it never allows there.
+    private static func hostName(of authority: ArraySlice<UInt8>) -> Result<String, LinkSyntaxError> {
+        if let byte = authority.first(where: { notInAuthority.contains($0) }) {
+            return .failure(LinkSyntaxError("a URI's host cannot hold \(JSONValue.string(String(UnicodeScalar(byte))).abbreviatedJSON(limit: 8)) (percent-encode it)"))
+        }
         var host = authority
         if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = host[(at + 1)...] }
-        if host.first == UInt8(ascii: "["), let close = host.firstIndex(of: UInt8(ascii: "]")) {
+        if host.first == UInt8(ascii: "[") {
+            guard let close = host.firstIndex(of: UInt8(ascii: "]")) else {
+                return .failure(LinkSyntaxError("a URI's IP-literal host opens with [ and has no ]"))
+            }
+            let port = host[(close + 1)...]
+            guard port.isEmpty || port.first == UInt8(ascii: ":") else {
+                return .failure(LinkSyntaxError("a URI's IP-literal host is followed by a port (:N) or nothing"))
+            }
             host = host[...close]  // an IPv6 literal keeps its colons
         } else if let colon = host.firstIndex(of: UInt8(ascii: ":")) {
             host = host[..<colon]
         }
-        return String(decoding: host, as: UTF8.self).lowercased()
+        if host.dropFirst().dropLast().contains(where: { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") })
+            || (host.first != UInt8(ascii: "[") && host.contains(UInt8(ascii: "]"))) {
+            return .failure(LinkSyntaxError("a URI's host has [ and ] only around an IP literal"))
+        }
+        return .success(String(decoding: host, as: UTF8.self).lowercased())
     }
+
+    /// Bytes RFC 3986 allows in no part of an authority: `"<>\^`{|}`.
+    private static let notInAuthority: Set<UInt8> = Set("\"<>\\^`{|}".utf8)
 
     static func isLetter(_ byte: UInt8) -> Bool {
         (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)

@@ -116,6 +116,8 @@ struct LinkPatternTests {
     @Test(arguments: [
         "", "home", "home/1", "/home page", "/home\n", "//home/1", "/home/%zz", "/home/%4", "/home/%FF", "?q=1",
         "1abc:/home", ":/home", "/search?q=%", "/" + String(repeating: "a", count: 2048),
+        "http://[bad", "myapp://[::1/home", "myapp://[::1]x/home", "myapp://ex]ample/home", "myapp://a{b}/home",
+        "myapp://a\\b/home",
     ])
     func malformedURIs(uri: String) {
         #expect(throws: FlowError.self) { try FlowEngine.resolveLink(uri, catalog: Self.catalog, field: "/link") }
