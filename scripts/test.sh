@@ -33,6 +33,8 @@ scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
 # The sample app's flow tests (flows/tests/), offline, as a team would run its own in CI.
 "$bin" flows test flows/tests
+# The README's other shell and Python blocks (the curl sessions are smoke.sh's), its first command included.
+"$tools/python" scripts/readme.py "$bin"
 python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"

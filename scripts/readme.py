@@ -1,0 +1,222 @@
+"""Runs the README's shell and Python blocks, so that what it tells a new user stays true.
+
+    $(scripts/python-tools.sh)/python scripts/readme.py .build/debug/flowstack
+
+Every ```sh and ```python block of README.md is accounted for by the line just above it:
+- `<!-- readme-session:begin -->`: part of the curl sessions, run by scripts/smoke.sh (on SQLite
+  and on PostgreSQL, several nodes too); skipped here.
+- `<!-- readme-run -->`: run here, each block as a script of its own, in README order, against a
+  server of this script's (a fresh SQLite file, FLOWSTACK_USER_SECRET set so that `userHash` is
+  checked) with `localhost:8080` pointing at it and `flowstack` on the PATH.
+- `<!-- readme-run: first-line -->`: the first line is run as written, in the repository, with
+  FLOWSTACK_PORT=0 (so a busy 8080 cannot fail it); it must start a server that answers
+  `/healthz`, which is then stopped. The other lines are not run (`scripts/test.sh` is this run).
+- `<!-- readme-not-run: REASON -->`: not run, for the reason given (printed).
+A block with none of these fails the run: a new block must say how it stays true.
+
+A run block's `# → ` lines (a line of its own, or the end of a code line) are what it must print,
+line for line; a block without them must exit 0 and print no problem document. The environment
+gives what the README tells the user to have: `ADMIN` (the admin token `serve` printed), `KEY` (a
+client key, `fsk_…`), `HASH` (the user hash the Python snippet computes; the curl that sends it
+must be accepted) and, in Python blocks, the names `KEY`, `secret` and `user_id`. A Python block
+whose last statement is an expression has its value checked against the `# → ` line, as a REPL
+would print it.
+
+Prints "readme: N passed, M failed" and exits 1 on a failure. Standard library only, but the
+Python blocks import OpenFeature's and GrowthBook's SDKs: run it with the venv's python.
+"""
+import ast
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_harness import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+USER_SECRET = "readme-user-secret"
+MARKER = re.compile(r"^<!--\s*(readme-[a-z-]+(?::begin)?)(?::\s*(.*?))?\s*-->$")
+PROBLEM = re.compile(r'"status"\s*:\s*[45][0-9][0-9]')
+
+
+class Block:
+    def __init__(self, line, language, text, marker, argument):
+        self.line, self.language, self.text = line, language, text
+        self.marker, self.argument = marker, argument
+
+    def expected(self):
+        """The `# → ` lines: what the block must print, in order."""
+        lines = []
+        for line in self.text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("# → "):
+                lines.append(stripped[len("# → "):])
+            elif "  # → " in line:
+                lines.append(line.split("  # → ", 1)[1].strip())
+        return lines
+
+
+def read_blocks(path):
+    """The README's ```sh and ```python blocks, each with the marker on the line above it."""
+    with open(path, encoding="utf-8") as file:
+        lines = file.read().splitlines()
+    blocks, index = [], 0
+    while index < len(lines):
+        fence = re.match(r"^( *)```(\w*)\s*$", lines[index])  # a block in a list item is indented
+        if not fence:
+            index += 1
+            continue
+        indent, language, start = len(fence.group(1)), fence.group(2), index
+        end = index + 1
+        while end < len(lines) and not lines[end].lstrip(" ").startswith("```"):
+            end += 1
+        if language in ("sh", "python"):
+            above = lines[start - 1].strip() if start > 0 else ""
+            match = MARKER.match(above)
+            marker, argument = (match.group(1), match.group(2)) if match else (None, None)
+            text = "\n".join(line[indent:] if line[:indent].isspace() else line for line in lines[start + 1:end])
+            blocks.append(Block(start + 1, language, text, marker, argument))
+        index = end + 1
+    return blocks
+
+
+def post(port, path, body, token):
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(), method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def compare(tally, block, output, errors, status):
+    """Checks a run block's standard output against its `# → ` lines (or, without any, that it
+    printed no problem document), and that it exited 0."""
+    name = f"README line {block.line} ({block.language})"
+    expected = block.expected()
+    printed = output.rstrip("\n").splitlines() if output.strip() else []
+    details = ("expected:\n  " + "\n  ".join(expected) + "\n" if expected else "") \
+        + "printed:\n  " + "\n  ".join(printed) + (f"\nstandard error:\n{errors}" if errors else "")
+    if status != 0:
+        tally.check(name, f"exit status {status}", details)
+    elif expected and printed != expected:
+        tally.check(name, "it printed other lines than its `# → ` lines say", details)
+    elif not expected and PROBLEM.search(output):
+        tally.check(name, "it printed a problem document", details)
+    else:
+        tally.check(name, None)
+
+
+def run_python(block, names):
+    """Runs a Python block with `names` defined; its last expression's value is printed (repr)."""
+    text = block.text.replace("localhost:8080", f"127.0.0.1:{names['port']}")
+    module = ast.parse(text)
+    prelude = "".join(f"{name} = {value!r}\n" for name, value in names["values"].items())
+    program = prelude + text
+    last = module.body[-1] if module.body else None
+    printing = isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) \
+        and isinstance(last.value.func, ast.Name) and last.value.func.id == "print"
+    if isinstance(last, ast.Expr) and not printing:
+        body = ast.Module(body=module.body[:-1], type_ignores=[])
+        program = prelude + ast.unparse(body) + f"\nprint(repr({ast.unparse(last.value)}))\n"
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60,
+                          cwd=REPO)
+    return done.stdout, done.stderr, done.returncode
+
+
+def run_first_line(tally, block, work):
+    """The README's first command, as written, in the repository, on a free port."""
+    command = block.text.splitlines()[0].split("  #", 1)[0].strip()
+    database = os.path.join(REPO, "flowstack.sqlite")
+    existed = os.path.exists(database)
+    log = open(os.path.join(work, "first-line.log"), "w+")
+    env = dict(os.environ, FLOWSTACK_PORT="0", FLOWSTACK_ADMIN_TOKEN="first-line")
+    process = subprocess.Popen(["bash", "-c", f"exec {command}" if "&&" not in command else command],
+                               cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    port, healthy = None, False
+    try:
+        deadline = time.monotonic() + 900  # `swift run` may build first
+        while time.monotonic() < deadline and process.poll() is None and not healthy:
+            time.sleep(0.5)
+            log.seek(0)
+            found = re.search(r"flowstack listening on http://[^:]*:(\d+)", log.read())
+            if found:
+                port = found.group(1)
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+                        healthy = answer.status == 200
+                except OSError:
+                    pass
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if not existed and os.path.exists(database):
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(database + suffix):
+                    os.remove(database + suffix)
+    log.seek(0)
+    tally.check(f"README line {block.line}: `{command}`",
+                None if healthy else "no server answering /healthz", log.read()[-3000:])
+
+
+def main():
+    exit_on_sigterm()
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: readme.py FLOWSTACK_BINARY")
+    binary = os.path.abspath(sys.argv[1])
+    tally = Tally()
+    blocks = read_blocks(os.path.join(REPO, "README.md"))
+    with tempfile.TemporaryDirectory() as work:
+        bin_dir = os.path.join(work, "bin")
+        os.mkdir(bin_dir)
+        os.symlink(binary, os.path.join(bin_dir, "flowstack"))
+        os.environ["FLOWSTACK_USER_SECRET"] = USER_SECRET
+        server = FlowStackProcess(binary, work)
+        try:
+            server.start()
+            key = post(server.port, "/v1/client-keys", {"name": "readme"}, server.admin_token)["key"]
+            names = {"port": server.port, "values": {"KEY": key, "secret": USER_SECRET, "user_id": "ada"}}
+            env = dict(os.environ, ADMIN=server.admin_token, KEY=key, PATH=bin_dir + os.pathsep + os.environ["PATH"])
+            for block in blocks:
+                where = f"README line {block.line} ({block.language})"
+                if block.marker == "readme-session:begin":
+                    continue
+                if block.marker == "readme-not-run":
+                    tally.check(where, None if block.argument else "readme-not-run without a reason")
+                    print(f"readme: line {block.line} not run: {block.argument}")
+                    continue
+                if block.marker != "readme-run":
+                    tally.check(where, "neither run nor marked; put <!-- readme-run --> or "
+                                "<!-- readme-not-run: why --> on the line above it")
+                    continue
+                if block.argument == "first-line":
+                    run_first_line(tally, block, work)
+                    continue
+                if block.language == "python":
+                    output, errors, status = run_python(block, names)
+                    if "hmac.new" in block.text and status == 0:
+                        env["HASH"] = output.strip().strip("'")
+                else:
+                    script = block.text.replace("localhost:8080", f"127.0.0.1:{server.port}")
+                    done = subprocess.run(["bash", "-c", "set -o pipefail\n" + script], capture_output=True,
+                                          text=True, env=env, cwd=work, timeout=120)
+                    output, errors, status = done.stdout, done.stderr, done.returncode
+                compare(tally, block, output, errors, status)
+        finally:
+            server.stop()
+    print(f"readme: {tally.passed} passed, {tally.failed} failed")
+    sys.exit(1 if tally.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
