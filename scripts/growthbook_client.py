@@ -10,7 +10,8 @@ one-screen onboarding (version 2 of the flow) and a set of flags and experiments
 them use every operator FlowStack can translate (targeting on country, platform, appVersion,
 age, premium, name and tags; all/any/not; splits of two and three variants with their own
 seeds and hash attributes, a one-variant rollout, values of every JSON type, a disabled flag)
-and some it cannot (a version comparison, a rule serving null, a dotted attribute name). Then:
+and some it cannot (a version threshold with no canonical form, a rule serving null, a dotted
+attribute name). Then:
 
 - the PUT of each untranslatable definition must warn (`warnings`), and the payload must leave it
   out and list it under `flowstack.omitted`;
@@ -21,6 +22,12 @@ and some it cannot (a version comparison, a rule serving null, a dotted attribut
   `gb.eval_feature(key)` must equal `POST /v1/flags/evaluate` (admin) for the same context, and
   every experiment's variant (`experiment:KEY`) must equal `state.experiments[KEY]` of a session
   created for that user (`POST /v1/sessions` with the client key), or both be absent;
+- version rules: a flag for every version operator and each of VERSION_THRESHOLDS (short forms,
+  trailing zeros, pre-releases, a leading v, a build, numbers) must be served, and GrowthBook's
+  SDK must give it the value FlowStack gives for every value of VERSION_ATTRIBUTES (`5.2`,
+  `5.2.0`, `05`, pre-releases, `10.0`, `2`, the empty string, a missing attribute, numbers,
+  booleans, null, lists, odd strings) and for generated versions; thresholds with no canonical
+  form (VERSION_REFUSED) must be warned at PUT and left out;
 - a refresh with nothing changed is a 304 the SDK keeps its payload on; after a flag changes
   the SDK gets a new ETag and the new value.
 
@@ -104,7 +111,7 @@ FLAGS = {
 # Valid FlowStack flags that no GrowthBook SDK evaluates the same way: warned at PUT, left out.
 UNTRANSLATABLE_FLAGS = {
     "min-version": ({"variants": {"new": True, "old": False}, "defaultVariant": "old",
-                     "rules": [{"when": {"attribute": "appVersion", "versionGte": "5.2.0"}, "variant": "new"}]},
+                     "rules": [{"when": {"attribute": "appVersion", "versionGte": "5.2.0-a_b"}, "variant": "new"}]},
                     "/rules/0/when/versionGte"),
     "null-rule": ({"variants": {"unset": None, "set": 1}, "defaultVariant": "set",
                    "rules": [{"when": {"attribute": "country", "is": "DE"}, "variant": "unset"}]},
@@ -113,6 +120,65 @@ UNTRANSLATABLE_FLAGS = {
                 "rules": [{"when": {"attribute": "device.model", "is": "iPhone"}, "variant": "on"}]},
                "/rules/0/when/attribute"),
 }
+
+# Version rules: every operator against each threshold, each a flag of its own.
+VERSION_OPERATORS = ["versionGt", "versionGte", "versionLt", "versionLte", "versionIs", "versionIsNot"]
+VERSION_THRESHOLDS = [
+    "5.2", "5.2.0", "5.2.1", "5", "5.0", "5.0.0", "10.0", "2", "2.0.0", "1.0", "1.0.0", "0.0.0",
+    "1.0.0-beta", "1.0.0-beta.2", "1.0.0-rc.1", "1.0.0-alpha.1", "5.2.0-beta", "5.2.0-rc.1", "2.0.0-0",
+    "05.02", "v5.2.0+build.9", "1.2.3.4", "1-2-3", "99999.0.0", "5.10", 5, 5.2, 10,
+    # from GrowthBook's cases.json
+    "1.0.0-alpha.beta", "1.2.3-5-foo", "1.0.0-0.0", "v1.2.3-beta+otherbuild", "1.2.3-a.b.c.5.d.100",
+]
+# Thresholds GrowthBook's $v operators cannot be given in a form they order as FlowStack does.
+VERSION_REFUSED = ["1-2", "a.b.c", "1.0.100000", "1.0.0-a_b", "1.0.0-é", "1.0.0--", "1.0.0-1.-1"]
+MISSING = object()
+VERSION_ATTRIBUTES = [
+    "5.2", "5.2.0", "05", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-rc.1", "10.0", "2", "", MISSING,
+    5, 5.2, 10, 0, True, False, None, ["5.2.0"], {"major": 5},
+    "5.2.1", "5.1.9", "5.10", "5.10.0", "4.99", "5", "5.0", "5.0.0", "6", "1", "1.0", "1.0.0", "0", "0.0.0",
+    "2.0.0", "2.0.0-0", "1.9.9", "10", "10.0.0", "9.9.9", "v5.2.0", "v5.2", "v2", "5.2.0+build.7", "5.2+7",
+    "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-beta.11", "1.0.0-0", "1.0.0-RC.1", "5.2.0-beta", "5.2.0-rc.1",
+    "5.3.0-beta", "1-2-3", "1.2.3.4", "1.2.3-4", "a.b.c", "99999.0.0", "100000.0.0", "1.02.3", "1.0.0-beta.02",
+    "5.2 ", " 5.2", "5.2\n", "V5.2", "vv5.2", "v", "v05", "1..2", "1.0.0--", "5.2.0+", "5.2.0.0", "5-2",
+    "١.٢.٣", "5.2.0-β", "5.2-beta", "1.0-rc.1", "0.0.1", "00", "5.2.0-00", "0.0.0-rc.1",
+]
+# Every version of the $v cases of GrowthBook's cases.json (evalCondition).
+VERSION_ATTRIBUTES += [
+    "0.0.0-foo", "0.10.0", "0.9.0", "0.9.9", "0.9.99", "0.99.0", "1-2.3+build99", "1.0.0--", "1.0.0--1", "1.0.0-0.0",
+    "1.0.0-0.0.0", "1.0.0-1", "1.0.0-1.-1", "1.0.0-1.0", "1.0.0-100", "1.0.0-99", "1.0.0-9999", "1.0.0-ALPHA",
+    "1.0.0-alpha.10", "1.0.0-alpha.2", "1.0.0-alpha.beta", "1.0.0-beta.1", "1.2.29", "1.2.3", "1.2.3+build.abc.123",
+    "1.2.3-0", "1.2.3-1", "1.2.3-4-foo", "1.2.3-5", "1.2.3-5-Foo", "1.2.3-5-foo", "1.2.3-R2", "1.2.3-a", "1.2.3-a.10",
+    "1.2.3-a.5", "1.2.3-a.b", "1.2.3-a.b.c", "1.2.3-a.b.c.10.d.5", "1.2.3-a.b.c.5.d.100", "1.2.3-a.b.c.d", "1.2.3-alpha",
+    "1.2.3-asdf", "1.2.3-beta", "1.2.3-beta+build", "1.2.3-r100", "1.2.3-r2", "1.2.30", "1.30.2", "10.0.12", "10.0.2",
+    "10.12.11", "10.20.0", "10000.0.0", "11.0.1", "2.2.3", "2.7.2+asdf", "3.0.0", "30.1.2", "5.10.30", "60.1.2",
+    "9.0.0", "9.99.8", "9999.0.0", "a.b.c.d.e.f", "v0.0.0", "v0.0.0-foo", "v0.0.1", "v0.9.9", "v1.0.0", "v1.2.3",
+    "v1.2.3-0", "v1.2.3-beta", "v1.2.3-beta+otherbuild", "v2.0.0",
+]
+
+
+def generated_versions(rng, count):
+    """Versions as apps write them, and near misses: 1-4 numbers (some with leading zeros or six
+    digits), a v, a pre-release, a build."""
+    def number():
+        roll = rng.random()
+        if roll < 0.05:
+            return "0" + str(rng.randrange(10))
+        if roll < 0.08:
+            return str(rng.randrange(100000, 1000000))
+        return str(rng.choice([0, 0, 1, 2, 5, 5, 9, 10, 11, 99, 99999]))
+    versions = []
+    for _ in range(count):
+        text = ".".join(number() for _ in range(rng.choice([1, 2, 3, 3, 3, 4])))
+        if rng.random() < 0.3:
+            text += "-" + ".".join(rng.choice(["alpha", "beta", "rc", "0", "1", "2", "11", "RC", "b2", "01"]) for _ in range(rng.choice([1, 2])))
+        if rng.random() < 0.1:
+            text = "v" + text
+        if rng.random() < 0.1:
+            text += "+" + rng.choice(["build.7", "001", "x-y"])
+        versions.append(text)
+    return versions
+
 
 EXPERIMENTS = {
     # The README's A/B walk: the short variant pins onboarding version 2.
@@ -194,6 +260,7 @@ def run(server, users, tally):
         status, _, answer = server.call("PUT", f"/v1/flags/{flag_key}", flag, server.admin)
         pointers = [w.get("pointer") for w in (answer or {}).get("warnings", [])] if isinstance(answer, dict) else []
         tally.check(f"PUT /v1/flags/{flag_key} warns", None if status in (200, 201) and pointers == [pointer] else f"answered {status}, warnings at {pointers}, expected [{pointer}]", answer)
+    version_flags = put_version_flags(server, tally)
     for experiment_key, experiment in EXPERIMENTS.items():
         status, _, answer = server.call("PUT", f"/v1/experiments/{experiment_key}", experiment, server.admin)
         warnings = (answer or {}).get("warnings") if isinstance(answer, dict) else None
@@ -208,7 +275,7 @@ def run(server, users, tally):
     flag_keys = [flag["key"] for flag in flags_listed["flags"]]
     for flag_key in flag_keys:
         place = ("feature" if flag_key in payload["features"] else "") + ("omitted" if flag_key in omitted else "")
-        expected = "omitted" if flag_key in UNTRANSLATABLE_FLAGS else "feature"
+        expected = "omitted" if flag_key in UNTRANSLATABLE_FLAGS or flag_key.startswith("refused-version-") else "feature"
         tally.check(f"payload has flag {flag_key}", None if place == expected else f"found as {place or 'nothing'}, expected {expected}")
     for flag_key, (_, pointer) in UNTRANSLATABLE_FLAGS.items():
         entry = omitted.get(flag_key, {})
@@ -233,7 +300,8 @@ def run(server, users, tally):
     tally.check("the SDK loaded every feature", None if loaded == set(payload["features"]) else f"loaded {sorted(loaded)}")
 
     rng = random.Random(20260101)
-    translated_flags = [k for k in flag_keys if k in payload["features"]]
+    # The version flags have a check of their own (check_version_flags).
+    translated_flags = [k for k in flag_keys if k in payload["features"] and not k.startswith("version-")]
     # What the users reached, so a run that never reaches a rule or an arm cannot pass unnoticed.
     reached = {k: set() for k in translated_flags}
     arms = {k: set() for k in EXPERIMENTS}
@@ -281,6 +349,8 @@ def run(server, users, tally):
                 wanted.add(None)
             tally.check(f"users landed in every arm of {experiment_key}", None if wanted <= arms[experiment_key] else f"never in {wanted - arms[experiment_key]}")
 
+    check_version_flags(server, gb, version_flags, rng, tally)
+
     # Nothing changed: the SDK's refresh sends the ETag, gets 304 and keeps its payload.
     statuses.clear()
     gb.load_features(force_refresh=True)
@@ -297,6 +367,57 @@ def run(server, users, tally):
     gb.set_attributes({"userId": "sam", "country": "US"})
     tally.check("the SDK gets the change", None if statuses == [200] and gb.eval_feature("paused").value is True else f"statuses {statuses}, value {gb.eval_feature('paused').value!r}")
     growthbook.growthbook.feature_repo._get = original_get
+
+
+def put_version_flags(server, tally):
+    """A flag per version operator and threshold (each must be served, with no warning), and one
+    per refused threshold (each must be warned at its pointer). Returns the served flags' keys."""
+    keys = []
+    for t_index, threshold in enumerate(VERSION_THRESHOLDS):
+        for operator in VERSION_OPERATORS:
+            key = f"version-{t_index}-{operator}"
+            flag = {"variants": {"yes": True, "no": False}, "defaultVariant": "no",
+                    "rules": [{"when": {"attribute": "appVersion", operator: threshold}, "variant": "yes"}]}
+            status, _, answer = server.call("PUT", f"/v1/flags/{key}", flag, server.admin)
+            warnings = (answer or {}).get("warnings") if isinstance(answer, dict) else None
+            tally.check(f"PUT {operator} {threshold!r} is served", None if status in (200, 201) and warnings == [] else f"answered {status}, warnings {warnings}", answer)
+            keys.append((key, operator, threshold))
+    for t_index, threshold in enumerate(VERSION_REFUSED):
+        key = f"refused-version-{t_index}"
+        flag = {"variants": {"yes": True, "no": False}, "defaultVariant": "no",
+                "rules": [{"when": {"attribute": "appVersion", "versionGte": threshold}, "variant": "yes"}]}
+        status, _, answer = server.call("PUT", f"/v1/flags/{key}", flag, server.admin)
+        warnings = (answer or {}).get("warnings", []) if isinstance(answer, dict) else []
+        said = [w.get("pointer") for w in warnings]
+        tally.check(f"PUT versionGte {threshold!r} warns", None if status in (200, 201) and said == ["/rules/0/when/versionGte"] else f"answered {status}, warnings {warnings}", answer)
+    return keys
+
+
+def check_version_flags(server, gb, version_flags, rng, tally):
+    """GrowthBook's SDK gives every version flag FlowStack's value for every version in the grid."""
+    attributes = VERSION_ATTRIBUTES + generated_versions(rng, 300)
+    matched = {key: set() for key, _, _ in version_flags}
+    disagreements = 0
+    for version in attributes:
+        context = {"platform": "ios"} if version is MISSING else {"platform": "ios", "appVersion": version}
+        status, _, evaluations = server.call("POST", "/v1/flags/evaluate", {"targetingKey": "version-user", "attributes": context}, server.admin)
+        if status != 200:
+            tally.check(f"evaluate appVersion {version!r}", f"answered {status}", evaluations)
+            continue
+        gb.set_attributes({**context, "userId": "version-user"})
+        for key, operator, threshold in version_flags:
+            expected = evaluations[key]["value"]
+            got = gb.eval_feature(key).value
+            matched[key].add(expected)
+            label = "missing" if version is MISSING else repr(version)
+            if not same(got, expected):
+                disagreements += 1
+            tally.check(f"appVersion {label} {operator} {threshold!r}", None if same(got, expected) else f"GrowthBook gave {got!r}, FlowStack {expected!r}")
+    print(f"growthbook: versions: {len(attributes)} attribute values x {len(version_flags)} rules, {disagreements} disagreements", flush=True)
+    # Every rule both matched and did not, so no comparison above was vacuous (versionIs of a
+    # threshold no attribute equals aside).
+    for key, operator, threshold in version_flags:
+        tally.check(f"{operator} {threshold!r} both matched and did not", None if matched[key] == {True, False} else f"only {matched[key]}")
 
 
 def same(a, b):

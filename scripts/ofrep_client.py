@@ -14,8 +14,8 @@ without a targeting key; attributes of every JSON type a client sends, some of t
 
 - every flag, resolved by the OpenFeature client through the OFREP provider (value, variant,
   reason, error code), must equal FlowStack's own `POST /v1/flags/evaluate` for the same context,
-  with OFREP's mapping: DEFAULT is UNKNOWN, an error is the client's default with FlowStack's
-  error code, a null value is the client's default, and a split on the targeting key asked
+  the reason as FlowStack names it (STATIC, DEFAULT, TARGETING_MATCH, SPLIT, DISABLED: every one
+  must be met), an error is the client's default with FlowStack's error code, a null value is the client's default, and a split on the targeting key asked
   without one is TARGETING_KEY_MISSING;
 - an unknown flag is the client's default with FLAG_NOT_FOUND;
 - each `experiment:<key>` must be the variant a session created for the same user and attributes
@@ -85,7 +85,9 @@ EXPERIMENTS = {
 }
 NOT_IN = "not-in-experiment"
 
-OFREP_REASON = {"STATIC": "STATIC", "DEFAULT": "UNKNOWN", "TARGETING_MATCH": "TARGETING_MATCH", "SPLIT": "SPLIT", "DISABLED": "DISABLED"}
+# The reasons OpenFeature's provider must report: FlowStack's own, unchanged (OFREP answers
+# OpenFeature's reasons, DEFAULT included).
+REASONS = ["STATIC", "DEFAULT", "TARGETING_MATCH", "SPLIT", "DISABLED"]
 
 
 def generate_contexts(rng, count):
@@ -129,7 +131,9 @@ def expected_flag(own, flag_type, definition, targeting_key):
     if targeting_key is None and own["reason"] == "DEFAULT" and splits_on_targeting_key(definition):
         return default, None, "ERROR", "TARGETING_KEY_MISSING"
     value = default if own["value"] is None else own["value"]
-    return value, own["variant"], OFREP_REASON[own["reason"]], None
+    if own["reason"] not in REASONS:
+        return value, own["variant"], f"a reason FlowStack does not give ({own['reason']})", None
+    return value, own["variant"], own["reason"], None
 
 
 def expected_experiment(name, in_variant, targeting_key, attributes):
@@ -141,13 +145,13 @@ def expected_experiment(name, in_variant, targeting_key, attributes):
         return NOT_IN, "", "DISABLED", None
     when = definition.get("when")
     if when and attributes.get(when["attribute"]) not in when["in"]:
-        return NOT_IN, "", "UNKNOWN", None
+        return NOT_IN, "", "DEFAULT", None
     hash_attribute = definition.get("hashAttribute", "userId")
     if hash_attribute in TARGETING_KEY_NAMES and targeting_key is None:
         return NOT_IN, None, "ERROR", "TARGETING_KEY_MISSING"
     if isinstance(attributes.get(hash_attribute), bool):
         return NOT_IN, None, "ERROR", "INVALID_CONTEXT"
-    return NOT_IN, "", "UNKNOWN", None
+    return NOT_IN, "", "DEFAULT", None
 
 
 def resolved(details):
@@ -265,12 +269,12 @@ class Check:
             self.check_bulk(label, key, targeting_key, attributes, results)
 
         # Each kind of answer was met, so none of the comparisons above was vacuous.
-        for reason in ["STATIC", "UNKNOWN", "TARGETING_MATCH", "SPLIT", "DISABLED", "ERROR"]:
+        for reason in REASONS + ["ERROR"]:
             self.tally.check(f"reason {reason} was resolved", None if reason in seen_reasons else "never seen", f"{seen_reasons}")
         for code in ["TARGETING_KEY_MISSING", "INVALID_CONTEXT"]:
             self.tally.check(f"error {code} was resolved", None if code in seen_codes else "never seen", f"{seen_codes}")
-        for name, wanted in [("experiment:of-exp", {"SPLIT", "UNKNOWN", "TARGETING_KEY_MISSING"}),
-                             ("experiment:of-device-exp", {"SPLIT", "UNKNOWN", "INVALID_CONTEXT"}),
+        for name, wanted in [("experiment:of-exp", {"SPLIT", "DEFAULT", "TARGETING_KEY_MISSING"}),
+                             ("experiment:of-device-exp", {"SPLIT", "DEFAULT", "INVALID_CONTEXT"}),
                              ("experiment:of-off-exp", {"DISABLED"}),
                              ("of-bool", {"TARGETING_MATCH", "SPLIT", "TARGETING_KEY_MISSING"})]:
             self.tally.check(f"{name} gave every kind of answer", None if outcomes[name] == wanted else f"want {sorted(wanted)}", f"{sorted(outcomes[name])}")

@@ -29,7 +29,9 @@ public enum AttributeOperator: String, Sendable, CaseIterable {
     case lessThan = "lt"
     /// `lte`: less than or equal.
     case atMost = "lte"
-    /// `versionGt`: a later version (see ``SemanticVersion``).
+    /// `versionGt`: a later version (see ``SemanticVersion``). The attribute must be a
+    /// well-formed version string (``SemanticVersion/isWellFormed(_:)``); any other value fails
+    /// the version tests, except `versionIsNot`, which it passes, as a missing attribute does.
     case versionGreaterThan = "versionGt"
     /// `versionGte`: the same or a later version.
     case versionAtLeast = "versionGte"

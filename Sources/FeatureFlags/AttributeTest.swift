@@ -75,9 +75,12 @@ public struct AttributeTest: Sendable, Equatable {
         }
     }
 
-    /// Both values read as versions: strings as written, numbers as JavaScript writes them.
+    /// The attribute's value and the operand read as versions, `nil` when the attribute's value
+    /// is not a well-formed version string (``SemanticVersion/isWellFormed(_:)``: a number, `05`,
+    /// the empty string…), which then fails the test as a missing one does. The operand, checked
+    /// when the definition was read, is read as written, a number as JavaScript writes it.
     static func versions(_ lhs: JSONValue, _ rhs: JSONValue) -> (SemanticVersion, SemanticVersion)? {
-        guard let a = versionText(lhs), let b = versionText(rhs) else { return nil }
+        guard case .string(let a) = lhs, SemanticVersion.isWellFormed(a), let b = versionText(rhs) else { return nil }
         return (SemanticVersion(a), SemanticVersion(b))
     }
 

@@ -3,26 +3,20 @@
 import JSON
 
 extension EvaluationReason {
-    /// The reason in OFREP's enum (`STATIC`, `TARGETING_MATCH`, `SPLIT`, `DISABLED`, `UNKNOWN`),
-    /// `nil` for ``error`` (OFREP answers a failure instead).
+    /// The reason OFREP answers: OpenFeature's own name for it (`STATIC`, `DEFAULT`,
+    /// `TARGETING_MATCH`, `SPLIT`, `DISABLED`), `nil` for ``error`` (OFREP answers a failure
+    /// instead).
     ///
-    /// OFREP has no `DEFAULT`: FlowStack's ``default`` (the flag has rules or a split and none
-    /// applied) is `UNKNOWN`. It is not `STATIC`, which says the value is the same for every
-    /// context; and since nothing else becomes `UNKNOWN`, a client can still tell it apart.
+    /// OFREP's schema lists reasons as examples of "an OpenFeature reason", not as an enum, and
+    /// OpenFeature's reasons include `DEFAULT` (flagd, the reference OFREP server, answers it), so
+    /// an OpenFeature provider reports the reason FlowStack's own evaluation gives.
     ///
     /// ```swift
-    /// EvaluationReason.default.ofrep   // "UNKNOWN"
+    /// EvaluationReason.default.ofrep   // "DEFAULT"
     /// EvaluationReason.split.ofrep     // "SPLIT"
     /// ```
     public var ofrep: String? {
-        switch self {
-        case .static: "STATIC"
-        case .default: "UNKNOWN"
-        case .targetingMatch: "TARGETING_MATCH"
-        case .split: "SPLIT"
-        case .disabled: "DISABLED"
-        case .error: nil
-        }
+        self == .error ? nil : rawValue
     }
 }
 
@@ -61,7 +55,7 @@ extension EvaluationDetails {
     /// ```swift
     /// var writer = JSONWriter()
     /// details.writeOFREP(key: "eu-face-scan", to: &writer)
-    /// // {"key":"eu-face-scan","value":false,"reason":"UNKNOWN","variant":"off"}
+    /// // {"key":"eu-face-scan","value":false,"reason":"DEFAULT","variant":"off"}
     /// ```
     public func writeOFREP(key: String, to writer: inout JSONWriter) {
         writer.beginObject()

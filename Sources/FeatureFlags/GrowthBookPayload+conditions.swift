@@ -15,12 +15,13 @@ extension GrowthBookPayload {
     /// | `in` / `notIn` strings, numbers, booleans | `$in` / `$nin` | an array attribute matches when one element is listed |
     /// | `exists` | `$exists` | null counts as missing in both |
     /// | `gt`, `gte`, `lt`, `lte` | `$type` and `$gt`… | `$type` refuses what FlowStack refuses (JS would compare `"10" > 9` or `null < 5`) |
+    /// | `versionGt`… `versionIs` | `$type`, `$regex` and `$vgt`… under `$or` | see ``versionCondition(_:_:comparison:at:)`` |
+    /// | `versionIsNot` | `$not` of `versionIs`'s | a missing or malformed version passes both |
     ///
-    /// Not translated: version tests (GrowthBook pads `5.2` below `5.2.0`, keeps leading zeros
-    /// and pads numbers to five digits, and the JS SDK reads a missing version as `0`, where
-    /// ``SemanticVersion`` reads `5.2` as `5.2.0`), `is`/`in` with arrays or objects (the SDKs
-    /// compare those by reference or by key order), and attribute names the SDKs read as
-    /// something else (see ``attributeName(_:at:)``).
+    /// Not translated: version thresholds that are not `major.minor.patch` with an optional
+    /// pre-release in canonical form (see ``versionCondition(_:_:comparison:at:)``), `is`/`in` with arrays
+    /// or objects (the SDKs compare those by reference or by key order), and attribute names the
+    /// SDKs read as something else (see ``attributeName(_:at:)``).
     ///
     /// ```swift
     /// try GrowthBookPayload.condition(.attribute(AttributeCondition(attribute: "age", tests: [AttributeTest(operation: .atLeast, operand: 18)])))
@@ -53,7 +54,12 @@ extension GrowthBookPayload {
         let name = try attributeName(condition.attribute, at: path.appending("attribute"))
         var parts: [JSONValue] = []
         for test in condition.tests {
-            let operators = try Self.operators(test, at: path.appending(test.operation.rawValue))
+            let testPath = path.appending(test.operation.rawValue)
+            if let version = VersionComparison(test.operation) {
+                parts.append(try versionCondition(name, test, comparison: version, at: testPath))
+                continue
+            }
+            let operators = try Self.operators(test, at: testPath)
             parts.append(.object(JSONObject(uniqueMembers: [.init(key: name, value: .object(operators))])))
         }
         return parts.count == 1 ? parts[0] : ["$and": .array(parts)]
@@ -85,12 +91,8 @@ extension GrowthBookPayload {
             let name = ["gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"][test.operation.rawValue] ?? "$gt"
             return JSONObject(uniqueMembers: [.init(key: "$type", value: .string(type)), .init(key: name, value: operand)])
         case .versionGreaterThan, .versionAtLeast, .versionLessThan, .versionAtMost, .versionEquals, .versionNotEquals:
-            throw Untranslatable(path: path, reason: """
-                GrowthBook SDKs order versions differently: their $v operators put "5.2" below "5.2.0", \
-                compare "05" and "5" as different, pad numbers to five digits, and the JS SDK reads a missing \
-                version as "0"; FlowStack reads "5.2" as "5.2.0" and a missing version as no match. \
-                Target exact versions with "in" instead, such as {"attribute": "appVersion", "in": ["5.2.0", "5.3.0"]}
-                """)
+            // Written by versionCondition (attributeCondition never asks for these).
+            throw Untranslatable(path: path, reason: "a version test is translated as a whole condition")
         }
     }
 

@@ -11,9 +11,11 @@ import JSON
 ///   `defaultValue`.
 /// - An experiment `KEY` becomes the feature `experiment:KEY` (a colon never occurs in a flag
 ///   key): its value is the key of the variant the user is in, `null` when not in it.
+/// - Version tests become `$v…` operators guarded to well-formed versions
+///   (``versionCondition(_:_:comparison:at:)``).
 /// - A definition with something no GrowthBook SDK evaluates as FlowStack does (a version
-///   comparison, an attribute name the SDKs read as a path, a rule serving `null`) is left out
-///   whole, and listed in `omitted` with where and why; a partial translation would answer
+///   threshold with no canonical form, an attribute name the SDKs read as a path, a rule
+///   serving `null`) is left out whole, and listed in `omitted` with where and why; a partial translation would answer
 ///   differently without anyone seeing it.
 ///
 /// The SDKs must be given FlowStack's attributes, plus the session's user id as `userId`.

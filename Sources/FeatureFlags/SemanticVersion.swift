@@ -45,6 +45,13 @@ public struct SemanticVersion: Sendable, Comparable, CustomStringConvertible {
     public var description: String { text }
 
     static func parts(of text: String) -> [Part] {
+        var parts = pieces(of: text)
+        if parts.count == 3 { parts.append(.text("~")) }
+        return parts
+    }
+
+    /// The parts before the `~` of a plain release: `5.2` → `5, 2, 0`, `1.0.0-rc.1` → `1, 0, 0, rc, 1`.
+    static func pieces(of text: String) -> [Part] {
         var core = Substring(text)
         if core.first == "v" { core = core.dropFirst() }
         if let plus = core.firstIndex(of: "+") { core = core[..<plus] }
@@ -60,9 +67,73 @@ public struct SemanticVersion: Sendable, Comparable, CustomStringConvertible {
         if allNumbers && parts.count < 3 && !core.contains("-") {
             parts += Array(repeating: .number("0"), count: 3 - parts.count)
         }
-        if parts.count == 3 { parts.append(.text("~")) }
         return parts
     }
+
+    /// Whether `text` is a well-formed version, the only kind an attribute's version test
+    /// compares (any other value fails every version test but `versionIsNot`, like a missing one):
+    ///
+    /// - an optional leading `v`, then pieces separated by `.` or `-`, then an optional `+build`
+    ///   of ASCII letters, digits, `.` and `-`;
+    /// - each piece is a number from 0 to 99999 without leading zeros (as SemVer asks), or ASCII
+    ///   letters and digits with at least one letter (`beta`, `rc1`, `2b`).
+    ///
+    /// So `5`, `5.2`, `v5.2.0`, `1.0.0-beta.2`, `1.0.0-rc.1+build.7` and GrowthBook's own odd
+    /// cases (`1-2-3`, `1.2.3.4`, `a.b.c`) are versions; `05`, `1.02.3`, `100000.0.0`, the empty
+    /// string, `1..2`, `5.2 ` and non-ASCII digits are not. These are exactly the versions on
+    /// which GrowthBook SDKs' `$v…` operators, given a threshold in canonical form, order as
+    /// FlowStack does (``GrowthBookPayload`` guards the attribute with
+    /// ``wellFormedPattern``): outside them GrowthBook keeps leading zeros, pads numbers to five
+    /// digits, reads the empty string as `0`, and its Python SDK takes non-ASCII digits for numbers.
+    ///
+    /// ```swift
+    /// SemanticVersion.isWellFormed("5.2")    // true
+    /// SemanticVersion.isWellFormed("05")     // false
+    /// ```
+    public static func isWellFormed(_ text: String) -> Bool {
+        var rest = Substring(text)
+        if rest.first == "v" { rest = rest.dropFirst() }
+        if let plus = rest.firstIndex(of: "+") {
+            let build = rest[rest.index(after: plus)...]
+            guard !build.isEmpty, build.utf8.allSatisfy({ isLetterOrDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else { return false }
+            rest = rest[..<plus]
+        }
+        let pieces = rest.utf8.split(omittingEmptySubsequences: false) { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
+        return pieces.allSatisfy { piece in
+            guard !piece.isEmpty, piece.allSatisfy(isLetterOrDigit) else { return false }
+            if piece.contains(where: { !isDigit($0) }) { return true }  // has a letter
+            return piece.count <= 5 && (piece.count == 1 || piece.first != UInt8(ascii: "0"))
+        }
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+    }
+
+    /// ``isWellFormed(_:)`` as a regular expression that JavaScript and Python's `re` read alike
+    /// (GrowthBook's `$regex`): a leading `v` is always the prefix, never part of a piece (both
+    /// strip it), and `(?![\s\S])` ends it, as Python's `$` also matches before a final newline.
+    public static let wellFormedPattern = #"^(?:v|(?!v))\#(piecePattern)(?:[.-]\#(piecePattern))*\#(buildPattern)(?![\s\S])"#
+
+    /// A well-formed version that FlowStack reads with missing parts as zeros (`5` as `5.0.0`,
+    /// `v5.2+7` as `5.2.0`): one or two numbers separated by `.`. GrowthBook does not pad
+    /// them, so ``GrowthBookPayload`` compares them with a threshold of as many parts.
+    static func paddedPattern(numbers: Int) -> String {
+        #"^(?:v|(?!v))\#(Array(repeating: numberPattern, count: numbers).joined(separator: #"\."#))\#(buildPattern)(?![\s\S])"#
+    }
+
+    /// A well-formed version that FlowStack does not pad: ``wellFormedPattern`` but neither
+    /// ``paddedPattern(numbers:)``.
+    static var unpaddedPattern: String {
+        let padded = #"(?:v|(?!v))\#(numberPattern)(?:\.\#(numberPattern))?\#(buildPattern)(?![\s\S])"#
+        return "^(?!\(padded))" + wellFormedPattern.dropFirst()
+    }
+
+    static let numberPattern = "(?:0|[1-9][0-9]{0,4})"
+    static let piecePattern = "(?:0|[1-9][0-9]{0,4}|[0-9]*[A-Za-z][0-9A-Za-z]*)"
+    static let buildPattern = #"(?:\+[0-9A-Za-z.-]+)?"#
 
     /// The comparison key: parts joined by `-`, numbers right-aligned to `width` with spaces.
     func key(width: Int) -> [UInt16] {

@@ -50,19 +50,19 @@ struct GrowthBookPayloadTests {
 
     /// What no GrowthBook SDK evaluates as FlowStack does is refused with where and why, never dropped.
     @Test(arguments: [
-        RefusedCase(#"{"attribute": "appVersion", "versionGte": "5.2.0"}"#, "/versionGte", "order versions differently"),
-        RefusedCase(#"{"attribute": "appVersion", "versionGt": "5.2.0"}"#, "/versionGt", "\"5.2\" below \"5.2.0\""),
-        RefusedCase(#"{"attribute": "appVersion", "versionLt": "5"}"#, "/versionLt", "order versions"),
-        RefusedCase(#"{"attribute": "appVersion", "versionLte": "5"}"#, "/versionLte", "order versions"),
-        RefusedCase(#"{"attribute": "appVersion", "versionIs": "5"}"#, "/versionIs", "order versions"),
-        RefusedCase(#"{"attribute": "appVersion", "versionIsNot": "5"}"#, "/versionIsNot", "order versions"),
+        RefusedCase(#"{"attribute": "appVersion", "versionGte": "1-2"}"#, "/versionGte", "has fewer than three numbers"),
+        RefusedCase(#"{"attribute": "appVersion", "versionGt": "a.b.c"}"#, "/versionGt", "does not start with three numbers"),
+        RefusedCase(#"{"attribute": "appVersion", "versionLt": "1.0.100000"}"#, "/versionLt", "has a number above 99999"),
+        RefusedCase(#"{"attribute": "appVersion", "versionLte": "1.0.0-a_b"}"#, "/versionLte", "\"a_b\" that is not ASCII letters and digits"),
+        RefusedCase(#"{"attribute": "appVersion", "versionIs": "1.0.0-é"}"#, "/versionIs", "not ASCII letters and digits"),
+        RefusedCase(#"{"attribute": "appVersion", "versionIsNot": "1..2"}"#, "/versionIsNot", "does not start with three numbers"),
         RefusedCase(#"{"attribute": "tags", "is": ["a"]}"#, "/is", "an array"),
         RefusedCase(#"{"attribute": "prefs", "isNot": {"dark": true}}"#, "/isNot", "an object"),
         RefusedCase(#"{"attribute": "tags", "in": [["a"]]}"#, "/in", "arrays or objects"),
         RefusedCase(#"{"attribute": "device.model", "is": "x"}"#, "/attribute", "path"),
         RefusedCase(#"{"attribute": "$or", "is": "x"}"#, "/attribute", "operator"),
         RefusedCase(#"{"attribute": "constructor", "exists": false}"#, "/attribute", "every JavaScript object"),
-        RefusedCase(#"{"any": [{"attribute": "a", "is": 1}, {"not": {"attribute": "v", "versionIs": "1.0.0"}}]}"#, "/any/1/not/versionIs", "versions"),
+        RefusedCase(#"{"any": [{"attribute": "a", "is": 1}, {"not": {"attribute": "v", "versionIs": "x"}}]}"#, "/any/1/not/versionIs", "major.minor.patch"),
     ])
     func refusedConditions(_ test: RefusedCase) throws {
         let condition = try Self.condition(test.condition)
@@ -180,7 +180,7 @@ struct GrowthBookPayloadTests {
     /// The payload lists flags, then experiments, each in key order, and says what it left out and why.
     @Test func payloadListsOmissions() throws {
         let plain = try Self.flag(#"{"variants": {"on": true}, "defaultVariant": "on"}"#)
-        let versioned = try Self.flag(#"{"variants": {"on": true, "off": false}, "defaultVariant": "off", "rules": [{"when": {"attribute": "appVersion", "versionGte": "5.2.0"}, "variant": "on"}]}"#)
+        let versioned = try Self.flag(#"{"variants": {"on": true, "off": false}, "defaultVariant": "off", "rules": [{"when": {"attribute": "appVersion", "versionGte": "5.2.0-a_b"}, "variant": "on"}]}"#)
         let dotted = try Self.experiment(#"{"variants": [{"key": "a"}, {"key": "b"}], "hashAttribute": "device.id"}"#)
         let fine = try Self.experiment(#"{"variants": [{"key": "a"}, {"key": "b"}]}"#)
         let payload = GrowthBookPayload(
@@ -194,6 +194,6 @@ struct GrowthBookPayloadTests {
         #expect(json["experiments"] == [])
         #expect(json["dateUpdated"] == "2026-01-02T03:04:05.678Z")
         #expect(json["flowstack"]?["omitted"]?.arrayValue?.first?["key"] == "min-version")
-        #expect(json["flowstack"]?["omitted"]?.arrayValue?.first?["reason"]?.stringValue?.contains("versions") == true)
+        #expect(json["flowstack"]?["omitted"]?.arrayValue?.first?["reason"]?.stringValue?.contains("major.minor.patch") == true)
     }
 }

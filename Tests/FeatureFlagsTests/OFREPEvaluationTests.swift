@@ -77,9 +77,10 @@ struct OFREPEvaluationTests {
         #expect(device.evaluate(key: "e", context: EvaluationContext(targetingKey: "u-1", attributes: ["deviceId": true])).errorCode == .invalidContext)
     }
 
-    /// OFREP's reason enum has no DEFAULT or ERROR: DEFAULT is UNKNOWN, the others keep their names.
+    /// OFREP answers OpenFeature's reasons as FlowStack's own evaluation names them, DEFAULT
+    /// included (it was UNKNOWN); ERROR is a failure body instead.
     @Test(arguments: [
-        (EvaluationReason.static, "STATIC"), (.default, "UNKNOWN"), (.targetingMatch, "TARGETING_MATCH"),
+        (EvaluationReason.static, "STATIC"), (.default, "DEFAULT"), (.targetingMatch, "TARGETING_MATCH"),
         (.split, "SPLIT"), (.disabled, "DISABLED"),
     ])
     func reasonMapping(_ reason: EvaluationReason, _ expected: String) {
@@ -95,7 +96,7 @@ struct OFREPEvaluationTests {
         #expect(Self.ofrep(EvaluationDetails(value: .null, variant: "none", reason: .static))
             == #"{"key":"k","reason":"STATIC","variant":"none"}"#)
         #expect(Self.ofrep(EvaluationDetails(value: .null, variant: nil, reason: .default), key: "experiment:e")
-            == #"{"key":"experiment:e","reason":"UNKNOWN","variant":""}"#)
+            == #"{"key":"experiment:e","reason":"DEFAULT","variant":""}"#)
         let invalid = EvaluationDetails.failure(.invalidContext, message: "bad", value: false, variant: "off")
         #expect(Self.ofrep(invalid) == #"{"key":"k","errorCode":"INVALID_CONTEXT","errorDetails":"bad"}"#)
         #expect(invalid.ofrepStatus == 400)

@@ -52,6 +52,22 @@ struct SemanticVersionTests {
         #expect(!(SemanticVersion(a) < SemanticVersion(b)))
     }
 
+    /// Well-formed versions: the only attribute values version tests compare (and GrowthBook's
+    /// $v operators order as FlowStack does).
+    @Test(arguments: ["5", "5.2", "5.2.0", "v5.2.0", "10.0", "0.0.0", "99999.0.0", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-rc.1",
+                      "1.0.0-RC.1+build.7", "5.2+7", "1-2-3", "1.2.3.4", "a.b.c", "1.0.0-0", "1.2.3-r2", "vbeta", "vv5.2"])
+    func wellFormed(_ text: String) {
+        #expect(SemanticVersion.isWellFormed(text))
+    }
+
+    /// Malformed: leading zeros, numbers above 99999, empty pieces, anything but ASCII letters and
+    /// digits, an empty build, a lone or doubled v.
+    @Test(arguments: ["", "05", "1.02.3", "00", "100000.0.0", "1.0.0-beta.02", "1..2", "1.0.0--", "5.2 ", " 5.2", "5.2\n",
+                      "V5.2x_", "v", "v05", "5.2.0+", "5.2.0+a+b", "١.٢.٣", "1.0.0-β", "5,2", "+1"])
+    func malformed(_ text: String) {
+        #expect(!SemanticVersion.isWellFormed(text))
+    }
+
     /// Odd input (empty, separators only, huge numbers, non-ASCII digits) orders without trapping.
     @Test(arguments: ["", "v", ".", "--", "+", "1..2", "١.٢.٣", String(repeating: "9", count: 400), "1.0.0-\u{1F600}"])
     func oddInputDoesNotTrap(_ text: String) {

@@ -91,11 +91,26 @@ struct GrowthBookTests {
         #expect(rule["condition"]["country"]["$in"].arrayValue?.contains("DE") == true)
     }
 
+    /// A version rule is served to GrowthBook SDKs (it was left out), with no warning at PUT.
+    @Test func versionRuleIsServed() throws {
+        let test = try TestApp()
+        let (_, key) = try AccessTests.makeKey(test)
+        let versioned = #"{"variants":{"new":true,"old":false},"defaultVariant":"old","rules":[{"when":{"attribute":"appVersion","versionGte":"2.0"},"variant":"new"}]}"#
+        let put = try test.direct.send("PUT", "/v1/flags/min-version", body: versioned, headers: Self.admin)
+        #expect(put.status == 201)
+        #expect(put.json["warnings"] == [])
+        let payload = try Self.features(test, key).json
+        #expect(payload["flowstack"]["omitted"] == [])
+        let rule = payload["features"]["min-version"]["rules"][0]
+        #expect(rule["force"] == true)
+        #expect(rule["condition"]["$or"][0]["appVersion"]["$vgte"] == "2.0.0")
+    }
+
     /// A flag that cannot be translated is stored (it is valid), warned about at PUT, and listed as omitted in the payload.
     @Test func untranslatableFlagIsWarnedAndOmitted() throws {
         let test = try TestApp()
         let (_, key) = try AccessTests.makeKey(test)
-        let versioned = #"{"variants":{"new":true,"old":false},"defaultVariant":"old","rules":[{"when":{"attribute":"appVersion","versionGte":"5.2.0"},"variant":"new"}]}"#
+        let versioned = #"{"variants":{"new":true,"old":false},"defaultVariant":"old","rules":[{"when":{"attribute":"appVersion","versionGte":"5.2.0-a_b"},"variant":"new"}]}"#
         let put = try test.direct.send("PUT", "/v1/flags/min-version", body: versioned, headers: Self.admin)
         #expect(put.status == 201)
         #expect(put.json["key"] == "min-version")
@@ -110,7 +125,7 @@ struct GrowthBookTests {
         let omitted = payload["flowstack"]["omitted"][0]
         #expect(omitted["key"] == "min-version")
         #expect(omitted["path"] == "/rules/0/when/versionGte")
-        #expect(omitted["reason"].stringValue?.contains("versions") == true)
+        #expect(omitted["reason"].stringValue?.contains("major.minor.patch") == true)
 
         // Still evaluated by FlowStack itself.
         let evaluated = try test.direct.send("POST", "/v1/flags/evaluate", body: #"{"targetingKey":"u","attributes":{"appVersion":"5.3"}}"#, headers: Self.admin)
