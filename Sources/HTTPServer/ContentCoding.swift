@@ -1,5 +1,6 @@
 // gzip for answers that ask for it: Accept-Encoding negotiation, zlib, and ETags per coding.
 import CZlib
+import Locking
 
 /// Chooses and applies the content coding of an answer (RFC 9110 §8.4, §12.5.3).
 ///
@@ -93,7 +94,8 @@ public enum ContentCoding {
             coded.headers.add(name: "Vary", value: "Accept-Encoding")
         }
         let body = notModified ? (response.representation?.body ?? []) : response.body
-        guard body.count >= threshold, acceptsGzip(acceptEncoding), let compressed = gzip(body),
+        guard body.count >= threshold, acceptsGzip(acceptEncoding),
+              let compressed = compressedBodies.compressed(body, tag: response.headers["ETag"]),
               compressed.count < body.count else { return coded }
         if notModified {
             coded.representation?.body = compressed
@@ -117,6 +119,10 @@ public enum ContentCoding {
         return output
     }
 
+    /// Large tagged bodies compressed lately (the same OpenAPI document, playground script or
+    /// GrowthBook payload, asked again and again).
+    static let compressedBodies = CompressedBodies()
+
     /// `bytes` as one gzip member, or nil when zlib fails.
     public static func gzip(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {
         let capacity = flowstack_gzip_bound(bytes.count)
@@ -138,5 +144,30 @@ extension Substring {
         while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
         while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
         return String(text)
+    }
+}
+
+/// The compressed forms of the last few large bodies that carried a strong ETag, so a body
+/// served unchanged many times is compressed once (the OpenAPI document, 118 KB, took about
+/// 5 ms to compress at each request). A hit needs the same tag and the same bytes (a session
+/// state's tag is its version, which other sessions share); comparing the bytes of a body
+/// served from one stored array costs nothing (same storage), and a memcmp otherwise.
+final class CompressedBodies: Sendable {
+    /// Smaller bodies compress in well under a millisecond: not worth keeping.
+    static let minimumBytes = 8 * 1024
+    /// Entries kept; all are dropped when it is reached (a new set of hot bodies refills it).
+    static let capacity = 16
+
+    private let entries = PThreadMutex<[String: (body: [UInt8], compressed: [UInt8]?)]>([:])
+
+    func compressed(_ body: [UInt8], tag: String?) -> [UInt8]? {
+        guard let tag, !tag.hasPrefix("W/"), body.count >= Self.minimumBytes else { return ContentCoding.gzip(body) }
+        if let hit = entries.withLock({ $0[tag] }), hit.body == body { return hit.compressed }
+        let compressed = ContentCoding.gzip(body)
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[tag] = (body, compressed)
+        }
+        return compressed
     }
 }

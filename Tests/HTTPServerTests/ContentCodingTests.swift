@@ -144,6 +144,20 @@ struct ContentCodingTests {
         #expect(matched.status == 200)
     }
 
+    /// Large tagged bodies are compressed once and kept, but a kept form is used only for the
+    /// same bytes: two sessions' states share the tag "1" and must each get their own body.
+    @Test func keptCompressedBodiesNeedTheSameBytes() throws {
+        let first = Array(String(repeating: #"{"session":"a","n":1},"#, count: 600).utf8)
+        let second = Array(String(repeating: #"{"session":"b","n":2},"#, count: 600).utf8)
+        for body in [first, second, first, second] {
+            var response = Response.json(body)
+            response.headers["ETag"] = "\"1\""
+            let coded = ContentCoding.negotiated(response, acceptEncoding: "gzip", threshold: 1024)
+            #expect(coded.headers["Content-Encoding"] == "gzip")
+            #expect(ContentCoding.gunzip(coded.body) == body)
+        }
+    }
+
     /// Tags: the suffix goes inside the quotes, weak or strong, and comes off again.
     @Test func codedTags() {
         #expect(ContentCoding.gzipTag("\"abc\"") == "\"abc-gz\"")
