@@ -6,10 +6,19 @@ extension HTTPServer {
     /// handlers compare their own tags (see `ContentCoding`).
     func stripCodedTags(_ headers: inout HTTPHeaders) {
         guard configuration.gzipMinimumBytes != nil else { return }
-        for name in ["If-None-Match", "If-Match"] {
-            guard let value = headers[name], let stripped = ContentCoding.strippingCodedTags(value) else { continue }
-            headers[name] = stripped
+        let conditional = headers.contains { field in
+            (HTTPHeaders.equalNames(field.name, "If-None-Match") || HTTPHeaders.equalNames(field.name, "If-Match"))
+                && ContentCoding.strippingCodedTags(field.value) != nil
         }
+        guard conditional else { return }
+        // Each field on its own, in order: a request may send If-None-Match more than once.
+        var rewritten = HTTPHeaders(capacity: headers.fields.count)
+        for field in headers {
+            let isConditional = HTTPHeaders.equalNames(field.name, "If-None-Match") || HTTPHeaders.equalNames(field.name, "If-Match")
+            let value = isConditional ? (ContentCoding.strippingCodedTags(field.value) ?? field.value) : field.value
+            rewritten.add(name: field.name, value: value)
+        }
+        headers = rewritten
     }
 
     /// The answer as this client gets it: gzip-compressed when it asked and it is worth it.
