@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // zlib (Debian zlib1g-dev), for gzip-compressed answers.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // Graphviz's layout library (Debian libgraphviz-dev), for the SVG flow graphs.
         .systemLibrary(
             name: "CGraphviz",
@@ -45,7 +51,7 @@ let package = Package(
         ),
         // A pthread mutex for locks every request takes (Swift's Mutex convoys on Linux).
         .target(name: "Locking"),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib", "Locking"]),
         // Pure: JSON values, a strict parser with limits, a fast writer. Below every other module.
         // libm on Linux: an app or tool that links JSON without Foundation still needs round/floor.
         .target(name: "JSON", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),

@@ -10,7 +10,6 @@ extension Application {
             let (session, available, predictions) = try sessions.availableActions(id, token: BearerToken.presented(in: request))
             var response = Response.json(availableActionsDocument(session, available, predictions: predictions))
             response.headers["ETag"] = SessionService.etag(session.version)
-            response.headers["Cache-Control"] = "no-store"
             return response
         }
     }

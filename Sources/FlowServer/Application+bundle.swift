@@ -6,16 +6,13 @@ extension Application {
         router.route("GET", "/v1/sessions/{id}/bundle") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
             let (etag, body) = try sessions.bundle(id, token: BearerToken.presented(in: request))
-            if let tags = request.headers["If-None-Match"], Self.noneMatch(tags, etag) {
-                var response = Response(status: 304)
-                response.headers["ETag"] = etag
-                response.headers["Cache-Control"] = "private, no-cache"
-                return response
-            }
+            // A client keeps the bundle and revalidates it (If-None-Match) before relying on it
+            // (CachePolicy: private, no-cache).
             var response = Response.json(body)
             response.headers["ETag"] = etag
-            // A client keeps the bundle and revalidates it (If-None-Match) before relying on it.
-            response.headers["Cache-Control"] = "private, no-cache"
+            if let tags = request.headers["If-None-Match"], Self.noneMatch(tags, etag) {
+                return .notModified(response)
+            }
             return response
         }
     }

@@ -24,7 +24,7 @@ extension Application {
             return .json(Self.keyedDocument(key: key, text: flag.text, revision: flag.revision, updatedAt: flag.updatedAt))
         }
         router.adminRoute("PUT", "/v1/flags/{key}", admin) { request throws(ResponseError) in
-            let key = try Self.definitionKey(request)
+            let key = try Self.definitionKey(request, reserved: reservedFlagKeys, collection: "/v1/flags")
             let (json, text) = try Self.uploadedDefinition(request, limits)
             let definition: FlagDefinition
             do throws(InvalidDefinition) {
@@ -114,8 +114,14 @@ extension Application {
         }
     }
 
-    /// The key in the URL of a flag or experiment: 1 to 100 of letters, digits, `.`, `_`, `-`.
-    static func definitionKey(_ request: Request) throws(ResponseError) -> String {
+    /// Flag keys that are routes of their own under `/v1/flags` (`POST /v1/flags/evaluate`): a
+    /// flag of that name could be stored and read, but never evaluated on its own, so it is
+    /// refused. A test walks the router for every name a collection route shadows.
+    static let reservedFlagKeys = ["evaluate"]
+
+    /// The key in the URL of a flag or experiment: 1 to 100 of letters, digits, `.`, `_`, `-`,
+    /// and none of the `reserved` names (422).
+    static func definitionKey(_ request: Request, reserved: [String] = [], collection: String = "") throws(ResponseError) -> String {
         let key = request.pathParameters["key"] ?? ""
         let allowed = key.utf8.allSatisfy { byte in
             (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
@@ -124,6 +130,12 @@ extension Application {
         guard (1...100).contains(key.utf8.count), allowed else {
             throw ResponseError(.problem(400, "A key is 1 to 100 letters, digits, '.', '_' or '-'; found \(key).",
                                          type: ProblemType.malformed))
+        }
+        if reserved.contains(key) {
+            let names = reserved.map { JSONValue.string($0) }
+            throw ResponseError(.problem(
+                422, "\(key) is a route under \(collection), so it cannot name a definition there; reserved names: \(reserved.joined(separator: ", ")).",
+                type: ProblemType.reservedName, extensions: [("reserved", JSONValue.array(names).jsonText)]))
         }
         return key
     }

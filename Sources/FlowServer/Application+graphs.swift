@@ -69,9 +69,7 @@ final class GraphRenderer: Sendable {
         case .mermaid: body = Array(graph.mermaid().utf8)
         case .svg: body = try svg(graph)
         }
-        var response = Response.bytes(body, contentType: format.contentType)
-        response.headers["Cache-Control"] = "no-store"
-        return response
+        return Response.bytes(body, contentType: format.contentType)
     }
 
     private func svg(_ graph: FlowGraph) throws(ResponseError) -> [UInt8] {

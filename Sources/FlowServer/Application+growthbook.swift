@@ -30,16 +30,14 @@ extension Application {
                 throw ResponseError(refused)
             }
             let served = feed.current(registry)
-            var response: Response
-            if let header = request.headers["If-None-Match"], Self.noneMatch(header, served.etag) {
-                response = Response(status: 304)
-            } else {
-                response = .json(served.body)
-            }
+            // Stored, but asked again each time (CachePolicy: no-cache): the ETag makes that a 304
+            // while nothing changed.
+            var response = Response.json(served.body)
             response.headers["ETag"] = served.etag
-            // Stored, but asked again each time: the ETag makes that a 304 while nothing changed.
-            response.headers["Cache-Control"] = "no-cache"
             response.headers["Access-Control-Allow-Origin"] = "*"
+            if let header = request.headers["If-None-Match"], Self.noneMatch(header, served.etag) {
+                return .notModified(response)
+            }
             return response
         }
     }

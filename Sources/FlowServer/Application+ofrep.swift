@@ -71,13 +71,11 @@ extension Application {
             // not in between; so a client polling with If-None-Match is told 304 exactly when
             // its copy is still what it would get.
             let etag = "\"" + BearerToken.base64URL(Array(BearerToken.digest(body).prefix(18))) + "\""
-            if let header = request.headers["If-None-Match"], noneMatchHolds(header, etag) == false {
-                var response = Response(status: 304)
-                response.headers["ETag"] = etag
-                return response
-            }
             var response = Response.json(body)
             response.headers["ETag"] = etag
+            if let header = request.headers["If-None-Match"], noneMatchHolds(header, etag) == false {
+                return .notModified(response)
+            }
             return response
         }
     }

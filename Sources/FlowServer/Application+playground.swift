@@ -3,12 +3,13 @@ import HTTPServer
 
 extension Application {
     /// The playground's files, by file name, with their content types; embedded at build time.
-    static let playgroundFiles: [String: (contentType: String, bytes: [UInt8])] = {
-        var files: [String: (contentType: String, bytes: [UInt8])] = [:]
+    static let playgroundFiles: [String: (contentType: String, bytes: [UInt8], etag: String)] = {
+        var files: [String: (contentType: String, bytes: [UInt8], etag: String)] = [:]
         for file in EmbeddedResources.files where file.path.hasPrefix("playground/") {
             let name = String(file.path.dropFirst("playground/".count))
             guard let contentType = playgroundContentType(of: name) else { continue }
-            files[name] = (contentType, Array(file.text.utf8))
+            let bytes = Array(file.text.utf8)
+            files[name] = (contentType, bytes, contentTag(bytes))
         }
         return files
     }()
@@ -29,22 +30,31 @@ extension Application {
     }
 
     static func addPlaygroundRoutes(to router: inout Router) {
-        router.route("GET", "/") { _ throws(ResponseError) in
-            try playgroundFile("index.html")
+        router.route("GET", "/") { request throws(ResponseError) in
+            try playgroundFile("index.html", request)
         }
         router.route("GET", "/playground/{file}") { request throws(ResponseError) in
-            try playgroundFile(request.pathParameters["file"] ?? "")
+            try playgroundFile(request.pathParameters["file"] ?? "", request)
         }
     }
 
-    private static func playgroundFile(_ name: String) throws(ResponseError) -> Response {
+    /// A strong tag of fixed bytes (a digest), for files embedded in the binary.
+    static func contentTag(_ bytes: [UInt8]) -> String {
+        "\"" + BearerToken.base64URL(Array(BearerToken.digest(bytes).prefix(18))) + "\""
+    }
+
+    private static func playgroundFile(_ name: String, _ request: Request) throws(ResponseError) -> Response {
         guard let file = playgroundFiles[name] else {
             throw ResponseError(.problem(404, "The playground has no such file.", type: ProblemType.notFound))
         }
         var response = Response.bytes(file.bytes, contentType: file.contentType)
-        // The files change only with the binary; a reload after an upgrade must not show old ones.
-        response.headers.add(name: "Cache-Control", value: "no-cache")
+        // The files change only with the binary; a reload after an upgrade must not show old ones
+        // (CachePolicy: no-cache), and the ETag makes the revalidation a 304.
+        response.headers.add(name: "ETag", value: file.etag)
         response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        if let tags = request.headers["If-None-Match"], noneMatch(tags, file.etag) {
+            return .notModified(response)
+        }
         return response
     }
 }

@@ -48,13 +48,11 @@ extension Application {
             let token = BearerToken.presented(in: request)
             let (version, document) = prediction.predict
                 ? try sessions.predictedStateDocument(id, token: token) : try sessions.stateDocument(id, token: token)
+            let response = SessionService.stateResponse(version: version, body: document)
             if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matchesWeakly(version) {
-                var response = Response(status: 304)
-                response.headers["ETag"] = SessionService.etag(version)
-                response.headers["Cache-Control"] = "no-store"
-                return response
+                return .notModified(response)
             }
-            return SessionService.stateResponse(version: version, body: document)
+            return response
         }
 
         router.route("POST", "/v1/sessions/{id}/actions") { request throws(ResponseError) in

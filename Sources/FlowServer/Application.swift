@@ -142,6 +142,9 @@ public final class Application: Sendable {
            let wait = failures.take(address) {
             response = AccessPolicy.tooMany("failed token checks", wait: wait).response
         }
+        if response.deferred == nil {
+            CachePolicy.apply(to: &response, route: pattern)
+        }
         if let later = response.deferred {
             later.whenComplete { [self] answer in record(request, pattern: pattern, answer, since: start) }
             return response

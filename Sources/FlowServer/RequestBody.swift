@@ -51,6 +51,23 @@ enum ProblemType {
     static let invalidDefinition = prefix + "invalid-definition"
     static let invalidScenarios = prefix + "invalid-scenarios"
     static let rateLimited = prefix + "rate-limited"
+    /// A name a route already uses (`PUT /v1/flags/evaluate`).
+    static let reservedName = prefix + "reserved-name"
+    /// 503s: the database did not answer or failed the request.
+    static let databaseUnavailable = prefix + "database-unavailable"
+    /// 503: a write the database did not confirm, which may or may not be applied.
+    static let outcomeUnknown = prefix + "outcome-unknown"
+    /// 503: a batch of which only part is known to be applied.
+    static let batchIncomplete = prefix + "batch-incomplete"
+    /// 503: a session changed by other nodes faster than this one could apply an action.
+    static let sessionContention = prefix + "session-contention"
+    /// 503: a flow version another node stored is not loaded on this node yet.
+    static let definitionsLoading = prefix + "definitions-loading"
+
+    /// Every type above, for the test that each has its code.
+    static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
+                      invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
+                      sessionContention, definitionsLoading]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

@@ -262,7 +262,7 @@ extension SessionService {
     static func batchUnavailable(_ what: String, applied: Int) -> Response {
         .problem(503, "\(what); \(applied) of its actions \(applied == 1 ? "is" : "are") known to be applied. Send the same batch "
                     + "again (the keys make it safe: what was applied is skipped), or read the state first.",
-                 title: "Service Unavailable", extensions: [("applied", String(applied))])
+                 title: "Service Unavailable", type: ProblemType.batchIncomplete, extensions: [("applied", String(applied))])
     }
 
     /// The 412 of an item applied on another version than the session's at its turn.

@@ -58,7 +58,7 @@ extension SessionService {
             for (name, version) in versions {
                 guard let stored = registry.flow(name, version: version) else {
                     throw ResponseError(.problem(503, "Flow \(name) version \(version) is not loaded on this node yet; try again.",
-                                                 title: "Service Unavailable"))
+                                                 title: "Service Unavailable", type: ProblemType.definitionsLoading))
                 }
                 definitions.append((name, Array(stored.text.utf8)))
             }

@@ -405,7 +405,8 @@ final class SessionService: Sendable {
                 contents.queue.insert(retry, at: 0)
             }, then: {})
         case .failure(CommitError.versionConflict):
-            let response = Response.problem(503, "Session \(id) is changing too fast to apply this action; try again.", title: "Service Unavailable")
+            let response = Response.problem(503, "Session \(id) is changing too fast to apply this action; try again.", title: "Service Unavailable",
+                                            type: ProblemType.sessionContention)
             endTurn(on: slot, { $0.session = nil }, then: { answer.complete(response) })
         case .failure(CommitError.sessionNotFound):
             let response = Self.notFound(id).response
@@ -605,9 +606,10 @@ final class SessionService: Sendable {
             return ResponseError(.problem(
                 503, "The database did not confirm the write: it may or may not have been applied. Retry with the same "
                     + "Idempotency-Key (its answer is replayed if it was applied), or read the state before acting again.",
-                title: "Service Unavailable"))
+                title: "Service Unavailable", type: ProblemType.outcomeUnknown))
         }
-        return ResponseError(.problem(503, "The database did not complete the request; try again.", title: "Service Unavailable"))
+        return ResponseError(.problem(503, "The database did not complete the request; try again.", title: "Service Unavailable",
+                                      type: ProblemType.databaseUnavailable))
     }
 
     static func stateResponse(_ session: LiveSession, body: [UInt8]? = nil, status: Int = 200) -> Response {

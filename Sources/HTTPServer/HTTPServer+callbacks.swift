@@ -83,6 +83,7 @@ extension HTTPServer {
             exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
             let cls = Unmanaged.passUnretained(exchange).toOpaque()
             MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, cls)
+            stripCodedTags(&exchange.headers)
             if let problem = Self.framingProblem(exchange.headers) {
                 exchange.responded = true
                 var response = Response.problem(400, problem)
@@ -232,8 +233,11 @@ extension HTTPServer {
             exchange.counted = true
             inFlight.add(1, ordering: .relaxed)
         }
+        let response = coded(response, for: exchange)
         let mhdResponse: OpaquePointer?
-        if let stream = response.stream, exchange.method != "HEAD" {
+        if response.status == 304 {
+            mhdResponse = notModifiedResponse(response)
+        } else if let stream = response.stream, exchange.method != "HEAD" {
             stream.attach(to: connection, server: self)
             let key = ObjectIdentifier(stream)
             streams.withLock { $0[key] = stream }

@@ -125,7 +125,8 @@ public final class HTTPServer: Sendable {
         // comes later, is dropped. A 503 acknowledges nothing.
         let waiting = suspended.withLock { Array($0.values) }
         if !waiting.isEmpty {
-            var closing = Response.problem(503, "The server is stopping; try again.", title: "Service Unavailable")
+            var closing = Response.problem(503, "The server is stopping; try again.", title: "Service Unavailable",
+                                           extensions: [("code", #""server-stopping""#)])
             closing.headers["Connection"] = "close"
             for later in waiting { later.complete(closing) }
             let drained = clock.now.advanced(by: .seconds(1))

@@ -49,6 +49,10 @@ public struct ProblemDetails: Sendable {
         out.append(contentsOf: String(status).utf8)
         out.append(contentsOf: #","detail":"#.utf8)
         Self.appendString(detail, to: &out)
+        if !extensions.contains(where: { $0.name == "code" }) {
+            out.append(contentsOf: #","code":"#.utf8)
+            Self.appendString(code, to: &out)
+        }
         if !errors.isEmpty {
             out.append(contentsOf: #","errors":["#.utf8)
             // The answer stays small whatever the request: the first problems say what to fix.
@@ -74,6 +78,42 @@ public struct ProblemDetails: Sendable {
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// The stable, machine-readable `code` member every problem carries: the one given in
+    /// `extensions`, else the last segment of a URN `type` (`urn:flowstack:problem:not-found` →
+    /// `not-found`), else the status's (`ProblemDetails.code(forStatus:)`).
+    public var code: String {
+        for member in extensions where member.name == "code" {
+            // Given as JSON text: a plain string literal (codes never need escapes).
+            return String(member.json.dropFirst().dropLast())
+        }
+        if type.hasPrefix("urn:"), let last = type.split(separator: ":").last, !last.isEmpty { return String(last) }
+        return Self.code(forStatus: status)
+    }
+
+    /// The code of a problem that names no more specific one, by status.
+    public static func code(forStatus status: Int) -> String {
+        switch status {
+        case 400: "malformed-request"
+        case 401: "unauthorized"
+        case 403: "forbidden"
+        case 404: "not-found"
+        case 405: "method-not-allowed"
+        case 406: "not-acceptable"
+        case 409: "conflict"
+        case 411: "length-required"
+        case 412: "precondition-failed"
+        case 413: "body-too-large"
+        case 415: "unsupported-media-type"
+        case 422: "unprocessable"
+        case 428: "precondition-required"
+        case 429: "rate-limited"
+        case 431: "headers-too-large"
+        case 503: "unavailable"
+        case 500..<600: "internal-error"
+        default: "http-\(status)"
+        }
     }
 
     /// The response that carries this problem.

@@ -13,6 +13,9 @@ public struct Response: Sendable {
     public private(set) var deferred: DeferredResponse?
     /// Set when the body is written over time (`Response.stream`); `body` is then unused.
     public private(set) var stream: ResponseStream?
+    /// For a 304 made by `Response.notModified(_:)`: the representation a 200 would have
+    /// carried, never sent; its length is the 304's `Content-Length` (RFC 9110 §8.6).
+    public internal(set) var representation: Representation?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
@@ -20,6 +23,7 @@ public struct Response: Sendable {
         self.body = body
         self.deferred = nil
         self.stream = nil
+        self.representation = nil
     }
 
     /// A response whose body `stream` writes while the client stays connected (chunked).

@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable {
     public var connectionMemoryBytes: Int = 16 * 1024
     /// Pending connections the kernel may queue before `accept`.
     public var listenBacklog: Int = 1024
+    /// Bodies of at least this many bytes, of a text-like type, are sent gzip-compressed to
+    /// clients that accept it (`ContentCoding`); nil sends every body as it is.
+    public var gzipMinimumBytes: Int? = 1024
 
     public init() {}
 

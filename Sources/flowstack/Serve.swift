@@ -26,6 +26,8 @@ struct Serve: ParsableCommand {
     var threads: Int?
     @Option(name: .customLong("max-body"), help: "Largest request body in bytes (env FLOWSTACK_MAX_BODY; default 1048576).")
     var maxBody: Int?
+    @Option(name: .customLong("gzip-min-bytes"), help: "Answers of a text-like type of at least this many bytes are gzip-compressed for clients that accept it; 0 turns compression off, as behind a proxy that compresses (env FLOWSTACK_GZIP_MIN_BYTES; default 1024).")
+    var gzipMinBytes: Int?
     @Option(help: "normal: SQLite commits survive a process crash, PostgreSQL commits are flushed (synchronous_commit=on); full: SQLite fsyncs every commit, PostgreSQL waits for a synchronous standby to apply it (remote_apply) (env FLOWSTACK_DURABILITY; default normal).")
     var durability: String?
     @Option(name: .customLong("connection-timeout"), help: "Seconds before an idle or stalled connection is closed (env FLOWSTACK_CONNECTION_TIMEOUT; default 30).")
@@ -62,6 +64,8 @@ struct Serve: ParsableCommand {
         if case .postgresql = location { defaultThreads = 4 * ServerConfiguration.coreCount }
         server.threads = try env.integer(threads, "FLOWSTACK_THREADS", default: defaultThreads, range: 1...256)
         server.maxBodyBytes = try env.integer(maxBody, "FLOWSTACK_MAX_BODY", default: 1 << 20, range: 1...(256 << 20))
+        let gzipMinimum = try env.integer(gzipMinBytes, "FLOWSTACK_GZIP_MIN_BYTES", default: 1024, range: 0...(256 << 20))
+        server.gzipMinimumBytes = gzipMinimum == 0 ? nil : gzipMinimum
         server.connectionTimeoutSeconds = try env.integer(connectionTimeout, "FLOWSTACK_CONNECTION_TIMEOUT", default: 30, range: 1...3600)
         server.connectionLimit = try env.integer(maxConnections, "FLOWSTACK_MAX_CONNECTIONS", default: 8192, range: 1...1_000_000)
         server.perIPConnectionLimit = try env.integer(maxConnectionsPerIP, "FLOWSTACK_MAX_CONNECTIONS_PER_IP", default: 2048, range: 1...1_000_000)

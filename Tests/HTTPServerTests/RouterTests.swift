@@ -80,6 +80,6 @@ struct ProblemDetailsTests {
     @Test func escapesStrings() {
         let problem = ProblemDetails(status: 400, detail: "bad \"x\"\n\u{01}\\", errors: [.init(pointer: "/a", detail: "b")])
         let text = String(decoding: problem.json, as: UTF8.self)
-        #expect(text == #"{"type":"about:blank","title":"Bad Request","status":400,"detail":"bad \"x\"\n\u0001\\","errors":[{"pointer":"/a","detail":"b"}]}"#)
+        #expect(text == #"{"type":"about:blank","title":"Bad Request","status":400,"detail":"bad \"x\"\n\u0001\\","code":"malformed-request","errors":[{"pointer":"/a","detail":"b"}]}"#)
     }
 }

@@ -85,7 +85,8 @@ public final class RawConnection {
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
-        let length = headRequest ? 0 : (headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0)
+        // A 304 has no body whatever its Content-Length says (the length of the 200 it stands for).
+        let length = headRequest || status == 304 ? 0 : (headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0)
         var body = Array(data[(end + 4)...])
         while body.count < length {
             let count = recv(descriptor, &buffer, buffer.count, 0)

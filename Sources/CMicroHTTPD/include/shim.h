@@ -72,4 +72,30 @@ static inline struct MHD_Response *flowstack_response_copy(size_t size, const vo
     return MHD_create_response_from_buffer(size, (void *)data, MHD_RESPMEM_MUST_COPY);
 }
 
+/// Never called: a 304 has no body (libmicrohttpd does not read one for it).
+static inline ssize_t flowstack_no_body(void *cls, uint64_t position, char *buffer, size_t size)
+{
+    (void)cls; (void)position; (void)buffer; (void)size;
+    return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/// The response of a 304 Not Modified. libmicrohttpd 0.9.75 writes a 304's Content-Length from
+/// the response's size (a 304 built from an empty buffer says `Content-Length: 0`, which RFC 9110
+/// §8.6 forbids), so the size given is the length of the body a 200 would have carried
+/// (`length`), and no byte of it is ever sent. With `length` negative (not known) it leaves
+/// Content-Length out; 0.9.75 frames a body-less answer of unknown size only by closing the
+/// connection after it (HTTP/1.0-compatible mode; otherwise it would send a chunked terminator).
+static inline struct MHD_Response *flowstack_response_not_modified(int64_t length)
+{
+    if (length >= 0) {
+        return MHD_create_response_from_callback((uint64_t)length, 1024, flowstack_no_body, NULL, NULL);
+    }
+    struct MHD_Response *response =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, flowstack_no_body, NULL, NULL);
+    if (response != NULL) {
+        (void)MHD_set_response_options(response, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+    }
+    return response;
+}
+
 #endif

@@ -1,0 +1,173 @@
+// gzip for answers that ask for it: Accept-Encoding negotiation, zlib, and ETags per coding.
+import CZlib
+import Locking
+
+/// Chooses and applies the content coding of an answer (RFC 9110 §8.4, §12.5.3).
+///
+/// A body of a compressible type (JSON, problem documents, YAML, text, JavaScript, CSS, HTML,
+/// SVG) at or above `threshold` bytes is sent gzip-compressed when the request's
+/// `Accept-Encoding` accepts gzip with a q-value above 0 (by name, or by `*` when gzip is not
+/// named), and when compression makes it smaller. Such answers say `Vary: Accept-Encoding`
+/// whether compressed or not, since they could have been. Streams (Server-Sent Events) are
+/// never compressed: each event must reach the client when written.
+///
+/// A compressed answer is another representation, so its strong `ETag` differs: `"x"` becomes
+/// `"x-gz"`. A request's `If-None-Match` and `If-Match` tags lose that suffix before a handler
+/// sees them (`strippingCodedTags`), so a handler compares with its own tags and either
+/// variant revalidates (304) or matches.
+///
+/// ```swift
+/// ContentCoding.acceptsGzip("gzip;q=0.5, identity")   // true
+/// ContentCoding.acceptsGzip("*;q=1, gzip;q=0")        // false
+/// ```
+public enum ContentCoding {
+    /// The ETag suffix of a gzip-compressed representation.
+    public static let gzipTagSuffix = "-gz"
+
+    /// Whether an `Accept-Encoding` header (all its fields joined with commas) accepts gzip.
+    /// No header accepts nothing but identity here: RFC 9110 allows any coding then, but a
+    /// client that did not ask may not decode it.
+    public static func acceptsGzip(_ header: String?) -> Bool {
+        guard let header else { return false }
+        var named: Double?
+        var wildcard: Double?
+        for element in header.split(separator: ",") {
+            let parts = element.split(separator: ";")
+            guard let first = parts.first else { continue }
+            let coding = first.trimmingSpaces.lowercased()
+            var quality = 1.0
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2, pair[0].trimmingSpaces.lowercased() == "q" else { continue }
+                // A malformed weight is read as "not acceptable": never compress on a guess.
+                quality = Self.quality(pair[1].trimmingSpaces) ?? 0
+            }
+            switch coding {
+            case "gzip", "x-gzip": named = max(named ?? 0, quality)
+            case "*": wildcard = quality
+            default: break
+            }
+        }
+        if let named { return named > 0 }
+        return (wildcard ?? 0) > 0
+    }
+
+    /// A q-value (RFC 9110 §12.4.2): 0 to 1 with at most three decimals; nil when malformed.
+    static func quality(_ text: String) -> Double? {
+        guard let value = Double(text), value >= 0, value <= 1, text.utf8.count <= 5,
+              text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == UInt8(ascii: ".") }) else { return nil }
+        return value
+    }
+
+    /// Whether a content type is worth compressing (text-like); event streams are not.
+    public static func isCompressible(_ contentType: String) -> Bool {
+        let type = contentType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
+        if type == "text/event-stream" { return false }
+        return type.hasPrefix("text/") || type == "application/json" || type.hasSuffix("+json")
+            || type == "application/yaml" || type == "application/javascript" || type == "image/svg+xml"
+    }
+
+    /// `"x"` → `"x-gz"`, `W/"x"` → `W/"x-gz"`; anything not a quoted tag is kept.
+    public static func gzipTag(_ etag: String) -> String {
+        guard etag.hasSuffix("\""), etag.utf8.count >= 2 else { return etag }
+        return String(etag.dropLast()) + gzipTagSuffix + "\""
+    }
+
+    /// The header with `-gz` removed from each tag that has it, or nil when none has.
+    public static func strippingCodedTags(_ header: String) -> String? {
+        let coded = gzipTagSuffix + "\""
+        guard header.contains(coded) else { return nil }
+        return header.replacing(coded, with: "\"")
+    }
+
+    /// `response` as it goes to a client that sent `acceptEncoding`: compressed, with the coded
+    /// ETag and `Vary`, when it is worth it; a 304 gets the coded ETag and the compressed
+    /// length of the representation it stands for.
+    public static func negotiated(_ response: Response, acceptEncoding: String?, threshold: Int) -> Response {
+        guard response.stream == nil, response.deferred == nil,
+              response.headers["Content-Encoding"] == nil else { return response }
+        let notModified = response.status == 304
+        let contentType = notModified ? response.representation?.contentType : response.headers["Content-Type"]
+        guard let contentType, isCompressible(contentType) else { return response }
+        var coded = response
+        if !(coded.headers.values("Vary").contains { $0.lowercased().contains("accept-encoding") }) {
+            coded.headers.add(name: "Vary", value: "Accept-Encoding")
+        }
+        let body = notModified ? (response.representation?.body ?? []) : response.body
+        guard body.count >= threshold, acceptsGzip(acceptEncoding),
+              let compressed = compressedBodies.compressed(body, tag: response.headers["ETag"]),
+              compressed.count < body.count else { return coded }
+        if notModified {
+            coded.representation?.body = compressed
+        } else {
+            coded.body = compressed
+            coded.headers["Content-Encoding"] = "gzip"
+        }
+        if let etag = coded.headers["ETag"] { coded.headers["ETag"] = gzipTag(etag) }
+        return coded
+    }
+
+    /// The bytes of one gzip member, or nil when it is not valid gzip or decodes to more than
+    /// `limit` bytes (for tests and tools: the server reads no compressed bodies).
+    public static func gunzip(_ bytes: [UInt8], limit: Int = 16 << 20) -> [UInt8]? {
+        var output = [UInt8](repeating: 0, count: limit)
+        let written = bytes.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in flowstack_gunzip(input.baseAddress, input.count, out.baseAddress, limit) }
+        }
+        guard written >= 0 else { return nil }
+        output.removeSubrange(written...)
+        return output
+    }
+
+    /// Large tagged bodies compressed lately (the same OpenAPI document, playground script or
+    /// GrowthBook payload, asked again and again).
+    static let compressedBodies = CompressedBodies()
+
+    /// `bytes` as one gzip member, or nil when zlib fails.
+    public static func gzip(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {
+        let capacity = flowstack_gzip_bound(bytes.count)
+        var output = [UInt8](repeating: 0, count: capacity)
+        let written = bytes.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in
+                flowstack_gzip(input.baseAddress, input.count, out.baseAddress, capacity, level)
+            }
+        }
+        guard written > 0 else { return nil }
+        output.removeSubrange(written...)
+        return output
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: String {
+        var text = self
+        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
+        return String(text)
+    }
+}
+
+/// The compressed forms of the last few large bodies that carried a strong ETag, so a body
+/// served unchanged many times is compressed once (the OpenAPI document, 118 KB, took about
+/// 5 ms to compress at each request). A hit needs the same tag and the same bytes (a session
+/// state's tag is its version, which other sessions share); comparing the bytes of a body
+/// served from one stored array costs nothing (same storage), and a memcmp otherwise.
+final class CompressedBodies: Sendable {
+    /// Smaller bodies compress in well under a millisecond: not worth keeping.
+    static let minimumBytes = 8 * 1024
+    /// Entries kept; all are dropped when it is reached (a new set of hot bodies refills it).
+    static let capacity = 16
+
+    private let entries = PThreadMutex<[String: (body: [UInt8], compressed: [UInt8]?)]>([:])
+
+    func compressed(_ body: [UInt8], tag: String?) -> [UInt8]? {
+        guard let tag, !tag.hasPrefix("W/"), body.count >= Self.minimumBytes else { return ContentCoding.gzip(body) }
+        if let hit = entries.withLock({ $0[tag] }), hit.body == body { return hit.compressed }
+        let compressed = ContentCoding.gzip(body)
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[tag] = (body, compressed)
+        }
+        return compressed
+    }
+}
