@@ -1152,9 +1152,10 @@
 
   // ---------------------------------------------------------------- live events
   //
-  // One EventSource on the current session. A ticket opens one stream, once: so the page never
-  // lets EventSource reconnect by itself (it would present the spent ticket and get a 401); on
-  // any error it closes the stream, asks for a fresh ticket and opens a new one after a delay.
+  // One EventSource on the current session. A ticket reopens its stream only within a short
+  // window after the stream ended, so the page does not count on EventSource reconnecting by
+  // itself (after a longer outage it would get a 401 and stop): on any error it closes the
+  // stream, asks for a fresh ticket and opens a new one after a delay.
   // The stream's states are drawn through the request queue, after the page's own requests, and
   // only when newer than what the page shows; while several wait, only the newest is drawn.
 

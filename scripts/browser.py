@@ -34,6 +34,15 @@ client (this script, through the API) moved the session on, a tap drawn ahead is
 the page shows "corrected" and the server's state (screenshot at corrected.png).
 At the end: no URL any tab requested held a session token, and no stream or ticket was refused
 (so no spent ticket was presented again).
+Then a page of another origin (a small http.server on another port, allowed by --cors-origins)
+calls OFREP and creates a session with a client key (cross-origin fetches with preflights), and
+follows the session with a plain `new EventSource(url)` on a ticket, through its own relay: the
+relay cuts the stream and refuses connections for a while (versions are committed meanwhile),
+then lets them through again; the EventSource reconnects by itself and gets every version
+committed during and after the cut, none twice; after the reconnection window (8 s here) the
+same URL is refused (the EventSource closes, a fetch gets 401). A page of an origin not allowed
+is blocked from the same calls. That tab's own 401s and CORS errors are expected, and left out
+of the checks above.
 After each step it reads the page (the phone's top screen and version, the graph's highlighted
 node, the log's length) and compares it with what the server says (the session read with its
 token). Any JavaScript exception or console error fails the run. A screenshot of the page at
@@ -57,12 +66,19 @@ import time
 import urllib.error
 import urllib.request
 
-from check_harness import FlowStackProcess, Tally, _die_with_parent, exit_on_sigterm
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from check_harness import FlowStackProcess, JSONServer, Tally, _die_with_parent, exit_on_sigterm
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOTS = os.path.join(REPO, ".build", "browser")
 VIEWPORT = (1440, 1000)
 WAIT = 10.0  # seconds any one step may take to show in the page
+# Seconds a stream ticket reopens its stream after the stream ended (served with this): longer
+# than the cut below (2.5 s, then up to the EventSource's 2 s retry), else the reconnection is
+# rightly refused.
+RECONNECT_WINDOW = 8
+FOREIGN = set()  # DevTools sessions of the cross-origin tabs: their expected refusals are checked there
 
 
 class CDPError(Exception):
@@ -194,6 +210,7 @@ class Relay:
         self.port = self.listener.getsockname()[1]
         self.connections = {}  # (browser end, server end) → directions finished
         self.lock = threading.Lock()
+        self.down = False  # while set, every new connection is closed at once (a network that is down)
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
@@ -202,6 +219,9 @@ class Relay:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            if self.down:
+                client.close()
+                continue
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target), timeout=5)
                 upstream.settimeout(None)
@@ -504,7 +524,9 @@ class Walk:
         events = self.browser.events[self.seen_events:]
         self.seen_events += len(events)
         problems = []
-        for method, params, _ in events:
+        for method, params, session in events:
+            if session in FOREIGN:
+                continue
             if method == "Runtime.exceptionThrown":
                 details = params.get("exceptionDetails", {})
                 problems.append(f"exception: {details.get('exception', {}).get('description') or details.get('text')}")
@@ -1044,17 +1066,221 @@ class Walk:
     def network_checks(self):
         """No URL any tab requested holds a session token; the event streams were opened with
         tickets, and none was refused (a spent ticket is never presented again)."""
-        requests = [params for method, params, _ in self.browser.events if method == "Network.requestWillBeSent"]
+        requests = [params for method, params, session in self.browser.events
+                    if method == "Network.requestWillBeSent" and session not in FOREIGN]
         urls = [request["request"]["url"] for request in requests] + [request.get("documentURL", "") for request in requests]
         leaked = sorted({url for url in urls if any(token in url for token in self.tokens)})
         self.check(f"no URL the pages requested ({len(requests)} requests) holds one of the {len(self.tokens)} session tokens",
                    None if self.tokens and not leaked else ("it does" if leaked else "no token was seen"), leaked)
         streams = [url for url in urls if re.search(r"/events\?ticket=st_", url)]
         self.check("the pages opened their event streams with tickets", None if len(set(streams)) >= 4 else f"{len(set(streams))} of them", streams)
-        refused = [f'{params["response"]["status"]} {params["response"]["url"]}' for method, params, _ in self.browser.events
-                   if method == "Network.responseReceived" and re.search(r"/events(\?|/ticket)", params["response"]["url"])
+        refused = [f'{params["response"]["status"]} {params["response"]["url"]}' for method, params, session in self.browser.events
+                   if method == "Network.responseReceived" and session not in FOREIGN and re.search(r"/events(\?|/ticket)", params["response"]["url"])
                    and params["response"]["status"] not in (200, 201)]
         self.check("no event stream or ticket request was refused", None if not refused else f"{len(refused)} were", refused)
+
+
+class OriginServer:
+    """A page of its own origin (http://127.0.0.1:PORT): a small http.server with one empty page."""
+
+    def __init__(self):
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"<!doctype html><meta charset=utf-8><title>another origin</title><body>another origin</body>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class CrossOrigin:
+    """A web app on another origin: OFREP and a session with a client key through cross-origin
+    fetches, and a plain EventSource on a ticket that must survive a cut connection."""
+
+    def __init__(self, browser, server, tally, allowed, blocked):
+        self.browser, self.server, self.tally = browser, server, tally
+        self.allowed, self.blocked = allowed, blocked
+        self.api = JSONServer(server.port, server.admin_token)
+        self.relay = Relay(server.port)
+        self.base = f"http://127.0.0.1:{self.relay.port}"  # FlowStack as the pages reach it
+
+    def check(self, name, failure, details=""):
+        self.tally.check("other origin: " + name, failure, details)
+
+    def tab(self, origin):
+        seen = len(self.browser.events)
+        target = self.browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        # Auto-attaching (left on by the follow steps) attaches the new tab, waiting to start.
+        deadline = time.monotonic() + 2
+        attached = None
+        while attached is None and time.monotonic() < deadline:
+            attached = next((params for method, params, _ in self.browser.events[seen:]
+                             if method == "Target.attachedToTarget" and params["targetInfo"]["targetId"] == target), None)
+            time.sleep(0.02)
+        if attached:
+            session, waiting = attached["sessionId"], attached.get("waitingForDebugger", False)
+        else:
+            session = self.browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            waiting = False
+        FOREIGN.add(session)
+        page = Page(self.browser, session=session, waiting=waiting)
+        page.call("Page.navigate", {"url": origin + "/"})
+        self.until(page, "document.readyState === 'complete' && location.origin === " + json.dumps(origin))
+        return page
+
+    @staticmethod
+    def until(page, expression, timeout=WAIT):
+        """Waits until `expression` is truthy in `page`; returns its value (None on time-out)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                value = page.js(expression)
+            except CDPError:
+                value = None
+            if value:
+                return value
+            time.sleep(0.05)
+        return None
+
+    def calls(self, page, key):
+        """Cross-origin fetches from `page`: OFREP with the client key, a new session with it (both
+        with a preflight: X-API-Key and JSON are not simple), as `{ofrep, created}` (status, or
+        the error's name when the browser blocked it)."""
+        return page.js("""(async () => {
+            const call = async (path, body) => {
+                try {
+                    const answer = await fetch(%s + path, {method: 'POST', headers: {'X-API-Key': %s, 'Content-Type': 'application/json'},
+                                                           body: JSON.stringify(body)});
+                    return {status: answer.status, body: await answer.json(), etag: answer.headers.get('ETag'), location: answer.headers.get('Location')};
+                } catch (error) {
+                    return {blocked: error.name};
+                }
+            };
+            return {ofrep: await call('/ofrep/v1/evaluate/flags', {context: {targetingKey: 'ada', country: 'DE'}}),
+                    created: await call('/v1/sessions', {userId: 'cross-origin'})};
+        })()""" % (json.dumps(self.base), json.dumps(key)))
+
+    def commit(self, session, version):
+        """Moves the session to `version` through the API (not through the relay), as another client would."""
+        action = "onboarding.showSecond" if version % 2 == 1 else "onboarding.returnToFirst"
+        status, _, body = self.api.call("POST", f"/v1/sessions/{session['id']}/actions", {"type": action},
+                                        {"Authorization": f"Bearer {session['token']}"})
+        if status != 200 or body.get("version") != version:
+            raise RuntimeError(f"committing version {version} answered {status}: {body}")
+
+    def received(self, page):
+        return page.js("window.got")
+
+    def shows(self, page):
+        return page.js("({got: window.got, readyState: window.source.readyState, opens: window.opens, errors: window.errors})")
+
+    def run(self):
+        status, _, made = self.api.call("POST", "/v1/client-keys", {"name": "web app"}, self.api.admin)
+        if status != 201:
+            self.check("a client key is made", f"status {status}", made)
+            return
+        key = made["key"]
+        page = self.tab(self.allowed)
+
+        answers = self.calls(page, key)
+        ofrep, created = answers["ofrep"], answers["created"]
+        self.check("OFREP answers a cross-origin fetch with the client key",
+                   None if ofrep.get("status") == 200 and any(f["key"] == "eu-face-scan" for f in ofrep["body"].get("flags", [])) else "it does not", ofrep)
+        self.check("OFREP's ETag is readable across origins", None if ofrep.get("etag") else "it is not", ofrep.get("etag"))
+        self.check("a session is made by a cross-origin fetch with the client key, its Location readable",
+                   None if created.get("status") == 201 and created.get("location") else "it is not", created)
+        if created.get("status") != 201:
+            return
+        session = created["body"]["session"]
+
+        # A plain EventSource on a ticket (asked for across origins with the session token).
+        url = page.js("""(async () => {
+            const answer = await fetch(%s + '/v1/sessions/' + %s + '/events/ticket',
+                                       {method: 'POST', headers: {Authorization: 'Bearer ' + %s}});
+            const ticket = (await answer.json()).ticket;
+            const url = %s + '/v1/sessions/' + %s + '/events?ticket=' + ticket;
+            window.got = []; window.opens = 0; window.errors = 0; window.others = [];
+            window.source = new EventSource(url);
+            window.source.onopen = () => { window.opens += 1; };
+            window.source.onerror = () => { window.errors += 1; };
+            window.source.addEventListener('state', (event) => window.got.push(Number(event.lastEventId)));
+            for (const name of ['replaced', 'expired', 'deleted']) {
+                window.source.addEventListener(name, () => window.others.push(name));
+            }
+            return url;
+        })()""" % (json.dumps(self.base), json.dumps(session["id"]), json.dumps(session["token"]),
+                   json.dumps(self.base), json.dumps(session["id"])))
+        self.check("the EventSource opens and gets the current state",
+                   None if self.until(page, "window.got.length === 1 && window.got[0] === 0") else "it does not", self.received(page))
+        self.commit(session, 1)
+        self.check("it gets a version committed while connected",
+                   None if self.until(page, "window.got.includes(1)") else "it does not", self.received(page))
+
+        # The network goes down: the stream is cut and new connections are refused for a while.
+        self.relay.down = True
+        cut = self.relay.cut()
+        self.check("the relay cut the stream", None if cut >= 1 else "no connection was open", cut)
+        self.until(page, "window.errors >= 1", timeout=5)
+        self.commit(session, 2)
+        time.sleep(2.5)  # at least one reconnection attempt fails meanwhile (retry: 2000)
+        state = page.js("({readyState: window.source.readyState, errors: window.errors, got: window.got})")
+        self.check("during the cut the EventSource keeps trying (not closed), and gets nothing",
+                   None if state["readyState"] != 2 and state["got"] == [0, 1] and state["errors"] >= 1 else "it does not", state)
+        self.relay.down = False
+        back = time.monotonic()
+        caught_up = self.until(page, "window.got.includes(2)", timeout=10)
+        self.check("after the cut it reconnects by itself to the same URL and gets the version committed meanwhile",
+                   None if caught_up else "it does not", self.shows(page))
+        if caught_up:
+            print(f"browser: the EventSource caught up {time.monotonic() - back:.2f}s after the network came back", flush=True)
+        self.commit(session, 3)
+        self.check("and the versions committed after the cut",
+                   None if self.until(page, "window.got.includes(3)") else "it does not", self.received(page))
+        got = self.received(page)
+        self.check("every version once, in order: no gap, no duplicate", None if got == [0, 1, 2, 3] else "it did not", got)
+        opens = page.js("window.opens")
+        self.check("the EventSource opened twice (the first time and once after the cut)", None if opens == 2 else f"{opens} times")
+        others = page.js("window.others")
+        self.check("no replaced, expired or deleted event", None if not others else "there were", others)
+
+        # Past the reconnection window, the same URL opens nothing.
+        page.js("window.source.close(); true")
+        time.sleep(RECONNECT_WINDOW + 2.5)  # the server notices the stream gone within a second or two
+        late = page.js("""(async () => {
+            const fetched = await fetch(%s).then((answer) => answer.status, (error) => error.name);
+            return await new Promise((resolve) => {
+                const source = new EventSource(%s);
+                let states = 0;
+                source.addEventListener('state', () => { states += 1; });
+                source.onerror = () => setTimeout(() => resolve({fetched, readyState: source.readyState, states}), 100);
+                setTimeout(() => resolve({fetched, readyState: source.readyState, states, timedOut: true}), 5000);
+            });
+        })()""" % (json.dumps(url), json.dumps(url)))
+        self.check(f"after the reconnection window ({RECONNECT_WINDOW} s) the same URL is refused: fetch 401, the EventSource closes",
+                   None if late.get("fetched") == 401 and late.get("readyState") == 2 and late.get("states") == 0 else "it is not", late)
+
+        # An origin that is not allowed is blocked.
+        other = self.tab(self.blocked)
+        blocked = self.calls(other, key)
+        self.check("from an origin not allowed, the OFREP fetch is blocked",
+                   None if blocked["ofrep"].get("blocked") else "it is not", blocked["ofrep"])
+        self.check("from an origin not allowed, the session fetch is blocked",
+                   None if blocked["created"].get("blocked") else "it is not", blocked["created"])
+
+    def close(self):
+        self.relay.close()
 
 
 def main():
@@ -1068,11 +1294,13 @@ def main():
         bin_path = subprocess.run(["swift", "build", "--show-bin-path"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
         binary = os.path.join(bin_path, "flowstack")
     work = tempfile.mkdtemp(prefix="flowstack-browser-")
-    server = FlowStackProcess(binary, work)
+    allowed, blocked = OriginServer(), OriginServer()
+    server = FlowStackProcess(binary, work, extra_args=["--cors-origins", allowed.origin,
+                                                        "--stream-reconnect-window", str(RECONNECT_WINDOW)])
     browser = Chromium(work)
     tally = Tally()
     started = time.monotonic()
-    walk = relay = None
+    walk = relay = cross = None
     try:
         server.start()
         relay = Relay(server.port)
@@ -1081,6 +1309,8 @@ def main():
         walk = Walk(page, server.port, relay, tally, browser)
         walk.run()
         walk.report_steps(server.admin_token)
+        cross = CrossOrigin(browser, server, tally, allowed.origin, blocked.origin)
+        cross.run()
     except Exception as error:  # a failure of the harness itself still counts, and still cleans up
         tally.check("the run completed", f"{type(error).__name__}: {error}")
         log = os.path.join(work, "chromium.log")
@@ -1097,6 +1327,10 @@ def main():
         browser.stop()
         if relay:
             relay.close()
+        if cross:
+            cross.close()
+        allowed.close()
+        blocked.close()
         status = server.stop()
         tally.check("the server stops with status 0", None if status == 0 else f"status {status}", server.stderr_text()[-500:])
         shutil.rmtree(work, ignore_errors=True)

@@ -15,6 +15,7 @@ public final class Application: Sendable {
     public let metrics = ServerMetrics()
     let sessions: SessionService
     let events: SessionEvents
+    let tickets: StreamTickets
     let clientKeys: ClientKeys
     let access: AccessPolicy
     let registry: DefinitionRegistry
@@ -22,6 +23,8 @@ public final class Application: Sendable {
     let bodyLimits: BodyLimits
     let logger: Logger
     private let router: Router
+    /// Nil when no origin is allowed (see CORSPolicy).
+    private let cors: CORSPolicy?
     /// Polls the definitions of a shared database (nil on SQLite, where this process is the writer).
     private let definitionSync: DefinitionSync?
 
@@ -38,8 +41,9 @@ public final class Application: Sendable {
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
-                logger: Logger = Logger(label: "flowstack")) throws {
+                cors: CORSOptions = CORSOptions(), logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
+        self.cors = CORSPolicy(cors)
         self.logger = logger
         self.bodyLimits = bodyLimits
         self.admin = AdminAuthorization(token: adminToken)
@@ -88,6 +92,9 @@ public final class Application: Sendable {
                                       refreshDefinitions: { sync?.refresh(force: true) })
         self.sessions = sessions
         events.startHeartbeat(every: eventOptions.heartbeat)
+        let tickets = StreamTickets(sessions: sessions, options: eventOptions, logger: logger)
+        self.tickets = tickets
+        tickets.start()
         if shared {
             // Versions committed through other nodes reach this node's streams too.
             events.watch(store: store, every: eventOptions.watchInterval) { [weak sessions] id in sessions?.currentState(id) }
@@ -98,7 +105,7 @@ public final class Application: Sendable {
         Self.addSessionRoutes(to: &router, sessions: sessions, access: access, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
         Self.addBundleRoute(to: &router, sessions: sessions)
-        Self.addEventRoutes(to: &router, sessions: sessions, events: events, options: eventOptions)
+        Self.addEventRoutes(to: &router, sessions: sessions, events: events, tickets: tickets, options: eventOptions)
         Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
@@ -121,6 +128,20 @@ public final class Application: Sendable {
     /// An action's answer comes later (`response.deferred`, once its commit is written): the
     /// HTTP server suspends the connection meanwhile; `response.settled()` waits for it.
     public func handle(_ request: Request) -> Response {
+        guard let cors, CORSPolicy.covers(request.path) else { return answer(request) }
+        if request.method == "OPTIONS" {
+            // The methods of the path's routes, as the router's 405 lists them.
+            let probe = router.dispatch(Request(method: "OPTIONS", path: request.path))
+            if let preflight = cors.preflight(request, methods: probe.response.status == 405 ? probe.response.headers["Allow"] : nil) {
+                record(request, pattern: probe.pattern, preflight, since: .now)
+                return preflight
+            }
+        }
+        return cors.decorate(answer(request), for: request)
+    }
+
+    /// `handle` without CORS.
+    private func answer(_ request: Request) -> Response {
         let start = ContinuousClock.now
         if let definitionSync, Self.readsDefinitions(request.path) {
             // Another node may have changed a definition a moment ago: admin routes and new

@@ -95,12 +95,18 @@ public protocol FlowStore: AnyObject, Sendable {
 
     // MARK: Stream tickets
 
-    /// Stores a ticket (its SHA-256) that opens session `sessionId`'s event stream once, until
-    /// `expiresAt` (milliseconds since 1970); tickets expired before `now` are deleted with it.
-    func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, now: Int) throws
-    /// Takes the ticket out of the database (so it works once) and returns what it opens, or
-    /// nil when there is no such ticket (never made, used already, or its session deleted).
-    func consumeStreamTicket(hash: [UInt8]) throws -> StreamTicketRecord?
+    /// Stores a ticket (its SHA-256) that may open session `sessionId`'s event stream until
+    /// `expiresAt`, and reopen it within its reconnection window, never after `endsAt`
+    /// (milliseconds since 1970); tickets past either time at `now` are deleted with it.
+    func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, endsAt: Int, now: Int) throws
+    /// Opens a stream with the ticket: when it was made for `sessionId` and `now` is within both
+    /// its window and its end, it gets a new generation (the stream that held it before is
+    /// replaced) and its window moves to `holdUntil`. Returns that generation and the ticket's
+    /// end, or nil (unknown, for another session, out of its window or past its end).
+    func takeStreamTicket(hash: [UInt8], sessionId: String, now: Int, holdUntil: Int) throws -> StreamTicketHold?
+    /// Moves to `until` the window of each ticket in `holds` that is still at the generation
+    /// given; returns the holds that are not (a newer stream took the ticket, or it is gone).
+    func renewStreamTickets(_ holds: [StreamTicketHold], until: Int) throws -> [StreamTicketHold]
 
     // MARK: Client keys
 

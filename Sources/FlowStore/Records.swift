@@ -103,15 +103,17 @@ public struct ClientKeyRecord: Sendable, Equatable {
     }
 }
 
-/// A stream ticket taken back from the database: the session it opens and when it expires.
-public struct StreamTicketRecord: Sendable, Equatable {
-    public var sessionId: String
-    /// Milliseconds since 1970, UTC.
-    public var expiresAt: Int
+/// A stream ticket held by one stream: which ticket (its SHA-256), the generation that stream
+/// took, and the ticket's absolute end (milliseconds since 1970, UTC).
+public struct StreamTicketHold: Sendable, Hashable {
+    public var hash: [UInt8]
+    public var generation: Int
+    public var endsAt: Int
 
-    public init(sessionId: String, expiresAt: Int) {
-        self.sessionId = sessionId
-        self.expiresAt = expiresAt
+    public init(hash: [UInt8], generation: Int, endsAt: Int) {
+        self.hash = hash
+        self.generation = generation
+        self.endsAt = endsAt
     }
 }
 

@@ -258,20 +258,37 @@ extension SQLiteStore {
         }
     }
 
-    public func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, now: Int) throws {
+    public func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, endsAt: Int, now: Int) throws {
         try pool.write { db in
-            try db.cachedStatement(sql: "DELETE FROM stream_tickets WHERE expires_at < ?").execute(arguments: [now])
-            try db.cachedStatement(sql: "INSERT INTO stream_tickets (ticket_hash, session_id, expires_at) VALUES (?, ?, ?)")
-                .execute(arguments: [Data(hash), sessionId, expiresAt])
+            try db.cachedStatement(sql: "DELETE FROM stream_tickets WHERE expires_at < ? OR ends_at < ?").execute(arguments: [now, now])
+            try db.cachedStatement(sql: "INSERT INTO stream_tickets (ticket_hash, session_id, expires_at, ends_at) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [Data(hash), sessionId, expiresAt, endsAt])
         }
     }
 
-    public func consumeStreamTicket(hash: [UInt8]) throws -> StreamTicketRecord? {
+    public func takeStreamTicket(hash: [UInt8], sessionId: String, now: Int, holdUntil: Int) throws -> StreamTicketHold? {
         try pool.write { db in
             let row = try Row.fetchOne(
-                db.cachedStatement(sql: "DELETE FROM stream_tickets WHERE ticket_hash = ? RETURNING session_id, expires_at"),
-                arguments: [Data(hash)])
-            return row.map { StreamTicketRecord(sessionId: $0["session_id"], expiresAt: $0["expires_at"]) }
+                db.cachedStatement(sql: """
+                    UPDATE stream_tickets SET generation = generation + 1, expires_at = ?
+                    WHERE ticket_hash = ? AND session_id = ? AND expires_at >= ? AND ends_at >= ?
+                    RETURNING generation, ends_at
+                    """),
+                arguments: [holdUntil, Data(hash), sessionId, now, now])
+            return row.map { StreamTicketHold(hash: hash, generation: $0["generation"], endsAt: $0["ends_at"]) }
+        }
+    }
+
+    public func renewStreamTickets(_ holds: [StreamTicketHold], until: Int) throws -> [StreamTicketHold] {
+        guard !holds.isEmpty else { return [] }
+        return try pool.write { db in
+            let statement = try db.cachedStatement(sql: "UPDATE stream_tickets SET expires_at = ? WHERE ticket_hash = ? AND generation = ?")
+            var lost: [StreamTicketHold] = []
+            for hold in holds {
+                try statement.execute(arguments: [until, Data(hold.hash), hold.generation])
+                if db.changesCount == 0 { lost.append(hold) }
+            }
+            return lost
         }
     }
 

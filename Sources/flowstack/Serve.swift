@@ -48,6 +48,12 @@ struct Serve: ParsableCommand {
     var sessionRate: String?
     @Option(name: .customLong("trusted-proxies"), help: "Comma-separated addresses or CIDR networks of proxies whose X-Forwarded-For names the client (env FLOWSTACK_TRUSTED_PROXIES; default none).")
     var trustedProxies: String?
+    @Option(name: .customLong("cors-origins"), help: "Comma-separated browser origins (scheme://host[:port]) allowed to call OFREP and the session routes from another origin, or * for any (env FLOWSTACK_CORS_ORIGINS; default none).")
+    var corsOrigins: String?
+    @Option(name: .customLong("stream-reconnect-window"), help: "Seconds after its last stream ended that an event-stream ticket may open the stream again (an EventSource reconnecting by itself) (env FLOWSTACK_STREAM_RECONNECT_WINDOW; default 60).")
+    var streamReconnectWindow: Int?
+    @Option(name: .customLong("stream-ticket-max-lifetime"), help: "Seconds after it was made that an event-stream ticket opens nothing and its stream ends (env FLOWSTACK_STREAM_TICKET_MAX_LIFETIME; default 3600).")
+    var streamTicketMaxLifetime: Int?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env FLOWSTACK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -76,6 +82,17 @@ struct Serve: ParsableCommand {
             throw ValidationError("durability must be normal or full; got '\(durabilityName)'.")
         }
         let access = try accessOptions(env)
+        var cors = CORSOptions()
+        do {
+            cors.origins = try CORSOptions.parse(env.string(corsOrigins, "FLOWSTACK_CORS_ORIGINS", default: ""))
+        } catch {
+            throw ValidationError("cors origins: \(error.description)")
+        }
+        var events = EventOptions()
+        let window = try env.integer(streamReconnectWindow, "FLOWSTACK_STREAM_RECONNECT_WINDOW", default: 60, range: 1...3600)
+        let maxLifetime = try env.integer(streamTicketMaxLifetime, "FLOWSTACK_STREAM_TICKET_MAX_LIFETIME", default: 3600, range: 10...604_800)
+        events.reconnectWindow = .seconds(window)
+        events.ticketMaxLifetime = .seconds(maxLifetime)
         let levelName = env.string(logLevel, "FLOWSTACK_LOG_LEVEL", default: "info")
         guard let level = Logger.Level(rawValue: levelName) else {
             throw ValidationError("log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(levelName)'.")
@@ -99,7 +116,7 @@ struct Serve: ParsableCommand {
         do {
             let single = singleNode || ["1", "true", "yes"].contains(env.values["FLOWSTACK_SINGLE_NODE"]?.lowercased() ?? "")
             app = try Application(store: store, adminToken: adminToken.value, cacheCapacity: cacheCapacity,
-                                  singleNode: single, access: access, logger: logger)
+                                  singleNode: single, events: events, access: access, cors: cors, logger: logger)
         } catch let error as Application.SetupError {
             throw FailureMessage(error.description)
         }

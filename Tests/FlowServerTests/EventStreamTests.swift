@@ -196,60 +196,6 @@ struct EventStreamTests {
 
     // MARK: Credentials
 
-    /// Tickets open one stream of their session, once, before they expire; tokens never go in URLs.
-    @Test func ticketsOpenOneStreamOnce() throws {
-        let test = try TestApp()
-        try test.withServer { server in
-            let sender = SocketSender(port: server.port)
-            let client = SessionClient(sender: sender)
-            let session = try client.create(userId: "browser")
-            let other = try client.create(userId: "someone-else")
-            func ticket(_ session: CreatedSession) throws -> String {
-                let response = try sender.send("POST", "/v1/sessions/\(session.id)/events/ticket", headers: session.auth)
-                #expect(response.status == 201)
-                #expect(response.json["expiresIn"] == 30)
-                return try #require(response.json["ticket"].stringValue)
-            }
-            func open(_ id: String, query: String) throws -> EventStreamClient {
-                try EventStreamClient(port: server.port, path: "/v1/sessions/\(id)/events?\(query)")
-            }
-            let good = try ticket(session)
-            let stream = try open(session.id, query: "ticket=\(good)")
-            #expect(stream.status == 200)
-            #expect(try stream.next()?.id == "0")
-            let reused = try open(session.id, query: "ticket=\(good)")
-            #expect(reused.status == 401)
-            #expect(String(decoding: reused.body, as: UTF8.self).contains("used already"))
-
-            let foreign = try ticket(other)
-            let wrongSession = try open(session.id, query: "ticket=\(foreign)")
-            #expect(wrongSession.status == 401)
-            #expect(try open(other.id, query: "ticket=\(foreign)").status == 401, "a ticket tried on another session is used up")
-
-            let stale = "st_expired-ticket"
-            let now = Application.milliseconds()
-            try test.store.insertStreamTicket(hash: BearerToken.hash(stale), sessionId: session.id, expiresAt: now - 1, now: now - 60_000)
-            let expired = try open(session.id, query: "ticket=\(stale)")
-            #expect(expired.status == 401)
-            #expect(String(decoding: expired.body, as: UTF8.self).contains("expired"))
-
-            for query in ["ticket=nonsense", "ticket=", "ticket=" + String(repeating: "x", count: 500)] {
-                let response = try open(session.id, query: query)
-                #expect(response.status == 401, "\(query)")
-                #expect(response.header("Content-Type") == "application/problem+json")
-            }
-            let inURL = try open(session.id, query: "token=\(session.token)")
-            #expect(inURL.status == 400)
-            #expect(try open(session.id, query: "").status == 401)
-            let noTicketToken = try sender.send("POST", "/v1/sessions/\(session.id)/events/ticket")
-            #expect(noTicketToken.status == 401)
-            let wrongTicketToken = try sender.send("POST", "/v1/sessions/\(session.id)/events/ticket", headers: other.auth)
-            #expect(wrongTicketToken.status == 401)
-            let unknown = try sender.send("POST", "/v1/sessions/s_unknown/events/ticket", headers: session.auth)
-            #expect(unknown.status == 404)
-        }
-    }
-
     /// Without the token, with another session's token, or for an unknown session: refused.
     @Test func streamsNeedTheSessionsToken() throws {
         let test = try TestApp()

@@ -49,6 +49,40 @@ struct MultiNodeTests {
         }
     }
 
+    /// A ticket is one per stream across nodes: a stream opened with it on one node replaces
+    /// the one on the other (`event: replaced` at the other's next renewal); the connection
+    /// dropped, the same URL reconnects through either node within the window, and not after.
+    @Test func ticketsReconnectAndReplaceAcrossNodes() throws {
+        var options = EventOptions()
+        options.reconnectWindow = .seconds(1)
+        let a = try TestApp(events: options)
+        let b = try TestApp(beside: a, events: options)
+        try a.withServer { serverA in
+            try b.withServer { serverB in
+                let sender = SocketSender(port: serverA.port)
+                let session = try SessionClient(sender: sender).create(userId: "roaming")
+                let ticket = try StreamTicketTests.ticket(sender, session)
+                let onA = try StreamTicketTests.open(serverA, session, ticket: ticket)
+                #expect(try onA.next()?.id == "0")
+                var onB: EventStreamClient? = try StreamTicketTests.open(serverB, session, ticket: ticket)
+                #expect(try onB?.next()?.id == "0")
+                let started = ContinuousClock.now
+                #expect(try onA.next()?.event == "replaced")
+                #expect(try onA.next() == nil)
+                #expect(ContinuousClock.now - started < .seconds(2), "found out at A's next renewal")
+                onB = nil
+                StreamTicketTests.waitReleased(b, serverB)
+                var again: EventStreamClient? = try StreamTicketTests.open(serverA, session, ticket: ticket, lastEventId: 0)
+                #expect(again?.status == 200, "reconnects through the other node within the window")
+                again = nil
+                StreamTicketTests.waitReleased(a, serverA)
+                Thread.sleep(forTimeInterval: 1.5)
+                #expect(try StreamTicketTests.open(serverB, session, ticket: ticket).status == 401)
+                #expect(try StreamTicketTests.open(serverA, session, ticket: ticket).status == 401)
+            }
+        }
+    }
+
     /// Walks a new session through onboarding on `node`; returns it at home.
     static func onboarded(_ node: SessionClient, user: String) throws -> CreatedSession {
         let session = try node.create(userId: user)

@@ -15,11 +15,12 @@ final class TestApp: Sendable {
     let store: any FlowStore
     let app: Application
 
-    init(cacheCapacity: Int = 100_000, events: EventOptions = EventOptions(), access: AccessOptions = AccessOptions()) throws {
+    init(cacheCapacity: Int = 100_000, events: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
+         cors: CORSOptions = CORSOptions()) throws {
         database = try TestDatabase()
         store = try database.migratedStore()
         app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity, events: events,
-                              access: access)
+                              access: access, cors: cors)
         keepAlive = nil
     }
 
@@ -33,10 +34,10 @@ final class TestApp: Sendable {
     }
 
     /// Another application on the same database beside this one, as a second node would be.
-    init(beside other: TestApp) throws {
+    init(beside other: TestApp, events: EventOptions = EventOptions()) throws {
         database = other.database
         store = try database.migratedStore()
-        app = try Application(store: store, adminToken: TestApp.adminToken)
+        app = try Application(store: store, adminToken: TestApp.adminToken, events: events)
         keepAlive = other
     }
 
