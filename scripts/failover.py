@@ -158,17 +158,14 @@ def split_brain(binary, work, tally):
                         None if result.returncode != 0 and "rejoin" in result.stderr and not pg.primary.running()
                         else f"status {result.returncode}", result.stderr.strip())
 
-            pg.primary.restart_after_crash()  # what a plain `pg_ctl start` does: standby.signal holds it
-            recovery = pg.primary.sql("SELECT pg_is_in_recovery()", database="postgres").strip()
-            tally.check("the demoted primary started by hand comes up read-only (standby.signal)",
-                        None if recovery == "t" else f"pg_is_in_recovery() = {recovery}")
-            pg.primary.stop()
-
-            # What the tools did before: the old primary back writable, first in the URL.
+            # What the tools did before: the old primary back writable, first in the URL (the
+            # standby.signal promote put there removed, as a start with the old tools had none).
             os.unlink(os.path.join(pg.primary.data, "standby.signal"))
             pg.primary.restart_after_crash()
             recovery = pg.primary.sql("SELECT pg_is_in_recovery()", database="postgres").strip()
-            tally.check("(set-up) the old primary runs writable next to the new one", None if recovery == "f" else recovery)
+            stale_version = pg.primary.sql(f"SELECT max(version) FROM actions WHERE session_id = '{session.id}'").strip()
+            tally.check("(set-up) the old primary runs writable next to the new one, at the pre-failover version",
+                        None if recovery == "f" and stale_version != str(newest) else "not so", (recovery, stale_version, newest))
 
             refused = wait_for(lambda: (lambda answer: answer if answer[0] == 503 else None)(healthz(node.port)), REFUSE_WITHIN)
             tally.check(f"the running node's /healthz is 503 naming the split brain within {REFUSE_WITHIN:.0f} s",
@@ -186,26 +183,28 @@ def split_brain(binary, work, tally):
             # A node started now: it must not become healthy on the old primary (first in the URL).
             second_node = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--port", "0", "--db", db,
                                             "--log-level", "warning"],
-                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             try:
                 port, output, deadline = None, b"", time.monotonic() + 8
-                while time.monotonic() < deadline and second_node.poll() is None:
-                    ready, _, _ = select.select([second_node.stdout, second_node.stderr], [], [], 0.2)
-                    for stream in ready:
-                        line = stream.readline()
-                        output += line
-                        found = re.search(rb"listening on http://127\.0\.0\.1:(\d+)", line)
-                        if found:
-                            port = int(found.group(1))
-                    if port:
-                        break
+                while time.monotonic() < deadline and not port:
+                    ready, _, _ = select.select([second_node.stdout], [], [], 0.2)
+                    if ready:
+                        chunk = os.read(second_node.stdout.fileno(), 65536)
+                        if not chunk:
+                            break
+                        output += chunk
+                        found = re.search(rb"listening on http://127\.0\.0\.1:(\d+)", output)
+                        port = int(found.group(1)) if found else None
                 if port:
                     answer = wait_for(lambda: (lambda a: a if a[0] == 503 else None)(healthz(port)), REFUSE_WITHIN)
                     reads = session.state(port)
                     tally.check("a node started during the split brain answers /healthz 503 with the reason",
                                 None if answer and "accept writes" in json.dumps(answer[1]) else "not refused", answer)
                     tally.check("a node started during the split brain serves no stale read",
-                                None if reads[0] != 200 or version_of(reads) == newest else "stale", reads)
+                                None if reads[0] != 200 or version_of(reads) == newest else "stale",
+                                (newest, reads[0], version_of(reads)))
+                    print(f"failover: (the node started during the split brain listened: /healthz {answer and answer[0]}, "
+                          f"a read {reads[0]} at version {version_of(reads)})", flush=True)
                 else:
                     time.sleep(0.5)
                     text = output.decode("utf-8", "replace")
@@ -215,12 +214,16 @@ def split_brain(binary, work, tally):
                 second_node.kill()
                 second_node.wait(timeout=10)
                 second_node.stdout.close()
-                second_node.stderr.close()
 
             # The fix an operator makes (README, "After a failover"): stop it, rejoin as a standby.
             pg.primary.stop()
-            with open(os.path.join(pg.primary.data, "standby.signal"), "w"):
-                pass
+            # (And what the fence does: with the standby.signal promote wrote, a plain start of
+            # the demoted primary, `pg_ctl start`, comes up read-only.)
+            pg._write_as_server(os.path.join(pg.primary.data, "standby.signal"), "")
+            pg.primary.restart_after_crash()
+            recovery = pg.primary.sql("SELECT pg_is_in_recovery()", database="postgres").strip()
+            tally.check("the demoted primary started by hand comes up read-only (standby.signal)",
+                        None if recovery == "t" else f"pg_is_in_recovery() = {recovery}")
             pg.rejoin()
             healthy = wait_for(lambda: healthz(node.port)[0] == 200, RECOVER_WITHIN)
             tally.check("after `rejoin`, the running node is healthy again", None if healthy else "still 503", healthz(node.port))
