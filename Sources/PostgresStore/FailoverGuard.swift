@@ -261,8 +261,10 @@ final class CommitWatch: Sendable {
         }
     }
 
-    /// Why commits are stuck, or nil; `probe` runs a test commit and says whether it finished.
-    func problem(probe: () -> Bool) -> String? {
+    /// Why commits are stuck, or nil; `probe` runs a test commit and says whether it finished
+    /// (nil when it could not be sent: the database does not answer at all, which the health
+    /// check's own query reports).
+    func problem(probe: () -> Bool?) -> String? {
         let (since, due, lastFinished) = state.withLock { state -> (ContinuousClock.Instant?, Bool, Bool) in
             guard let since = state.stalledSince else { return (nil, false, true) }
             let due = state.lastProbe.map { $0.duration(to: .now) >= Self.probeEvery } ?? true
@@ -270,7 +272,8 @@ final class CommitWatch: Sendable {
             return (since, due, state.lastProbeFinished)
         }
         guard let since else { return nil }
-        let finished = due ? probe() : lastFinished
+        let outcome: Bool? = due ? probe() : lastFinished
+        guard let finished = outcome else { return nil }
         state.withLock { state in
             state.lastProbeFinished = finished
             if finished { state.stalledSince = nil }
@@ -296,10 +299,14 @@ extension PostgresStore {
             // A transaction with a transaction id writes a commit record, which waits for the
             // synchronous standbys as an action's commit does; it changes no table.
             let statements = [PGStatement("BEGIN"), PGStatement("SELECT txid_current()"), PGStatement("COMMIT")]
-            let outcomes = try? pool.withConnection(deadline: deadline) { connection throws(PGError) in
-                try connection.runTransaction(statements, deadline: deadline)
+            do throws(PGError) {
+                let outcomes = try pool.withConnection(deadline: deadline) { connection throws(PGError) in
+                    try connection.runTransaction(statements, deadline: deadline)
+                }
+                return outcomes.allSatisfy { $0.rows != nil }
+            } catch {
+                return error.unsent ? nil : false  // not sent: unreachable, not stuck
             }
-            return outcomes?.allSatisfy { $0.rows != nil } ?? false
         }
     }
 }
