@@ -9,7 +9,10 @@ work=$(mktemp -d)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 FLOWSTACK_BIN=$bin CLUSTER_PORT=$port scripts/cluster.sh >"$work/out" 2>"$work/err" &
 cluster=$!
-trap 'kill -TERM $cluster 2>/dev/null; wait $cluster 2>/dev/null; rm -rf "$work"' EXIT
+# cluster.sh keeps its logs after it stops (in the folder it printed): a passing run removes them.
+trap 'kill -TERM $cluster 2>/dev/null; wait $cluster 2>/dev/null
+      [ "${failed:-1}" -eq 0 ] && rm -rf "$(sed -n "s#.*config \(/tmp/flowstack-cluster-[^/]*\)/haproxy.cfg#\1#p" "$work/out")"
+      rm -rf "$work"' EXIT
 passed=0 failed=0
 for _ in $(seq 120); do grep -q "admin token" "$work/out" && break; sleep 0.5; done
 if grep -q "admin token" "$work/out"; then passed=$((passed + 1)); else
