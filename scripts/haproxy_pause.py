@@ -12,6 +12,7 @@ still reached the paused node after the pause. Standard library only.
 import collections
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -130,6 +131,7 @@ def main():
                 except (OSError, AttributeError):
                     pass
                 node.stop()
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
