@@ -232,7 +232,7 @@ final class FailoverGuard: @unchecked Sendable {
 /// Notices commits that do not finish while the database otherwise answers: a synchronous
 /// standby that is down holds every `COMMIT` on the primary, yet `SELECT`s (and so a plain
 /// health check) still work. A write sent and not answered within its deadline marks the
-/// store *stalled*; any write answered clears it. While stalled, `/healthz` runs a test commit
+/// store *stalled*; a write committed clears it. While stalled, `/healthz` runs a test commit
 /// (at most once a second, 1 s deadline) and reports 503 with the reason until one finishes.
 final class CommitWatch: Sendable {
     private struct State {
@@ -247,13 +247,14 @@ final class CommitWatch: Sendable {
 
     /// Records what one write batch came to.
     func record(_ results: [Result<Void, any Error>]) {
+        // Only a commit that wrote something and finished proves commits finish: a refused
+        // action (a version conflict) commits a transaction that wrote nothing, which never
+        // waits for a standby.
         var unanswered = false, answered = false
         for result in results {
             switch result {
             case .success: answered = true
-            case .failure(let error):
-                if case StoreError.outcomeUnknown = error { unanswered = true }
-                else if case StoreError.unavailable = error {} else { answered = true }
+            case .failure(let error): if case StoreError.outcomeUnknown = error { unanswered = true }
             }
         }
         state.withLock { state in
@@ -281,9 +282,9 @@ final class CommitWatch: Sendable {
         if finished { return nil }
         let seconds = Double(since.duration(to: .now).components.seconds)
             + Double(since.duration(to: .now).components.attoseconds) / 1e18
-        return "Commits do not finish: a write has had no answer from the database for \(String(format: "%.1f", seconds)) s "
-            + "and a test commit did not finish within \(Self.probeTimeout.components.seconds) s, while the database "
-            + "accepts connections (a synchronous standby down or far behind? README, \"Synchronous standbys\")."
+        return "Commits do not finish: the database accepts connections, but a write got no answer within its deadline "
+            + "(the first \(String(format: "%.1f", seconds)) s ago) and a test commit did not finish within "
+            + "\(Self.probeTimeout.components.seconds) s (a synchronous standby down or far behind? README, \"Synchronous standbys\")."
     }
 }
 
