@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Several FlowStack nodes on one PostgreSQL, on this machine, for trying it out: a throwaway
-# PostgreSQL primary with a synchronous standby (scripts/pgserver.py), three `flowstack serve`
-# nodes on it, and HAProxy in front (a copy of deploy/haproxy.cfg with loopback addresses).
-# Prints the URL to use, the admin token and where the logs are; Ctrl-C (or SIGTERM) stops
-# everything and removes the databases.
+# PostgreSQL primary with two standbys, any one of which confirms each commit
+# (scripts/pgserver.py --standbys 2), three `flowstack serve` nodes on it, and HAProxy in front
+# (a copy of deploy/haproxy.cfg with loopback addresses). Prints the URL to use, the admin token
+# and where the logs are; Ctrl-C (or SIGTERM) stops everything and removes the databases, and
+# keeps the logs (the nodes', HAProxy's and PostgreSQL's) in the folder it printed.
 #
 #   scripts/cluster.sh                  # builds flowstack (swift build) unless FLOWSTACK_BIN is set
 #   FLOWSTACK_BIN=path/to/flowstack scripts/cluster.sh
+#   scripts/cluster.sh -- --durability full      # arguments after -- go to every node's `serve`
+#   scripts/cluster.sh restart 2        # (another terminal) restarts node2 of the running cluster
 #
 # Environment: FLOWSTACK_BIN (a built binary), CLUSTER_PORT (HAProxy's port; default: 8080
 # when it is free, else any free one), FLOWSTACK_ADMIN_TOKEN (default: a random one, printed),
@@ -19,6 +22,23 @@ nodes=${CLUSTER_NODES:-3}
 
 say() { printf 'cluster: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
+
+# `scripts/cluster.sh restart N [WORK]`: asks the running cluster (the newest one, or the one
+# whose folder is WORK) to restart node N with the same command line, and waits until it has.
+if [ "${1:-}" = "restart" ]; then
+    n=${2:?usage: scripts/cluster.sh restart NODE_NUMBER [CLUSTER_FOLDER]}
+    dir=${3:-$(ls -dt /tmp/flowstack-cluster-*/ 2>/dev/null | while read -r d; do
+        [ -f "$d/cluster.pid" ] && kill -0 "$(cat "$d/cluster.pid")" 2>/dev/null && { echo "${d%/}"; break; }; done)}
+    [ -n "$dir" ] && [ -f "$dir/cluster.pid" ] || die "no running cluster found (give its folder: scripts/cluster.sh restart N FOLDER)"
+    [ -f "$dir/node$n.cmd" ] || die "the cluster in $dir has no node$n"
+    : >"$dir/restart-node$n"
+    for _ in $(seq 600); do [ -f "$dir/restart-node$n" ] || { say "node$n restarted (log: $dir/node$n.log)"; exit 0; }; sleep 0.1; done
+    die "node$n did not restart within 60 s; see $dir/node$n.log"
+fi
+node_args=()
+if [ "${1:-}" = "--" ]; then shift; node_args=("$@"); elif [ $# -gt 0 ]; then
+    die "unknown argument $1 (node arguments go after --: scripts/cluster.sh -- --durability full)"
+fi
 
 if [ -n "${FLOWSTACK_BIN:-}" ]; then
     bin=$FLOWSTACK_BIN
@@ -38,6 +58,8 @@ fi
 haproxy_bin=$(command -v haproxy || echo /usr/sbin/haproxy)
 
 work=$(mktemp -d /tmp/flowstack-cluster-XXXXXX)
+chmod 755 "$work"
+echo $$ >"$work/cluster.pid"
 pg_dir=""
 pids=()
 stopping=""
@@ -53,9 +75,12 @@ cleanup() {
         kill -KILL "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
-    [ -n "$pg_dir" ] && python3 scripts/pgserver.py stop --dir "$pg_dir" >&2
-    rm -rf "$work"
-    say "stopped; removed the databases and $work"
+    if [ -n "$pg_dir" ]; then
+        for log in "$pg_dir"/*.log; do [ -f "$log" ] && cp "$log" "$work/postgresql-$(basename "$log")"; done
+        python3 scripts/pgserver.py stop --dir "$pg_dir" >&2
+    fi
+    rm -f "$work/cluster.pid" "$work"/restart-node*
+    say "stopped; removed the databases; the logs are kept in $work (node*.log, haproxy.log, postgresql-*.log)"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -70,34 +95,41 @@ print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
 }
 port_free() { python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null; }
 
-# --- PostgreSQL: primary and synchronous standby (prints DIR=, URL=, PORT=, BINDIR=, STANDBY_URL=)
-say "starting PostgreSQL (primary and synchronous standby)"
+# --- PostgreSQL: primary and two standbys, ANY 1 of which confirms each commit (prints DIR=,
+# URL=, PORT=, BINDIR=, STANDBY_URL=, STANDBY_PORTS=)
+say "starting PostgreSQL (primary and two synchronous standbys, ANY 1)"
 # (in a folder of pgserver.py's own making: the postgres user must reach it, $work is private)
-pg_env=$(python3 scripts/pgserver.py start --standby) || die "PostgreSQL did not start"
+pg_env=$(python3 scripts/pgserver.py start --standbys 2) || die "PostgreSQL did not start"
 eval "$pg_env"
 pg_dir=$DIR
-standby_port=${STANDBY_URL#*127.0.0.1:}; standby_port=${standby_port%%/*}
-# Both hosts; libpq takes the one that accepts writes, so the nodes follow a promotion.
-db="postgresql://postgres@127.0.0.1:$PORT,127.0.0.1:$standby_port/flowstack?target_session_attrs=read-write"
+# Every host; libpq takes the one that accepts writes, so the nodes follow a promotion.
+hosts="127.0.0.1:$PORT"
+for standby_port in $STANDBY_PORTS; do hosts+=",127.0.0.1:$standby_port"; done
+db="postgresql://postgres@$hosts/flowstack?target_session_attrs=read-write"
 
 # --- the nodes
 admin=${FLOWSTACK_ADMIN_TOKEN:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}
 read -r -a node_ports <<<"$(free_ports "$nodes")"
-for i in $(seq 1 "$nodes"); do
-    port=${node_ports[$((i - 1))]}
-    FLOWSTACK_ADMIN_TOKEN=$admin "$bin" serve --host 127.0.0.1 --port "$port" --db "$db" \
-        >"$work/node$i.log" 2>&1 &
-    pids+=($!)
-done
-for i in $(seq 1 "$nodes"); do
-    port=${node_ports[$((i - 1))]}
-    ok=""
+# Node i's command line, kept in $work/node$i.cmd (for `scripts/cluster.sh restart i`).
+start_node() {
+    local i=$1 port=${node_ports[$(($1 - 1))]}
+    FLOWSTACK_ADMIN_TOKEN=$admin "$bin" serve --host 127.0.0.1 --port "$port" --db "$db" ${node_args[@]+"${node_args[@]}"} \
+        >>"$work/node$i.log" 2>&1 &
+    pids[$((i - 1))]=$!
+    printf '%q ' "$bin" serve --host 127.0.0.1 --port "$port" --db "$db" ${node_args[@]+"${node_args[@]}"} >"$work/node$i.cmd"
+}
+wait_healthy() {
+    local i=$1 port=${node_ports[$(($1 - 1))]}
     for _ in $(seq 300); do
-        curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && { ok=1; break; }
-        kill -0 "${pids[$((i - 1))]}" 2>/dev/null || break
+        curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+        kill -0 "${pids[$((i - 1))]}" 2>/dev/null || return 1
         sleep 0.1
     done
-    [ -n "$ok" ] || { tail -20 "$work/node$i.log" >&2; die "node$i did not become healthy on port $port"; }
+    return 1
+}
+for i in $(seq 1 "$nodes"); do start_node "$i"; done
+for i in $(seq 1 "$nodes"); do
+    wait_healthy "$i" || { tail -20 "$work/node$i.log" >&2; die "node$i did not become healthy on port ${node_ports[$((i - 1))]}"; }
 done
 
 # --- HAProxy: deploy/haproxy.cfg with the marked lines rewritten (listening address, stats
@@ -132,20 +164,39 @@ done
 [ -n "$ok" ] || { tail -20 "$work/haproxy.log" >&2; die "HAProxy does not see the $nodes nodes UP"; }
 
 cat <<EOF
-FlowStack cluster: $nodes nodes on PostgreSQL (primary :$PORT, synchronous standby :$standby_port), HAProxy in front.
+FlowStack cluster: $nodes nodes on PostgreSQL (primary :$PORT, standbys :${STANDBY_PORTS// /, :}, ANY 1 synchronous), HAProxy in front.
   URL          http://127.0.0.1:$lb_port/        (the playground; the API under /v1)
   admin token  $admin
   nodes        $(for i in $(seq 1 "$nodes"); do printf 'node%s http://127.0.0.1:%s  ' "$i" "${node_ports[$((i - 1))]}"; done)
   HAProxy      stats http://127.0.0.1:$stats_port/   config $work/haproxy.cfg
   database     $db
-  logs         $work/node*.log, $work/haproxy.log, $pg_dir/*.log
+  logs         $work/node*.log, $work/haproxy.log, $pg_dir/*.log (kept in $work after Ctrl-C)
 Try: curl -s http://127.0.0.1:$lb_port/v1/sessions -d '{"userId":"ada"}'   (answers name the node in X-FlowStack-Node)
+Restart a node: scripts/cluster.sh restart 2      (same command line; see $work/node2.cmd)
 Failover: python3 scripts/pgserver.py kill9 --dir $pg_dir; python3 scripts/pgserver.py promote --dir $pg_dir
-Ctrl-C stops everything.
+  then bring the old primary back only as a standby of the new one (never 'restart' it):
+          python3 scripts/pgserver.py rejoin --dir $pg_dir          (README: After a failover)
+Ctrl-C stops everything (the logs stay in $work).
 EOF
 
-# Wait until interrupted; a node or HAProxy that exits is said, the others keep running.
+# Wait until interrupted; a node or HAProxy that exits is said, the others keep running; a node
+# asked for by `scripts/cluster.sh restart N` is stopped (SIGTERM) and started again.
 while :; do
+    for i in $(seq 1 "$nodes"); do
+        [ -f "$work/restart-node$i" ] || continue
+        pid=${pids[$((i - 1))]}
+        if [ "$pid" != 0 ]; then
+            kill -TERM "$pid" 2>/dev/null
+            for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -KILL "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+        fi
+        say "restarting node$i"
+        echo "--- cluster.sh: restarted at $(date -u +%FT%TZ)" >>"$work/node$i.log"
+        start_node "$i"
+        wait_healthy "$i" || say "node$i is not healthy after its restart; see $work/node$i.log"
+        rm -f "$work/restart-node$i"
+    done
     for index in "${!pids[@]}"; do
         pid=${pids[$index]}
         if [ "$pid" != 0 ] && ! kill -0 "$pid" 2>/dev/null; then

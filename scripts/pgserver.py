@@ -1,27 +1,36 @@
 #!/usr/bin/env python3
 """A throwaway PostgreSQL for the tests and benchmarks: initdb into a fresh directory, listen on
-127.0.0.1 only on a free port, trust authentication, a database `flowstack`; optionally a
-synchronous standby made with pg_basebackup -R. fsync and synchronous_commit stay on: the tests
-that use it check durability.
+127.0.0.1 only on a free port, trust authentication, a database `flowstack`; optionally one
+synchronous standby, or several of which any one must confirm each commit
+(`synchronous_standby_names = 'ANY 1 (…)'`), made with pg_basebackup -R. fsync and
+synchronous_commit stay on: the tests that use it check durability.
+
+After a failover (promote), the old primary is *demoted*: `restart` refuses to start it (it
+would accept writes next to the new primary: a split brain), a `standby.signal` put in its data
+directory keeps even a plain `pg_ctl start` read-only, and `rejoin` makes it a standby of the
+new primary (a fresh base backup from it).
 
 As a module:
 
     from pgserver import PostgresServer
     with PostgresServer(standby=True) as pg:   # start(); stop() on leaving, even on an error
         pg.url            # postgresql://postgres@127.0.0.1:PORT/flowstack
-        pg.standby_url    # the standby's, or None
+        pg.standby_url    # the (first) standby's, or None
+        pg.standbys       # the standby Nodes ("standby", "standby2", …; standbys=N for N)
         pg.kill9()        # SIGKILL the postmaster (a crash of the database server)
         pg.restart()      # start it again on the same directory and port (crash recovery)
         pg.freeze(); pg.thaw()   # SIGSTOP / SIGCONT it and its backends (a hung server)
-        pg.promote_standby()
+        pg.promote_standby()   # the most advanced standby; the others follow it
+        pg.rejoin()       # the demoted old primary, as a standby of the new one
         pg.sql("SELECT 1")
         pg.amcheck()      # None, or what pg_amcheck found wrong
 
 As a command (leaves it running; the lines printed are shell assignments, for `eval`):
 
-    python3 scripts/pgserver.py start [--standby] [--dir D]   # prints DIR=, URL=, PORT=, BINDIR=, STANDBY_URL=
+    python3 scripts/pgserver.py start [--standby | --standbys N] [--dir D]
+        # prints DIR=, URL=, PORT=, BINDIR=, STANDBY_URL= (the first standby's), STANDBY_PORTS=
     python3 scripts/pgserver.py stop --dir D                  # fast shutdown, then removes D
-    python3 scripts/pgserver.py kill9 [--group]|restart|promote|status --dir D
+    python3 scripts/pgserver.py kill9 [--group]|restart|promote|rejoin|status --dir D [--node NAME]
     python3 scripts/pgserver.py add-role --dir D --role R --password P   # URL= of R's own database
 
 The binaries come from /usr/lib/postgresql/*/bin (Debian's packages); when there are none, the
@@ -410,20 +419,47 @@ class Node:
 # ---------------------------------------------------------------------------------------------
 
 class PostgresServer:
-    """A throwaway PostgreSQL (and optionally its synchronous standby) in `directory` (a fresh
-    temporary one by default; when given, it must be empty or absent). stop() removes it."""
+    """A throwaway PostgreSQL (and optionally its synchronous standbys) in `directory` (a fresh
+    temporary one by default; when given, it must be empty or absent). stop() removes it.
 
-    def __init__(self, directory=None, standby=False, database=DATABASE, install=True):
+    `standby=True` is one synchronous standby (every commit waits for it: while it is down, no
+    commit finishes); `standbys=N` is N standbys of which any one must confirm a commit
+    (`ANY 1 (standby, standby2, …)`), so one standby's loss does not stop the writes."""
+
+    def __init__(self, directory=None, standby=False, database=DATABASE, install=True, standbys=None):
         self.requested_directory = directory
-        self.with_standby = standby
+        self.standby_count = standbys if standbys is not None else (1 if standby else 0)
+        self.with_standby = self.standby_count > 0
         self.database = database
         self.install = install
         self.directory = None
         self.primary = None
-        self.standby = None
+        self.standbys = []
         self.promoted = False
+        self.current = "primary"  # the name of the node that takes writes
+        self.demoted = []  # former primaries that must not start writable again
 
     # -- what callers read
+
+    @property
+    def standby(self):
+        """The first standby (named "standby"), or None."""
+        return self.standbys[0] if self.standbys else None
+
+    @property
+    def nodes(self):
+        return [node for node in (self.primary, *self.standbys) if node]
+
+    def node(self, name):
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise PgServerError(f"no node named {name!r} (there are: {', '.join(n.name for n in self.nodes)})")
+
+    @property
+    def writer(self):
+        """The node that takes writes now (the primary, or the standby promoted last)."""
+        return self.node(self.current)
 
     @property
     def url(self):
@@ -438,7 +474,7 @@ class PostgresServer:
         return self.primary.port if self.primary else None
 
     def sql(self, query, database=None, node="primary"):
-        return getattr(self, node).sql(query, database or self.database)
+        return self.node(node).sql(query, database or self.database)
 
     # -- life cycle
 
@@ -456,15 +492,19 @@ class PostgresServer:
         user = server_user()
         self._make_directory(user)
         try:
-            primary_port, standby_port = free_ports(2)
-            self.primary = Node(bindir, user, self.directory, "primary", primary_port)
+            ports = free_ports(1 + max(1, self.standby_count))
+            self.primary = Node(bindir, user, self.directory, "primary", ports[0])
             self.primary.run("initdb", "-D", self.primary.data, "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
                              "--locale=C", timeout=120)
-            self.primary.configure()
+            self.primary.configure({"cluster_name": "'primary'"})
             self.primary.start()
             self.primary.sql(f'CREATE DATABASE "{self.database}"', database="postgres")
-            if self.with_standby:
-                self._start_standby(standby_port)
+            for index in range(self.standby_count):
+                name = "standby" if index == 0 else f"standby{index + 1}"
+                self.standbys.append(self._base_backup(name, ports[1 + index], source=self.primary))
+                self.standbys[-1].start()
+            if self.standbys:
+                self._require_standbys()
             self._save_state()
         except BaseException:
             self._discard()
@@ -491,68 +531,188 @@ class PostgresServer:
                 raise PgServerError(f"the `{user}` user cannot reach {directory}: a folder above it is not "
                                     f"open to other users (chmod o+x it, or pick another --dir)")
 
-    def _start_standby(self, port):
-        """pg_basebackup -R from the primary, its own port; then the primary waits for it on
-        every commit (synchronous_standby_names = '*') once it streams."""
-        self.standby = Node(self.primary.bindir, self.primary.user, self.directory, "standby", port)
-        self.standby.run("pg_basebackup", "-D", self.standby.data, "-h", "127.0.0.1", "-p", str(self.primary.port),
-                         "-U", SUPERUSER, "-X", "stream", "-c", "fast", "-R", timeout=120)
-        self.standby.configure({"cluster_name": "'standby'"})
-        self.standby.start()
-        self.primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'", database="postgres")
-        self.primary.sql("SELECT pg_reload_conf()", database="postgres")
-        self._wait_synchronous()
+    def _base_backup(self, name, port, source):
+        """A new standby `name` of `source`: pg_basebackup -R into DIR/name (not started). Its
+        WAL receiver reports `name` (cluster_name), the name synchronous_standby_names lists."""
+        node = Node(source.bindir, source.user, self.directory, name, port)
+        node.run("pg_basebackup", "-D", node.data, "-h", "127.0.0.1", "-p", str(source.port),
+                 "-U", SUPERUSER, "-X", "stream", "-c", "fast", "-R", timeout=120)
+        node.configure({"cluster_name": f"'{name}'"})
+        return node
 
-    def _wait_synchronous(self):
+    def _followers(self):
+        """The standbys of the current writer (every node but it and the demoted ones)."""
+        return [node for node in self.nodes if node.name != self.current and node.name not in self.demoted]
+
+    def _require_standbys(self):
+        """Makes the writer wait for its standbys on every commit: the one standby ('*'), or any
+        one of several (`ANY 1 (…)`: a standby may be lost without stopping the writes; the
+        price is that a failover must go to the standby that has the newest WAL, which
+        promote_standby() picks). Waits until every one of them streams synchronously."""
+        followers = self._followers()
+        if not followers:
+            names = ""
+        elif self.standby_count <= 1 and len(followers) == 1:
+            names = "*"
+        else:
+            names = "ANY 1 (" + ", ".join(f'"{node.name}"' for node in followers) + ")"
+        writer = self.writer
+        writer.sql(f"ALTER SYSTEM SET synchronous_standby_names = '{names}'", database="postgres")
+        writer.sql("SELECT pg_reload_conf()", database="postgres")
+        if followers:
+            self._wait_synchronous([node.name for node in followers if node.running()])
+
+    def _wait_synchronous(self, names=None):
+        """Waits until the standbys `names` (default: every running follower) stream to the
+        writer as synchronous (or quorum) standbys."""
+        if names is None:
+            names = [node.name for node in self._followers() if node.running()]
         deadline = time.monotonic() + READY_TIMEOUT
-        while self.primary.sql("SELECT sync_state FROM pg_stat_replication", database="postgres").split() != ["sync"]:
+        while True:
+            rows = self.writer.sql("SELECT application_name, sync_state FROM pg_stat_replication", database="postgres")
+            states = dict(line.split("|", 1) for line in rows.split() if "|" in line)
+            if all(states.get(name) in ("sync", "quorum") for name in names):
+                return
             if time.monotonic() > deadline:
-                raise PgServerError(f"the standby did not become synchronous within {READY_TIMEOUT:.0f}s{self.standby.log_tail()}")
+                tails = "".join(self.node(name).log_tail() for name in names)
+                raise PgServerError(f"the standbys {names} did not become synchronous within {READY_TIMEOUT:.0f}s "
+                                    f"(replication: {states}){tails}")
             time.sleep(0.1)
 
     def kill9(self, group=False, node="primary"):
         """SIGKILL the primary's postmaster (`group=True`: and all its backends at once). Returns its pid."""
-        pid = getattr(self, node).kill9(group=group)
+        pid = self.node(node).kill9(group=group)
         self._save_state()
         return pid
 
     def freeze(self, node="primary"):
         """SIGSTOP the server and its backends: it still accepts TCP connections (the kernel
         does) but answers nothing, as a hung server or a network partition. thaw() resumes it."""
-        if not getattr(self, node).signal_all(signal.SIGSTOP):
+        if not self.node(node).signal_all(signal.SIGSTOP):
             raise PgServerError(f"{node} is not running")
 
     def thaw(self, node="primary"):
-        if not getattr(self, node).signal_all(signal.SIGCONT):
+        if not self.node(node).signal_all(signal.SIGCONT):
             raise PgServerError(f"{node} is not running")
 
     def restart(self, node="primary"):
-        """Starts the primary again on the same directory and port, after kill9 (or stop_node).
-        With a standby (not promoted), also waits until it streams synchronously again: until
-        then every commit on the primary waits for it."""
-        getattr(self, node).restart_after_crash()
-        if self.standby and not self.promoted:
+        """Starts a node again on the same directory and port, after kill9 (or stop_node).
+        Refuses a demoted former primary (see rejoin()). With standbys, a restarted writer
+        waits until they stream synchronously again: until then every commit on it waits."""
+        if node in self.demoted:
+            raise PgServerError(
+                f"{node} was the primary before the failover to {self.current}: started as it is, it would "
+                f"accept writes next to {self.current} (a split brain: clients would read its stale data "
+                f"and write to it). Make it a standby of {self.current} instead: "
+                f"python3 scripts/pgserver.py rejoin --dir {self.directory} --node {node}")
+        self.node(node).restart_after_crash()
+        if node == self.current and self._followers():
             self._wait_synchronous()
         self._save_state()
 
     def stop_node(self, node="primary"):
         """Fast shutdown of one node, keeping its directory (restart() starts it again)."""
-        getattr(self, node).stop()
+        self.node(node).stop()
 
-    def promote_standby(self):
-        """Promotes the standby to a primary (pg_ctl promote) and waits until it takes writes.
-        The old primary is left as it is: stop or kill9 it first for a failover."""
-        if not self.standby:
-            raise PgServerError("there is no standby to promote (start with standby=True)")
-        self.standby.run("pg_ctl", "promote", "-D", self.standby.data, "-w", "-t", str(int(READY_TIMEOUT)),
-                         timeout=READY_TIMEOUT + 10)
+    def promote_standby(self, node=None):
+        """Promotes a standby to the writer (pg_ctl promote) and waits until it takes writes: the
+        one named, else the running standby that has received the most WAL (with `ANY 1`, only
+        one standby may hold the newest commits). The old writer is demoted (restart() refuses
+        it, rejoin() makes it a standby); the other standbys follow the new writer. Stop or
+        kill9 the old writer first for a failover: a running one keeps taking writes."""
+        candidates = [n for n in self._followers() if n.running()]
+        if node is not None:
+            candidates = [self.node(node)]
+        if not candidates:
+            raise PgServerError("there is no running standby to promote (start with standby=True or standbys=N)")
+        if len(candidates) > 1:
+            def received(n):
+                text = n.sql("SELECT pg_wal_lsn_diff(COALESCE(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), '0/0')",
+                             database="postgres").strip()
+                return float(text or 0)
+            candidates.sort(key=received, reverse=True)
+        chosen = candidates[0]
+        old = self.writer
+        chosen.run("pg_ctl", "promote", "-D", chosen.data, "-w", "-t", str(int(READY_TIMEOUT)),
+                   timeout=READY_TIMEOUT + 10)
         deadline = time.monotonic() + READY_TIMEOUT
-        while self.standby.sql("SELECT pg_is_in_recovery()", database="postgres").strip() != "f":
+        while chosen.sql("SELECT pg_is_in_recovery()", database="postgres").strip() != "f":
             if time.monotonic() > deadline:
-                raise PgServerError(f"the standby did not leave recovery within {READY_TIMEOUT:.0f}s{self.standby.log_tail()}")
+                raise PgServerError(f"{chosen.name} did not leave recovery within {READY_TIMEOUT:.0f}s{chosen.log_tail()}")
             time.sleep(0.1)
         self.promoted = True
+        self.current = chosen.name
+        if old.name not in self.demoted:
+            self.demoted.append(old.name)
+        self._fence(old, chosen)
         self._save_state()
+        # The other standbys follow the new writer (a timeline switch: recovery_target_timeline
+        # is 'latest' by default); it waits for any one of them.
+        for follower in self._followers():
+            self._point_at(follower, chosen)
+        if self.standby_count > 1:
+            self._require_standbys()
+        else:
+            # One standby, now the writer: no standby left to wait for.
+            chosen.sql("ALTER SYSTEM SET synchronous_standby_names = ''", database="postgres")
+            chosen.sql("SELECT pg_reload_conf()", database="postgres")
+        self._save_state()
+        return chosen
+
+    def _fence(self, old, new):
+        """Keeps a demoted primary from starting writable even by hand (`pg_ctl start`): with a
+        standby.signal and the new writer as its primary, it starts read-only (and follows the
+        new writer if its WAL did not diverge). A marker file says why."""
+        if not os.path.isdir(old.data):
+            return
+        self._write_as_server(os.path.join(old.data, "standby.signal"), "")
+        self._write_as_server(os.path.join(old.data, "flowstack-demoted"),
+                              f"demoted by pgserver.py at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}: "
+                              f"{new.name} (port {new.port}) was promoted. Rejoin as a standby: "
+                              f"python3 scripts/pgserver.py rejoin --dir {self.directory} --node {old.name}\n")
+        with open(os.path.join(old.data, "postgresql.conf"), "a") as conf:
+            conf.write(f"\n# pgserver.py: demoted; {new.name} is the primary\n"
+                       f"primary_conninfo = 'host=127.0.0.1 port={new.port} user={SUPERUSER} application_name={old.name}'\n")
+
+    def _write_as_server(self, path, text):
+        with open(path, "w") as file:
+            file.write(text)
+        if self.primary.user:
+            entry = pwd.getpwnam(self.primary.user)
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+
+    def _point_at(self, follower, writer):
+        follower.sql(f"ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port={writer.port} user={SUPERUSER} "
+                     f"application_name={follower.name}'", database="postgres")
+        follower.sql("SELECT pg_reload_conf()", database="postgres")
+
+    def rejoin(self, node=None):
+        """Brings a demoted former primary back as a standby of the current writer: stops it if
+        it runs, replaces its data directory with a fresh base backup of the writer (its own
+        commits that never reached the writer are discarded: none was acknowledged, as the
+        writer was a synchronous standby), starts it and adds it to the synchronous standbys."""
+        if node is None:
+            if not self.demoted:
+                raise PgServerError("no node to rejoin: nothing was demoted (no promote since the start)")
+            node = self.demoted[0]
+        if node not in self.demoted:
+            raise PgServerError(f"{node} is not a demoted primary (demoted: {self.demoted or 'none'})")
+        old = self.node(node)
+        old.stop()
+        shutil.rmtree(old.data, ignore_errors=True)
+        writer = self.writer
+        fresh = self._base_backup(old.name, old.port, source=writer)
+        index = self.nodes.index(old)
+        if old is self.primary:
+            self.primary = fresh
+        else:
+            self.standbys[index - 1] = fresh
+        fresh.start()
+        self.demoted.remove(node)
+        self.standby_count = max(self.standby_count, len(self._followers()))
+        self._require_standbys()
+        self._save_state()
+        return fresh
 
     def add_password_role(self, role, password, database=None):
         """A login role that must give `password` over TCP (scram-sha-256 for it alone; every
@@ -580,13 +740,14 @@ class PostgresServer:
                                   "-d", database or self.database, check=False, timeout=120, as_server=False)
         return None if result.returncode == 0 else (result.stdout + result.stderr).strip()[-2000:] or f"status {result.returncode}"
 
+
     def stop(self):
         """Fast shutdown of every node, then removes the directory."""
         self._discard()
 
     def _discard(self):
         errors = []
-        for node in (self.standby, self.primary):
+        for node in (*reversed(self.standbys), self.primary):
             if node:
                 try:
                     node.stop()
@@ -595,7 +756,8 @@ class PostgresServer:
         if self.directory:
             shutil.rmtree(self.directory, ignore_errors=True)
         self.directory = None
-        self.primary = self.standby = None
+        self.primary = None
+        self.standbys = []
         if errors:
             raise PgServerError("; ".join(errors))
 
@@ -604,7 +766,9 @@ class PostgresServer:
     def _save_state(self):
         state = {"database": self.database, "promoted": self.promoted, "bindir": self.primary.bindir,
                  "primary_port": self.primary.port, "standby_port": self.standby.port if self.standby else None,
-                 "orphans": {node.name: node.orphans for node in (self.primary, self.standby) if node}}
+                 "standbys": [[node.name, node.port] for node in self.standbys], "standby_count": self.standby_count,
+                 "current": self.current, "demoted": self.demoted,
+                 "orphans": {node.name: node.orphans for node in self.nodes}}
         with open(os.path.join(self.directory, STATE_FILE), "w") as file:
             json.dump(state, file)
 
@@ -617,26 +781,32 @@ class PostgresServer:
                 state = json.load(file)
         except OSError:
             raise PgServerError(f"no pgserver.py server in {directory} (no {STATE_FILE})") from None
-        server = cls(directory, standby=state["standby_port"] is not None, database=state["database"], install=False)
+        standbys = state.get("standbys")
+        if standbys is None:
+            standbys = [["standby", state["standby_port"]]] if state["standby_port"] else []
+        server = cls(directory, database=state["database"], install=False,
+                     standbys=state.get("standby_count", len(standbys)))
         server.directory = directory
         user = server_user()
         server.primary = Node(state["bindir"], user, directory, "primary", state["primary_port"])
-        server.primary.pid = server.primary.read_pid()
-        if state["standby_port"]:
-            server.standby = Node(state["bindir"], user, directory, "standby", state["standby_port"])
-            server.standby.pid = server.standby.read_pid()
-        for node in (server.primary, server.standby):
-            if node:
-                node.orphans = state.get("orphans", {}).get(node.name, [])
+        server.standbys = [Node(state["bindir"], user, directory, name, port) for name, port in standbys]
+        for node in server.nodes:
+            node.pid = node.read_pid()
+            node.orphans = state.get("orphans", {}).get(node.name, [])
         server.promoted = state["promoted"]
+        server.current = state.get("current", "standby" if state["promoted"] else "primary")
+        server.demoted = state.get("demoted", ["primary"] if state["promoted"] else [])
         return server
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="pgserver.py", description="A throwaway PostgreSQL for FlowStack's tests.")
-    parser.add_argument("command", choices=["start", "stop", "kill9", "restart", "promote", "status", "add-role"])
+    parser.add_argument("command", choices=["start", "stop", "kill9", "restart", "promote", "rejoin", "status", "add-role"])
     parser.add_argument("--dir", help="the directory to hold it (start: made when absent, must be empty; default: a fresh temporary one)")
-    parser.add_argument("--standby", action="store_true", help="start: also a synchronous standby")
+    parser.add_argument("--standby", action="store_true", help="start: also a synchronous standby (every commit waits for it)")
+    parser.add_argument("--standbys", type=int, help="start: N standbys, any one of which confirms each commit (ANY 1)")
+    parser.add_argument("--node", help="kill9, restart: the node (default: the current writer); promote: the standby "
+                                       "(default: the most advanced); rejoin: the demoted node (default: the first)")
     parser.add_argument("--database", default=DATABASE, help=f"start: the database to create (default {DATABASE})")
     parser.add_argument("--group", action="store_true", help="kill9: SIGKILL the backends too, not only the postmaster")
     parser.add_argument("--role", help="add-role: a login role that must give --password (scram), with a database of its own")
@@ -644,13 +814,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.command == "start":
-            server = PostgresServer(args.dir, standby=args.standby, database=args.database).start()
+            server = PostgresServer(args.dir, standby=args.standby, standbys=args.standbys, database=args.database).start()
             print(f"DIR={server.directory}")
             print(f"URL={server.url}")
             print(f"PORT={server.port}")
             print(f"BINDIR={server.primary.bindir}")
             if server.standby:
                 print(f"STANDBY_URL={server.standby_url}")
+                print(f"STANDBY_PORTS=\"{' '.join(str(node.port) for node in server.standbys)}\"")
             return 0
         if not args.dir:
             parser.error(f"{args.command} needs --dir")
@@ -658,13 +829,22 @@ def main(argv=None):
         if args.command == "stop":
             server.stop()
         elif args.command == "kill9":
-            print(f"PID={server.kill9(group=args.group)}")
+            print(f"PID={server.kill9(group=args.group, node=args.node or server.current)}")
         elif args.command == "restart":
-            server.restart()
-            print(f"URL={server.url}")
+            node = args.node or ("primary" if "primary" in server.demoted else server.current)
+            server.restart(node)
+            print(f"URL={server.node(node).url(server.database)}")
         elif args.command == "promote":
-            server.promote_standby()
-            print(f"URL={server.standby_url}")
+            chosen = server.promote_standby(args.node)
+            print(f"PROMOTED={chosen.name}")
+            print(f"URL={chosen.url(server.database)}")
+            demoted = ' '.join(server.demoted)
+            print(f"# {demoted} demoted: rejoin it as a standby with: python3 scripts/pgserver.py rejoin --dir {server.directory}",
+                  file=sys.stderr)
+        elif args.command == "rejoin":
+            node = server.rejoin(args.node)
+            print(f"REJOINED={node.name}")
+            print(f"URL={node.url(server.database)}")
         elif args.command == "add-role":
             if not args.role or not args.password:
                 parser.error("add-role needs --role and --password")
@@ -675,6 +855,10 @@ def main(argv=None):
             if server.standby:
                 print(f"STANDBY_URL={server.standby_url}")
                 print(f"STANDBY_RUNNING={int(server.standby.running())}")
+            print(f"WRITER={server.current}")
+            print(f"DEMOTED=\"{' '.join(server.demoted)}\"")
+            for node in server.nodes:
+                print(f"RUNNING_{node.name.upper()}={int(node.running())}")
         return 0
     except PgServerError as error:
         print(f"pgserver: {error}", file=sys.stderr)

@@ -56,6 +56,9 @@ python3 scripts/dbrestart.py "$bin"
 # Several nodes: the README's session through HAProxy, then the history checker with faults.
 scripts/cluster_smoke.sh "$bin"
 python3 scripts/history.py "$bin"
+# Failover (issue 23): a former primary started writable after a failover is refused (no stale
+# reads), stuck commits show on /healthz, one of two ANY-1 standbys may die without stopping writes.
+python3 scripts/failover.py "$bin"
 # The store and API tests on PostgreSQL (they start a throwaway server themselves), then every
 # Swift test on SQLite, last, so that its summary closes the output.
 FLOWSTACK_TEST_STORE=postgresql swift test --skip-build --filter "FlowStoreTests|FlowServerTests"

@@ -11,6 +11,10 @@ extension Application {
 
     static func addOperationRoutes(to router: inout Router, store: any FlowStore, metrics: ServerMetrics) {
         router.add("GET", "/healthz") { _ in
+            // Checked first: a node refusing its database also fails the query below.
+            if let problem = store.healthProblem() {
+                return .problem(503, problem, title: "Service Unavailable")
+            }
             guard let schema = store.healthCheck() else {
                 return .problem(503, "The database does not answer.", title: "Service Unavailable", type: ProblemType.databaseUnavailable)
             }

@@ -14,7 +14,8 @@ struct HTTPAnswer: Sendable {
     var json: JSONValue? { body.isEmpty ? nil : try? JSONParser.parse(body) }
 }
 
-/// The server could not be reached (connection refused, reset, timed out), or answered 429/503/504:
+/// The server could not be reached (connection refused, reset, timed out), or answered
+/// 429/502/503/504 (502 and 504: a load balancer whose node died or hung with the request):
 /// worth retrying with the same idempotency key.
 struct Unreachable: Error, Sendable, CustomStringConvertible {
     var detail: String
@@ -47,7 +48,7 @@ final class HTTPTransport: Sendable {
         return URL(string: text) ?? server
     }
 
-    /// Sends one request; 429, 503, 504 and transport errors throw ``Unreachable``.
+    /// Sends one request; 429, 502, 503, 504 and transport errors throw ``Unreachable``.
     func send(_ method: String, _ path: String, query: String? = nil, headers: [String: String] = [:],
               body: [UInt8]? = nil) async throws -> HTTPAnswer {
         if latency > .zero { try await Task.sleep(for: latency) }
@@ -79,7 +80,7 @@ final class HTTPTransport: Sendable {
         }
         guard let http = response as? HTTPURLResponse else { throw Unreachable(detail: "not an HTTP answer") }
         // Busy or unavailable: the same request (and idempotency key) goes again after a backoff.
-        if [429, 503, 504].contains(http.statusCode) { throw Unreachable(detail: "status \(http.statusCode)") }
+        if [429, 502, 503, 504].contains(http.statusCode) { throw Unreachable(detail: "status \(http.statusCode)") }
         let etag = http.value(forHTTPHeaderField: "ETag")
         return HTTPAnswer(status: http.statusCode, etag: etag, body: Array(data))
     }

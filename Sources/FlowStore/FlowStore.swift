@@ -47,6 +47,9 @@ public protocol FlowStore: AnyObject, Sendable {
     func migrate(_ migrations: [Migration]) throws -> [Migration]
     /// The schema version when the database answers a query now, nil when it does not.
     func healthCheck() -> Int?
+    /// Why the server must not be reported healthy although the database answers (a split
+    /// brain among a PostgreSQL URL's hosts, commits that do not finish), or nil.
+    func healthProblem() -> String?
     /// Writes what is queued and closes every connection. Calling it again does nothing.
     func close() throws
 
@@ -176,6 +179,9 @@ public protocol FlowStore: AnyObject, Sendable {
 }
 
 extension FlowStore {
+    /// A store with nothing to report beyond `healthCheck()` (SQLite).
+    public func healthProblem() -> String? { nil }
+
     /// Stores a flow version without an audit entry (seeding, tools, tests).
     public func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int {
         try addFlowVersion(name: name, definition: definition, activate: activate, audit: nil)

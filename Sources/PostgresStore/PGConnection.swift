@@ -117,6 +117,14 @@ final class PGConnection {
         self.raw = raw
     }
 
+    /// The host and port this connection reached (`host:port`): of a multi-host URL, the one
+    /// libpq picked. Compared by `FailoverGuard`.
+    private(set) lazy var endpoint: String = {
+        let host = PQhost(raw).map { String(cString: $0) } ?? ""
+        let port = PQport(raw).map { String(cString: $0) } ?? ""
+        return "\(host):\(port)"
+    }()
+
     deinit { PQfinish(raw) }
 
     /// Connects to `uri` (a libpq connection URI, which may list several hosts), then runs

@@ -42,9 +42,12 @@ final class PGPool: @unchecked Sendable {
     private let replacementTimeout: Duration = .milliseconds(300)
 
     let counters: StoreCounters
+    /// Decides which connections may be used (the writable host of a multi-host URL), or none.
+    let admission: FailoverGuard?
 
-    init(uri: String, capacity: Int, setup: [PGStatement], counters: StoreCounters) {
+    init(uri: String, capacity: Int, setup: [PGStatement], counters: StoreCounters, admission: FailoverGuard? = nil) {
         self.uri = uri
+        self.admission = admission
         self.counters = counters
         self.capacity = max(1, capacity)
         self.setup = setup
@@ -88,8 +91,7 @@ final class PGPool: @unchecked Sendable {
                     throw error
                 }
                 do throws(PGError) {
-                    connection = try PGConnection.connect(uri: uri, setup: setup,
-                                                          deadline: min(deadline, .now + replacementTimeout))
+                    connection = try connect(deadline: min(deadline, .now + replacementTimeout))
                 } catch {
                     markDown(error)
                     throw error
@@ -114,6 +116,7 @@ final class PGPool: @unchecked Sendable {
     }
 
     private func take(deadline: ContinuousClock.Instant) throws(PGError) -> (PGConnection, reused: Bool) {
+        if let reason = admission?.refusal() { throw .connection(reason, sent: false) }
         let ticket = state.withLock { state -> Ticket in
             if state.closed { return .refused("the store is closed") }
             if state.down { return .refused(state.lastFailure) }
@@ -122,12 +125,15 @@ final class PGPool: @unchecked Sendable {
         }
         switch ticket {
         case .idle(let connection):
+            if let reason = admission?.admit(endpoint: connection.endpoint) {
+                throw .connection(reason, sent: false)  // opened before a failover: dropped
+            }
             return (connection, true)
         case .refused(let reason):
             throw .connection(reason, sent: false)
         case .open:
             do throws(PGError) {
-                return (try PGConnection.connect(uri: uri, setup: setup, deadline: deadline), false)
+                return (try connect(deadline: deadline), false)
             } catch {
                 markDown(error)
                 throw error
@@ -145,7 +151,7 @@ final class PGPool: @unchecked Sendable {
                 if closed { probeStopped.signal(); return }
                 guard down else { break }
                 do throws(PGError) {
-                    let connection = try PGConnection.connect(uri: uri, setup: setup, deadline: .now + .seconds(1))
+                    let connection = try connect(deadline: .now + .seconds(1))
                     state.withLock { state in
                         state.down = false
                         state.idle.append(connection)
@@ -157,6 +163,15 @@ final class PGPool: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// A new connection, refused (and closed) when the failover guard does not admit its host.
+    private func connect(deadline: ContinuousClock.Instant) throws(PGError) -> PGConnection {
+        let connection = try PGConnection.connect(uri: uri, setup: setup, deadline: deadline)
+        if let reason = admission?.admit(endpoint: connection.endpoint) {
+            throw .connection(reason, sent: false)
+        }
+        return connection
     }
 
     private func markDown(_ error: PGError) {

@@ -23,6 +23,9 @@ public final class PostgresStore: FlowStore {
     public let durability: Durability
     let pool: PGPool
     let groupCommit: GroupCommit
+    /// Split-brain refusal on a multi-host URL (nil for one host); see FailoverGuard.
+    let failover: FailoverGuard?
+    let commitWatch = CommitWatch()
     private let closed = Atomic<Bool>(false)
 
     /// How long a request waits for the database before it is answered 503.
@@ -48,13 +51,18 @@ public final class PostgresStore: FlowStore {
             PGStatement("SET client_min_messages = 'warning'"),
         ]
         let counters = self.counters
-        let pool = PGPool(uri: uri, capacity: connections, setup: setup, counters: counters)
+        let failover = FailoverGuard(uri: uri)
+        self.failover = failover
+        let pool = PGPool(uri: uri, capacity: connections, setup: setup, counters: counters, admission: failover)
         self.pool = pool
         let location = self.location
+        let commitWatch = self.commitWatch
         groupCommit = GroupCommit(maxBatch: 256) { batch, oldest in
             counters.commitBatches.add(1, ordering: .relaxed)
             counters.committedActions.add(batch.count, ordering: .relaxed)
-            return Self.write(batch, pool: pool, location: location, deadline: oldest + Self.requestTimeout)
+            let results = Self.write(batch, pool: pool, location: location, deadline: oldest + Self.requestTimeout)
+            commitWatch.record(results)
+            return results
         }
         do {
             _ = try pool.withConnection(deadline: .now + .seconds(10), idempotent: true) { connection throws(PGError) in
@@ -63,14 +71,17 @@ public final class PostgresStore: FlowStore {
         } catch {
             groupCommit.shutdown()
             pool.close()
+            failover?.stop()
             throw StoreError.unavailable(location: location, detail: error.description)
         }
+        failover?.start()
     }
 
     deinit {
         // A store dropped without `close()` still stops its threads.
         groupCommit.shutdown()
         pool.close()
+        failover?.stop()
     }
 
     // MARK: Schema
@@ -144,6 +155,7 @@ public final class PostgresStore: FlowStore {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         groupCommit.shutdown()
         pool.close()
+        failover?.stop()
     }
 
     // MARK: Running statements
