@@ -80,10 +80,10 @@ private struct ScenarioReader {
         let before = problems.count
         checkKeys(object, ["name", "context", "client", "start", "steps"], at: path, what: "a scenario")
         var name = ""
-        if let raw = object["name"], let text = raw.stringValue, !text.isEmpty, text.utf8.count <= 200 {
+        if let raw = object["name"], let text = raw.stringValue, !text.isEmpty, text.unicodeScalars.count <= 200 {
             name = text
         } else {
-            report(path.appending("name"), "name is required: 1 to 200 bytes that say what the scenario shows")
+            report(path.appending("name"), "name is required: 1 to 200 characters that say what the scenario shows")
         }
         var context = FlowScenario.Context()
         if let raw = object["context"], !raw.isNull { context = readContext(raw, at: path.appending("context")) }
@@ -129,10 +129,10 @@ private struct ScenarioReader {
         }
         checkKeys(object, ["userId", "attributes", "traits", "user", "flags"], at: path, what: "a context")
         if let raw = object["userId"], !raw.isNull {
-            if let text = raw.stringValue, !text.isEmpty, text.utf8.count <= 128 {
+            if let text = raw.stringValue, !text.isEmpty, text.unicodeScalars.count <= 128 {
                 context.userId = text
             } else {
-                report(path.appending("userId"), "userId must be a string of 1 to 128 bytes; found \(raw.abbreviatedJSON(limit: 40))")
+                report(path.appending("userId"), "userId must be a string of 1 to 128 characters; found \(raw.abbreviatedJSON(limit: 40))")
             }
         }
         context.attributes = readValues(object["attributes"], at: path.appending("attributes"), what: "attributes such as {\"country\": \"DE\"}")

@@ -161,7 +161,8 @@ extension Application {
         for key in object.keys where !["targetingKey", "attributes"].contains(key) {
             errors.append(.init(pointer: JSONPointer([key]).description, detail: "unknown field; expected targetingKey, attributes"))
         }
-        let attributes = object["attributes"].flatMap { $0.isNull ? nil : $0 }
+        // JSONValue is ExpressibleByNilLiteral: spell the Optional out, or `nil` reads as JSON null.
+        let attributes = object["attributes"].flatMap { $0.isNull ? JSONValue?.none : $0 }
         let (context, problems) = evaluationContext(targetingKey: object["targetingKey"], at: JSONPointer(["targetingKey"]),
                                                     attributes: attributes?.objectValue?.members ?? [])
         errors += problems

@@ -12,8 +12,8 @@ extension Application {
             }
             guard let userId = request.queryValue("userId"), SessionInput.isValidUserId(userId) else {
                 throw ResponseError(.problem(
-                    400, "Query parameter userId is required (1 to \(SessionInput.maxUserIdBytes) bytes, no control characters): links are resolved as a new session of that user would follow them.",
-                    type: ProblemType.malformed, errors: [.init(pointer: "userId", detail: "is required: 1 to \(SessionInput.maxUserIdBytes) bytes with no control characters")]))
+                    400, "Query parameter userId is required (1 to \(SessionInput.maxUserIdLength) characters, no control characters): links are resolved as a new session of that user would follow them.",
+                    type: ProblemType.malformed, errors: [.init(pointer: "userId", detail: "is required: 1 to \(SessionInput.maxUserIdLength) characters with no control characters")]))
             }
             // `client.platform`, `client.appVersion` and `client.features` (comma-separated, or
             // repeated) describe the client, as `client` does at session creation; every other

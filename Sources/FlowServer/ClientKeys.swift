@@ -81,8 +81,8 @@ extension Application {
                 errors.append(.init(pointer: JSONPointer([key]).description, detail: "unknown field; expected name"))
             }
             let name = object["name"]?.stringValue ?? ""
-            if name.isEmpty || name.utf8.count > 100 || name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                errors.append(.init(pointer: "/name", detail: "is required: 1 to 100 bytes with no control characters, such as \"ios app\""))
+            if name.isEmpty || name.unicodeScalars.count > 100 || name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                errors.append(.init(pointer: "/name", detail: "is required: 1 to 100 characters with no control characters, such as \"ios app\""))
             }
             guard errors.isEmpty else {
                 throw ResponseError(.problem(400, "The client key request has \(errors.count) invalid field\(errors.count == 1 ? "" : "s").",

@@ -5,7 +5,7 @@ import HTTPServer
 
 /// `{userId, attributes?, traits?, link?, userHash?, client?}`, validated.
 struct SessionInput {
-    static let maxUserIdBytes = 128
+    static let maxUserIdLength = 128
     static let maxAttributes = 64
     static let maxTraits = 16
 
@@ -20,9 +20,10 @@ struct SessionInput {
     /// What the app build can render (`{platform?, appVersion?, features?}`); nil when not sent.
     var client: ClientCapabilities?
 
-    /// 1 to `maxUserIdBytes` bytes with no control characters (a NUL never reaches a database).
+    /// 1 to `maxUserIdLength` characters (Unicode scalars, as JSON Schema's maxLength counts
+    /// them) with no control characters (a NUL never reaches a database).
     static func isValidUserId(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= maxUserIdBytes && !text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        !text.isEmpty && text.unicodeScalars.count <= maxUserIdLength && !text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 
     /// Reads the body, collecting every field problem into one 400.
@@ -46,7 +47,7 @@ struct SessionInput {
         }
         var userHash: String?
         if let raw = object["userHash"], !raw.isNull {
-            if let text = raw.stringValue, text.utf8.count <= 128 {
+            if let text = raw.stringValue, text.unicodeScalars.count <= 128 {
                 userHash = text
             } else {
                 errors.append(.init(pointer: "/userHash", detail: "must be a string: the lowercase hex HMAC-SHA256 of the userId"))
@@ -63,7 +64,7 @@ struct SessionInput {
         var userId = ""
         if let text = object["userId"]?.stringValue {
             if !Self.isValidUserId(text) {
-                errors.append(.init(pointer: "/userId", detail: "must be 1 to \(Self.maxUserIdBytes) bytes with no control characters"))
+                errors.append(.init(pointer: "/userId", detail: "must be 1 to \(Self.maxUserIdLength) characters with no control characters"))
             }
             userId = text
         } else {

@@ -93,21 +93,46 @@ public struct Router: Sendable {
         case wrongMethod(pattern: String, allowed: [String])
     }
 
+    /// A wrong method's `Allow` names the methods of the resource the path names: the routes of
+    /// its most specific matching pattern (a literal segment wins over a parameter, left to
+    /// right), as the API's description lists them. A parameter route that also matches still
+    /// serves its method (`PUT /v1/flags/{key}` answers for `/v1/flags/evaluate`, refusing the
+    /// name) but is not advertised for that path.
     private func find(method: String, path bytes: UnsafeBufferPointer<UInt8>) -> Found {
         guard let parts = Self.segmentRanges(bytes) else { return .notFound }
         var allowed: [String] = []
-        var firstPattern: String?
+        var owner: Route?
         for (index, route) in routes.enumerated() {
             guard let parameters = Self.match(route.segments, parts, in: bytes) else { continue }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 return .served(index, parameters)
             }
-            if firstPattern == nil { firstPattern = route.pattern }
+            if let current = owner {
+                let order = Self.specificity(route.segments, current.segments)
+                if order < 0 { continue }
+                if order > 0 { owner = route; allowed = [] }
+            } else {
+                owner = route
+            }
             allowed.append(route.method)
             if route.method == "GET" { allowed.append("HEAD") }
         }
-        guard let firstPattern else { return .notFound }
-        return .wrongMethod(pattern: firstPattern, allowed: allowed)
+        guard let owner else { return .notFound }
+        return .wrongMethod(pattern: owner.pattern, allowed: allowed)
+    }
+
+    /// Compares two patterns of the same length by the first segment where one has a literal and
+    /// the other a parameter: 1 when `lhs` has the literal (it is more specific), -1 when `rhs`
+    /// has it, 0 when neither does.
+    static func specificity(_ lhs: [Segment], _ rhs: [Segment]) -> Int {
+        for (left, right) in zip(lhs, rhs) {
+            switch (left, right) {
+            case (.literal, .parameter): return 1
+            case (.parameter, .literal): return -1
+            default: continue
+            }
+        }
+        return 0
     }
 
     /// The byte ranges of a path's segments, as sent (still percent-encoded); each is decoded only
