@@ -37,10 +37,16 @@ struct LinkURI: Equatable {
         if let index = bytes.firstIndex(where: { $0 <= 0x20 || $0 == 0x7F }) {
             return .failure(LinkSyntaxError("a URI has no spaces or control characters (percent-encode them, such as %20); found one at byte \(index)"))
         }
+        if let byte = bytes.first(where: { neverInURI.contains($0) }) {
+            let hex = String(byte, radix: 16, uppercase: true)
+            return .failure(LinkSyntaxError("a URI never holds \(JSONValue.string(String(UnicodeScalar(byte))).abbreviatedJSON(limit: 8)) as it is (RFC 3986); percent-encode it as %\(hex)"))
+        }
         var rest = bytes[...]
         if let hash = rest.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
         var scheme: String?
         var host: String?
+        // Where an IP literal's brackets may be: right after `scheme://`; nowhere else.
+        var literalEnd = bytes.startIndex
         if rest.first != UInt8(ascii: "/") {
             guard let colon = rest.firstIndex(of: UInt8(ascii: ":")), isScheme(rest[..<colon]) else {
                 return .failure(LinkSyntaxError("a URI is absolute, such as myapp://host/path, or a path starting with /"))
@@ -51,13 +57,18 @@ struct LinkURI: Equatable {
                 rest = rest.dropFirst(2)
                 let end = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
                 switch hostName(of: rest[..<end]) {
-                case .success(let name): host = name
+                case .success(let name):
+                    host = name
+                    if name.hasPrefix("[") { literalEnd = rest.startIndex + name.utf8.count }
                 case .failure(let error): return .failure(error)
                 }
                 rest = rest[end...]
             }
         } else if rest.starts(with: "//".utf8) {
             return .failure(LinkSyntaxError("a URI path cannot start with //; give a scheme (myapp://host/path) or a single /"))
+        }
+        if bytes[literalEnd...].contains(where: { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") }) {
+            return .failure(LinkSyntaxError("a URI holds [ and ] only around an IP-literal host (myapp://[::1]/path); percent-encode them elsewhere as %5B and %5D"))
         }
         var queryBytes: ArraySlice<UInt8>?
         if let question = rest.firstIndex(of: UInt8(ascii: "?")) {
@@ -97,35 +108,32 @@ struct LinkURI: Equatable {
         return bytes.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
     }
 
-    /// The host of an authority, lowercased: without `userinfo@` and without `:port`. RFC 3986's
-    /// brackets only around an IP literal, and none of the characters it never allows there.
+    /// The host of an authority, lowercased: without `userinfo@` and without `:port`; an IP
+    /// literal (`[::1]`) keeps its brackets and colons.
     private static func hostName(of authority: ArraySlice<UInt8>) -> Result<String, LinkSyntaxError> {
-        if let byte = authority.first(where: { notInAuthority.contains($0) }) {
-            return .failure(LinkSyntaxError("a URI's host cannot hold \(JSONValue.string(String(UnicodeScalar(byte))).abbreviatedJSON(limit: 8)) (percent-encode it)"))
-        }
         var host = authority
-        if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = host[(at + 1)...] }
         if host.first == UInt8(ascii: "[") {
-            guard let close = host.firstIndex(of: UInt8(ascii: "]")) else {
-                return .failure(LinkSyntaxError("a URI's IP-literal host opens with [ and has no ]"))
+            // An IP literal, the one place a URI holds brackets: hex digits, colons and dots.
+            guard let close = host.firstIndex(of: UInt8(ascii: "]")), close > host.startIndex + 1,
+                  host[(host.startIndex + 1)..<close].allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+            else {
+                return .failure(LinkSyntaxError("a URI's IP-literal host is [ then hex digits, colons and dots, then ]"))
             }
-            let port = host[(close + 1)...]
-            guard port.isEmpty || port.first == UInt8(ascii: ":") else {
-                return .failure(LinkSyntaxError("a URI's IP-literal host is followed by a port (:N) or nothing"))
-            }
-            host = host[...close]  // an IPv6 literal keeps its colons
-        } else if let colon = host.firstIndex(of: UInt8(ascii: ":")) {
-            host = host[..<colon]
-        }
-        if host.dropFirst().dropLast().contains(where: { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") })
-            || (host.first != UInt8(ascii: "[") && host.contains(UInt8(ascii: "]"))) {
-            return .failure(LinkSyntaxError("a URI's host has [ and ] only around an IP literal"))
+            host = host[...close]
+        } else {
+            if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = host[(at + 1)...] }
+            if let colon = host.firstIndex(of: UInt8(ascii: ":")) { host = host[..<colon] }
         }
         return .success(String(decoding: host, as: UTF8.self).lowercased())
     }
 
-    /// Bytes RFC 3986 allows in no part of an authority: `"<>\^`{|}`.
-    private static let notInAuthority: Set<UInt8> = Set("\"<>\\^`{|}".utf8)
+    /// Bytes RFC 3986 allows in no part of a URI: `"<>\^`{|}`. (`[` and `]` only around an IP
+    /// literal host, checked with it.)
+    private static let neverInURI: Set<UInt8> = Set("\"<>\\^`{|}".utf8)
+
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
+    }
 
     static func isLetter(_ byte: UInt8) -> Bool {
         (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)

@@ -116,8 +116,9 @@ struct LinkPatternTests {
     @Test(arguments: [
         "", "home", "home/1", "/home page", "/home\n", "//home/1", "/home/%zz", "/home/%4", "/home/%FF", "?q=1",
         "1abc:/home", ":/home", "/search?q=%", "/" + String(repeating: "a", count: 2048),
-        "http://[bad", "myapp://[::1/home", "myapp://[::1]x/home", "myapp://ex]ample/home", "myapp://a{b}/home",
-        "myapp://a\\b/home",
+        "http://[bad", "myapp://[::1/home", "myapp://[]/home", "myapp://[::g]/home", "myapp://u@[::1]/home",
+        "myapp://ex]ample/home", "myapp://a{b}/home", "myapp://a\\b/home", "/home/a|b", "/home/[1]", "/home?q={x}",
+        "/home#a^b", "/modal/\"Hi\"",
     ])
     func malformedURIs(uri: String) {
         #expect(throws: FlowError.self) { try FlowEngine.resolveLink(uri, catalog: Self.catalog, field: "/link") }
@@ -131,6 +132,12 @@ struct LinkPatternTests {
             #expect(path == "/link")
             #expect(!message.isEmpty)
         }
+    }
+
+    /// An IP-literal host keeps its brackets (the one place a URI holds them), with a port or not.
+    @Test(arguments: ["myapp://[::1]/home", "myapp://[2001:db8::7]:8080/home", "https://[::ffff:10.0.0.1]/home"])
+    func ipLiteralHosts(uri: String) throws {
+        #expect(try FlowEngine.resolveLink(uri, catalog: Self.catalog).pattern == "/home")
     }
 
     /// A URI of exactly 2048 bytes is accepted; one more is not.
