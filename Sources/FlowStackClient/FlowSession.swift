@@ -573,7 +573,8 @@ public actor FlowSession {
             guard let key = result["key"]?.stringValue, let status = result["status"]?.stringValue else { continue }
             if status == "applied" || status == "skipped" { done.insert(key) }
         }
-        let refusal = json["refused"].flatMap { $0.isNull ? nil : $0 }
+        // JSONValue is ExpressibleByNilLiteral: spell the Optional out, or `nil` reads as JSON null.
+        let refusal = json["refused"].flatMap { $0.isNull ? JSONValue?.none : $0 }
         emit(machine.batchAnswered(done: done, refusal: refusal, state: state))
     }
 

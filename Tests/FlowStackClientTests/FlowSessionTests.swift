@@ -158,6 +158,7 @@ struct FlowSessionTests {
         await session.settled()
         #expect(await session.confirmedState.version == 2)
         #expect(await session.confirmedState == home)
+        #expect(await session.history.contains(.confirmed(home)))  // `refused: null` is no refusal
         #expect(await Self.corrections(session).isEmpty)
         #expect(try store.load()?.queue.isEmpty == true)
         // They went as one batch: the action log keeps each item's client time.
