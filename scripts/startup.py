@@ -239,6 +239,9 @@ def postgres_unreachable(binary, tally):
         tally.check("serve on a refused password exits 3 at once (waiting would not mend it)",
                     None if status == 3 and seconds < 3 and "password authentication failed" in error_line(stderr)
                     else f"exit status {status} after {seconds:.1f} s", stderr[-600:])
+        status, _, stderr, seconds = run(binary, ["migrate", "--db", f"postgresql://u@127.0.0.1:{refusing.port}/db"], timeout=60)
+        tally.check("migrate on a refused password exits 3", None if status == 3 and seconds < 3 else f"exit status {status} after {seconds:.1f} s",
+                    stderr[-400:])
         status, _, stderr, seconds = run(binary, ["migrate", "--db", f"postgresql://u@127.0.0.1:{free_port()}/db"], timeout=60)
         tally.check("migrate on a refused port exits 4", None if status == 4 else f"exit status {status}", stderr[-400:])
     finally:

@@ -28,9 +28,10 @@ struct FailureMessage: Error, CustomStringConvertible {
     }
 
     /// A store's error with its status: unavailable (4) when the database did not answer,
-    /// else cannot use (3).
+    /// cannot use (3) when it refused the login or cannot be used as it is.
     init(_ error: StoreError) {
         switch error {
+        case .unavailable(_, let detail) where Serve.isRefusal(detail): self.init(error.description, status: .cannotUse)
         case .unavailable, .outcomeUnknown: self.init(error.description, status: .unavailable)
         case .unsupportedLocation: self.init(error.description, status: .usage)
         default: self.init(error.description, status: .cannotUse)

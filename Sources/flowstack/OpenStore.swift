@@ -1,4 +1,5 @@
 // Opens the store `--db` names: a SQLite file (the default), or a PostgreSQL database by URI.
+import ArgumentParser
 import FlowStore
 import PostgresStore
 import SQLiteStore
@@ -6,8 +7,13 @@ import SQLiteStore
 enum OpenStore {
     /// What `--db` (else FLOWSTACK_DB, else ./flowstack.sqlite) names; a URL of a scheme
     /// FlowStack does not speak is refused (`StoreError.unsupportedLocation`), not taken as a file name.
-    static func location(_ option: String?, _ env: Environment = Environment()) throws(StoreError) -> DatabaseLocation {
-        try DatabaseLocation.checked(env.string(option, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
+    /// It is a usage error (status 2, with the subcommand's usage).
+    static func location(_ option: String?, _ env: Environment = Environment()) throws -> DatabaseLocation {
+        do {
+            return try DatabaseLocation.checked(env.string(option, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     /// The store at `location`, opened but not migrated. `threads` (the HTTP threads) sizes a
