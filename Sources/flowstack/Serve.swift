@@ -12,10 +12,9 @@ struct Serve: ParsableCommand {
         abstract: "Serve the HTTP API.",
         discussion: """
             Migrates the database at start. Prints the admin token once when FLOWSTACK_ADMIN_TOKEN is unset.
-            A SQLite file is served by one flowstack at a time: a second one on the same file exits 3
-            naming the first. A PostgreSQL database that does not answer is waited for up to --db-wait
-            seconds (each attempt at most 10 s), then serve exits 4; a
-            refused login exits 3 at once.
+            A SQLite file is served by one flowstack at a time: a second one on the same file exits 3 \
+            naming the first. A PostgreSQL database that does not answer is waited for up to --db-wait \
+            seconds (each attempt at most 10 s), then serve exits 4; a refused login exits 3 at once.
             SIGTERM or SIGINT stops it gracefully: no new connections, requests being handled finish
             (up to --shutdown-grace seconds), the database is closed.
             """)
@@ -157,14 +156,14 @@ struct Serve: ParsableCommand {
     /// Opens the store; a PostgreSQL server that does not answer yet (refused, no route, a name
     /// that does not resolve, a host that never answers) is tried again every second for up to
     /// `wait` (a node restarted during a short database outage, or started just before its
-    /// database, comes up once the database does). Each attempt ends within
-    /// `attemptTimeout` and before the deadline (libpq's `connect_timeout` does not apply to
-    /// the non-blocking connect FlowStack uses; this does its work), so a
-    /// black-holed host cannot hold `serve` much longer than `wait` (about a second more, for the
-    /// last attempt and closing). Past it, the last
-    /// error is thrown (`StoreError.unavailable`: exit status 4) and a supervisor's restart
-    /// takes over. A refused login fails at once: waiting would not mend it. One warning when
-    /// waiting begins, then one every 10 s or when the reason changes.
+    /// database, comes up once the database does). Each attempt ends within `attemptTimeout`
+    /// and before the deadline (libpq's `connect_timeout` does not apply to the non-blocking
+    /// connect FlowStack uses; this does its work), so a black-holed host cannot hold `serve`
+    /// much longer than `wait` (about a second more, for the last attempt and closing). Past
+    /// it, the last error is thrown (`StoreError.unavailable`: exit status 4) and a
+    /// supervisor's restart takes over. A refused login fails at once (status 3): waiting
+    /// would not mend it. One warning when waiting begins, then one every 10 s or when the
+    /// reason changes. `wait` zero: one attempt of `attemptTimeout`.
     static func openWaiting(_ location: DatabaseLocation, durability: Durability, threads: Int, wait: Duration,
                             logger: Logger) throws -> any FlowStore {
         let start = ContinuousClock.now
