@@ -146,8 +146,34 @@ def one_server_per_file(binary, work, tally):
         finally:
             status = again.stop()
             tally.check("it stops with status 0", None if status == 0 else f"status {status}")
+        stops_with_signals_blocked(binary, db, tally)
     finally:
         first.stop()
+
+
+def stops_with_signals_blocked(binary, db, tally):
+    """A serve started with SIGTERM blocked (as Foundation's Process starts its children) still
+    stops on SIGTERM sent right after it says it listens."""
+    block = lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})  # noqa: E731
+    process = subprocess.Popen([binary, "serve", "--port", "0", "--db", db, "--log-level", "warning"], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, preexec_fn=block,
+                               env=dict(os.environ, FLOWSTACK_ADMIN_TOKEN="t" * 32))
+    try:
+        line = b""
+        deadline = time.monotonic() + 20
+        while b"listening" not in line and time.monotonic() < deadline and process.poll() is None:
+            line = process.stdout.readline()
+        process.send_signal(signal.SIGTERM)
+        try:
+            status = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            status = "still running 10 s after SIGTERM"
+        tally.check("a serve started with SIGTERM blocked stops on SIGTERM with status 0", None if status == 0 else f"status {status}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
 
 
 def database_errors(binary, work, tally):

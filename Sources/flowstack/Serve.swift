@@ -255,6 +255,13 @@ final class SignalWaiter: @unchecked Sendable {
             action.sa_flags = Int32(SA_RESTART)
             _ = sigaction(number, &action, nil)
         }
+        // A parent may have started us with these signals blocked (Foundation's Process does):
+        // unblock them on this thread, which waits, so that they reach the handler. Threads
+        // started before keep them blocked and leave them to this one.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for number in signals { sigaddset(&unblock, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         Glibc.signal(SIGPIPE, SIG_IGN)
     }
 
