@@ -74,7 +74,7 @@ if [ "$kind" = sqlite ]; then
 "$bin" backup --db "$work/db.sqlite" --to "$work/backup.sqlite" >"$work/backup.log" 2>&1
 check "backup while serving succeeds" grep -q "integrity ok" "$work/backup.log"
 "$bin" backup --db "$work/db.sqlite" --to "$work/backup.sqlite" >/dev/null 2>&1; status=$?
-check "backup refuses to overwrite" test "$status" -eq 1
+check "backup refuses to overwrite (status 3)" test "$status" -eq 3
 "$bin" serve --port 0 --db "$work/backup.sqlite" >"$work/restored.log" 2>&1 &
 restored_pid=$!
 restored_port=$(listening_port "$work/restored.log")
@@ -104,10 +104,10 @@ else
     tables_before=$(psql "$db" -c "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = 'public'")
 fi
 "$bin" migrate --db "$db" >"$work/migrate.log" 2>&1; status=$?
-check "migrate refuses a newer schema with status 1" test "$status" -eq 1
+check "migrate refuses a newer schema with status 3" test "$status" -eq 3
 check "the refusal says what to do" grep -q "schema version 999" "$work/migrate.log"
 ${bounded[@]+"${bounded[@]}"} "$bin" serve --port 0 --db "$db" >"$work/serve2.log" 2>&1; status=$?
-check "serve refuses a newer schema too" test "$status" -eq 1
+check "serve refuses a newer schema too (status 3)" test "$status" -eq 3
 if [ "$kind" = postgresql ]; then
     untouched() {
         [ -n "$tables_before" ] &&
@@ -150,9 +150,9 @@ if [ "$kind" = postgresql ]; then
     check "migrate on a URL with ?password= succeeds" test "$status" -eq 0
     "$bin" backup --db "$pw_url" --to "$work/pw-backup" >"$work/pw-backup.log" 2>&1
     timeout 60 "$bin" serve --port 0 --db "$wrong_url" >"$work/pw-wrong.log" 2>&1; status=$?
-    check "serve refuses a wrong password with status 1" test "$status" -eq 1
+    check "serve refuses a wrong password with status 3" test "$status" -eq 3
     timeout 60 "$bin" migrate --db "${param_url}-wrong" >>"$work/pw-wrong.log" 2>&1; status=$?
-    check "migrate refuses a wrong password with status 1" test "$status" -eq 1
+    check "migrate refuses a wrong password with status 3" test "$status" -eq 3
     check "migrate, backup and refused logins never print the password" sh -c "! grep -F -q '$secret' '$work/pw-migrate.log' '$work/pw-backup.log' '$work/pw-wrong.log'"
 fi
 
@@ -177,7 +177,7 @@ check "flows graph draws the sample app as SVG" sh -c "'$bin' flows graph --form
 check "flows graph writes DOT to a file" sh -c "'$bin' flows graph --format dot -o '$work/app.dot' && grep -q '^digraph flows' '$work/app.dot'"
 check "flows graph draws Mermaid from a file" sh -c "'$bin' flows graph flows/home.json --format mermaid | grep -q 'home · tabbed'"
 "$bin" flows graph "$work/broken.json" >/dev/null 2>"$work/graph.log"; status=$?
-check "flows graph refuses a broken definition with paths" sh -c "test $status -eq 1 && grep -q 'broken.json:/initial: ' '$work/graph.log'"
+check "flows graph refuses a broken definition with paths (status 3)" sh -c "test $status -eq 3 && grep -q 'broken.json:/initial: ' '$work/graph.log'"
 "$bin" flows graph --format png >/dev/null 2>&1; status=$?
 check "flows graph refuses an unknown format" test "$status" -ne 0
 

@@ -38,6 +38,9 @@ bin="$(swift build --show-bin-path)/flowstack"
 python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
 python3 scripts/badinput.py "$bin"
+# Start-up and wrong settings: one server per SQLite file, open errors that name the path and the
+# cause, PostgreSQL unreachable at start (local listeners only), the same exit status everywhere.
+python3 scripts/startup.py "$bin"
 python3 scripts/slowclients.py "$bin"
 # OFREP through a real client: OpenFeature's Python SDK and OFREP provider (pinned, in the venv).
 "$tools/python" scripts/ofrep_client.py "$bin"

@@ -22,6 +22,39 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The location `value` names, refusing what would otherwise be taken for a file name by
+    /// mistake: a URL whose scheme is not `postgresql://` or `postgres://` (`mysql://…`, a
+    /// mistyped `postgressql://…`), and `sqlite://` or `file://` URLs (give the path itself).
+    ///
+    /// ```swift
+    /// try DatabaseLocation.checked("./flowstack.sqlite")   // .sqlite(path: "./flowstack.sqlite")
+    /// try DatabaseLocation.checked("mysql://db/app")        // throws StoreError.unsupportedLocation
+    /// ```
+    public static func checked(_ value: String) throws(StoreError) -> DatabaseLocation {
+        let location = DatabaseLocation(value)
+        guard case .sqlite = location, let scheme = Self.urlScheme(value) else { return location }
+        let shown = Self.redact(value)
+        let supported = "FlowStack takes a SQLite file path (./flowstack.sqlite) or a PostgreSQL URL (postgresql://USER@HOST:PORT/DB or postgres://…)"
+        switch scheme.lowercased() {
+        case "sqlite", "sqlite3", "file":
+            let rest = value[value.index(value.startIndex, offsetBy: scheme.count + 3)...]
+            let path = rest.hasPrefix("/") || rest.hasPrefix(".") ? String(rest) : "./" + rest
+            throw .unsupportedLocation(location: shown, reason: "\(scheme):// URLs are not taken; give the SQLite file's path itself, such as \(path)")
+        default:
+            let hint = scheme.lowercased().hasPrefix("postg") ? " (did you mean postgresql://?)" : ""
+            throw .unsupportedLocation(location: shown, reason: "unknown scheme \(scheme)://\(hint); \(supported)")
+        }
+    }
+
+    /// The scheme of a `scheme://…` value (RFC 3986's letters, digits, `+`, `-`, `.`), else nil.
+    static func urlScheme(_ value: String) -> String? {
+        guard let end = value.range(of: "://") else { return nil }
+        let scheme = value[..<end.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else { return nil }
+        return String(scheme)
+    }
+
     /// The location for logs and messages: a URI's password (in its user part or as a
     /// `password=` parameter) is replaced by `***`.
     public var redacted: String {

@@ -14,6 +14,12 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     /// A write was sent and no answer came back (the connection broke, a deadline passed): it
     /// may or may not be committed.
     case outcomeUnknown(location: String, detail: String)
+    /// A SQLite file cannot be opened: `reason` says why (a missing folder, a read-only file, …).
+    case cannotOpen(path: String, reason: String)
+    /// Another process serves the SQLite file: `holder` names it (pid and start time, when known).
+    case inUse(path: String, holder: String, lockPath: String)
+    /// `--db` names a URL whose scheme FlowStack does not speak, or a form it does not take.
+    case unsupportedLocation(location: String, reason: String)
 
     public var description: String {
         switch self {
@@ -29,6 +35,14 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             "The database \(location) is unavailable: \(detail)"
         case let .outcomeUnknown(location, detail):
             "The database \(location) did not confirm a write, which may or may not be committed: \(detail)"
+        case let .cannotOpen(path, reason):
+            "cannot open \(path): \(reason)"
+        case let .inUse(path, holder, lockPath):
+            "cannot open \(path): another flowstack is using it (\(holder); it holds \(lockPath)). "
+                + "One SQLite file has one server, or one would answer from stale memory: stop the other one first "
+                + "(run several nodes on PostgreSQL)"
+        case let .unsupportedLocation(location, reason):
+            "cannot use --db \(location): \(reason)"
         }
     }
 }

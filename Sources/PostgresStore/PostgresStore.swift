@@ -37,8 +37,10 @@ public final class PostgresStore: FlowStore {
 
     /// Connects to the database at `uri` (a libpq connection URI: `postgresql://USER@HOST:PORT/DB`,
     /// with any of libpq's parameters, several hosts included) and checks that it answers.
-    /// Does not migrate. `connections` bounds the connections this process opens.
-    public init(uri: String, durability: Durability = .normal, connections: Int = 16) throws {
+    /// Does not migrate. `connections` bounds the connections this process opens;
+    /// `connectTimeout` bounds this first connection and its check.
+    public init(uri: String, durability: Durability = .normal, connections: Int = 16,
+                connectTimeout: Duration = .seconds(10)) throws {
         location = DatabaseLocation.postgresql(uri: uri).redacted
         self.durability = durability
         let setup = [
@@ -65,8 +67,9 @@ public final class PostgresStore: FlowStore {
             return results
         }
         do {
-            _ = try pool.withConnection(deadline: .now + .seconds(10), idempotent: true) { connection throws(PGError) in
-                try connection.run([PGStatement("SELECT 1")], deadline: .now + .seconds(10))
+            let deadline = ContinuousClock.now + connectTimeout
+            _ = try pool.withConnection(deadline: deadline, idempotent: true) { connection throws(PGError) in
+                try connection.run([PGStatement("SELECT 1")], deadline: deadline)
             }
         } catch {
             groupCommit.shutdown()

@@ -30,7 +30,17 @@ extension SQLiteStore {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
-        let sourceDatabase = try DatabasePool(path: source, configuration: configuration)
+        let sourceDatabase: DatabasePool
+        do {
+            sourceDatabase = try DatabasePool(path: source, configuration: configuration)
+        } catch {
+            // Read-only here: only a folder or a file that is not a database explain it in words.
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: source, isDirectory: &isFolder), isFolder.boolValue {
+                throw BackupError(description: "cannot open \(source): it is a folder, not a database file")
+            }
+            throw BackupError(description: openError(path: source, error).description)
+        }
         let partial = destination + ".partial"
         try? FileManager.default.removeItem(atPath: partial)
         do {

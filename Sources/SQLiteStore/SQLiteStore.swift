@@ -24,23 +24,39 @@ public final class SQLiteStore: FlowStore {
     private let closed = Atomic<Bool>(false)
     let groupCommit: GroupCommit
     private let checkpointer: WALCheckpointer
+    /// Held from `init(exclusive: true)` to `close()`.
+    private let ownerLock: OwnerLock?
 
-    /// Opens (creating if needed) the database at `path`. Does not migrate.
-    public init(path: String, durability: Durability = .normal) throws {
+    /// Opens (creating if needed) the database at `path`. Does not migrate. `exclusive` takes
+    /// the file's `OwnerLock` first and holds it until `close()`: a server's store, so that a
+    /// second server on the file refuses to start (`StoreError.inUse`). A file that cannot be
+    /// opened throws `StoreError.cannotOpen`, saying why.
+    public init(path: String, durability: Durability = .normal, exclusive: Bool = false) throws {
         self.path = path
         self.durability = durability
+        ownerLock = try exclusive ? OwnerLock(path: path) : nil
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.label = "flowstack"
-        let pool = try DatabasePool(path: path, configuration: configuration)
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw Self.openError(path: path, error)
+        }
         self.pool = pool
         groupCommit = GroupCommit { batch, _ in Self.write(batch, to: pool) }
         // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
         // writer; the setting is per connection and only the writer's matters, so set it there last.
         let synchronous = durability == .full ? "FULL" : "NORMAL"
-        try pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.backstopPages)")
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.backstopPages)")
+            }
+        } catch {
+            groupCommit.shutdown()
+            throw Self.openError(path: path, error)
         }
         checkpointer = try WALCheckpointer(path: path)
     }
@@ -103,6 +119,7 @@ public final class SQLiteStore: FlowStore {
         checkpointer.shutdown()
         groupCommit.shutdown()
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        defer { ownerLock?.release() }
         try pool.close()
     }
 

@@ -8,7 +8,8 @@ struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy the database to a new file, consistently, while the server runs.",
         discussion: """
-            Uses SQLite's online backup: the copy is the database as of one committed transaction.
+            Uses SQLite's online backup: the copy is the database as of one committed transaction. It
+            only reads the database, so it runs beside the flowstack that serves it (which holds the file's lock).
             To restore: stop the server, move the backup into place as the database file (removing
             any -wal and -shm files beside the old one), start the server.
             """)
@@ -20,7 +21,7 @@ struct Backup: ParsableCommand {
     var to: String
 
     func run() throws {
-        let location = DatabaseLocation(Environment().string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
+        let location = try OpenStore.location(db)
         guard case .sqlite(let source) = location else {
             // PostgreSQL has its own tools for consistent copies of a live database.
             FileHandle.standardError.write(Data("""
@@ -29,7 +30,7 @@ struct Backup: ParsableCommand {
                 (or your provider's backups), and pg_restore to restore it.
 
                 """.utf8))
-            throw ExitCode(2)
+            throw ExitCode.usage
         }
         do {
             let version = try SQLiteStore.backup(from: source, to: to)

@@ -30,7 +30,7 @@ struct Experiments: ParsableCommand {
                 document = try JSONParser.parse(Array(input), limits: .storedData)
             } catch {
                 printError("standard input: \(error)")
-                throw ExitCode(2)
+                throw ExitCode.cannotUse
             }
             let inputs = document.arrayValue ?? [document]
             var analyses: [ExperimentAnalysis] = []
@@ -47,7 +47,7 @@ struct Experiments: ParsableCommand {
                     }
                 }
             }
-            if failed { throw ExitCode(2) }
+            if failed { throw ExitCode.cannotUse }
             if json {
                 var writer = JSONWriter()
                 if document.arrayValue != nil { writer.beginArray() }

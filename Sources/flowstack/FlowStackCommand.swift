@@ -5,11 +5,17 @@ import ArgumentParser
 struct FlowStackCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flowstack",
-        abstract: "A navigation-state server: flow-controller trees per session, over HTTP, stored in SQLite.",
+        abstract: "A navigation-state server: flow-controller trees per session, over HTTP, stored in SQLite or PostgreSQL.",
         discussion: """
-            Every option of `serve` can also come from an environment variable (FLOWSTACK_PORT, …);
+            Every option of `serve` can also come from an environment variable (FLOWSTACK_PORT, …); \
             an option given on the command line wins over the environment.
+
+            Exit status, for every command: 0 done; 1 a check failed (flows validate, flows test); \
+            2 a usage error; 3 an input or the database cannot be used (a missing or unreadable \
+            file, a SQLite file another flowstack uses, a refused login); 4 the database did not \
+            answer within serve's --db-wait (starting again later may work).
             """,
+        version: FlowStackVersion.number,
         subcommands: [Serve.self, Migrate.self, Backup.self, Flows.self, Experiments.self],
         defaultSubcommand: nil
     )

@@ -14,14 +14,18 @@ struct Flows: ParsableCommand {
         subcommands: [Validate.self, Graph.self, Test.self])
 
     /// Reads and parses definition files; each unreadable file and each problem is reported as
-    /// `FILE:POINTER: message`, and `failed` says whether there was any.
-    static func read(_ files: [String], report: (String) -> Void) -> (parsed: [(file: String, definition: FlowDefinition)], failed: Bool) {
+    /// `FILE:POINTER: message`; `unreadable` says whether a file could not be read, `failed`
+    /// whether any file could not be read or parsed.
+    static func read(_ files: [String], report: (String) -> Void)
+        -> (parsed: [(file: String, definition: FlowDefinition)], failed: Bool, unreadable: Bool) {
         var failed = false
+        var unreadable = false
         var parsed: [(file: String, definition: FlowDefinition)] = []
         for file in files {
             guard let data = FileManager.default.contents(atPath: file) else {
-                report("\(file): cannot read the file")
+                report("\(file): \(Flows.whyUnreadable(file))")
                 failed = true
+                unreadable = true
                 continue
             }
             do throws(DefinitionProblems) {
@@ -31,12 +35,20 @@ struct Flows: ParsableCommand {
                 for problem in error.problems { report("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
             }
         }
-        return (parsed, failed)
+        return (parsed, failed, unreadable)
+    }
+
+    /// Why `file` cannot be read, in words.
+    static func whyUnreadable(_ file: String) -> String {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isFolder) else { return "cannot read the file: there is no such file" }
+        if isFolder.boolValue { return "cannot read the file: it is a folder" }
+        return "cannot read the file: permission denied"
     }
 
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check flow definitions; print every problem as FILE:POINTER: message and exit 1 if any.",
+            abstract: "Check flow definitions; print every problem as FILE:POINTER: message and exit 1 if any (3 if a file cannot be read).",
             discussion: """
                 Each file holds one definition. Flows a file names (push, present, replaceRoot, initial) must be \
                 defined by one of the files or by the sample app the server ships (app, onboarding, home, modal); \
@@ -47,7 +59,7 @@ struct Flows: ParsableCommand {
         var files: [String]
 
         func run() throws {
-            var (parsed, failed) = Flows.read(files) { print($0) }
+            var (parsed, failed, unreadable) = Flows.read(files) { print($0) }
             var catalog = BundledFlows.catalog().catalog
             for (_, definition) in parsed { catalog.insert(definition) }
             for (file, definition) in parsed {
@@ -55,7 +67,8 @@ struct Flows: ParsableCommand {
                 for problem in problems { print("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
                 if problems.isEmpty { print("\(file): ok (flow \(definition.name))") } else { failed = true }
             }
-            if failed { throw ExitCode(1) }
+            if unreadable { throw ExitCode.cannotUse }
+            if failed { throw ExitCode.checkFailed }
         }
     }
 
@@ -71,7 +84,7 @@ struct Flows: ParsableCommand {
                 session: its start is refused with unsupported-client, which start.expect.error may expect (the \
                 server's test route instead falls back to earlier activated versions, which a folder does not \
                 have). Exit status: \
-                0 when every scenario passes, 1 when one fails, 2 when a file cannot be read or parsed.
+                0 when every scenario passes, 1 when one fails, 3 when a file cannot be read or parsed.
                 """)
 
         @Argument(help: "Scenario files, or folders of them (JSON).")
@@ -85,7 +98,7 @@ struct Flows: ParsableCommand {
             var catalog = BundledFlows.catalog().catalog
             if let flows {
                 let files = Flows.jsonFiles(in: flows) { printError($0); unreadable = true }
-                let (parsed, failed) = Flows.read(files) { printError($0) }
+                let (parsed, failed, _) = Flows.read(files) { printError($0) }
                 unreadable = unreadable || failed
                 for (_, definition) in parsed { catalog.insert(definition) }
                 for problem in catalog.validate() {
@@ -100,7 +113,7 @@ struct Flows: ParsableCommand {
                     ? Flows.jsonFiles(in: argument) { printError($0); unreadable = true } : [argument]
                 for file in files {
                     guard let data = FileManager.default.contents(atPath: file) else {
-                        printError("\(file): cannot read the file")
+                        printError("\(file): \(Flows.whyUnreadable(file))")
                         unreadable = true
                         continue
                     }
@@ -112,10 +125,10 @@ struct Flows: ParsableCommand {
                     }
                 }
             }
-            if unreadable { throw ExitCode(2) }
+            if unreadable { throw ExitCode.cannotUse }
             if suites.isEmpty {
                 printError("no scenario files in \(tests.joined(separator: ", "))")
-                throw ExitCode(2)
+                throw ExitCode.cannotUse
             }
             let flags = ScenarioFlags.bundled()
             var passed = 0
@@ -133,7 +146,7 @@ struct Flows: ParsableCommand {
                 }
             }
             print("flows test: \(passed) passed, \(failed) failed")
-            if failed > 0 { throw ExitCode(1) }
+            if failed > 0 { throw ExitCode.checkFailed }
         }
 
         private func printError(_ line: String) {
@@ -175,8 +188,8 @@ struct Flows: ParsableCommand {
             guard let format = GraphFormat(rawValue: format) else {
                 throw ValidationError("--format must be svg, dot or mermaid; found \(format)")
             }
-            let (parsed, failed) = Flows.read(files) { printError($0) }
-            if failed { throw ExitCode(1) }
+            let (parsed, failed, _) = Flows.read(files) { printError($0) }
+            if failed { throw ExitCode.cannotUse }
             var catalog = BundledFlows.catalog().catalog
             for (_, definition) in parsed { catalog.insert(definition) }
             let root = self.root ?? parsed.first?.definition.name ?? FlowCatalog.rootFlowName
@@ -191,14 +204,14 @@ struct Flows: ParsableCommand {
             case .svg:
                 guard graph.canLayOut else {
                     printError("the graph is too large to lay out (\(graph.nodes.count) screens, \(graph.edges.count) edges); use --format dot or mermaid")
-                    throw ExitCode(1)
+                    throw ExitCode.usage
                 }
                 bytes = try Graphviz.shared.svg(dot: graph.dot())
             }
             if let output {
                 guard FileManager.default.createFile(atPath: output, contents: Data(bytes)) else {
                     printError("cannot write \(output)")
-                    throw ExitCode(1)
+                    throw ExitCode.cannotUse
                 }
             } else {
                 FileHandle.standardOutput.write(Data(bytes))

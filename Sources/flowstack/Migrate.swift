@@ -5,16 +5,20 @@ import FlowStore
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create or upgrade a database (a SQLite file or a PostgreSQL database) to this binary's schema.",
-        discussion: "`serve` migrates at start as well; run this to do it ahead of a deploy. Exits 1 on a database newer than this binary.")
+        discussion: """
+            `serve` migrates at start as well; run this to do it ahead of a deploy. A SQLite file that a \
+            flowstack serves is refused (stop it first); PostgreSQL serializes migrations itself. Exits 3 on a \
+            database newer than this binary.
+            """)
 
     @Option(name: .long, help: "SQLite file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DB (env FLOWSTACK_DB).")
     var db: String?
 
     func run() throws {
-        let location = DatabaseLocation(Environment().string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
+        let location = try OpenStore.location(db)
         let path = location.redacted
         do {
-            let store = try OpenStore.open(location)
+            let store = try OpenStore.open(location, exclusive: true)
             let applied = try store.migrate()
             let version = try store.schemaVersion()
             try store.close()
@@ -25,13 +29,7 @@ struct Migrate: ParsableCommand {
                 print("\(path): schema is at version \(version).")
             }
         } catch let error as StoreError {
-            throw FailureMessage(error.description)
+            throw FailureMessage(error)
         }
     }
-}
-
-/// An error whose message is printed as it is, with exit status 1.
-struct FailureMessage: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -12,6 +12,9 @@ struct Serve: ParsableCommand {
         abstract: "Serve the HTTP API.",
         discussion: """
             Migrates the database at start. Prints the admin token once when FLOWSTACK_ADMIN_TOKEN is unset.
+            A SQLite file is served by one flowstack at a time: a second one on the same file exits 3 \
+            naming the first. A PostgreSQL database that does not answer is waited for up to --db-wait \
+            seconds (each attempt at most 10 s), then serve exits 4; a refused login exits 3 at once.
             SIGTERM or SIGINT stops it gracefully: no new connections, requests being handled finish
             (up to --shutdown-grace seconds), the database is closed.
             """)
@@ -22,6 +25,8 @@ struct Serve: ParsableCommand {
     var port: Int?
     @Option(help: "SQLite file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DB (env FLOWSTACK_DB; default ./flowstack.sqlite).")
     var db: String?
+    @Option(name: .customLong("db-wait"), help: "PostgreSQL: seconds to wait at start for a database that does not answer before exiting with status 4; 0 tries once (env FLOWSTACK_DB_WAIT; default 30).")
+    var dbWait: Int?
     @Option(help: "HTTP worker threads (env FLOWSTACK_THREADS; default: the number of cores on SQLite, 4 per core on PostgreSQL).")
     var threads: Int?
     @Option(name: .customLong("max-body"), help: "Largest request body in bytes (env FLOWSTACK_MAX_BODY; default 1048576).")
@@ -62,7 +67,8 @@ struct Serve: ParsableCommand {
         var server = ServerConfiguration()
         server.host = env.string(host, "FLOWSTACK_HOST", default: "127.0.0.1")
         server.port = try env.integer(port, "FLOWSTACK_PORT", default: 8080, range: 0...65535)
-        let location = DatabaseLocation(env.string(db, "FLOWSTACK_DB", default: "./flowstack.sqlite"))
+        let location = try OpenStore.location(db, env)
+        let dbWait = try env.integer(self.dbWait, "FLOWSTACK_DB_WAIT", default: 30, range: 0...3600)
         // On PostgreSQL some requests wait for a round trip on their thread (a head check, a
         // session or user read): more threads keep the cores busy meanwhile (reads +50% at 8
         // threads on 2 cores; see BENCHMARKS.md).
@@ -106,10 +112,11 @@ struct Serve: ParsableCommand {
 
         let store: any FlowStore
         do {
-            store = try Self.openWaiting(location, durability: durability, threads: server.threads, logger: logger)
+            store = try Self.openWaiting(location, durability: durability, threads: server.threads,
+                                         wait: .seconds(dbWait), logger: logger)
             try store.migrate()
         } catch let error as StoreError {
-            throw FailureMessage(error.description)
+            throw FailureMessage(error)
         }
         let adminToken = Self.adminToken(from: env)
         let app: Application
@@ -126,15 +133,16 @@ struct Serve: ParsableCommand {
             try http.start()
         } catch let error as HTTPServerError {
             try? store.close()
-            throw FailureMessage(error.description)
+            throw FailureMessage(error.description, status: .cannotUse)
         }
+        // Before the line that says it listens: a stop sent right after that line stops it gracefully.
+        let signal = SignalWaiter(signals: [SIGTERM, SIGINT])
         if adminToken.generated {
             print("admin token (FLOWSTACK_ADMIN_TOKEN was unset; this is shown once): \(adminToken.value)")
         }
         print("flowstack listening on http://\(server.host):\(http.port) (database \(location.redacted), durability \(durability.rawValue), \(server.threads) threads)")
         fflush(nil)
 
-        let signal = SignalWaiter(signals: [SIGTERM, SIGINT])
         let received = signal.wait()
         logger.info("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): stopping")
         http.shutdown(gracePeriod: .seconds(grace))
@@ -166,20 +174,51 @@ struct Serve: ParsableCommand {
         return access
     }
 
-    /// Opens the store; a PostgreSQL server that does not answer yet is waited for, up to 30 s
-    /// (a node restarted during a database outage, or started before its database, comes up
-    /// once the database does, instead of exiting and being restarted in a loop).
-    static func openWaiting(_ location: DatabaseLocation, durability: Durability, threads: Int, logger: Logger) throws -> any FlowStore {
-        let deadline = ContinuousClock.now + .seconds(30)
+    /// Opens the store; a PostgreSQL server that does not answer yet (refused, no route, a name
+    /// that does not resolve, a host that never answers) is tried again every second for up to
+    /// `wait` (a node restarted during a short database outage, or started just before its
+    /// database, comes up once the database does). Each attempt ends within `attemptTimeout`
+    /// and before the deadline (libpq's `connect_timeout` does not apply to the non-blocking
+    /// connect FlowStack uses; this does its work), so a black-holed host cannot hold `serve`
+    /// much longer than `wait` (about a second more, for the last attempt and closing). Past
+    /// it, the last error is thrown (`StoreError.unavailable`: exit status 4) and a
+    /// supervisor's restart takes over. A refused login fails at once (status 3): waiting
+    /// would not mend it. One warning when waiting begins, then one every 10 s or when the
+    /// reason changes. `wait` zero: one attempt of `attemptTimeout`.
+    static func openWaiting(_ location: DatabaseLocation, durability: Durability, threads: Int, wait: Duration,
+                            logger: Logger) throws -> any FlowStore {
+        let start = ContinuousClock.now
+        let deadline = start + wait
+        var lastLogged: (at: ContinuousClock.Instant, detail: String)?
         while true {
+            let attempt = wait == .zero ? attemptTimeout : min(attemptTimeout, max(.milliseconds(500), deadline - .now))
             do {
-                return try OpenStore.open(location, durability: durability, threads: threads)
-            } catch StoreError.unavailable(_, let detail) where ContinuousClock.now < deadline && !Self.isRefusal(detail) {
-                logger.warning("waiting for the database", metadata: ["database": "\(location.redacted)", "error": "\(detail)"])
-                Thread.sleep(forTimeInterval: 1)
+                return try OpenStore.open(location, durability: durability, threads: threads, exclusive: true,
+                                          connectTimeout: attempt)
+            } catch StoreError.unavailable(let shown, let message) {
+                let detail = FlowStackCommand.oneLine(message)
+                if Self.isRefusal(detail) {
+                    throw FailureMessage("the database \(shown) refused the connection: \(detail)", status: .cannotUse)
+                }
+                guard ContinuousClock.now < deadline else {
+                    let waited = Int((ContinuousClock.now - start).components.seconds)
+                    throw StoreError.unavailable(location: shown, detail: detail
+                        + " (gave up after \(waited) s; --db-wait sets how long serve waits at start)")
+                }
+                if lastLogged == nil || lastLogged?.detail != detail || ContinuousClock.now - (lastLogged?.at ?? start) >= .seconds(10) {
+                    let left = Int((deadline - .now).components.seconds)
+                    logger.warning("waiting for the database (\(left) s left, --db-wait)",
+                                   metadata: ["database": "\(location.redacted)", "error": "\(detail)"])
+                    lastLogged = (.now, detail)
+                }
+                let pause = min(.seconds(1), deadline - .now)
+                Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
             }
         }
     }
+
+    /// The longest one attempt to reach PostgreSQL at start may take.
+    static let attemptTimeout: Duration = .seconds(10)
 
     /// A connection the server refused for good (wrong password, unknown role or database):
     /// waiting would not help, so `serve` says so at once.
@@ -211,37 +250,48 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// Blocks until one of the given signals arrives (they are ignored by default handling meanwhile).
+/// Where the signal handler writes the number of a signal it caught; `SignalWaiter` reads it.
+nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
+
+/// Blocks until one of the given signals arrives. The handler is installed (`sigaction`) when
+/// the waiter is made, before anything is printed: a signal sent right after the "listening"
+/// line is caught, not lost or fatal (a dispatch signal source arms itself later, on its
+/// queue, and a signal in between was dropped). The handler only writes the signal's number
+/// to a pipe, which is async-signal-safe.
 final class SignalWaiter: @unchecked Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    private var sources: [DispatchSourceSignal] = []
-    private let lock = NSLock()
-    private var received: Int32 = 0
-    private let queue = DispatchQueue(label: "flowstack.signals")
+    private let readEnd: Int32
 
     init(signals: [Int32]) {
+        var ends: [Int32] = [-1, -1]
+        _ = pipe(&ends)
+        readEnd = ends[0]
+        signalPipeWrite = ends[1]
         for number in signals {
-            Glibc.signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [weak self] in self?.deliver(number) }
-            source.resume()
-            sources.append(source)
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { number in
+                var byte = UInt8(truncatingIfNeeded: number)
+                _ = write(signalPipeWrite, &byte, 1)
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = Int32(SA_RESTART)
+            _ = sigaction(number, &action, nil)
         }
+        // A parent may have started us with these signals blocked (Foundation's Process does):
+        // unblock them on this thread, which waits, so that they reach the handler. Threads
+        // started before keep them blocked and leave them to this one.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for number in signals { sigaddset(&unblock, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         Glibc.signal(SIGPIPE, SIG_IGN)
     }
 
-    private func deliver(_ number: Int32) {
-        lock.lock()
-        let first = received == 0
-        if first { received = number }
-        lock.unlock()
-        if first { semaphore.signal() }
-    }
-
+    /// The first signal caught.
     func wait() -> Int32 {
-        semaphore.wait()
-        lock.lock()
-        defer { lock.unlock() }
-        return received
+        var byte: UInt8 = 0
+        while read(readEnd, &byte, 1) != 1 {
+            guard errno == EINTR else { return SIGTERM }
+        }
+        return Int32(byte)
     }
 }

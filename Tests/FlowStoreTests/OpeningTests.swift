@@ -1,0 +1,76 @@
+// Opening a database: `--db` values that are refused, files that cannot be opened and why, and
+// the lock that keeps a SQLite file to one server.
+import FlowStore
+import Foundation
+import SQLiteStore
+import Testing
+
+struct LocationCheckTests {
+    /// A URL of a scheme FlowStack does not speak is refused, not taken as a file name; paths
+    /// and PostgreSQL URLs pass.
+    @Test(arguments: [
+        ("mysql://u@h/db", "unknown scheme mysql://"),
+        ("postgressql://u@h/db", "did you mean postgresql://?"),
+        ("sqlite:///var/db.sqlite", "such as /var/db.sqlite"),
+        ("file://db.sqlite", "such as ./db.sqlite"),
+        ("mysql://u:s3cret@h/db", "mysql://u:***@h/db"),
+    ])
+    func refusesUnknownSchemes(value: String, said: String) {
+        #expect {
+            _ = try DatabaseLocation.checked(value)
+        } throws: { error in
+            guard let error = error as? StoreError, case .unsupportedLocation = error else { return false }
+            return error.description.contains(said) && !error.description.contains("s3cret")
+        }
+    }
+
+    @Test(arguments: ["./flowstack.sqlite", "/data/x.sqlite", "postgresql://u@h/db", "postgres://h/db", "odd:name.sqlite", "a://b"])
+    func acceptsPathsAndPostgreSQL(value: String) throws {
+        if value == "a://b" {
+            #expect(throws: StoreError.self) { try DatabaseLocation.checked(value) }
+        } else {
+            _ = try DatabaseLocation.checked(value)
+        }
+    }
+}
+
+struct SQLiteOpeningTests {
+    /// A missing folder, a folder given as the file, a file that is not SQLite: the error names
+    /// the path and the cause.
+    @Test func namesThePathAndTheCause() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-open-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let notes = folder + "/notes.txt"
+        try Data(String(repeating: "not a database\n", count: 20).utf8).write(to: URL(fileURLWithPath: notes))
+        for (path, said) in [(folder + "/nope/x.sqlite", "cannot open \(folder)/nope/x.sqlite: the folder \(folder)/nope does not exist"),
+                             (folder, "cannot open \(folder): it is a folder, not a file"),
+                             (notes + "/x.sqlite", "\(notes) is a file, not a folder"),
+                             (notes, "cannot open \(notes): it is not a SQLite database")] {
+            #expect {
+                _ = try SQLiteStore(path: path)
+            } throws: { error in
+                (error as? StoreError)?.description.contains(said) == true
+            }
+        }
+    }
+
+    /// A second exclusive store on a file is refused while the first holds it, naming this
+    /// process; once the first closes, the file can be taken again.
+    @Test func oneExclusiveStorePerFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-lock-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/db.sqlite"
+        let first = try SQLiteStore(path: path, exclusive: true)
+        #expect {
+            _ = try SQLiteStore(path: path, exclusive: true)
+        } throws: { error in
+            guard let error = error as? StoreError, case .inUse(_, let holder, _) = error else { return false }
+            return holder.contains("pid \(getpid())")
+        }
+        try first.close()
+        let second = try SQLiteStore(path: path, exclusive: true)
+        try second.close()
+    }
+}
