@@ -36,9 +36,11 @@ struct FlowSessionTests {
         #expect(await Self.engineLoaded(session))
         for (type, features) in [("onboarding.showSecond", ["onboarding.first", "onboarding.second"]), ("onboarding.completed", ["home.first"]),
                                  ("home.presentModal", ["home.first", "modal"])] {
-            let started = ContinuousClock.now
             let shown = try await session.send(FlowAction(type: type, params: type == "home.presentModal" ? ["content": "Hi"] : [:]))
-            #expect(ContinuousClock.now - started < .milliseconds(100), "\(type) waited for the network")
+            // Shown before its answer came: a tap that waited returns only once it (and every tap
+            // before it) is confirmed. (Not a stopwatch: on 2 cores shared by the whole suite, the
+            // actor may wait its turn for longer than the 200 ms latency.)
+            #expect(await session.pendingCount > 0, "\(type) waited for the network")
             #expect(shown.features == features)
         }
         await session.settled()
