@@ -60,8 +60,10 @@ api_key = "$key"
 # A schema-valid request may still be refused as unprocessable: 422 is the API's answer for what
 # JSON Schema cannot say (a flow, flag or experiment definition that does not hold together, a deep
 # link no flow declares, a client that can render no activated version, an action no flow handles).
+# And 412: a well-formed If-Match that names another version than the session's is refused as a
+# failed precondition (the stateful phase sends generated tags once it reaches the action routes).
 [checks.positive_data_acceptance]
-expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "412", "422", "429", "5xx"]
 
 [[operations]]
 include-operation-id = "getGrowthBookFeatures"
