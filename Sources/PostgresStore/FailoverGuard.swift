@@ -245,15 +245,17 @@ final class CommitWatch: Sendable {
     static let probeEvery: Duration = .seconds(1)
     private let state = PThreadMutex(State())
 
-    /// Records what one write batch came to.
-    func record(_ results: [Result<Void, any Error>]) {
-        // Only a commit that wrote something and finished proves commits finish: a refused
-        // action (a version conflict) commits a transaction that wrote nothing, which never
-        // waits for a standby.
+    /// Records what one write batch came to, and whether it came before the batch's deadline.
+    func record(_ results: [Result<Void, any Error>], beforeDeadline: Bool = true) {
+        // Only a commit that wrote something and finished in time proves commits finish: a
+        // refused action (a version conflict) commits a transaction that wrote nothing, which
+        // never waits for a standby; and a COMMIT whose wait for a synchronous standby is
+        // cancelled at the deadline still answers success (committed locally, maybe not
+        // replicated), which is a stuck commit, not a finished one.
         var unanswered = false, answered = false
         for result in results {
             switch result {
-            case .success: answered = true
+            case .success: if beforeDeadline { answered = true } else { unanswered = true }
             case .failure(let error): if case StoreError.outcomeUnknown = error { unanswered = true }
             }
         }
@@ -263,8 +265,7 @@ final class CommitWatch: Sendable {
     }
 
     /// Why commits are stuck, or nil; `probe` runs a test commit and says whether it finished
-    /// (nil when it could not be sent: the database does not answer at all, which the health
-    /// check's own query reports).
+    /// (nil when it could not be sent, which leaves the store stalled).
     func problem(probe: () -> Bool?) -> String? {
         let (since, due, lastFinished) = state.withLock { state -> (ContinuousClock.Instant?, Bool, Bool) in
             guard let since = state.stalledSince else { return (nil, false, true) }
@@ -273,8 +274,10 @@ final class CommitWatch: Sendable {
             return (since, due, state.lastProbeFinished)
         }
         guard let since else { return nil }
-        let outcome: Bool? = due ? probe() : lastFinished
-        guard let finished = outcome else { return nil }
+        // A probe that could not be sent proves nothing either way (the pool may be reconnecting
+        // after the stuck commit's deadline broke its connection): still stalled, as only a
+        // finished commit clears it; answering 200 then would flap between 200 and 503.
+        let finished = (due ? probe() : lastFinished) ?? false
         state.withLock { state in
             state.lastProbeFinished = finished
             if finished { state.stalledSince = nil }
@@ -297,14 +300,22 @@ extension PostgresStore {
         }
         return commitWatch.problem { [pool] in
             let deadline = ContinuousClock.now + CommitWatch.probeTimeout
-            // A transaction with a transaction id writes a commit record, which waits for the
-            // synchronous standbys as an action's commit does; it changes no table.
-            let statements = [PGStatement("BEGIN"), PGStatement("SELECT txid_current()"), PGStatement("COMMIT")]
+            // The COMMIT of a transaction that wrote WAL waits for the synchronous standbys as an
+            // action's does. One that only took a transaction id (`SELECT txid_current()`) writes
+            // no WAL before its commit record and does not wait at all, so it would report
+            // commits finishing while every write is stuck: a temporary table, dropped at commit,
+            // writes catalog WAL and changes no table of ours.
+            let statements = [PGStatement("BEGIN"),
+                              PGStatement("CREATE TEMPORARY TABLE flowstack_commit_probe (probe int) ON COMMIT DROP"),
+                              PGStatement("COMMIT")]
             do throws(PGError) {
                 let outcomes = try pool.withConnection(deadline: deadline) { connection throws(PGError) in
                     try connection.runTransaction(statements, deadline: deadline)
                 }
-                return outcomes.allSatisfy { $0.rows != nil }
+                // A COMMIT whose wait for a synchronous standby is cancelled at the deadline
+                // still answers success (with a warning: committed locally, maybe not
+                // replicated): only one that finished before the deadline proves commits finish.
+                return outcomes.allSatisfy { $0.rows != nil } && ContinuousClock.now < deadline - .milliseconds(50)
             } catch {
                 return error.unsent ? nil : false  // not sent: unreachable, not stuck
             }

@@ -62,8 +62,9 @@ public final class PostgresStore: FlowStore {
         groupCommit = GroupCommit(maxBatch: 256) { batch, oldest in
             counters.commitBatches.add(1, ordering: .relaxed)
             counters.committedActions.add(batch.count, ordering: .relaxed)
-            let results = Self.write(batch, pool: pool, location: location, deadline: oldest + Self.requestTimeout)
-            commitWatch.record(results)
+            let deadline = oldest + Self.requestTimeout
+            let results = Self.write(batch, pool: pool, location: location, deadline: deadline)
+            commitWatch.record(results, beforeDeadline: ContinuousClock.now < deadline - .milliseconds(50))
             return results
         }
         do {
