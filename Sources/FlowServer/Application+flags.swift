@@ -23,7 +23,7 @@ extension Application {
             }
             return .json(Self.keyedDocument(key: key, text: flag.text, revision: flag.revision, updatedAt: flag.updatedAt))
         }
-        router.adminRoute("PUT", "/v1/flags/{key}", admin) { request throws(ResponseError) in
+        router.adminRoute("PUT", "/v1/flags/{key}", admin, role: .publish) { request throws(ResponseError) in
             let key = try Self.definitionKey(request, reserved: reservedFlagKeys, collection: "/v1/flags")
             let (json, text) = try Self.uploadedDefinition(request, limits)
             let definition: FlagDefinition
@@ -42,7 +42,7 @@ extension Application {
             return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now, warnings: warnings),
                          status: existed ? 200 : 201)
         }
-        router.adminRoute("POST", "/v1/flags/evaluate", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/flags/evaluate", admin, role: .read) { request throws(ResponseError) in
             let context = try Self.evaluationContext(try request.jsonBody(limits).get())
             let evaluations = FlagSet.evaluateAll(flags: registry.allFlags.map { ($0.key, $0.value.definition) }, context: context)
             var writer = JSONWriter()
@@ -60,7 +60,7 @@ extension Application {
             }
             return .json(Self.keyedDocument(key: key, text: experiment.text, revision: experiment.revision, updatedAt: experiment.updatedAt))
         }
-        router.adminRoute("PUT", "/v1/experiments/{key}", admin) { request throws(ResponseError) in
+        router.adminRoute("PUT", "/v1/experiments/{key}", admin, role: .publish) { request throws(ResponseError) in
             let key = try Self.definitionKey(request)
             let (json, text) = try Self.uploadedDefinition(request, limits)
             let definition: ExperimentDefinition

@@ -48,6 +48,8 @@ extension Application {
         router.adminRoute("PUT", "/v1/flows/{name}", admin) { request throws(ResponseError) in
             let name = request.pathParameters["name"] ?? ""
             let activate = try Self.booleanQuery(request, "activate", default: false)
+            // Storing a version is editing; making it live is publishing.
+            if activate { try admin.require(.publish, for: "PUT /v1/flows/\(name)?activate=true") }
             let json = try request.jsonBody(limits).get()
             let definition: FlowDefinition
             do throws(DefinitionProblems) {
@@ -74,7 +76,7 @@ extension Application {
             return response
         }
 
-        router.adminRoute("POST", "/v1/flows/{name}/versions/{version}/activate", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/flows/{name}/versions/{version}/activate", admin, role: .publish) { request throws(ResponseError) in
             let name = request.pathParameters["name"] ?? ""
             let version = try Self.versionParameter(request)
             guard let stored = registry.flow(name, version: version) else {

@@ -63,11 +63,15 @@ enum ProblemType {
     static let sessionContention = prefix + "session-contention"
     /// 503: a flow version another node stored is not loaded on this node yet.
     static let definitionsLoading = prefix + "definitions-loading"
+    /// 403: an admin key whose role is below the one the route needs.
+    static let insufficientRole = prefix + "insufficient-role"
+    /// 409: a live admin key has this name already.
+    static let nameInUse = prefix + "name-in-use"
 
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
-                      sessionContention, definitionsLoading]
+                      sessionContention, definitionsLoading, insufficientRole, nameInUse]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

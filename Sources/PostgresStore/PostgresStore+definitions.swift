@@ -319,3 +319,88 @@ extension PostgresStore {
         }
     }
 }
+
+extension PostgresStore {
+    static let adminKeyColumns = "id, name, role, key_hash, created_at, created_by, revoked_at"
+
+    public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool {
+        // A live key of the same name is a unique violation of admin_keys_live_name: nothing is
+        // made, and so nothing is audited.
+        let rows = try writeAudited(PGStatement("""
+            WITH made AS (
+                INSERT INTO admin_keys (id, name, role, key_hash, created_at, created_by)
+                VALUES ($1::text, $2::text, $3::text, $4::bytea, $5::text, $6::text)
+                ON CONFLICT DO NOTHING
+                RETURNING id
+            ), audit AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $5::text, 'adminKey.create', made.id, NULL, NULL, $7::text
+                FROM made WHERE $7::text IS NOT NULL
+            )
+            SELECT 1 FROM made
+            """, [.text(key.id), .text(key.name), .text(key.role), .bytes(key.keyHash), .text(key.createdAt), .text(key.createdBy),
+                  .optional(audit?.credential)]), audit: audit)
+        return rows[0].count == 1
+    }
+
+    public func adminKeys() throws -> [AdminKeyRecord] {
+        Self.adminKeyRecords(try read([PGStatement("SELECT \(Self.adminKeyColumns) FROM admin_keys ORDER BY created_at, id")])[0])
+    }
+
+    public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? {
+        Self.adminKeyRecords(try read([PGStatement(
+            "SELECT \(Self.adminKeyColumns) FROM admin_keys WHERE key_hash = $1::bytea AND revoked_at IS NULL", [.bytes(hash)])])[0]).first
+    }
+
+    public func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord? {
+        let rows = try writeAudited([
+            PGStatement("""
+                WITH revoked AS (
+                    UPDATE admin_keys SET revoked_at = $2::text WHERE id = $1::text AND revoked_at IS NULL RETURNING id
+                )
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $2::text, 'adminKey.revoke', revoked.id, NULL, NULL, $3::text
+                FROM revoked WHERE $3::text IS NOT NULL
+                """, [.text(id), .text(at), .optional(audit?.credential)]),
+            PGStatement("SELECT \(Self.adminKeyColumns) FROM admin_keys WHERE id = $1::text", [.text(id)]),
+        ], audit: audit)
+        return Self.adminKeyRecords(rows[1]).first
+    }
+
+    public func adminTokenHash() throws -> [UInt8]? {
+        let rows = try read([PGStatement("SELECT token_hash FROM admin_token WHERE id = 1")])[0]
+        return rows.count == 0 ? nil : rows.bytes(0, 0)
+    }
+
+    public func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8] {
+        if replace {
+            _ = try writeAudited(PGStatement("""
+                WITH kept AS (
+                    INSERT INTO admin_token (id, token_hash, created_at) VALUES (1, $1::bytea, $2::text)
+                    ON CONFLICT (id) DO UPDATE SET token_hash = EXCLUDED.token_hash, created_at = EXCLUDED.created_at
+                    RETURNING id
+                )
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $2::text, 'adminToken.reset', 'admin', NULL, NULL, $3::text
+                FROM kept WHERE $3::text IS NOT NULL
+                """, [.bytes(hash), .text(at), .optional(audit?.credential)]), audit: audit)
+            return hash
+        }
+        // Nodes starting together on a new database: the first insert wins, the others read it.
+        let rows = try write([
+            PGStatement("INSERT INTO admin_token (id, token_hash, created_at) VALUES (1, $1::bytea, $2::text) ON CONFLICT (id) DO NOTHING",
+                        [.bytes(hash), .text(at)]),
+            PGStatement("SELECT token_hash FROM admin_token WHERE id = 1"),
+        ])
+        return rows[1].count == 0 ? hash : (rows[1].bytes(0, 0) ?? hash)
+    }
+
+    static func adminKeyRecords(_ rows: PGRows) -> [AdminKeyRecord] {
+        (0..<rows.count).compactMap { row in
+            guard let id = rows.string(row, 0), let name = rows.string(row, 1), let role = rows.string(row, 2),
+                  let hash = rows.bytes(row, 3), let created = rows.string(row, 4), let by = rows.string(row, 5) else { return nil }
+            return AdminKeyRecord(id: id, name: name, role: role, keyHash: hash, createdAt: created, createdBy: by,
+                                  revokedAt: rows.string(row, 6))
+        }
+    }
+}

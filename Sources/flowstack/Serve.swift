@@ -118,7 +118,13 @@ struct Serve: ParsableCommand {
         } catch let error as StoreError {
             throw FailureMessage(error)
         }
-        let adminToken = Self.adminToken(from: env)
+        let adminToken: (value: String?, generated: Bool)
+        do {
+            adminToken = try Self.adminToken(from: env, store: store)
+        } catch {
+            try? store.close()
+            throw FailureMessage("cannot keep the admin token in the database: \(error)")
+        }
         let app: Application
         do {
             let single = singleNode || ["1", "true", "yes"].contains(env.values["FLOWSTACK_SINGLE_NODE"]?.lowercased() ?? "")
@@ -137,8 +143,10 @@ struct Serve: ParsableCommand {
         }
         // Before the line that says it listens: a stop sent right after that line stops it gracefully.
         let signal = SignalWaiter(signals: [SIGTERM, SIGINT])
-        if adminToken.generated {
-            print("admin token (FLOWSTACK_ADMIN_TOKEN was unset; this is shown once): \(adminToken.value)")
+        if adminToken.generated, let token = adminToken.value {
+            print("admin token (FLOWSTACK_ADMIN_TOKEN was unset; made at this first start, kept hashed in the database, shown once): \(token)")
+        } else if adminToken.value == nil {
+            print("admin token: the one printed at this database's first start (FLOWSTACK_ADMIN_TOKEN is unset; `flowstack admin-token --reset` makes a new one)")
         }
         print("flowstack listening on http://\(server.host):\(http.port) (database \(location.redacted), durability \(durability.rawValue), \(server.threads) threads)")
         fflush(nil)
@@ -226,16 +234,12 @@ struct Serve: ParsableCommand {
         ["authentication", "password", "pg_hba.conf", "does not exist", "permission denied"].contains { detail.contains($0) }
     }
 
-    /// The admin token from FLOWSTACK_ADMIN_TOKEN, else a new random one (256 bits, hex).
-    static func adminToken(from env: Environment) -> (value: String, generated: Bool) {
+    /// The admin token from FLOWSTACK_ADMIN_TOKEN; else nil, the one kept hashed in the database,
+    /// made now (256 bits, hex; `generated`, to print once) when the database keeps none yet.
+    static func adminToken(from env: Environment, store: any FlowStore) throws -> (value: String?, generated: Bool) {
         if let token = env.values["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty { return (token, false) }
-        var generator = SystemRandomNumberGenerator()
-        let token = (0..<4).map { _ in
-            let word = generator.next() as UInt64
-            let hex = String(word, radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }.joined()
-        return (token, true)
+        if let made = try Application.makeAdminTokenIfNone(store: store) { return (made, true) }
+        return (nil, false)
     }
 
     /// Lets the process hold as many sockets as the connection limit asks for, up to the hard limit.
