@@ -84,18 +84,19 @@ struct AdminAuthorization: Sendable {
         guard let token = BearerToken.presented(in: request) else {
             throw SessionService.unauthorized("This admin route needs Authorization: Bearer <admin token or admin key>.")
         }
-        if token.hasPrefix(AdminKeys.keyPrefix) {
+        let isKey = token.hasPrefix(AdminKeys.keyPrefix)
+        if isKey, token.utf8.count <= 128 {
             let key: AdminKeyRecord?
             do {
-                key = token.utf8.count <= 128 ? try store.liveAdminKey(hash: BearerToken.hash(token)) : nil
+                key = try store.liveAdminKey(hash: BearerToken.hash(token))
             } catch {
                 throw SessionService.storageFailure(error, logger: logger)
             }
-            guard let key else {
-                throw SessionService.unauthorized("The admin key is not live: it was revoked, or never made.")
+            if let key {
+                return AdminIdentity(credential: "key:" + key.name, role: AdminRole(rawValue: key.role) ?? .read, keyId: key.id)
             }
-            return AdminIdentity(credential: "key:" + key.name, role: AdminRole(rawValue: key.role) ?? .read, keyId: key.id)
         }
+        // Not a live key: it may still be the bootstrap token (FLOWSTACK_ADMIN_TOKEN may be any text).
         let hash: [UInt8]?
         if let configuredHash {
             hash = configuredHash
@@ -107,7 +108,8 @@ struct AdminAuthorization: Sendable {
             }
         }
         guard let hash, BearerToken.matches(token, hash: hash) else {
-            throw SessionService.unauthorized("The token is not the admin token.")
+            throw SessionService.unauthorized(isKey ? "The admin key is not live: it was revoked, or never made."
+                                                    : "The token is not the admin token.")
         }
         return .bootstrap
     }

@@ -11,7 +11,9 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the HTTP API.",
         discussion: """
-            Migrates the database at start. Prints the admin token once when FLOWSTACK_ADMIN_TOKEN is unset.
+            Migrates the database at start. When FLOWSTACK_ADMIN_TOKEN is unset, the first start on a database makes \
+            the admin token, prints it once and keeps its SHA-256 in the database; later starts (and other nodes) use \
+            that one, and `flowstack admin-token --reset` makes a new one.
             A SQLite file is served by one flowstack at a time: a second one on the same file exits 3 \
             naming the first. A PostgreSQL database that does not answer is waited for up to --db-wait \
             seconds (each attempt at most 10 s), then serve exits 4; a refused login exits 3 at once.
