@@ -163,10 +163,11 @@ struct AdminKeyAPITests {
         #expect(try test.direct.send("PUT", "/v1/flows/onboarding?activate=true", body: FlowAdminTests.shortOnboarding,
                                      headers: Self.bearer(key)).status == 201)
         // Through libmicrohttpd's own threads too (the credential is the request's, not the thread's).
-        try test.withLiveServer { sender in
-            #expect(try sender.send("PUT", "/v1/flags/eu-face-scan", body: #"{"variants":{"on":true,"off":false},"defaultVariant":"off"}"#,
-                                    headers: Self.bearer(key)).status == 200)
+        let status = try test.withLiveServer { sender in
+            try sender.send("PUT", "/v1/flags/eu-face-scan", body: #"{"variants":{"on":true,"off":false},"defaultVariant":"off"}"#,
+                            headers: Self.bearer(key)).status
         }
+        #expect(status == 200)
         let id = try #require(ci["id"].stringValue)
         #expect(try test.direct.send("DELETE", "/v1/admin-keys/\(id)", headers: Self.admin).status == 204)
         let entries = (try test.direct.send("GET", "/v1/audit", headers: Self.admin).json["entries"].arrayValue ?? []).map {
