@@ -120,7 +120,7 @@ struct Serve: ParsableCommand {
         } catch let error as StoreError {
             throw FailureMessage(error)
         }
-        let adminToken: (value: String?, generated: Bool)
+        let adminToken: (configured: String?, made: String?)
         do {
             adminToken = try Self.adminToken(from: env, store: store)
         } catch {
@@ -130,7 +130,9 @@ struct Serve: ParsableCommand {
         let app: Application
         do {
             let single = singleNode || ["1", "true", "yes"].contains(env.values["FLOWSTACK_SINGLE_NODE"]?.lowercased() ?? "")
-            app = try Application(store: store, adminToken: adminToken.value, cacheCapacity: cacheCapacity,
+            // A token made now is checked as a kept one (read from the database at each admin
+            // request), so that `admin-token --reset` replaces it on this server too.
+            app = try Application(store: store, adminToken: adminToken.configured, cacheCapacity: cacheCapacity,
                                   singleNode: single, events: events, access: access, cors: cors, logger: logger)
         } catch let error as Application.SetupError {
             throw FailureMessage(error.description)
@@ -145,9 +147,9 @@ struct Serve: ParsableCommand {
         }
         // Before the line that says it listens: a stop sent right after that line stops it gracefully.
         let signal = SignalWaiter(signals: [SIGTERM, SIGINT])
-        if adminToken.generated, let token = adminToken.value {
+        if let token = adminToken.made {
             print("admin token (FLOWSTACK_ADMIN_TOKEN was unset; made at this first start, kept hashed in the database, shown once): \(token)")
-        } else if adminToken.value == nil {
+        } else if adminToken.configured == nil {
             print("admin token: the one printed at this database's first start (FLOWSTACK_ADMIN_TOKEN is unset; `flowstack admin-token --reset` makes a new one)")
         }
         print("flowstack listening on http://\(server.host):\(http.port) (database \(location.redacted), durability \(durability.rawValue), \(server.threads) threads)")
@@ -236,12 +238,12 @@ struct Serve: ParsableCommand {
         ["authentication", "password", "pg_hba.conf", "does not exist", "permission denied"].contains { detail.contains($0) }
     }
 
-    /// The admin token from FLOWSTACK_ADMIN_TOKEN; else nil, the one kept hashed in the database,
-    /// made now (256 bits, hex; `generated`, to print once) when the database keeps none yet.
-    static func adminToken(from env: Environment, store: any FlowStore) throws -> (value: String?, generated: Bool) {
-        if let token = env.values["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty { return (token, false) }
-        if let made = try Application.makeAdminTokenIfNone(store: store) { return (made, true) }
-        return (nil, false)
+    /// `configured`: FLOWSTACK_ADMIN_TOKEN, when set. Else nil, the token is the one kept hashed
+    /// in the database, and `made` is that token when this start made it (256 bits, hex; to print
+    /// once) because the database kept none yet.
+    static func adminToken(from env: Environment, store: any FlowStore) throws -> (configured: String?, made: String?) {
+        if let token = env.values["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty { return (token, nil) }
+        return (nil, try Application.makeAdminTokenIfNone(store: store))
     }
 
     /// Lets the process hold as many sockets as the connection limit asks for, up to the hard limit.
