@@ -1,0 +1,142 @@
+// FlowCatalog+mistakes: checks for what authors get wrong that reads well: a `from` no screen can match, flags that do not exist.
+
+import JSON
+
+extension FlowCatalog {
+    /// Rules and effects that name screens or flows this flow can never meet, so the rule never
+    /// matches or the effect is always refused:
+    /// - a rule's `from` feature that neither this flow nor a flow it reaches (its
+    ///   ``screenFeatures(of:)``) can show: the source screen of an action this flow hears is one
+    ///   of those, so `"from": "checkout.reveiw"` would never match;
+    /// - a rule's `via` naming a defined flow that this flow never starts, pushes, sets as root or
+    ///   presents: an action only comes up through a child;
+    /// - `popTo` a feature this flow never puts on its own stack.
+    ///
+    /// Paths are relative to the definition; a `from` or `via` list of one is reported at the
+    /// list. Skipped while a Swift delegate is registered (it may show any screen) and while the
+    /// flow reaches an undefined flow (reported on its own; its screens are unknown).
+    func unreachableSourceProblems(of definition: FlowDefinition) -> [DefinitionProblem] {
+        guard !hasDelegates else { return [] }
+        let shown = screenFeatures(of: definition.name)
+        guard shown.undefinedFlows.isEmpty else { return [] }
+        let own = definition.ownScreens
+        var problems: [DefinitionProblem] = []
+        // Suggestions compare names pairwise: only the first few problems get one, so a body
+        // listing thousands of unknown features stays linear.
+        var suggestions = 10
+        func hint(_ feature: String, _ known: Set<String>) -> String {
+            guard suggestions > 0, known.count <= 500 else { return "it can show " + DefinitionReader.abbreviatedList(known.sorted()) }
+            suggestions -= 1
+            return Self.closest(feature, in: known)
+        }
+        for handler in definition.handlers {
+            for (ruleIndex, rule) in handler.rules.enumerated() {
+                let rulePath = JSONPointer(["on", handler.action, String(ruleIndex)])
+                for (index, feature) in (rule.from ?? []).enumerated() where !shown.features.contains(feature) {
+                    let path = (rule.from?.count ?? 0) > 1 ? rulePath.appending("from").appending(index) : rulePath.appending("from")
+                    problems.append(DefinitionProblem(
+                        path: path.description,
+                        message: "no screen \(JSONValue.string(feature).jsonText) can be shown by \(definition.name) or the flows it reaches, so this rule never matches; \(hint(feature, shown.features))"))
+                }
+                for (index, flow) in (rule.via ?? []).enumerated() where definitions[flow] != nil && !own.childFlows.contains(flow) {
+                    let path = (rule.via?.count ?? 0) > 1 ? rulePath.appending("via").appending(index) : rulePath.appending("via")
+                    let children = own.childFlows.isEmpty ? "it has none" : "its child flows are " + own.childFlows.sorted().joined(separator: ", ")
+                    problems.append(DefinitionProblem(
+                        path: path.description,
+                        message: "\(definition.name) never starts, pushes, sets or presents flow \(JSONValue.string(flow).jsonText), so no action comes up through it and this rule never matches; \(children)"))
+                }
+                for (effectIndex, effect) in rule.effects.enumerated() {
+                    guard case .popTo(.feature(let feature)) = effect, !own.features.contains(feature) else { continue }
+                    problems.append(DefinitionProblem(
+                        path: rulePath.appending("do").appending(effectIndex).appending("popTo").description,
+                        message: "\(definition.name) never puts a screen \(JSONValue.string(feature).jsonText) on its own stack, so popTo would always be refused; \(hint(feature, own.features))"))
+                }
+            }
+        }
+        return problems
+    }
+
+    /// Warnings for `{"flag": key, …}` conditions (in `initial`, rules and links) on a key that
+    /// `flags` does not define, or comparing with a value no variant of the flag has. Flags
+    /// change independently of flows (a flag may be defined after the flow that reads it), so
+    /// these are warnings: the condition still runs, reading a missing value (`is`, `in` fail;
+    /// `isNot`, `notIn` hold).
+    ///
+    /// `flags` maps each defined flag's key to its variants' values.
+    static func flagWarnings(of definition: FlowDefinition, flags: [String: [JSONValue]]) -> [DefinitionProblem] {
+        var problems: [DefinitionProblem] = []
+        func check(_ condition: FlowCondition, at path: JSONPointer) {
+            switch condition {
+            case .test(.flag, let key, let test):
+                guard let values = flags[key] else {
+                    let known = flags.isEmpty ? "no flag is defined" : "defined flags are " + DefinitionReader.abbreviatedList(flags.keys.sorted())
+                    problems.append(DefinitionProblem(
+                        path: path.appending("flag").description,
+                        message: "there is no flag \(JSONValue.string(key).jsonText), so this condition reads a missing value (is and in fail, isNot and notIn hold) until one is defined; \(known)",
+                        severity: .warning))
+                    return
+                }
+                let compared: [JSONValue]
+                switch test {
+                case .equals(let value), .notEquals(let value): compared = [value]
+                case .oneOf(let candidates), .noneOf(let candidates): compared = candidates
+                case .exists: compared = []
+                }
+                for value in compared where !values.contains(value) {
+                    let known = values.map { $0.abbreviatedJSON(limit: 40) }.joined(separator: ", ")
+                    problems.append(DefinitionProblem(
+                        path: path.appending(test.keyword).description,
+                        message: "flag \(JSONValue.string(key).jsonText) never has the value \(value.abbreviatedJSON(limit: 40)); its variants' values are \(known)",
+                        severity: .warning))
+                }
+            case .test:
+                break
+            case .all(let conditions), .any(let conditions):
+                let combinator = if case .all = condition { "all" } else { "any" }
+                for (index, inner) in conditions.enumerated() { check(inner, at: path.appending(combinator).appending(index)) }
+            case .not(let inner):
+                check(inner, at: path.appending("not"))
+            }
+        }
+        for (index, entry) in definition.initial.enumerated() {
+            if let when = entry.when { check(when, at: JSONPointer(["initial", String(index), "when"])) }
+        }
+        for handler in definition.handlers {
+            for (index, rule) in handler.rules.enumerated() {
+                if let when = rule.when { check(when, at: JSONPointer(["on", handler.action, String(index), "when"])) }
+            }
+        }
+        for (index, link) in definition.links.enumerated() {
+            if let when = link.when { check(when, at: JSONPointer(["links", String(index), "when"])) }
+        }
+        return problems
+    }
+
+    /// "did you mean …" for the known name nearest to `name`, or the known names when none is near.
+    static func closest(_ name: String, in known: Set<String>) -> String {
+        let sorted = known.sorted()
+        guard !sorted.isEmpty else { return "it shows none" }
+        let scored = name.count > 100 ? [] : sorted.filter { $0.count <= 100 }.map { ($0, editDistance(name, $0)) }
+        if let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(2, name.count / 4) {
+            return "did you mean \(JSONValue.string(best.0).jsonText)?"
+        }
+        return "it can show " + DefinitionReader.abbreviatedList(sorted)
+    }
+
+    /// Levenshtein distance over characters; names are short (features are at most 200 bytes).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}
