@@ -55,8 +55,8 @@ extension Application {
             } catch {
                 throw Self.invalidDefinition("flow \(name)", error.problems)
             }
-            let problems = registry.liveCatalog(replacingWith: definition).problems(for: name)
-            guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name)", problems) }
+            let problems = registry.liveCatalog(replacingWith: definition).problems(for: name, flags: FlagValues.live(registry))
+            guard problems.errors.isEmpty else { throw Self.invalidDefinition("flow \(name)", problems.errors) }
             let text = String(decoding: request.body, as: UTF8.self)
             let version: Int
             do {
@@ -68,7 +68,7 @@ extension Application {
                          createdAt: Timestamp.string(), live: activate)
             let impact = activate ? Self.activationImpact(flow: name, registry: registry, store: store, logger: logger) : nil
             var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version,
-                                                              impact: activate ? .some(impact) : nil),
+                                                              impact: activate ? .some(impact) : nil, warnings: problems.warnings),
                                          status: 201)
             response.headers["Location"] = "/v1/flows/\(name)/versions/\(version)"
             return response
@@ -80,8 +80,8 @@ extension Application {
             guard let stored = registry.flow(name, version: version) else {
                 throw ResponseError(.problem(404, "Flow \(name) has no version \(version).", type: ProblemType.notFound))
             }
-            let problems = registry.liveCatalog(replacingWith: stored.definition).problems(for: name)
-            guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name) version \(version)", problems) }
+            let problems = registry.liveCatalog(replacingWith: stored.definition).problems(for: name, flags: FlagValues.live(registry))
+            guard problems.errors.isEmpty else { throw Self.invalidDefinition("flow \(name) version \(version)", problems.errors) }
             do {
                 _ = try store.activateFlow(name: name, version: version, audit: admin.audit)
             } catch {
@@ -89,7 +89,7 @@ extension Application {
             }
             registry.setLive(name: name, version: version)
             let impact = Self.activationImpact(flow: name, registry: registry, store: store, logger: logger)
-            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact)))
+            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact), warnings: problems.warnings))
         }
     }
 
@@ -105,8 +105,9 @@ extension Application {
     }
 
     /// `{name, version, live}`, and `impact` (an object, or null when it could not be computed)
-    /// when the version was just made live.
-    static func versionDocument(name: String, version: Int, live: Bool, impact: [UInt8]?? = nil) -> [UInt8] {
+    /// when the version was just made live; `warnings` (`[{pointer, detail}]`) when given.
+    static func versionDocument(name: String, version: Int, live: Bool, impact: [UInt8]?? = nil,
+                                warnings: [DefinitionProblem]? = nil) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.writeKey("name")
@@ -118,6 +119,21 @@ extension Application {
         if let impact {
             writer.writeKey("impact")
             if let impact { writer.writeRawValue(impact) } else { writer.writeNull() }
+        }
+        if let warnings {
+            // What may be a mistake but does not refuse the definition (a condition on a flag
+            // that does not exist yet): shown, with the pointer, beside the stored version.
+            writer.writeKey("warnings")
+            writer.beginArray()
+            for warning in warnings {
+                writer.beginObject()
+                writer.writeKey("pointer")
+                writer.writeString(warning.path)
+                writer.writeKey("detail")
+                writer.writeString(warning.message)
+                writer.endObject()
+            }
+            writer.endArray()
         }
         writer.endObject()
         return writer.takeBytes()
