@@ -375,7 +375,16 @@ def main():
     sys.exit(1 if tally.failed else 0)
 
 
+def sample_option(binary, command):
+    """["--with-sample"] when `flowstack flows COMMAND` takes it (offline commands that see only
+    the files given), else [] (they check against the sample app anyway)."""
+    run = subprocess.run([binary, "flows", command, "--help"], capture_output=True, text=True, timeout=60)
+    return ["--with-sample"] if "--with-sample" in run.stdout + run.stderr else []
+
+
 def check_server(binary, work, schemas, shipped, tally):
+    validate = [binary, "flows", "validate"] + sample_option(binary, "validate")
+    flows_test = [binary, "flows", "test"] + sample_option(binary, "test")
     flows_dir = os.path.join(work, "flows")
     os.makedirs(flows_dir)
     # flows validate: each flow document in a file named after it, checked with the sample app.
@@ -385,7 +394,7 @@ def check_server(binary, work, schemas, shipped, tally):
         path = os.path.join(flows_dir, f"{document.get('name', 'flow')}.json")
         with open(path, "w", encoding="utf-8") as file:
             json.dump(document, file)
-        run = subprocess.run([binary, "flows", "validate", path], capture_output=True, text=True, timeout=60)
+        run = subprocess.run(validate + [path], capture_output=True, text=True, timeout=60)
         tally.check(f"{label} accepted by flows validate", None if run.returncode == 0 else f"exit {run.returncode}", run.stdout.strip()[-600:])
         os.remove(path)
     for schema_name, what, document in REFUSED:
@@ -394,7 +403,7 @@ def check_server(binary, work, schemas, shipped, tally):
         path = os.path.join(flows_dir, "onboarding.json")
         with open(path, "w", encoding="utf-8") as file:
             json.dump(document, file)
-        run = subprocess.run([binary, "flows", "validate", path], capture_output=True, text=True, timeout=60)
+        run = subprocess.run(validate + [path], capture_output=True, text=True, timeout=60)
         tally.check(f"flows validate refuses {what}", None if run.returncode == 1 else f"exit {run.returncode}", run.stdout.strip()[-300:])
 
     # Flow tests of the page pass on the sample app; a release's flows validate together and its
@@ -404,7 +413,7 @@ def check_server(binary, work, schemas, shipped, tally):
             path = os.path.join(work, "tests.json")
             with open(path, "w", encoding="utf-8") as file:
                 json.dump(document, file)
-            run = subprocess.run([binary, "flows", "test", path], capture_output=True, text=True, timeout=120)
+            run = subprocess.run(flows_test + [path], capture_output=True, text=True, timeout=120)
             tally.check(f"{label} passes flows test", None if run.returncode == 0 else f"exit {run.returncode}", (run.stdout + run.stderr).strip()[-600:])
         if schema_name == "release.schema.json":
             release_dir = os.path.join(work, "release")
@@ -414,13 +423,13 @@ def check_server(binary, work, schemas, shipped, tally):
                 paths.append(os.path.join(release_dir, f"{name}.json"))
                 with open(paths[-1], "w", encoding="utf-8") as file:
                     json.dump(flow, file)
-            run = subprocess.run([binary, "flows", "validate"] + paths, capture_output=True, text=True, timeout=60)
+            run = subprocess.run(validate + paths, capture_output=True, text=True, timeout=60)
             tally.check(f"{label} flows accepted by flows validate", None if run.returncode == 0 else f"exit {run.returncode}", run.stdout.strip()[-600:])
             for index, suite in enumerate(document.get("tests", [])):
                 path = os.path.join(work, f"release-tests-{index}.json")
                 with open(path, "w", encoding="utf-8") as file:
                     json.dump(suite, file)
-                run = subprocess.run([binary, "flows", "test", "--flows", release_dir, path], capture_output=True, text=True, timeout=120)
+                run = subprocess.run(flows_test + ["--flows", release_dir, path], capture_output=True, text=True, timeout=120)
                 tally.check(f"{label} tests/{index} pass on its flows", None if run.returncode == 0 else f"exit {run.returncode}", (run.stdout + run.stderr).strip()[-600:])
             for key, flag in document.get("flags", {}).items():
                 shipped.append((f"{label} flags/{key}", "flag.schema.json", flag, None))
