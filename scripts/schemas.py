@@ -97,6 +97,19 @@ REFUSED = [
 ]
 
 
+# Mistakes only the server sees (the schema accepts them): `flows validate` refuses each at its
+# pointer, with the sample app around it.
+SERVER_ONLY = [
+    ("a from no screen can match", with_rule({"from": "checkout.reveiw", "do": [{"bubble": {}}]}), "/on/onboarding.completed/0/from"),
+    ("params on a bubble rule", with_rule({"from": "onboarding.first", "params": {"n": "integer"}, "do": [{"bubble": {}}]}),
+     "/on/onboarding.completed/0/params"),
+    ("interactive on a bubble rule", with_rule({"from": "onboarding.first", "interactive": True, "do": [{"bubble": {}}]}),
+     "/on/onboarding.completed/0/interactive"),
+    ("popTo a screen the flow never stacks", with_rule({"from": "onboarding.first", "do": [{"popTo": "home.first"}]}),
+     "/on/onboarding.completed/0/do/0/popTo"),
+]
+
+
 def load_schemas():
     schemas = {}
     for name in sorted(os.listdir(SCHEMAS)):
@@ -435,6 +448,16 @@ def check_server(binary, work, schemas, shipped, tally):
                 shipped.append((f"{label} flags/{key}", "flag.schema.json", flag, None))
             for key, experiment in document.get("experiments", {}).items():
                 shipped.append((f"{label} experiments/{key}", "experiment.schema.json", experiment, None))
+
+    for what, document, pointer in SERVER_ONLY:
+        errors = errors_of(validator(schemas, registry_of(schemas), "flow.schema.json"), document)
+        tally.check(f"flow.schema.json accepts {what} (only the server can tell)", describe(errors) if errors else None)
+        path = os.path.join(flows_dir, "onboarding.json")
+        with open(path, "w", encoding="utf-8") as file:
+            json.dump(document, file)
+        run = subprocess.run(validate + [path], capture_output=True, text=True, timeout=60)
+        tally.check(f"flows validate refuses {what} at {pointer}",
+                    None if run.returncode == 1 and f"onboarding.json:{pointer}:" in run.stdout else f"exit {run.returncode}", run.stdout.strip()[-300:])
 
     server = FlowStackProcess(binary, work)
     server.start()
