@@ -459,6 +459,15 @@ def check_server(binary, work, schemas, shipped, tally):
         tally.check(f"flows validate refuses {what} at {pointer}",
                     None if run.returncode == 1 and f"onboarding.json:{pointer}:" in run.stdout else f"exit {run.returncode}", run.stdout.strip()[-300:])
 
+    # A condition on a flag the server does not ship is a warning: printed, exit 0.
+    path = os.path.join(flows_dir, "onboarding.json")
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(with_rule({"from": "onboarding.first", "when": {"flag": "eu-face-scn", "is": True}, "do": [{"bubble": {}}]}), file)
+    run = subprocess.run(validate + [path], capture_output=True, text=True, timeout=60)
+    warned = "onboarding.json:/on/onboarding.completed/0/when/flag: warning: there is no flag" in run.stdout
+    tally.check("flows validate warns about an undefined flag and exits 0", None if run.returncode == 0 and warned else f"exit {run.returncode}",
+                run.stdout.strip()[-300:])
+
     server = FlowStackProcess(binary, work)
     server.start()
     try:
