@@ -24,6 +24,8 @@ extension FlowCatalog {
         // Suggestions compare names pairwise: only the first few problems get one, so a body
         // listing thousands of unknown features stays linear.
         var suggestions = 10
+        // Which flows show each feature, built once when a `from` is first found wrong.
+        var showing: [String: [String]]?
         func hint(_ feature: String, _ known: Set<String>) -> String {
             guard suggestions > 0, known.count <= 500 else { return "it can show " + DefinitionReader.abbreviatedList(known.sorted()) }
             suggestions -= 1
@@ -34,9 +36,14 @@ extension FlowCatalog {
                 let rulePath = JSONPointer(["on", handler.action, String(ruleIndex)])
                 for (index, feature) in (rule.from ?? []).enumerated() where !shown.features.contains(feature) {
                     let path = (rule.from?.count ?? 0) > 1 ? rulePath.appending("from").appending(index) : rulePath.appending("from")
+                    if showing == nil { showing = featureOwners() }
+                    let elsewhere = showing?[feature] ?? []
+                    let why = elsewhere.isEmpty
+                        ? hint(feature, shown.features)
+                        : "it is shown by \(elsewhere.joined(separator: ", ")), which \(definition.name) never reaches (an action comes only from this flow's screens and those of the flows it starts, pushes or presents)"
                     problems.append(DefinitionProblem(
                         path: path.description,
-                        message: "no screen \(JSONValue.string(feature).jsonText) can be shown by \(definition.name) or the flows it reaches, so this rule never matches; \(hint(feature, shown.features))"))
+                        message: "no screen \(JSONValue.string(feature).jsonText) can be shown by \(definition.name) or the flows it reaches, so this rule never matches; \(why)"))
                 }
                 for (index, flow) in (rule.via ?? []).enumerated() where definitions[flow] != nil && !own.childFlows.contains(flow) {
                     let path = (rule.via?.count ?? 0) > 1 ? rulePath.appending("via").appending(index) : rulePath.appending("via")
@@ -110,6 +117,15 @@ extension FlowCatalog {
             if let when = link.when { check(when, at: JSONPointer(["links", String(index), "when"])) }
         }
         return problems
+    }
+
+    /// Feature → the flows whose own definitions can show it, in name order.
+    func featureOwners() -> [String: [String]] {
+        var owners: [String: [String]] = [:]
+        for name in names {
+            for feature in definitions[name]?.ownScreens.features ?? [] { owners[feature, default: []].append(name) }
+        }
+        return owners
     }
 
     /// "did you mean …" for the known name nearest to `name`, or the known names when none is near.
