@@ -107,6 +107,8 @@ SERVER_ONLY = [
      "/on/onboarding.completed/0/interactive"),
     ("popTo a screen the flow never stacks", with_rule({"from": "onboarding.first", "do": [{"popTo": "home.first"}]}),
      "/on/onboarding.completed/0/do/0/popTo"),
+    ("a bubble no parent names", dict(ONBOARDING, on={"onboarding.done": [{"from": "onboarding.first", "do": [{"bubble": {}}]}]}),
+     "/on/onboarding.done/0/do/0/bubble"),
 ]
 
 

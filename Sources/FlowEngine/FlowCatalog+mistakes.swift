@@ -63,6 +63,43 @@ extension FlowCatalog {
         return problems
     }
 
+    /// `bubble` rules for an action type that no flow above this one names: the action would pass
+    /// every parent and be refused at the root, so the rule can only fail. The root flow has no
+    /// parent, so a bubble there always fails. `back` is left alone (the engine's generic back
+    /// takes it), as are flows no flow reaches, and every flow while a Swift delegate is
+    /// registered (it may handle any type).
+    func unhandledBubbleProblems(of definition: FlowDefinition) -> [DefinitionProblem] {
+        guard !hasDelegates else { return [] }
+        let bubbling = definition.handlers.filter { handler in handler.action != FlowAction.back && handler.rules.contains(where: \.bubbles) }
+        guard !bubbling.isEmpty else { return [] }
+        var parents: [String: Set<String>] = [:]
+        for name in names {
+            for child in definitions[name]?.ownScreens.childFlows ?? [] { parents[child, default: []].insert(name) }
+        }
+        let isRoot = definition.name == FlowCatalog.rootFlowName
+        guard isRoot || !(parents[definition.name] ?? []).isEmpty else { return [] }
+        var ancestors: Set<String> = []
+        var queue = Array(parents[definition.name] ?? [])
+        while let next = queue.popLast() {
+            guard ancestors.insert(next).inserted else { continue }
+            queue += parents[next] ?? []
+        }
+        var known: Set<String> = []
+        for ancestor in ancestors where ancestor != definition.name { known.formUnion(definitions[ancestor]?.actionTypes ?? []) }
+        var problems: [DefinitionProblem] = []
+        for handler in bubbling where !known.contains(handler.action) {
+            for (index, rule) in handler.rules.enumerated() where rule.bubbles {
+                let why = isRoot
+                    ? "\(definition.name) is the root flow: it has no parent to hand the action to"
+                    : "no flow above \(definition.name) (\(ancestors.sorted().joined(separator: ", "))) names \(handler.action) in its on, so the action would be refused at the root"
+                problems.append(DefinitionProblem(
+                    path: JSONPointer(["on", handler.action, String(index), "do", "0", "bubble"]).description,
+                    message: "this bubble can only fail: \(why); handle it here or name it in the parent's on"))
+            }
+        }
+        return problems
+    }
+
     /// Warnings for `{"flag": key, …}` conditions (in `initial`, rules and links) on a key that
     /// `flags` does not define, or comparing with a value no variant of the flag has. Flags
     /// change independently of flows (a flag may be defined after the flow that reads it), so

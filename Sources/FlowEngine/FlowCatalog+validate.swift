@@ -52,6 +52,7 @@ extension FlowCatalog {
         }
         problems += linkActionProblems(of: definition)
         problems += unreachableSourceProblems(of: definition)
+        problems += unhandledBubbleProblems(of: definition)
         if let flags { problems += Self.flagWarnings(of: definition, flags: flags) }
         return problems
     }

@@ -102,6 +102,22 @@ struct MistakeTests {
         #expect(problems(["onboarding": onboarding]).isEmpty)
     }
 
+    /// A bubble no flow above names can only fail (refused at the root); so can a bubble in the
+    /// root flow. A generic `back` may bubble (the engine takes it).
+    @Test func bubbleThatNoParentHandles() {
+        let onboarding = #"""
+            {"name": "onboarding", "kind": "stacked", "initial": ["onboarding.first"],
+             "on": {"onboarding.finished": [{"from": "onboarding.first", "do": [{"bubble": {}}]}],
+                    "onboarding.completed": [{"from": "onboarding.first", "do": [{"bubble": {}}]}],
+                    "back": [{"do": [{"bubble": {}}]}]}}
+            """#
+        let found = problems(["onboarding": onboarding])
+        #expect(found.map(\.path) == ["/onboarding/on/onboarding.finished/0/do/0/bubble"], "\(found)")
+        #expect(found.first?.message.contains("no flow above onboarding (app) names onboarding.finished") == true)
+        let app = #"{"name": "app", "kind": "stacked", "initial": [{"flow": "home"}], "on": {"home.presentModal": [{"do": [{"bubble": {}}]}]}}"#
+        #expect(problems(["app": app]).map(\.path) == ["/app/on/home.presentModal/0/do/0/bubble"])
+    }
+
     /// The shipped sample app has no problem and no warning against the shipped flags.
     @Test func sampleAppIsClean() {
         #expect(Fixtures.sampleCatalog.validate(flags: Self.sampleFlags).isEmpty)
