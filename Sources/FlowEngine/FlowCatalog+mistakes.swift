@@ -23,11 +23,19 @@ extension FlowCatalog {
         var problems: [DefinitionProblem] = []
         // Suggestions compare names pairwise: only the first few problems get one, so a body
         // listing thousands of unknown features stays linear.
-        var suggestions = 10
+        var suggestions = 3
         // Which flows show each feature, built once when a `from` is first found wrong.
         var showing: [String: [String]]?
+        // The list of what a flow can show, sorted once per set rather than once per problem.
+        var listed: [Bool: String] = [:]
         func hint(_ feature: String, _ known: Set<String>) -> String {
-            guard suggestions > 0, known.count <= 500 else { return "it can show " + DefinitionReader.abbreviatedList(known.sorted()) }
+            guard suggestions > 0, known.count <= 200 else {
+                let isOwn = known == own.features
+                if let text = listed[isOwn] { return text }
+                let text = "it can show " + DefinitionReader.abbreviatedList(known.sorted())
+                listed[isOwn] = text
+                return text
+            }
             suggestions -= 1
             return Self.closest(feature, in: known)
         }
@@ -165,20 +173,29 @@ extension FlowCatalog {
         return owners
     }
 
-    /// "did you mean …" for the known name nearest to `name`, or the known names when none is near.
+    /// "did you mean …" for the known name nearest to `name` (at most a quarter of it, and at
+    /// least 2, edits away), or the known names when none is near.
     static func closest(_ name: String, in known: Set<String>) -> String {
         let sorted = known.sorted()
         guard !sorted.isEmpty else { return "it shows none" }
-        let scored = name.count > 100 ? [] : sorted.filter { $0.count <= 100 }.map { ($0, editDistance(name, $0)) }
-        if let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(2, name.count / 4) {
-            return "did you mean \(JSONValue.string(best.0).jsonText)?"
+        let target = Array(name.utf8)
+        let limit = max(2, target.count / 4)
+        var best: (name: String, distance: Int)?
+        if target.count <= 64 {
+            for candidate in sorted {
+                let bytes = Array(candidate.utf8)
+                // Lengths further apart than the limit are further apart in edits too.
+                guard bytes.count <= 64, abs(bytes.count - target.count) <= limit else { continue }
+                let distance = editDistance(target, bytes)
+                if distance <= limit, distance < (best?.distance ?? .max) { best = (candidate, distance) }
+            }
         }
+        if let best { return "did you mean \(JSONValue.string(best.name).jsonText)?" }
         return "it can show " + DefinitionReader.abbreviatedList(sorted)
     }
 
-    /// Levenshtein distance over characters; names are short (features are at most 200 bytes).
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+    /// Levenshtein distance over UTF-8 bytes; callers compare only names of at most 64 bytes.
+    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
         var previous = Array(0...b.count)

@@ -118,6 +118,27 @@ struct MistakeTests {
         #expect(problems(["app": app]).map(\.path) == ["/app/on/home.presentModal/0/do/0/bubble"])
     }
 
+    /// A body made to be slow to check (200 screens of 64 characters, 64 rules each from 100
+    /// unknown ones) is checked in well under a second: suggestions are computed for the first
+    /// few problems only.
+    @Test func manyUnknownScreensStayCheap() throws {
+        let screens = (0..<200).map { "s\(String(repeating: "x", count: 58))\($0 + 100)" }
+        let initial = screens.map { JSONValue.string($0) }
+        var rules: [JSONValue] = []
+        for rule in 0..<64 {
+            let from = (0..<100).map { JSONValue.string("u\(String(repeating: "y", count: 56))\(rule)-\($0 + 100)") }
+            rules.append(["from": .array(from), "when": ["user": .string("k\(rule)"), "is": true], "do": [["pop": [:]]]])
+        }
+        let document: JSONValue = ["name": "modal", "kind": "stacked", "initial": .array(initial), "on": ["x": .array(rules)]]
+        var catalog = Fixtures.sampleCatalog
+        catalog.insert(try FlowDefinition(json: document))
+        let start = ContinuousClock.now
+        let found = catalog.problems(for: "modal")
+        let elapsed = ContinuousClock.now - start
+        #expect(found.count == 6400)
+        #expect(elapsed < .seconds(1), "\(elapsed)")
+    }
+
     /// The shipped sample app has no problem and no warning against the shipped flags.
     @Test func sampleAppIsClean() {
         #expect(Fixtures.sampleCatalog.validate(flags: Self.sampleFlags).isEmpty)
