@@ -1,4 +1,4 @@
-// FlowCatalog+mistakes: checks for what authors get wrong that reads well: a `from` no screen can match, flags that do not exist.
+// FlowCatalog+mistakes: checks for what authors get wrong that reads well: a `from` no screen can match, a bubble no parent takes, flags that do not exist.
 
 import JSON
 
