@@ -68,7 +68,8 @@ extension Application {
                          createdAt: Timestamp.string(), live: activate)
             let impact = activate ? Self.activationImpact(flow: name, registry: registry, store: store, logger: logger) : nil
             var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version,
-                                                              impact: activate ? .some(impact) : nil),
+                                                              impact: activate ? .some(impact) : nil,
+                                                              warnings: activate ? Self.experimentPinWarnings(flows: [name], registry: registry) : nil),
                                          status: 201)
             response.headers["Location"] = "/v1/flows/\(name)/versions/\(version)"
             return response
@@ -89,7 +90,8 @@ extension Application {
             }
             registry.setLive(name: name, version: version)
             let impact = Self.activationImpact(flow: name, registry: registry, store: store, logger: logger)
-            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact)))
+            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact),
+                                              warnings: Self.experimentPinWarnings(flows: [name], registry: registry)))
         }
     }
 
@@ -105,8 +107,10 @@ extension Application {
     }
 
     /// `{name, version, live}`, and `impact` (an object, or null when it could not be computed)
-    /// when the version was just made live.
-    static func versionDocument(name: String, version: Int, live: Bool, impact: [UInt8]?? = nil) -> [UInt8] {
+    /// and `warnings` (running experiments that pin another version of the flow, see
+    /// ``experimentPinWarnings(flows:registry:)``) when the version was just made live.
+    static func versionDocument(name: String, version: Int, live: Bool, impact: [UInt8]?? = nil,
+                                warnings: [JSONValue]? = nil) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.writeKey("name")
@@ -118,6 +122,10 @@ extension Application {
         if let impact {
             writer.writeKey("impact")
             if let impact { writer.writeRawValue(impact) } else { writer.writeNull() }
+        }
+        if let warnings {
+            writer.writeKey("warnings")
+            writer.writeValue(.array(warnings))
         }
         writer.endObject()
         return writer.takeBytes()
