@@ -68,7 +68,9 @@ extension Application {
                          createdAt: Timestamp.string(), live: activate)
             let impact = activate ? Self.activationImpact(flow: name, registry: registry, store: store, logger: logger) : nil
             var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version,
-                                                              impact: activate ? .some(impact) : nil, warnings: problems.warnings),
+                                                              impact: activate ? .some(impact) : nil,
+                                                              warnings: Self.definitionWarnings(problems.warnings)
+                                                                  + (activate ? Self.experimentPinWarnings(flows: [name], registry: registry) : [])),
                                          status: 201)
             response.headers["Location"] = "/v1/flows/\(name)/versions/\(version)"
             return response
@@ -89,7 +91,9 @@ extension Application {
             }
             registry.setLive(name: name, version: version)
             let impact = Self.activationImpact(flow: name, registry: registry, store: store, logger: logger)
-            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact), warnings: problems.warnings))
+            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact),
+                                              warnings: Self.definitionWarnings(problems.warnings)
+                                                  + Self.experimentPinWarnings(flows: [name], registry: registry)))
         }
     }
 
@@ -105,9 +109,12 @@ extension Application {
     }
 
     /// `{name, version, live}`, and `impact` (an object, or null when it could not be computed)
-    /// when the version was just made live; `warnings` (`[{pointer, detail}]`) when given.
+    /// `warnings`: the definition's own (`{pointer, detail}`, such as a condition on a flag that
+    /// does not exist, see ``definitionWarnings(_:)``), then, when the version was just made live,
+    /// running experiments that pin another version of the flow (see
+    /// ``experimentPinWarnings(flows:registry:)``).
     static func versionDocument(name: String, version: Int, live: Bool, impact: [UInt8]?? = nil,
-                                warnings: [DefinitionProblem]? = nil) -> [UInt8] {
+                                warnings: [JSONValue]? = nil) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.writeKey("name")
@@ -121,22 +128,17 @@ extension Application {
             if let impact { writer.writeRawValue(impact) } else { writer.writeNull() }
         }
         if let warnings {
-            // What may be a mistake but does not refuse the definition (a condition on a flag
-            // that does not exist yet): shown, with the pointer, beside the stored version.
             writer.writeKey("warnings")
-            writer.beginArray()
-            for warning in warnings {
-                writer.beginObject()
-                writer.writeKey("pointer")
-                writer.writeString(warning.path)
-                writer.writeKey("detail")
-                writer.writeString(warning.message)
-                writer.endObject()
-            }
-            writer.endArray()
+            writer.writeValue(.array(warnings))
         }
         writer.endObject()
         return writer.takeBytes()
+    }
+
+    /// What may be a mistake in a definition but does not refuse it (a condition on a flag that
+    /// does not exist yet), as `{pointer, detail}`, shown beside the stored version.
+    static func definitionWarnings(_ warnings: [DefinitionProblem]) -> [JSONValue] {
+        warnings.map { ["pointer": .string($0.path), "detail": .string($0.message)] }
     }
 
     /// A 422 listing every problem of a definition with its JSON Pointer.
