@@ -63,9 +63,14 @@ struct SchemaAPITests {
         #expect(put.json["warnings"].arrayValue?.count == 1)
         #expect(put.json["warnings"][0]["pointer"] == "/on/onboarding.showSecond/0/when/flag")
         #expect(put.json["warnings"][0]["detail"].stringValue?.contains("eu-face-scn") == true)
+        // A running experiment pinning the version: its warning follows the definition's own.
+        let experiment = try test.direct.send("PUT", "/v1/experiments/pinned", body: #"{"variants": [{"key": "a", "flows": {"onboarding": 2}}]}"#, headers: Self.admin)
+        #expect(experiment.status == 200 || experiment.status == 201, "\(experiment.text)")
         let activated = try test.direct.send("POST", "/v1/flows/onboarding/versions/2/activate", headers: Self.admin)
         #expect(activated.status == 200)
+        #expect(activated.json["warnings"].arrayValue?.count == 2, "\(activated.text)")
         #expect(activated.json["warnings"][0]["pointer"] == "/on/onboarding.showSecond/0/when/flag")
+        #expect(activated.json["warnings"][1]["experiment"] == "pinned")
 
         let screenTypo = flagTypo.replacingOccurrences(of: #""from": "onboarding.second""#, with: #""from": "checkout.reveiw""#)
         let refused = try test.direct.send("PUT", "/v1/flows/onboarding", body: screenTypo, headers: Self.admin)
