@@ -26,6 +26,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_harness import FlowStackProcess, JSONServer, Tally, exit_on_sigterm  # noqa: E402
@@ -464,6 +466,14 @@ def check_server(binary, work, schemas, shipped, tally):
         tally.check(f"flows validate refuses {what} at {pointer}",
                     None if run.returncode == 1 and f"onboarding.json:{pointer}:" in run.stdout else f"exit {run.returncode}", run.stdout.strip()[-300:])
 
+    # The corpus's bad-* files are refused by the server, whether or not a schema can tell.
+    corpus = os.path.join(REPO, "fuzz", "corpus")
+    for label in sorted(STRUCTURAL_BAD | SEMANTIC_BAD):
+        if not label.startswith("definition/"):
+            continue
+        run = subprocess.run(validate + [os.path.join(corpus, label)], capture_output=True, text=True, timeout=60)
+        tally.check(f"flows validate refuses corpus {label}", None if run.returncode in (1, 3) else f"exit {run.returncode}", run.stdout.strip()[-300:])
+
     # A condition on a flag the server does not ship is a warning: printed, exit 0.
     path = os.path.join(flows_dir, "onboarding.json")
     with open(path, "w", encoding="utf-8") as file:
@@ -496,6 +506,20 @@ def check_server(binary, work, schemas, shipped, tally):
             else:
                 continue
             tally.check(f"{label} accepted by the server", None if status in (200, 201) else f"{status}", str(body)[:400])
+        for label in sorted(STRUCTURAL_BAD | SEMANTIC_BAD):
+            if not label.startswith("flags/"):
+                continue
+            with open(os.path.join(REPO, "fuzz", "corpus", label), "rb") as file:
+                raw = file.read()
+            kind = "experiments" if label == "flags/bad-weights.json" else "flags"
+            request = urllib.request.Request(f"{api.base}/v1/{kind}/corpus-bad", data=raw, method="PUT",
+                                             headers=dict(api.admin, **{"Content-Type": "application/json"}))
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    status = response.status
+            except urllib.error.HTTPError as error:
+                status = error.code
+            tally.check(f"the server refuses corpus {label}", None if status in (400, 422) else f"{status}")
         for schema_name, what, document in REFUSED:
             if schema_name == "flag.schema.json":
                 status, _, body = api.call("PUT", "/v1/flags/refused", document, api.admin)
