@@ -119,7 +119,7 @@ struct MistakeTests {
     }
 
     /// A body made to be slow to check (200 screens of 64 characters, 64 rules each from 100
-    /// unknown ones) is checked in well under a second: suggestions are computed for the first
+    /// unknown ones) is checked in a fraction of a second: suggestions are computed for the first
     /// few problems only.
     @Test func manyUnknownScreensStayCheap() throws {
         let screens = (0..<200).map { "s\(String(repeating: "x", count: 58))\($0 + 100)" }
@@ -136,7 +136,7 @@ struct MistakeTests {
         let found = catalog.problems(for: "modal")
         let elapsed = ContinuousClock.now - start
         #expect(found.count == 6400)
-        #expect(elapsed < .seconds(1), "\(elapsed)")
+        #expect(elapsed < .seconds(5), "\(elapsed)")  // 0.1 s alone in a debug build; 9 s when suggestions were unbounded
     }
 
     /// The shipped sample app has no problem and no warning against the shipped flags.
