@@ -104,6 +104,7 @@ public final class Application: Sendable {
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addPlaygroundRoutes(to: &router)
+        Self.addSchemaRoutes(to: &router)
         Self.addSessionRoutes(to: &router, sessions: sessions, access: access, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
         Self.addBundleRoute(to: &router, sessions: sessions)

@@ -53,6 +53,12 @@ enum ProblemType {
     static let rateLimited = prefix + "rate-limited"
     /// A name a route already uses (`PUT /v1/flags/evaluate`).
     static let reservedName = prefix + "reserved-name"
+    /// 409: an experiment's status cannot move there (`concluded` → `running`).
+    static let invalidTransition = prefix + "invalid-transition"
+    /// 409: what a write was based on changed meanwhile, again and again.
+    static let concurrentChange = prefix + "concurrent-change"
+    /// 415: a body of a media type the route does not read.
+    static let unsupportedMediaType = prefix + "unsupported-media-type"
     /// 503s: the database did not answer or failed the request.
     static let databaseUnavailable = prefix + "database-unavailable"
     /// 503: a write the database did not confirm, which may or may not be applied.
@@ -71,7 +77,8 @@ enum ProblemType {
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
-                      sessionContention, definitionsLoading, insufficientRole, nameInUse]
+                      sessionContention, definitionsLoading, insufficientRole, nameInUse, invalidTransition, concurrentChange,
+                      unsupportedMediaType]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

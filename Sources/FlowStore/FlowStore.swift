@@ -179,6 +179,14 @@ public protocol FlowStore: AnyObject, Sendable {
     /// With `audit`, appends `flag.put` or `experiment.put` (revision before → the new one) in
     /// the same transaction.
     func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int
+    /// Stores `definition` as the next revision of experiment `key`, only when its stored
+    /// revision is `revision` (a compare-and-set: nil, and nothing written, when another change
+    /// came first or the experiment is gone), and makes each flow of `activating` live at its
+    /// version in the same transaction (a conclusion: the winner's pins become live; versions
+    /// already live, or that do not exist, are left alone). With `audit`, appends the stamp's
+    /// action (`experiment.stop`, …; `experiment.put` without one) with the revision before →
+    /// after, then `flow.activate` for each flow made live. Returns the new revision.
+    func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int], audit: AuditStamp?) throws -> Int?
     /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
     func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws
     /// Every definition of a kind, by key order.

@@ -289,8 +289,9 @@ public struct AuditRecord: Sendable, Equatable {
     /// Grows by one with every entry, in commit order; `GET /v1/audit?after=<id>` pages by it.
     public var id: Int
     public var at: String
-    /// `flow.put`, `flow.activate`, `flag.put`, `experiment.put`, `user.onboarding.reset`,
-    /// `clientKey.create`, `clientKey.revoke`, `adminKey.create`, `adminKey.revoke`, `adminToken.reset`.
+    /// `flow.put`, `flow.activate`, `flag.put`, `experiment.put`, `experiment.start`,
+    /// `experiment.stop`, `experiment.conclude`, `user.onboarding.reset`, `clientKey.create`,
+    /// `clientKey.revoke`, `adminKey.create`, `adminKey.revoke`, `adminToken.reset`.
     public var action: String
     /// What changed: a flow's name, a flag's or experiment's key, a user id, a client key's id.
     public var subject: String
@@ -322,6 +323,10 @@ public enum AuditAction {
     public static let adminKeyRevoke = "adminKey.revoke"
     /// The bootstrap admin token replaced (`flowstack admin-token --reset`).
     public static let adminTokenReset = "adminToken.reset"
+    /// An experiment's lifecycle moves (`PATCH /v1/experiments/{key}`, or a PUT that changes `status`).
+    public static let experimentStart = "experiment.start"
+    public static let experimentStop = "experiment.stop"
+    public static let experimentConclude = "experiment.conclude"
 
     /// `flag.put` or `experiment.put`.
     public static func put(_ kind: KeyedDefinitionKind) -> String {

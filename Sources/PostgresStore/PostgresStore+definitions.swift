@@ -1,5 +1,6 @@
 // Users, versioned flow definitions, flags, experiments and the experiment report in PostgreSQL.
 import FlowStore
+import Foundation
 
 extension PostgresStore {
     // MARK: Users
@@ -177,6 +178,52 @@ extension PostgresStore {
             """, [.text(key), .text(definition), .text(Timestamp.string()), .optional(audit?.credential), .text(AuditAction.put(kind))]),
             audit: audit)
         return rows[0].integer(0, 0) ?? 1
+    }
+
+    /// One statement, so the compare-and-set and the activations commit together or not at all:
+    /// the flows are activated only from the row the update returned. The pins travel as one
+    /// JSON object (`{"onboarding": 2}`), every value bound.
+    public func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int],
+                                 audit: AuditStamp?) throws -> Int? {
+        let pins = String(decoding: (try? JSONSerialization.data(withJSONObject: activating)) ?? Data("{}".utf8), as: UTF8.self)
+        let rows = try writeAudited(PGStatement("""
+            WITH put AS (
+                UPDATE experiments SET definition = $2::text, revision = revision + 1, updated_at = $3::text
+                WHERE key = $1::text AND revision = $4::bigint
+                RETURNING revision
+            ), pins AS (
+                SELECT p.key AS name, p.value::bigint AS version FROM jsonb_each_text($6::jsonb) AS p
+            ), target AS (
+                SELECT v.name, v.version, l.version AS was
+                FROM pins JOIN flow_versions v ON v.name = pins.name AND v.version = pins.version
+                LEFT JOIN live_flows l ON l.name = v.name
+                WHERE EXISTS (SELECT 1 FROM put) AND l.version IS DISTINCT FROM v.version
+            ), made AS (
+                INSERT INTO live_flows (name, version, activated_at)
+                SELECT name, version, $3::text FROM target
+                ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
+                RETURNING name
+            ), history AS (
+                INSERT INTO flow_activations (name, version, first_activated_at, last_activated_at)
+                SELECT name, version, $3::text, $3::text FROM target
+                ON CONFLICT (name, version) DO UPDATE SET last_activated_at = excluded.last_activated_at
+            ), audit AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + entry.n, $3::text, entry.action, entry.subject,
+                       entry.old_version, entry.new_version, $5::text
+                FROM (
+                    SELECT 1 AS n, $7::text AS action, $1::text AS subject, $4::bigint AS old_version, put.revision AS new_version FROM put
+                    UNION ALL
+                    SELECT 1 + row_number() OVER (ORDER BY target.name), 'flow.activate', target.name, target.was, target.version
+                    FROM target
+                ) AS entry
+                WHERE $5::text IS NOT NULL
+            )
+            SELECT revision FROM put
+            """, [.text(key), .text(definition), .text(Timestamp.string()), .integer(revision), .optional(audit?.credential),
+                  .text(pins), .text(audit?.action ?? AuditAction.put(.experiment))]),
+            audit: audit)[0]
+        return rows.count == 1 ? rows.integer(0, 0) : nil
     }
 
     public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws {
