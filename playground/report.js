@@ -7,7 +7,8 @@
 // The routes are admin routes: the token is typed once and kept in this tab's sessionStorage,
 // never in a URL. `document.body.dataset.state` is "busy" while a request runs and "idle"
 // otherwise; scripts/browser.py waits on it. `?experiment=KEY` (and `metric`, `baseline`)
-// preselect a report.
+// preselect a report. The experiment's status is shown with the moves open from it (start,
+// stop, conclude with a winner), each a PATCH of its status with the admin token.
 "use strict";
 
 (() => {
@@ -17,6 +18,7 @@
 
   const page = {
     experiments: [], // keys
+    revisions: {}, // key → the revision listed, sent back in If-Match when changing its status
     report: null, // the last report drawn
   };
   // For the console and the browser test.
@@ -59,6 +61,7 @@
   async function loadExperiments({wanted} = {}) {
     const answer = await api("/v1/experiments");
     page.experiments = (answer.experiments || []).map((experiment) => experiment.key);
+    page.revisions = Object.fromEntries((answer.experiments || []).map((experiment) => [experiment.key, experiment.revision]));
     const chosen = wanted || $("experiment-select").value || page.experiments[0];
     fillSelect($("experiment-select"), page.experiments, chosen);
     $("refresh-report").disabled = page.experiments.length === 0;
@@ -82,11 +85,56 @@
     fillSelect($("metric-select"), report.metrics || [], report.metric);
     fillSelect($("baseline-select"), (report.variants || []).map((variant) => variant.key), report.baseline);
     renderReport(report);
+    renderLifecycle(report);
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  // Moves the experiment along its lifecycle with PATCH (a merge patch of its status), only if
+  // it is still at the revision this page listed (If-Match: a 412 says someone changed it).
+  async function moveExperiment(change) {
+    const key = $("experiment-select").value;
+    if (!key) return;
+    await window.FlowStackCommon.request("PATCH", `/v1/experiments/${encodeURIComponent(key)}`, {
+      body: change, token: sessionStorage.getItem(TOKEN_KEY), headers: {"If-Match": `"${page.revisions[key]}"`},
+    });
+    await loadExperiments({wanted: key});
+    await loadReport({metric: $("metric-select").value, baseline: $("baseline-select").value});
+  }
+
+  const STATUS_TEXT = {
+    draft: "A draft: stored, assigns no session until it is started.",
+    running: "Running: new sessions are put into a variant.",
+    stopped: "Stopped: new sessions get the live versions; sessions already in it keep their variant.",
+    concluded: "Concluded: the winner's pinned flow versions were made live; final.",
+  };
+
+  // Status and winner, and the moves open from that status: start (a draft or a stopped one),
+  // stop (running), conclude with a winner (running or stopped); none once concluded.
+  function renderLifecycle(report) {
+    const status = report.status || "running";
+    $("lifecycle").hidden = false;
+    $("experiment-status").textContent = status;
+    $("experiment-status").dataset.status = status;
+    $("experiment-status-text").textContent =
+      status === "concluded" && report.winner ? `${STATUS_TEXT.concluded} Winner: ${report.winner}.` : STATUS_TEXT[status] || "";
+    $("start-experiment").hidden = !(status === "draft" || status === "stopped");
+    $("start-experiment").textContent = status === "stopped" ? "Restart" : "Start";
+    $("stop-experiment").hidden = status !== "running";
+    const concludable = status === "running" || status === "stopped";
+    $("conclude-controls").hidden = !concludable;
+    $("conclude-experiment").hidden = !concludable;
+    if (concludable) {
+      const variants = (report.variants || []).map((variant) => variant.key);
+      fillSelect($("winner-select"), variants, $("winner-select").value);
+      $("conclude-experiment").textContent = `Conclude: make ${$("winner-select").value} live`;
+    }
   }
 
   // ---------------------------------------------------------------- drawing
 
   function renderEmpty(text) {
+    $("lifecycle").hidden = true;
     $("report-rows").replaceChildren();
     $("report-empty").textContent = text;
     $("report-empty").hidden = false;
@@ -190,6 +238,13 @@
         await loadReport({metric, baseline});
       }));
     $("problem-close").addEventListener("click", clearProblem);
+    $("start-experiment").addEventListener("click", () => run(() => moveExperiment({status: "running"})));
+    $("stop-experiment").addEventListener("click", () => run(() => moveExperiment({status: "stopped"})));
+    $("winner-select").addEventListener("change", () => {
+      $("conclude-experiment").textContent = `Conclude: make ${$("winner-select").value} live`;
+    });
+    $("conclude-experiment").addEventListener("click", () =>
+      run(() => moveExperiment({status: "concluded", winner: $("winner-select").value})));
 
     if (stored) {
       run(async () => {

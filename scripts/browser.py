@@ -26,7 +26,8 @@ Then the experiment report page (/playground/report.html), in a tab of its own, 
 of three variants whose weights were changed under it: a wrong admin token's 401 is shown; with
 the right one the page draws the server's report (rates, the uplift's interval as a bar around 0,
 p-values, chances to win, a refused comparison's reason, the sample-ratio warning), and again
-after the metric and the baseline are changed with the keyboard (screenshot at report.png).
+after the metric and the baseline are changed with the keyboard (screenshot at report.png); the
+experiment is then stopped and concluded with the page's lifecycle buttons (report-concluded.png).
 Then a session with predictions on a slow network (the page's latency slider): at 300 ms a tap
 on onboarding.showSecond draws the next screen from the server's prediction in well under 300 ms
 (measured in the page) and shows "confirmed" when the answer comes; at 500 ms, after another
@@ -1004,6 +1005,7 @@ class Walk:
                     page.wait("true")
                 self.report_matches(f"report: {want} chosen with the keyboard", page,
                                     admin("GET", f"/v1/experiments/browser-report/report{query}"))
+            self.lifecycle_steps(page, admin)
         except (CDPError, urllib.error.URLError) as error:
             try:
                 shows = page.js("[location.href, document.readyState, document.body && document.body.dataset.state]")
@@ -1013,6 +1015,45 @@ class Walk:
         finally:
             if opened.get("targetId"):
                 self.browser.call("Target.closeTarget", {"targetId": opened["targetId"]})
+
+    def lifecycle_steps(self, page, admin):
+        """The report page's lifecycle controls: the running experiment is stopped with a click,
+        then concluded with a winner chosen with the keyboard; after each the page shows what the
+        server stored (status, winner, the moves still open) and the server has it."""
+        def shown():
+            return page.js("""(() => {
+                const node = (id) => document.querySelector(`[data-testid="${id}"]`);
+                return {status: node('experiment-status').dataset.status, text: node('experiment-status-text').textContent,
+                        start: !node('start-experiment').hidden, stop: !node('stop-experiment').hidden,
+                        conclude: !node('conclude-experiment').hidden, winner: node('winner-select').offsetParent !== null};
+            })()""")
+        now = shown()
+        self.check("lifecycle: a running experiment shows its status and the stop and conclude buttons",
+                   None if (now["status"], now["stop"], now["conclude"], now["winner"], now["start"]) == ("running", True, True, True, False)
+                   else "it does not", now)
+        page.click("stop-experiment")
+        page.wait("document.querySelector('[data-testid=experiment-status]').dataset.status === 'stopped' && document.body.dataset.state === 'idle'")
+        stored = admin("GET", "/v1/experiments/browser-report")
+        now = shown()
+        self.check("lifecycle: stop stores status stopped (a PATCH), and the page offers restart and conclude",
+                   None if stored.get("status") == "stopped" and (now["start"], now["stop"], now["conclude"]) == (True, False, True)
+                   else "it does not", f"server {stored.get('status')}, page {now}")
+        page.js("document.querySelector('[data-testid=winner-select]').focus()")
+        for _ in range(5):
+            if page.js("document.querySelector('[data-testid=winner-select]').value") == "fast":
+                break
+            page.press("ArrowDown")
+            page.wait("true")
+        page.click("conclude-experiment")
+        page.wait("document.querySelector('[data-testid=experiment-status]').dataset.status === 'concluded' && document.body.dataset.state === 'idle'")
+        stored = admin("GET", "/v1/experiments/browser-report")
+        report = admin("GET", "/v1/experiments/browser-report/report")
+        now = shown()
+        self.check("lifecycle: conclude with the winner chosen with the keyboard stores it; the page shows it and offers no move",
+                   None if (stored.get("status"), stored.get("winner"), report.get("winner")) == ("concluded", "fast", "fast")
+                   and not (now["start"] or now["stop"] or now["conclude"] or now["winner"]) and "fast" in now["text"] else "it does not",
+                   f"server {stored.get('status')}/{stored.get('winner')}, page {now}")
+        page.screenshot(os.path.join(SHOTS, "report-concluded.png"))
 
     def report_matches(self, step, page, report):
         """The report page shows `report`: rows, rates, numbers, intervals, reasons, the SRM banner."""

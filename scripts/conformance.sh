@@ -86,6 +86,12 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "404"]
 include-operation-id = "postActionBatch"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "404", "409", "422"]
 
+# Schemathesis sends If-Match values its own header strategy makes (0), not the pattern the
+# spec gives (quoted entity tags); the server refuses those as malformed, 400 at the header.
+[[operations]]
+include-operation-id = "patchExperiment"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "404", "409", "412", "422"]
+
 # The stateful phase would revoke the key every client-key route here uses (a link from the key list).
 [[operations]]
 include-operation-id = "revokeClientKey"

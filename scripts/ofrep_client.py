@@ -8,7 +8,7 @@ openfeature-provider-ofrep; scripts/test.sh runs it so).
 Starts the server (127.0.0.1, a free port, a temporary SQLite database), makes a client key
 through the admin API, and PUTs flags of every kind (booleans, strings, integers, floats, objects,
 an array, a null value; rules on attributes and versions; splits on the user and on a device
-attribute; static and disabled) and three experiments (one with a condition and a coverage, one
+attribute; static and disabled) and five experiments (one with a condition and a coverage, one
 bucketed on a device attribute, one switched off). Then, for CONTEXTS generated contexts (a tenth
 without a targeting key; attributes of every JSON type a client sends, some of the wrong type):
 
@@ -82,6 +82,9 @@ EXPERIMENTS = {
                "coverage": 0.85, "when": {"attribute": "platform", "in": ["ios", "android"]}},
     "of-device-exp": {"variants": [{"key": "a"}, {"key": "b"}], "hashAttribute": "deviceId"},
     "of-off-exp": {"variants": [{"key": "only"}], "enabled": False},
+    # Not running (issue 24's lifecycle): assign nobody, answered DISABLED as a switched-off one.
+    "of-stopped-exp": {"variants": [{"key": "a"}, {"key": "b"}], "status": "stopped"},
+    "of-draft-exp": {"variants": [{"key": "a"}, {"key": "b"}], "status": "draft"},
 }
 NOT_IN = "not-in-experiment"
 
@@ -138,10 +141,12 @@ def expected_flag(own, flag_type, definition, targeting_key):
 
 def expected_experiment(name, in_variant, targeting_key, attributes):
     """What `experiment:<name>` must resolve to, from the variant a session got (None: in none)."""
+    definition = EXPERIMENTS[name]
+    if definition.get("status", "running") != "running":
+        return NOT_IN, "", "DISABLED", None  # whatever the session got (it must get none: checked apart)
     if in_variant is not None:
         return in_variant, in_variant, "SPLIT", None
-    definition = EXPERIMENTS[name]
-    if definition.get("enabled", True) is False:
+    if definition.get("enabled", True) is False or definition.get("status", "running") != "running":
         return NOT_IN, "", "DISABLED", None
     when = definition.get("when")
     if when and attributes.get(when["attribute"]) not in when["in"]:
@@ -255,6 +260,9 @@ class Check:
             assigned = session.json()["state"]["experiments"]
             for name in EXPERIMENTS:
                 in_variant = assigned.get(name)
+                if EXPERIMENTS[name].get("status", "running") != "running":
+                    self.tally.check(f"{label}: a session is in no variant of {name} ({EXPERIMENTS[name]['status']})",
+                                     None if in_variant is None else f"it is in {in_variant}")
                 if targeting_key is None and EXPERIMENTS[name].get("hashAttribute", "userId") in TARGETING_KEY_NAMES:
                     in_variant = None  # the stand-in id says nothing about an anonymous user
                 want = expected_experiment(name, in_variant, targeting_key, attributes)
@@ -276,6 +284,8 @@ class Check:
         for name, wanted in [("experiment:of-exp", {"SPLIT", "DEFAULT", "TARGETING_KEY_MISSING"}),
                              ("experiment:of-device-exp", {"SPLIT", "DEFAULT", "INVALID_CONTEXT"}),
                              ("experiment:of-off-exp", {"DISABLED"}),
+                             ("experiment:of-stopped-exp", {"DISABLED"}),
+                             ("experiment:of-draft-exp", {"DISABLED"}),
                              ("of-bool", {"TARGETING_MATCH", "SPLIT", "TARGETING_KEY_MISSING"})]:
             self.tally.check(f"{name} gave every kind of answer", None if outcomes[name] == wanted else f"want {sorted(wanted)}", f"{sorted(outcomes[name])}")
 

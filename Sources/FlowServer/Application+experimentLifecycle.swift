@@ -159,6 +159,20 @@ extension Application {
                          ("allowed", JSONValue.array(allowedNext).jsonText)]))
     }
 
+    /// 409 `invalid-transition` for a PUT that concludes: a conclusion makes flow versions live,
+    /// which is publishing (`PATCH`, the route marked for the publish role), not editing a
+    /// definition (PUT).
+    static func refuseConclusionByPut(key: String, from: ExperimentDefinition.Status?,
+                                      to: ExperimentDefinition.Status) throws(ResponseError) {
+        guard to == .concluded, let from, from != .concluded else { return }
+        throw ResponseError(.problem(
+            409, "A PUT does not conclude experiment \(key): concluding makes the winner's flow versions live; "
+                + "PATCH /v1/experiments/\(key) {\"status\": \"concluded\", \"winner\": …} does.",
+            type: ProblemType.invalidTransition,
+            errors: [.init(pointer: "/status", detail: "conclude with PATCH")],
+            extensions: [("currentStatus", JSONValue.string(from.rawValue).jsonText)]))
+    }
+
     /// The audit action of a move along the lifecycle, nil when the status stays.
     static func lifecycleAction(from: ExperimentDefinition.Status?, to: ExperimentDefinition.Status) -> String? {
         guard let from, from != to else { return nil }

@@ -75,23 +75,22 @@ extension Application {
             try Self.checkPins(definition, key: key, registry: registry)
             let previous = registry.experiment(key)
             try Self.checkTransition(key: key, from: previous?.definition.status, to: definition.status)
+            try Self.refuseConclusionByPut(key: key, from: previous?.definition.status, to: definition.status)
             let existed = previous != nil
             let revision: Int
             if let previous, let action = Self.lifecycleAction(from: previous.definition.status, to: definition.status) {
-                // A move along the lifecycle is audited by its name, compare-and-set on the revision
-                // the move was checked against; a conclusion makes the winner's pins live with it.
+                // A start or a stop is audited by its name, compare-and-set on the revision the
+                // move was checked against.
                 var stamp = admin.audit
                 stamp.action = action
-                let activating = definition.winningVariant?.pinnedFlows ?? [:]
                 let written = try Self.store(logger) {
-                    try store.changeExperiment(key: key, definition: text, revision: previous.revision, activating: activating, audit: stamp)
+                    try store.changeExperiment(key: key, definition: text, revision: previous.revision, activating: [:], audit: stamp)
                 }
                 guard let written else {
                     throw ResponseError(.problem(409, "Experiment \(key) changed meanwhile (on another node?); read it again and retry.",
                                                  type: ProblemType.concurrentChange))
                 }
                 revision = written
-                for (flow, version) in activating { registry.setLive(name: flow, version: version) }
             } else {
                 revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text, audit: admin.audit) }
             }

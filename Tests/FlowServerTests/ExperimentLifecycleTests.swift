@@ -205,19 +205,24 @@ struct ExperimentLifecycleTests {
         #expect(Array(AuditAPITests.summary(try AuditAPITests.log(test)).suffix(1)) == ["experiment.put onboarding-length 2→3"])
     }
 
-    /// A PUT that changes `status` is the same move: checked, audited by its name, and a
-    /// conclusion through PUT makes the winner live too.
+    /// A PUT that changes `status` is the same move, checked and audited by its name; but a PUT
+    /// does not conclude (that makes flows live: PATCH, the publishing route, does), and a
+    /// refused one changes nothing.
     @Test func putMovesAlongTheLifecycle() throws {
         let test = try TestApp()
         try Self.running(test)
         let stopped = ExperimentAPITests.experiment.replacingOccurrences(of: #""coverage""#, with: #""status": "stopped", "coverage""#)
         #expect(try test.direct.send("PUT", Self.path, body: stopped, headers: Self.admin).status == 200)
+        #expect(try test.direct.send("PUT", Self.path, body: ExperimentAPITests.experiment, headers: Self.admin).status == 200)
         let concluded = ExperimentAPITests.experiment.replacingOccurrences(
             of: #""coverage""#, with: #""status": "concluded", "winner": "short", "coverage""#)
-        #expect(try test.direct.send("PUT", Self.path, body: concluded, headers: Self.admin).status == 200)
-        #expect(try test.direct.send("GET", "/v1/flows/onboarding", headers: Self.admin).json["version"] == 2)
-        #expect(Array(AuditAPITests.summary(try AuditAPITests.log(test)).suffix(3)) == [
-            "experiment.stop onboarding-length 1→2", "experiment.conclude onboarding-length 2→3", "flow.activate onboarding 1→2"])
+        let refused = try test.direct.send("PUT", Self.path, body: concluded, headers: Self.admin)
+        #expect(refused.status == 409)
+        #expect(refused.json["code"] == "invalid-transition")
+        #expect(refused.json["detail"].stringValue?.contains("PATCH /v1/experiments/onboarding-length") == true)
+        #expect(try test.direct.send("GET", "/v1/flows/onboarding", headers: Self.admin).json["version"] == 1)
+        #expect(Array(AuditAPITests.summary(try AuditAPITests.log(test)).suffix(2)) == [
+            "experiment.stop onboarding-length 1→2", "experiment.start onboarding-length 2→3"])
     }
 
     /// Through libmicrohttpd: PATCH is routed, OPTIONS/405 name it, and a stop answers 200.
