@@ -86,8 +86,7 @@ extension Application {
             return .json(Self.releaseDocument(tested))
         }
 
-        // role: publish
-        router.adminRoute("POST", "/v1/releases/{id}/approve", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/releases/{id}/approve", admin, role: .publish) { request throws(ResponseError) in
             let id = try Self.releaseId(request)
             guard let release = try Self.releaseCall(logger, { try store.approveRelease(id: id, audit: admin.audit) }) else {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
@@ -95,8 +94,7 @@ extension Application {
             return .json(Self.releaseDocument(release))
         }
 
-        // role: publish
-        router.adminRoute("POST", "/v1/releases/{id}/activate", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/releases/{id}/activate", admin, role: .publish) { request throws(ResponseError) in
             let id = try Self.releaseId(request)
             let untested = try Self.booleanQuery(request, "untested", default: false)
             // The optional body is the rollouts branch's: {"rollout": {…}} rolls the release out
@@ -115,8 +113,7 @@ extension Application {
             return .json(Self.releaseDocument(release))
         }
 
-        // role: publish
-        router.adminRoute("POST", "/v1/releases/{id}/rollback", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/releases/{id}/rollback", admin, role: .publish) { request throws(ResponseError) in
             let id = try Self.releaseId(request)
             var reason: String?
             if !request.body.isEmpty {

@@ -35,6 +35,7 @@ struct ReleaseTests {
          "initial": [{"flow": "home", "when": {"user": "onboarded", "is": true}},
                      {"flow": "onboarding", "when": {"user": "onboarded", "isNot": true}}],
          "on": {"onboarding.completed": [{"via": "onboarding", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
+                "onboarding.faceScanVerified": [{"via": "onboarding", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
                 "home.presentModal": [{"via": "home", "params": {"content": "any"},
                                        "do": [{"present": {"flow": "modal", "style": "fullScreen", "params": {"content": {"$param": "content"}}}}]}],
                 "checkout.open": [{"via": "home", "do": [{"present": {"flow": "checkout", "style": "fullScreen"}}]}]}}
@@ -239,19 +240,27 @@ struct ReleaseTests {
     }
 
     /// With --require-review, activation needs an approval (409 review-required), the maker
-    /// cannot approve (403 self-approval), another identity can.
+    /// cannot approve (403 self-approval), another identity (a named publish key) can; an edit
+    /// key makes releases but neither approves nor activates them.
     @Test func reviewNeedsAnotherIdentity() throws {
         let test = try TestApp(requireReview: true)
-        let reviewer = try TestApp(beside: test, adminToken: "reviewer-token", requireReview: true)
-        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
-        let unreviewed = try test.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin)
+        let reviewerKey = try #require(try AdminKeyAPITests.make(test.direct, "reviewer", "publish")["key"].stringValue)
+        let author = try #require(try AdminKeyAPITests.make(test.direct, "author", "edit")["key"].stringValue)
+        // An edit key makes releases but cannot approve or activate them.
+        let byAuthor = try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: AdminKeyAPITests.bearer(author))
+        #expect(byAuthor.status == 201 && byAuthor.json["createdBy"] == "key:author")
+        #expect(try test.direct.send("POST", "/v1/releases/1/activate", headers: AdminKeyAPITests.bearer(author)).json["code"] == "insufficient-role")
+        #expect(try test.direct.send("POST", "/v1/releases/1/approve", headers: AdminKeyAPITests.bearer(author)).status == 403)
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(tests: nil), headers: Self.admin).status == 201)
+        #expect(try test.direct.send("POST", "/v1/releases/2/test", body: #"{"tests": [\#(Self.checkoutTests)]}"#, headers: Self.admin).status == 200)
+        let unreviewed = try test.direct.send("POST", "/v1/releases/2/activate", headers: Self.admin)
         #expect(unreviewed.status == 409 && unreviewed.json["code"] == "review-required")
-        let selfApproval = try test.direct.send("POST", "/v1/releases/1/approve", headers: Self.admin)
+        let selfApproval = try test.direct.send("POST", "/v1/releases/2/approve", headers: Self.admin)
         #expect(selfApproval.status == 403 && selfApproval.json["code"] == "self-approval")
-        let approved = try reviewer.direct.send("POST", "/v1/releases/1/approve", headers: [("Authorization", "Bearer reviewer-token")])
-        #expect(approved.status == 200 && approved.json["approvedBy"] != .null, "\(approved.text)")
-        #expect(approved.json["approvedBy"] != approved.json["createdBy"])
-        let live = try test.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin)
+        let approved = try test.direct.send("POST", "/v1/releases/2/approve", headers: AdminKeyAPITests.bearer(reviewerKey))
+        #expect(approved.status == 200 && approved.json["approvedBy"] == "key:reviewer" && approved.json["createdBy"] == "admin",
+                "\(approved.text)")
+        let live = try test.direct.send("POST", "/v1/releases/2/activate", headers: Self.admin)
         #expect(live.status == 200 && live.json["state"] == "live")
         let actions = try test.direct.send("GET", "/v1/audit", headers: Self.admin).json["entries"].arrayValue?.compactMap { $0["action"].stringValue }
         #expect(actions?.contains("release.approve") == true)
