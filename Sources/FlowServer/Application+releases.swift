@@ -19,8 +19,34 @@ extension Application {
         var suites: [FlowScenarioSuite]
     }
 
+    /// The rollouts branch's part in the release routes; nil: this server does not roll releases
+    /// out (an activation's `rollout` member is refused as unknown).
+    struct ReleaseRollouts: Sendable {
+        /// Starts rolling release `releaseId` (its versions `flows`) out by the activation's body;
+        /// its rollout document, or nil when the body asks for none (`Application.startRollout`).
+        var start: @Sendable (_ releaseId: Int, _ flows: [String: Int], _ body: JSONValue?) throws(ResponseError) -> JSONValue?
+        /// Ends the rollout of a release rolled back by hand (`RolloutService.stop`).
+        var stop: @Sendable (_ releaseId: Int, _ reason: String) throws -> Void
+    }
+
+    /// What `RolloutService.Hooks` does to releases: a rollout reaching 100 % activates its
+    /// release fully (tests and review were checked when it began), a guardrail that failed
+    /// rolls it back with the verdict as its reason and the figures in the audit log's detail.
+    static func releaseHooks(store: any FlowStore, registry: DefinitionRegistry, logger: Logger)
+        -> (activate: @Sendable (Int) throws -> Void, rollBack: @Sendable (Int, String, String) throws -> Void) {
+        let activate: @Sendable (Int) throws -> Void = { id in
+            _ = try store.activateRelease(id: id, rules: ReleaseActivationRules(allowUntested: true), audit: AuditStamp(credential: "rollout:\(id)"))
+            try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
+        }
+        let rollBack: @Sendable (Int, String, String) throws -> Void = { id, reason, detail in
+            _ = try store.rollbackRelease(id: id, reason: reason, stopped: [:], audit: AuditStamp(credential: "rollout:\(id)", detail: detail))
+            try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
+        }
+        return (activate, rollBack)
+    }
+
     static func addReleaseRoutes(to router: inout Router, store: any FlowStore, registry: DefinitionRegistry, admin: AdminAuthorization,
-                                 requireReview: Bool, limits: BodyLimits, logger: Logger) {
+                                 requireReview: Bool, rollouts: ReleaseRollouts? = nil, limits: BodyLimits, logger: Logger) {
         router.adminRoute("GET", "/v1/releases", admin) { request throws(ResponseError) in
             let releases = try Self.store(logger) { try store.releases() }
             var writer = JSONWriter()
@@ -97,15 +123,35 @@ extension Application {
         router.adminRoute("POST", "/v1/releases/{id}/activate", admin, role: .publish) { request throws(ResponseError) in
             let id = try Self.releaseId(request)
             let untested = try Self.booleanQuery(request, "untested", default: false)
-            // The optional body is the rollouts branch's: {"rollout": {…}} rolls the release out
-            // to a share of new sessions (Application.startRollout) instead of making it live.
+            // The optional body is the rollouts': {"rollout": {…}} rolls the release out to a
+            // share of new sessions instead of making it live for everybody.
+            var body: JSONValue?
             if !request.body.isEmpty {
                 let json = try request.jsonBody(limits).get()
-                guard let object = json.objectValue, object.isEmpty else {
-                    throw ResponseError(.problem(400, "The body of an activation is optional and empty: {}.", type: ProblemType.malformed))
+                let allowed = rollouts == nil ? [] : ["rollout"]
+                guard let object = json.objectValue, object.keys.allSatisfy(allowed.contains) else {
+                    throw ResponseError(.problem(400, rollouts == nil ? "The body of an activation is optional and empty: {}."
+                                                     : "The body of an activation is optional: {\"rollout\": {…}}.", type: ProblemType.malformed))
                 }
+                body = json
             }
             let rules = ReleaseActivationRules(allowUntested: untested, requireApproval: requireReview)
+            if let rollouts, let plan = body?.objectValue?["rollout"], plan != .null {
+                // Refused before the rollout starts when activation would be (tests, review,
+                // stale); the store checks again when it marks the release rolling out.
+                let current = try Self.storedRelease(request, store: store, logger: logger)
+                try Self.releaseCall(logger) { try ReleaseRules.checkActivation(current, live: registry.liveVersions, rules: rules) }
+                guard let document = try rollouts.start(id, current.versions, body) else {
+                    throw ResponseError(.problem(400, "rollout: expected a rollout plan.", type: ProblemType.malformed))
+                }
+                guard var marked = try Self.releaseCall(logger, { try store.beginReleaseRollout(id: id, rules: rules, audit: admin.audit) }) else {
+                    throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
+                }
+                var writer = JSONWriter()
+                writer.writeValue(document)
+                marked.rollout = String(decoding: writer.takeBytes(), as: UTF8.self)
+                return .json(Self.releaseDocument(marked))
+            }
             guard let release = try Self.releaseCall(logger, { try store.activateRelease(id: id, rules: rules, audit: admin.audit) }) else {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
             }
@@ -139,6 +185,13 @@ extension Application {
                 try store.rollbackRelease(id: id, reason: reason, stopped: stopped, audit: admin.audit)
             }) else {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
+            }
+            if current.state == .rollingOut, let rollouts {
+                do {
+                    try rollouts.stop(id, reason ?? "")
+                } catch {
+                    throw SessionService.storageFailure(error, logger: logger)
+                }
             }
             try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
             return .json(Self.releaseDocument(release))

@@ -1,10 +1,11 @@
 // Releases over the admin API, on the run's store: several flows (new ones and new versions)
 // validated against each other and the live rest, tested on the set, activated in one
 // transaction and rolled back in one call; review, conflicts, and bad input.
-import FlowServer
+@testable import FlowServer
 import FlowStore
 import Foundation
 import GRDB
+import Logging
 import HTTPServer
 import HTTPTestClient
 import JSON
@@ -314,5 +315,37 @@ struct ReleaseTests {
         #expect(try test.direct.send("POST", "/v1/releases/1/rollback", headers: Self.admin).status == 200)
         #expect(try test.store.definitionsFingerprint() != activated)
         #expect(try other.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
+    }
+
+    /// The seam of the rollouts branch: a release marked rolling out makes nothing live; the
+    /// hook a rollout reaching 100 % calls activates it fully, the one a failed guardrail calls
+    /// rolls it back with the verdict as reason and the figures in the audit log's detail.
+    @Test func rolloutHooksActivateAndRollBack() throws {
+        let test = try TestApp()
+        let hooks = Application.releaseHooks(store: test.store, registry: test.app.registry, logger: Logger(label: "test"))
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
+        let rolling = try #require(try test.store.beginReleaseRollout(id: 1, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")))
+        #expect(rolling.state == .rollingOut && rolling.previous == nil)
+        #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
+        #expect(try test.direct.send("GET", "/v1/releases/1", headers: Self.admin).json["state"] == "rolling-out")
+        #expect(throws: ReleaseConflict.self) { try test.store.beginReleaseRollout(id: 1, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")) }
+        try hooks.activate(1)
+        let live = try test.direct.send("GET", "/v1/releases/1", headers: Self.admin).json
+        #expect(live["state"] == "live" && live["previous"]["app"] == 1)
+        #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 2)
+
+        let second = #"{"flows": {"login": \#(Self.login)}}"#
+        #expect(try test.direct.send("POST", "/v1/releases", body: second, headers: Self.admin).status == 201)
+        // Untested: refused as an activation would be.
+        #expect(throws: ReleaseConflict.self) { try test.store.beginReleaseRollout(id: 2, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")) }
+        _ = try test.store.beginReleaseRollout(id: 2, rules: ReleaseActivationRules(allowUntested: true), audit: AuditStamp(credential: "admin"))
+        try hooks.rollBack(2, "guardrail refusals is worse", "refusals 12/100 on the release vs 2/100 before")
+        let back = try test.direct.send("GET", "/v1/releases/2", headers: Self.admin).json
+        #expect(back["state"] == "rolled-back" && back["reason"] == "guardrail refusals is worse")
+        #expect(try test.direct.send("GET", "/v1/flows/login", headers: Self.admin).json["version"] == 1)
+        let last = try #require(try test.store.auditLog(after: 0, limit: 1000).last)
+        #expect(last.action == "release.rollback" && last.credential == "rollout:2" && last.detail == "refusals 12/100 on the release vs 2/100 before")
+        // Without the rollouts, an activation's rollout member is unknown.
+        #expect(try test.direct.send("POST", "/v1/releases/2/activate", body: #"{"rollout": {"percentage": 10}}"#, headers: Self.admin).status == 400)
     }
 }
