@@ -39,7 +39,8 @@ extension Application {
             try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
         }
         let rollBack: @Sendable (Int, String, String) throws -> Void = { id, reason, detail in
-            _ = try store.rollbackRelease(id: id, reason: reason, stopped: [:], audit: AuditStamp(credential: "rollout:\(id)", detail: detail))
+            let stopped = try store.release(id: id).map { Self.stoppedExperiments($0, registry: registry) } ?? [:]
+            _ = try store.rollbackRelease(id: id, reason: reason, stopped: stopped, audit: AuditStamp(credential: "rollout:\(id)", detail: detail))
             try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
         }
         return (activate, rollBack)
@@ -176,11 +177,7 @@ extension Application {
                 }
             }
             let current = try Self.storedRelease(request, store: store, logger: logger)
-            // Experiments the release started are stopped, not removed: their reports stay.
-            var stopped: [String: String] = [:]
-            for (key, text) in current.experiments where (current.previous?.experiments[key] ?? nil) == nil {
-                stopped[key] = Self.stoppedExperiment(registry.experiment(key)?.text ?? text)
-            }
+            let stopped = Self.stoppedExperiments(current, registry: registry)
             guard let release = try Self.releaseCall(logger, {
                 try store.rollbackRelease(id: id, reason: reason, stopped: stopped, audit: admin.audit)
             }) else {
@@ -196,6 +193,16 @@ extension Application {
             try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
             return .json(Self.releaseDocument(release))
         }
+    }
+
+    /// The experiments `release` started (none was stored before it), each as its text with
+    /// `"status": "stopped"`: a rollback stops them rather than removing them, so their reports stay.
+    static func stoppedExperiments(_ release: ReleaseRecord, registry: DefinitionRegistry) -> [String: String] {
+        var stopped: [String: String] = [:]
+        for (key, text) in release.experiments where (release.previous?.experiments[key] ?? nil) == nil {
+            stopped[key] = Self.stoppedExperiment(registry.experiment(key)?.text ?? text)
+        }
+        return stopped
     }
 
     /// The experiment's text with `"status": "stopped"`.
@@ -322,7 +329,18 @@ extension Application {
             }
             do throws(InvalidDefinition) {
                 let (value, text) = uploadedText(member.value)
-                experiments[member.key] = (try ExperimentDefinition(json: value), text)
+                let definition = try ExperimentDefinition(json: value)
+                // A release starts or changes experiments; concluding one makes its winner live,
+                // which is PATCH /v1/experiments/{key}'s, and a concluded one is final.
+                let stored = registry.experiment(member.key)?.definition.status
+                if definition.status == .concluded || stored == .concluded {
+                    problems.append(.init(pointer: pointer.description + (stored == .concluded ? "" : "/status"),
+                                          detail: stored == .concluded
+                                              ? "experiment \(member.key) is concluded, which is final; a release cannot change it"
+                                              : "a release cannot conclude an experiment; conclude it with PATCH /v1/experiments/\(member.key)"))
+                    continue
+                }
+                experiments[member.key] = (definition, text)
             } catch {
                 problems += error.problems.map { .init(pointer: pointer.description + $0.path.description, detail: $0.message) }
             }

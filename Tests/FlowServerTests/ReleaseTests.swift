@@ -142,6 +142,8 @@ struct ReleaseTests {
         #expect(badFlag.status == 422 && badFlag.json["errors"][0]["pointer"].stringValue?.hasPrefix("/flags/f") == true)
         let badPin = try post(#"{"flows": {"login": \#(Self.login)}, "experiments": {"e": {"variants": [{"key": "a", "weight": 1, "flows": {"login": 7}}]}}}"#)
         #expect(badPin.status == 422 && badPin.json["errors"][0]["pointer"].stringValue?.hasPrefix("/experiments/e/") == true, "\(badPin.text)")
+        let concluded = try post(#"{"flows": {"login": \#(Self.login)}, "experiments": {"e": {"status": "concluded", "winner": "a", "variants": [{"key": "a", "weight": 1}]}}}"#)
+        #expect(concluded.status == 422 && concluded.json["errors"][0]["pointer"] == "/experiments/e/status", "\(concluded.text)")
         let badTests = try post(#"{"flows": {"login": \#(Self.login)}, "tests": [{"scenarios": 3}]}"#)
         #expect(badTests.status == 422 && badTests.json["code"] == "invalid-scenarios")
         // Nothing was stored by the refused ones.
