@@ -10,6 +10,7 @@ import HTTPServer
 import HTTPTestClient
 import JSON
 import StoreTestSupport
+import Synchronization
 import Testing
 
 struct ReleaseTests {
@@ -349,5 +350,44 @@ struct ReleaseTests {
         #expect(last.action == "release.rollback" && last.credential == "rollout:2" && last.detail == "refusals 12/100 on the release vs 2/100 before")
         // Without the rollouts, an activation's rollout member is unknown.
         #expect(try test.direct.send("POST", "/v1/releases/2/activate", body: #"{"rollout": {"percentage": 10}}"#, headers: Self.admin).status == 400)
+    }
+
+    /// Sessions created while a release goes live, through a real socket from another thread,
+    /// run all the old versions or all the new ones, never a mix: the store's transaction and the
+    /// registry's swap are each one step.
+    @Test func sessionsDuringActivationSeeOneSide() throws {
+        let test = try TestApp()
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
+        let ids = try test.withLiveServer { (sender: SocketSender) throws -> [String] in
+            let client = SessionClient(sender: sender)
+            let made = Mutex<[String]>([])
+            let stop = Atomic<Bool>(false)
+            let creator = Thread {
+                var index = 0
+                while !stop.load(ordering: .acquiring) || index < 5 {
+                    if let session = try? client.create(userId: "during-\(index)") { made.withLock { $0.append(session.id) } }
+                    index += 1
+                }
+            }
+            creator.start()
+            while made.withLock({ $0.count }) < 5 { Thread.sleep(forTimeInterval: 0.005) }
+            #expect(try sender.send("POST", "/v1/releases/1/activate", headers: Self.admin).status == 200)
+            let after = made.withLock { $0.count }
+            while made.withLock({ $0.count }) < after + 5 { Thread.sleep(forTimeInterval: 0.005) }
+            stop.store(true, ordering: .releasing)
+            while !creator.isFinished { Thread.sleep(forTimeInterval: 0.005) }
+            return made.withLock { $0 }
+        }
+        let old = ["app": 1, "home": 1, "modal": 1, "onboarding": 1]
+        let new = ["app": 2, "checkout": 1, "home": 1, "login": 1, "modal": 1, "onboarding": 1, "payment": 1]
+        var sides = (old: 0, new: 0)
+        for id in ids {
+            let versions = try #require(try test.store.session(id: id)).flowVersions
+            let decoded = DefinitionRegistry.decode(versions) ?? [:]
+            let known = decoded.filter { old.keys.contains($0.key) || new.keys.contains($0.key) }
+            #expect(known == old || known == new, "session \(id) runs \(versions)")
+            if known == old { sides.old += 1 } else if known == new { sides.new += 1 }
+        }
+        #expect(sides.old >= 5 && sides.new >= 5, "\(sides)")
     }
 }
