@@ -73,12 +73,23 @@ enum ProblemType {
     static let insufficientRole = prefix + "insufficient-role"
     /// 409: a live admin key has this name already.
     static let nameInUse = prefix + "name-in-use"
+    /// 409s of releases (ReleaseConflict's codes): a change its state does not allow, tests
+    /// failed or never run, a review missing, live versions moved since its tests, or a
+    /// rollback that would undo later changes; 403 an approval by the release's own creator.
+    static let releaseState = prefix + "release-state"
+    static let testsFailed = prefix + "tests-failed"
+    static let releaseUntested = prefix + "release-untested"
+    static let reviewRequired = prefix + "review-required"
+    static let releaseStale = prefix + "release-stale"
+    static let releaseSuperseded = prefix + "release-superseded"
+    static let selfApproval = prefix + "self-approval"
 
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
                       sessionContention, definitionsLoading, insufficientRole, nameInUse, invalidTransition, concurrentChange,
-                      unsupportedMediaType]
+                      unsupportedMediaType, releaseState, testsFailed, releaseUntested, reviewRequired, releaseStale,
+                      releaseSuperseded, selfApproval]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }
