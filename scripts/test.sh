@@ -32,7 +32,9 @@ scripts/conformance.sh
 scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
 # The sample app's flow tests (flows/tests/), offline, as a team would run its own in CI.
-"$bin" flows test flows/tests
+"$bin" flows test flows/tests --flows flows --flags flags
+# Flows kept in git: init, the offline commands on its result, and diff, push and pull against a server.
+python3 scripts/flows_git.py "$bin"
 # The README's other shell and Python blocks (the curl sessions are smoke.sh's), its first command included.
 "$tools/python" scripts/readme.py "$bin"
 python3 scripts/browser.py "$bin"

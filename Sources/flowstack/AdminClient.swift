@@ -115,7 +115,7 @@ struct AdminClient {
         let problem = answer.json
         var text = "\(what): the server answered \(answer.status)"
         if let title = problem?["title"]?.stringValue { text += ": \(title)" }
-        if let detail = problem?["detail"]?.stringValue, detail != problem?["title"]?.stringValue { text += " \(detail)" }
+        if let detail = problem?["detail"]?.stringValue, detail != problem?["title"]?.stringValue { text += ": \(detail)" }
         if let code = problem?["code"]?.stringValue { text += " (\(code))" }
         for error in problem?["errors"]?.arrayValue ?? [] {
             let pointer = error["pointer"]?.stringValue ?? ""

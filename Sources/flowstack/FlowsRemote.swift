@@ -28,6 +28,24 @@ extension Flows {
         return local
     }
 
+    /// Reads a folder of flag definitions (`KEY.json`); any problem stops the command with status 3.
+    static func readFlagFolder(_ folder: String?) throws -> LocalFlows? {
+        guard let folder else { return nil }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw FailureMessage("\(folder) is not a folder of flag definitions (KEY.json)")
+        }
+        let (flags, failed) = LocalFlows.readFlags(folder) { FlowStackCommand.printError($0) }
+        if failed { throw FailureMessage("\(folder) has flag definitions that cannot be used (above); nothing was sent") }
+        return flags
+    }
+
+    /// The differences of a folder of flows (and one of flags) against the server.
+    static func diff(_ local: LocalFlows, flags: LocalFlows?, client: AdminClient) throws -> FlowsDiff {
+        FlowsDiff(local: local, live: try FlowsDiff.live(from: client),
+                  localFlags: flags, liveFlags: flags == nil ? nil : try FlowsDiff.liveFlags(from: client))
+    }
+
     struct Diff: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Compare a folder of flow definitions with the server's live flows.",
@@ -46,6 +64,9 @@ extension Flows {
 
         @OptionGroup var server: ServerOptions
 
+        @Option(help: "A folder of flag definitions (KEY.json) to compare with the server's flags too.")
+        var flags: String?
+
         @Flag(help: "Print the differences as JSON.")
         var json = false
 
@@ -55,8 +76,9 @@ extension Flows {
         func run() throws {
             try Flows.reporting {
                 let local = try Flows.readFolder(folder)
+                let localFlags = try Flows.readFlagFolder(flags)
                 let client = try server.client()
-                let diff = FlowsDiff(local: local, live: try FlowsDiff.live(from: client))
+                let diff = try Flows.diff(local, flags: localFlags, client: client)
                 if json {
                     print(ReadableJSON.text(diff.json(server: client.server.absoluteString, folder: folder)), terminator: "")
                 } else {
@@ -81,6 +103,9 @@ extension Flows {
         var folder: String
 
         @OptionGroup var server: ServerOptions
+
+        @Option(help: "A folder to write the server's flags into too (KEY.json, created if missing).")
+        var flags: String?
 
         func run() throws {
             try Flows.reporting {
@@ -110,6 +135,23 @@ extension Flows {
                     print("\(path): flow \(name) is not live on the server; left as it is")
                 }
                 print("flows pull: \(live.count) live flow\(live.count == 1 ? "" : "s") written to \(folder)")
+                if let flags {
+                    let liveFlags = try FlowsDiff.liveFlags(from: client)
+                    do {
+                        try FileManager.default.createDirectory(atPath: flags, withIntermediateDirectories: true)
+                    } catch {
+                        throw FailureMessage("cannot make the folder \(flags): \(error.localizedDescription)")
+                    }
+                    for key in liveFlags.keys.sorted() {
+                        guard let flag = liveFlags[key] else { continue }
+                        let path = (flags as NSString).appendingPathComponent(Self.fileName(for: key))
+                        guard FileManager.default.createFile(atPath: path, contents: Data(ReadableJSON.text(flag.definition).utf8)) else {
+                            throw FailureMessage("cannot write \(path)")
+                        }
+                        print("\(path): flag \(key), revision \(flag.version)")
+                    }
+                    print("flows pull: \(liveFlags.count) flag\(liveFlags.count == 1 ? "" : "s") written to \(flags)")
+                }
             }
         }
 
@@ -142,6 +184,9 @@ extension Flows {
         @Option(help: "Flow tests to run on the release: a folder of scenario files or a file (default: DIR/tests when it exists).")
         var tests: String?
 
+        @Option(help: "A folder of flag definitions (KEY.json): those that differ from the server's go in the release too.")
+        var flags: String?
+
         @Option(help: "What the release is for (default: the flows it changes).")
         var description: String?
 
@@ -151,20 +196,31 @@ extension Flows {
         func run() throws {
             try Flows.reporting {
                 let local = try Flows.readFolder(folder)
+                let localFlags = try Flows.readFlagFolder(flags)
                 let suites = try readTests()
                 let client = try server.client()
-                let diff = FlowsDiff(local: local, live: try FlowsDiff.live(from: client))
+                let diff = try Flows.diff(local, flags: localFlags, client: client)
                 guard diff.hasChanges else {
-                    print("nothing to push: the \(local.files.count) flow\(local.files.count == 1 ? "" : "s") of \(folder) match the live versions on \(client.server.absoluteString); no release made")
+                    print("nothing to push: the \(local.files.count) flow\(local.files.count == 1 ? "" : "s") of \(folder)\(localFlags.map { " and the \($0.files.count) flags of \(flags ?? "")" } ?? "") match the live definitions on \(client.server.absoluteString); no release made")
                     return
                 }
                 var flows = JSONObject()
                 for file in diff.new { flows[file.name] = file.definition }
                 for flow in diff.changed { flows[flow.file.name] = flow.file.definition }
-                let summary = (diff.new.map { "new \($0.name)" } + diff.changed.map { "changed \($0.file.name)" }).joined(separator: ", ")
+                var flagDefinitions = JSONObject()
+                for file in diff.flags?.new ?? [] { flagDefinitions[file.name] = file.definition }
+                for flag in diff.flags?.changed ?? [] { flagDefinitions[flag.file.name] = flag.file.definition }
+                let summary = (diff.new.map { "new \($0.name)" } + diff.changed.map { "changed \($0.file.name)" }
+                    + flagDefinitions.keys.map { "flag \($0)" }).joined(separator: ", ")
                 var body: JSONObject = ["description": .string(description ?? "flows push from \(folder): \(summary)"), "flows": .object(flows)]
+                if !flagDefinitions.members.isEmpty { body["flags"] = .object(flagDefinitions) }
                 if !suites.isEmpty { body["tests"] = .array(suites) }
-                let release = try client.json("POST", "/v1/releases", body: .object(body), what: "making the release")
+                let release: JSONValue
+                do {
+                    release = try client.json("POST", "/v1/releases", body: .object(body), what: "making the release")
+                } catch let failure as FailureMessage where failure.description.contains("answered 404") {
+                    throw FailureMessage(failure.description + "\n  this server has no releases (POST /v1/releases): it runs an older FlowStack", status: failure.status)
+                }
                 guard let id = release["id"]?.integerValue else {
                     throw FailureMessage("making the release: the answer has no id; is \(client.server.absoluteString) a FlowStack server with releases?")
                 }
@@ -224,6 +280,10 @@ extension Flows {
             let versions = release["flows"]?.objectValue ?? JSONObject()
             for file in diff.new {
                 lines.append("  \(file.name): new flow, version \(versions[file.name]?.jsonText ?? "?")")
+            }
+            for file in diff.flags?.new ?? [] { lines.append("  flag \(file.name): new") }
+            for flag in diff.flags?.changed ?? [] {
+                lines.append("  flag \(flag.file.name): changed (\(flag.changes.count) difference\(flag.changes.count == 1 ? "" : "s"))")
             }
             for flow in diff.changed {
                 lines.append("  \(flow.file.name): version \(versions[flow.file.name]?.jsonText ?? "?") (live is \(flow.liveVersion); \(flow.changes.count) difference\(flow.changes.count == 1 ? "" : "s"))")

@@ -184,18 +184,17 @@ struct Init: ParsableCommand {
 
         ```sh
         export FLOWSTACK_SERVER=https://flows.example.com FLOWSTACK_ADMIN_TOKEN=…
-        # What differs from the live flows: new flows, changed ones (each difference's JSON Pointer).
-        flowstack flows diff flows
-        # The new and changed flows as one release, tested on the server with flows/tests; --activate
-        # makes it live once its tests pass (a key with the publish role).
-        flowstack flows push flows --description "shorter onboarding" --activate
-        # The live definitions written back into flows/ (after a change made on the server).
-        flowstack flows pull flows
+        # What differs from the live flows and flags: new ones, changed ones (each difference's JSON Pointer).
+        flowstack flows diff flows --flags flags
+        # The new and changed flows and flags as one release, tested on the server with flows/tests;
+        # --activate makes it live once its tests pass (a key with the publish role).
+        flowstack flows push flows --flags flags --description "shorter onboarding" --activate
+        # The live definitions written back into flows/ and flags/ (after a change made on the server).
+        flowstack flows pull flows --flags flags
         ```
 
         A release goes live in one step and rolls back in one call
-        (`POST /v1/releases/{id}/rollback`). Flags are changed on the server (`PUT /v1/flags/{key}`);
-        the files in `flags/` are what the flow tests assume.
+        (`POST /v1/releases/{id}/rollback`), flags included.
 
         """#),
         (".github/workflows/flows.yml", #"""
@@ -221,10 +220,10 @@ struct Init: ParsableCommand {
               - run: flowstack flows test flows/tests --flows flows --flags flags
               - name: what this change would ship
                 if: github.event_name == 'pull_request'
-                run: flowstack flows diff flows
+                run: flowstack flows diff flows --flags flags
               - name: ship main as one release, live once its tests pass
                 if: github.ref == 'refs/heads/main'
-                run: flowstack flows push flows --activate --description "${{ github.repository }}@${{ github.sha }}"
+                run: flowstack flows push flows --flags flags --activate --description "${{ github.repository }}@${{ github.sha }}"
 
         """#),
     ]
