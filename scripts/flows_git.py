@@ -108,7 +108,7 @@ def online(binary, work, app, tally):
         url = f"http://127.0.0.1:{server.port}"
         api = JSONServer(server.port, server.admin_token)
         token = {"FLOWSTACK_ADMIN_TOKEN": server.admin_token}
-        flows = os.path.join(app, "flows")
+        flows, flags = os.path.join(app, "flows"), os.path.join(app, "flags")
 
         result = run(binary, "flows", "diff", flows, "--server", url)
         tally.check("diff without a token is a usage error (2)", status_is(2, result), result[2])
@@ -131,8 +131,11 @@ def online(binary, work, app, tally):
             failure = f"not the document: {error}"
         tally.check("diff --json lists the changed flows", failure, result[1][:400])
 
-        # The scaffold goes live as one release.
-        result = run(binary, "flows", "push", flows, "--server", url, "--activate", env=token)
+        result = run(binary, "flows", "diff", flows, "--server", url, "--flags", flags, env=token)
+        tally.check("diff --flags names the scaffold's new flag", None if "new        flag onboarding-tour" in result[1] else "not named", result[1])
+
+        # The scaffold goes live as one release, its flag with it.
+        result = run(binary, "flows", "push", flows, "--server", url, "--flags", flags, "--activate", env=token)
         tally.check("push --activate exits 0", status_is(0, result), result[1] + result[2])
         tally.check("... and says the release is live", None if " is live: " in result[1] else "not said", result[1])
         status, _, listing = api.call("GET", "/v1/releases", headers=api.admin)
@@ -142,13 +145,17 @@ def online(binary, work, app, tally):
         tally.check("... that is live", None if first.get("state") == "live" else f"state {first.get('state')}", first)
         tally.check("... holding the three flows", None if sorted(first.get("flows", {})) == ["app", "home", "onboarding"] else "other flows", first)
         tally.check("... with the scaffold's tests run", None if (first.get("tests") or {}).get("passed") == 5 else "not 5 passed", first.get("tests"))
+        tally.check("... and its flag", None if first.get("flags") == ["onboarding-tour"] else "other flags", first)
+        status, _, flag = api.call("GET", "/v1/flags/onboarding-tour", headers=api.admin)
+        tally.check("the pushed flag is on the server", None if status == 200 else f"status {status}", flag)
         status, _, created = api.call("POST", "/v1/sessions", {"userId": "after-push"})
         top = ((created or {}).get("state") or {}).get("top") or {}
         tally.check("a new session starts on the pushed onboarding", None if top.get("feature") == "onboarding.welcome" else f"{status} {top}", created)
-        result = run(binary, "flows", "diff", flows, "--server", url, "--exit-code", env=token)
+        result = run(binary, "flows", "diff", flows, "--server", url, "--flags", flags, "--exit-code", env=token)
         tally.check("after the push, diff --exit-code finds nothing (0)", status_is(0, result), result[1])
-        tally.check("... 3 unchanged", None if "0 new, 0 changed, 3 unchanged" in result[1] else "not said", result[1])
-        result = run(binary, "flows", "push", flows, "--server", url, "--activate", env=token)
+        tally.check("... 3 unchanged, the flag too", None if "0 new, 0 changed, 3 unchanged" in result[1]
+                    and "flags: 0 new, 0 changed, 1 unchanged" in result[1] else "not said", result[1])
+        result = run(binary, "flows", "push", flows, "--server", url, "--flags", flags, "--activate", env=token)
         tally.check("pushing the same files again exits 0", status_is(0, result), result[1] + result[2])
         tally.check("... saying there is nothing to push", None if "nothing to push" in result[1] else "not said", result[1])
         status, _, listing = api.call("GET", "/v1/releases", headers=api.admin)
@@ -186,17 +193,20 @@ def online(binary, work, app, tally):
         tally.check("a push whose tests fail exits 1", status_is(1, result), result[1] + result[2])
         tally.check("... naming the failed scenario", None if "FAILED expects the wrong tab" in result[1] else "not named", result[1])
         status, _, live = api.call("GET", "/v1/flows/onboarding", headers=api.admin)
-        tally.check("... and activates nothing", None if len((live or {})["on"]["onboarding.next"]) == 1 else "activated", live)
+        tally.check("... and activates nothing", None if len(((live or {}).get("on") or {}).get("onboarding.next", [])) == 1 else "activated", live)
 
         # pull round-trips: the files written equal the live definitions.
         pulled = os.path.join(work, "pulled")
-        result = run(binary, "flows", "pull", pulled, "--server", url, env=token)
+        pulled_flags = os.path.join(work, "pulled-flags")
+        result = run(binary, "flows", "pull", pulled, "--server", url, "--flags", pulled_flags, env=token)
         tally.check("pull exits 0", status_is(0, result), result[1] + result[2])
         names = sorted(os.listdir(pulled)) if os.path.isdir(pulled) else []
         tally.check("pull writes every live flow", None if names == ["app.json", "home.json", "modal.json", "onboarding.json"] else f"{names}")
         for name in ("app", "home"):
             with open(os.path.join(pulled, f"{name}.json")) as file, open(os.path.join(flows, f"{name}.json")) as original:
                 tally.check(f"pulled {name}.json equals the pushed file as JSON", None if json.load(file) == json.load(original) else "differs")
+        with open(os.path.join(pulled_flags, "onboarding-tour.json")) as file, open(os.path.join(flags, "onboarding-tour.json")) as original:
+            tally.check("the pulled flag equals the pushed file as JSON", None if json.load(file) == json.load(original) else "differs")
         with open(os.path.join(pulled, "onboarding.json")) as file:
             tally.check("pulled files have no version or live member", None if not {"version", "live"} & set(json.load(file)) else "present")
         result = run(binary, "flows", "diff", pulled, "--server", url, "--exit-code", env=token)
