@@ -193,6 +193,9 @@ extension Flows {
         @Flag(help: "Activate the release once it is made and its tests pass.")
         var activate = false
 
+        @Flag(help: "With --activate: activate a release that has no flow tests (the server refuses that otherwise).")
+        var untested = false
+
         func run() throws {
             try Flows.reporting {
                 let local = try Flows.readFolder(folder)
@@ -233,7 +236,8 @@ extension Flows {
                     print("not activated: `flowstack flows push` with --activate, or POST /v1/releases/\(id)/activate, makes it live")
                     return
                 }
-                let activated = try client.json("POST", "/v1/releases/\(id)/activate", body: .object(JSONObject()), what: "activating release \(id)")
+                let activated = try client.json("POST", "/v1/releases/\(id)/activate\(untested ? "?untested=true" : "")", body: .object(JSONObject()),
+                                                what: "activating release \(id)")
                 let previous = activated["previous"]?.objectValue
                 let versions = (activated["flows"]?.objectValue ?? JSONObject()).members.map { member -> String in
                     let before = previous?[member.key]?.integerValue.map { "\($0)" } ?? "none"
