@@ -41,7 +41,7 @@ public final class Application: Sendable {
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
-                cors: CORSOptions = CORSOptions(), logger: Logger = Logger(label: "flowstack")) throws {
+                cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
         self.cors = CORSPolicy(cors)
         self.logger = logger
@@ -113,6 +113,8 @@ public final class Application: Sendable {
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlowTestRoutes(to: &router, registry: registry, admin: admin, limits: bodyLimits)
         Self.addAuditRoutes(to: &router, store: store, admin: admin, logger: logger)
+        Self.addReleaseRoutes(to: &router, store: store, registry: registry, admin: admin, requireReview: requireReview,
+                              limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)
         Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)
@@ -185,7 +187,7 @@ public final class Application: Sendable {
     /// and the GrowthBook payload.
     static func readsDefinitions(_ path: String) -> Bool {
         path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
-            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/ofrep/")
+            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/v1/releases") || path.hasPrefix("/ofrep/")
             || path.hasPrefix(growthBookPrefix)
     }
 
