@@ -180,8 +180,25 @@ def online(binary, work, app, tally):
         tally.check("... of onboarding alone", None if list(newest.get("flows", {})) == ["onboarding"] else "other flows", newest)
         tally.check("... with the description given", None if newest.get("description") == "a privacy screen" else "other", newest)
         tally.check("... not live", None if newest.get("state") != "live" else "live", newest)
+        status, _, live_onboarding = api.call("GET", "/v1/flows/onboarding", headers=api.admin)
+        live_onboarding = {key: value for key, value in (live_onboarding or {}).items() if key not in ("version", "live")}
         result = run(binary, "flows", "diff", flows, "--server", url, env=token)
         tally.check("the unactivated edit still differs from the live flow", None if "1 changed" in result[1] else "no change", result[1])
+
+        # Flags alone make no release (a release holds at least one flow): said, exit 3.
+        flag_only = os.path.join(work, "flag-only")
+        shutil.copytree(app, flag_only)
+        with open(os.path.join(flag_only, "flows", "onboarding.json"), "w") as file:
+            json.dump(live_onboarding, file)
+        with open(os.path.join(flag_only, "flags", "onboarding-tour.json")) as file:
+            tour = json.load(file)
+        tour["defaultVariant"] = "on"
+        with open(os.path.join(flag_only, "flags", "onboarding-tour.json"), "w") as file:
+            json.dump(tour, file)
+        result = run(binary, "flows", "push", os.path.join(flag_only, "flows"), "--flags", os.path.join(flag_only, "flags"),
+                     "--server", url, env=token)
+        tally.check("a push of a flag change alone exits 3", status_is(3, result), result[1] + result[2])
+        tally.check("... saying why", None if "only flags differ (onboarding-tour)" in result[2] else "not said", result[2])
 
         # A push whose tests fail: exit 1, nothing activated.
         broken = os.path.join(work, "broken")

@@ -207,6 +207,11 @@ extension Flows {
                     print("nothing to push: the \(local.files.count) flow\(local.files.count == 1 ? "" : "s") of \(folder)\(localFlags.map { " and the \($0.files.count) flags of \(flags ?? "")" } ?? "") match the live definitions on \(client.server.absoluteString); no release made")
                     return
                 }
+                guard diff.flows.hasChanges else {
+                    let keys = ((diff.flags?.new.map(\.name) ?? []) + (diff.flags?.changed.map(\.file.name) ?? [])).joined(separator: ", ")
+                    throw FailureMessage("only flags differ (\(keys)): a release holds at least one flow, so no release was made; "
+                        + "change them with PUT /v1/flags/{key}, or push them with a flow change")
+                }
                 var flows = JSONObject()
                 for file in diff.new { flows[file.name] = file.definition }
                 for flow in diff.changed { flows[flow.file.name] = flow.file.definition }
