@@ -14,8 +14,9 @@ Usage: python3 scripts/flows_git.py [PATH/TO/flowstack]
    app (changed app, onboarding and home; modal only on the server; also as --json);
    `push --activate` makes one release and its flows live (a new session starts at the
    scaffold's welcome screen); pushing again makes no release; an edit shows in `diff` (with its
-   JSON Pointer, `--exit-code` 1) and `push` makes a second release without making it live; a
-   push whose tests fail exits 1 and activates nothing; `pull` into another folder writes files
+   JSON Pointer, `--exit-code` 1) and `push` makes a second release without making it live; flags
+   alone make no release (3, said why); a release without tests is not activated unless
+   `--untested`; a push whose tests fail exits 1 and activates nothing; `pull` into another folder writes files
    that `diff` finds equal to the server and that equal the live definitions as JSON.
 
 Prints each failure, then `flows_git: N passed, M failed`; exits 1 when anything failed.
@@ -199,6 +200,28 @@ def online(binary, work, app, tally):
                      "--server", url, env=token)
         tally.check("a push of a flag change alone exits 3", status_is(3, result), result[1] + result[2])
         tally.check("... saying why", None if "only flags differ (onboarding-tour)" in result[2] else "not said", result[2])
+
+        # A folder without tests: activating its release needs --untested.
+        untested = os.path.join(work, "untested")
+        shutil.copytree(app, untested)
+        shutil.rmtree(os.path.join(untested, "flows", "tests"))
+        with open(os.path.join(untested, "flows", "onboarding.json"), "w") as file:
+            json.dump(live_onboarding, file)
+        home_path = os.path.join(untested, "flows", "home.json")
+        with open(home_path) as file:
+            home = json.load(file)
+        home["description"] = "Two tabs, untested."
+        with open(home_path, "w") as file:
+            json.dump(home, file)
+        result = run(binary, "flows", "push", os.path.join(untested, "flows"), "--server", url, "--activate", env=token)
+        tally.check("push --activate of a release without tests is refused (3)", status_is(3, result), result[1] + result[2])
+        tally.check("... and says no tests were sent", None if "tests: none sent" in result[1] else "not said", result[1])
+        result = run(binary, "flows", "push", os.path.join(untested, "flows"), "--server", url, "--activate", "--untested", env=token)
+        tally.check("push --activate --untested makes it live", status_is(0, result), result[1] + result[2])
+        status, _, live_home = api.call("GET", "/v1/flows/home", headers=api.admin)
+        tally.check("... the untested home is live", None if (live_home or {}).get("description") == "Two tabs, untested." else "not live", live_home)
+        with open(os.path.join(flows, "home.json"), "w") as file:
+            json.dump(home, file)  # the scaffold follows, so the pull below round-trips
 
         # A push whose tests fail: exit 1, nothing activated.
         broken = os.path.join(work, "broken")
