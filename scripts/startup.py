@@ -291,8 +291,11 @@ def cli_consistency(binary, work, tally):
         "migrate": ["migrate", "--db", bad_db],
         "backup": ["backup", "--db", os.path.join(work, "missing.sqlite"), "--to", os.path.join(work, "copy.sqlite")],
         "flows validate": ["flows", "validate", missing],
-        "flows test": ["flows", "test", missing],
+        "flows test": ["flows", "test", missing, "--with-sample"],
         "flows graph": ["flows", "graph", missing],
+        "flows diff": ["flows", "diff", missing, "--server", "http://127.0.0.1:1"],
+        "flows push": ["flows", "push", missing, "--server", "http://127.0.0.1:1"],
+        "init": ["init", invalid],
         "experiments stats": ["experiments", "stats"],
     }
     for name, command in commands.items():

@@ -17,6 +17,29 @@ public enum FlagValues {
         of(registry.allFlags.map { ($0.key, $0.value.definition) })
     }
 
+    /// The flags of `documents` (a key and its definition's bytes each); a document that is not a
+    /// flag definition is in `problems` with its key and pointer and left out.
+    public static func read(_ documents: [(key: String, bytes: [UInt8])])
+        -> (values: [String: [JSONValue]], problems: [(key: String, pointer: String, message: String)]) {
+        var flags: [(key: String, value: FlagDefinition)] = []
+        var problems: [(key: String, pointer: String, message: String)] = []
+        for document in documents {
+            do throws(JSONParseError) {
+                let json = try JSONParser.parse(document.bytes, limits: .storedData)
+                do throws(InvalidDefinition) {
+                    flags.append((document.key, try FlagDefinition(json: json)))
+                } catch {
+                    for problem in error.problems {
+                        problems.append((document.key, problem.path.tokens.isEmpty ? "/" : problem.path.description, problem.message))
+                    }
+                }
+            } catch {
+                problems.append((document.key, "/", "\(error)"))
+            }
+        }
+        return (of(flags), problems)
+    }
+
     /// The flags the binary ships (the repo's `flags/*.json`), for checks with no server.
     public static func bundled() -> [String: [JSONValue]] {
         var flags: [(key: String, value: FlagDefinition)] = []

@@ -21,6 +21,31 @@ public enum ScenarioFlags {
         }
     }
 
+    /// Flags read from files (`flowstack flows test --flags`): each document's key (its file name
+    /// without `.json`) and bytes; a later document replaces an earlier one of the same key. The
+    /// problems of the documents that do not parse come back as `(key, pointer, message)`, and
+    /// those documents are left out.
+    public static func read(_ documents: [(key: String, bytes: [UInt8])])
+        -> (values: FlowScenario.FlagValues, problems: [(key: String, pointer: String, message: String)]) {
+        var flags: [String: FlagDefinition] = [:]
+        var problems: [(key: String, pointer: String, message: String)] = []
+        for document in documents {
+            let json: JSONValue
+            do throws(JSONParseError) {
+                json = try JSONParser.parse(document.bytes, limits: .storedData)
+            } catch {
+                problems.append((document.key, "/", "\(error)"))
+                continue
+            }
+            do throws(InvalidDefinition) {
+                flags[document.key] = try FlagDefinition(json: json)
+            } catch {
+                for problem in error.problems { problems.append((document.key, problem.path.tokens.isEmpty ? "/" : problem.path.description, problem.message)) }
+            }
+        }
+        return (values(flags.map { (key: $0.key, value: $0.value) }.sorted { $0.key < $1.key }), problems)
+    }
+
     /// The flags the binary ships (the repo's `flags/*.json`), for runs with no server: a
     /// shipped flag that does not parse (a test checks none does) is left out.
     public static func bundled() -> FlowScenario.FlagValues {
