@@ -1,0 +1,72 @@
+// The rollout routes: a release's rollout as it stands, and raising it by hand.
+import FlowStore
+import HTTPServer
+import JSON
+import Logging
+
+extension Application {
+    static func addRolloutRoutes(to router: inout Router, rollouts: RolloutService, admin: AdminAuthorization,
+                                 limits: BodyLimits, logger: Logger) {
+        router.adminRoute("GET", "/v1/releases/{id}/rollout", admin) { request throws(ResponseError) in
+            let id = try releaseId(request)
+            guard let document = try Self.store(logger, { try rollouts.document(releaseId: id) }) else {
+                throw ResponseError(.problem(404, "Release \(id) has no rollout.", type: ProblemType.notFound))
+            }
+            return .json(Array(document.jsonText.utf8))
+        }
+        // role: publish
+        router.adminRoute("POST", "/v1/releases/{id}/rollout", admin) { request throws(ResponseError) in
+            let id = try releaseId(request)
+            var percentage: Int?
+            if !request.body.isEmpty {
+                let body = try request.jsonBody(limits).get()
+                guard let object = body.objectValue, object.keys.allSatisfy({ $0 == "percentage" }) else {
+                    throw RolloutPlan.invalid([.init(pointer: "", detail: "must be {\"percentage\": n}, or empty for the next step")])
+                }
+                if let value = object["percentage"] {
+                    guard let number = value.integerValue, (1...100).contains(number) else {
+                        throw RolloutPlan.invalid([.init(pointer: "/percentage", detail: "must be an integer from 1 to 100")])
+                    }
+                    percentage = number
+                }
+            }
+            let raised: RolloutRecord?
+            do {
+                raised = try rollouts.raise(releaseId: id, to: percentage)
+            } catch let refusal as RolloutService.Refusal {
+                throw rolloutConflict(refusal, releaseId: id)
+            } catch {
+                throw SessionService.storageFailure(error, logger: logger)
+            }
+            guard raised != nil, let document = try Self.store(logger, { try rollouts.document(releaseId: id) }) else {
+                throw ResponseError(.problem(404, "Release \(id) has no rollout.", type: ProblemType.notFound))
+            }
+            return .json(Array(document.jsonText.utf8))
+        }
+    }
+
+    /// The release id of the path, or 404.
+    static func releaseId(_ request: Request) throws(ResponseError) -> Int {
+        guard let text = request.pathParameters["id"], text.utf8.count <= 18, let id = Int(text), id > 0 else {
+            throw ResponseError(.problem(404, "There is no release \(request.pathParameters["id"]?.prefix(40) ?? "").",
+                                         type: ProblemType.notFound))
+        }
+        return id
+    }
+
+    /// The 409 of a rollout that cannot move that way now.
+    static func rolloutConflict(_ refusal: RolloutService.Refusal, releaseId: Int) -> ResponseError {
+        let detail: String
+        switch refusal {
+        case .anotherInProgress(let other):
+            detail = "Release \(other) is rolling out; one rollout runs at a time: finish or roll back release \(other) first."
+        case .exists:
+            detail = "Release \(releaseId) was rolled out already."
+        case .notRollingOut(let state):
+            detail = "The rollout of release \(releaseId) is not in progress (\(state))."
+        case .notAbove(let current):
+            detail = "The rollout of release \(releaseId) stands at \(current) %: a rollout is only raised (lowering it would move users back)."
+        }
+        return ResponseError(.problem(409, detail, type: ProblemType.rolloutConflict))
+    }
+}
