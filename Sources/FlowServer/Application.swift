@@ -91,6 +91,17 @@ public final class Application: Sendable {
         self.events = events
         let rollouts = RolloutService(store: store, logger: logger)
         self.rollouts = rollouts
+        rollouts.setHooks { hooks in
+            // At 100 % the release's versions go live; the releases' activation replaces this.
+            hooks.activate = { [weak registry] releaseId in
+                guard let record = try store.rollout(releaseId: releaseId),
+                      let flows = DefinitionRegistry.decode(record.flows) else { return }
+                for (name, version) in flows.sorted(by: { $0.key < $1.key }) {
+                    _ = try store.activateFlow(name: name, version: version, audit: AuditStamp(credential: "rollout:\(releaseId)"))
+                    registry?.setLive(name: name, version: version)
+                }
+            }
+        }
         rollouts.start()
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
                                       shared: shared, counters: metrics.cluster, events: events,
