@@ -8,6 +8,7 @@ import HTTPServer
 import HTTPTestClient
 import JSON
 import Synchronization
+import StoreTestSupport
 import Testing
 import TestSupport
 
@@ -128,5 +129,125 @@ struct RolloutTests {
         let new: JSONValue = arms["new"], old: JSONValue = arms["old"]
         #expect((new["sessions"].integerValue ?? 0) + (old["sessions"].integerValue ?? 0) == 400)
         #expect(new["refused"].integerValue == 0)
+    }
+
+    /// The routes: 404 without a rollout, a raise by hand, to the next step, never down (409),
+    /// bad bodies 400 `invalid-rollout`; at 100 the release's versions are live and the rollout
+    /// completed, after which it does not move.
+    @Test func raisingByHand() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        #expect(try test.direct.send("GET", "/v1/releases/4/rollout", headers: Self.admin).status == 404)
+        #expect(try test.direct.send("GET", "/v1/releases/x/rollout", headers: Self.admin).status == 404)
+        #expect(try test.direct.send("GET", "/v1/releases/4/rollout").status == 401)
+        #expect(try test.direct.send("POST", "/v1/releases/4/rollout", body: "{}", headers: Self.admin).status == 404)
+        let version = try Self.storeVersion(test, Self.plantedRegression)
+        _ = try test.app.rollouts.begin(releaseId: 4, flows: ["onboarding": version], plan: RolloutPlan(percentage: 10, steps: [25, 60]))
+        let other = #expect(throws: RolloutService.Refusal.anotherInProgress(4)) {
+            try test.app.rollouts.begin(releaseId: 5, flows: ["onboarding": version], plan: RolloutPlan(percentage: 10))
+        }
+        _ = other
+        let next = try test.direct.send("POST", "/v1/releases/4/rollout", headers: Self.admin)
+        #expect(next.status == 200, "\(next.text)")
+        #expect(next.json["percentage"] == 25)
+        let raised = try test.direct.send("POST", "/v1/releases/4/rollout", body: #"{"percentage": 40}"#, headers: Self.admin)
+        #expect(raised.json["percentage"] == 40)
+        let lower = try test.direct.send("POST", "/v1/releases/4/rollout", body: #"{"percentage": 20}"#, headers: Self.admin)
+        #expect(lower.status == 409)
+        #expect(lower.json["code"] == "rollout-conflict")
+        for body in [#"{"percentage": 0}"#, #"{"percentage": "50"}"#, #"{"percent": 50}"#, "[50]"] {
+            let bad = try test.direct.send("POST", "/v1/releases/4/rollout", body: body, headers: Self.admin)
+            #expect(bad.status == 400, "\(body)")
+            #expect(bad.json["code"] == "invalid-rollout", "\(body)")
+        }
+        #expect(try test.direct.send("POST", "/v1/releases/4/rollout", body: "{", headers: Self.admin).json["code"] == "malformed-request")
+        // Users on the release at 40 % are a superset of those at 25 %: raising moves users one way.
+        let users = (1...200).map { "u\($0)" }
+        let at25 = Set(users.filter { Self.onRelease($0, release: 4, percentage: 25) })
+        let at40 = Set(users.filter { Self.onRelease($0, release: 4, percentage: 40) })
+        #expect(at25.isSubset(of: at40) && at25.count < at40.count)
+        let onIt = try #require(at40.sorted().first)
+        #expect(try client.create(userId: onIt).state.features == ["onboarding.first"])
+        #expect(try Self.walk(client, onIt) == false)
+        let full = try test.direct.send("POST", "/v1/releases/4/rollout", body: #"{"percentage": 100}"#, headers: Self.admin)
+        #expect(full.json["state"] == "completed")
+        #expect(full.json["percentage"] == 100)
+        #expect(test.app.registry.liveVersions["onboarding"] == version)
+        #expect(try test.direct.send("POST", "/v1/releases/4/rollout", headers: Self.admin).status == 409)
+        let everyone = try #require(users.first { !at40.contains($0) })
+        #expect(try Self.walk(client, everyone) == false)
+    }
+
+    /// With an interval, a look after the step is due raises the rollout to its next step (and
+    /// schedules the one after); one not yet due does nothing.
+    @Test func scheduleRaisesTheShare() throws {
+        let test = try TestApp()
+        let version = try Self.storeVersion(test, try Self.sameOnboarding)
+        let start = Date()
+        _ = try test.app.rollouts.begin(releaseId: 6, flows: ["onboarding": version],
+                                        plan: RolloutPlan(percentage: 10, steps: [50, 100], interval: 600), now: start)
+        test.app.rollouts.check(now: start.addingTimeInterval(300))
+        #expect(try test.store.rollout(releaseId: 6)?.percentage == 10)
+        test.app.rollouts.check(now: start.addingTimeInterval(601))
+        let raised = try #require(try test.store.rollout(releaseId: 6))
+        #expect(raised.percentage == 50)
+        #expect(raised.nextStepAt == Timestamp.string(start.addingTimeInterval(1201)))
+        test.app.rollouts.check(now: start.addingTimeInterval(1202))
+        #expect(try test.store.rollout(releaseId: 6)?.state == RolloutRecord.completed)
+    }
+
+    /// A plan's problems are 400 `invalid-rollout` with a pointer each; defaults fill the rest.
+    @Test func planValidation() throws {
+        func problems(_ text: String) -> [String] {
+            do throws(ResponseError) {
+                _ = try RolloutPlan(json: (try? JSONParser.parse(text)) ?? .null)
+                return []
+            } catch {
+                return error.response.json["errors"].arrayValue?.compactMap { $0["pointer"].stringValue } ?? ["?"]
+            }
+        }
+        #expect(problems(#"{"percentage": 10}"#).isEmpty)
+        #expect(problems(#"{"percentage": 10, "steps": [25, 100], "interval": "10m", "guardrails": {"metric": "home.first", "alpha": 0.01, "minSessions": 5, "tuning": 300}}"#).isEmpty)
+        #expect(problems(#"{"percentage": 0}"#) == ["/rollout/percentage"])
+        #expect(problems(#"{"percentage": 10, "steps": [25, 20]}"#) == ["/rollout/steps/1"])
+        #expect(problems(#"{"percentage": 10, "steps": [101]}"#) == ["/rollout/steps/0"])
+        #expect(problems(#"{"percentage": 10, "interval": "10m"}"#) == ["/rollout/interval"])
+        #expect(problems(#"{"percentage": 10, "steps": [50], "interval": "soon"}"#) == ["/rollout/interval"])
+        #expect(problems(#"{"percentage": 10, "guardrails": {"alpha": 0.9, "minSessions": 0, "metric": "", "x": 1}}"#)
+                == ["/rollout/guardrails/x", "/rollout/guardrails/metric", "/rollout/guardrails/alpha", "/rollout/guardrails/minSessions"])
+        #expect(problems(#"{"percentage": 10, "speed": 2}"#) == ["/rollout/speed"])
+        #expect(problems("[]") == ["/rollout"])
+        let plan = try RolloutPlan(json: try JSONParser.parse(#"{"percentage": 5, "guardrails": {"metric": "onboarding.completed"}}"#))
+        #expect(plan.guardrails == RolloutPlan.Guardrails())
+        #expect(RolloutPlan.stored(plan.json.jsonText) == plan)
+    }
+
+    /// Two nodes on one database both look at a failing rollout at once: the release is rolled
+    /// back once, by one of them, and both then put every new session on the live versions.
+    @Test(.enabled(if: TestStoreKind.isPostgreSQL, "several nodes share a PostgreSQL database"))
+    func severalNodesRollBackOnce() throws {
+        let a = try TestApp()
+        let b = try TestApp(beside: a)
+        let version = try Self.storeVersion(a, Self.plantedRegression)
+        let calls = Mutex(0)
+        for node in [a, b] { node.app.rollouts.setHooks { $0.rollBack = { _, _, _ in calls.withLock { $0 += 1 } } } }
+        let plan = RolloutPlan(percentage: 50, guardrails: .init(metric: "onboarded", alpha: 0.05, minSessions: 10, tuning: 200))
+        _ = try a.app.rollouts.begin(releaseId: 8, flows: ["onboarding": version], plan: plan)
+        b.app.rollouts.reload()
+        let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
+        for index in 1...40 { _ = try Self.walk(nodes[index % 2], "node-user-\(index)") }
+        a.app.rollouts.drain()
+        b.app.rollouts.drain()
+        let together = DispatchGroup()
+        for node in [a, b] {
+            DispatchQueue.global().async(group: together) { node.app.rollouts.check() }
+        }
+        together.wait()
+        a.app.rollouts.check()
+        b.app.rollouts.check()
+        #expect(calls.withLock { $0 } == 1)
+        #expect(try a.store.rollout(releaseId: 8)?.state == RolloutRecord.rolledBack)
+        let later = try #require((1...50).map { "after-\($0)" }.first { Self.onRelease($0, release: 8, percentage: 50) })
+        #expect(try Self.walk(nodes[1], later))
     }
 }
