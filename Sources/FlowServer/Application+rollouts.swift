@@ -69,4 +69,23 @@ extension Application {
         }
         return ResponseError(.problem(409, detail, type: ProblemType.rolloutConflict))
     }
+
+    /// For the releases' activate route: when `body` has a `rollout` member, starts rolling out
+    /// release `releaseId` (its versions `flows`) instead of activating it fully, and returns the
+    /// rollout document; nil when the body asks for no rollout. 400 `invalid-rollout` for a bad
+    /// plan, 409 `rollout-conflict` when another release is rolling out or this one was.
+    func startRollout(releaseId: Int, flows: [String: Int], body: JSONValue?) throws(ResponseError) -> JSONValue? {
+        guard let plan = body?.objectValue?["rollout"], plan != .null else { return nil }
+        let parsed = try RolloutPlan(json: plan)
+        do {
+            _ = try rollouts.begin(releaseId: releaseId, flows: flows, plan: parsed)
+            return try rollouts.document(releaseId: releaseId)
+        } catch let refusal as RolloutService.Refusal {
+            throw Self.rolloutConflict(refusal, releaseId: releaseId)
+        } catch let error as ResponseError {
+            throw error
+        } catch {
+            throw SessionService.storageFailure(error, logger: logger)
+        }
+    }
 }

@@ -279,6 +279,21 @@ final class RolloutService: Sendable {
         }
     }
 
+    /// Ends the rollout of `releaseId` because the release was rolled back by hand (the
+    /// releases' rollback route): new sessions stop going to it. False when none was in progress.
+    @discardableResult
+    func stop(releaseId: Int, reason: String, now: Date = Date()) throws -> Bool {
+        guard let record = try store.rollout(releaseId: releaseId), record.state == RolloutRecord.rollingOut else { return false }
+        var ended = record
+        ended.state = RolloutRecord.rolledBack
+        ended.verdict = "rolled back by hand" + (reason.isEmpty ? "" : ": \(reason)")
+        ended.nextStepAt = nil
+        ended.updatedAt = Timestamp.string(now)
+        let moved = try store.updateRollout(releaseId: releaseId, from: (record.state, record.percentage), to: ended)
+        reload()
+        return moved
+    }
+
     private func rollBack(_ record: RolloutRecord, verdict: Verdict, now: Date) throws {
         var ended = record
         ended.state = RolloutRecord.rolledBack
