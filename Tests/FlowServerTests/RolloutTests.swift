@@ -250,4 +250,43 @@ struct RolloutTests {
         let later = try #require((1...50).map { "after-\($0)" }.first { Self.onRelease($0, release: 8, percentage: 50) })
         #expect(try Self.walk(nodes[1], later))
     }
+
+    /// Taps sent in a batch count like taps posted one by one: a refusal, a conversion, and a
+    /// dead end (a screen with no action at all) are each marked on the session's side.
+    @Test func batchesAndDeadEndsAreCounted() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let planted = try Self.storeVersion(test, Self.plantedRegression)
+        _ = try test.app.rollouts.begin(releaseId: 9, flows: ["onboarding": planted], plan: RolloutPlan(percentage: 50))
+        let users = (1...40).map { "batch-\($0)" }
+        let onIt = try #require(users.first { Self.onRelease($0, release: 9, percentage: 50) })
+        let off = try #require(users.first { !Self.onRelease($0, release: 9, percentage: 50) })
+        for user in [onIt, off] {
+            let session = try client.create(userId: user)
+            _ = try client.batch(session, [Tap(key: "k1", version: 0, action: #"{"type":"onboarding.showSecond"}"#),
+                                           Tap(key: "k2", version: 1, action: #"{"type":"onboarding.completed"}"#)])
+        }
+        test.app.rollouts.drain()
+        let counts = try test.store.rolloutCounts(releaseId: 9)
+        #expect(counts["new"] == GuardrailCounts(sessions: 1, refused: 1, deadEnds: 0, conversions: 0))
+        #expect(counts["old"] == GuardrailCounts(sessions: 1, refused: 0, deadEnds: 0, conversions: 1))
+        // A screen that offers nothing at all is a dead end, at creation already.
+        let stuck = #"""
+            {"name": "onboarding", "kind": "stacked", "initial": ["onboarding.first"],
+             "on": {"onboarding.completed": [{"from": "onboarding.first", "when": {"user": "termsAccepted", "is": true},
+                                              "do": [{"bubble": {}}]}],
+                    "onboarding.faceScanVerified": [{"from": "onboarding.first", "when": {"user": "termsAccepted", "is": true},
+                                                     "do": [{"bubble": {}}]}]}}
+            """#
+        let stuckVersion = try Self.storeVersion(test, stuck)
+        _ = try test.app.rollouts.stop(releaseId: 9, reason: "next test")
+        _ = try test.app.rollouts.begin(releaseId: 10, flows: ["onboarding": stuckVersion], plan: RolloutPlan(percentage: 50))
+        let stuckUser = try #require(users.first { Self.onRelease($0, release: 10, percentage: 50) })
+        let stuckSession = try client.create(userId: stuckUser)
+        let available = try test.direct.send("GET", "/v1/sessions/\(stuckSession.id)/actions/available", headers: stuckSession.auth)
+        #expect(available.json["actions"].arrayValue?.isEmpty == true, "\(available.text)")
+        test.app.rollouts.drain()
+        #expect(try test.store.rolloutCounts(releaseId: 10)["new"]?.deadEnds == 1)
+        #expect(try test.store.rollout(releaseId: 9)?.verdict == "rolled back by hand: next test")
+    }
 }
