@@ -289,4 +289,32 @@ struct RolloutTests {
         #expect(try test.store.rolloutCounts(releaseId: 10)["new"]?.deadEnds == 1)
         #expect(try test.store.rollout(releaseId: 9)?.verdict == "rolled back by hand: next test")
     }
+
+    /// What the releases' activate route calls with its body: no `rollout`, no rollout (nil); a
+    /// plan starts one and answers its document; a bad plan is 400 `invalid-rollout` with its
+    /// pointer; a second release while one rolls out is 409 `rollout-conflict`.
+    @Test func activationBodyStartsARollout() throws {
+        let test = try TestApp()
+        let version = try Self.storeVersion(test, try Self.sameOnboarding)
+        func start(_ id: Int, _ body: String) -> Result<JSONValue?, ResponseError> {
+            Result { () throws(ResponseError) in
+                try test.app.startRollout(releaseId: id, flows: ["onboarding": version], body: try? JSONParser.parse(body))
+            }
+        }
+        #expect(try start(11, "{}").get() == nil)
+        #expect(try start(11, #"{"rollout": null}"#).get() == nil)
+        guard case .failure(let bad) = start(11, #"{"rollout": {"percentage": 120}}"#) else { Issue.record("accepted"); return }
+        #expect(bad.response.status == 400)
+        #expect(bad.response.json["code"] == "invalid-rollout")
+        #expect(bad.response.json["errors"][0]["pointer"] == "/rollout/percentage")
+        let started = try #require(try start(11, #"{"rollout": {"percentage": 10, "steps": [50], "interval": "1h"}}"#).get())
+        #expect(started["state"] == "rolling-out")
+        #expect(started["percentage"] == 10)
+        #expect(started["flows"]["onboarding"].integerValue == version)
+        #expect(started["nextStepAt"].stringValue != nil)
+        #expect((started["verdict"].stringValue ?? "").hasPrefix("waiting: 0 of 100 sessions on the release"))
+        guard case .failure(let busy) = start(12, #"{"rollout": {"percentage": 10}}"#) else { Issue.record("accepted"); return }
+        #expect(busy.response.status == 409)
+        #expect(busy.response.json["code"] == "rollout-conflict")
+    }
 }
