@@ -317,4 +317,25 @@ struct RolloutTests {
         #expect(busy.response.status == 409)
         #expect(busy.response.json["code"] == "rollout-conflict")
     }
+
+    /// Through a real socket, with nobody calling `check`: the monitor (every 10 sessions of the
+    /// rollout, and every second) rolls the planted regression back on its own, within a
+    /// second or so of the sessions that show it.
+    @Test func monitorActsOnItsOwn() throws {
+        let test = try TestApp()
+        let version = try Self.storeVersion(test, Self.plantedRegression)
+        let plan = RolloutPlan(percentage: 50, guardrails: .init(metric: "onboarded", alpha: 0.05, minSessions: 10, tuning: 200))
+        _ = try test.app.rollouts.begin(releaseId: 13, flows: ["onboarding": version], plan: plan)
+        try test.withLiveServer { sender in
+            let client = SessionClient(sender: sender)
+            for index in 1...60 { _ = try Self.walk(client, "live-\(index)") }
+            var state: JSONValue = .null
+            for _ in 0..<50 {
+                state = try sender.send("GET", "/v1/releases/13/rollout", headers: Self.admin).json["state"]
+                if state == "rolled-back" { break }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            #expect(state == "rolled-back")
+        }
+    }
 }
