@@ -45,15 +45,6 @@ extension Application {
         }
     }
 
-    /// The release id of the path, or 404.
-    static func releaseId(_ request: Request) throws(ResponseError) -> Int {
-        guard let text = request.pathParameters["id"], text.utf8.count <= 18, let id = Int(text), id > 0 else {
-            throw ResponseError(.problem(404, "There is no release \(request.pathParameters["id"]?.prefix(40) ?? "").",
-                                         type: ProblemType.notFound))
-        }
-        return id
-    }
-
     /// The 409 of a rollout that cannot move that way now.
     static func rolloutConflict(_ refusal: RolloutService.Refusal, releaseId: Int) -> ResponseError {
         let detail: String
@@ -87,5 +78,43 @@ extension Application {
         } catch {
             throw SessionService.storageFailure(error, logger: logger)
         }
+    }
+
+    /// Reads the definitions again after a rollout moved the release (for the hooks, which throw
+    /// plain errors).
+    static func reloadAfterRollout(store: any FlowStore, registry: DefinitionRegistry, logger: Logger) throws {
+        try reloadDefinitions(store: store, registry: registry, logger: logger)
+    }
+}
+
+extension RolloutService {
+    /// 409 `rollout-conflict` when a release other than `releaseId` is rolling out: checked before
+    /// the release is marked rolling out.
+    func checkNoneInProgress(besides releaseId: Int) throws(ResponseError) {
+        reload()
+        if let other = activeReleaseId, other != releaseId {
+            throw Application.rolloutConflict(.anotherInProgress(other), releaseId: releaseId)
+        }
+    }
+
+    /// Starts the rollout of a release the store has just marked `rolling-out`; when it cannot
+    /// start, the release is rolled back again (it was never live) and the refusal answered.
+    func begin(release: ReleaseRecord, plan: RolloutPlan, logger: Logger) throws(ResponseError) {
+        do {
+            _ = try begin(releaseId: release.id, flows: release.versions, plan: plan)
+        } catch {
+            _ = try? store.rollbackRelease(id: release.id, reason: "the rollout did not start: \(error)", stopped: [:],
+                                           audit: AuditStamp(credential: "rollout"))
+            if let refusal = error as? Refusal { throw Application.rolloutConflict(refusal, releaseId: release.id) }
+            throw SessionService.storageFailure(error, logger: logger)
+        }
+    }
+
+    /// The release with its rollout document as `rollout` (a release never rolled out as it is).
+    func withRollout(_ release: ReleaseRecord) -> ReleaseRecord {
+        guard let document = try? document(releaseId: release.id) else { return release }
+        var shown = release
+        shown.rollout = document.jsonText
+        return shown
     }
 }

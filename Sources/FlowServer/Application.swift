@@ -43,7 +43,7 @@ public final class Application: Sendable {
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
-                cors: CORSOptions = CORSOptions(), logger: Logger = Logger(label: "flowstack")) throws {
+                cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
         self.cors = CORSPolicy(cors)
         self.logger = logger
@@ -92,14 +92,17 @@ public final class Application: Sendable {
         let rollouts = RolloutService(store: store, logger: logger)
         self.rollouts = rollouts
         rollouts.setHooks { hooks in
-            // At 100 % the release's versions go live; the releases' activation replaces this.
+            // At 100 % the release is activated as a whole; a failed guardrail rolls it back with
+            // the verdict as its reason (the audit log's detail). The rollout is the actor.
+            let actor = AuditStamp(credential: "rollout")
             hooks.activate = { [weak registry] releaseId in
-                guard let record = try store.rollout(releaseId: releaseId),
-                      let flows = DefinitionRegistry.decode(record.flows) else { return }
-                for (name, version) in flows.sorted(by: { $0.key < $1.key }) {
-                    _ = try store.activateFlow(name: name, version: version, audit: AuditStamp(credential: "rollout:\(releaseId)"))
-                    registry?.setLive(name: name, version: version)
-                }
+                _ = try store.activateRelease(id: releaseId, rules: ReleaseActivationRules(allowUntested: true, requireApproval: false),
+                                              audit: actor)
+                if let registry { try Self.reloadAfterRollout(store: store, registry: registry, logger: logger) }
+            }
+            hooks.rollBack = { [weak registry] releaseId, reason, detail in
+                _ = try store.rollbackRelease(id: releaseId, reason: reason + "; " + detail, stopped: [:], audit: actor)
+                if let registry { try Self.reloadAfterRollout(store: store, registry: registry, logger: logger) }
             }
         }
         rollouts.start()
@@ -129,6 +132,8 @@ public final class Application: Sendable {
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlowTestRoutes(to: &router, registry: registry, admin: admin, limits: bodyLimits)
         Self.addAuditRoutes(to: &router, store: store, admin: admin, logger: logger)
+        Self.addReleaseRoutes(to: &router, store: store, registry: registry, admin: admin, requireReview: requireReview,
+                              limits: bodyLimits, logger: logger, rollouts: rollouts)
         Self.addRolloutRoutes(to: &router, rollouts: rollouts, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)
@@ -202,7 +207,7 @@ public final class Application: Sendable {
     /// and the GrowthBook payload.
     static func readsDefinitions(_ path: String) -> Bool {
         path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
-            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/ofrep/")
+            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/v1/releases") || path.hasPrefix("/ofrep/")
             || path.hasPrefix(growthBookPrefix)
     }
 

@@ -68,6 +68,16 @@ enum ProblemType {
     static let sessionContention = prefix + "session-contention"
     /// 503: a flow version another node stored is not loaded on this node yet.
     static let definitionsLoading = prefix + "definitions-loading"
+    /// 409s of releases (ReleaseConflict's codes): a change its state does not allow, tests
+    /// failed or never run, a review missing, live versions moved since its tests, or a
+    /// rollback that would undo later changes; 403 an approval by the release's own creator.
+    static let releaseState = prefix + "release-state"
+    static let testsFailed = prefix + "tests-failed"
+    static let releaseUntested = prefix + "release-untested"
+    static let reviewRequired = prefix + "review-required"
+    static let releaseStale = prefix + "release-stale"
+    static let releaseSuperseded = prefix + "release-superseded"
+    static let selfApproval = prefix + "self-approval"
     /// 400: a rollout plan that does not read (`POST /v1/releases/{id}/activate`, `…/rollout`).
     static let invalidRollout = prefix + "invalid-rollout"
     /// 409: a rollout that cannot move that way now (another in progress, not rolling out, not a raise).
@@ -76,7 +86,8 @@ enum ProblemType {
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
-                      sessionContention, definitionsLoading, invalidRollout, rolloutConflict]
+                      sessionContention, definitionsLoading, releaseState, testsFailed, releaseUntested, reviewRequired,
+                      releaseStale, releaseSuperseded, selfApproval, invalidRollout, rolloutConflict]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

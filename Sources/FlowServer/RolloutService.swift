@@ -85,6 +85,9 @@ final class RolloutService: Sendable {
 
     func setHooks(_ change: (inout Hooks) -> Void) { hooks.withLock { change(&$0) } }
 
+    /// The release rolling out, as this node last read it.
+    var activeReleaseId: Int? { active.withLock { $0?.releaseId } }
+
     /// Starts the monitor on a thread of its own; it ends once this object is released.
     func start(interval: Duration = .seconds(1)) {
         let milliseconds = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)

@@ -249,10 +249,13 @@ public struct AuditStamp: Sendable, Equatable {
     /// The action to record instead of the store method's own (`user.onboarding.reset` for a
     /// removal of `onboarded`).
     public var action: String?
+    /// Why the change was made (a rollback's reason), stored in the entry's `detail`.
+    public var detail: String?
 
-    public init(credential: String, action: String? = nil) {
+    public init(credential: String, action: String? = nil, detail: String? = nil) {
         self.credential = credential
         self.action = action
+        self.detail = detail
     }
 }
 
@@ -273,8 +276,12 @@ public struct AuditRecord: Sendable, Equatable {
     /// The version or revision after.
     public var newVersion: Int?
     public var credential: String
+    /// Why the change was made (a rollback's reason; the release a flow change belongs to), or nil.
+    public var detail: String?
 
-    public init(id: Int, at: String, action: String, subject: String, oldVersion: Int?, newVersion: Int?, credential: String) {
+    public init(id: Int, at: String, action: String, subject: String, oldVersion: Int?, newVersion: Int?, credential: String,
+                detail: String? = nil) {
+        self.detail = detail
         self.id = id
         self.at = at
         self.action = action
@@ -291,6 +298,11 @@ public enum AuditAction {
     public static let flowActivate = "flow.activate"
     public static let clientKeyCreate = "clientKey.create"
     public static let clientKeyRevoke = "clientKey.revoke"
+    public static let releaseCreate = "release.create"
+    public static let releaseApprove = "release.approve"
+    public static let releaseActivate = "release.activate"
+    public static let releaseRollout = "release.rollout"
+    public static let releaseRollback = "release.rollback"
 
     /// `flag.put` or `experiment.put`.
     public static func put(_ kind: KeyedDefinitionKind) -> String {

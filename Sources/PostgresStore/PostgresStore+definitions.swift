@@ -201,7 +201,8 @@ extension PostgresStore {
                    (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
-                   (SELECT count(*) FROM flow_activations)
+                   (SELECT count(*) FROM flow_activations) || '|' ||
+                   (SELECT count(*) || ':' || coalesce(max(coalesce(rolled_back_at, activated_at, '')), '') FROM releases)
             """)])[0].string(0, 0) ?? ""
     }
 
@@ -309,13 +310,13 @@ extension PostgresStore {
 
     public func auditLog(after: Int, limit: Int) throws -> [AuditRecord] {
         let rows = try read([PGStatement("""
-            SELECT id, at, action, subject, old_version, new_version, credential FROM audit_log
+            SELECT id, at, action, subject, old_version, new_version, credential, detail FROM audit_log
             WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint
             """, [.integer(after), .integer(limit)])])[0]
         return (0..<rows.count).map { row in
             AuditRecord(id: rows.integer(row, 0) ?? 0, at: rows.string(row, 1) ?? "", action: rows.string(row, 2) ?? "",
                         subject: rows.string(row, 3) ?? "", oldVersion: rows.integer(row, 4), newVersion: rows.integer(row, 5),
-                        credential: rows.string(row, 6) ?? "")
+                        credential: rows.string(row, 6) ?? "", detail: rows.string(row, 7))
         }
     }
 }

@@ -49,6 +49,8 @@ struct Serve: ParsableCommand {
     var singleNode = false
     @Flag(name: .customLong("require-client-key"), help: "Creating a session needs a client key (X-API-Key or Authorization: Bearer; see POST /v1/client-keys); turn it on in production (env FLOWSTACK_REQUIRE_CLIENT_KEY=1).")
     var requireClientKey = false
+    @Flag(name: .customLong("require-review"), help: "A release must be approved (POST /v1/releases/{id}/approve) by another admin identity than its maker's before it can be activated (env FLOWSTACK_REQUIRE_REVIEW=1).")
+    var requireReview = false
     @Option(name: .customLong("session-rate"), help: "Session creations, and failed token checks, per client address: RATE[/BURST] per second, such as 20/100; 429 past it (env FLOWSTACK_SESSION_RATE; default off).")
     var sessionRate: String?
     @Option(name: .customLong("trusted-proxies"), help: "Comma-separated addresses or CIDR networks of proxies whose X-Forwarded-For names the client (env FLOWSTACK_TRUSTED_PROXIES; default none).")
@@ -122,8 +124,9 @@ struct Serve: ParsableCommand {
         let app: Application
         do {
             let single = singleNode || ["1", "true", "yes"].contains(env.values["FLOWSTACK_SINGLE_NODE"]?.lowercased() ?? "")
+            let review = requireReview || ["1", "true", "yes"].contains(env.values["FLOWSTACK_REQUIRE_REVIEW"]?.lowercased() ?? "")
             app = try Application(store: store, adminToken: adminToken.value, cacheCapacity: cacheCapacity,
-                                  singleNode: single, events: events, access: access, cors: cors, logger: logger)
+                                  singleNode: single, events: events, access: access, cors: cors, requireReview: review, logger: logger)
         } catch let error as Application.SetupError {
             throw FailureMessage(error.description)
         }

@@ -16,11 +16,11 @@ final class TestApp: Sendable {
     let app: Application
 
     init(cacheCapacity: Int = 100_000, events: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
-         cors: CORSOptions = CORSOptions()) throws {
+         cors: CORSOptions = CORSOptions(), requireReview: Bool = false) throws {
         database = try TestDatabase()
         store = try database.migratedStore()
         app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity, events: events,
-                              access: access, cors: cors)
+                              access: access, cors: cors, requireReview: requireReview)
         keepAlive = nil
     }
 
@@ -34,10 +34,11 @@ final class TestApp: Sendable {
     }
 
     /// Another application on the same database beside this one, as a second node would be.
-    init(beside other: TestApp, events: EventOptions = EventOptions()) throws {
+    init(beside other: TestApp, events: EventOptions = EventOptions(), adminToken: String = TestApp.adminToken,
+         requireReview: Bool = false) throws {
         database = other.database
         store = try database.migratedStore()
-        app = try Application(store: store, adminToken: TestApp.adminToken, events: events)
+        app = try Application(store: store, adminToken: adminToken, events: events, requireReview: requireReview)
         keepAlive = other
     }
 

@@ -38,6 +38,28 @@ struct RolloutTests {
         return try #require(put.json["version"].integerValue)
     }
 
+    /// Makes a release of `definition` as the next onboarding version (not live); its id and
+    /// that version.
+    static func release(_ test: TestApp, _ definition: String) throws -> (id: Int, version: Int) {
+        let made = try test.direct.send("POST", "/v1/releases", body: #"{"description": "onboarding change", "flows": {"onboarding": \#(definition)}}"#,
+                                        headers: admin)
+        try #require(made.status == 201, "\(made.text)")
+        return (try #require(made.json["id"].integerValue), try #require(made.json["flows"]["onboarding"].integerValue))
+    }
+
+    /// Activates release `id` with a rollout of `plan` (JSON); the release document.
+    @discardableResult
+    static func rollOut(_ test: TestApp, _ id: Int, _ plan: String) throws -> JSONValue {
+        let answer = try test.direct.send("POST", "/v1/releases/\(id)/activate?untested=true", body: #"{"rollout": \#(plan)}"#, headers: admin)
+        try #require(answer.status == 200, "\(answer.text)")
+        return answer.json
+    }
+
+    /// The audit log's entries.
+    static func audit(_ test: TestApp) throws -> [JSONValue] {
+        try test.direct.send("GET", "/v1/audit?limit=1000", headers: admin).json["entries"].arrayValue ?? []
+    }
+
     /// Whether `userId` lands on the release's side of release `id` at `percentage`.
     static func onRelease(_ userId: String, release id: Int, percentage: Int) -> Bool {
         (Bucketing.hash(seed: "release-\(id)", value: userId, version: 2) ?? 1) < Double(percentage) / 100
@@ -59,30 +81,30 @@ struct RolloutTests {
     @Test func plantedRegressionRollsItselfBack() throws {
         let test = try TestApp()
         let client = SessionClient(sender: test.direct)
-        let version = try Self.storeVersion(test, Self.plantedRegression)
-        let rolledBack = Mutex<[(Int, String, String)]>([])
-        test.app.rollouts.setHooks { $0.rollBack = { id, reason, detail in rolledBack.withLock { $0.append((id, reason, detail)) } } }
-        let plan = RolloutPlan(percentage: 50, guardrails: .init(metric: "onboarded", alpha: 0.05, minSessions: 10, tuning: 200))
-        _ = try test.app.rollouts.begin(releaseId: 1, flows: ["onboarding": version], plan: plan)
+        let (id, _) = try Self.release(test, Self.plantedRegression)
+        let started = try Self.rollOut(test, id, #"{"percentage": 50, "guardrails": {"minSessions": 10, "tuning": 200}}"#)
+        #expect(started["state"] == "rolling-out")
+        #expect(started["rollout"]["percentage"] == 50)
+        #expect(try test.direct.send("GET", "/v1/flows/onboarding", headers: Self.admin).json["version"] == 1)
 
         var sides = (new: 0, old: 0)
         var bound: Int?
         var rolledBackAt: Int?
         for index in 1...200 where rolledBackAt == nil {
             let user = "planted-\(index)"
-            let onRelease = Self.onRelease(user, release: 1, percentage: 50)
+            let onRelease = Self.onRelease(user, release: id, percentage: 50)
             let completed = try Self.walk(client, user)
             #expect(completed == !onRelease, "\(user): on the release \(onRelease), completed \(completed)")
             if onRelease { sides.new += 1 } else { sides.old += 1 }
             if bound == nil, sides.new >= 10, sides.old >= 10 { bound = index }
             test.app.rollouts.drain()
             test.app.rollouts.check()
-            if try test.store.rollout(releaseId: 1)?.state == RolloutRecord.rolledBack { rolledBackAt = index }
+            if try test.store.rollout(releaseId: id)?.state == RolloutRecord.rolledBack { rolledBackAt = index }
         }
         let expected = try #require(bound)
         #expect(rolledBackAt == expected, "rolled back after session \(rolledBackAt ?? -1), bound \(expected)")
 
-        let document = try test.direct.send("GET", "/v1/releases/1/rollout", headers: Self.admin).json
+        let document = try test.direct.send("GET", "/v1/releases/\(id)/rollout", headers: Self.admin).json
         #expect(document["state"] == "rolled-back")
         let verdict = document["verdict"].stringValue ?? ""
         #expect(verdict.hasPrefix("rolled back: refused actions 100% vs 0%"), "\(verdict)")
@@ -90,16 +112,22 @@ struct RolloutTests {
         let new: JSONValue = arms["new"], old: JSONValue = arms["old"]
         #expect(new["refused"].integerValue == new["sessions"].integerValue)
         #expect(old["refused"].integerValue == 0)
-        let calls = rolledBack.withLock { $0 }
-        #expect(calls.count == 1)
-        #expect(calls.first?.0 == 1)
-        #expect(calls.first?.2.contains("guardrail refused") == true, "\(calls.first?.2 ?? "")")
+        // The release is rolled back, its document says so, and so does the audit log.
+        let release = try test.direct.send("GET", "/v1/releases/\(id)", headers: Self.admin).json
+        #expect(release["state"] == "rolled-back")
+        #expect(release["rollout"]["state"] == "rolled-back")
+        #expect((release["reason"].stringValue ?? "").hasPrefix("rolled back: refused actions 100% vs 0%"), "\(release["reason"])")
+        let rollbacks = try Self.audit(test).filter { $0["action"] == "release.rollback" }
+        #expect(rollbacks.count == 1)
+        #expect(rollbacks.first?["credential"] == "rollout")
+        let detail = rollbacks.first?["detail"].stringValue ?? ""
+        #expect(detail.contains("guardrail refused: 10/10 on the release vs 0/14 before"), "\(detail)")
         // Rolled back: every new session runs the live onboarding, the release's users too.
-        let later = try #require((1...50).map { "later-\($0)" }.first { Self.onRelease($0, release: 1, percentage: 50) })
+        let later = try #require((1...50).map { "later-\($0)" }.first { Self.onRelease($0, release: id, percentage: 50) })
         #expect(try Self.walk(client, later))
         // Checking again, here or on another node, does nothing more.
         test.app.rollouts.check()
-        #expect(rolledBack.withLock { $0.count } == 1)
+        #expect(try Self.audit(test).filter { $0["action"] == "release.rollback" }.count == 1)
     }
 
     /// A release no worse than what is live, looked at after every one of 400 sessions where
@@ -138,42 +166,50 @@ struct RolloutTests {
         let test = try TestApp()
         let client = SessionClient(sender: test.direct)
         #expect(try test.direct.send("GET", "/v1/releases/4/rollout", headers: Self.admin).status == 404)
-        #expect(try test.direct.send("GET", "/v1/releases/x/rollout", headers: Self.admin).status == 404)
+        #expect(try test.direct.send("GET", "/v1/releases/x/rollout", headers: Self.admin).status == 400)
         #expect(try test.direct.send("GET", "/v1/releases/4/rollout").status == 401)
         #expect(try test.direct.send("POST", "/v1/releases/4/rollout", body: "{}", headers: Self.admin).status == 404)
-        let version = try Self.storeVersion(test, Self.plantedRegression)
-        _ = try test.app.rollouts.begin(releaseId: 4, flows: ["onboarding": version], plan: RolloutPlan(percentage: 10, steps: [25, 60]))
-        let other = #expect(throws: RolloutService.Refusal.anotherInProgress(4)) {
-            try test.app.rollouts.begin(releaseId: 5, flows: ["onboarding": version], plan: RolloutPlan(percentage: 10))
-        }
-        _ = other
-        let next = try test.direct.send("POST", "/v1/releases/4/rollout", headers: Self.admin)
+        let (id, version) = try Self.release(test, Self.plantedRegression)
+        try Self.rollOut(test, id, #"{"percentage": 10, "steps": [25, 60]}"#)
+        // One rollout at a time: a second release's is refused and leaves it as it was.
+        let (second, _) = try Self.release(test, try Self.sameOnboarding)
+        let refused = try test.direct.send("POST", "/v1/releases/\(second)/activate?untested=true", body: #"{"rollout": {"percentage": 5}}"#,
+                                           headers: Self.admin)
+        #expect(refused.status == 409)
+        #expect(refused.json["code"] == "rollout-conflict")
+        #expect(try test.direct.send("GET", "/v1/releases/\(second)", headers: Self.admin).json["state"] == "draft")
+        let badPlan = try test.direct.send("POST", "/v1/releases/\(second)/activate?untested=true", body: #"{"rollout": {"percentage": 500}}"#,
+                                           headers: Self.admin)
+        #expect(badPlan.json["code"] == "invalid-rollout")
+        #expect(badPlan.json["errors"][0]["pointer"] == "/rollout/percentage")
+        let next = try test.direct.send("POST", "/v1/releases/\(id)/rollout", headers: Self.admin)
         #expect(next.status == 200, "\(next.text)")
         #expect(next.json["percentage"] == 25)
-        let raised = try test.direct.send("POST", "/v1/releases/4/rollout", body: #"{"percentage": 40}"#, headers: Self.admin)
+        let raised = try test.direct.send("POST", "/v1/releases/\(id)/rollout", body: #"{"percentage": 40}"#, headers: Self.admin)
         #expect(raised.json["percentage"] == 40)
-        let lower = try test.direct.send("POST", "/v1/releases/4/rollout", body: #"{"percentage": 20}"#, headers: Self.admin)
+        let lower = try test.direct.send("POST", "/v1/releases/\(id)/rollout", body: #"{"percentage": 20}"#, headers: Self.admin)
         #expect(lower.status == 409)
         #expect(lower.json["code"] == "rollout-conflict")
         for body in [#"{"percentage": 0}"#, #"{"percentage": "50"}"#, #"{"percent": 50}"#, "[50]"] {
-            let bad = try test.direct.send("POST", "/v1/releases/4/rollout", body: body, headers: Self.admin)
+            let bad = try test.direct.send("POST", "/v1/releases/\(id)/rollout", body: body, headers: Self.admin)
             #expect(bad.status == 400, "\(body)")
             #expect(bad.json["code"] == "invalid-rollout", "\(body)")
         }
-        #expect(try test.direct.send("POST", "/v1/releases/4/rollout", body: "{", headers: Self.admin).json["code"] == "malformed-request")
+        #expect(try test.direct.send("POST", "/v1/releases/\(id)/rollout", body: "{", headers: Self.admin).json["code"] == "malformed-request")
         // Users on the release at 40 % are a superset of those at 25 %: raising moves users one way.
         let users = (1...200).map { "u\($0)" }
-        let at25 = Set(users.filter { Self.onRelease($0, release: 4, percentage: 25) })
-        let at40 = Set(users.filter { Self.onRelease($0, release: 4, percentage: 40) })
+        let at25 = Set(users.filter { Self.onRelease($0, release: id, percentage: 25) })
+        let at40 = Set(users.filter { Self.onRelease($0, release: id, percentage: 40) })
         #expect(at25.isSubset(of: at40) && at25.count < at40.count)
         let onIt = try #require(at40.sorted().first)
         #expect(try client.create(userId: onIt).state.features == ["onboarding.first"])
         #expect(try Self.walk(client, onIt) == false)
-        let full = try test.direct.send("POST", "/v1/releases/4/rollout", body: #"{"percentage": 100}"#, headers: Self.admin)
+        let full = try test.direct.send("POST", "/v1/releases/\(id)/rollout", body: #"{"percentage": 100}"#, headers: Self.admin)
         #expect(full.json["state"] == "completed")
         #expect(full.json["percentage"] == 100)
         #expect(test.app.registry.liveVersions["onboarding"] == version)
-        #expect(try test.direct.send("POST", "/v1/releases/4/rollout", headers: Self.admin).status == 409)
+        #expect(try test.direct.send("GET", "/v1/releases/\(id)", headers: Self.admin).json["state"] == "live")
+        #expect(try test.direct.send("POST", "/v1/releases/\(id)/rollout", headers: Self.admin).status == 409)
         let everyone = try #require(users.first { !at40.contains($0) })
         #expect(try Self.walk(client, everyone) == false)
     }
@@ -228,11 +264,8 @@ struct RolloutTests {
     func severalNodesRollBackOnce() throws {
         let a = try TestApp()
         let b = try TestApp(beside: a)
-        let version = try Self.storeVersion(a, Self.plantedRegression)
-        let calls = Mutex(0)
-        for node in [a, b] { node.app.rollouts.setHooks { $0.rollBack = { _, _, _ in calls.withLock { $0 += 1 } } } }
-        let plan = RolloutPlan(percentage: 50, guardrails: .init(metric: "onboarded", alpha: 0.05, minSessions: 10, tuning: 200))
-        _ = try a.app.rollouts.begin(releaseId: 8, flows: ["onboarding": version], plan: plan)
+        let (id, _) = try Self.release(a, Self.plantedRegression)
+        try Self.rollOut(a, id, #"{"percentage": 50, "guardrails": {"minSessions": 10, "tuning": 200}}"#)
         b.app.rollouts.reload()
         let nodes = [SessionClient(sender: a.direct), SessionClient(sender: b.direct)]
         for index in 1...40 { _ = try Self.walk(nodes[index % 2], "node-user-\(index)") }
@@ -245,9 +278,10 @@ struct RolloutTests {
         together.wait()
         a.app.rollouts.check()
         b.app.rollouts.check()
-        #expect(calls.withLock { $0 } == 1)
-        #expect(try a.store.rollout(releaseId: 8)?.state == RolloutRecord.rolledBack)
-        let later = try #require((1...50).map { "after-\($0)" }.first { Self.onRelease($0, release: 8, percentage: 50) })
+        #expect(try Self.audit(a).filter { $0["action"] == "release.rollback" }.count == 1)
+        #expect(try a.store.rollout(releaseId: id)?.state == RolloutRecord.rolledBack)
+        #expect(try b.direct.send("GET", "/v1/releases/\(id)", headers: Self.admin).json["state"] == "rolled-back")
+        let later = try #require((1...50).map { "after-\($0)" }.first { Self.onRelease($0, release: id, percentage: 50) })
         #expect(try Self.walk(nodes[1], later))
     }
 
@@ -323,15 +357,14 @@ struct RolloutTests {
     /// second or so of the sessions that show it.
     @Test func monitorActsOnItsOwn() throws {
         let test = try TestApp()
-        let version = try Self.storeVersion(test, Self.plantedRegression)
-        let plan = RolloutPlan(percentage: 50, guardrails: .init(metric: "onboarded", alpha: 0.05, minSessions: 10, tuning: 200))
-        _ = try test.app.rollouts.begin(releaseId: 13, flows: ["onboarding": version], plan: plan)
+        let (id, _) = try Self.release(test, Self.plantedRegression)
+        try Self.rollOut(test, id, #"{"percentage": 50, "guardrails": {"minSessions": 10, "tuning": 200}}"#)
         try test.withLiveServer { sender in
             let client = SessionClient(sender: sender)
             for index in 1...60 { _ = try Self.walk(client, "live-\(index)") }
             var state: JSONValue = .null
             for _ in 0..<50 {
-                state = try sender.send("GET", "/v1/releases/13/rollout", headers: Self.admin).json["state"]
+                state = try sender.send("GET", "/v1/releases/\(id)", headers: Self.admin).json["state"]
                 if state == "rolled-back" { break }
                 Thread.sleep(forTimeInterval: 0.1)
             }
