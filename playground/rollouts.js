@@ -72,7 +72,15 @@
   }
 
   function init() {
-    $("token-form").addEventListener("submit", () => setTimeout(reload));
+    // After the experiments' load (report.js, the same token): a token it was refused for is
+    // not tried again here, so a wrong one shows one 401, not two.
+    $("token-form").addEventListener("submit", () => {
+      const settled = () => {
+        if (document.body.dataset.state === "busy") return setTimeout(settled, 50);
+        if ($("problem").hidden) reload();
+      };
+      setTimeout(settled);
+    });
     $("refresh-report").addEventListener("click", reload);
     $("refresh-rollouts").addEventListener("click", reload);
     if (sessionStorage.getItem(TOKEN_KEY)) reload();
