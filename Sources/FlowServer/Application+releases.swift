@@ -19,8 +19,37 @@ extension Application {
         var suites: [FlowScenarioSuite]
     }
 
+    /// The rollouts branch's part in the release routes; nil: this server does not roll releases
+    /// out (an activation's `rollout` member is refused as unknown).
+    struct ReleaseRollouts: Sendable {
+        /// Starts rolling release `releaseId` (its versions `flows`) out by the activation's body;
+        /// its rollout document, or nil when the body asks for none (`Application.startRollout`).
+        var start: @Sendable (_ releaseId: Int, _ flows: [String: Int], _ body: JSONValue?) throws(ResponseError) -> JSONValue?
+        /// Ends the rollout of a release rolled back by hand (`RolloutService.stop`).
+        var stop: @Sendable (_ releaseId: Int, _ reason: String) throws -> Void
+        /// The release with its rollout document as `rollout`, for the documents the routes answer.
+        var withRollout: @Sendable (ReleaseRecord) -> ReleaseRecord = { $0 }
+    }
+
+    /// What `RolloutService.Hooks` does to releases: a rollout reaching 100 % activates its
+    /// release fully (tests and review were checked when it began), a guardrail that failed
+    /// rolls it back with the verdict as its reason and the figures in the audit log's detail.
+    static func releaseHooks(store: any FlowStore, registry: DefinitionRegistry, logger: Logger)
+        -> (activate: @Sendable (Int) throws -> Void, rollBack: @Sendable (Int, String, String) throws -> Void) {
+        let activate: @Sendable (Int) throws -> Void = { id in
+            _ = try store.activateRelease(id: id, rules: ReleaseActivationRules(allowUntested: true), audit: AuditStamp(credential: "rollout:\(id)"))
+            try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
+        }
+        let rollBack: @Sendable (Int, String, String) throws -> Void = { id, reason, detail in
+            let stopped = try store.release(id: id).map { Self.stoppedExperiments($0, registry: registry) } ?? [:]
+            _ = try store.rollbackRelease(id: id, reason: reason, stopped: stopped, audit: AuditStamp(credential: "rollout:\(id)", detail: detail))
+            try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
+        }
+        return (activate, rollBack)
+    }
+
     static func addReleaseRoutes(to router: inout Router, store: any FlowStore, registry: DefinitionRegistry, admin: AdminAuthorization,
-                                 requireReview: Bool, limits: BodyLimits, logger: Logger, rollouts: RolloutService? = nil) {
+                                 requireReview: Bool, rollouts: ReleaseRollouts? = nil, limits: BodyLimits, logger: Logger) {
         router.adminRoute("GET", "/v1/releases", admin) { request throws(ResponseError) in
             let releases = try Self.store(logger) { try store.releases() }
             var writer = JSONWriter()
@@ -86,8 +115,7 @@ extension Application {
             return .json(Self.releaseDocument(rollouts?.withRollout(tested) ?? tested))
         }
 
-        // role: publish
-        router.adminRoute("POST", "/v1/releases/{id}/approve", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/releases/{id}/approve", admin, role: .publish) { request throws(ResponseError) in
             let id = try Self.releaseId(request)
             guard let release = try Self.releaseCall(logger, { try store.approveRelease(id: id, audit: admin.audit) }) else {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
@@ -95,30 +123,37 @@ extension Application {
             return .json(Self.releaseDocument(rollouts?.withRollout(release) ?? release))
         }
 
-        // role: publish
-        router.adminRoute("POST", "/v1/releases/{id}/activate", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/releases/{id}/activate", admin, role: .publish) { request throws(ResponseError) in
             let id = try Self.releaseId(request)
             let untested = try Self.booleanQuery(request, "untested", default: false)
-            // The optional body is the rollouts branch's: {"rollout": {…}} rolls the release out
-            // to a share of new sessions (Application.startRollout) instead of making it live.
-            var plan: RolloutPlan?
+            // The optional body is the rollouts': {"rollout": {…}} rolls the release out to a
+            // share of new sessions instead of making it live for everybody.
+            var body: JSONValue?
             if !request.body.isEmpty {
                 let json = try request.jsonBody(limits).get()
-                guard let object = json.objectValue, object.keys.allSatisfy({ $0 == "rollout" }) else {
-                    throw ResponseError(.problem(400, "The body of an activation is optional: {} or {\"rollout\": {…}}.", type: ProblemType.malformed))
+                let allowed = rollouts == nil ? [] : ["rollout"]
+                guard let object = json.objectValue, object.keys.allSatisfy(allowed.contains) else {
+                    throw ResponseError(.problem(400, rollouts == nil ? "The body of an activation is optional and empty: {}."
+                                                     : "The body of an activation is optional: {\"rollout\": {…}}.", type: ProblemType.malformed))
                 }
-                if let value = object["rollout"], value != .null { plan = try RolloutPlan(json: value) }
+                body = json
             }
             let rules = ReleaseActivationRules(allowUntested: untested, requireApproval: requireReview)
-            if let plan, let rollouts {
-                try rollouts.checkNoneInProgress(besides: id)
-                guard let release = try Self.releaseCall(logger, { try store.beginReleaseRollout(id: id, rules: rules, audit: admin.audit) }) else {
+            if let rollouts, let plan = body?.objectValue?["rollout"], plan != .null {
+                // Refused before the rollout starts when activation would be (tests, review,
+                // stale); the store checks again when it marks the release rolling out.
+                let current = try Self.storedRelease(request, store: store, logger: logger)
+                try Self.releaseCall(logger) { try ReleaseRules.checkActivation(current, live: registry.liveVersions, rules: rules) }
+                guard let document = try rollouts.start(id, current.versions, body) else {
+                    throw ResponseError(.problem(400, "rollout: expected a rollout plan.", type: ProblemType.malformed))
+                }
+                guard var marked = try Self.releaseCall(logger, { try store.beginReleaseRollout(id: id, rules: rules, audit: admin.audit) }) else {
                     throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
                 }
-                try rollouts.begin(release: release, plan: plan, logger: logger)
-                try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
-                let current = try Self.store(logger) { try store.release(id: id) } ?? release
-                return .json(Self.releaseDocument(rollouts.withRollout(current)))
+                var writer = JSONWriter()
+                writer.writeValue(document)
+                marked.rollout = String(decoding: writer.takeBytes(), as: UTF8.self)
+                return .json(Self.releaseDocument(marked))
             }
             guard let release = try Self.releaseCall(logger, { try store.activateRelease(id: id, rules: rules, audit: admin.audit) }) else {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
@@ -127,8 +162,7 @@ extension Application {
             return .json(Self.releaseDocument(rollouts?.withRollout(release) ?? release))
         }
 
-        // role: publish
-        router.adminRoute("POST", "/v1/releases/{id}/rollback", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/releases/{id}/rollback", admin, role: .publish) { request throws(ResponseError) in
             let id = try Self.releaseId(request)
             var reason: String?
             if !request.body.isEmpty {
@@ -145,23 +179,32 @@ extension Application {
                 }
             }
             let current = try Self.storedRelease(request, store: store, logger: logger)
-            // Experiments the release started are stopped, not removed: their reports stay.
-            var stopped: [String: String] = [:]
-            for (key, text) in current.experiments where (current.previous?.experiments[key] ?? nil) == nil {
-                stopped[key] = Self.stoppedExperiment(registry.experiment(key)?.text ?? text)
-            }
-            // A release rolling out stops going to new sessions as it is rolled back.
-            if current.state == .rollingOut {
-                _ = try Self.store(logger) { try rollouts?.stop(releaseId: id, reason: reason ?? "") }
-            }
+            let stopped = Self.stoppedExperiments(current, registry: registry)
             guard let release = try Self.releaseCall(logger, {
                 try store.rollbackRelease(id: id, reason: reason, stopped: stopped, audit: admin.audit)
             }) else {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
             }
+            if current.state == .rollingOut, let rollouts {
+                do {
+                    try rollouts.stop(id, reason ?? "")
+                } catch {
+                    throw SessionService.storageFailure(error, logger: logger)
+                }
+            }
             try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
             return .json(Self.releaseDocument(rollouts?.withRollout(release) ?? release))
         }
+    }
+
+    /// The experiments `release` started (none was stored before it), each as its text with
+    /// `"status": "stopped"`: a rollback stops them rather than removing them, so their reports stay.
+    static func stoppedExperiments(_ release: ReleaseRecord, registry: DefinitionRegistry) -> [String: String] {
+        var stopped: [String: String] = [:]
+        for (key, text) in release.experiments where (release.previous?.experiments[key] ?? nil) == nil {
+            stopped[key] = Self.stoppedExperiment(registry.experiment(key)?.text ?? text)
+        }
+        return stopped
     }
 
     /// The experiment's text with `"status": "stopped"`.
@@ -288,7 +331,18 @@ extension Application {
             }
             do throws(InvalidDefinition) {
                 let (value, text) = uploadedText(member.value)
-                experiments[member.key] = (try ExperimentDefinition(json: value), text)
+                let definition = try ExperimentDefinition(json: value)
+                // A release starts or changes experiments; concluding one makes its winner live,
+                // which is PATCH /v1/experiments/{key}'s, and a concluded one is final.
+                let stored = registry.experiment(member.key)?.definition.status
+                if definition.status == .concluded || stored == .concluded {
+                    problems.append(.init(pointer: pointer.description + (stored == .concluded ? "" : "/status"),
+                                          detail: stored == .concluded
+                                              ? "experiment \(member.key) is concluded, which is final; a release cannot change it"
+                                              : "a release cannot conclude an experiment; conclude it with PATCH /v1/experiments/\(member.key)"))
+                    continue
+                }
+                experiments[member.key] = (definition, text)
             } catch {
                 problems += error.problems.map { .init(pointer: pointer.description + $0.path.description, detail: $0.message) }
             }

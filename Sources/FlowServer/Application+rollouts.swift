@@ -14,8 +14,8 @@ extension Application {
             }
             return .json(Array(document.jsonText.utf8))
         }
-        // role: publish
-        router.adminRoute("POST", "/v1/releases/{id}/rollout", admin) { request throws(ResponseError) in
+        // Raising a rollout makes the release live for more users: publish, as activation.
+        router.adminRoute("POST", "/v1/releases/{id}/rollout", admin, role: .publish) { request throws(ResponseError) in
             let id = try releaseId(request)
             var percentage: Int?
             if !request.body.isEmpty {
@@ -66,6 +66,11 @@ extension Application {
     /// rollout document; nil when the body asks for no rollout. 400 `invalid-rollout` for a bad
     /// plan, 409 `rollout-conflict` when another release is rolling out or this one was.
     func startRollout(releaseId: Int, flows: [String: Int], body: JSONValue?) throws(ResponseError) -> JSONValue? {
+        try Self.startRollout(rollouts, logger: logger, releaseId: releaseId, flows: flows, body: body)
+    }
+
+    static func startRollout(_ rollouts: RolloutService, logger: Logger, releaseId: Int, flows: [String: Int],
+                             body: JSONValue?) throws(ResponseError) -> JSONValue? {
         guard let plan = body?.objectValue?["rollout"], plan != .null else { return nil }
         let parsed = try RolloutPlan(json: plan)
         do {
@@ -79,37 +84,9 @@ extension Application {
             throw SessionService.storageFailure(error, logger: logger)
         }
     }
-
-    /// Reads the definitions again after a rollout moved the release (for the hooks, which throw
-    /// plain errors).
-    static func reloadAfterRollout(store: any FlowStore, registry: DefinitionRegistry, logger: Logger) throws {
-        try reloadDefinitions(store: store, registry: registry, logger: logger)
-    }
 }
 
 extension RolloutService {
-    /// 409 `rollout-conflict` when a release other than `releaseId` is rolling out: checked before
-    /// the release is marked rolling out.
-    func checkNoneInProgress(besides releaseId: Int) throws(ResponseError) {
-        reload()
-        if let other = activeReleaseId, other != releaseId {
-            throw Application.rolloutConflict(.anotherInProgress(other), releaseId: releaseId)
-        }
-    }
-
-    /// Starts the rollout of a release the store has just marked `rolling-out`; when it cannot
-    /// start, the release is rolled back again (it was never live) and the refusal answered.
-    func begin(release: ReleaseRecord, plan: RolloutPlan, logger: Logger) throws(ResponseError) {
-        do {
-            _ = try begin(releaseId: release.id, flows: release.versions, plan: plan)
-        } catch {
-            _ = try? store.rollbackRelease(id: release.id, reason: "the rollout did not start: \(error)", stopped: [:],
-                                           audit: AuditStamp(credential: "rollout"))
-            if let refusal = error as? Refusal { throw Application.rolloutConflict(refusal, releaseId: release.id) }
-            throw SessionService.storageFailure(error, logger: logger)
-        }
-    }
-
     /// The release with its rollout document as `rollout` (a release never rolled out as it is).
     func withRollout(_ release: ReleaseRecord) -> ReleaseRecord {
         guard let document = try? document(releaseId: release.id) else { return release }

@@ -36,19 +36,21 @@ public final class Application: Sendable {
     }
 
     /// - Parameters:
+    ///   - adminToken: the bootstrap admin token (FLOWSTACK_ADMIN_TOKEN); nil: the one kept
+    ///     hashed in the database (see `makeAdminTokenIfNone(store:)`).
     ///   - cacheCapacity: sessions kept in memory at most; older ones are read back from the database.
     ///   - singleNode: this process is the only FlowStack on a shared database (PostgreSQL): it
     ///     trusts its caches as on SQLite instead of checking them against the database. Wrong
     ///     with a second node: that node's writes would not be seen.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
-    public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
+    public init(store: any FlowStore, adminToken: String?, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
                 cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
         self.cors = CORSPolicy(cors)
         self.logger = logger
         self.bodyLimits = bodyLimits
-        self.admin = AdminAuthorization(token: adminToken)
+        self.admin = AdminAuthorization(token: adminToken, store: store, logger: logger)
         let problems = BundledFlows.catalog().problems
         guard problems.isEmpty else {
             throw SetupError(description: "the bundled flows are invalid: " + problems.map(\.description).joined(separator: "; "))
@@ -91,19 +93,10 @@ public final class Application: Sendable {
         self.events = events
         let rollouts = RolloutService(store: store, logger: logger)
         self.rollouts = rollouts
+        let releaseHooks = Self.releaseHooks(store: store, registry: registry, logger: logger)
         rollouts.setHooks { hooks in
-            // At 100 % the release is activated as a whole; a failed guardrail rolls it back with
-            // the verdict as its reason (the audit log's detail). The rollout is the actor.
-            let actor = AuditStamp(credential: "rollout")
-            hooks.activate = { [weak registry] releaseId in
-                _ = try store.activateRelease(id: releaseId, rules: ReleaseActivationRules(allowUntested: true, requireApproval: false),
-                                              audit: actor)
-                if let registry { try Self.reloadAfterRollout(store: store, registry: registry, logger: logger) }
-            }
-            hooks.rollBack = { [weak registry] releaseId, reason, detail in
-                _ = try store.rollbackRelease(id: releaseId, reason: reason + "; " + detail, stopped: [:], audit: actor)
-                if let registry { try Self.reloadAfterRollout(store: store, registry: registry, logger: logger) }
-            }
+            hooks.activate = releaseHooks.activate
+            hooks.rollBack = releaseHooks.rollBack
         }
         rollouts.start()
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
@@ -121,6 +114,7 @@ public final class Application: Sendable {
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addPlaygroundRoutes(to: &router)
+        Self.addSchemaRoutes(to: &router)
         Self.addSessionRoutes(to: &router, sessions: sessions, access: access, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
         Self.addBundleRoute(to: &router, sessions: sessions)
@@ -129,11 +123,17 @@ public final class Application: Sendable {
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
+        Self.addAdminKeyRoutes(to: &router, admin: admin, limits: bodyLimits)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlowTestRoutes(to: &router, registry: registry, admin: admin, limits: bodyLimits)
         Self.addAuditRoutes(to: &router, store: store, admin: admin, logger: logger)
         Self.addReleaseRoutes(to: &router, store: store, registry: registry, admin: admin, requireReview: requireReview,
-                              limits: bodyLimits, logger: logger, rollouts: rollouts)
+                              rollouts: ReleaseRollouts(
+                                  start: { id, flows, body throws(ResponseError) in
+                                      try Self.startRollout(rollouts, logger: logger, releaseId: id, flows: flows, body: body) },
+                                  stop: { id, reason in try rollouts.stop(releaseId: id, reason: reason) },
+                                  withRollout: { release in rollouts.withRollout(release) }),
+                              limits: bodyLimits, logger: logger)
         Self.addRolloutRoutes(to: &router, rollouts: rollouts, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)
@@ -144,6 +144,12 @@ public final class Application: Sendable {
 
     /// The routes served, for documentation and tests.
     public var routes: [(method: String, pattern: String)] { router.patterns }
+
+    /// The admin routes and the role each needs (`read`, `edit`, `publish`, `admin`), for
+    /// documentation and tests.
+    public var adminRoutes: [(method: String, pattern: String, role: String)] {
+        admin.routes.all.map { ($0.method, $0.pattern, $0.role.rawValue) }
+    }
 
     /// Answers one request: routes it, then records its metrics and logs it.
     ///

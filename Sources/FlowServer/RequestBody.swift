@@ -58,6 +58,12 @@ enum ProblemType {
     static let rateLimited = prefix + "rate-limited"
     /// A name a route already uses (`PUT /v1/flags/evaluate`).
     static let reservedName = prefix + "reserved-name"
+    /// 409: an experiment's status cannot move there (`concluded` → `running`).
+    static let invalidTransition = prefix + "invalid-transition"
+    /// 409: what a write was based on changed meanwhile, again and again.
+    static let concurrentChange = prefix + "concurrent-change"
+    /// 415: a body of a media type the route does not read.
+    static let unsupportedMediaType = prefix + "unsupported-media-type"
     /// 503s: the database did not answer or failed the request.
     static let databaseUnavailable = prefix + "database-unavailable"
     /// 503: a write the database did not confirm, which may or may not be applied.
@@ -68,6 +74,10 @@ enum ProblemType {
     static let sessionContention = prefix + "session-contention"
     /// 503: a flow version another node stored is not loaded on this node yet.
     static let definitionsLoading = prefix + "definitions-loading"
+    /// 403: an admin key whose role is below the one the route needs.
+    static let insufficientRole = prefix + "insufficient-role"
+    /// 409: a live admin key has this name already.
+    static let nameInUse = prefix + "name-in-use"
     /// 409s of releases (ReleaseConflict's codes): a change its state does not allow, tests
     /// failed or never run, a review missing, live versions moved since its tests, or a
     /// rollback that would undo later changes; 403 an approval by the release's own creator.
@@ -86,8 +96,9 @@ enum ProblemType {
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
-                      sessionContention, definitionsLoading, releaseState, testsFailed, releaseUntested, reviewRequired,
-                      releaseStale, releaseSuperseded, selfApproval, invalidRollout, rolloutConflict]
+                      sessionContention, definitionsLoading, insufficientRole, nameInUse, invalidTransition, concurrentChange,
+                      unsupportedMediaType, releaseState, testsFailed, releaseUntested, reviewRequired, releaseStale,
+                      releaseSuperseded, selfApproval, invalidRollout, rolloutConflict]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

@@ -125,6 +125,26 @@ public protocol FlowStore: AnyObject, Sendable, RolloutStore {
     /// `clientKey.revoke` to the audit log in the same transaction.
     func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord?
 
+    // MARK: Admin keys
+
+    /// Stores a new admin key unless a live key has its name (then false, nothing stored);
+    /// with `audit`, appends `adminKey.create` in the same transaction.
+    func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool
+    /// Every admin key, live and revoked, oldest first.
+    func adminKeys() throws -> [AdminKeyRecord]
+    /// The live (not revoked) admin key whose SHA-256 is `hash`, or nil.
+    func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord?
+    /// Revokes admin key `id` at `at` (a key revoked before keeps its time); nil when there is
+    /// no such key, else the key as it stands. With `audit`, a revocation (not a repeated one)
+    /// appends `adminKey.revoke` in the same transaction.
+    func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord?
+    /// The SHA-256 of the bootstrap admin token kept in the database, or nil when none was made.
+    func adminTokenHash() throws -> [UInt8]?
+    /// Keeps `hash` as the bootstrap admin token's: always when `replace` (with `audit`,
+    /// appending `adminToken.reset`), else only when none is kept yet. Returns the hash kept
+    /// afterwards: a node that lost the race to make the first one gets the winner's.
+    func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8]
+
     // MARK: Users
 
     /// The user with this id, or nil when no session was ever made for them.
@@ -159,6 +179,14 @@ public protocol FlowStore: AnyObject, Sendable, RolloutStore {
     /// With `audit`, appends `flag.put` or `experiment.put` (revision before → the new one) in
     /// the same transaction.
     func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int
+    /// Stores `definition` as the next revision of experiment `key`, only when its stored
+    /// revision is `revision` (a compare-and-set: nil, and nothing written, when another change
+    /// came first or the experiment is gone), and makes each flow of `activating` live at its
+    /// version in the same transaction (a conclusion: the winner's pins become live; versions
+    /// already live, or that do not exist, are left alone). With `audit`, appends the stamp's
+    /// action (`experiment.stop`, …; `experiment.put` without one) with the revision before →
+    /// after, then `flow.activate` for each flow made live. Returns the new revision.
+    func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int], audit: AuditStamp?) throws -> Int?
     /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
     func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws
     /// Every definition of a kind, by key order.

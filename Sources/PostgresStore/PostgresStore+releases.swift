@@ -218,7 +218,7 @@ extension PostgresStore {
                 _ = try tx.query("UPDATE releases SET state = $1::text, rolled_back_at = $2::text, reason = $3::text WHERE id = $4::bigint",
                                  [.text(ReleaseState.rolledBack.rawValue), .text(now), .optional(reason), .integer(id)])
                 try tx.audit(at: now, action: AuditAction.releaseRollback, subject: String(id), old: nil, new: nil,
-                             credential: audit.credential, detail: reason)
+                             credential: audit.credential, detail: audit.detail ?? reason)
                 return try tx.release(id)
             }
             let live = try tx.live()
@@ -262,7 +262,7 @@ extension PostgresStore {
             _ = try tx.query("UPDATE releases SET state = $1::text, rolled_back_at = $2::text, reason = $3::text WHERE id = $4::bigint",
                              [.text(ReleaseState.rolledBack.rawValue), .text(now), .optional(reason), .integer(id)])
             try tx.audit(at: now, action: AuditAction.releaseRollback, subject: String(id), old: nil, new: nil,
-                         credential: audit.credential, detail: reason)
+                         credential: audit.credential, detail: audit.detail ?? reason)
             return try tx.release(id)
         }
     }

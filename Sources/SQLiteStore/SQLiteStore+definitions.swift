@@ -120,6 +120,34 @@ extension SQLiteStore {
         }
     }
 
+    /// A lifecycle change of experiment `key`: compare-and-set on its revision, and the flows of
+    /// `activating` made live, all in one transaction.
+    public func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int],
+                                 audit: AuditStamp?) throws -> Int? {
+        try pool.write { db in
+            guard let stored = try Int.fetchOne(db, sql: "SELECT revision FROM experiments WHERE key = ?", arguments: [key]),
+                  stored == revision else { return nil }
+            let now = Timestamp.string()
+            try db.execute(sql: "UPDATE experiments SET definition = ?, revision = ?, updated_at = ? WHERE key = ?",
+                           arguments: [definition, revision + 1, now, key])
+            if let audit {
+                try Self.appendAudit(db, at: now, action: audit.action ?? AuditAction.put(.experiment), subject: key,
+                                     old: revision, new: revision + 1, audit)
+            }
+            for (name, version) in activating.sorted(by: { $0.key < $1.key }) {
+                guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? AND version = ?",
+                                       arguments: [name, version]) != nil else { continue }
+                let live = try Self.liveVersion(db, name: name)
+                guard live != version else { continue }
+                try Self.setLive(db, name: name, version: version, at: now)
+                if let audit {
+                    try Self.appendAudit(db, at: now, action: AuditAction.flowActivate, subject: name, old: live, new: version, audit)
+                }
+            }
+            return revision + 1
+        }
+    }
+
     /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
     public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws {
         try pool.write { db in

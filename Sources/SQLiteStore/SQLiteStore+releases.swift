@@ -130,7 +130,7 @@ extension SQLiteStore {
                 try db.execute(sql: "UPDATE releases SET state = ?, rolled_back_at = ?, reason = ? WHERE id = ?",
                                arguments: [ReleaseState.rolledBack.rawValue, now, reason, id])
                 try Self.appendAudit(db, at: now, action: AuditAction.releaseRollback, subject: String(id), old: nil, new: nil,
-                                     AuditStamp(credential: audit.credential, detail: reason))
+                                     AuditStamp(credential: audit.credential, detail: audit.detail ?? reason))
                 return try Self.release(db, id: id)
             }
             var live: [String: Int] = [:]
@@ -169,7 +169,7 @@ extension SQLiteStore {
             try db.execute(sql: "UPDATE releases SET state = ?, rolled_back_at = ?, reason = ? WHERE id = ?",
                            arguments: [ReleaseState.rolledBack.rawValue, now, reason, id])
             try Self.appendAudit(db, at: now, action: AuditAction.releaseRollback, subject: String(id), old: nil, new: nil,
-                                 AuditStamp(credential: audit.credential, detail: reason))
+                                 AuditStamp(credential: audit.credential, detail: audit.detail ?? reason))
             return try Self.release(db, id: id)
         }
     }

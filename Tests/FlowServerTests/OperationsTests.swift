@@ -34,11 +34,10 @@ final class TestApp: Sendable {
     }
 
     /// Another application on the same database beside this one, as a second node would be.
-    init(beside other: TestApp, events: EventOptions = EventOptions(), adminToken: String = TestApp.adminToken,
-         requireReview: Bool = false) throws {
+    init(beside other: TestApp, events: EventOptions = EventOptions()) throws {
         database = other.database
         store = try database.migratedStore()
-        app = try Application(store: store, adminToken: adminToken, events: events, requireReview: requireReview)
+        app = try Application(store: store, adminToken: TestApp.adminToken, events: events)
         keepAlive = other
     }
 

@@ -1,10 +1,11 @@
 // Releases over the admin API, on the run's store: several flows (new ones and new versions)
 // validated against each other and the live rest, tested on the set, activated in one
 // transaction and rolled back in one call; review, conflicts, and bad input.
-import FlowServer
+@testable import FlowServer
 import FlowStore
 import Foundation
 import GRDB
+import Logging
 import HTTPServer
 import HTTPTestClient
 import JSON
@@ -35,6 +36,7 @@ struct ReleaseTests {
          "initial": [{"flow": "home", "when": {"user": "onboarded", "is": true}},
                      {"flow": "onboarding", "when": {"user": "onboarded", "isNot": true}}],
          "on": {"onboarding.completed": [{"via": "onboarding", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
+                "onboarding.faceScanVerified": [{"via": "onboarding", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
                 "home.presentModal": [{"via": "home", "params": {"content": "any"},
                                        "do": [{"present": {"flow": "modal", "style": "fullScreen", "params": {"content": {"$param": "content"}}}}]}],
                 "checkout.open": [{"via": "home", "do": [{"present": {"flow": "checkout", "style": "fullScreen"}}]}]}}
@@ -140,6 +142,8 @@ struct ReleaseTests {
         #expect(badFlag.status == 422 && badFlag.json["errors"][0]["pointer"].stringValue?.hasPrefix("/flags/f") == true)
         let badPin = try post(#"{"flows": {"login": \#(Self.login)}, "experiments": {"e": {"variants": [{"key": "a", "weight": 1, "flows": {"login": 7}}]}}}"#)
         #expect(badPin.status == 422 && badPin.json["errors"][0]["pointer"].stringValue?.hasPrefix("/experiments/e/") == true, "\(badPin.text)")
+        let concluded = try post(#"{"flows": {"login": \#(Self.login)}, "experiments": {"e": {"status": "concluded", "winner": "a", "variants": [{"key": "a", "weight": 1}]}}}"#)
+        #expect(concluded.status == 422 && concluded.json["errors"][0]["pointer"] == "/experiments/e/status", "\(concluded.text)")
         let badTests = try post(#"{"flows": {"login": \#(Self.login)}, "tests": [{"scenarios": 3}]}"#)
         #expect(badTests.status == 422 && badTests.json["code"] == "invalid-scenarios")
         // Nothing was stored by the refused ones.
@@ -239,19 +243,27 @@ struct ReleaseTests {
     }
 
     /// With --require-review, activation needs an approval (409 review-required), the maker
-    /// cannot approve (403 self-approval), another identity can.
+    /// cannot approve (403 self-approval), another identity (a named publish key) can; an edit
+    /// key makes releases but neither approves nor activates them.
     @Test func reviewNeedsAnotherIdentity() throws {
         let test = try TestApp(requireReview: true)
-        let reviewer = try TestApp(beside: test, adminToken: "reviewer-token", requireReview: true)
-        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
-        let unreviewed = try test.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin)
+        let reviewerKey = try #require(try AdminKeyAPITests.make(test.direct, "reviewer", "publish")["key"].stringValue)
+        let author = try #require(try AdminKeyAPITests.make(test.direct, "author", "edit")["key"].stringValue)
+        // An edit key makes releases but cannot approve or activate them.
+        let byAuthor = try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: AdminKeyAPITests.bearer(author))
+        #expect(byAuthor.status == 201 && byAuthor.json["createdBy"] == "key:author")
+        #expect(try test.direct.send("POST", "/v1/releases/1/activate", headers: AdminKeyAPITests.bearer(author)).json["code"] == "insufficient-role")
+        #expect(try test.direct.send("POST", "/v1/releases/1/approve", headers: AdminKeyAPITests.bearer(author)).status == 403)
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(tests: nil), headers: Self.admin).status == 201)
+        #expect(try test.direct.send("POST", "/v1/releases/2/test", body: #"{"tests": [\#(Self.checkoutTests)]}"#, headers: Self.admin).status == 200)
+        let unreviewed = try test.direct.send("POST", "/v1/releases/2/activate", headers: Self.admin)
         #expect(unreviewed.status == 409 && unreviewed.json["code"] == "review-required")
-        let selfApproval = try test.direct.send("POST", "/v1/releases/1/approve", headers: Self.admin)
+        let selfApproval = try test.direct.send("POST", "/v1/releases/2/approve", headers: Self.admin)
         #expect(selfApproval.status == 403 && selfApproval.json["code"] == "self-approval")
-        let approved = try reviewer.direct.send("POST", "/v1/releases/1/approve", headers: [("Authorization", "Bearer reviewer-token")])
-        #expect(approved.status == 200 && approved.json["approvedBy"] != .null, "\(approved.text)")
-        #expect(approved.json["approvedBy"] != approved.json["createdBy"])
-        let live = try test.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin)
+        let approved = try test.direct.send("POST", "/v1/releases/2/approve", headers: AdminKeyAPITests.bearer(reviewerKey))
+        #expect(approved.status == 200 && approved.json["approvedBy"] == "key:reviewer" && approved.json["createdBy"] == "admin",
+                "\(approved.text)")
+        let live = try test.direct.send("POST", "/v1/releases/2/activate", headers: Self.admin)
         #expect(live.status == 200 && live.json["state"] == "live")
         let actions = try test.direct.send("GET", "/v1/audit", headers: Self.admin).json["entries"].arrayValue?.compactMap { $0["action"].stringValue }
         #expect(actions?.contains("release.approve") == true)
@@ -305,5 +317,38 @@ struct ReleaseTests {
         #expect(try test.direct.send("POST", "/v1/releases/1/rollback", headers: Self.admin).status == 200)
         #expect(try test.store.definitionsFingerprint() != activated)
         #expect(try other.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
+    }
+
+    /// The seam of the rollouts branch: a release marked rolling out makes nothing live; the
+    /// hook a rollout reaching 100 % calls activates it fully, the one a failed guardrail calls
+    /// rolls it back with the verdict as reason and the figures in the audit log's detail.
+    @Test func rolloutHooksActivateAndRollBack() throws {
+        let test = try TestApp()
+        let hooks = Application.releaseHooks(store: test.store, registry: test.app.registry, logger: Logger(label: "test"))
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
+        let rolling = try #require(try test.store.beginReleaseRollout(id: 1, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")))
+        #expect(rolling.state == .rollingOut && rolling.previous == nil)
+        #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
+        #expect(try test.direct.send("GET", "/v1/releases/1", headers: Self.admin).json["state"] == "rolling-out")
+        #expect(throws: ReleaseConflict.self) { try test.store.beginReleaseRollout(id: 1, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")) }
+        try hooks.activate(1)
+        let live = try test.direct.send("GET", "/v1/releases/1", headers: Self.admin).json
+        #expect(live["state"] == "live" && live["previous"]["app"] == 1)
+        #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 2)
+
+        let second = #"{"flows": {"login": \#(Self.login)}}"#
+        #expect(try test.direct.send("POST", "/v1/releases", body: second, headers: Self.admin).status == 201)
+        // Untested: refused as an activation would be.
+        #expect(throws: ReleaseConflict.self) { try test.store.beginReleaseRollout(id: 2, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")) }
+        _ = try test.store.beginReleaseRollout(id: 2, rules: ReleaseActivationRules(allowUntested: true), audit: AuditStamp(credential: "admin"))
+        try hooks.rollBack(2, "guardrail refusals is worse", "refusals 12/100 on the release vs 2/100 before")
+        let back = try test.direct.send("GET", "/v1/releases/2", headers: Self.admin).json
+        #expect(back["state"] == "rolled-back" && back["reason"] == "guardrail refusals is worse")
+        #expect(try test.direct.send("GET", "/v1/flows/login", headers: Self.admin).json["version"] == 1)
+        let last = try #require(try test.store.auditLog(after: 0, limit: 1000).last)
+        #expect(last.action == "release.rollback" && last.credential == "rollout:2" && last.detail == "refusals 12/100 on the release vs 2/100 before")
+        // A rollout of a release rolled back is refused as its activation would be.
+        let again = try test.direct.send("POST", "/v1/releases/2/activate", body: #"{"rollout": {"percentage": 10}}"#, headers: Self.admin)
+        #expect(again.status == 409 && again.json["code"] == "release-state", "\(again.text)")
     }
 }

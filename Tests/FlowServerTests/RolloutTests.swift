@@ -119,7 +119,7 @@ struct RolloutTests {
         #expect((release["reason"].stringValue ?? "").hasPrefix("rolled back: refused actions 100% vs 0%"), "\(release["reason"])")
         let rollbacks = try Self.audit(test).filter { $0["action"] == "release.rollback" }
         #expect(rollbacks.count == 1)
-        #expect(rollbacks.first?["credential"] == "rollout")
+        #expect(rollbacks.first?["credential"].stringValue == "rollout:\(id)")
         let detail = rollbacks.first?["detail"].stringValue ?? ""
         #expect(detail.contains("guardrail refused: 10/10 on the release vs 0/14 before"), "\(detail)")
         // Rolled back: every new session runs the live onboarding, the release's users too.

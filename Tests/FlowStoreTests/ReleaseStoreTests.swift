@@ -3,6 +3,7 @@
 import FlowStore
 import Foundation
 import StoreTestSupport
+import Synchronization
 import Testing
 
 struct ReleaseStoreTests {
@@ -108,5 +109,41 @@ struct ReleaseStoreTests {
             _ = try store.rollbackRelease(id: release.id, reason: nil, stopped: [:], audit: Self.stamp)
         }
         #expect(try store.release(id: release.id)?.state == .live)
+    }
+
+    /// Two releases made on the same live versions and activated at once through two stores
+    /// (two nodes): one goes live, the other is refused as stale, never both; the other store's
+    /// definitions fingerprint moves, so its node reloads.
+    @Test func concurrentActivationsThroughTwoStores() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let first = try database.migratedStore()
+        let second = try database.migratedStore()
+        try first.seedFlow(name: "app", definition: "{}")
+        try first.seedFlow(name: "home", definition: "{}")
+        let base = try first.liveFlowVersions()
+        let a = try first.createRelease(Self.draft(["app": 2], base: base), texts: ["app": "{}"], audit: Self.stamp)
+        let b = try second.createRelease(Self.draft(["home": 2], base: base), texts: ["home": "{}"], audit: Self.stamp)
+        _ = try first.recordReleaseTests(id: a.id, tests: "{}", passed: true, base: base)
+        _ = try second.recordReleaseTests(id: b.id, tests: "{}", passed: true, base: base)
+        let seen = try second.definitionsFingerprint()
+
+        let outcomes = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let (store, id) = index == 0 ? (first, a.id) : (second, b.id)
+            do {
+                _ = try store.activateRelease(id: id, rules: .init(), audit: Self.stamp)
+                outcomes.withLock { $0.append("live") }
+            } catch let conflict as ReleaseConflict {
+                outcomes.withLock { $0.append(conflict.code) }
+            } catch {
+                outcomes.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(outcomes.withLock { $0.sorted() } == ["live", "release-stale"])
+        let live = try second.liveFlowVersions()
+        #expect(live == ["app": 2, "home": 1] || live == ["app": 1, "home": 2])
+        #expect(try second.definitionsFingerprint() != seen)
+        #expect(try first.releases().filter { $0.state == .live }.count == 1)
     }
 }
