@@ -32,7 +32,7 @@ extension Application {
             }
             let raised: RolloutRecord?
             do {
-                raised = try rollouts.raise(releaseId: id, to: percentage)
+                raised = try rollouts.raise(releaseId: id, to: percentage, by: admin.audit)
             } catch let refusal as RolloutService.Refusal {
                 throw rolloutConflict(refusal, releaseId: id)
             } catch {

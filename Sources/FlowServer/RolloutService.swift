@@ -221,7 +221,7 @@ final class RolloutService: Sendable {
 
     /// Raises the rollout of `releaseId` to `percentage` (or its next step when nil); at 100 the
     /// release is fully activated.
-    func raise(releaseId: Int, to percentage: Int?, now: Date = Date()) throws -> RolloutRecord? {
+    func raise(releaseId: Int, to percentage: Int?, now: Date = Date(), by audit: AuditStamp? = nil) throws -> RolloutRecord? {
         guard let record = try store.rollout(releaseId: releaseId) else { return nil }
         guard record.state == RolloutRecord.rollingOut else { throw Refusal.notRollingOut(record.state) }
         let plan = RolloutPlan.stored(record.plan)
@@ -233,7 +233,8 @@ final class RolloutService: Sendable {
         next.nextStepAt = plan?.interval.map { Timestamp.string(now.addingTimeInterval(Double($0))) }
         if target == 100 {
             _ = try complete(next, from: record)
-        } else if !(try store.updateRollout(releaseId: releaseId, from: (record.state, record.percentage), to: next)) {
+        } else if !(try store.updateRollout(releaseId: releaseId, from: (record.state, record.percentage), to: next,
+                                            audit: audit ?? AuditStamp(credential: "rollout:\(releaseId)"))) {
             throw Refusal.notRollingOut("changed meanwhile")
         }
         reload()

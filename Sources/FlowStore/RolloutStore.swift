@@ -79,7 +79,9 @@ public protocol RolloutStore: AnyObject, Sendable {
     func rollouts(state: String?) throws -> [RolloutRecord]
     /// Moves a rollout to `to` only while it stands at `from` (state and percentage): the
     /// compare-and-set that lets one node, not two, raise or end it. False when it had moved.
-    func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord) throws -> Bool
+    /// With `audit`, a move that happened appends `rollout.raise` (or the stamp's action; the
+    /// release id, the percentage before and after) to the audit log in the same transaction.
+    func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord, audit: AuditStamp?) throws -> Bool
     /// Records a session of a rollout and its side (`new` or `old`); again for the same session
     /// does nothing.
     func insertRolloutSession(sessionId: String, releaseId: Int, arm: String, at: String) throws
@@ -87,4 +89,11 @@ public protocol RolloutStore: AnyObject, Sendable {
     func markRolloutSession(sessionId: String, _ marks: GuardrailMarks) throws
     /// Per side of a release's rollout, what its sessions count.
     func rolloutCounts(releaseId: Int) throws -> [String: GuardrailCounts]
+}
+
+extension RolloutStore {
+    /// A move without an audit entry (ends whose release change is audited, tests).
+    public func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord) throws -> Bool {
+        try updateRollout(releaseId: releaseId, from: from, to: to, audit: nil)
+    }
 }

@@ -25,13 +25,23 @@ extension PostgresStore {
             [.optional(state)])])[0])
     }
 
-    public func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord) throws -> Bool {
-        let rows = try write([PGStatement("""
-            UPDATE rollouts SET state = $1::text, percentage = $2::integer, plan = $3::text, flows = $4::text,
-                next_step_at = $5::text, verdict = $6::text, updated_at = $7::text
-            WHERE release_id = $8::bigint AND state = $9::text AND percentage = $10::integer RETURNING release_id
+    public func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord,
+                              audit: AuditStamp?) throws -> Bool {
+        let rows = try writeAudited(PGStatement("""
+            WITH moved AS (
+                UPDATE rollouts SET state = $1::text, percentage = $2::integer, plan = $3::text, flows = $4::text,
+                    next_step_at = $5::text, verdict = $6::text, updated_at = $7::text
+                WHERE release_id = $8::bigint AND state = $9::text AND percentage = $10::integer RETURNING release_id
+            ), logged AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential, detail)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $7::text, $12::text, moved.release_id::text,
+                       $10::integer, $2::integer, $11::text, $13::text
+                FROM moved WHERE $11::text IS NOT NULL
+            )
+            SELECT release_id FROM moved
             """, [.text(to.state), .integer(to.percentage), .text(to.plan), .text(to.flows), .optional(to.nextStepAt),
-                  .optional(to.verdict), .text(to.updatedAt), .integer(releaseId), .text(from.state), .integer(from.percentage)])])
+                  .optional(to.verdict), .text(to.updatedAt), .integer(releaseId), .text(from.state), .integer(from.percentage),
+                  .optional(audit?.credential), .text(audit?.action ?? "rollout.raise"), .optional(audit?.detail)]), audit: audit)
         return rows[0].count == 1
     }
 

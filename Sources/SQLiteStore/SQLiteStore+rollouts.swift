@@ -30,14 +30,20 @@ extension SQLiteStore {
         }
     }
 
-    public func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord) throws -> Bool {
+    public func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord,
+                              audit: AuditStamp?) throws -> Bool {
         try pool.write { db in
             try db.execute(sql: """
                 UPDATE rollouts SET state = ?, percentage = ?, plan = ?, flows = ?, next_step_at = ?, verdict = ?, updated_at = ?
                 WHERE release_id = ? AND state = ? AND percentage = ?
                 """, arguments: [to.state, to.percentage, to.plan, to.flows, to.nextStepAt, to.verdict, to.updatedAt,
                                  releaseId, from.state, from.percentage])
-            return db.changesCount == 1
+            guard db.changesCount == 1 else { return false }
+            if let audit {
+                try Self.appendAudit(db, at: to.updatedAt, action: audit.action ?? "rollout.raise", subject: String(releaseId),
+                                     old: from.percentage, new: to.percentage, audit)
+            }
+            return true
         }
     }
 

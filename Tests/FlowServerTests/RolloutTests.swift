@@ -187,6 +187,10 @@ struct RolloutTests {
         #expect(next.json["percentage"] == 25)
         let raised = try test.direct.send("POST", "/v1/releases/\(id)/rollout", body: #"{"percentage": 40}"#, headers: Self.admin)
         #expect(raised.json["percentage"] == 40)
+        // Each raise is in the audit log: who, and the share before and after.
+        let raises = try Self.audit(test).filter { $0["action"] == "rollout.raise" }
+        #expect(raises.map { "\($0["oldVersion"])→\($0["newVersion"]) \($0["credential"])" } == ["10→25 \"admin\"", "25→40 \"admin\""],
+                "\(raises)")
         let lower = try test.direct.send("POST", "/v1/releases/\(id)/rollout", body: #"{"percentage": 20}"#, headers: Self.admin)
         #expect(lower.status == 409)
         #expect(lower.json["code"] == "rollout-conflict")

@@ -40,7 +40,11 @@ struct RolloutStoreTests {
         var raised = start
         raised.percentage = 50
         raised.nextStepAt = nil
-        #expect(try store.updateRollout(releaseId: 7, from: (RolloutRecord.rollingOut, 10), to: raised))
+        #expect(try store.updateRollout(releaseId: 7, from: (RolloutRecord.rollingOut, 10), to: raised, audit: AuditStamp(credential: "key:ops")))
+        // A move that did not happen writes no entry.
+        #expect(try store.updateRollout(releaseId: 7, from: (RolloutRecord.rollingOut, 10), to: raised, audit: AuditStamp(credential: "key:late")) == false)
+        let entries = try store.auditLog(after: 0, limit: 100).filter { $0.action == "rollout.raise" }
+        #expect(entries.map { [$0.subject, "\($0.oldVersion ?? -1)", "\($0.newVersion ?? -1)", $0.credential] } == [["7", "10", "50", "key:ops"]])
         var back = raised
         back.state = RolloutRecord.rolledBack
         back.verdict = "rolled back: refused actions 31% vs 0%"
