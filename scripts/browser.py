@@ -1006,6 +1006,35 @@ class Walk:
                 self.report_matches(f"report: {want} chosen with the keyboard", page,
                                     admin("GET", f"/v1/experiments/browser-report/report{query}"))
             self.lifecycle_steps(page, admin)
+
+            # A release whose new screen refuses its only action, rolled out to half of new users,
+            # rolls itself back; the page's Rollouts panel says so in words.
+            review = {"name": "onboarding", "kind": "stacked", "initial": ["onboarding.first"],
+                      "on": {"onboarding.showSecond": [{"from": "onboarding.first", "do": [{"push": "onboarding.review"}]}],
+                             "onboarding.completed": [{"from": "onboarding.review", "when": {"user": "termsAccepted", "is": True},
+                                                       "do": [{"bubble": {}}]}]}}
+            release = admin("POST", "/v1/releases", {"description": "browser rollout", "flows": {"onboarding": review}})["id"]
+            admin("POST", f"/v1/releases/{release}/activate?untested=true",
+                  {"rollout": {"percentage": 50, "guardrails": {"minSessions": 10, "tuning": 200}}})
+            for index in range(60):
+                created = admin("POST", "/v1/sessions", {"userId": f"rollout-user-{index}"})
+                session, token = created["session"]["id"], created["session"]["token"]
+                for action in ("onboarding.showSecond", "onboarding.completed"):
+                    try:
+                        admin("POST", f"/v1/sessions/{session}/actions", {"type": action}, token=token)
+                    except urllib.error.HTTPError:
+                        pass  # the release's refusal: what the guardrail counts
+            for _ in range(50):
+                if admin("GET", f"/v1/releases/{release}")["state"] == "rolled-back":
+                    break
+                time.sleep(0.1)
+            page.click("refresh-rollouts")
+            page.wait(f"Boolean(document.querySelector('[data-testid=rollout-verdict-{release}]'))")
+            verdict = page.js(f"document.querySelector('[data-testid=rollout-verdict-{release}]').textContent")
+            state = page.js(f"document.querySelector('[data-testid=rollout-state-{release}]').textContent")
+            self.check("report: a rolled-back rollout shows its state and a plain verdict",
+                       None if state == "rolled-back" and verdict.startswith("rolled back: refused actions") else "it does not",
+                       f"{state}: {verdict}")
         except (CDPError, urllib.error.URLError) as error:
             try:
                 shows = page.js("[location.href, document.readyState, document.body && document.body.dataset.state]")

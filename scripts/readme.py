@@ -18,7 +18,7 @@ A run block's `# → ` lines (a line of its own, or the end of a code line) are 
 line for line; a block without them must exit 0 and print no problem document. The environment
 gives what the README tells the user to have: `ADMIN` (the admin token `serve` printed), `KEY` (a
 client key, `fsk_…`), `HASH` (the user hash the Python snippet computes; the curl that sends it
-must be accepted) and, in Python blocks, the names `KEY`, `secret` and `user_id`. A Python block
+must be accepted) and, in Python blocks, the names `KEY`, `secret`, `user_id` and `ADMIN`. A Python block
 whose last statement is an expression has its value checked against the `# → ` line, as a REPL
 would print it.
 
@@ -185,7 +185,7 @@ def main():
         try:
             server.start()
             key = post(server.port, "/v1/client-keys", {"name": "readme"}, server.admin_token)["key"]
-            names = {"port": server.port, "values": {"KEY": key, "secret": USER_SECRET, "user_id": "ada"}}
+            names = {"port": server.port, "values": {"KEY": key, "secret": USER_SECRET, "user_id": "ada", "ADMIN": server.admin_token}}
             env = dict(os.environ, ADMIN=server.admin_token, KEY=key, PATH=bin_dir + os.pathsep + os.environ["PATH"])
             for block in blocks:
                 where = f"README line {block.line} ({block.language})"

@@ -27,6 +27,8 @@ extension Application {
         var start: @Sendable (_ releaseId: Int, _ flows: [String: Int], _ body: JSONValue?) throws(ResponseError) -> JSONValue?
         /// Ends the rollout of a release rolled back by hand (`RolloutService.stop`).
         var stop: @Sendable (_ releaseId: Int, _ reason: String) throws -> Void
+        /// The release with its rollout document as `rollout`, for the documents the routes answer.
+        var withRollout: @Sendable (ReleaseRecord) -> ReleaseRecord = { $0 }
     }
 
     /// What `RolloutService.Hooks` does to releases: a rollout reaching 100 % activates its
@@ -54,7 +56,7 @@ extension Application {
             writer.beginObject()
             writer.writeKey("releases")
             writer.beginArray()
-            for release in releases { writer.writeRawValue(Self.releaseDocument(release)) }
+            for release in releases { writer.writeRawValue(Self.releaseDocument(rollouts?.withRollout(release) ?? release)) }
             writer.endArray()
             writer.endObject()
             return .json(writer.takeBytes())
@@ -62,7 +64,7 @@ extension Application {
 
         router.adminRoute("GET", "/v1/releases/{id}", admin) { request throws(ResponseError) in
             let release = try Self.storedRelease(request, store: store, logger: logger)
-            return .json(Self.releaseDocument(release))
+            return .json(Self.releaseDocument(rollouts?.withRollout(release) ?? release))
         }
 
         router.adminRoute("POST", "/v1/releases", admin) { request throws(ResponseError) in
@@ -87,7 +89,7 @@ extension Application {
             if let tested = try Self.testRelease(release, suites: submission.suites, store: store, registry: registry, logger: logger) {
                 release = tested
             }
-            var response = Response.json(Self.releaseDocument(release), status: 201)
+            var response = Response.json(Self.releaseDocument(rollouts?.withRollout(release) ?? release), status: 201)
             response.headers["Location"] = "/v1/releases/\(release.id)"
             return response
         }
@@ -110,7 +112,7 @@ extension Application {
                                              type: ProblemType.invalidScenarios))
             }
             let tested = try Self.testRelease(release, suites: suites, store: store, registry: registry, logger: logger) ?? release
-            return .json(Self.releaseDocument(tested))
+            return .json(Self.releaseDocument(rollouts?.withRollout(tested) ?? tested))
         }
 
         router.adminRoute("POST", "/v1/releases/{id}/approve", admin, role: .publish) { request throws(ResponseError) in
@@ -118,7 +120,7 @@ extension Application {
             guard let release = try Self.releaseCall(logger, { try store.approveRelease(id: id, audit: admin.audit) }) else {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
             }
-            return .json(Self.releaseDocument(release))
+            return .json(Self.releaseDocument(rollouts?.withRollout(release) ?? release))
         }
 
         router.adminRoute("POST", "/v1/releases/{id}/activate", admin, role: .publish) { request throws(ResponseError) in
@@ -157,7 +159,7 @@ extension Application {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
             }
             try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
-            return .json(Self.releaseDocument(release))
+            return .json(Self.releaseDocument(rollouts?.withRollout(release) ?? release))
         }
 
         router.adminRoute("POST", "/v1/releases/{id}/rollback", admin, role: .publish) { request throws(ResponseError) in
@@ -191,7 +193,7 @@ extension Application {
                 }
             }
             try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
-            return .json(Self.releaseDocument(release))
+            return .json(Self.releaseDocument(rollouts?.withRollout(release) ?? release))
         }
     }
 

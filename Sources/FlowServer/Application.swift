@@ -20,6 +20,8 @@ public final class Application: Sendable {
     let access: AccessPolicy
     let registry: DefinitionRegistry
     let admin: AdminAuthorization
+    /// Releases rolling out to a share of new sessions, and their guardrail monitor.
+    let rollouts: RolloutService
     let bodyLimits: BodyLimits
     let logger: Logger
     private let router: Router
@@ -89,9 +91,17 @@ public final class Application: Sendable {
         self.access = access
         let events = SessionEvents(logger: logger, counters: metrics.events)
         self.events = events
+        let rollouts = RolloutService(store: store, logger: logger)
+        self.rollouts = rollouts
+        let releaseHooks = Self.releaseHooks(store: store, registry: registry, logger: logger)
+        rollouts.setHooks { hooks in
+            hooks.activate = releaseHooks.activate
+            hooks.rollBack = releaseHooks.rollBack
+        }
+        rollouts.start()
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
                                       shared: shared, counters: metrics.cluster, events: events,
-                                      refreshDefinitions: { sync?.refresh(force: true) })
+                                      refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts)
         self.sessions = sessions
         events.startHeartbeat(every: eventOptions.heartbeat)
         let tickets = StreamTickets(sessions: sessions, options: eventOptions, logger: logger)
@@ -118,7 +128,13 @@ public final class Application: Sendable {
         Self.addFlowTestRoutes(to: &router, registry: registry, admin: admin, limits: bodyLimits)
         Self.addAuditRoutes(to: &router, store: store, admin: admin, logger: logger)
         Self.addReleaseRoutes(to: &router, store: store, registry: registry, admin: admin, requireReview: requireReview,
+                              rollouts: ReleaseRollouts(
+                                  start: { id, flows, body throws(ResponseError) in
+                                      try Self.startRollout(rollouts, logger: logger, releaseId: id, flows: flows, body: body) },
+                                  stop: { id, reason in try rollouts.stop(releaseId: id, reason: reason) },
+                                  withRollout: { release in rollouts.withRollout(release) }),
                               limits: bodyLimits, logger: logger)
+        Self.addRolloutRoutes(to: &router, rollouts: rollouts, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)
         Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)

@@ -37,7 +37,12 @@ extension Request {
 /// A response that ends a handler early: `try body.get()` in a handler that catches it.
 struct ResponseError: Error {
     let response: Response
-    init(_ response: Response) { self.response = response }
+    /// The engine's refusal this answers, when it answers one (rollout guardrails count them).
+    var refusal: FlowError?
+    init(_ response: Response, refusal: FlowError? = nil) {
+        self.response = response
+        self.refusal = refusal
+    }
 }
 
 /// The `type` URIs of FlowStack's problem documents (RFC 9457 §3.1.1).
@@ -83,13 +88,17 @@ enum ProblemType {
     static let releaseStale = prefix + "release-stale"
     static let releaseSuperseded = prefix + "release-superseded"
     static let selfApproval = prefix + "self-approval"
+    /// 400: a rollout plan that does not read (`POST /v1/releases/{id}/activate`, `…/rollout`).
+    static let invalidRollout = prefix + "invalid-rollout"
+    /// 409: a rollout that cannot move that way now (another in progress, not rolling out, not a raise).
+    static let rolloutConflict = prefix + "rollout-conflict"
 
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
                       sessionContention, definitionsLoading, insufficientRole, nameInUse, invalidTransition, concurrentChange,
                       unsupportedMediaType, releaseState, testsFailed, releaseUntested, reviewRequired, releaseStale,
-                      releaseSuperseded, selfApproval]
+                      releaseSuperseded, selfApproval, invalidRollout, rolloutConflict]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

@@ -143,6 +143,7 @@ extension SessionService {
             } catch {
                 // The database not answering is no refusal of the item: the whole request fails.
                 guard error.response.status < 500 else { throw error }
+                if let refusal = error.refusal { rollouts?.refused(session.id, refusal) }
                 plan.results.append(BatchItemResult(key: item.key, status: .refused, version: nil))
                 plan.refusal = error.response.status == 412
                     ? Self.batchVersionMismatch(index: index, item: item, session: working).body
@@ -202,6 +203,10 @@ extension SessionService {
         let committed = Array(plan.steps.prefix(failure ?? plan.steps.count))
         for step in committed where !step.userChanges.isEmpty {
             users.apply(step.userChanges, to: step.next.userId)
+        }
+        for step in committed {
+            rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
+                              userChanges: step.userChanges)
         }
         let publish: @Sendable () -> Void = { [events] in
             // Before the answer, and before the session's next commit can start: streams get

@@ -24,10 +24,14 @@ final class SessionService: Sendable {
     /// Reads the definitions again from the database now (a session of a flow version another
     /// node just stored).
     let refreshDefinitions: @Sendable () -> Void
+    /// The rollout in progress, if any: new sessions are put on one of its sides, and their
+    /// refusals, dead ends and conversions counted (off the action's path).
+    let rollouts: RolloutService?
 
     init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
-         refreshDefinitions: @escaping @Sendable () -> Void = {}) {
+         refreshDefinitions: @escaping @Sendable () -> Void = {}, rollouts: RolloutService? = nil) {
+        self.rollouts = rollouts
         self.events = events ?? SessionEvents(logger: logger)
         self.store = store
         self.registry = registry
@@ -54,6 +58,8 @@ final class SessionService: Sendable {
         var exclusions: [(experiment: String, variant: String)] = []
         /// Flows whose live version the client cannot render: the version it runs instead.
         var fallbacks: [String: Int] = [:]
+        /// The side of the rollout in progress the session is on.
+        var rollout: RolloutService.Assignment?
     }
 
     /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it;
@@ -89,13 +95,21 @@ final class SessionService: Sendable {
                 versions[flow] = version
             }
         }
+        // A release rolling out: its side runs the release's versions (over any experiment's pin
+        // of the same flow); the old side runs what is live. A node that has not loaded the
+        // release's versions yet keeps the session on the old side, and out of the counts.
+        var rollout = rollouts?.assign(userId: userId)
+        if let assignment = rollout, assignment.onRelease {
+            let released = versions.merging(assignment.flows) { _, release in release }
+            if registry.catalog(for: released) != nil { versions = released } else { rollout = nil }
+        }
         let context = FlowContext(userId: userId, attributes: attributes, traits: traits,
                                   flags: flagValues, user: userState)
         guard let catalog = registry.catalog(for: versions) else {
             throw ResponseError(.problem(500, "The flow versions for this session are not all stored."))
         }
         return Start(context: context, catalog: catalog, versions: versions, evaluations: evaluations, exposures: exposures,
-                     exclusions: exclusions, fallbacks: fallbacks)
+                     exclusions: exclusions, fallbacks: fallbacks, rollout: rollout)
     }
 
     /// Makes a session for `input`, stores it, caches it; returns it with its token.
@@ -132,6 +146,9 @@ final class SessionService: Sendable {
             flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now,
             client: input.client?.jsonText)
         try storage { try store.insert(record, exposures: exposures, exclusions: start.exclusions, firstFeature: tree.top?.feature) }
+        if let assignment = start.rollout {
+            rollouts?.sessionStarted(session.id, assignment, tree: tree, catalog: catalog, context: context)
+        }
         _ = session.cachedStateDocument()
         let slot = cache.pin(session.id)
         slot.state.withLock { $0.session = session }
@@ -356,6 +373,7 @@ final class SessionService: Sendable {
                 contents.session = nil
                 return act(request.rechecking(), attempt: attempt, slot: slot, answer: answer, &contents)
             }
+            if let refusal = error.refusal { rollouts?.refused(request.id, refusal) }
             let response = error.response
             return { answer.complete(response) }
         }
@@ -383,11 +401,13 @@ final class SessionService: Sendable {
                 users.apply(step.userChanges, to: step.next.userId)
             }
             let response = Self.stateResponse(version: step.next.version, body: step.answer ?? step.body)
-            endTurn(on: slot, { $0.session = step.next }, then: { [events] in
+            endTurn(on: slot, { $0.session = step.next }, then: { [events, rollouts] in
                 // Before the answer, and before the session's next commit can start: streams
                 // get versions in order.
                 events.published(sessionId: id, version: step.next.version, document: step.body)
                 answer.complete(response)
+                rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
+                                  userChanges: step.userChanges)
             })
         case .failure(CommitError.versionConflict) where attempt < (shared ? Self.sharedConflictRetries : 2):
             // The database moved past the cached state: another node wrote the session (on a
@@ -484,7 +504,7 @@ final class SessionService: Sendable {
         do throws(FlowError) {
             outcome = try FlowEngine.apply(action, to: session.tree, catalog: session.catalog, context: session.context)
         } catch {
-            throw ResponseError(Self.problem(for: error))
+            throw ResponseError(Self.problem(for: error), refusal: error)
         }
         var next = session
         next.version += 1

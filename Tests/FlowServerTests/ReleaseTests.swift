@@ -348,8 +348,9 @@ struct ReleaseTests {
         #expect(try test.direct.send("GET", "/v1/flows/login", headers: Self.admin).json["version"] == 1)
         let last = try #require(try test.store.auditLog(after: 0, limit: 1000).last)
         #expect(last.action == "release.rollback" && last.credential == "rollout:2" && last.detail == "refusals 12/100 on the release vs 2/100 before")
-        // Without the rollouts, an activation's rollout member is unknown.
-        #expect(try test.direct.send("POST", "/v1/releases/2/activate", body: #"{"rollout": {"percentage": 10}}"#, headers: Self.admin).status == 400)
+        // A rollout of a release rolled back is refused as its activation would be.
+        let again = try test.direct.send("POST", "/v1/releases/2/activate", body: #"{"rollout": {"percentage": 10}}"#, headers: Self.admin)
+        #expect(again.status == 409 && again.json["code"] == "release-state", "\(again.text)")
     }
 
     /// Sessions created while a release goes live, through a real socket from another thread,
