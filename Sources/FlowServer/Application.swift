@@ -112,6 +112,7 @@ public final class Application: Sendable {
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlowTestRoutes(to: &router, registry: registry, admin: admin, limits: bodyLimits)
+        Self.addReplayRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addAuditRoutes(to: &router, store: store, admin: admin, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)

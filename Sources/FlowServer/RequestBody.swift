@@ -64,10 +64,13 @@ enum ProblemType {
     /// 503: a flow version another node stored is not loaded on this node yet.
     static let definitionsLoading = prefix + "definitions-loading"
 
+    /// 422: a replay names a flow version that is not stored.
+    static let unknownFlowVersion = prefix + "unknown-flow-version"
+
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
-                      sessionContention, definitionsLoading]
+                      sessionContention, definitionsLoading, unknownFlowVersion]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }
