@@ -11,7 +11,7 @@ import Foundation
 struct Flows: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Work with flow definition files.",
-        subcommands: [Validate.self, Graph.self, Test.self])
+        subcommands: [Validate.self, Graph.self, Test.self, Replay.self])
 
     /// Reads and parses definition files; each unreadable file and each problem is reported as
     /// `FILE:POINTER: message`; `unreadable` says whether a file could not be read, `failed`
