@@ -99,6 +99,16 @@ struct ReplayAPITests {
         #expect(response.json["errors"][0]["pointer"].stringValue == pointer)
     }
 
+    /// The replay page and its script are served from the binary; the report page links to it.
+    @Test func replayPageIsServed() throws {
+        let test = try TestApp()
+        let page = try test.direct.send("GET", "/playground/replay.html")
+        #expect(page.status == 200)
+        #expect(page.text.contains("/playground/replay.js") && page.text.contains("data-testid=\"replay-table\""))
+        #expect(try test.direct.send("GET", "/playground/replay.js").status == 200)
+        #expect(try test.direct.send("GET", "/playground/report.html").text.contains("/playground/replay.html"))
+    }
+
     /// Replays are an admin route.
     @Test func needsTheAdminToken() throws {
         let test = try TestApp()
