@@ -3,6 +3,7 @@ import FlowEngine
 import FlowStore
 import Foundation
 import HTTPServer
+import Locking
 import JSON
 import Logging
 
@@ -109,13 +110,7 @@ extension Application {
             } catch {
                 throw SessionService.storageFailure(error, logger: logger)
             }
-            for recorded in batch {
-                guard let run = Self.recordedRun(recorded, versions: replay.versions, registry: registry, store: store) else {
-                    report.skipped += 1
-                    continue
-                }
-                report.add(SessionReplay.replay(run.session, on: run.candidate))
-            }
+            report.merge(Self.replayBatch(batch, versions: replay.versions, registry: registry, store: store))
             remaining -= batch.count
             guard batch.count == wanted, let last = batch.last else { break }
             cursor = last.cursor
@@ -123,6 +118,25 @@ extension Application {
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         return replayReportJSON(report, replay: replay, since: since, milliseconds: milliseconds)
+    }
+
+    /// Replays one batch in parts on every core (the engine is pure; each part counts its own).
+    static func replayBatch(_ batch: [RecordedSessionRecord], versions: [String: Int], registry: DefinitionRegistry,
+                            store: any FlowStore) -> ReplayReport {
+        let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, batch.count / 50))
+        let reports = PThreadMutex<[ReplayReport]>([])
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            var report = ReplayReport()
+            for index in stride(from: part, to: batch.count, by: parts) {
+                guard let run = Self.recordedRun(batch[index], versions: versions, registry: registry, store: store) else {
+                    report.skipped += 1
+                    continue
+                }
+                report.add(SessionReplay.replay(run.session, on: run.candidate))
+            }
+            reports.withLock { $0.append(report) }
+        }
+        return reports.withLock { $0 }.reduce(into: ReplayReport()) { $0.merge($1) }
     }
 
     /// The recorded session ready to replay and the catalog it replays on, or nil when it
