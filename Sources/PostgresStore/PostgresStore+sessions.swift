@@ -361,7 +361,7 @@ extension PostgresStore {
         let statement: PGStatement
         if let cursor {
             statement = PGStatement(columns + """
-                 WHERE created_at >= $1::text AND (created_at, id) < ($2::text, $3::text)
+                 WHERE created_at >= $1::text AND created_at <= $2::text AND (created_at < $2::text OR id < $3::text)
                 ORDER BY created_at DESC, id DESC LIMIT $4::bigint
                 """, [.text(since), .text(cursor.createdAt), .text(cursor.id), .integer(limit)])
         } else {

@@ -309,14 +309,17 @@ extension SQLiteStore {
     }
 
     /// One read transaction per batch: a range scan of `sessions_by_created_at` from the
-    /// cursor down, then each session's log through `actions_by_session`.
+    /// cursor down, then each session's log through `actions_by_session`. The cursor is a
+    /// range on `created_at` plus a filter, not `created_at < ? OR (created_at = ? AND id < ?)`:
+    /// SQLite 3.40 plans that OR as two index searches and a sort of every row below the cursor,
+    /// which made each batch read the whole window (100,000 sessions replayed in minutes).
     public func recordedSessions(createdSince since: String, before cursor: RecordedSessionCursor?, limit: Int,
                                  maxActions: Int) throws -> [RecordedSessionRecord] {
         try pool.read { db in
             let rows: [Row]
             if let cursor {
                 rows = try Row.fetchAll(db.cachedStatement(sql: """
-                    SELECT * FROM sessions WHERE created_at >= ? AND (created_at < ? OR (created_at = ? AND id < ?))
+                    SELECT * FROM sessions WHERE created_at >= ? AND created_at <= ? AND (created_at < ? OR id < ?)
                     ORDER BY created_at DESC, id DESC LIMIT ?
                     """), arguments: [since, cursor.createdAt, cursor.createdAt, cursor.id, limit])
             } else {
