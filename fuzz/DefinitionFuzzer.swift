@@ -34,7 +34,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var documents = sampleDocuments.filter { $0.name != name }
     documents.append((name: name, bytes: bytes))
     let (catalog, problems) = FlowCatalog.parse(documents, limits: bodyLimits)
-    _ = catalog.validate()
+    _ = catalog.validate(flags: ["eu-face-scan": [true, false]])  // the flag warnings too
     _ = problems.map(\.description)
     guard problems.isEmpty else { return 0 }
     for context in walkContexts { walk(catalog, context: context) }

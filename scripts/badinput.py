@@ -701,6 +701,28 @@ def corpus(ctx):
     add("client-keys", "userHash not a string", "POST", sessions, [], j({"userId": "a", "userHash": 5}), expect=(400,))
     add("client-keys", "userHash of 129 characters", "POST", sessions, [], j({"userId": "a", "userHash": "0" * 129}), expect=(400,))
 
+    # --- admin keys (named, with a role): bad requests, credentials that are not live keys, roles too low
+    admin_keys, reader = "/v1/admin-keys", [("Authorization", "Bearer " + ctx["read_key"])]
+    for name, body in [("not an object", b"[]"), ("no role", j({"name": "x"})), ("no name", j({"role": "read"})),
+                       ("an unknown role", j({"name": "x", "role": "owner"})), ("role in capitals", j({"name": "x", "role": "READ"})),
+                       ("role not a string", j({"name": "x", "role": ["read"]})), ("name of 101 characters", j({"name": "n" * 101, "role": "read"})),
+                       ("control character in the name", j({"name": "a\u0001b", "role": "read"})),
+                       ("unknown field", j({"name": "x", "role": "read", "scope": "all"})), ("invalid JSON", b'{"name":')]:
+        add("admin-keys", f"create: {name}", "POST", admin_keys, adm, body, expect=(400,))
+    add("admin-keys", "create a second live key of a name", "POST", admin_keys, adm, j({"name": "badinput-read", "role": "edit"}), expect=(409,))
+    for name, headers in [("no credential", []), ("a session token", auth), ("a client key", [("Authorization", "Bearer " + ctx["client_key"])]),
+                          ("a made-up admin key", [("Authorization", "Bearer fsa_made-up")]),
+                          ("an admin key of 4,000 characters", [("Authorization", "Bearer fsa_" + "k" * 3996)])]:
+        add("admin-keys", f"list with {name}", "GET", admin_keys, headers, expect=(401,))
+        add("admin-keys", f"read flows with {name}", "GET", "/v1/flows", headers, expect=(401,))
+    add("admin-keys", "create with a read key", "POST", admin_keys, reader, j({"name": "x", "role": "admin"}), expect=(403,))
+    add("admin-keys", "list with a read key", "GET", admin_keys, reader, expect=(403,))
+    add("admin-keys", "a flag PUT with a read key", "PUT", "/v1/flags/bi-split", reader, j({"variants": {"on": True}, "defaultVariant": "on"}),
+        expect=(403,))
+    add("admin-keys", "activate with a read key", "POST", "/v1/flows/onboarding/versions/1/activate", reader, expect=(403,))
+    add("admin-keys", "revoke an unknown key", "DELETE", f"{admin_keys}/ak_unknown", adm, expect=(404,))
+    add("admin-keys", "revoke a key id of 300 characters", "DELETE", f"{admin_keys}/" + "k" * 300, adm, expect=(404,))
+
     # --- OFREP (client keys; the protocol's error bodies)
     ofrep_one, ofrep_all = "/ofrep/v1/evaluate/flags/eu-face-scan", "/ofrep/v1/evaluate/flags"
     client = [("X-API-Key", ctx["client_key"])]
@@ -1042,6 +1064,8 @@ def set_up(server):
     # A client key for the OFREP cases; a flag split on the user id (to ask without one) and one
     # split on a device attribute (to send one of the wrong type).
     ctx["client_key"] = post_json(port, "/v1/client-keys", {"name": "badinput"}, auth(ctx["admin"]))["key"]
+    # An admin key that may only read, for the cases of a role too low.
+    ctx["read_key"] = post_json(port, "/v1/admin-keys", {"name": "badinput-read", "role": "read"}, auth(ctx["admin"]))["key"]
     split = {"variants": {"on": True, "off": False}, "defaultVariant": "off", "split": [{"variant": "on", "weight": 1}]}
     for key, flag in [("bi-split", split), ("bi-device", dict(split, hashAttribute="deviceId"))]:
         answer = request(port, "PUT", f"/v1/flags/{key}", auth(ctx["admin"]), j(flag))

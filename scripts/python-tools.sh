@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.build/python
 tools=(openapi-spec-validator==0.9.0 schemathesis==4.32.5 openfeature-sdk==0.10.0 openfeature-provider-ofrep==0.3.0 growthbook==4.0.0 gbstats==0.8.0)
+# jsonschema: the validator scripts/schemas.py checks schemas/*.schema.json and the shipped files with.
+tools+=(jsonschema==4.26.0)
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import venv" 2>/dev/null; then
     rm -rf "$venv"
     if ! python3 -m venv "$venv" >/dev/null 2>&1; then

@@ -63,11 +63,35 @@ tok=$(printf '%s' "$created" | sed -E 's/^\{"session":\{"id":"([^"]+)","token":"
 curl -s "$base/v1/sessions/$sid/actions" -H "Authorization: Bearer $tok" -d '{"type":"onboarding.showSecond"}' >/dev/null
 curl -s "$base/v1/sessions/$sid/actions" -H "Authorization: Bearer $tok" -d '{"type":"onboarding.completed"}' >/dev/null
 kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null
-"$bin" serve --port "$port" --db "$db" >"$work/out2.log" 2>"$work/err.log" &
+FLOWSTACK_ADMIN_TOKEN= "$bin" serve --port "$port" --db "$db" >"$work/out2.log" 2>"$work/err.log" &
 server_pid=$!
-for _ in $(seq 100); do curl -fs "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 100); do curl -fs "$base/healthz" >/dev/null 2>&1 && grep -q "listening" "$work/out2.log" && break; sleep 0.1; done
 after=$(curl -s "$base/v1/sessions/$sid" -H "Authorization: Bearer $tok")
 check "state survives kill -9 (version 2, at home)" sh -c "printf '%s' '$after' | grep -q '\"version\":2,.*\"top\":{\"id\":\"[a-z0-9]*\",\"feature\":\"home.first\"'"
+
+# the admin token made at the first start is kept (hashed) in the database: a restart prints no
+# new one and takes the first; admin-token --reset replaces it while the server runs
+admin=$(sed -n 's/^admin token .*: \([0-9a-f]*\)$/\1/p' "$work/out.log")
+status_of() { curl -s -o /dev/null -w '%{http_code}' "${2:-$base}/v1/flows" -H "Authorization: Bearer $1"; }
+check "a restart prints no new admin token" sh -c "grep -q '^admin token: the one printed' '$work/out2.log' && ! grep -q '[0-9a-f]\{64\}' '$work/out2.log'"
+check "a restart keeps the admin token" test "$(status_of "$admin")" = 200
+"$bin" admin-token --reset --db "$db" >"$work/reset.log" 2>&1
+new_admin=$(sed -n 's/^admin token .*: \([0-9a-f]\{64\}\)$/\1/p' "$work/reset.log")
+check "admin-token --reset prints a new token" sh -c "test -n '$new_admin' && test '$new_admin' != '$admin'"
+check "the new token opens the running server" test "$(status_of "$new_admin")" = 200
+check "the old token is refused at once" test "$(status_of "$admin")" = 401
+"$bin" admin-token --db "$db" >"$work/noreset.log" 2>&1; status=$?
+check "admin-token without --reset exits 2 and says why" sh -c "test $status -eq 2 && grep -q 'cannot be shown' '$work/noreset.log'"
+# the server that made the token at its first start takes a reset too (it reads the kept hash)
+FLOWSTACK_ADMIN_TOKEN= "$bin" serve --port 0 --db "$work/fresh.sqlite" >"$work/fresh.log" 2>&1 &
+fresh_pid=$!
+fresh_base="http://127.0.0.1:$(listening_port "$work/fresh.log")"
+made=$(sed -n 's/^admin token .*: \([0-9a-f]\{64\}\)$/\1/p' "$work/fresh.log")
+"$bin" admin-token --reset --db "$work/fresh.sqlite" >"$work/fresh-reset.log" 2>&1
+fresh=$(sed -n 's/^admin token .*: \([0-9a-f]\{64\}\)$/\1/p' "$work/fresh-reset.log")
+check "a reset reaches the server that made the token (new 200, made 401)" \
+    test "$(status_of "$fresh" "$fresh_base") $(status_of "$made" "$fresh_base")" = "200 401"
+kill -TERM "$fresh_pid"; wait "$fresh_pid"
 
 if [ "$kind" = sqlite ]; then
 # an online backup while serving, and a restore from it

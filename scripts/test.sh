@@ -33,6 +33,10 @@ scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
 # The sample app's flow tests (flows/tests/), offline, as a team would run its own in CI.
 "$bin" flows test flows/tests
+# The JSON Schemas (schemas/) against every shipped file and the reference page's examples, both
+# ways (what the schema refuses the server refuses, what it accepts the server accepts), with the
+# pinned jsonschema; the page and the schemas name every keyword the parsers accept.
+"$tools/python" scripts/schemas.py "$bin"
 # The README's other shell and Python blocks (the curl sessions are smoke.sh's), its first command included.
 "$tools/python" scripts/readme.py "$bin"
 python3 scripts/browser.py "$bin"

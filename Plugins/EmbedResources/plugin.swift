@@ -1,4 +1,4 @@
-// Build-tool plugin: embeds the repo's migrations/, flows/, flags/, playground/ and openapi.yaml into
+// Build-tool plugin: embeds the repo's migrations/, flows/, flags/, schemas/, playground/ and openapi.yaml into
 // the binary, so the one copy at the repo root is what every build (local, CI, Docker image) serves.
 import Foundation
 import PackagePlugin
@@ -21,6 +21,7 @@ struct EmbedResources: BuildToolPlugin {
             inputs = [root.appending(path: "openapi.yaml")]
                 + (try files(in: root.appending(path: "flows"), withExtension: "json"))
                 + (try files(in: root.appending(path: "flags"), withExtension: "json"))
+                + (try files(in: root.appending(path: "schemas"), withExtension: "json"))
                 + (try files(in: root.appending(path: "playground"), withExtensions: ["html", "css", "js", "svg"]))
         default:
             return []

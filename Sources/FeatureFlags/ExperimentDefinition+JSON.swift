@@ -4,7 +4,7 @@ import JSON
 
 extension ExperimentDefinition {
     /// The members an experiment may have; anything else is refused.
-    static let members = ["variants", "coverage", "seed", "hashAttribute", "when", "enabled", "description"]
+    static let members = ["variants", "coverage", "seed", "hashAttribute", "when", "enabled", "status", "winner", "description"]
     /// The members a variant may have.
     static let variantMembers = ["key", "weight", "flows"]
 
@@ -39,12 +39,27 @@ extension ExperimentDefinition {
             when = TargetingCondition.parse(value, at: root.appending("when"), reader: &reader)
         }
         let enabled = reader.optionalBool(object, "enabled", at: root)
+        let status = parseStatus(object["status"], at: root.appending("status"), reader: &reader)
+        let winner = reader.optionalString(object, "winner", at: root)
+        if let variants, let status, winner != nil || object["winner"] == nil {
+            checkWinner(winner, status: status, variantKeys: variants.map(\.key), at: root.appending("winner"), reader: &reader)
+        }
         let description = reader.optionalString(object, "description", at: root, allowEmpty: true)
 
-        guard reader.problems.isEmpty, let variants else { return nil }
+        guard reader.problems.isEmpty, let variants, let status else { return nil }
         return ExperimentDefinition(
             variants: variants, coverage: coverage, seed: seed, hashAttribute: hashAttribute ?? defaultHashAttribute,
-            when: when, enabled: enabled ?? true, description: description)
+            when: when, enabled: enabled ?? true, status: status, winner: winner, description: description)
+    }
+
+    /// `status`: one of the lifecycle's names; absent is `running`.
+    static func parseStatus(_ json: JSONValue?, at path: JSONPointer, reader: inout DefinitionReader) -> Status? {
+        guard let json else { return .running }
+        guard case .string(let name) = json, let status = Status(rawValue: name) else {
+            reader.report(path, "\"status\" must be one of \(DefinitionReader.list(Status.names)), found \(DefinitionReader.describe(json))")
+            return nil
+        }
+        return status
     }
 
     static func parseVariants(_ json: JSONValue?, at path: JSONPointer, reader: inout DefinitionReader) -> [Variant]? {
@@ -112,7 +127,7 @@ extension ExperimentDefinition {
     }
 
     /// The experiment in the JSON form it is read from; members at their defaults
-    /// (`coverage: 1`, `enabled: true`, `hashAttribute: "userId"`) are left out.
+    /// (`coverage: 1`, `enabled: true`, `hashAttribute: "userId"`, `status: "running"`) are left out.
     public var jsonValue: JSONValue {
         var object = JSONObject()
         object["variants"] = .array(variants.map { variant in
@@ -129,6 +144,8 @@ extension ExperimentDefinition {
         if hashAttribute != Self.defaultHashAttribute { object["hashAttribute"] = .string(hashAttribute) }
         if let when { object["when"] = when.jsonValue }
         if !enabled { object["enabled"] = false }
+        if status != .running { object["status"] = .string(status.rawValue) }
+        if let winner { object["winner"] = .string(winner) }
         if let description { object["description"] = .string(description) }
         return .object(object)
     }

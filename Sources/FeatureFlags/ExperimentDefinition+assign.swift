@@ -8,8 +8,8 @@ extension ExperimentDefinition {
     /// `hashVersion: 2`: `n = hash(seed, value, 2)`, `ranges = bucketRanges(count, coverage,
     /// weights)`, `chooseVariation(n, ranges)`.
     ///
-    /// `nil` (the session is not in the experiment) when the experiment is disabled or has no
-    /// variants, when `when` does not hold, when the hash attribute is missing, empty or not a
+    /// `nil` (the session is not in the experiment) when the experiment is disabled, not
+    /// running (a draft, stopped or concluded experiment assigns nobody) or has no variants, when `when` does not hold, when the hash attribute is missing, empty or not a
     /// string or number, or when `n` falls outside every range (coverage below 1).
     ///
     /// `key` is the experiment's key (it lives in the URL, not in the definition) and is the
@@ -20,7 +20,7 @@ extension ExperimentDefinition {
     /// // "short"
     /// ```
     public func assign(key: String, context: EvaluationContext) -> ExperimentAssignment? {
-        guard enabled, !variants.isEmpty else { return nil }
+        guard assignsSessions else { return nil }
         if let when, !when.matches(context) { return nil }
         guard case .value(let hashValue) = context.hashInput(for: hashAttribute) else { return nil }
         guard let n = Bucketing.hash(seed: seed ?? key, value: hashValue, version: Self.hashVersion) else { return nil }

@@ -8,7 +8,8 @@ extension ExperimentDefinition {
     /// session created for this context records in `state.experiments`), with reason `SPLIT`.
     ///
     /// Not in it, there is no value (`null`) and no variant, and the reason says why as a flag
-    /// would: `DISABLED` for an experiment switched off, `DEFAULT` when its `when` does not
+    /// would: `DISABLED` for an experiment switched off or not running (draft, stopped,
+    /// concluded: it assigns no new session), `DEFAULT` when its `when` does not
     /// hold, the hash falls outside the coverage, or the hash attribute is missing. A hash
     /// attribute that cannot be hashed (a boolean, an array, an object) is `ERROR` with
     /// `INVALID_CONTEXT`, as for a flag's split; with `requiringTargetingKey`, a missing
@@ -20,7 +21,7 @@ extension ExperimentDefinition {
     /// // value "short", variant "short", reason SPLIT
     /// ```
     public func evaluate(key: String, context: EvaluationContext, requiringTargetingKey: Bool = false) -> EvaluationDetails {
-        guard enabled, !variants.isEmpty else { return EvaluationDetails(value: .null, variant: nil, reason: .disabled) }
+        guard assignsSessions else { return EvaluationDetails(value: .null, variant: nil, reason: .disabled) }
         if let assignment = assign(key: key, context: context) {
             return EvaluationDetails(value: .string(assignment.variantKey), variant: assignment.variantKey, reason: .split)
         }

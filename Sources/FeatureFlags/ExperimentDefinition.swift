@@ -84,8 +84,59 @@ public struct ExperimentDefinition: Sendable, Equatable {
     public var when: TargetingCondition?
     /// A disabled experiment assigns nobody.
     public var enabled: Bool
+    /// Where the experiment is in its lifecycle; only a running one assigns new sessions.
+    public var status: Status
+    /// The variant made live when the experiment was concluded; `nil` unless ``status`` is
+    /// ``Status/concluded``.
+    public var winner: String?
     /// Free text for the people who run the experiment.
     public var description: String?
+
+    /// An experiment's lifecycle: `draft` → `running` ⇄ `stopped`, and `running` or `stopped` →
+    /// `concluded` (final). A definition without `status` is `running`, so experiments stored
+    /// before the lifecycle existed keep assigning.
+    public enum Status: String, Sendable, Equatable, CaseIterable {
+        /// Stored and reported, assigns nobody yet.
+        case draft
+        /// Assigns new sessions.
+        case running
+        /// Assigns nobody; sessions already in it keep their variant and pinned versions.
+        case stopped
+        /// Stopped for good with a ``ExperimentDefinition/winner`` whose pins were made live.
+        case concluded
+
+        /// The names in the order of the lifecycle, for messages.
+        public static let names = allCases.map(\.rawValue)
+
+        /// Whether an experiment in this state may be moved to `next`; staying put is allowed
+        /// (a PUT that changes only the coverage keeps its status).
+        ///
+        /// ```swift
+        /// ExperimentDefinition.Status.stopped.canMove(to: .running)    // true: a restart, same buckets
+        /// ExperimentDefinition.Status.concluded.canMove(to: .running)  // false: concluded is final
+        /// ```
+        public func canMove(to next: Status) -> Bool {
+            if next == self { return self != .concluded }
+            switch (self, next) {
+            case (.draft, .running), (.draft, .stopped), (.running, .stopped), (.stopped, .running),
+                (.running, .concluded), (.stopped, .concluded):
+                return true
+            default:
+                return false
+            }
+        }
+    }
+
+    /// Whether the experiment puts new sessions into a variant: enabled and running.
+    public var assignsSessions: Bool {
+        enabled && status == .running && !variants.isEmpty
+    }
+
+    /// The winning variant of a concluded experiment.
+    public var winningVariant: Variant? {
+        guard status == .concluded, let winner else { return nil }
+        return variants.first { $0.key == winner }
+    }
 
     /// The attribute hashed when the definition names none.
     public static let defaultHashAttribute = "userId"
@@ -94,7 +145,7 @@ public struct ExperimentDefinition: Sendable, Equatable {
     public init(
         variants: [Variant], coverage: Double = 1, seed: String? = nil,
         hashAttribute: String = ExperimentDefinition.defaultHashAttribute, when: TargetingCondition? = nil,
-        enabled: Bool = true, description: String? = nil
+        enabled: Bool = true, status: Status = .running, winner: String? = nil, description: String? = nil
     ) {
         self.variants = variants
         self.coverage = coverage
@@ -102,6 +153,8 @@ public struct ExperimentDefinition: Sendable, Equatable {
         self.hashAttribute = hashAttribute
         self.when = when
         self.enabled = enabled
+        self.status = status
+        self.winner = winner
         self.description = description
     }
 
@@ -151,6 +204,7 @@ public struct ExperimentDefinition: Sendable, Equatable {
         if hashAttribute.isEmpty {
             reader.report(root.appending("hashAttribute"), "\"hashAttribute\" must not be empty; omit it to use \"userId\"")
         }
+        Self.checkWinner(winner, status: status, variantKeys: variants.map(\.key), at: root.appending("winner"), reader: &reader)
         return reader.problems
     }
 
@@ -192,6 +246,23 @@ public struct ExperimentDefinition: Sendable, Equatable {
         if weights.count == variants.count {
             reader.checkWeightSum(weights, at: path)
         }
+    }
+
+    /// A concluded experiment names its winner, one of its variants; any other has none.
+    static func checkWinner(
+        _ winner: String?, status: Status, variantKeys: [String], at path: JSONPointer, reader: inout DefinitionReader
+    ) {
+        guard let winner else {
+            if status == .concluded {
+                reader.report(path, "missing \"winner\": a concluded experiment names the variant whose flows were made live, one of \(DefinitionReader.abbreviatedList(variantKeys))")
+            }
+            return
+        }
+        guard status == .concluded else {
+            reader.report(path, "\"winner\" is only for a concluded experiment (\"status\": \"concluded\"); this one is \(DefinitionReader.quoted(status.rawValue))")
+            return
+        }
+        reader.checkReference(winner, among: VariantNames(variantKeys), at: path)
     }
 
     /// A pin names a flow and a version from 1 up. Whether that version exists is the

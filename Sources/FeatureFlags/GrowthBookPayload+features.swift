@@ -71,7 +71,7 @@ extension GrowthBookPayload {
     /// ```
     public static func feature(experiment: ExperimentDefinition, key: String) throws(Untranslatable) -> JSONValue {
         let root = JSONPointer()
-        guard experiment.enabled, !experiment.variants.isEmpty else { return ["defaultValue": nil, "rules": []] }
+        guard experiment.assignsSessions else { return ["defaultValue": nil, "rules": []] }
         let hashAttribute = try attributeName(experiment.hashAttribute, at: root.appending("hashAttribute"))
         let when = try experiment.when.map { (when) throws(Untranslatable) in try condition(when, at: root.appending("when")) }
         let keys = experiment.variants.map(\.key)

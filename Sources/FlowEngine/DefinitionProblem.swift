@@ -14,13 +14,34 @@ public struct DefinitionProblem: Sendable, Equatable, Hashable, CustomStringConv
     public var path: String
     /// What is wrong and what was expected.
     public var message: String
+    /// Whether the problem refuses the definition (``Severity/error``) or is only shown
+    /// (``Severity/warning``: something that may be right, such as a flag defined later).
+    public var severity: Severity
 
-    public init(path: String, message: String) {
-        self.path = path
-        self.message = message
+    /// How much a problem matters.
+    public enum Severity: String, Sendable, Hashable {
+        /// The definition is refused.
+        case error
+        /// The definition is accepted; the problem is shown beside the answer.
+        case warning
     }
 
-    public var description: String { "\(path.isEmpty ? "/" : path): \(message)" }
+    public init(path: String, message: String, severity: Severity = .error) {
+        self.path = path
+        self.message = message
+        self.severity = severity
+    }
+
+    public var isWarning: Bool { severity == .warning }
+
+    public var description: String { "\(path.isEmpty ? "/" : path): \(isWarning ? "warning: " : "")\(message)" }
+}
+
+extension Array where Element == DefinitionProblem {
+    /// The problems that refuse a definition.
+    public var errors: [DefinitionProblem] { filter { !$0.isWarning } }
+    /// The problems that are only shown.
+    public var warnings: [DefinitionProblem] { filter(\.isWarning) }
 }
 
 /// Every problem found in a definition; thrown by parsing, which collects them all rather than

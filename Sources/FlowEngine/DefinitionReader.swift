@@ -395,6 +395,21 @@ struct DefinitionReader {
         } else {
             report(path, "a rule needs a do list of effects, such as \"do\": [{\"push\": \"feature\"}]")
         }
+        // A bubble rule passes the action on before params or interactivity are looked at
+        // (DefinitionDelegate): only the rule that handles the action enforces them, so here they
+        // would look like a check that never runs.
+        if effects == [.bubble] {
+            if declaresParams {
+                report(
+                    path.appending("params"),
+                    "params are checked only by the rule that handles the action, and this rule only bubbles it, so they would never be enforced; declare them on the parent flow's rule that handles it")
+            }
+            if interactive {
+                report(
+                    path.appending("interactive"),
+                    "interactive is decided by the rule that handles the action, and this rule only bubbles it; set it on the parent flow's rule that handles it")
+            }
+        }
         if declaresParams {
             for reference in paramReferences {
                 let name = JSONValue.string(reference.name).jsonText

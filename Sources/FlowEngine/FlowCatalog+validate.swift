@@ -11,7 +11,11 @@ extension FlowCatalog {
     /// Problems inside one document (unknown keys, wrong types, unknown effects, shadowed rules,
     /// out-of-range tabs, `bubble` mixed with other effects) are found when it is parsed, since a
     /// ``FlowDefinition`` cannot hold them; ``FlowCatalog/parse(_:limits:)`` reports both kinds.
-    public func validate(rootFlow: String = FlowCatalog.rootFlowName) -> [DefinitionProblem] {
+    ///
+    /// With `flags` (each defined flag's key and its variants' values), conditions on flags are
+    /// checked too and reported as warnings (``DefinitionProblem/Severity/warning``): refuse on
+    /// `problems.errors` only.
+    public func validate(rootFlow: String = FlowCatalog.rootFlowName, flags: [String: [JSONValue]]? = nil) -> [DefinitionProblem] {
         var problems: [DefinitionProblem] = []
         if definitions[rootFlow] == nil {
             problems.append(DefinitionProblem(
@@ -20,8 +24,8 @@ extension FlowCatalog {
         }
         for name in names {
             let prefix = JSONPointer([name])
-            for problem in self.problems(for: name) {
-                problems.append(DefinitionProblem(path: prefix.description + problem.path, message: problem.message))
+            for problem in self.problems(for: name, flags: flags) {
+                problems.append(DefinitionProblem(path: prefix.description + problem.path, message: problem.message, severity: problem.severity))
             }
         }
         return problems
@@ -29,8 +33,9 @@ extension FlowCatalog {
 
     /// The catalog-level problems of the flow `name`, with paths relative to its definition, for
     /// checking one definition before it goes live (`PUT /v1/flows/{name}`): insert it into a
-    /// copy of the live catalog and ask.
-    public func problems(for name: String) -> [DefinitionProblem] {
+    /// copy of the live catalog and ask. With `flags`, warnings about flag conditions are
+    /// included (see ``validate(rootFlow:flags:)``).
+    public func problems(for name: String, flags: [String: [JSONValue]]? = nil) -> [DefinitionProblem] {
         guard let definition = definitions[name] else {
             return [DefinitionProblem(path: "", message: "flow \(JSONValue.string(name).jsonText) is not defined")]
         }
@@ -46,6 +51,9 @@ extension FlowCatalog {
                 message: "flow \(name) contains itself through initial: \(cycle.names.joined(separator: " → ")); it could never finish building"))
         }
         problems += linkActionProblems(of: definition)
+        problems += unreachableSourceProblems(of: definition)
+        problems += unhandledBubbleProblems(of: definition)
+        if let flags { problems += Self.flagWarnings(of: definition, flags: flags) }
         return problems
     }
 

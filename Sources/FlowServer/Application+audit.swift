@@ -17,7 +17,7 @@ extension Application {
         }
     }
 
-    /// `{entries: [{id, at, action, subject, oldVersion, newVersion, credential}], next}`:
+    /// `{entries: [{id, at, action, subject, oldVersion, newVersion, credential, detail}], next}`:
     /// `next` is the `after` of the following page, null when this page is the last.
     static func auditDocument(_ entries: [AuditRecord], limit: Int) -> [UInt8] {
         var writer = JSONWriter(capacity: 64 + entries.count * 160)
@@ -40,6 +40,8 @@ extension Application {
             writer.writeOptionalInteger(entry.newVersion)
             writer.writeKey("credential")
             writer.writeString(entry.credential)
+            writer.writeKey("detail")
+            writer.writeOptionalString(entry.detail)
             writer.endObject()
         }
         writer.endArray()

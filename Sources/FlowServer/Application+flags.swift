@@ -23,7 +23,7 @@ extension Application {
             }
             return .json(Self.keyedDocument(key: key, text: flag.text, revision: flag.revision, updatedAt: flag.updatedAt))
         }
-        router.adminRoute("PUT", "/v1/flags/{key}", admin) { request throws(ResponseError) in
+        router.adminRoute("PUT", "/v1/flags/{key}", admin, role: .publish) { request throws(ResponseError) in
             let key = try Self.definitionKey(request, reserved: reservedFlagKeys, collection: "/v1/flags")
             let (json, text) = try Self.uploadedDefinition(request, limits)
             let definition: FlagDefinition
@@ -42,7 +42,7 @@ extension Application {
             return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now, warnings: warnings),
                          status: existed ? 200 : 201)
         }
-        router.adminRoute("POST", "/v1/flags/evaluate", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/flags/evaluate", admin, role: .read) { request throws(ResponseError) in
             let context = try Self.evaluationContext(try request.jsonBody(limits).get())
             let evaluations = FlagSet.evaluateAll(flags: registry.allFlags.map { ($0.key, $0.value.definition) }, context: context)
             var writer = JSONWriter()
@@ -58,9 +58,12 @@ extension Application {
             guard let experiment = registry.experiment(key) else {
                 throw ResponseError(.problem(404, "There is no experiment \(key).", type: ProblemType.notFound))
             }
-            return .json(Self.keyedDocument(key: key, text: experiment.text, revision: experiment.revision, updatedAt: experiment.updatedAt))
+            var response = Response.json(Self.keyedDocument(key: key, text: experiment.text, revision: experiment.revision,
+                                                            updatedAt: experiment.updatedAt))
+            response.headers["ETag"] = "\"\(experiment.revision)\""
+            return response
         }
-        router.adminRoute("PUT", "/v1/experiments/{key}", admin) { request throws(ResponseError) in
+        router.adminRoute("PUT", "/v1/experiments/{key}", admin, role: .publish) { request throws(ResponseError) in
             let key = try Self.definitionKey(request)
             let (json, text) = try Self.uploadedDefinition(request, limits)
             let definition: ExperimentDefinition
@@ -70,8 +73,28 @@ extension Application {
                 throw Self.invalidFlagDefinition("experiment \(key)", error.problems)
             }
             try Self.checkPins(definition, key: key, registry: registry)
-            let existed = registry.experiment(key) != nil
-            let revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text, audit: admin.audit) }
+            let previous = registry.experiment(key)
+            try Self.checkTransition(key: key, from: previous?.definition.status, to: definition.status)
+            let existed = previous != nil
+            let revision: Int
+            if let previous, let action = Self.lifecycleAction(from: previous.definition.status, to: definition.status) {
+                // A move along the lifecycle is audited by its name, compare-and-set on the revision
+                // the move was checked against; a conclusion makes the winner's pins live with it.
+                var stamp = admin.audit
+                stamp.action = action
+                let activating = definition.winningVariant?.pinnedFlows ?? [:]
+                let written = try Self.store(logger) {
+                    try store.changeExperiment(key: key, definition: text, revision: previous.revision, activating: activating, audit: stamp)
+                }
+                guard let written else {
+                    throw ResponseError(.problem(409, "Experiment \(key) changed meanwhile (on another node?); read it again and retry.",
+                                                 type: ProblemType.concurrentChange))
+                }
+                revision = written
+                for (flow, version) in activating { registry.setLive(name: flow, version: version) }
+            } else {
+                revision = try Self.store(logger) { try store.putDefinition(.experiment, key: key, definition: text, audit: admin.audit) }
+            }
             let now = Timestamp.string()
             registry.setExperiment(key, .init(definition: definition, text: text, revision: revision, updatedAt: now))
             let warnings = Self.growthBookWarnings { () throws(GrowthBookPayload.Untranslatable) in
@@ -79,6 +102,10 @@ extension Application {
             }
             return .json(Self.keyedDocument(key: key, text: text, revision: revision, updatedAt: now, warnings: warnings),
                          status: existed ? 200 : 201)
+        }
+        // role: publish
+        router.adminRoute("PATCH", "/v1/experiments/{key}", admin, role: .publish) { request throws(ResponseError) in
+            try Self.patchExperiment(request, store: store, registry: registry, admin: admin, limits: limits, logger: logger)
         }
         router.adminRoute("GET", "/v1/experiments/{key}/report", admin) { request throws(ResponseError) in
             let key = request.pathParameters["key"] ?? ""

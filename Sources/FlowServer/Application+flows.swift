@@ -48,6 +48,8 @@ extension Application {
         router.adminRoute("PUT", "/v1/flows/{name}", admin) { request throws(ResponseError) in
             let name = request.pathParameters["name"] ?? ""
             let activate = try Self.booleanQuery(request, "activate", default: false)
+            // Storing a version is editing; making it live is publishing.
+            if activate { try admin.require(.publish, for: "PUT /v1/flows/\(name)?activate=true") }
             let json = try request.jsonBody(limits).get()
             let definition: FlowDefinition
             do throws(DefinitionProblems) {
@@ -55,8 +57,8 @@ extension Application {
             } catch {
                 throw Self.invalidDefinition("flow \(name)", error.problems)
             }
-            let problems = registry.liveCatalog(replacingWith: definition).problems(for: name)
-            guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name)", problems) }
+            let problems = registry.liveCatalog(replacingWith: definition).problems(for: name, flags: FlagValues.live(registry))
+            guard problems.errors.isEmpty else { throw Self.invalidDefinition("flow \(name)", problems.errors) }
             let text = String(decoding: request.body, as: UTF8.self)
             let version: Int
             do {
@@ -68,20 +70,22 @@ extension Application {
                          createdAt: Timestamp.string(), live: activate)
             let impact = activate ? Self.activationImpact(flow: name, registry: registry, store: store, logger: logger) : nil
             var response = Response.json(Self.versionDocument(name: name, version: version, live: registry.liveVersions[name] == version,
-                                                              impact: activate ? .some(impact) : nil),
+                                                              impact: activate ? .some(impact) : nil,
+                                                              warnings: Self.definitionWarnings(problems.warnings)
+                                                                  + (activate ? Self.experimentPinWarnings(flows: [name], registry: registry) : [])),
                                          status: 201)
             response.headers["Location"] = "/v1/flows/\(name)/versions/\(version)"
             return response
         }
 
-        router.adminRoute("POST", "/v1/flows/{name}/versions/{version}/activate", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/flows/{name}/versions/{version}/activate", admin, role: .publish) { request throws(ResponseError) in
             let name = request.pathParameters["name"] ?? ""
             let version = try Self.versionParameter(request)
             guard let stored = registry.flow(name, version: version) else {
                 throw ResponseError(.problem(404, "Flow \(name) has no version \(version).", type: ProblemType.notFound))
             }
-            let problems = registry.liveCatalog(replacingWith: stored.definition).problems(for: name)
-            guard problems.isEmpty else { throw Self.invalidDefinition("flow \(name) version \(version)", problems) }
+            let problems = registry.liveCatalog(replacingWith: stored.definition).problems(for: name, flags: FlagValues.live(registry))
+            guard problems.errors.isEmpty else { throw Self.invalidDefinition("flow \(name) version \(version)", problems.errors) }
             do {
                 _ = try store.activateFlow(name: name, version: version, audit: admin.audit)
             } catch {
@@ -89,7 +93,9 @@ extension Application {
             }
             registry.setLive(name: name, version: version)
             let impact = Self.activationImpact(flow: name, registry: registry, store: store, logger: logger)
-            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact)))
+            return .json(Self.versionDocument(name: name, version: version, live: true, impact: .some(impact),
+                                              warnings: Self.definitionWarnings(problems.warnings)
+                                                  + Self.experimentPinWarnings(flows: [name], registry: registry)))
         }
     }
 
@@ -105,8 +111,12 @@ extension Application {
     }
 
     /// `{name, version, live}`, and `impact` (an object, or null when it could not be computed)
-    /// when the version was just made live.
-    static func versionDocument(name: String, version: Int, live: Bool, impact: [UInt8]?? = nil) -> [UInt8] {
+    /// `warnings`: the definition's own (`{pointer, detail}`, such as a condition on a flag that
+    /// does not exist, see ``definitionWarnings(_:)``), then, when the version was just made live,
+    /// running experiments that pin another version of the flow (see
+    /// ``experimentPinWarnings(flows:registry:)``).
+    static func versionDocument(name: String, version: Int, live: Bool, impact: [UInt8]?? = nil,
+                                warnings: [JSONValue]? = nil) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.writeKey("name")
@@ -119,8 +129,18 @@ extension Application {
             writer.writeKey("impact")
             if let impact { writer.writeRawValue(impact) } else { writer.writeNull() }
         }
+        if let warnings {
+            writer.writeKey("warnings")
+            writer.writeValue(.array(warnings))
+        }
         writer.endObject()
         return writer.takeBytes()
+    }
+
+    /// What may be a mistake in a definition but does not refuse it (a condition on a flag that
+    /// does not exist yet), as `{pointer, detail}`, shown beside the stored version.
+    static func definitionWarnings(_ warnings: [DefinitionProblem]) -> [JSONValue] {
+        warnings.map { ["pointer": .string($0.path), "detail": .string($0.message)] }
     }
 
     /// A 422 listing every problem of a definition with its JSON Pointer.

@@ -73,6 +73,18 @@ extension Application {
             let replay = try ReplayRequest(json: json)
             return .json(try Self.runReplay(replay, store: store, registry: registry, logger: logger))
         }
+        // The versions a release makes live, over the versions each session ran.
+        router.adminRoute("POST", "/v1/releases/{id}/replay", admin) { request throws(ResponseError) in
+            let release = try Self.storedRelease(request, store: store, logger: logger)
+            let json: JSONValue? = request.body.isEmpty ? Optional<JSONValue>.none : try request.jsonBody(limits).get()
+            var replay = try ReplayRequest(json: json)
+            guard replay.versions.isEmpty else {
+                throw ResponseError(.problem(400, "A release replays with its own versions; send only {days?, sample?}.",
+                                             type: ProblemType.malformed, errors: [.init(pointer: "/flows", detail: "not allowed here")]))
+            }
+            replay.versions = release.versions
+            return .json(try Self.runReplay(replay, store: store, registry: registry, logger: logger))
+        }
     }
 
     /// Sessions read per batch: one read transaction (SQLite) or two round trips (PostgreSQL) each.

@@ -51,6 +51,11 @@ extension Application {
         writer.beginObject()
         writer.writeKey("experiment")
         writer.writeString(key)
+        // Where it is in its lifecycle: only a running experiment takes new sessions.
+        writer.writeKey("status")
+        writer.writeString(experiment.status.rawValue)
+        writer.writeKey("winner")
+        if let winner = experiment.winner { writer.writeString(winner) } else { writer.writeNull() }
         writer.writeKey("metric")
         writer.writeString(metric)
         writer.writeKey("metrics")

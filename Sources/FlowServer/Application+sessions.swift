@@ -205,29 +205,3 @@ extension Application {
         return value
     }
 }
-
-/// Checks the admin token on admin routes.
-struct AdminAuthorization: Sendable {
-    let tokenHash: [UInt8]
-    /// Who the audit log says made a change: `admin:` and the first 8 hex digits of the token's
-    /// SHA-256. Not the token, and too short to test guesses against offline with any use; a
-    /// rotated token shows as a new fingerprint.
-    let credential: String
-
-    init(token: String) {
-        tokenHash = BearerToken.hash(token)
-        credential = "admin:" + AccessPolicy.hex(tokenHash.prefix(4))
-    }
-
-    /// The stamp of a change made with the admin token, for the audit log.
-    var audit: AuditStamp { AuditStamp(credential: credential) }
-
-    func authorize(_ request: Request) throws(ResponseError) {
-        guard let token = BearerToken.presented(in: request) else {
-            throw SessionService.unauthorized("This admin route needs Authorization: Bearer <admin token>.")
-        }
-        guard BearerToken.matches(token, hash: tokenHash) else {
-            throw SessionService.unauthorized("The token is not the admin token.")
-        }
-    }
-}

@@ -34,19 +34,21 @@ public final class Application: Sendable {
     }
 
     /// - Parameters:
+    ///   - adminToken: the bootstrap admin token (FLOWSTACK_ADMIN_TOKEN); nil: the one kept
+    ///     hashed in the database (see `makeAdminTokenIfNone(store:)`).
     ///   - cacheCapacity: sessions kept in memory at most; older ones are read back from the database.
     ///   - singleNode: this process is the only FlowStack on a shared database (PostgreSQL): it
     ///     trusts its caches as on SQLite instead of checking them against the database. Wrong
     ///     with a second node: that node's writes would not be seen.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
-    public init(store: any FlowStore, adminToken: String, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
+    public init(store: any FlowStore, adminToken: String?, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
-                cors: CORSOptions = CORSOptions(), logger: Logger = Logger(label: "flowstack")) throws {
+                cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack")) throws {
         self.store = store
         self.cors = CORSPolicy(cors)
         self.logger = logger
         self.bodyLimits = bodyLimits
-        self.admin = AdminAuthorization(token: adminToken)
+        self.admin = AdminAuthorization(token: adminToken, store: store, logger: logger)
         let problems = BundledFlows.catalog().problems
         guard problems.isEmpty else {
             throw SetupError(description: "the bundled flows are invalid: " + problems.map(\.description).joined(separator: "; "))
@@ -102,6 +104,7 @@ public final class Application: Sendable {
         var router = Router()
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addPlaygroundRoutes(to: &router)
+        Self.addSchemaRoutes(to: &router)
         Self.addSessionRoutes(to: &router, sessions: sessions, access: access, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
         Self.addBundleRoute(to: &router, sessions: sessions)
@@ -110,10 +113,13 @@ public final class Application: Sendable {
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
+        Self.addAdminKeyRoutes(to: &router, admin: admin, limits: bodyLimits)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlowTestRoutes(to: &router, registry: registry, admin: admin, limits: bodyLimits)
         Self.addReplayRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addAuditRoutes(to: &router, store: store, admin: admin, logger: logger)
+        Self.addReleaseRoutes(to: &router, store: store, registry: registry, admin: admin, requireReview: requireReview,
+                              limits: bodyLimits, logger: logger)
         Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)
         Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)
@@ -123,6 +129,12 @@ public final class Application: Sendable {
 
     /// The routes served, for documentation and tests.
     public var routes: [(method: String, pattern: String)] { router.patterns }
+
+    /// The admin routes and the role each needs (`read`, `edit`, `publish`, `admin`), for
+    /// documentation and tests.
+    public var adminRoutes: [(method: String, pattern: String, role: String)] {
+        admin.routes.all.map { ($0.method, $0.pattern, $0.role.rawValue) }
+    }
 
     /// Answers one request: routes it, then records its metrics and logs it.
     ///
@@ -186,7 +198,7 @@ public final class Application: Sendable {
     /// and the GrowthBook payload.
     static func readsDefinitions(_ path: String) -> Bool {
         path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
-            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/ofrep/")
+            || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/v1/releases") || path.hasPrefix("/ofrep/")
             || path.hasPrefix(growthBookPrefix)
     }
 

@@ -71,7 +71,7 @@ final class ClientKeys: Sendable {
 
 extension Application {
     static func addClientKeyRoutes(to router: inout Router, keys: ClientKeys, admin: AdminAuthorization, limits: BodyLimits) {
-        router.adminRoute("POST", "/v1/client-keys", admin) { request throws(ResponseError) in
+        router.adminRoute("POST", "/v1/client-keys", admin, role: .admin) { request throws(ResponseError) in
             let json = try request.jsonBody(limits).get()
             guard let object = json.objectValue else {
                 throw ResponseError(.problem(400, "The body must be an object {name}; found \(json.typeName).", type: ProblemType.malformed))
@@ -106,7 +106,7 @@ extension Application {
             return .json(Array(document.jsonText.utf8))
         }
 
-        router.adminRoute("DELETE", "/v1/client-keys/{id}", admin) { request throws(ResponseError) in
+        router.adminRoute("DELETE", "/v1/client-keys/{id}", admin, role: .admin) { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
             let revoked: ClientKeyRecord?
             do {

@@ -53,6 +53,12 @@ enum ProblemType {
     static let rateLimited = prefix + "rate-limited"
     /// A name a route already uses (`PUT /v1/flags/evaluate`).
     static let reservedName = prefix + "reserved-name"
+    /// 409: an experiment's status cannot move there (`concluded` → `running`).
+    static let invalidTransition = prefix + "invalid-transition"
+    /// 409: what a write was based on changed meanwhile, again and again.
+    static let concurrentChange = prefix + "concurrent-change"
+    /// 415: a body of a media type the route does not read.
+    static let unsupportedMediaType = prefix + "unsupported-media-type"
     /// 503s: the database did not answer or failed the request.
     static let databaseUnavailable = prefix + "database-unavailable"
     /// 503: a write the database did not confirm, which may or may not be applied.
@@ -63,6 +69,20 @@ enum ProblemType {
     static let sessionContention = prefix + "session-contention"
     /// 503: a flow version another node stored is not loaded on this node yet.
     static let definitionsLoading = prefix + "definitions-loading"
+    /// 403: an admin key whose role is below the one the route needs.
+    static let insufficientRole = prefix + "insufficient-role"
+    /// 409: a live admin key has this name already.
+    static let nameInUse = prefix + "name-in-use"
+    /// 409s of releases (ReleaseConflict's codes): a change its state does not allow, tests
+    /// failed or never run, a review missing, live versions moved since its tests, or a
+    /// rollback that would undo later changes; 403 an approval by the release's own creator.
+    static let releaseState = prefix + "release-state"
+    static let testsFailed = prefix + "tests-failed"
+    static let releaseUntested = prefix + "release-untested"
+    static let reviewRequired = prefix + "review-required"
+    static let releaseStale = prefix + "release-stale"
+    static let releaseSuperseded = prefix + "release-superseded"
+    static let selfApproval = prefix + "self-approval"
 
     /// 422: a replay names a flow version that is not stored.
     static let unknownFlowVersion = prefix + "unknown-flow-version"
@@ -70,7 +90,9 @@ enum ProblemType {
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
-                      sessionContention, definitionsLoading, unknownFlowVersion]
+                      sessionContention, definitionsLoading, insufficientRole, nameInUse, invalidTransition, concurrentChange,
+                      unsupportedMediaType, releaseState, testsFailed, releaseUntested, reviewRequired, releaseStale,
+                      releaseSuperseded, selfApproval, unknownFlowVersion]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

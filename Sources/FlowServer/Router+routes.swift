@@ -21,12 +21,23 @@ extension Router {
         }
     }
 
-    /// Adds a route that first checks the admin token (401 without it).
-    mutating func adminRoute(_ method: String, _ pattern: String, _ admin: AdminAuthorization,
+    /// Adds an admin route: it first checks the admin token or admin key (401 without one) and
+    /// its role (403 `insufficient-role` below `role`; by default `read` for GET, `edit` for the
+    /// rest), then runs `handler` with that credential as `admin.credential` (the audit log's).
+    mutating func adminRoute(_ method: String, _ pattern: String, _ admin: AdminAuthorization, role: AdminRole? = nil,
                              _ handler: @escaping @Sendable (Request) throws(ResponseError) -> Response) {
+        let role = role ?? AdminRole.defaultRole(for: method)
+        admin.routes.add(method, pattern, role)
         route(method, pattern) { request throws(ResponseError) in
-            try admin.authorize(request)
-            return try handler(request)
+            let identity = try admin.authorize(request, role: role)
+            let result = AdminIdentity.$current.withValue(identity) { () -> Result<Response, ResponseError> in
+                do throws(ResponseError) {
+                    return .success(try handler(request))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try result.get()
         }
     }
 }

@@ -131,6 +131,26 @@ public protocol FlowStore: AnyObject, Sendable {
     /// `clientKey.revoke` to the audit log in the same transaction.
     func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord?
 
+    // MARK: Admin keys
+
+    /// Stores a new admin key unless a live key has its name (then false, nothing stored);
+    /// with `audit`, appends `adminKey.create` in the same transaction.
+    func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool
+    /// Every admin key, live and revoked, oldest first.
+    func adminKeys() throws -> [AdminKeyRecord]
+    /// The live (not revoked) admin key whose SHA-256 is `hash`, or nil.
+    func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord?
+    /// Revokes admin key `id` at `at` (a key revoked before keeps its time); nil when there is
+    /// no such key, else the key as it stands. With `audit`, a revocation (not a repeated one)
+    /// appends `adminKey.revoke` in the same transaction.
+    func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord?
+    /// The SHA-256 of the bootstrap admin token kept in the database, or nil when none was made.
+    func adminTokenHash() throws -> [UInt8]?
+    /// Keeps `hash` as the bootstrap admin token's: always when `replace` (with `audit`,
+    /// appending `adminToken.reset`), else only when none is kept yet. Returns the hash kept
+    /// afterwards: a node that lost the race to make the first one gets the winner's.
+    func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8]
+
     // MARK: Users
 
     /// The user with this id, or nil when no session was ever made for them.
@@ -165,6 +185,14 @@ public protocol FlowStore: AnyObject, Sendable {
     /// With `audit`, appends `flag.put` or `experiment.put` (revision before → the new one) in
     /// the same transaction.
     func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int
+    /// Stores `definition` as the next revision of experiment `key`, only when its stored
+    /// revision is `revision` (a compare-and-set: nil, and nothing written, when another change
+    /// came first or the experiment is gone), and makes each flow of `activating` live at its
+    /// version in the same transaction (a conclusion: the winner's pins become live; versions
+    /// already live, or that do not exist, are left alone). With `audit`, appends the stamp's
+    /// action (`experiment.stop`, …; `experiment.put` without one) with the revision before →
+    /// after, then `flow.activate` for each flow made live. Returns the new revision.
+    func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int], audit: AuditStamp?) throws -> Int?
     /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
     func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws
     /// Every definition of a kind, by key order.
@@ -176,6 +204,41 @@ public protocol FlowStore: AnyObject, Sendable {
     /// those sessions, per feature the sessions that showed it on top, and sessions excluded
     /// (bucketed into it, not enrolled: their client cannot render the experiment).
     func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts]
+
+    // MARK: Releases
+
+    /// Stores `release` (its `versions` are the versions to give its flows, `texts` their
+    /// definitions) and each flow version as an ordinary, non-live version, in one transaction,
+    /// with `release.create` in the audit log. Throws `ReleaseConflict("release-stale")` when a
+    /// version is taken already (another version of the flow was stored meanwhile). Returns it
+    /// with its id.
+    func createRelease(_ release: ReleaseRecord, texts: [String: String], audit: AuditStamp) throws -> ReleaseRecord
+    /// One release, or nil.
+    func release(id: Int) throws -> ReleaseRecord?
+    /// Every release, newest first.
+    func releases() throws -> [ReleaseRecord]
+    /// Records a test run: its result, `passed` makes it `ready` else `failed`, and `base` the
+    /// live versions it ran on. Refuses (`release-state`) a release no longer draft, failed or ready.
+    func recordReleaseTests(id: Int, tests: String, passed: Bool, base: [String: Int]) throws -> ReleaseRecord?
+    /// Approves a draft, failed or ready release by `audit.credential`, which must not be its
+    /// creator's (`self-approval`); `release.approve` in the audit log.
+    func approveRelease(id: Int, audit: AuditStamp) throws -> ReleaseRecord?
+    /// Makes the whole release live in one transaction (see `ReleaseRules.checkActivation`):
+    /// its flow versions live, its flags and experiments put, what was live before recorded in
+    /// `previous`, `release.activate` (and a `flow.activate`, `flag.put`, `experiment.put` per
+    /// change) in the audit log. Nil when there is no such release.
+    func activateRelease(id: Int, rules: ReleaseActivationRules, audit: AuditStamp) throws -> ReleaseRecord?
+    /// Marks a release `rolling-out` (the rollouts branch serves its versions to a share of new
+    /// sessions; nothing is made live) after the checks of activation; `release.rollout` in the
+    /// audit log. A rollout reaching 100 % then calls `activateRelease`, a failed one
+    /// `rollbackRelease`, which for a release rolling out only marks it `rolled-back`.
+    func beginReleaseRollout(id: Int, rules: ReleaseActivationRules, audit: AuditStamp) throws -> ReleaseRecord?
+    /// Restores what was live before the release in one transaction (see
+    /// `ReleaseRules.checkRollback`): previous flow versions live (a flow new with it is live no
+    /// more), previous flag and experiment texts put back (a flag new with it removed), each
+    /// experiment it started stored as `stopped[key]`; `release.rollback` with `reason` as its
+    /// detail. Nil when there is no such release.
+    func rollbackRelease(id: Int, reason: String?, stopped: [String: String], audit: AuditStamp) throws -> ReleaseRecord?
 
     // MARK: Audit log
 

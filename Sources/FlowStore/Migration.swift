@@ -45,11 +45,18 @@ public struct Migration: Sendable, Equatable {
             .sorted { $0.version < $1.version }
     }
 
-    /// Checks that `migrations` are numbered 1, 2, 3, … (`StoreError.badMigrationSequence`).
+    /// Checks that `migrations` are numbered in ascending order, each once
+    /// (`StoreError.badMigrationSequence`). A number may be skipped: branches developed side by
+    /// side take numbers of their own, and a database applies the ones it lacks, whatever order
+    /// they arrive in.
     public static func checkSequence(_ migrations: [Migration]) throws {
-        for (index, migration) in migrations.enumerated() where migration.version != index + 1 {
-            throw StoreError.badMigrationSequence(
-                "expected version \(index + 1), found \(migration.version) (\(migration.name))")
+        var previous = 0
+        for migration in migrations {
+            guard migration.version > previous else {
+                throw StoreError.badMigrationSequence(
+                    "expected a version above \(previous), found \(migration.version) (\(migration.name))")
+            }
+            previous = migration.version
         }
     }
 

@@ -103,6 +103,32 @@ public struct ClientKeyRecord: Sendable, Equatable {
     }
 }
 
+/// A named admin key as stored: its role and its SHA-256, never the key.
+public struct AdminKeyRecord: Sendable, Equatable {
+    public var id: String
+    /// Unique among live keys: the audit log names a key by it (`key:<name>`).
+    public var name: String
+    /// `read`, `edit`, `publish` or `admin`.
+    public var role: String
+    public var keyHash: [UInt8]
+    public var createdAt: String
+    /// The credential that made it, as the audit log spells it (`admin`, `key:ops`).
+    public var createdBy: String
+    /// When it was revoked; nil while it is live.
+    public var revokedAt: String?
+
+    public init(id: String, name: String, role: String, keyHash: [UInt8], createdAt: String, createdBy: String,
+                revokedAt: String? = nil) {
+        self.id = id
+        self.name = name
+        self.role = role
+        self.keyHash = keyHash
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+        self.revokedAt = revokedAt
+    }
+}
+
 /// A stream ticket held by one stream: which ticket (its SHA-256), the generation that stream
 /// took, and the ticket's absolute end (milliseconds since 1970, UTC).
 public struct StreamTicketHold: Sendable, Hashable {
@@ -244,15 +270,19 @@ public enum KeyedDefinitionKind: String, Sendable {
 /// Who makes an admin change, for the audit log: the fingerprint of the credential (never the
 /// credential), and optionally the name of the change where the store method is more general.
 public struct AuditStamp: Sendable, Equatable {
-    /// Such as `admin:1a2b3c4d`: the kind of credential and the first 8 hex digits of its SHA-256.
+    /// Who: `admin` (the bootstrap admin token), `key:<name>` (a named admin key); entries
+    /// written before named keys say `admin:` and the first 8 hex digits of the token's SHA-256.
     public var credential: String
     /// The action to record instead of the store method's own (`user.onboarding.reset` for a
     /// removal of `onboarded`).
     public var action: String?
+    /// Why the change was made (a rollback's reason), stored in the entry's `detail`.
+    public var detail: String?
 
-    public init(credential: String, action: String? = nil) {
+    public init(credential: String, action: String? = nil, detail: String? = nil) {
         self.credential = credential
         self.action = action
+        self.detail = detail
     }
 }
 
@@ -262,8 +292,9 @@ public struct AuditRecord: Sendable, Equatable {
     /// Grows by one with every entry, in commit order; `GET /v1/audit?after=<id>` pages by it.
     public var id: Int
     public var at: String
-    /// `flow.put`, `flow.activate`, `flag.put`, `experiment.put`, `user.onboarding.reset`,
-    /// `clientKey.create`, `clientKey.revoke`.
+    /// `flow.put`, `flow.activate`, `flag.put`, `experiment.put`, `experiment.start`,
+    /// `experiment.stop`, `experiment.conclude`, `user.onboarding.reset`, `clientKey.create`,
+    /// `clientKey.revoke`, `adminKey.create`, `adminKey.revoke`, `adminToken.reset`.
     public var action: String
     /// What changed: a flow's name, a flag's or experiment's key, a user id, a client key's id.
     public var subject: String
@@ -273,8 +304,12 @@ public struct AuditRecord: Sendable, Equatable {
     /// The version or revision after.
     public var newVersion: Int?
     public var credential: String
+    /// Why the change was made (a rollback's reason; the release a flow change belongs to), or nil.
+    public var detail: String?
 
-    public init(id: Int, at: String, action: String, subject: String, oldVersion: Int?, newVersion: Int?, credential: String) {
+    public init(id: Int, at: String, action: String, subject: String, oldVersion: Int?, newVersion: Int?, credential: String,
+                detail: String? = nil) {
+        self.detail = detail
         self.id = id
         self.at = at
         self.action = action
@@ -291,6 +326,19 @@ public enum AuditAction {
     public static let flowActivate = "flow.activate"
     public static let clientKeyCreate = "clientKey.create"
     public static let clientKeyRevoke = "clientKey.revoke"
+    public static let adminKeyCreate = "adminKey.create"
+    public static let adminKeyRevoke = "adminKey.revoke"
+    /// The bootstrap admin token replaced (`flowstack admin-token --reset`).
+    public static let adminTokenReset = "adminToken.reset"
+    /// An experiment's lifecycle moves (`PATCH /v1/experiments/{key}`, or a PUT that changes `status`).
+    public static let experimentStart = "experiment.start"
+    public static let experimentStop = "experiment.stop"
+    public static let experimentConclude = "experiment.conclude"
+    public static let releaseCreate = "release.create"
+    public static let releaseApprove = "release.approve"
+    public static let releaseActivate = "release.activate"
+    public static let releaseRollout = "release.rollout"
+    public static let releaseRollback = "release.rollback"
 
     /// `flag.put` or `experiment.put`.
     public static func put(_ kind: KeyedDefinitionKind) -> String {

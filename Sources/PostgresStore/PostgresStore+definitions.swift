@@ -1,5 +1,6 @@
 // Users, versioned flow definitions, flags, experiments and the experiment report in PostgreSQL.
 import FlowStore
+import Foundation
 
 extension PostgresStore {
     // MARK: Users
@@ -179,6 +180,52 @@ extension PostgresStore {
         return rows[0].integer(0, 0) ?? 1
     }
 
+    /// One statement, so the compare-and-set and the activations commit together or not at all:
+    /// the flows are activated only from the row the update returned. The pins travel as one
+    /// JSON object (`{"onboarding": 2}`), every value bound.
+    public func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int],
+                                 audit: AuditStamp?) throws -> Int? {
+        let pins = String(decoding: (try? JSONSerialization.data(withJSONObject: activating)) ?? Data("{}".utf8), as: UTF8.self)
+        let rows = try writeAudited(PGStatement("""
+            WITH put AS (
+                UPDATE experiments SET definition = $2::text, revision = revision + 1, updated_at = $3::text
+                WHERE key = $1::text AND revision = $4::bigint
+                RETURNING revision
+            ), pins AS (
+                SELECT p.key AS name, p.value::bigint AS version FROM jsonb_each_text($6::jsonb) AS p
+            ), target AS (
+                SELECT v.name, v.version, l.version AS was
+                FROM pins JOIN flow_versions v ON v.name = pins.name AND v.version = pins.version
+                LEFT JOIN live_flows l ON l.name = v.name
+                WHERE EXISTS (SELECT 1 FROM put) AND l.version IS DISTINCT FROM v.version
+            ), made AS (
+                INSERT INTO live_flows (name, version, activated_at)
+                SELECT name, version, $3::text FROM target
+                ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
+                RETURNING name
+            ), history AS (
+                INSERT INTO flow_activations (name, version, first_activated_at, last_activated_at)
+                SELECT name, version, $3::text, $3::text FROM target
+                ON CONFLICT (name, version) DO UPDATE SET last_activated_at = excluded.last_activated_at
+            ), audit AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + entry.n, $3::text, entry.action, entry.subject,
+                       entry.old_version, entry.new_version, $5::text
+                FROM (
+                    SELECT 1 AS n, $7::text AS action, $1::text AS subject, $4::bigint AS old_version, put.revision AS new_version FROM put
+                    UNION ALL
+                    SELECT 1 + row_number() OVER (ORDER BY target.name), 'flow.activate', target.name, target.was, target.version
+                    FROM target
+                ) AS entry
+                WHERE $5::text IS NOT NULL
+            )
+            SELECT revision FROM put
+            """, [.text(key), .text(definition), .text(Timestamp.string()), .integer(revision), .optional(audit?.credential),
+                  .text(pins), .text(audit?.action ?? AuditAction.put(.experiment))]),
+            audit: audit)[0]
+        return rows.count == 1 ? rows.integer(0, 0) : nil
+    }
+
     public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws {
         try write([PGStatement("""
             INSERT INTO \(kind.rawValue) (key, definition, revision, updated_at) VALUES ($1::text, $2::text, 1, $3::text)
@@ -201,7 +248,8 @@ extension PostgresStore {
                    (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
-                   (SELECT count(*) FROM flow_activations)
+                   (SELECT count(*) FROM flow_activations) || '|' ||
+                   (SELECT count(*) || ':' || coalesce(max(coalesce(rolled_back_at, activated_at, '')), '') FROM releases)
             """)])[0].string(0, 0) ?? ""
     }
 
@@ -309,13 +357,98 @@ extension PostgresStore {
 
     public func auditLog(after: Int, limit: Int) throws -> [AuditRecord] {
         let rows = try read([PGStatement("""
-            SELECT id, at, action, subject, old_version, new_version, credential FROM audit_log
+            SELECT id, at, action, subject, old_version, new_version, credential, detail FROM audit_log
             WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint
             """, [.integer(after), .integer(limit)])])[0]
         return (0..<rows.count).map { row in
             AuditRecord(id: rows.integer(row, 0) ?? 0, at: rows.string(row, 1) ?? "", action: rows.string(row, 2) ?? "",
                         subject: rows.string(row, 3) ?? "", oldVersion: rows.integer(row, 4), newVersion: rows.integer(row, 5),
-                        credential: rows.string(row, 6) ?? "")
+                        credential: rows.string(row, 6) ?? "", detail: rows.string(row, 7))
+        }
+    }
+}
+
+extension PostgresStore {
+    static let adminKeyColumns = "id, name, role, key_hash, created_at, created_by, revoked_at"
+
+    public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool {
+        // A live key of the same name is a unique violation of admin_keys_live_name: nothing is
+        // made, and so nothing is audited.
+        let rows = try writeAudited(PGStatement("""
+            WITH made AS (
+                INSERT INTO admin_keys (id, name, role, key_hash, created_at, created_by)
+                VALUES ($1::text, $2::text, $3::text, $4::bytea, $5::text, $6::text)
+                ON CONFLICT DO NOTHING
+                RETURNING id
+            ), audit AS (
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $5::text, 'adminKey.create', made.id, NULL, NULL, $7::text
+                FROM made WHERE $7::text IS NOT NULL
+            )
+            SELECT 1 FROM made
+            """, [.text(key.id), .text(key.name), .text(key.role), .bytes(key.keyHash), .text(key.createdAt), .text(key.createdBy),
+                  .optional(audit?.credential)]), audit: audit)
+        return rows[0].count == 1
+    }
+
+    public func adminKeys() throws -> [AdminKeyRecord] {
+        Self.adminKeyRecords(try read([PGStatement("SELECT \(Self.adminKeyColumns) FROM admin_keys ORDER BY created_at, id")])[0])
+    }
+
+    public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? {
+        Self.adminKeyRecords(try read([PGStatement(
+            "SELECT \(Self.adminKeyColumns) FROM admin_keys WHERE key_hash = $1::bytea AND revoked_at IS NULL", [.bytes(hash)])])[0]).first
+    }
+
+    public func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord? {
+        let rows = try writeAudited([
+            PGStatement("""
+                WITH revoked AS (
+                    UPDATE admin_keys SET revoked_at = $2::text WHERE id = $1::text AND revoked_at IS NULL RETURNING id
+                )
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $2::text, 'adminKey.revoke', revoked.id, NULL, NULL, $3::text
+                FROM revoked WHERE $3::text IS NOT NULL
+                """, [.text(id), .text(at), .optional(audit?.credential)]),
+            PGStatement("SELECT \(Self.adminKeyColumns) FROM admin_keys WHERE id = $1::text", [.text(id)]),
+        ], audit: audit)
+        return Self.adminKeyRecords(rows[1]).first
+    }
+
+    public func adminTokenHash() throws -> [UInt8]? {
+        let rows = try read([PGStatement("SELECT token_hash FROM admin_token WHERE id = 1")])[0]
+        return rows.count == 0 ? nil : rows.bytes(0, 0)
+    }
+
+    public func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8] {
+        if replace {
+            _ = try writeAudited(PGStatement("""
+                WITH kept AS (
+                    INSERT INTO admin_token (id, token_hash, created_at) VALUES (1, $1::bytea, $2::text)
+                    ON CONFLICT (id) DO UPDATE SET token_hash = EXCLUDED.token_hash, created_at = EXCLUDED.created_at
+                    RETURNING id
+                )
+                INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential)
+                SELECT (SELECT COALESCE(MAX(id), 0) FROM audit_log) + 1, $2::text, 'adminToken.reset', 'admin', NULL, NULL, $3::text
+                FROM kept WHERE $3::text IS NOT NULL
+                """, [.bytes(hash), .text(at), .optional(audit?.credential)]), audit: audit)
+            return hash
+        }
+        // Nodes starting together on a new database: the first insert wins, the others read it.
+        let rows = try write([
+            PGStatement("INSERT INTO admin_token (id, token_hash, created_at) VALUES (1, $1::bytea, $2::text) ON CONFLICT (id) DO NOTHING",
+                        [.bytes(hash), .text(at)]),
+            PGStatement("SELECT token_hash FROM admin_token WHERE id = 1"),
+        ])
+        return rows[1].count == 0 ? hash : (rows[1].bytes(0, 0) ?? hash)
+    }
+
+    static func adminKeyRecords(_ rows: PGRows) -> [AdminKeyRecord] {
+        (0..<rows.count).compactMap { row in
+            guard let id = rows.string(row, 0), let name = rows.string(row, 1), let role = rows.string(row, 2),
+                  let hash = rows.bytes(row, 3), let created = rows.string(row, 4), let by = rows.string(row, 5) else { return nil }
+            return AdminKeyRecord(id: id, name: name, role: role, keyHash: hash, createdAt: created, createdBy: by,
+                                  revokedAt: rows.string(row, 6))
         }
     }
 }

@@ -44,12 +44,12 @@ extension SQLiteStore {
         }
     }
 
-    private static func liveVersion(_ db: Database, name: String) throws -> Int? {
+    static func liveVersion(_ db: Database, name: String) throws -> Int? {
         try Int.fetchOne(db, sql: "SELECT version FROM live_flows WHERE name = ?", arguments: [name])
     }
 
     /// Makes a version live and records the activation in the history, in the caller's transaction.
-    private static func setLive(_ db: Database, name: String, version: Int, at time: String) throws {
+    static func setLive(_ db: Database, name: String, version: Int, at time: String) throws {
         try db.execute(sql: """
             INSERT INTO live_flows (name, version, activated_at) VALUES (?, ?, ?)
             ON CONFLICT (name) DO UPDATE SET version = excluded.version, activated_at = excluded.activated_at
@@ -120,6 +120,34 @@ extension SQLiteStore {
         }
     }
 
+    /// A lifecycle change of experiment `key`: compare-and-set on its revision, and the flows of
+    /// `activating` made live, all in one transaction.
+    public func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int],
+                                 audit: AuditStamp?) throws -> Int? {
+        try pool.write { db in
+            guard let stored = try Int.fetchOne(db, sql: "SELECT revision FROM experiments WHERE key = ?", arguments: [key]),
+                  stored == revision else { return nil }
+            let now = Timestamp.string()
+            try db.execute(sql: "UPDATE experiments SET definition = ?, revision = ?, updated_at = ? WHERE key = ?",
+                           arguments: [definition, revision + 1, now, key])
+            if let audit {
+                try Self.appendAudit(db, at: now, action: audit.action ?? AuditAction.put(.experiment), subject: key,
+                                     old: revision, new: revision + 1, audit)
+            }
+            for (name, version) in activating.sorted(by: { $0.key < $1.key }) {
+                guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? AND version = ?",
+                                       arguments: [name, version]) != nil else { continue }
+                let live = try Self.liveVersion(db, name: name)
+                guard live != version else { continue }
+                try Self.setLive(db, name: name, version: version, at: now)
+                if let audit {
+                    try Self.appendAudit(db, at: now, action: AuditAction.flowActivate, subject: name, old: live, new: version, audit)
+                }
+            }
+            return revision + 1
+        }
+    }
+
     /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
     public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws {
         try pool.write { db in
@@ -156,7 +184,8 @@ extension SQLiteStore {
                        (SELECT coalesce(group_concat(name || ':' || version, ','), '') FROM (SELECT name, version FROM live_flows ORDER BY name)) || '|' ||
                        (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
                        (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
-                       (SELECT count(*) FROM flow_activations)
+                       (SELECT count(*) FROM flow_activations) || '|' ||
+                       (SELECT count(*) || ':' || coalesce(max(coalesce(rolled_back_at, activated_at, '')), '') FROM releases)
                 """) ?? ""
         }
     }
@@ -201,17 +230,18 @@ extension SQLiteStore {
     static func appendAudit(_ db: Database, at time: String, action: String, subject: String, old: Int?, new: Int?,
                             _ stamp: AuditStamp) throws {
         try db.execute(sql: """
-            INSERT INTO audit_log (at, action, subject, old_version, new_version, credential) VALUES (?, ?, ?, ?, ?, ?)
-            """, arguments: [time, action, subject, old, new, stamp.credential])
+            INSERT INTO audit_log (at, action, subject, old_version, new_version, credential, detail) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [time, action, subject, old, new, stamp.credential, stamp.detail])
     }
 
     public func auditLog(after: Int, limit: Int) throws -> [AuditRecord] {
         try pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT id, at, action, subject, old_version, new_version, credential FROM audit_log
+                SELECT id, at, action, subject, old_version, new_version, credential, detail FROM audit_log
                 WHERE id > ? ORDER BY id LIMIT ?
                 """, arguments: [after, limit]).map {
-                AuditRecord(id: $0[0], at: $0[1], action: $0[2], subject: $0[3], oldVersion: $0[4], newVersion: $0[5], credential: $0[6])
+                AuditRecord(id: $0[0], at: $0[1], action: $0[2], subject: $0[3], oldVersion: $0[4], newVersion: $0[5], credential: $0[6],
+                            detail: $0[7])
             }
         }
     }

@@ -80,3 +80,72 @@ extension SQLiteStore {
                         createdAt: row["created_at"], revokedAt: row["revoked_at"])
     }
 }
+
+extension SQLiteStore {
+    public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool {
+        try pool.write { db in
+            // One writer: the look-up and the insert cannot interleave with another insert.
+            let taken = try Bool.fetchOne(db, sql: "SELECT 1 FROM admin_keys WHERE name = ? AND revoked_at IS NULL", arguments: [key.name]) ?? false
+            guard !taken else { return false }
+            try db.execute(sql: """
+                INSERT INTO admin_keys (id, name, role, key_hash, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [key.id, key.name, key.role, Data(key.keyHash), key.createdAt, key.createdBy])
+            if let audit {
+                try Self.appendAudit(db, at: key.createdAt, action: AuditAction.adminKeyCreate, subject: key.id, old: nil, new: nil, audit)
+            }
+            return true
+        }
+    }
+
+    public func adminKeys() throws -> [AdminKeyRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM admin_keys ORDER BY created_at, id").map(Self.adminKeyRecord)
+        }
+    }
+
+    public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? {
+        try pool.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM admin_keys WHERE key_hash = ? AND revoked_at IS NULL"),
+                             arguments: [Data(hash)]).map(Self.adminKeyRecord)
+        }
+    }
+
+    public func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord? {
+        try pool.write { db in
+            try db.execute(sql: "UPDATE admin_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [at, id])
+            if db.changesCount == 1, let audit {
+                try Self.appendAudit(db, at: at, action: AuditAction.adminKeyRevoke, subject: id, old: nil, new: nil, audit)
+            }
+            return try Row.fetchOne(db, sql: "SELECT * FROM admin_keys WHERE id = ?", arguments: [id]).map(Self.adminKeyRecord)
+        }
+    }
+
+    public func adminTokenHash() throws -> [UInt8]? {
+        try pool.read { db in
+            try (Data.fetchOne(db.cachedStatement(sql: "SELECT token_hash FROM admin_token WHERE id = 1"))).map { [UInt8]($0) }
+        }
+    }
+
+    public func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8] {
+        try pool.write { db in
+            if replace {
+                try db.execute(sql: """
+                    INSERT INTO admin_token (id, token_hash, created_at) VALUES (1, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash, created_at = excluded.created_at
+                    """, arguments: [Data(hash), at])
+                if let audit {
+                    try Self.appendAudit(db, at: at, action: AuditAction.adminTokenReset, subject: "admin", old: nil, new: nil, audit)
+                }
+            } else {
+                try db.execute(sql: "INSERT INTO admin_token (id, token_hash, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING",
+                               arguments: [Data(hash), at])
+            }
+            return try Data.fetchOne(db, sql: "SELECT token_hash FROM admin_token WHERE id = 1").map { [UInt8]($0) } ?? hash
+        }
+    }
+
+    static func adminKeyRecord(_ row: Row) -> AdminKeyRecord {
+        AdminKeyRecord(id: row["id"], name: row["name"], role: row["role"], keyHash: [UInt8]((row["key_hash"] as Data?) ?? Data()),
+                       createdAt: row["created_at"], createdBy: row["created_by"], revokedAt: row["revoked_at"])
+    }
+}

@@ -16,7 +16,7 @@ struct FlowStackCommand: ParsableCommand {
             answer within serve's --db-wait (starting again later may work).
             """,
         version: FlowStackVersion.number,
-        subcommands: [Serve.self, Migrate.self, Backup.self, Flows.self, Experiments.self],
+        subcommands: [Serve.self, Migrate.self, Backup.self, Flows.self, Experiments.self, AdminToken.self],
         defaultSubcommand: nil
     )
 }

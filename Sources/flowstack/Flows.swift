@@ -52,7 +52,9 @@ struct Flows: ParsableCommand {
             discussion: """
                 Each file holds one definition. Flows a file names (push, present, replaceRoot, initial) must be \
                 defined by one of the files or by the sample app the server ships (app, onboarding, home, modal); \
-                a file overrides the sample flow of the same name.
+                a file overrides the sample flow of the same name. A condition on a flag the server does not ship \
+                (flags/*.json), or on a value no variant of it has, is printed as FILE:POINTER: warning: message \
+                and does not fail the check.
                 """)
 
         @Argument(help: "Definition files (JSON).")
@@ -62,10 +64,13 @@ struct Flows: ParsableCommand {
             var (parsed, failed, unreadable) = Flows.read(files) { print($0) }
             var catalog = BundledFlows.catalog().catalog
             for (_, definition) in parsed { catalog.insert(definition) }
+            let flags = FlagValues.bundled()
             for (file, definition) in parsed {
-                let problems = catalog.problems(for: definition.name)
-                for problem in problems { print("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
-                if problems.isEmpty { print("\(file): ok (flow \(definition.name))") } else { failed = true }
+                let problems = catalog.problems(for: definition.name, flags: flags)
+                for problem in problems.errors { print("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }
+                // Warnings do not fail the check: flags change independently of flows.
+                for warning in problems.warnings { print("\(file):\(warning.path.isEmpty ? "/" : warning.path): warning: \(warning.message)") }
+                if problems.errors.isEmpty { print("\(file): ok (flow \(definition.name))") } else { failed = true }
             }
             if unreadable { throw ExitCode.cannotUse }
             if failed { throw ExitCode.checkFailed }

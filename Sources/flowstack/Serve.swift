@@ -11,7 +11,9 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the HTTP API.",
         discussion: """
-            Migrates the database at start. Prints the admin token once when FLOWSTACK_ADMIN_TOKEN is unset.
+            Migrates the database at start. When FLOWSTACK_ADMIN_TOKEN is unset, the first start on a database makes \
+            the admin token, prints it once and keeps its SHA-256 in the database; later starts (and other nodes) use \
+            that one, and `flowstack admin-token --reset` makes a new one.
             A SQLite file is served by one flowstack at a time: a second one on the same file exits 3 \
             naming the first. A PostgreSQL database that does not answer is waited for up to --db-wait \
             seconds (each attempt at most 10 s), then serve exits 4; a refused login exits 3 at once.
@@ -49,6 +51,8 @@ struct Serve: ParsableCommand {
     var singleNode = false
     @Flag(name: .customLong("require-client-key"), help: "Creating a session needs a client key (X-API-Key or Authorization: Bearer; see POST /v1/client-keys); turn it on in production (env FLOWSTACK_REQUIRE_CLIENT_KEY=1).")
     var requireClientKey = false
+    @Flag(name: .customLong("require-review"), help: "A release must be approved (POST /v1/releases/{id}/approve) by another admin identity than its maker's before it can be activated (env FLOWSTACK_REQUIRE_REVIEW=1).")
+    var requireReview = false
     @Option(name: .customLong("session-rate"), help: "Session creations, and failed token checks, per client address: RATE[/BURST] per second, such as 20/100; 429 past it (env FLOWSTACK_SESSION_RATE; default off).")
     var sessionRate: String?
     @Option(name: .customLong("trusted-proxies"), help: "Comma-separated addresses or CIDR networks of proxies whose X-Forwarded-For names the client (env FLOWSTACK_TRUSTED_PROXIES; default none).")
@@ -118,12 +122,21 @@ struct Serve: ParsableCommand {
         } catch let error as StoreError {
             throw FailureMessage(error)
         }
-        let adminToken = Self.adminToken(from: env)
+        let adminToken: (configured: String?, made: String?)
+        do {
+            adminToken = try Self.adminToken(from: env, store: store)
+        } catch {
+            try? store.close()
+            throw FailureMessage("cannot keep the admin token in the database: \(error)")
+        }
         let app: Application
         do {
             let single = singleNode || ["1", "true", "yes"].contains(env.values["FLOWSTACK_SINGLE_NODE"]?.lowercased() ?? "")
-            app = try Application(store: store, adminToken: adminToken.value, cacheCapacity: cacheCapacity,
-                                  singleNode: single, events: events, access: access, cors: cors, logger: logger)
+            let review = requireReview || ["1", "true", "yes"].contains(env.values["FLOWSTACK_REQUIRE_REVIEW"]?.lowercased() ?? "")
+            // A token made now is checked as a kept one (read from the database at each admin
+            // request), so that `admin-token --reset` replaces it on this server too.
+            app = try Application(store: store, adminToken: adminToken.configured, cacheCapacity: cacheCapacity,
+                                  singleNode: single, events: events, access: access, cors: cors, requireReview: review, logger: logger)
         } catch let error as Application.SetupError {
             throw FailureMessage(error.description)
         }
@@ -137,8 +150,10 @@ struct Serve: ParsableCommand {
         }
         // Before the line that says it listens: a stop sent right after that line stops it gracefully.
         let signal = SignalWaiter(signals: [SIGTERM, SIGINT])
-        if adminToken.generated {
-            print("admin token (FLOWSTACK_ADMIN_TOKEN was unset; this is shown once): \(adminToken.value)")
+        if let token = adminToken.made {
+            print("admin token (FLOWSTACK_ADMIN_TOKEN was unset; made at this first start, kept hashed in the database, shown once): \(token)")
+        } else if adminToken.configured == nil {
+            print("admin token: the one printed at this database's first start (FLOWSTACK_ADMIN_TOKEN is unset; `flowstack admin-token --reset` makes a new one)")
         }
         print("flowstack listening on http://\(server.host):\(http.port) (database \(location.redacted), durability \(durability.rawValue), \(server.threads) threads)")
         fflush(nil)
@@ -226,16 +241,12 @@ struct Serve: ParsableCommand {
         ["authentication", "password", "pg_hba.conf", "does not exist", "permission denied"].contains { detail.contains($0) }
     }
 
-    /// The admin token from FLOWSTACK_ADMIN_TOKEN, else a new random one (256 bits, hex).
-    static func adminToken(from env: Environment) -> (value: String, generated: Bool) {
-        if let token = env.values["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty { return (token, false) }
-        var generator = SystemRandomNumberGenerator()
-        let token = (0..<4).map { _ in
-            let word = generator.next() as UInt64
-            let hex = String(word, radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }.joined()
-        return (token, true)
+    /// `configured`: FLOWSTACK_ADMIN_TOKEN, when set. Else nil, the token is the one kept hashed
+    /// in the database, and `made` is that token when this start made it (256 bits, hex; to print
+    /// once) because the database kept none yet.
+    static func adminToken(from env: Environment, store: any FlowStore) throws -> (configured: String?, made: String?) {
+        if let token = env.values["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty { return (token, nil) }
+        return (nil, try Application.makeAdminTokenIfNone(store: store))
     }
 
     /// Lets the process hold as many sockets as the connection limit asks for, up to the hard limit.

@@ -198,7 +198,7 @@ struct ExperimentTests {
             ("/variants/1/flows", "\"flows\" must be an object from flow name to version, such as {\"onboarding\": 2}, found array [1]"),
         ]),
         ProblemCase(name: "unknown members", json: #"{"variants": [{"key": "a", "name": "A"}], "traffic": 1}"#, problems: [
-            ("/traffic", "unknown member \"traffic\"; expected one of \"variants\", \"coverage\", \"seed\", \"hashAttribute\", \"when\", \"enabled\", \"description\""),
+            ("/traffic", "unknown member \"traffic\"; expected one of \"variants\", \"coverage\", \"seed\", \"hashAttribute\", \"when\", \"enabled\", \"status\", \"winner\", \"description\""),
             ("/variants/0/name", "unknown member \"name\"; expected one of \"key\", \"weight\", \"flows\""),
         ]),
         ProblemCase(name: "optional members", json: #"{"variants": [{"key": "a"}], "seed": "", "hashAttribute": "", "enabled": 1, "when": {"attribute": "x"}}"#, problems: [
@@ -206,6 +206,27 @@ struct ExperimentTests {
             ("/hashAttribute", "\"hashAttribute\" must not be empty"),
             ("/when", "a condition on \"x\" needs an operator: one of \"is\", \"isNot\", \"in\", \"notIn\", \"exists\", \"gt\", \"gte\", \"lt\", \"lte\", \"versionGt\", \"versionGte\", \"versionLt\", \"versionLte\", \"versionIs\", \"versionIsNot\""),
             ("/enabled", "\"enabled\" must be true or false, found 1"),
+        ]),
+        ProblemCase(name: "unknown status", json: #"{"variants": [{"key": "a"}], "status": "paused"}"#, problems: [
+            ("/status", "\"status\" must be one of \"draft\", \"running\", \"stopped\", \"concluded\", found \"paused\""),
+        ]),
+        ProblemCase(name: "status not a string", json: #"{"variants": [{"key": "a"}], "status": false}"#, problems: [
+            ("/status", "\"status\" must be one of \"draft\", \"running\", \"stopped\", \"concluded\", found false"),
+        ]),
+        ProblemCase(name: "concluded without a winner", json: #"{"variants": [{"key": "a"}, {"key": "b"}], "status": "concluded"}"#, problems: [
+            ("/winner", "missing \"winner\": a concluded experiment names the variant whose flows were made live, one of \"a\", \"b\""),
+        ]),
+        ProblemCase(name: "winner not a variant", json: #"{"variants": [{"key": "a"}, {"key": "b"}], "status": "concluded", "winner": "c"}"#, problems: [
+            ("/winner", "\"c\" is not a variant; expected one of \"a\", \"b\""),
+        ]),
+        ProblemCase(name: "winner of a running experiment", json: #"{"variants": [{"key": "a"}], "winner": "a"}"#, problems: [
+            ("/winner", "\"winner\" is only for a concluded experiment (\"status\": \"concluded\"); this one is \"running\""),
+        ]),
+        ProblemCase(name: "winner of a stopped experiment", json: #"{"variants": [{"key": "a"}], "status": "stopped", "winner": "a"}"#, problems: [
+            ("/winner", "\"winner\" is only for a concluded experiment (\"status\": \"concluded\"); this one is \"stopped\""),
+        ]),
+        ProblemCase(name: "winner not a string", json: #"{"variants": [{"key": "a"}], "status": "concluded", "winner": 1}"#, problems: [
+            ("/winner", "\"winner\" must be a string, found 1"),
         ]),
         ProblemCase(name: "not an object", json: #""onboarding""#, problems: [
             ("", "expected an experiment (a JSON object), found \"onboarding\""),
@@ -220,6 +241,70 @@ struct ExperimentTests {
             #expect(error.problems.map(\.path.description) == vector.problems.map(\.path))
             #expect(error.problems.map(\.message) == vector.problems.map(\.message))
         }
+    }
+
+    /// `status` absent is running (stored experiments keep assigning); each status and a winner read and write back.
+    @Test func statusAndWinnerRoundTrip() throws {
+        let legacy = try Self.experiment(Self.designExample)
+        #expect(legacy.status == .running)
+        #expect(legacy.winner == nil)
+        #expect(!legacy.jsonValue.jsonText.contains("status"))
+        for status in ExperimentDefinition.Status.allCases {
+            let winner = status == .concluded ? #", "winner": "short""# : ""
+            let experiment = try Self.experiment(#"{"variants": [{"key": "control"}, {"key": "short", "flows": {"onboarding": 2}}], "status": "\#(status.rawValue)"\#(winner)}"#)
+            #expect(experiment.status == status)
+            #expect(try ExperimentDefinition(json: experiment.jsonValue) == experiment)
+            #expect(experiment.jsonValue.jsonText.contains(#""status":"\#(status.rawValue)""#) == (status != .running))
+        }
+        let concluded = try Self.experiment(#"{"variants": [{"key": "control"}, {"key": "short", "flows": {"onboarding": 2}}], "status": "concluded", "winner": "short"}"#)
+        #expect(concluded.winner == "short")
+        #expect(concluded.winningVariant?.pinnedFlows == ["onboarding": 2])
+        #expect(concluded.jsonValue.jsonText.hasSuffix(#""status":"concluded","winner":"short"}"#))
+    }
+
+    /// Only a running experiment assigns, evaluates to a variant and is served to GrowthBook SDKs with rules.
+    @Test(arguments: ExperimentDefinition.Status.allCases)
+    func onlyRunningAssigns(_ status: ExperimentDefinition.Status) throws {
+        var experiment = try Self.experiment(Self.designExample)
+        experiment.status = status
+        if status == .concluded { experiment.winner = "short" }
+        #expect(experiment.problems.isEmpty)
+        let context = EvaluationContext(targetingKey: "u-2")
+        let assignment = experiment.assign(key: "onboarding-length", context: context)
+        let details = experiment.evaluate(key: "onboarding-length", context: context)
+        let feature = try GrowthBookPayload.feature(experiment: experiment, key: "onboarding-length")
+        if status == .running {
+            #expect(assignment?.variantKey == "short")
+            #expect(details.reason == .split)
+            #expect(feature["rules"]?.arrayValue?.count == 1)
+        } else {
+            #expect(assignment == nil)
+            #expect(details == EvaluationDetails(value: .null, variant: nil, reason: .disabled))
+            #expect(feature.jsonText == #"{"defaultValue":null,"rules":[]}"#)
+        }
+    }
+
+    /// The lifecycle: draft → running ⇄ stopped → concluded, concluded final; staying put is allowed except once concluded.
+    @Test func transitions() {
+        typealias Status = ExperimentDefinition.Status
+        let allowed: Set<String> = [
+            "draft>draft", "draft>running", "draft>stopped", "running>running", "running>stopped", "running>concluded",
+            "stopped>stopped", "stopped>running", "stopped>concluded",
+        ]
+        for from in Status.allCases {
+            for to in Status.allCases {
+                #expect(from.canMove(to: to) == allowed.contains("\(from.rawValue)>\(to.rawValue)"), "\(from) → \(to)")
+            }
+        }
+    }
+
+    /// A code-built experiment reports a winner it should not have, or one that is not a variant.
+    @Test func problemsOfACodeBuiltWinner() {
+        let variants: [ExperimentDefinition.Variant] = [.init(key: "a"), .init(key: "b")]
+        #expect(ExperimentDefinition(variants: variants, status: .concluded).problems.map(\.path.description) == ["/winner"])
+        #expect(ExperimentDefinition(variants: variants, status: .concluded, winner: "z").problems.map(\.path.description) == ["/winner"])
+        #expect(ExperimentDefinition(variants: variants, status: .stopped, winner: "a").problems.map(\.path.description) == ["/winner"])
+        #expect(ExperimentDefinition(variants: variants, status: .concluded, winner: "b").problems.isEmpty)
     }
 
     /// One variant is a valid experiment (a staged rollout of a pinned flow).

@@ -409,6 +409,7 @@ struct LinkTests {
              "initial": [{"flow": "home", "when": {"user": "onboarded", "is": true}}, {"flow": "onboarding", "when": {"user": "onboarded", "isNot": true}}],
              "on": {
                "onboarding.completed": [{"from": "onboarding.second", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
+               "onboarding.faceScanVerified": [{"from": "onboarding.faceScan", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
                "home.presentModal": [{"from": ["home.first", "home.second"], "params": {"content": "any"},
                                       "do": [{"present": {"flow": "modal", "style": "pageSheet", "params": {"content": {"$param": "content"}}}}]}]
              },

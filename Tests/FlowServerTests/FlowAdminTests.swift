@@ -37,7 +37,7 @@ struct FlowAdminTests {
         let test = try TestApp()
         let put = try test.direct.send("PUT", "/v1/flows/onboarding", body: Self.shortOnboarding, headers: Self.admin)
         #expect(put.status == 201)
-        #expect(put.json == ["name": "onboarding", "version": 2, "live": false])
+        #expect(put.json == ["name": "onboarding", "version": 2, "live": false, "warnings": []])
         #expect(put.headers["Location"] == "/v1/flows/onboarding/versions/2")
         #expect(try test.direct.send("GET", "/v1/flows/onboarding", headers: Self.admin).json["version"] == 1)
         let client = SessionClient(sender: test.direct)

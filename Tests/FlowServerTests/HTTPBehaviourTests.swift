@@ -18,6 +18,8 @@ struct HTTPBehaviourTests {
         "/openapi.yaml": "no-cache",
         "/": "no-cache",
         "/playground/{file}": "no-cache",
+        "/v1/schemas": "no-cache",
+        "/v1/schemas/{name}": "no-cache",
         "/api/features/{clientKey}": "no-cache",
         "/v1/sessions/{id}/bundle": "private, no-cache",
     ]

@@ -80,6 +80,24 @@ struct ReplayAPITests {
         }
     }
 
+    /// A release replays with the versions it makes live: its onboarding that skips the first
+    /// screen diverges there for the three sessions that walked it.
+    @Test func replaysARelease() throws {
+        let test = try TestApp()
+        try Self.record(SessionClient(sender: test.direct))
+        let made = try test.direct.send("POST", "/v1/releases", body: #"{"description": "onboarding from its second screen", "flows": {"onboarding": \#(Self.skipsFirst)}}"#,
+                                        headers: Self.admin)
+        #expect(made.status == 201, "\(made.text)")
+        let id = made.json["id"].integerValue ?? 0
+        let replay = try test.direct.send("POST", "/v1/releases/\(id)/replay", body: #"{"sample": 100}"#, headers: Self.admin)
+        #expect(replay.status == 200, "\(replay.text)")
+        let versions: JSONValue = replay.json["versions"], flows: JSONValue = made.json["flows"]
+        #expect(versions == flows && versions["onboarding"].integerValue == 2)
+        #expect(replay.json["totals"]["diverged"] == 3 && replay.json["totals"]["same"] == 1)
+        #expect(try test.direct.send("POST", "/v1/releases/\(id)/replay", body: #"{"flows": {"onboarding": 1}}"#, headers: Self.admin).status == 400)
+        #expect(try test.direct.send("POST", "/v1/releases/\(id + 1)/replay", body: "", headers: Self.admin).status == 404)
+    }
+
     /// Bad requests are 4xx problems with a code and the pointer of what is wrong.
     @Test(arguments: [
         (#"{"flow": {"onboarding": 2}}"#, 400, "malformed-request", "/flow"),
