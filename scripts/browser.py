@@ -28,6 +28,8 @@ the right one the page draws the server's report (rates, the uplift's interval a
 p-values, chances to win, a refused comparison's reason, the sample-ratio warning), and again
 after the metric and the baseline are changed with the keyboard (screenshot at report.png); the
 experiment is then stopped and concluded with the page's lifecycle buttons (report-concluded.png).
+Then the replay page (/playground/replay.html) replays the recorded sessions on a stored
+onboarding that starts at its second screen and shows the server's counts per flow.
 Then a session with predictions on a slow network (the page's latency slider): at 300 ms a tap
 on onboarding.showSecond draws the next screen from the server's prediction in well under 300 ms
 (measured in the page) and shows "confirmed" when the answer comes; at 500 ms, after another
@@ -1083,6 +1085,52 @@ class Walk:
                    and not (now["start"] or now["stop"] or now["conclude"] or now["winner"]) and "fast" in now["text"] else "it does not",
                    f"server {stored.get('status')}/{stored.get('winner')}, page {now}")
         page.screenshot(os.path.join(SHOTS, "report-concluded.png"))
+    def replay_steps(self, admin_token):
+        """The replay page (replay.html) in a tab of its own: with the admin token it lists the
+        flows, replays the recorded sessions on a stored onboarding that starts at its second
+        screen, and draws the server's per-flow counts and first divergence."""
+        def admin(method, path, body=None):
+            request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode() if body is not None else None,
+                                             method=method, headers={"Authorization": f"Bearer {admin_token}", "Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                return json.loads(answer.read())
+
+        draft = admin("PUT", "/v1/flows/onboarding", {"name": "onboarding", "kind": "stacked", "initial": ["onboarding.second"],
+                                                       "on": {"onboarding.completed": [{"from": "onboarding.second", "do": [{"bubble": {}}]}]}})
+        version = draft["version"]
+        opened = {}
+        try:
+            url = f"{self.origin}/playground/replay.html"
+            page = Page.opened_by(self.browser, lambda: opened.update(self.browser.call("Target.createTarget", {"url": url})))
+            page.wait("document.readyState === 'complete' && Boolean(document.querySelector('[data-testid=report-empty]'))")
+            page.type_into("admin-token", admin_token)
+            page.click("load-flows")
+            page.wait("Boolean(document.querySelector('[data-testid=version-onboarding]'))")
+            page.js(f"document.querySelector('[data-testid=version-onboarding]').value = '{version}'")
+            page.click("run-replay")
+            page.wait("Boolean(document.querySelector('[data-testid=replay-row-onboarding]'))")
+            want = admin("POST", "/v1/replays", {"flows": {"onboarding": version}, "days": 7, "sample": 1000})["flows"]
+            shown = page.js("""(() => Object.fromEntries(Array.from(document.querySelectorAll('[data-testid^="replay-row-"]'), (r) => {
+                const flow = r.dataset.testid.slice(11);
+                const cell = (key) => Number(document.querySelector(`[data-testid="${key}-${flow}"]`).textContent);
+                return [flow, {sessions: cell('sessions'), same: cell('same'), diverged: cell('diverged'), refused: cell('refused'),
+                               deadEnd: cell('deadEnd'), notReached: cell('notReached'),
+                               where: document.querySelector(`[data-testid="where-${flow}"]`).textContent}];
+            })))()""")
+            keys = ["sessions", "same", "diverged", "refused", "deadEnd", "notReached"]
+            expected = {flow: {key: counts[key] for key in keys} for flow, counts in want.items()}
+            self.check("replay: the page shows the server's counts per flow",
+                       None if {flow: {key: row[key] for key in keys} for flow, row in shown.items()} == expected else "it does not",
+                       f"page {shown}, server {expected}")
+            self.check("replay: sessions that walked onboarding diverge at onboarding.first",
+                       None if want.get("onboarding", {}).get("diverged", 0) > 0
+                       and "diverges at onboarding.first → onboarding.second" in shown.get("onboarding", {}).get("where", "") else "they do not",
+                       shown.get("onboarding"))
+        except (CDPError, urllib.error.URLError) as error:
+            self.check("replay: the page shows the server's replay", str(error))
+        finally:
+            if opened.get("targetId"):
+                self.browser.call("Target.closeTarget", {"targetId": opened["targetId"]})
 
     def report_matches(self, step, page, report):
         """The report page shows `report`: rows, rates, numbers, intervals, reasons, the SRM banner."""
@@ -1379,6 +1427,7 @@ def main():
         walk = Walk(page, server.port, relay, tally, browser)
         walk.run()
         walk.report_steps(server.admin_token)
+        walk.replay_steps(server.admin_token)
         cross = CrossOrigin(browser, server, tally, allowed.origin, blocked.origin)
         cross.run()
     except Exception as error:  # a failure of the harness itself still counts, and still cleans up

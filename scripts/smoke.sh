@@ -82,6 +82,17 @@ check "the new token opens the running server" test "$(status_of "$new_admin")" 
 check "the old token is refused at once" test "$(status_of "$admin")" = 401
 "$bin" admin-token --db "$db" >"$work/noreset.log" 2>&1; status=$?
 check "admin-token without --reset exits 2 and says why" sh -c "test $status -eq 2 && grep -q 'cannot be shown' '$work/noreset.log'"
+
+# flows replay: the command asks the running server for a replay and prints its table; the durable
+# session (onboarding walked, the newest) diverges at onboarding.first on a draft that starts at
+# its second screen
+draft=$(curl -s -X PUT "$base/v1/flows/onboarding" -H "Authorization: Bearer $new_admin" \
+    -d '{"name":"onboarding","kind":"stacked","initial":["onboarding.second"],"on":{"onboarding.completed":[{"from":"onboarding.second","do":[{"bubble":{}}]}]}}' \
+    | sed -n 's/.*"version":\([0-9]*\).*/\1/p')
+FLOWSTACK_ADMIN_TOKEN=$new_admin "$bin" flows replay --server "$base" --flows "onboarding=$draft" --sample 1 >"$work/replay.log" 2>&1; status=$?
+check "flows replay prints where sessions diverge" sh -c "test $status -eq 0 && grep -q 'onboarding: diverges at onboarding.first → onboarding.second: 1' '$work/replay.log'"
+FLOWSTACK_ADMIN_TOKEN=$new_admin "$bin" flows replay --server "$base" --flows onboarding=999 >"$work/replay-bad.log" 2>&1; status=$?
+check "flows replay of a version not stored exits 3 with the server's reason" sh -c "test $status -eq 3 && grep -q 'no version 999' '$work/replay-bad.log'"
 # the server that made the token at its first start takes a reset too (it reads the kept hash)
 FLOWSTACK_ADMIN_TOKEN= "$bin" serve --port 0 --db "$work/fresh.sqlite" >"$work/fresh.log" 2>&1 &
 fresh_pid=$!

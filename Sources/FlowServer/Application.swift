@@ -126,6 +126,7 @@ public final class Application: Sendable {
         Self.addAdminKeyRoutes(to: &router, admin: admin, limits: bodyLimits)
         Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addFlowTestRoutes(to: &router, registry: registry, admin: admin, limits: bodyLimits)
+        Self.addReplayRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
         Self.addAuditRoutes(to: &router, store: store, admin: admin, logger: logger)
         Self.addReleaseRoutes(to: &router, store: store, registry: registry, admin: admin, requireReview: requireReview,
                               rollouts: ReleaseRollouts(

@@ -93,12 +93,15 @@ enum ProblemType {
     /// 409: a rollout that cannot move that way now (another in progress, not rolling out, not a raise).
     static let rolloutConflict = prefix + "rollout-conflict"
 
+    /// 422: a replay names a flow version that is not stored.
+    static let unknownFlowVersion = prefix + "unknown-flow-version"
+
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
                       sessionContention, definitionsLoading, insufficientRole, nameInUse, invalidTransition, concurrentChange,
                       unsupportedMediaType, releaseState, testsFailed, releaseUntested, reviewRequired, releaseStale,
-                      releaseSuperseded, selfApproval, invalidRollout, rolloutConflict]
+                      releaseSuperseded, selfApproval, invalidRollout, rolloutConflict, unknownFlowVersion]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

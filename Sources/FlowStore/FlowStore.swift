@@ -95,6 +95,12 @@ public protocol FlowStore: AnyObject, Sendable, RolloutStore {
     /// `headVersion` of each session in `sessionIds` that exists, in one query: a node following
     /// sessions for event streams asks for all of them at once.
     func headVersions(sessionIds: [String]) throws -> [String: Int]
+    /// Up to `limit` sessions created at or after `since` (a stored time), newest first
+    /// (`created_at`, then id, descending), starting below `cursor` (the last one of the batch
+    /// before), each as created (its row) with the first `maxActions` entries of its log and the
+    /// tree each left: what a replay reads, in batches, on a read connection.
+    func recordedSessions(createdSince since: String, before cursor: RecordedSessionCursor?, limit: Int,
+                          maxActions: Int) throws -> [RecordedSessionRecord]
 
     // MARK: Stream tickets
 

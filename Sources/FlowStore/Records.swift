@@ -353,3 +353,37 @@ public enum AuditAction {
         stamp.action ?? "user.\(key).reset"
     }
 }
+
+/// A stored session as a replay reads it: its row as created, and its log with each entry's tree.
+public struct RecordedSessionRecord: Sendable, Equatable {
+    /// The row: `version` and `tree` are the session's as created (0 for every session made
+    /// since the log carries trees; an older row may stand at a later version).
+    public var session: SessionRecord
+    /// Log entries oldest first, each with the tree it left (nil when written before the log
+    /// carried trees).
+    public var actions: [(action: ActionRecord, tree: [UInt8]?)]
+
+    public init(session: SessionRecord, actions: [(action: ActionRecord, tree: [UInt8]?)]) {
+        self.session = session
+        self.actions = actions
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.session == rhs.session && lhs.actions.count == rhs.actions.count
+            && zip(lhs.actions, rhs.actions).allSatisfy { $0.action == $1.action && $0.tree == $1.tree }
+    }
+
+    /// Where the next batch starts: below this session.
+    public var cursor: RecordedSessionCursor { RecordedSessionCursor(createdAt: session.createdAt, id: session.id) }
+}
+
+/// A position in the newest-first order of sessions (`created_at`, then id, descending).
+public struct RecordedSessionCursor: Sendable, Equatable {
+    public var createdAt: String
+    public var id: String
+
+    public init(createdAt: String, id: String) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+}

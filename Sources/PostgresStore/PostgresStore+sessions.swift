@@ -350,6 +350,57 @@ extension PostgresStore {
         return (results[0].integer(0, 0) ?? 0, clients)
     }
 
+    /// Two round trips per batch on a read connection: the sessions from the cursor down
+    /// (`sessions_by_created_at`), then the logs of all of them as one array parameter.
+    public func recordedSessions(createdSince since: String, before cursor: RecordedSessionCursor?, limit: Int,
+                                 maxActions: Int) throws -> [RecordedSessionRecord] {
+        let columns = """
+            SELECT id, user_id, token_hash, version, tree, context, flags, experiments, flow_versions,
+                   last_transition, handled_by, created_at, updated_at, client FROM sessions
+            """
+        let statement: PGStatement
+        if let cursor {
+            statement = PGStatement(columns + """
+                 WHERE created_at >= $1::text AND created_at <= $2::text AND (created_at < $2::text OR id < $3::text)
+                ORDER BY created_at DESC, id DESC LIMIT $4::bigint
+                """, [.text(since), .text(cursor.createdAt), .text(cursor.id), .integer(limit)])
+        } else {
+            statement = PGStatement(columns + """
+                 WHERE created_at >= $1::text ORDER BY created_at DESC, id DESC LIMIT $2::bigint
+                """, [.text(since), .integer(limit)])
+        }
+        let rows = try read([statement])[0]
+        let sessions = (0..<rows.count).map { row in
+            SessionRecord(
+                id: rows.string(row, 0) ?? "", userId: rows.string(row, 1) ?? "", tokenHash: rows.bytes(row, 2) ?? [],
+                version: rows.integer(row, 3) ?? 0, tree: rows.bytes(row, 4) ?? [], context: rows.string(row, 5) ?? "{}",
+                flags: rows.string(row, 6) ?? "{}", experiments: rows.string(row, 7) ?? "{}",
+                flowVersions: rows.string(row, 8) ?? "{}", lastTransition: rows.string(row, 9),
+                handledBy: rows.string(row, 10), createdAt: rows.string(row, 11) ?? "",
+                updatedAt: rows.string(row, 12) ?? "", client: rows.string(row, 13))
+        }
+        guard !sessions.isEmpty else { return [] }
+        let log = try read([PGStatement("""
+            SELECT a.session_id, a.version, a.type, a.source, a.params, a.interactive, a.handled_by, a.transition,
+                   a.created_at, a.client_at, a.tree
+            FROM actions a JOIN sessions s ON s.id = a.session_id
+            WHERE a.session_id = ANY($1::text[]) AND a.version > s.version AND a.version <= s.version + $2::bigint
+            ORDER BY a.session_id, a.version
+            """, [.text(Self.textArray(sessions.map(\.id))), .integer(maxActions)])])[0]
+        var actions: [String: [(action: ActionRecord, tree: [UInt8]?)]] = [:]
+        for row in 0..<log.count {
+            guard let id = log.string(row, 0) else { continue }
+            actions[id, default: []].append((
+                action: ActionRecord(version: log.integer(row, 1) ?? 0, type: log.string(row, 2) ?? "",
+                                     source: log.string(row, 3), params: log.string(row, 4) ?? "{}",
+                                     interactive: log.boolean(row, 5), handledBy: log.string(row, 6),
+                                     transition: log.string(row, 7), createdAt: log.string(row, 8) ?? "",
+                                     clientAt: log.string(row, 9)),
+                tree: log.bytes(row, 10)))
+        }
+        return sessions.map { RecordedSessionRecord(session: $0, actions: actions[$0.id] ?? []) }
+    }
+
     public func sessionCount() throws -> Int {
         try read([PGStatement("SELECT COUNT(*) FROM sessions")])[0].integer(0, 0) ?? 0
     }

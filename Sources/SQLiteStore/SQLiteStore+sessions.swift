@@ -308,6 +308,42 @@ extension SQLiteStore {
             client: row["client"])
     }
 
+    /// One read transaction per batch: a range scan of `sessions_by_created_at` from the
+    /// cursor down, then each session's log through `actions_by_session`. The cursor is a
+    /// range on `created_at` plus a filter, not `created_at < ? OR (created_at = ? AND id < ?)`:
+    /// SQLite 3.40 plans that OR as two index searches and a sort of every row below the cursor,
+    /// which made each batch read the whole window (100,000 sessions replayed in minutes).
+    public func recordedSessions(createdSince since: String, before cursor: RecordedSessionCursor?, limit: Int,
+                                 maxActions: Int) throws -> [RecordedSessionRecord] {
+        try pool.read { db in
+            let rows: [Row]
+            if let cursor {
+                rows = try Row.fetchAll(db.cachedStatement(sql: """
+                    SELECT * FROM sessions WHERE created_at >= ? AND created_at <= ? AND (created_at < ? OR id < ?)
+                    ORDER BY created_at DESC, id DESC LIMIT ?
+                    """), arguments: [since, cursor.createdAt, cursor.createdAt, cursor.id, limit])
+            } else {
+                rows = try Row.fetchAll(db.cachedStatement(sql: """
+                    SELECT * FROM sessions WHERE created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?
+                    """), arguments: [since, limit])
+            }
+            let log = try db.cachedStatement(sql: """
+                SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at, tree
+                FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
+                """)
+            return try rows.map { row in
+                let session = Self.sessionRecord(row)
+                let actions = try Row.fetchAll(log, arguments: [session.id, session.version, maxActions]).map { entry in
+                    (action: ActionRecord(version: entry[0], type: entry[1], source: entry[2], params: entry[3],
+                                          interactive: entry[4], handledBy: entry[5], transition: entry[6],
+                                          createdAt: entry[7], clientAt: entry[8]),
+                     tree: (entry[9] as Data?).map { [UInt8]($0) })
+                }
+                return RecordedSessionRecord(session: session, actions: actions)
+            }
+        }
+    }
+
     /// One range scan of `sessions_by_created_at`, grouped by the client text.
     public func clientCounts(createdSince since: String, limit: Int) throws -> (total: Int, clients: [ClientSessionCount]) {
         try pool.read { db in

@@ -13,7 +13,7 @@ import Foundation
 struct Flows: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Work with flow definition files.",
-        subcommands: [Validate.self, Graph.self, Test.self, Diff.self, Pull.self, Push.self])
+        subcommands: [Validate.self, Graph.self, Test.self, Diff.self, Pull.self, Push.self, Replay.self])
 
     /// The files an argument list names: a folder stands for its `*.json` files (not its
     /// subfolders, so `flows/tests/` is not read as definitions); `report` hears a folder that

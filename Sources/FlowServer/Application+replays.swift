@@ -1,0 +1,271 @@
+// Replay of recorded sessions against other flow versions (a draft): the admin route and the run.
+import FlowEngine
+import FlowStore
+import Foundation
+import HTTPServer
+import Locking
+import JSON
+import Logging
+
+/// What a replay runs: which versions replace the sessions' own, over which sessions.
+struct ReplayRequest: Sendable, Equatable {
+    /// Flow name → version, in place of the version each session ran.
+    var versions: [String: Int] = [:]
+    /// Sessions created in the last `days` days.
+    var days = 7
+    /// At most this many of them, newest first.
+    var sample = 1000
+
+    static let maxDays = 365
+    /// The cap of a synchronous replay: 100,000 sessions replay in seconds (see BENCHMARKS.md).
+    static let maxSample = 100_000
+
+    /// Reads `{flows?: {name: version}, days?, sample?}` (an empty body takes the defaults).
+    init(json: JSONValue?) throws(ResponseError) {
+        guard let json, !json.isNull else { return }  // no body (or null): the defaults
+        guard let object = json.objectValue else {
+            throw Self.malformed("", "a replay is an object {flows?, days?, sample?}; found \(json.typeName)")
+        }
+        for member in object.members where !["flows", "days", "sample"].contains(member.key) {
+            throw Self.malformed("/\(member.key)", "unknown key \(JSONValue.string(member.key).abbreviatedJSON()) in a replay; expected flows, days, sample")
+        }
+        if let flows = object["flows"], !flows.isNull {
+            guard let entries = flows.objectValue else {
+                throw Self.malformed("/flows", "flows maps a flow name to the version to replay with, such as {\"onboarding\": 2}; found \(flows.typeName)")
+            }
+            for member in entries.members {
+                guard let version = member.value.integerValue, version >= 1 else {
+                    throw Self.malformed(JSONPointer(["flows", member.key]).description,
+                                         "a flow version is a whole number from 1; found \(member.value.abbreviatedJSON())")
+                }
+                versions[member.key] = version
+            }
+        }
+        days = try Self.bounded(object["days"], "days", 1...Self.maxDays, default: days)
+        sample = try Self.bounded(object["sample"], "sample", 1...Self.maxSample, default: sample)
+    }
+
+    init(versions: [String: Int], days: Int = 7, sample: Int = 1000) {
+        self.versions = versions
+        self.days = days
+        self.sample = sample
+    }
+
+    private static func bounded(_ value: JSONValue?, _ name: String, _ range: ClosedRange<Int>, default fallback: Int) throws(ResponseError) -> Int {
+        guard let value, !value.isNull else { return fallback }
+        guard let number = value.integerValue, range.contains(number) else {
+            throw malformed("/\(name)", "\(name) is a whole number from \(range.lowerBound) to \(range.upperBound); found \(value.abbreviatedJSON())")
+        }
+        return number
+    }
+
+    private static func malformed(_ pointer: String, _ detail: String) -> ResponseError {
+        ResponseError(.problem(400, "The replay request is not valid: \(detail).", type: ProblemType.malformed,
+                               errors: [.init(pointer: pointer, detail: detail)]))
+    }
+}
+
+extension Application {
+    static func addReplayRoutes(to router: inout Router, store: any FlowStore, registry: DefinitionRegistry,
+                                admin: AdminAuthorization, limits: BodyLimits, logger: Logger) {
+        router.adminRoute("POST", "/v1/replays", admin) { request throws(ResponseError) in
+            let json: JSONValue? = request.body.isEmpty ? Optional<JSONValue>.none : try request.jsonBody(limits).get()
+            let replay = try ReplayRequest(json: json)
+            return .json(try Self.runReplay(replay, store: store, registry: registry, logger: logger))
+        }
+        // The versions a release makes live, over the versions each session ran.
+        router.adminRoute("POST", "/v1/releases/{id}/replay", admin) { request throws(ResponseError) in
+            let release = try Self.storedRelease(request, store: store, logger: logger)
+            let json: JSONValue? = request.body.isEmpty ? Optional<JSONValue>.none : try request.jsonBody(limits).get()
+            var replay = try ReplayRequest(json: json)
+            guard replay.versions.isEmpty else {
+                throw ResponseError(.problem(400, "A release replays with its own versions; send only {days?, sample?}.",
+                                             type: ProblemType.malformed, errors: [.init(pointer: "/flows", detail: "not allowed here")]))
+            }
+            replay.versions = release.versions
+            return .json(try Self.runReplay(replay, store: store, registry: registry, logger: logger))
+        }
+    }
+
+    /// Sessions read per batch: one read transaction (SQLite) or two round trips (PostgreSQL) each.
+    static let replayBatch = 500
+    /// Actions replayed per session at most; a longer session is replayed up to there.
+    static let replayMaxActions = 1000
+
+    /// Replays the newest `sample` sessions of the last `days` days with `versions` in place of
+    /// their own, and answers the report (see README "Replay real sessions against a draft").
+    ///
+    /// Each session runs on its own recorded flow versions with `versions` put over them, so a
+    /// difference comes from the draft, not from another flow activated since. Its context is
+    /// the one stored at creation; the user's state at creation is not stored, so it is the
+    /// state under which the session's own versions rebuild its recorded first screens: none
+    /// (a new user) or, failing that, the user's state now. A session neither rebuilds, or whose
+    /// trees are not all stored, is `skipped`.
+    static func runReplay(_ replay: ReplayRequest, store: any FlowStore, registry: DefinitionRegistry,
+                          logger: Logger, now: Date = Date()) throws(ResponseError) -> [UInt8] {
+        for (name, version) in replay.versions.sorted(by: { $0.key < $1.key }) where registry.flow(name, version: version) == nil {
+            throw ResponseError(.problem(
+                422, "Flow \(name) has no version \(version) to replay with.", type: ProblemType.unknownFlowVersion,
+                errors: [.init(pointer: JSONPointer(["flows", name]).description, detail: "no stored version \(version) of flow \(name)")]))
+        }
+        let started = ContinuousClock.now
+        let since = Timestamp.string(now.addingTimeInterval(-Double(replay.days) * 24 * 3600))
+        var report = ReplayReport()
+        var cursor: RecordedSessionCursor?
+        var remaining = replay.sample
+        while remaining > 0 {
+            let wanted = min(replayBatch, remaining)
+            let batch: [RecordedSessionRecord]
+            do {
+                batch = try store.recordedSessions(createdSince: since, before: cursor, limit: wanted,
+                                                   maxActions: replayMaxActions)
+            } catch {
+                throw SessionService.storageFailure(error, logger: logger)
+            }
+            report.merge(Self.replayBatch(batch, versions: replay.versions, registry: registry, store: store))
+            remaining -= batch.count
+            guard batch.count == wanted, let last = batch.last else { break }
+            cursor = last.cursor
+        }
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        return replayReportJSON(report, replay: replay, since: since, milliseconds: milliseconds)
+    }
+
+    /// Replays one batch in parts on every core (the engine is pure; each part counts its own).
+    static func replayBatch(_ batch: [RecordedSessionRecord], versions: [String: Int], registry: DefinitionRegistry,
+                            store: any FlowStore) -> ReplayReport {
+        let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, batch.count / 50))
+        let reports = PThreadMutex<[ReplayReport]>([])
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            var report = ReplayReport()
+            for index in stride(from: part, to: batch.count, by: parts) {
+                guard let run = Self.recordedRun(batch[index], versions: versions, registry: registry, store: store) else {
+                    report.skipped += 1
+                    continue
+                }
+                report.add(SessionReplay.replay(run.session, on: run.candidate))
+            }
+            reports.withLock { $0.append(report) }
+        }
+        return reports.withLock { $0 }.reduce(into: ReplayReport()) { $0.merge($1) }
+    }
+
+    /// The recorded session ready to replay and the catalog it replays on, or nil when it
+    /// cannot be replayed (see ``runReplay(_:store:registry:logger:now:)``).
+    static func recordedRun(_ recorded: RecordedSessionRecord, versions: [String: Int], registry: DefinitionRegistry,
+                            store: any FlowStore) -> (session: RecordedSession, candidate: FlowCatalog)? {
+        let record = recorded.session
+        guard record.version == 0, let own = DefinitionRegistry.decode(record.flowVersions),
+              let baseline = registry.catalog(for: own),
+              let candidate = registry.catalog(for: own.merging(versions) { _, draft in draft }),
+              let start = try? FlowTree(storage: record.tree) else { return nil }
+        var steps: [RecordedStep] = []
+        steps.reserveCapacity(recorded.actions.count)
+        for (entry, tree) in recorded.actions {
+            guard let tree, let after = try? FlowTree(storage: tree) else { return nil }
+            let params = (try? JSONParser.parse(entry.params, limits: .storedData))?.objectValue ?? JSONObject()
+            steps.append(RecordedStep(action: FlowAction(type: entry.type, from: entry.source, params: params,
+                                                         interactive: entry.interactive), tree: after))
+        }
+        var context = SessionService.decodeContext(record.context, userId: record.userId)
+        let shown = start.screens.map { ($0.feature, $0.params) }
+        func rebuilds(_ user: [String: JSONValue]) -> Bool {
+            context.user = user
+            guard let tree = try? FlowEngine.start(catalog: baseline, context: context) else { return false }
+            let screens = tree.screens
+            return screens.count == shown.count && zip(screens, shown).allSatisfy { $0.feature == $1.0 && $0.params == $1.1 }
+        }
+        if !rebuilds([:]) {
+            guard let text = try? store.user(id: record.userId)?.state,
+                  let state = (try? JSONParser.parse(text, limits: .storedData))?.objectValue else { return nil }
+            var user: [String: JSONValue] = [:]
+            for member in state.members { user[member.key] = member.value }
+            guard rebuilds(user) else { return nil }
+        }
+        return (RecordedSession(start: start, context: context, steps: steps), candidate)
+    }
+
+    /// `{versions, since, days, sample, durationMs, totals: {sessions, same, diverged, refused,
+    /// deadEnd, skipped}, flows: {name: {sessions, same, diverged, refused, deadEnd, notReached,
+    /// firstDivergence: [{screen, replayedScreen, count}], refusals: [{screen, action, code,
+    /// count}], deadEnds: [{screen, count}]}}}`, lists most frequent first.
+    static func replayReportJSON(_ report: ReplayReport, replay: ReplayRequest, since: String, milliseconds: Double) -> [UInt8] {
+        var writer = JSONWriter(capacity: 1024)
+        writer.beginObject()
+        writer.writeKey("versions")
+        writer.writeRawValue(DefinitionRegistry.encode(replay.versions))
+        writer.writeKey("since")
+        writer.writeString(since)
+        writer.writeKey("days")
+        writer.writeInteger(replay.days)
+        writer.writeKey("sample")
+        writer.writeInteger(replay.sample)
+        writer.writeKey("durationMs")
+        writer.writeNumber((milliseconds * 10).rounded() / 10)
+        writer.writeKey("totals")
+        writer.beginObject()
+        for (key, value) in [("sessions", report.sessions), ("same", report.same), ("diverged", report.diverged),
+                             ("refused", report.refused), ("deadEnd", report.deadEnd), ("skipped", report.skipped)] {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        writer.endObject()
+        writer.writeKey("flows")
+        writer.beginObject()
+        for (flow, counts) in report.flows.sorted(by: { $0.key < $1.key }) where counts.sessions > 0 {
+            writer.writeKey(flow)
+            writer.beginObject()
+            for (key, value) in [("sessions", counts.sessions), ("same", counts.same), ("diverged", counts.diverged),
+                                 ("refused", counts.refused), ("deadEnd", counts.deadEnd), ("notReached", counts.notReached)] {
+                writer.writeKey(key)
+                writer.writeInteger(value)
+            }
+            writer.writeKey("firstDivergence")
+            writer.beginArray()
+            for (divergence, count) in counts.firstDivergence.sorted(by: { ($1.value, $0.key.screen.feature, $0.key.replayedScreen?.feature ?? "")
+                < ($0.value, $1.key.screen.feature, $1.key.replayedScreen?.feature ?? "") }) {
+                writer.beginObject()
+                writer.writeKey("screen")
+                writer.writeString(divergence.screen.feature)
+                writer.writeKey("replayedScreen")
+                writer.writeOptionalString(divergence.replayedScreen?.feature)
+                writer.writeKey("count")
+                writer.writeInteger(count)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.writeKey("refusals")
+            writer.beginArray()
+            for (refusal, count) in counts.refusals.sorted(by: { ($1.value, $0.key.screen.feature, $0.key.action)
+                < ($0.value, $1.key.screen.feature, $1.key.action) }) {
+                writer.beginObject()
+                writer.writeKey("screen")
+                writer.writeString(refusal.screen.feature)
+                writer.writeKey("action")
+                writer.writeString(refusal.action)
+                writer.writeKey("code")
+                writer.writeString(refusal.code)
+                writer.writeKey("count")
+                writer.writeInteger(count)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.writeKey("deadEnds")
+            writer.beginArray()
+            for (screen, count) in counts.deadEnds.sorted(by: { ($1.value, $0.key.feature) < ($0.value, $1.key.feature) }) {
+                writer.beginObject()
+                writer.writeKey("screen")
+                writer.writeString(screen.feature)
+                writer.writeKey("count")
+                writer.writeInteger(count)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.endObject()
+        }
+        writer.endObject()
+        writer.endObject()
+        return writer.takeBytes()
+    }
+}
