@@ -15,10 +15,11 @@ RUN swift package resolve
 COPY Plugins Plugins
 COPY Sources Sources
 COPY Tests Tests
-# migrations/, flows/, flags/, playground/ and openapi.yaml are embedded in the binary at build time.
+# migrations/, flows/, flags/, schemas/, playground/ and openapi.yaml are embedded in the binary at build time.
 COPY migrations migrations
 COPY flows flows
 COPY flags flags
+COPY schemas schemas
 COPY playground playground
 COPY openapi.yaml ./
 RUN swift build -c release --product flowstack --static-swift-stdlib \
