@@ -242,6 +242,11 @@ def parser_keywords():
         raise SystemExit("schemas: cannot find the scenario keys in FlowScenarioSuite+parse.swift; update scripts/schemas.py")
     param_types = swift_cases(rule, "ParamType")
     link_types = re.findall(r"\.(\w+)", re.search(r"paramTypes: \[FlowRule\.ParamType\] = \[([^\]]*)\]", link).group(1))
+    # The members RolloutPlan.swift accepts: its two "unknown member" checks name them.
+    rollout_lists = [re.findall(r'"([^"]+)"', found)
+                     for found in re.findall(r"where !\[([^\]]*)\]\.contains", swift("Sources/FlowServer/RolloutPlan.swift"))]
+    if len(rollout_lists) != 2:
+        raise SystemExit("schemas: cannot find the rollout members in RolloutPlan.swift; update scripts/schemas.py")
     return [
         ("flow definition members", "flow.schema.json#", swift_list(reader, "definitionKeys")),
         ("rule members", "flow.schema.json#/$defs/rule", swift_list(reader, "ruleKeys")),
@@ -266,6 +271,8 @@ def parser_keywords():
         ("transition types", "flow-tests.schema.json#/$defs/expect/properties/transition", swift_cases(transition, "Kind")),
         # The release body is the releases branch's parser; these are the contract's members.
         ("release members", "release.schema.json#", ["description", "flows", "flags", "experiments", "tests"]),
+        ("rollout members", "rollout.schema.json#", rollout_lists[0]),
+        ("guardrail members", "rollout.schema.json#/properties/guardrails", rollout_lists[1]),
     ]
 
 

@@ -78,7 +78,7 @@ extension Application {
             let release = try Self.storedRelease(request, store: store, logger: logger)
             let json: JSONValue? = request.body.isEmpty ? Optional<JSONValue>.none : try request.jsonBody(limits).get()
             var replay = try ReplayRequest(json: json)
-            guard replay.versions.isEmpty else {
+            guard json?.objectValue?["flows"] == nil else {
                 throw ResponseError(.problem(400, "A release replays with its own versions; send only {days?, sample?}.",
                                              type: ProblemType.malformed, errors: [.init(pointer: "/flows", detail: "not allowed here")]))
             }

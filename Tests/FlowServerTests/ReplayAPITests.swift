@@ -95,6 +95,9 @@ struct ReplayAPITests {
         #expect(versions == flows && versions["onboarding"].integerValue == 2)
         #expect(replay.json["totals"]["diverged"] == 3 && replay.json["totals"]["same"] == 1)
         #expect(try test.direct.send("POST", "/v1/releases/\(id)/replay", body: #"{"flows": {"onboarding": 1}}"#, headers: Self.admin).status == 400)
+        // Not even an empty or null one: the release's versions are the only ones it replays with.
+        #expect(try test.direct.send("POST", "/v1/releases/\(id)/replay", body: #"{"flows": {}}"#, headers: Self.admin).status == 400)
+        #expect(try test.direct.send("POST", "/v1/releases/\(id)/replay", body: #"{"flows": null}"#, headers: Self.admin).status == 400)
         #expect(try test.direct.send("POST", "/v1/releases/\(id + 1)/replay", body: "", headers: Self.admin).status == 404)
     }
 

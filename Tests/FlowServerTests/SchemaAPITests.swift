@@ -15,7 +15,7 @@ struct SchemaAPITests {
     @Test func servesTheRepoSchemas() throws {
         let test = try TestApp()
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).filter { $0.hasSuffix(".schema.json") }.sorted()
-        #expect(files == ["experiment.schema.json", "flag.schema.json", "flow-tests.schema.json", "flow.schema.json", "release.schema.json"])
+        #expect(files == ["experiment.schema.json", "flag.schema.json", "flow-tests.schema.json", "flow.schema.json", "release.schema.json", "rollout.schema.json"])
         let list = try test.direct.send("GET", "/v1/schemas")
         #expect(list.status == 200)
         #expect(list.json["schemas"].arrayValue?.compactMap { $0["name"].stringValue } == files)
