@@ -102,6 +102,59 @@ def offline(binary, work, tally):
     return app
 
 
+def redirect_checks(binary, flows, tally):
+    """A server that answers 301 to another host: the CLI must not follow it, since Foundation
+    would copy the Authorization header (the admin token) onto the redirected request."""
+    import http.server
+    import threading
+    seen = []
+
+    class Catcher(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"flows": []}')
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    catcher = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Catcher)
+    target = f"http://localhost:{catcher.server_address[1]}"
+
+    class Redirector(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(301)
+            self.send_header("Location", target + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    redirector = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirector)
+    for server in (catcher, redirector):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        secret = {"FLOWSTACK_ADMIN_TOKEN": "secret-admin-token"}
+        url = f"http://127.0.0.1:{redirector.server_address[1]}"
+        result = run(binary, "flows", "diff", flows, "--server", url, env=secret)
+        tally.check("diff does not follow a redirect (3)", status_is(3, result), result[1] + result[2])
+        tally.check("... and says where it pointed", None if "redirect" in result[2] and target in result[2] else "not said", result[2])
+        result = run(binary, "flows", "replay", "--server", url, "--flows", "onboarding=1", env=secret)
+        tally.check("replay does not follow a redirect either (3)", status_is(3, result), result[1] + result[2])
+        tally.check("the admin token never reached the redirect's host", None if not seen else f"it got {seen}", seen)
+    finally:
+        for server in (catcher, redirector):
+            server.shutdown()
+            server.server_close()
+
+
 def online(binary, work, app, tally):
     server = FlowStackProcess(binary, work)
     server.start()
@@ -120,6 +173,7 @@ def online(binary, work, app, tally):
         tally.check("diff against an unreachable server exits 4", status_is(4, result), result[2])
         result = run(binary, "flows", "diff", flows, env=dict(token, FLOWSTACK_SERVER=url))
         tally.check("diff takes the server from FLOWSTACK_SERVER", status_is(0, result), result[2])
+        redirect_checks(binary, flows, tally)
         text = result[1]
         for line in ("0 new, 3 changed, 0 unchanged, 1 only on the server", "changed    onboarding", "server     modal"):
             tally.check(f"diff says {line!r}", None if line in text else "missing", text)

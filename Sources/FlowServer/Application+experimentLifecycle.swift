@@ -64,6 +64,12 @@ extension Application {
             // A stored definition that no longer reads (an older server's) is treated as running.
             let before = (try? ExperimentDefinition(json: storedJSON))?.status ?? .running
             let merged = storedJSON.mergePatched(with: .object(patch))
+            if merged == storedJSON, let unchanged = try? ExperimentDefinition(json: storedJSON) {
+                // Nothing changes (a repeated stop, a retried conclusion): no new revision, no
+                // audit entry, and no transition to check (concluded → concluded is no move).
+                return experimentAnswer(key: key, definition: unchanged, text: stored.definition,
+                                        revision: stored.revision, updatedAt: stored.updatedAt)
+            }
             // The move is checked before the rest: `{"status": "running"}` on a concluded
             // experiment is an illegal move (409), not a winner left on a running one (422).
             let statusValue = merged.objectValue?["status"]

@@ -147,13 +147,31 @@ extension Application {
                 guard let document = try rollouts.start(id, current.versions, body) else {
                     throw ResponseError(.problem(400, "rollout: expected a rollout plan.", type: ProblemType.malformed))
                 }
-                guard var marked = try Self.releaseCall(logger, { try store.beginReleaseRollout(id: id, rules: rules, audit: admin.audit) }) else {
+                // The rollout row and the release's state are two writes: when the release cannot
+                // be marked rolling out (another node made it stale meanwhile, the database
+                // failed), the rollout just started is ended, so no session goes to a release
+                // that is not rolling out.
+                let marking: ReleaseRecord?
+                do throws(ResponseError) {
+                    marking = try Self.releaseCall(logger, { try store.beginReleaseRollout(id: id, rules: rules, audit: admin.audit) })
+                } catch {
+                    _ = try? rollouts.stop(id, "the release could not be marked rolling out")
+                    throw error
+                }
+                guard var marked = marking else {
+                    _ = try? rollouts.stop(id, "the release is gone")
                     throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
                 }
                 var writer = JSONWriter()
                 writer.writeValue(document)
                 marked.rollout = String(decoding: writer.takeBytes(), as: UTF8.self)
                 return .json(Self.releaseDocument(marked))
+            }
+            // A release rolling out goes to everybody through its rollout (POST …/rollout to 100),
+            // which ends the rollout with it; activating it here would leave the rollout running.
+            if rollouts != nil, try Self.storedRelease(request, store: store, logger: logger).state == .rollingOut {
+                throw ResponseError(.problem(409, "Release \(id) is rolling out; raise it to everybody with POST /v1/releases/\(id)/rollout "
+                                                 + "{\"percentage\": 100}, or roll it back.", type: ProblemType.releaseState))
             }
             guard let release = try Self.releaseCall(logger, { try store.activateRelease(id: id, rules: rules, audit: admin.audit) }) else {
                 throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
@@ -180,17 +198,20 @@ extension Application {
             }
             let current = try Self.storedRelease(request, store: store, logger: logger)
             let stopped = Self.stoppedExperiments(current, registry: registry)
-            guard let release = try Self.releaseCall(logger, {
-                try store.rollbackRelease(id: id, reason: reason, stopped: stopped, audit: admin.audit)
-            }) else {
-                throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
-            }
+            // The rollout first: once it is ended no new session goes to the release, and when
+            // the release's rollback then fails, calling rollback again finishes it (a release
+            // still rolling out may be rolled back; its rollout is already ended).
             if current.state == .rollingOut, let rollouts {
                 do {
                     try rollouts.stop(id, reason ?? "")
                 } catch {
                     throw SessionService.storageFailure(error, logger: logger)
                 }
+            }
+            guard let release = try Self.releaseCall(logger, {
+                try store.rollbackRelease(id: id, reason: reason, stopped: stopped, audit: admin.audit)
+            }) else {
+                throw ResponseError(.problem(404, "There is no release \(id).", type: ProblemType.notFound))
             }
             try Self.reloadDefinitions(store: store, registry: registry, logger: logger)
             return .json(Self.releaseDocument(rollouts?.withRollout(release) ?? release))

@@ -20,9 +20,10 @@ struct ReplayRequest: Sendable, Equatable {
     /// The cap of a synchronous replay: 100,000 sessions replay in seconds (see BENCHMARKS.md).
     static let maxSample = 100_000
 
-    /// Reads `{flows?: {name: version}, days?, sample?}` (an empty body takes the defaults).
+    /// Reads `{flows?: {name: version}, days?, sample?}` (an empty body takes the defaults; a
+    /// body that is JSON `null` is not an object, and is refused like any other).
     init(json: JSONValue?) throws(ResponseError) {
-        guard let json, !json.isNull else { return }  // no body (or null): the defaults
+        guard let json else { return }  // no body: the defaults
         guard let object = json.objectValue else {
             throw Self.malformed("", "a replay is an object {flows?, days?, sample?}; found \(json.typeName)")
         }

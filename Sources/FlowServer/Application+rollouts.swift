@@ -35,6 +35,10 @@ extension Application {
                 raised = try rollouts.raise(releaseId: id, to: percentage, by: admin.audit)
             } catch let refusal as RolloutService.Refusal {
                 throw rolloutConflict(refusal, releaseId: id)
+            } catch let refusal as ResponseError {
+                throw refusal  // the release's activation at 100 % refused (stale, its state)
+            } catch let conflict as ReleaseConflict {
+                throw ResponseError(.problem(409, conflict.detail, type: ProblemType.prefix + conflict.code))
             } catch {
                 throw SessionService.storageFailure(error, logger: logger)
             }

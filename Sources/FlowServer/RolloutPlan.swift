@@ -10,7 +10,7 @@ import JSON
 ///  "guardrails": {"metric": "onboarded", "alpha": 0.05, "minSessions": 100, "tuning": 5000}}
 /// ```
 ///
-/// `percentage` (1…100) of new sessions run the release from the start; `steps` are the
+/// `percentage` (1…99) of new sessions run the release from the start; `steps` are the
 /// percentages it is raised to, in order, each above the one before, by
 /// `POST /v1/releases/{id}/rollout` or, with `interval` (`30s`, `10m`, `2h`), on that schedule;
 /// at 100 the release is fully activated. Every member but `percentage` is optional.
@@ -47,10 +47,11 @@ struct RolloutPlan: Sendable, Equatable {
             problem("/" + member.key, "unknown member; expected percentage, steps, interval or guardrails")
         }
         percentage = 0
-        if let value = object["percentage"]?.integerValue, (1...100).contains(value) {
+        // At 100 there is nothing to roll out: that is a plain activation (no rollout body).
+        if let value = object["percentage"]?.integerValue, (1...99).contains(value) {
             percentage = value
         } else {
-            problem("/percentage", "must be an integer from 1 to 100")
+            problem("/percentage", "must be an integer from 1 to 99 (for every session at once, activate without a rollout)")
         }
         if let value = object["steps"], value != .null {
             if let array = value.arrayValue, array.count <= 100 {

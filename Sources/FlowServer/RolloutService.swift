@@ -213,7 +213,13 @@ final class RolloutService: Sendable {
             releaseId: releaseId, state: RolloutRecord.rollingOut, percentage: plan.percentage, plan: plan.json.jsonText,
             flows: String(decoding: DefinitionRegistry.encode(flows), as: UTF8.self),
             nextStepAt: plan.interval.map { Timestamp.string(now.addingTimeInterval(Double($0))) }, startedAt: at, updatedAt: at)
-        guard try store.insertRollout(record) else { throw Refusal.exists }
+        guard try store.insertRollout(record) else {
+            // Either this release was rolled out before, or another node just started a rollout
+            // (the store keeps one in progress at a time).
+            if try store.rollout(releaseId: releaseId) != nil { throw Refusal.exists }
+            reload()
+            throw Refusal.anotherInProgress(active.withLock({ $0 })?.releaseId ?? 0)
+        }
         if plan.percentage == 100 { _ = try complete(record) }
         reload()
         return try store.rollout(releaseId: releaseId) ?? record
@@ -275,7 +281,9 @@ final class RolloutService: Sendable {
                 try rollBack(record, verdict: verdict, now: now)
                 return
             }
-            if let due = record.nextStepAt, due <= Timestamp.string(now) {
+            // A step is taken only once the guardrails have judged the release healthy: a quiet
+            // rollout (fewer than minSessions a side) waits rather than reach 100 % unjudged.
+            if verdict.judged, let due = record.nextStepAt, due <= Timestamp.string(now) {
                 _ = try? raise(releaseId: record.releaseId, to: nil, now: now)
             }
         } catch {

@@ -97,11 +97,17 @@ final class SessionService: Sendable {
         }
         // A release rolling out: its side runs the release's versions (over any experiment's pin
         // of the same flow); the old side runs what is live. A node that has not loaded the
-        // release's versions yet keeps the session on the old side, and out of the counts.
+        // release's versions yet, or a client that cannot draw a screen of the release (it lists
+        // its features and one is missing), keeps the session on the old side, out of the counts.
         var rollout = rollouts?.assign(userId: userId)
         if let assignment = rollout, assignment.onRelease {
             let released = versions.merging(assignment.flows) { _, release in release }
-            if registry.catalog(for: released) != nil { versions = released } else { rollout = nil }
+            if let catalog = registry.catalog(for: released),
+               client.map({ $0.features == nil || $0.canRender(catalog.screenFeatures()) }) ?? true {
+                versions = released
+            } else {
+                rollout = nil
+            }
         }
         let context = FlowContext(userId: userId, attributes: attributes, traits: traits,
                                   flags: flagValues, user: userState)

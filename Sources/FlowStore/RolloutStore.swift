@@ -71,7 +71,8 @@ public struct GuardrailMarks: Sendable, Equatable, OptionSet {
 /// try store.rolloutCounts(releaseId: 3)                            // ["new": GuardrailCounts(…)]
 /// ```
 public protocol RolloutStore: AnyObject, Sendable {
-    /// Stores a new rollout; false (and nothing stored) when release `releaseId` has one already.
+    /// Stores a new rollout; false (and nothing stored) when release `releaseId` has one already,
+    /// or when another rollout is in progress (one at a time, for every node).
     func insertRollout(_ rollout: RolloutRecord) throws -> Bool
     /// The rollout of a release, or nil.
     func rollout(releaseId: Int) throws -> RolloutRecord?

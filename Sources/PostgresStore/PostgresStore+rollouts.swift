@@ -7,7 +7,7 @@ extension PostgresStore {
         let rows = try write([PGStatement("""
             INSERT INTO rollouts (release_id, state, percentage, plan, flows, next_step_at, verdict, started_at, updated_at)
             VALUES ($1::bigint, $2::text, $3::integer, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text)
-            ON CONFLICT (release_id) DO NOTHING RETURNING release_id
+            ON CONFLICT DO NOTHING RETURNING release_id
             """, [.integer(rollout.releaseId), .text(rollout.state), .integer(rollout.percentage), .text(rollout.plan),
                   .text(rollout.flows), .optional(rollout.nextStepAt), .optional(rollout.verdict), .text(rollout.startedAt),
                   .text(rollout.updatedAt)])])

@@ -8,7 +8,7 @@ extension SQLiteStore {
         try pool.write { db in
             try db.execute(sql: """
                 INSERT INTO rollouts (release_id, state, percentage, plan, flows, next_step_at, verdict, started_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (release_id) DO NOTHING
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """, arguments: [rollout.releaseId, rollout.state, rollout.percentage, rollout.plan, rollout.flows,
                                  rollout.nextStepAt, rollout.verdict, rollout.startedAt, rollout.updatedAt])
             return db.changesCount == 1

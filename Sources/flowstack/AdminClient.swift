@@ -76,7 +76,7 @@ struct AdminClient {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.urlCache = nil
-        let session = URLSession(configuration: configuration)
+        let session = URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         session.dataTask(with: request) { data, response, error in
             outcome.set(data: data, response: response, error: error)
@@ -91,6 +91,12 @@ struct AdminClient {
             throw FailureMessage("\(what): \(server.absoluteString) did not answer with HTTP", status: .unavailable)
         }
         let answer = Answer(status: http.statusCode, body: Array(data ?? Data()))
+        if (300..<400).contains(answer.status) {
+            let location = http.value(forHTTPHeaderField: "Location") ?? "nowhere"
+            throw FailureMessage("\(what): \(server.absoluteString) answered \(answer.status), a redirect to \(location); "
+                                 + "not followed, so the admin token goes only to the server given: use that URL as --server",
+                                 status: .cannotUse)
+        }
         guard (200..<300).contains(answer.status) else { throw refusal(answer, what: what) }
         return answer
     }
@@ -152,5 +158,16 @@ private final class Outcome: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return (data, response, error)
+    }
+}
+
+/// Never follows a redirect. A request to the server carries the admin token, and Foundation on
+/// Linux copies every header, `Authorization` included, onto the redirected request whatever its
+/// host: a `301` from a proxy or a mistyped `--server` would hand the token to another host. The
+/// 3xx comes back as the answer instead, and the command says where it pointed.
+final class RefuseRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
     }
 }

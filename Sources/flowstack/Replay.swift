@@ -106,7 +106,7 @@ extension Flows {
             final class Box: @unchecked Sendable { var result: (Int, [UInt8])?; var error: (any Error)? }
             let box = Box()
             let done = DispatchSemaphore(value: 0)
-            let session = URLSession(configuration: .ephemeral)
+            let session = URLSession(configuration: .ephemeral, delegate: RefuseRedirects(), delegateQueue: nil)
             defer { session.finishTasksAndInvalidate() }
             session.dataTask(with: request) { data, response, error in
                 if let response = response as? HTTPURLResponse {

@@ -112,6 +112,10 @@ struct ExperimentLifecycleTests {
             #expect(refused.headers["Content-Type"] == "application/problem+json")
         }
         #expect(try test.direct.send("PUT", Self.path, body: ExperimentAPITests.experiment, headers: Self.admin).status == 409)
+        // A retried conclusion (the answer was lost) changes nothing and says so with a 200.
+        let retried = try Self.patch(test.direct, #"{"status": "concluded", "winner": "short"}"#)
+        #expect(retried.status == 200, "\(retried.text)")
+        #expect(retried.json["revision"] == 4)
         #expect(try test.direct.send("GET", Self.path, headers: Self.admin).json["revision"] == 4)
     }
 

@@ -109,6 +109,7 @@ struct ReplayAPITests {
         (#"{"days": 0}"#, 400, "malformed-request", "/days"),
         (#"{"sample": 100001}"#, 400, "malformed-request", "/sample"),
         (#"[]"#, 400, "malformed-request", ""),
+        ("null", 400, "malformed-request", ""),
         (#"{"flows": {"onboarding": 9}}"#, 422, "unknown-flow-version", "/flows/onboarding"),
     ])
     func refusesBadRequests(body: String, status: Int, code: String, pointer: String) throws {

@@ -208,6 +208,12 @@ struct RolloutTests {
         let onIt = try #require(at40.sorted().first)
         #expect(try client.create(userId: onIt).state.features == ["onboarding.first"])
         #expect(try Self.walk(client, onIt) == false)
+        // A plain activation of a release rolling out would leave its rollout running: refused,
+        // saying how to take it to everybody.
+        let plain = try test.direct.send("POST", "/v1/releases/\(id)/activate", headers: Self.admin)
+        #expect(plain.status == 409)
+        #expect(plain.json["code"] == "release-state")
+        #expect(try test.store.rollout(releaseId: id)?.state == RolloutRecord.rollingOut)
         let full = try test.direct.send("POST", "/v1/releases/\(id)/rollout", body: #"{"percentage": 100}"#, headers: Self.admin)
         #expect(full.json["state"] == "completed")
         #expect(full.json["percentage"] == 100)
@@ -218,21 +224,62 @@ struct RolloutTests {
         #expect(try Self.walk(client, everyone) == false)
     }
 
+    /// A client that lists its features and lacks a screen of the release stays on what is live
+    /// although its user hashed onto the release, and is left out of the guardrails' counts.
+    @Test func clientsThatCannotDrawTheReleaseStayOnTheOldSide() throws {
+        let test = try TestApp()
+        let (id, version) = try Self.release(test, Self.plantedRegression)
+        try Self.rollOut(test, id, #"{"percentage": 50}"#)
+        let users = (1...200).map { "draw-\($0)" }.filter { Self.onRelease($0, release: id, percentage: 50) }
+        let (oldBuildUser, newBuildUser) = (try #require(users.first), try #require(users.last))
+        func onboardingVersion(_ created: Response) throws -> Int? {
+            let json: JSONValue = created.json
+            let token = json["session"]["token"].stringValue ?? ""
+            let session = json["session"]["id"].stringValue ?? ""
+            let bundle: JSONValue = try test.direct.send("GET", "/v1/sessions/\(session)/bundle",
+                                                         headers: [("Authorization", "Bearer \(token)")]).json
+            return bundle["flowVersions"]["onboarding"].integerValue
+        }
+        // A build that draws the shipped screens but not onboarding.review, the release's new one.
+        let features = #"["home.first","home.second","modal","onboarding.faceScan","onboarding.first","onboarding.second"]"#
+        let oldBuild = try test.direct.send("POST", "/v1/sessions", body: #"{"userId": "\#(oldBuildUser)", "client": {"platform": "ios", "features": \#(features)}}"#)
+        #expect(oldBuild.status == 201, "\(oldBuild.text)")
+        #expect(try onboardingVersion(oldBuild) == 1)
+        let newBuild = try test.direct.send("POST", "/v1/sessions", body: #"{"userId": "\#(newBuildUser)"}"#)
+        #expect(try onboardingVersion(newBuild) == version)
+        // Only the session that runs the release counts on its side.
+        var counted: [String: GuardrailCounts] = [:]
+        for _ in 0..<50 {
+            counted = try test.store.rolloutCounts(releaseId: id)
+            if counted["new"]?.sessions == 1 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(counted["new"]?.sessions == 1, "\(counted)")
+    }
+
     /// With an interval, a look after the step is due raises the rollout to its next step (and
     /// schedules the one after); one not yet due does nothing.
     @Test func scheduleRaisesTheShare() throws {
         let test = try TestApp()
         let version = try Self.storeVersion(test, try Self.sameOnboarding)
         let start = Date()
+        var guardrails = RolloutPlan.Guardrails()
+        guardrails.minSessions = 2
         _ = try test.app.rollouts.begin(releaseId: 6, flows: ["onboarding": version],
-                                        plan: RolloutPlan(percentage: 10, steps: [50, 100], interval: 600), now: start)
+                                        plan: RolloutPlan(percentage: 10, steps: [50, 100], interval: 600, guardrails: guardrails), now: start)
         test.app.rollouts.check(now: start.addingTimeInterval(300))
         #expect(try test.store.rollout(releaseId: 6)?.percentage == 10)
+        // Due, but nothing judged yet (no session on either side): a quiet rollout waits.
         test.app.rollouts.check(now: start.addingTimeInterval(601))
+        #expect(try test.store.rollout(releaseId: 6)?.percentage == 10)
+        for (index, arm) in ["new", "new", "old", "old"].enumerated() {
+            try test.store.insertRolloutSession(sessionId: "scheduled-\(index)", releaseId: 6, arm: arm, at: Timestamp.string(start))
+        }
+        test.app.rollouts.check(now: start.addingTimeInterval(602))
         let raised = try #require(try test.store.rollout(releaseId: 6))
         #expect(raised.percentage == 50)
-        #expect(raised.nextStepAt == Timestamp.string(start.addingTimeInterval(1201)))
-        test.app.rollouts.check(now: start.addingTimeInterval(1202))
+        #expect(raised.nextStepAt == Timestamp.string(start.addingTimeInterval(1202)))
+        test.app.rollouts.check(now: start.addingTimeInterval(1203))
         #expect(try test.store.rollout(releaseId: 6)?.state == RolloutRecord.completed)
     }
 
@@ -249,6 +296,8 @@ struct RolloutTests {
         #expect(problems(#"{"percentage": 10}"#).isEmpty)
         #expect(problems(#"{"percentage": 10, "steps": [25, 100], "interval": "10m", "guardrails": {"metric": "home.first", "alpha": 0.01, "minSessions": 5, "tuning": 300}}"#).isEmpty)
         #expect(problems(#"{"percentage": 0}"#) == ["/rollout/percentage"])
+        // 100 from the start is a plain activation, not a rollout.
+        #expect(problems(#"{"percentage": 100}"#) == ["/rollout/percentage"])
         #expect(problems(#"{"percentage": 10, "steps": [25, 20]}"#) == ["/rollout/steps/1"])
         #expect(problems(#"{"percentage": 10, "steps": [101]}"#) == ["/rollout/steps/0"])
         #expect(problems(#"{"percentage": 10, "interval": "10m"}"#) == ["/rollout/interval"])

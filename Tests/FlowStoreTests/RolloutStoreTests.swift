@@ -29,6 +29,22 @@ struct RolloutStoreTests {
         #expect(try store.rollouts(state: RolloutRecord.rollingOut).map(\.releaseId) == [3])
     }
 
+    /// One rollout in progress at a time, whichever node starts it: a second release's rollout is
+    /// refused while the first runs, and taken once it has ended.
+    @Test func oneRolloutInProgress() throws {
+        let database = try TestDatabase()
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        #expect(try store.insertRollout(Self.rollout(1)))
+        #expect(try store.insertRollout(Self.rollout(2)) == false)
+        #expect(try store.rollout(releaseId: 2) == nil)
+        var ended = Self.rollout(1)
+        ended.state = RolloutRecord.rolledBack
+        #expect(try store.updateRollout(releaseId: 1, from: (RolloutRecord.rollingOut, 10), to: ended))
+        #expect(try store.insertRollout(Self.rollout(2)))
+        #expect(try store.rollouts(state: RolloutRecord.rollingOut).map(\.releaseId) == [2])
+    }
+
     /// A move applies only from the state and percentage it was judged on: of two nodes rolling
     /// back the same rollout, one wins and the other changes nothing.
     @Test func movesAreCompareAndSet() throws {

@@ -27,3 +27,7 @@ CREATE TABLE rollout_sessions (
     created_at  TEXT NOT NULL
 );
 CREATE INDEX rollout_sessions_by_release ON rollout_sessions (release_id, arm);
+
+-- One rollout in progress at a time, on every node: a second node starting another release's
+-- rollout at the same moment finds this index, not an in-memory check that each node makes alone.
+CREATE UNIQUE INDEX one_rollout_in_progress ON rollouts (state) WHERE state = 'rolling-out';
