@@ -210,9 +210,16 @@ def database_errors(binary, work, tally):
         ("a read-only file", read_only, user, f"cannot open {read_only}: the file is read-only"),
         ("a file that is not SQLite", not_sqlite, None, f"cannot open {not_sqlite}: it is not a SQLite database"),
     ]
+    # nobody must reach the binary too: a checkout in a 0700 folder (mktemp -d) hides it, so the
+    # cases that run as nobody use a copy in the work folder.
+    runnable = binary
+    if user is not None:
+        runnable = os.path.join(work, "flowstack")
+        shutil.copy(binary, runnable)
+        os.chmod(runnable, 0o755)
     for name, path, as_user, expected in cases:
         for command in (["serve", "--port", "0", "--db", path], ["migrate", "--db", path]):
-            status, _, stderr, _ = run(binary, command, user=as_user, timeout=10)
+            status, _, stderr, _ = run(runnable if as_user else binary, command, user=as_user, timeout=10)
             line = error_line(stderr)
             errors = [l for l in stderr.splitlines() if l.strip()]
             tally.check(f"{command[0]} on {name} exits 3 with one line naming the path and the cause",
