@@ -211,6 +211,10 @@
 
   // ---------------------------------------------------------------- wiring
 
+  // Tells the page's other panels (rollouts.js) that the token was accepted: they load then,
+  // with the same token, and never with one the server refused.
+  const loaded = () => document.dispatchEvent(new Event("flowstack:report-loaded"));
+
   function init() {
     const params = new URLSearchParams(location.search);
     const stored = sessionStorage.getItem(TOKEN_KEY);
@@ -223,6 +227,7 @@
         clearProblem();
         await loadExperiments();
         await loadReport();
+        loaded();
       });
     });
     $("experiment-select").addEventListener("change", () => run(() => loadReport()));
@@ -236,6 +241,7 @@
         const baseline = $("baseline-select").value;
         await loadExperiments();
         await loadReport({metric, baseline});
+        loaded();
       }));
     $("problem-close").addEventListener("click", clearProblem);
     $("start-experiment").addEventListener("click", () => run(() => moveExperiment({status: "running"})));
@@ -250,6 +256,7 @@
       run(async () => {
         await loadExperiments({wanted: params.get("experiment")});
         await loadReport({metric: params.get("metric"), baseline: params.get("baseline")});
+        loaded();
       });
     }
     document.body.dataset.state = window.FlowStackCommon.busy() ? "busy" : "idle";

@@ -72,18 +72,11 @@
   }
 
   function init() {
-    // After the experiments' load (report.js, the same token): a token it was refused for is
-    // not tried again here, so a wrong one shows one 401, not two.
-    $("token-form").addEventListener("submit", () => {
-      const settled = () => {
-        if (document.body.dataset.state === "busy") return setTimeout(settled, 50);
-        if ($("problem").hidden) reload();
-      };
-      setTimeout(settled);
-    });
-    $("refresh-report").addEventListener("click", reload);
+    // After the experiments' load (report.js, the same token), and only once it succeeded: a
+    // token the server refused is never tried here, so a wrong one shows one 401, not two.
+    // (Guessing from the page's busy state raced with report.js's own request.)
+    document.addEventListener("flowstack:report-loaded", reload);
     $("refresh-rollouts").addEventListener("click", reload);
-    if (sessionStorage.getItem(TOKEN_KEY)) reload();
   }
 
   init();
