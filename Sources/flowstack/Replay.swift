@@ -1,11 +1,7 @@
 // `flowstack flows replay`: asks a running server to replay recorded sessions against a draft
 // (POST /v1/replays, or a release's versions) and prints the per-flow report as a table.
 import ArgumentParser
-import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import JSON
 
 extension Flows {
@@ -15,13 +11,13 @@ extension Flows {
             discussion: """
                 Sends POST /v1/replays (or POST /v1/releases/N/replay with --release) to the server and prints, \
                 per flow, the sessions that would show the same screens, diverge (first where), hit a refused \
-                action, or get stuck on a screen that accepts nothing. The admin token is read from \
-                FLOWSTACK_ADMIN_TOKEN, never from the command line. Exits 0 with the report, 3 when the server \
+                action, or get stuck on a screen that accepts nothing. The server comes from --server or \
+                FLOWSTACK_SERVER; the admin token from FLOWSTACK_ADMIN_TOKEN (or the variable --token-env names), never \
+                from the command line; a redirect is not followed. Exits 0 with the report, 3 when the server \
                 refuses the request, 4 when it does not answer.
                 """)
 
-        @Option(help: "The server's base URL, such as http://localhost:8080.")
-        var server: String
+        @OptionGroup var remote: ServerOptions
 
         @Option(help: "Flow versions to replay with: name=version,… (in place of those each session ran).")
         var flows: String?
@@ -57,15 +53,9 @@ extension Flows {
         }
 
         func run() throws {
-            guard let token = ProcessInfo.processInfo.environment["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty else {
-                throw ValidationError("set FLOWSTACK_ADMIN_TOKEN to the server's admin token")
-            }
-            var base = server
-            while base.hasSuffix("/") { base.removeLast() }
+            var client = try remote.client()
+            client.timeout = 600  // a replay of 100,000 sessions takes seconds (BENCHMARKS.md)
             let path = release.map { "/v1/releases/\($0)/replay" } ?? "/v1/replays"
-            guard let url = URL(string: base + path), url.host != nil else {
-                throw ValidationError("--server must be a URL such as http://localhost:8080; found \(server)")
-            }
             var body = JSONWriter()
             body.beginObject()
             if release == nil {
@@ -82,46 +72,22 @@ extension Flows {
             body.writeKey("sample")
             body.writeInteger(sample)
             body.endObject()
-            let (status, answer) = try Self.post(url, body: body.takeBytes(), token: token)
-            let document = (try? JSONParser.parse(answer, limits: .storedData)) ?? .null
-            guard status == 200 else {
-                let detail = document.objectValue?["detail"]?.stringValue ?? String(decoding: answer.prefix(300), as: UTF8.self)
-                throw FailureMessage("\(url.absoluteString) answered \(status): \(detail)",
-                                     status: status >= 500 ? .unavailable : .cannotUse)
-            }
+            let answer = try Self.send(client, path, body: body.takeBytes())
             if json {
-                print(String(decoding: answer, as: UTF8.self))
+                print(String(decoding: answer.body, as: UTF8.self))
             } else {
-                print(Self.table(document), terminator: "")
+                print(Self.table(answer.json ?? .null), terminator: "")
             }
         }
 
-        /// Sends the request and waits for the answer: (status, body).
-        static func post(_ url: URL, body: [UInt8], token: String) throws -> (Int, [UInt8]) {
-            var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 600)
-            request.httpMethod = "POST"
-            request.httpBody = Data(body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-            final class Box: @unchecked Sendable { var result: (Int, [UInt8])?; var error: (any Error)? }
-            let box = Box()
-            let done = DispatchSemaphore(value: 0)
-            let session = URLSession(configuration: .ephemeral, delegate: RefuseRedirects(), delegateQueue: nil)
-            defer { session.finishTasksAndInvalidate() }
-            session.dataTask(with: request) { data, response, error in
-                if let response = response as? HTTPURLResponse {
-                    box.result = (response.statusCode, [UInt8](data ?? Data()))
-                } else {
-                    box.error = error
-                }
-                done.signal()
-            }.resume()
-            done.wait()
-            guard let result = box.result else {
-                throw FailureMessage("\(url.absoluteString) did not answer: \(box.error.map { "\($0.localizedDescription)" } ?? "no response")",
-                                     status: .unavailable)
+        /// Posts the replay; a refused one (a version not stored, 422) is the request's fault,
+        /// status 3, not a failed check as for the other remote commands.
+        static func send(_ client: AdminClient, _ path: String, body: [UInt8]) throws(FailureMessage) -> AdminClient.Answer {
+            do {
+                return try client.send("POST", path, body: body, what: "replaying recorded sessions")
+            } catch {
+                throw error.status == .checkFailed ? FailureMessage(error.description, status: .cannotUse) : error
             }
-            return result
         }
 
         /// The report as a heading, one row per flow, and the divergences, refusals and dead ends.
