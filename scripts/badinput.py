@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 
-from check_harness import FlowStackProcess, Tally, database_kind, exit_on_sigterm
+from harness.server import FlowStackProcess, Tally, database_kind, exit_on_sigterm
 
 HOST = "127.0.0.1"
 CASE_TIMEOUT = 10.0  # seconds one case may take before it counts as a hang
@@ -1118,7 +1118,7 @@ def main():
     work = tempfile.mkdtemp(prefix="flowstack-badinput-")
     pg = None
     if database_kind() == "postgresql":
-        from pgserver import PostgresServer
+        from harness.postgres import PostgresServer
         try:
             pg = PostgresServer().start()
         except Exception as error:

@@ -71,7 +71,8 @@ import urllib.request
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from check_harness import FlowStackProcess, JSONServer, Tally, _die_with_parent, exit_on_sigterm
+from harness.server import FlowStackProcess, Tally, _die_with_parent, exit_on_sigterm
+from harness.web import JSONServer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOTS = os.path.join(REPO, ".build", "browser")

@@ -22,7 +22,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_harness import database_kind  # noqa: E402
+from harness.server import database_kind  # noqa: E402
 
 SESSIONS = 24
 WORKERS = 8
@@ -105,7 +105,7 @@ def main():
     server = None
     try:
         if database_kind() == "postgresql":
-            from pgserver import PostgresServer
+            from harness.postgres import PostgresServer
             pg = PostgresServer().start()
             path = pg.url
         server, port = start(binary, path, durability)

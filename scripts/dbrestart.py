@@ -36,8 +36,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
-from pgserver import PostgresServer  # noqa: E402
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.postgres import PostgresServer  # noqa: E402
 
 HOST = "127.0.0.1"
 SESSIONS = 32

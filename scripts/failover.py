@@ -37,8 +37,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
-from pgserver import PostgresServer, PgServerError  # noqa: E402
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.postgres import PostgresServer, PgServerError  # noqa: E402
 
 REFUSE_WITHIN = 8.0    # s for a running node to refuse a split brain (periodic check: 2 s)
 STUCK_WITHIN = 8.0     # s for /healthz to report stuck commits

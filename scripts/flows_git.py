@@ -9,7 +9,7 @@ Usage: python3 scripts/flows_git.py [PATH/TO/flowstack]
    definitions given (a flow naming the sample app's `modal` fails without `--with-sample` and
    passes with it; a scenario that needs the scaffold's flag fails without `--flags`); `flows
    test` without definitions is a usage error; the sample app's own tests pass as CI runs them.
-2. Against a server on a fresh SQLite file (scripts/check_harness.py): no token (2), a wrong
+2. Against a server on a fresh SQLite file (harness.server): no token (2), a wrong
    token (3, naming 401) and an unreachable server (4); `diff` of the scaffold against the sample
    app (changed app, onboarding and home; modal only on the server; also as --json);
    `push --activate` makes one release and its flows live (a new session starts at the
@@ -31,7 +31,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_harness import FlowStackProcess, JSONServer, Tally, exit_on_sigterm  # noqa: E402
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.web import JSONServer  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -18,7 +18,7 @@ must agree to 1e-6 (relative above 1, absolute below). Where gbstats answers wit
    pairs up to 10^8; and experiments of 3 to 5 variants under several weight sets (one of them
    zero), with a random baseline and sessions split fairly, unfairly or not at all, for the
    sample-ratio check (whose warning must be there exactly when its p-value is below 0.001).
-2. End to end, through a real server (scripts/check_harness.py): experiments targeted at cohorts
+2. End to end, through a real server (harness.server): experiments targeted at cohorts
    of users (two variants; three with weights 0.2/0.3/0.5; a tiny one; one where nobody converts;
    one whose weights are changed after its sessions, so its sessions no longer match them), users
    that create sessions and walk the onboarding as far as their variant's rule says, then
@@ -38,7 +38,8 @@ import sys
 import tempfile
 import warnings
 
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm, JSONServer
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm
+from harness.web import JSONServer
 
 try:
     from gbstats.bayesian.tests import EffectBayesianABTest

@@ -5,7 +5,7 @@ Usage: .build/python/bin/python scripts/growthbook_client.py PATH/TO/flowstack [
 
 Needs the GrowthBook Python SDK pinned in scripts/python-tools.sh (run it with that venv's python).
 
-It starts a server (scripts/check_harness.py) on a fresh database, makes a client key, uploads a
+It starts a server (harness.server) on a fresh database, makes a client key, uploads a
 one-screen onboarding (version 2 of the flow) and a set of flags and experiments that between
 them use every operator FlowStack can translate (targeting on country, platform, appVersion,
 age, premium, name and tags; all/any/not; splits of two and three variants with their own
@@ -39,7 +39,8 @@ import random
 import sys
 import tempfile
 
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm, JSONServer
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm
+from harness.web import JSONServer
 
 try:
     import growthbook

@@ -24,8 +24,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_harness import FlowStackProcess  # noqa: E402
-from pgserver import PostgresServer  # noqa: E402
+from harness.server import FlowStackProcess  # noqa: E402
+from harness.postgres import PostgresServer  # noqa: E402
 
 CLIENTS = 8
 SECONDS = 20.0

@@ -37,7 +37,7 @@ from openfeature import api
 from openfeature.contrib.provider.ofrep import OFREPProvider
 from openfeature.evaluation_context import EvaluationContext
 
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm
 
 CONTEXTS = 300
 SEED = 20261123

@@ -30,7 +30,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_harness import FlowStackProcess, JSONServer, Tally, exit_on_sigterm  # noqa: E402
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.web import JSONServer  # noqa: E402
 
 import jsonschema  # noqa: E402
 from referencing import Registry, Resource  # noqa: E402

@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm
 
 HOST = "127.0.0.1"
 IDLE_CONNECTIONS = 1000

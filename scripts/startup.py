@@ -35,7 +35,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_harness import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOBODY = 65534

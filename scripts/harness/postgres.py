@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A throwaway PostgreSQL for the tests and benchmarks: initdb into a fresh directory, listen on
 127.0.0.1 only on a free port, trust authentication, a database `flowstack`; optionally one
 synchronous standby, or several of which any one must confirm each commit
@@ -12,7 +11,7 @@ new primary (a fresh base backup from it).
 
 As a module:
 
-    from pgserver import PostgresServer
+    from harness.postgres import PostgresServer
     with PostgresServer(standby=True) as pg:   # start(); stop() on leaving, even on an error
         pg.url            # postgresql://postgres@127.0.0.1:PORT/flowstack
         pg.standby_url    # the (first) standby's, or None
@@ -47,11 +46,12 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from .server import free_ports
 
 READY_TIMEOUT = 30.0  # seconds any start, stop or promote may take
 DATABASE = "flowstack"
@@ -141,20 +141,6 @@ def clean_env():
     env["LANG"] = "C"
     env["PGCONNECT_TIMEOUT"] = "3"
     return env
-
-
-def free_ports(count):
-    """`count` distinct free TCP ports on 127.0.0.1 (held open together while chosen)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 def process_alive(pid):

@@ -1,4 +1,5 @@
-"""What the Python checks (badinput.py, slowclients.py) share: the server process and the tally.
+"""The FlowStack server process of the Python checks, the tally of their checks, and small
+process helpers (free ports, apt-get, bounded waits).
 
     with tempfile.TemporaryDirectory() as work:
         server = FlowStackProcess(binary, work, extra_args=["--connection-timeout", "2"])
@@ -9,7 +10,7 @@
             server.stop()             # SIGTERM, then SIGKILL; returns the exit status
 
 On PostgreSQL (`FLOWSTACK_TEST_DB_KIND=postgresql`, see `database_kind()`), pass `db=` the URL
-of a throwaway server from scripts/pgserver.py; by default the database is a SQLite file in `work`.
+of a throwaway server from harness.postgres (scripts/pgserver.py); by default the database is a SQLite file in `work`.
 `keep_stdout=True` keeps reading what the server prints after its port line (into
 stdout-N.log in `work`, see `stdout_text()`), so a chatty server never blocks on a full pipe.
 
@@ -19,33 +20,77 @@ the script into an exception, so `finally` blocks run.
 Standard library only.
 """
 import ctypes
-import json
 import os
 import re
 import secrets
 import select
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent():
-    """Runs in the child before exec: a SIGKILL when the script's process goes away."""
+def die_with_parent():
+    """Runs in the child before exec (`preexec_fn=`): a SIGKILL when the script's process goes
+    away (on Linux, the *thread* that started it: see harness.history.cluster.Spawner)."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux: the script's own cleanup still stops the server
 
 
+_die_with_parent = die_with_parent
+
+
+def free_ports(count, host="127.0.0.1"):
+    """`count` distinct free TCP ports on `host` (held open together while chosen)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((host, 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def free_port(host="127.0.0.1"):
+    return free_ports(1, host)[0]
+
+
+def wait_for(predicate, seconds, pause=0.2):
+    """The first truthy value of predicate() within `seconds`, else the last value."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(pause)
+
+
+def apt_install(package, binary, log=None):
+    """Installs a Debian package with apt-get (through sudo when not root) when `binary` is missing."""
+    if shutil.which(binary) or os.path.exists(f"/usr/sbin/{binary}"):
+        return
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    (log or (lambda message: print(message, file=sys.stderr, flush=True)))(f"installing {package} with apt-get")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for command in (sudo + ["apt-get", "update", "-qq"], sudo + ["apt-get", "install", "-y", "-qq", package]):
+        subprocess.run(command, env=env, stdout=subprocess.DEVNULL, check=True, timeout=600)
+    if not shutil.which(binary) and not os.path.exists(f"/usr/sbin/{binary}"):
+        raise RuntimeError(f"{package} was installed but there is no {binary}")
+
+
 def database_kind():
     """Which store the end-to-end scripts run on: FLOWSTACK_TEST_DB_KIND, `sqlite` (the
-    default) or `postgresql` (a throwaway server from scripts/pgserver.py)."""
+    default) or `postgresql` (a throwaway server from harness.postgres)."""
     kind = os.environ.get("FLOWSTACK_TEST_DB_KIND") or "sqlite"
     if kind not in ("sqlite", "postgresql"):
         raise SystemExit(f"FLOWSTACK_TEST_DB_KIND={kind}: expected sqlite or postgresql")
@@ -80,7 +125,7 @@ class FlowStackProcess:
         self.process = subprocess.Popen(
             [self.binary, "serve", "--host", "127.0.0.1", "--port", "0", "--db", self.db, "--log-level", "warning"]
             + self.extra_args,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, env=env, preexec_fn=_die_with_parent)
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, env=env, preexec_fn=die_with_parent)
         deadline = time.monotonic() + timeout
         seen = b""
         while time.monotonic() < deadline:
@@ -172,27 +217,10 @@ class Tally:
             self.failed += 1
             print(f"FAIL {name}: {failure}" + (f"\n     got: {details}" if details else ""), flush=True)
 
-
-class JSONServer:
-    """JSON over HTTP to the FlowStack under test: `call` answers (status, headers, parsed body)."""
-
-    def __init__(self, port, admin_token):
-        self.base = f"http://127.0.0.1:{port}"
-        self.admin = {"Authorization": f"Bearer {admin_token}"}
-
-    def call(self, method, path, body=None, headers=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method, headers=dict(headers or {}))
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                raw = response.read()
-                return response.status, dict(response.headers), json.loads(raw) if raw else None
-        except urllib.error.HTTPError as error:
-            raw = error.read()
-            try:
-                parsed = json.loads(raw) if raw else None
-            except ValueError:
-                parsed = raw
-            return error.code, dict(error.headers), parsed
+    def report(self, name, started=None):
+        """The closing lines of a script (`NAME: finished in …s`, `NAME: P passed, F failed`);
+        returns its exit status: 1 when a check failed, else 0."""
+        if started is not None:
+            print(f"{name}: finished in {time.monotonic() - started:.1f}s", flush=True)
+        print(f"{name}: {self.passed} passed, {self.failed} failed", flush=True)
+        return 1 if self.failed else 0
