@@ -7,6 +7,8 @@
 # behind HAProxy (the README's session, and the history checker with faults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Python scripts write no __pycache__ next to their sources (a read-only checkout works too).
+export PYTHONDONTWRITEBYTECODE=1
 scripts/setup.sh
 # curl and python3 drive the end-to-end scripts; headless Chromium runs the playground's test.
 if ! command -v curl >/dev/null || ! command -v python3 >/dev/null || ! command -v chromium >/dev/null; then
@@ -25,6 +27,8 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 fi
 tools=$(scripts/python-tools.sh)
 "$tools/openapi-spec-validator" openapi.yaml
+# The Python harness's own unit tests (scripts/harness/tests: the history checker on hand-made histories).
+python3 -m unittest discover -s scripts/harness/tests -t scripts
 swift build --build-tests
 # An app's package that adds FlowStackClient by path builds no server module, and runs against the server.
 scripts/client_package.sh
