@@ -35,7 +35,6 @@ import json
 import os
 import re
 import resource
-import signal
 import subprocess
 import sys
 import tempfile
@@ -45,6 +44,8 @@ import time
 HOST = "127.0.0.1"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from harness.server import FlowStackProcess  # noqa: E402
 LATENCY_TARGET_MS = 50.0
 RATIO_TARGET = 0.90  # "within 10%"
 
@@ -339,41 +340,16 @@ async def actions_role(args):
 # ---------------------------------------------------------------------------------------------
 # The orchestration: server, sessions, wrk, the two roles, the figures
 
-class Server:
-    def __init__(self, binary, work):
-        self.log = open(os.path.join(work, "server.log"), "wb")
-        env = dict(os.environ, FLOWSTACK_ADMIN_TOKEN="events-bench-" + str(os.getpid()))
-        self.process = subprocess.Popen(
-            [binary, "serve", "--host", HOST, "--port", "0", "--db", os.path.join(work, "events.sqlite"),
-             "--log-level", "warning", "--max-connections-per-ip", "8192"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.log, env=env)
-        self.port = None
-        deadline = time.monotonic() + 30
-        while self.port is None and time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            found = re.search(rb"listening on http://127\.0\.0\.1:(\d+)", line)
-            if found:
-                self.port = int(found.group(1))
-        if self.port is None:
-            raise SystemExit("events: flowstack did not start")
-        threading.Thread(target=lambda: [None for _ in self.process.stdout], daemon=True).start()
-
-    @property
-    def pid(self):
-        return self.process.pid
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-        return self.process.returncode
+def start_server(binary, work):
+    """`flowstack serve` on a free port (harness.server), what it prints kept in `work`."""
+    server = FlowStackProcess(binary, work, admin_token="events-bench-" + str(os.getpid()),
+                              db=os.path.join(work, "events.sqlite"), extra_args=["--max-connections-per-ip", "8192"],
+                              keep_stdout=True)
+    try:
+        server.start()
+    except RuntimeError as error:
+        raise SystemExit(f"events: flowstack did not start: {error}")
+    return server
 
 
 def create_stream_sessions(port, count, path):
@@ -563,7 +539,7 @@ def main():
     per_session = 2
     raise_open_file_limit(stream_count + 4096)  # the server inherits it (it raises its own too)
     work = tempfile.mkdtemp(prefix="flowstack-events-")
-    server = Server(os.path.abspath(args.binary), work)
+    server = start_server(os.path.abspath(args.binary), work)
     port = server.port
     children = []
     try:
@@ -675,7 +651,7 @@ def main():
                 child.wait()
         status = server.stop()
         if status not in (0, None):
-            print(f"events: the server exited with status {status}; its log: {os.path.join(work, 'server.log')}")
+            print(f"events: the server exited with status {status}; its log: {server.stderr_path()}")
         else:
             subprocess.run(["rm", "-rf", work])
 

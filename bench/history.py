@@ -12,14 +12,14 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from harness.server import FlowStackProcess  # noqa: E402
 
-def serve(binary, path):
-    server = subprocess.Popen([binary, "serve", "--port", "0", "--db", path, "--log-level", "warning"],
-                              stdout=subprocess.PIPE, text=True)
-    while True:
-        match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", server.stdout.readline())
-        if match:
-            return server, int(match.group(1))
+
+def serve(binary, work, path):
+    server = FlowStackProcess(binary, work, db=path)
+    server.start()
+    return server, server.port
 
 
 def wrk(port, sessions, seconds):
@@ -38,11 +38,10 @@ def main():
     rounds = int(sys.argv[5]) if len(sys.argv) > 5 else 2
     work = tempfile.mkdtemp()
     path = f"{work}/history.sqlite"
-    server, port = serve(binary, path)
+    server, port = serve(binary, work, path)
     lines = subprocess.run([sys.executable, "bench/make_sessions.py", str(port), str(2 * count)], capture_output=True, text=True,
                            check=True).stdout.splitlines()
-    server.terminate()
-    server.wait()
+    server.stop()
     old, fresh = lines[:count], lines[count:]
     database = sqlite3.connect(path)
     with database:
@@ -58,7 +57,7 @@ def main():
     for name, group in (("old", old), ("fresh", fresh)):
         with open(f"{work}/{name}.txt", "w") as file:
             file.write("\n".join(group) + "\n")
-    server, port = serve(binary, path)
+    server, port = serve(binary, work, path)
     try:
         for round in range(rounds):
             long_rps, long_p99 = wrk(port, f"{work}/old.txt", seconds)
@@ -66,8 +65,7 @@ def main():
             print(f"round {round + 1}: {count} sessions with {history} earlier actions: {long_rps:.0f} req/s (p99 {long_p99}); "
                   f"{count} fresh: {fresh_rps:.0f} req/s (p99 {fresh_p99}); ratio {long_rps / fresh_rps:.2f}")
     finally:
-        server.terminate()
-        server.wait()
+        server.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

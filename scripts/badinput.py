@@ -1184,9 +1184,7 @@ def main():
         if pg is not None:
             pg.stop()
         shutil.rmtree(work, ignore_errors=True)
-    print(f"badinput: finished in {time.monotonic() - started:.1f}s", flush=True)
-    print(f"badinput: {tally.passed} passed, {tally.failed} failed", flush=True)
-    return 1 if tally.failed else 0
+    return tally.report("badinput", started)
 
 
 if __name__ == "__main__":

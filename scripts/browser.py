@@ -1455,8 +1455,7 @@ def main():
         tally.check("the server stops with status 0", None if status == 0 else f"status {status}", server.stderr_text()[-500:])
         shutil.rmtree(work, ignore_errors=True)
     print(f"browser: finished in {time.monotonic() - started:.1f}s; screenshots in {os.path.relpath(SHOTS, os.getcwd())}", flush=True)
-    print(f"browser: {tally.passed} passed, {tally.failed} failed", flush=True)
-    return 1 if tally.failed else 0
+    return tally.report("browser")
 
 
 if __name__ == "__main__":

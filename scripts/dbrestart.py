@@ -392,9 +392,7 @@ def main():
         except Exception as error:
             print(f"dbrestart: stopping PostgreSQL: {error}", file=sys.stderr)
         shutil.rmtree(work, ignore_errors=True)
-    print(f"dbrestart: finished in {time.monotonic() - began:.1f}s", flush=True)
-    print(f"dbrestart: {tally.passed} passed, {tally.failed} failed", flush=True)
-    return 1 if tally.failed else 0
+    return tally.report("dbrestart", began)
 
 
 if __name__ == "__main__":

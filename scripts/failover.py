@@ -33,48 +33,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm, wait_for  # noqa: E402
+from harness.web import call  # noqa: E402
 from harness.postgres import PostgresServer, PgServerError  # noqa: E402
 
 REFUSE_WITHIN = 8.0    # s for a running node to refuse a split brain (periodic check: 2 s)
 STUCK_WITHIN = 8.0     # s for /healthz to report stuck commits
 RECOVER_WITHIN = 15.0  # s for a node to be healthy again after the fix
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
-
-
-def call(port, method, path, body=None, headers=None, timeout=10):
-    """(status, parsed body or text); status 0 when the connection failed or timed out."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
-                                     headers=dict(headers or {}))
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            raw = response.read()
-            status = response.status
-    except urllib.error.HTTPError as error:
-        raw, status = error.read(), error.code
-    except (OSError, urllib.error.URLError):
-        return 0, None
-    try:
-        return status, json.loads(raw) if raw else None
-    except ValueError:
-        return status, raw.decode("utf-8", "replace")
-
-
-def wait_for(predicate, seconds, pause=0.2):
-    """The first truthy value of predicate() within `seconds`, else the last value."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(pause)
 
 
 def multi_host_url(pg):
@@ -307,8 +275,7 @@ def main():
                 tally.check(f"{name} ran to the end", f"{type(error).__name__}: {error}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"failover: {tally.passed} passed, {tally.failed} failed", flush=True)
-    return 1 if tally.failed else 0
+    return tally.report("failover")
 
 
 if __name__ == "__main__":

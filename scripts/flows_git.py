@@ -25,13 +25,12 @@ Standard library only.
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm, free_port  # noqa: E402
 from harness.web import JSONServer  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,12 +49,6 @@ def run(binary, *args, env=None, cwd=None):
 def status_is(expected, result):
     status, stdout, stderr = result
     return None if status == expected else f"exit status {status}, expected {expected}"
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def offline(binary, work, tally):
@@ -320,8 +313,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         app = offline(binary, work, tally)
         online(binary, work, app, tally)
-    print(f"flows_git: {tally.passed} passed, {tally.failed} failed")
-    sys.exit(1 if tally.failed else 0)
+    sys.exit(tally.report("flows_git"))
 
 
 if __name__ == "__main__":

@@ -331,8 +331,7 @@ def main():
     grid_checks = tally.passed + tally.failed
     check_end_to_end(binary, tally)
     print(f"gbstats: {grid_checks} checks on the grid (seed {seed}), {tally.passed + tally.failed - grid_checks} end to end", flush=True)
-    print(f"gbstats: {tally.passed} passed, {tally.failed} failed", flush=True)
-    sys.exit(1 if tally.failed else 0)
+    sys.exit(tally.report("gbstats"))
 
 
 if __name__ == "__main__":

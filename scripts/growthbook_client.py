@@ -244,8 +244,7 @@ def main():
             run(JSONServer(process.port, process.admin_token), users, tally)
         finally:
             process.stop()
-    print(f"growthbook: {tally.passed} passed, {tally.failed} failed", flush=True)
-    sys.exit(1 if tally.failed else 0)
+    sys.exit(tally.report("growthbook"))
 
 
 def run(server, users, tally):

@@ -11,11 +11,8 @@ still reached the paused node after the pause. Standard library only.
 """
 import collections
 import os
-import re
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -25,38 +22,13 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness.server import FlowStackProcess  # noqa: E402
+from harness.haproxy import HAProxy  # noqa: E402
 from harness.postgres import PostgresServer  # noqa: E402
 
 CLIENTS = 8
 SECONDS = 20.0
 PAUSE_AT, RESUME_AT = 3.0, 16.0
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def rewrite(config, lb_port, stats_port, node_ports):
-    out, skip = [], False
-    for line in config.splitlines():
-        if re.match(r"^\s*# @servers-begin\s*$", line):
-            out.append(line)
-            out += [f"    server node{i + 1} 127.0.0.1:{port}" for i, port in enumerate(node_ports)]
-            skip = True
-            continue
-        if re.match(r"^\s*# @servers-end\s*$", line):
-            skip = False
-        if skip:
-            continue
-        if line.split()[:1] == ["bind"] and "# @bind" in line:
-            line = f"    bind 127.0.0.1:{lb_port}"
-        elif line.split()[:1] == ["bind"] and "# @stats-bind" in line:
-            line = f"    bind 127.0.0.1:{stats_port}"
-        out.append(line)
-    return "\n".join(out) + "\n"
 
 
 def main():
@@ -71,14 +43,9 @@ def main():
                 node.starts = index * 10  # logs of their own
                 node.start()
                 nodes.append(node)
-            lb_port, stats_port = free_port(), free_port()
-            with open(config_path) as file:
-                text = rewrite(file.read(), lb_port, stats_port, [node.port for node in nodes])
-            cfg = os.path.join(work, "haproxy.cfg")
-            with open(cfg, "w") as file:
-                file.write(text)
-            haproxy = subprocess.Popen(["haproxy", "-f", cfg, "-db"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(2)
+            haproxy = HAProxy(work, [(f"node{i + 1}", node.port) for i, node in enumerate(nodes)], template=config_path)
+            haproxy.wait_all_up([f"node{i + 1}" for i in range(len(nodes))], timeout=10)
+            lb_port = haproxy.port
             results, lock, stop = [], threading.Lock(), threading.Event()
             began = time.monotonic()
 
@@ -123,8 +90,7 @@ def main():
             print(f"  requests answered by node2 sent during the pause: {len(to_paused)}")
         finally:
             if haproxy:
-                haproxy.terminate()
-                haproxy.wait(timeout=10)
+                haproxy.stop()
             for node in nodes:
                 try:
                     os.kill(node.process.pid, signal.SIGCONT)

@@ -368,8 +368,7 @@ def main():
             check.tally.check("the check ran to its end", f"{type(error).__name__}: {error}", check.server.stderr_text()[-1000:])
         finally:
             check.server.stop()
-    print(f"ofrep: {check.tally.passed} passed, {check.tally.failed} failed")
-    sys.exit(1 if check.tally.failed else 0)
+    sys.exit(check.tally.report("ofrep"))
 
 
 if __name__ == "__main__":

@@ -214,8 +214,7 @@ def main():
                 compare(tally, block, output, errors, status)
         finally:
             server.stop()
-    print(f"readme: {tally.passed} passed, {tally.failed} failed")
-    sys.exit(1 if tally.failed else 0)
+    sys.exit(tally.report("readme"))
 
 
 if __name__ == "__main__":

@@ -399,8 +399,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         check_server(binary, work, schemas, shipped, tally)
 
-    print(f"schemas: {tally.passed} passed, {tally.failed} failed")
-    sys.exit(1 if tally.failed else 0)
+    sys.exit(tally.report("schemas"))
 
 
 def sample_option(binary, command):

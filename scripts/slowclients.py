@@ -492,9 +492,7 @@ def main():
             sock.close()
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
-    print(f"slowclients: finished in {time.monotonic() - started:.1f}s", flush=True)
-    print(f"slowclients: {tally.passed} passed, {tally.failed} failed", flush=True)
-    return 1 if tally.failed else 0
+    return tally.report("slowclients", started)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm, free_port  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOBODY = 65534
@@ -58,12 +58,6 @@ def run(binary, args, timeout=30, user=None, stdin=b"", cwd=None):
 def error_line(stderr):
     """The `Error: ` line of a failure."""
     return next((line for line in stderr.splitlines() if line.startswith("Error:")), "")
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Listener:
@@ -339,8 +333,7 @@ def main():
         cli_consistency(binary, work, tally)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"startup: {tally.passed} passed, {tally.failed} failed")
-    sys.exit(1 if tally.failed else 0)
+    sys.exit(tally.report("startup"))
 
 
 if __name__ == "__main__":

@@ -168,6 +168,10 @@ class FlowStackProcess:
     def alive(self):
         return self.process is not None and self.process.poll() is None
 
+    @property
+    def pid(self):
+        return self.process.pid if self.process is not None else None
+
     def stop(self, timeout=15):
         """SIGTERM, then SIGKILL after `timeout` s. Returns the exit status, a sentence when it
         had to be killed, or None when no server was running."""
