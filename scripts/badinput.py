@@ -27,7 +27,6 @@ pg_amcheck takes the place of PRAGMA integrity_check.
 """
 import http.client
 import json
-import os
 import re
 import shutil
 import socket
@@ -36,7 +35,8 @@ import sys
 import tempfile
 import time
 
-from harness.server import FlowStackProcess, Tally, database_kind, exit_on_sigterm
+from harness.server import FlowStackProcess, Tally, database_kind, binary_argument
+from harness.web import problem_failure as problem_document_failure
 
 HOST = "127.0.0.1"
 CASE_TIMEOUT = 10.0  # seconds one case may take before it counts as a hang
@@ -873,23 +873,7 @@ def problem_failure(case, answer):
         return None
     if case.ofrep:
         return ofrep_failure(answer)
-    content_type = (answer.header("Content-Type") or "").split(";")[0].strip()
-    if content_type != "application/problem+json":
-        return f"Content-Type {answer.header('Content-Type')!r}, expected application/problem+json"
-    if case.head:
-        return None
-    try:
-        document = json.loads(answer.body)
-    except ValueError as error:
-        return f"the body is not JSON ({error})"
-    if not isinstance(document, dict):
-        return "the body is not a JSON object"
-    for member, kind in [("type", str), ("title", str), ("status", int), ("detail", str)]:
-        if not isinstance(document.get(member), kind):
-            return f"the problem has no {kind.__name__} {member!r}"
-    if document["status"] != answer.status:
-        return f"the problem says status {document['status']} but the answer is {answer.status}"
-    return None
+    return problem_document_failure(answer.status, answer.header("Content-Type"), answer.body, head=case.head)
 
 
 def ofrep_failure(answer):
@@ -1110,11 +1094,7 @@ def healthy(port, timeout=2.0):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: badinput.py PATH/TO/flowstack", file=sys.stderr)
-        return 2
-    exit_on_sigterm()
-    binary = os.path.abspath(sys.argv[1])
+    binary = binary_argument("badinput.py")
     work = tempfile.mkdtemp(prefix="flowstack-badinput-")
     pg = None
     if database_kind() == "postgresql":

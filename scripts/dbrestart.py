@@ -36,8 +36,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
+from harness.server import FlowStackProcess, Tally, binary_argument  # noqa: E402
 from harness.postgres import PostgresServer  # noqa: E402
+from harness.web import read_action_log  # noqa: E402
 
 HOST = "127.0.0.1"
 SESSIONS = 32
@@ -213,24 +214,11 @@ def retry_after_ok(value):
 
 def read_log(port, sid, token):
     """Every entry of the session's action log, following `next` page by page."""
-    entries, after = [], 0
-    while True:
-        status, data = request_json(port, "GET", f"/v1/sessions/{sid}/actions?after={after}&limit=1000", token=token)
-        if status != 200:
-            raise RuntimeError(f"GET /v1/sessions/{sid}/actions answered {status}: {data[:200]!r}")
-        page = json.loads(data)
-        entries += page["actions"]
-        if page.get("next") is None or not page["actions"]:
-            return entries
-        after = page["next"]
+    return read_action_log(lambda path: request_json(port, "GET", path, token=token), sid)
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: dbrestart.py PATH/TO/flowstack", file=sys.stderr)
-        return 2
-    exit_on_sigterm()
-    binary = os.path.abspath(sys.argv[1])
+    binary = binary_argument("dbrestart.py")
     work = tempfile.mkdtemp(prefix="flowstack-dbrestart-")
     tally = Tally()
     began = time.monotonic()

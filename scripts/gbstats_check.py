@@ -41,13 +41,14 @@ import warnings
 from harness.server import FlowStackProcess, Tally, exit_on_sigterm
 from harness.web import JSONServer
 
-try:
-    from gbstats.bayesian.tests import EffectBayesianABTest
-    from gbstats.frequentist.tests import TwoSidedTTest
-    from gbstats.models.statistics import ProportionStatistic
-    from gbstats.utils import check_srm
-except ImportError as error:
-    raise SystemExit(f"gbstats_check: {error}: run it with the python of scripts/python-tools.sh, which installs gbstats==0.8.0")
+from harness.tools import use_pinned_tools
+
+use_pinned_tools("gbstats_check", "gbstats")
+
+from gbstats.bayesian.tests import EffectBayesianABTest  # noqa: E402
+from gbstats.frequentist.tests import TwoSidedTTest  # noqa: E402
+from gbstats.models.statistics import ProportionStatistic  # noqa: E402
+from gbstats.utils import check_srm  # noqa: E402
 
 # gbstats computes a risk figure FlowStack does not report with scipy's truncnorm, which warns on
 # the extreme counts of the grid; the numbers compared are not affected.

@@ -42,11 +42,12 @@ import tempfile
 from harness.server import FlowStackProcess, Tally, exit_on_sigterm
 from harness.web import JSONServer
 
-try:
-    import growthbook
-    from growthbook import GrowthBook
-except ImportError:
-    raise SystemExit("growthbook_client: the GrowthBook SDK is missing; run with the python of scripts/python-tools.sh")
+from harness.tools import use_pinned_tools
+
+use_pinned_tools("growthbook_client", "growthbook")
+
+import growthbook  # noqa: E402
+from growthbook import GrowthBook  # noqa: E402
 
 EU = ["DE", "FR", "IT", "ES", "NL", "PL", "SE"]
 

@@ -32,12 +32,16 @@ import random
 import sys
 import tempfile
 
-import requests
-from openfeature import api
-from openfeature.contrib.provider.ofrep import OFREPProvider
-from openfeature.evaluation_context import EvaluationContext
+from harness.tools import use_pinned_tools
 
-from harness.server import FlowStackProcess, Tally, exit_on_sigterm
+use_pinned_tools("ofrep_client", "requests", "openfeature", "openfeature.contrib.provider.ofrep")
+
+import requests  # noqa: E402
+from openfeature import api  # noqa: E402
+from openfeature.contrib.provider.ofrep import OFREPProvider  # noqa: E402
+from openfeature.evaluation_context import EvaluationContext  # noqa: E402
+
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
 
 CONTEXTS = 300
 SEED = 20261123

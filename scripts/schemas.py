@@ -33,6 +33,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness.server import FlowStackProcess, Tally, exit_on_sigterm  # noqa: E402
 from harness.web import JSONServer  # noqa: E402
 
+from harness.tools import use_pinned_tools  # noqa: E402
+
+use_pinned_tools("schemas", "jsonschema")
+
 import jsonschema  # noqa: E402
 from referencing import Registry, Resource  # noqa: E402
 

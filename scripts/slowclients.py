@@ -22,7 +22,6 @@ Then the server must still answer and stop with status 0. Prints each failure, t
 """
 import http.client
 import json
-import os
 import re
 import resource
 import selectors
@@ -33,7 +32,7 @@ import tempfile
 import threading
 import time
 
-from harness.server import FlowStackProcess, Tally, exit_on_sigterm
+from harness.server import FlowStackProcess, Tally, binary_argument
 
 HOST = "127.0.0.1"
 IDLE_CONNECTIONS = 1000
@@ -463,11 +462,7 @@ def stalled_streams(server, tally, opened):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: slowclients.py PATH/TO/flowstack", file=sys.stderr)
-        return 2
-    exit_on_sigterm()
-    binary = os.path.abspath(sys.argv[1])
+    binary = binary_argument("slowclients.py")
     work = tempfile.mkdtemp(prefix="flowstack-slowclients-")
     server = FlowStackProcess(binary, work, extra_args=["--connection-timeout", str(CONNECTION_TIMEOUT)])
     tally = Tally()

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import time
 
-from .server import apt_install, die_with_parent, free_ports
+from .server import apt_install, die_with_parent, free_ports, stop_process
 
 HOST = "127.0.0.1"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -94,11 +94,5 @@ class HAProxy:
         return False
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        stop_process(self.process, timeout=5)
         self.log.close()

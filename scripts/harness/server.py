@@ -102,6 +102,39 @@ def exit_on_sigterm():
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
 
 
+def binary_argument(script):
+    """The start of a check's main(): the one argument, PATH/TO/flowstack, made absolute (else
+    the usage on stderr and exit status 2), and exit_on_sigterm()."""
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        print(f"usage: {script} PATH/TO/flowstack", file=sys.stderr)
+        raise SystemExit(2)
+    exit_on_sigterm()
+    return os.path.abspath(sys.argv[1])
+
+
+def stop_process(process, timeout=10):
+    """SIGTERM, then SIGKILL when it has not ended within `timeout` s. True when SIGTERM was enough
+    (or it had ended already)."""
+    if process.poll() is not None:
+        return True
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+        return False
+
+
+def _read_text(path):
+    try:
+        with open(path, "rb") as file:
+            return file.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 class FlowStackProcess:
     """`flowstack serve` on 127.0.0.1 and a free port, its database and stderr logs in `work`."""
 
@@ -159,11 +192,7 @@ class FlowStackProcess:
 
     def stdout_text(self):
         """What the server printed on stdout (with keep_stdout=True), the newest start's."""
-        try:
-            with open(self.stdout_path(), "rb") as file:
-                return file.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return _read_text(self.stdout_path())
 
     def alive(self):
         return self.process is not None and self.process.poll() is None
@@ -199,11 +228,7 @@ class FlowStackProcess:
         return os.path.join(self.work, f"stderr-{self.starts}.log")
 
     def stderr_text(self):
-        try:
-            with open(self.stderr_path(), "rb") as file:
-                return file.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return _read_text(self.stderr_path())
 
 
 class Tally:

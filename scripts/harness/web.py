@@ -111,13 +111,31 @@ class Http:
         self.connections.clear()
 
 
-def problem_failure(status, content_type, body, code=None):
+def read_action_log(fetch, sid, limit=1000, where=""):
+    """Every entry of session `sid`'s action log, page by page (`?after=&limit=`, following
+    `next`). `fetch(path)` answers (status, body bytes); a page that is not 200 raises
+    RuntimeError (`where` says from which node, in its message)."""
+    entries, after = [], 0
+    while True:
+        status, data = fetch(f"/v1/sessions/{sid}/actions?after={after}&limit={limit}")
+        if status != 200:
+            raise RuntimeError(f"GET /v1/sessions/{sid}/actions{where} answered {status}: {data[:200]!r}")
+        page = json.loads(data)
+        entries += page["actions"]
+        if page.get("next") is None or not page["actions"]:
+            return entries
+        after = page["next"]
+
+
+def problem_failure(status, content_type, body, code=None, head=False):
     """Why an answer is not an RFC 9457 problem the README promises, or None: Content-Type
     `application/problem+json`, a JSON object with string type, title and detail, and `status`
-    equal to the answer's; with `code=`, that `code`."""
-    content_type = (content_type or "").split(";")[0].strip()
-    if content_type != "application/problem+json":
+    equal to the answer's; with `code=`, that `code`. `head=True`: the Content-Type only (the
+    answer to a HEAD has no body)."""
+    if (content_type or "").split(";")[0].strip() != "application/problem+json":
         return f"Content-Type {content_type!r}, expected application/problem+json"
+    if head:
+        return None
     try:
         document = json.loads(body) if isinstance(body, (bytes, str)) else body
     except ValueError as error:

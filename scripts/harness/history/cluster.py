@@ -11,7 +11,7 @@ import time
 
 from harness.haproxy import HAProxy
 from harness.postgres import PostgresServer
-from harness.server import die_with_parent, free_ports
+from harness.server import die_with_parent, free_ports, stop_process
 from harness.tcpproxy import TcpProxies
 from harness.web import status_of
 
@@ -101,14 +101,8 @@ class Node:
         return self.process is not None and self.process.poll() is None
 
     def stop(self):
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=5)
+        if self.process is not None:
+            stop_process(self.process, timeout=10)
 
     def log_tail(self, characters=1500):
         try:

@@ -16,7 +16,7 @@ import secrets
 import threading
 import time
 
-from harness.web import Http, as_json
+from harness.web import Http, as_json, read_action_log
 
 from .settings import BREAK, FROM_SHARE, LOG_PAGE, NODES, READ_SHARE, REQUEST_TIMEOUT, SETTLE_SECONDS, UNKNOWN_STATUSES
 
@@ -142,17 +142,25 @@ def next_action(top, rng):
     return "back", None
 
 
-class Walker(threading.Thread):
-    """Walks its sessions, one operation at a time, round robin."""
+class Client(threading.Thread):
+    """A client thread: its connections, its random numbers, the operations it recorded."""
 
-    def __init__(self, number, sessions, targets, shared, seed):
-        super().__init__(daemon=True, name=f"walker-{number}")
-        self.number, self.sessions, self.targets, self.shared = number, sessions, targets, shared
+    def __init__(self, name, targets, shared, seed):
+        super().__init__(daemon=True, name=name)
+        self.targets, self.shared = targets, shared
         self.rng = random.Random(seed)
         self.http = Http(REQUEST_TIMEOUT)
         self.operations = []
         self.counter = 0
         self.errors = []
+
+
+class Walker(Client):
+    """Walks its sessions, one operation at a time, round robin."""
+
+    def __init__(self, number, sessions, targets, shared, seed):
+        super().__init__(f"walker-{number}", targets, shared, seed)
+        self.number, self.sessions = number, sessions
 
     def run(self):
         try:
@@ -233,18 +241,13 @@ class Walker(threading.Thread):
             session.refresh = True   # refused (409 stale `from`, 422 not handled there): read, then go on
 
 
-class Racer(threading.Thread):
+class Racer(Client):
     """While a bypass window is open, posts actions on its sessions through the node the walker
     is not using right then, so two nodes apply actions on one session at the same moment."""
 
     def __init__(self, sessions_by_id, targets, shared, seed):
-        super().__init__(daemon=True, name="racer")
-        self.sessions_by_id, self.targets, self.shared = sessions_by_id, targets, shared
-        self.rng = random.Random(seed)
-        self.http = Http(REQUEST_TIMEOUT)
-        self.operations = []
-        self.counter = 0
-        self.errors = []
+        super().__init__("racer", targets, shared, seed)
+        self.sessions_by_id = sessions_by_id
 
     def run(self):
         try:
@@ -296,23 +299,17 @@ def read_back(targets, session, node, http_):
     """The session's whole log (pages of LOG_PAGE) and its state, from `node`, straight.
     Returns (log entries, read Operation)."""
     headers = {"Authorization": f"Bearer {session.token}"}
-    entries, after = [], 0
     port = targets.port(node)
-    for _ in range(10000):
-        status = None
+
+    def fetch(path):  # a page, tried up to 20 times (a node may be busy catching up)
+        status = data = None
         for _attempt in range(20):
-            status, _, data = http_.request(port, "GET", f"/v1/sessions/{session.sid}/actions?after={after}&limit={LOG_PAGE}",
-                                            None, headers)
+            status, _, data = http_.request(port, "GET", path, None, headers)
             if status == 200:
                 break
             time.sleep(0.25)
-        if status != 200:
-            raise RuntimeError(f"GET /v1/sessions/{session.sid}/actions on node{node + 1} answered {status}: {data[:200]!r}")
-        page = json.loads(data)
-        entries += page["actions"]
-        if page.get("next") is None or not page["actions"]:
-            break
-        after = page["next"]
+        return status, data
+    entries = read_action_log(fetch, session.sid, LOG_PAGE, f" on node{node + 1}")
     read = Operation(session.sid, "read", "final")
     for _attempt in range(20):
         perform(http_, targets, session, read, node)
