@@ -11,34 +11,19 @@ Prints "crash: N passed, M failed"; exits 1 on a failure."""
 import http.client
 import json
 import os
-import re
 import shutil
-import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness.server import database_kind  # noqa: E402
+from harness.server import FlowStackProcess, database_kind  # noqa: E402
 
 SESSIONS = 24
 WORKERS = 8
 LOAD_SECONDS = 2.0
-
-
-def start(binary, path, durability):
-    server = subprocess.Popen([binary, "serve", "--port", "0", "--db", path, "--log-level", "warning",
-                               "--durability", durability], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", server.stdout.readline())
-        if match:
-            return server, int(match.group(1))
-    server.kill()
-    raise SystemExit("crash: the server did not start")
 
 
 def request(connection, method, path, body=None, token=None):
@@ -108,7 +93,9 @@ def main():
             from harness.postgres import PostgresServer
             pg = PostgresServer().start()
             path = pg.url
-        server, port = start(binary, path, durability)
+        server = FlowStackProcess(binary, work, db=path, extra_args=["--durability", durability])
+        server.start()
+        port = server.port
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         sessions = []
         for index in range(SESSIONS):
@@ -142,13 +129,13 @@ def main():
             for thread in threads:
                 thread.start()
             time.sleep(LOAD_SECONDS)
-            server.send_signal(signal.SIGKILL)   # mid-load: requests are in flight
-            server.wait()
+            server.kill9()   # mid-load: requests are in flight
             stop.set()
             for thread in threads:
                 thread.join()
 
-            server, port = start(binary, path, durability)
+            server.start()
+            port = server.port
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             lost = []
             gaps = []
@@ -169,8 +156,7 @@ def main():
 
         if pg is not None:
             check_postgresql(pg, connection, sessions, acknowledged, check)
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=15)
+        server.stop()
         if pg is None:
             database = sqlite3.connect(path)
             check("PRAGMA integrity_check is ok", database.execute("PRAGMA integrity_check").fetchone()[0] == "ok")
@@ -179,10 +165,8 @@ def main():
             problem = pg.amcheck()
             check("pg_amcheck finds the tables and indexes sound", problem is None, str(problem))
     finally:
-        try:
-            server.kill()
-        except Exception:
-            pass
+        if server is not None:
+            server.stop()
         if pg is not None:
             pg.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -109,6 +109,21 @@ from harness.server import FlowStackProcess
 from harness.web import Http
 
 
+def in_threads(work, sessions, timeout, threads=6):
+    """work(session, http) for every session, spread over `threads` threads (each with its own
+    connections); waits at most `timeout` s for each thread."""
+    def run(part):
+        local = Http()
+        for session in part:
+            work(session, local)
+        local.close()
+    pool = [threading.Thread(target=run, args=(sessions[i::threads],), daemon=True) for i in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join(timeout=timeout)
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
         print("usage: history.py PATH/TO/flowstack", file=sys.stderr)
@@ -203,19 +218,12 @@ def main():
         logs, finals = {}, {}
         errors = []
 
-        def read_all(part):
-            local = Http()
-            for session in part:
-                try:
-                    logs[session.sid], finals[session.sid] = read_back(targets, session, reader_targets[session.sid], local)
-                except Exception as error:  # noqa: BLE001
-                    errors.append(f"{session.sid}: {type(error).__name__}: {error}")
-            local.close()
-        readers = [threading.Thread(target=read_all, args=(sessions[i::6],), daemon=True) for i in range(6)]
-        for thread in readers:
-            thread.start()
-        for thread in readers:
-            thread.join(timeout=60)
+        def read_one(session, local):
+            try:
+                logs[session.sid], finals[session.sid] = read_back(targets, session, reader_targets[session.sid], local)
+            except Exception as error:  # noqa: BLE001
+                errors.append(f"{session.sid}: {type(error).__name__}: {error}")
+        in_threads(read_one, sessions, timeout=60)
         log(f"read back {len(logs)} logs ({sum(len(v) for v in logs.values())} entries) through another node than the last writer")
 
         # --- shared user state: onboarded through one node, a new session on another starts at home
@@ -236,20 +244,13 @@ def main():
         replayer.start()
         replays = {}
 
-        def replay_all(part):
-            local = Http()
-            for session in part:
-                if session.sid in logs:
-                    try:
-                        replays[session.sid] = replay(replayer.port, session, logs[session.sid], local)
-                    except Exception as error:  # noqa: BLE001
-                        replays[session.sid] = ({}, f"the replay broke: {type(error).__name__}: {error}")
-            local.close()
-        replay_threads = [threading.Thread(target=replay_all, args=(sessions[i::6],), daemon=True) for i in range(6)]
-        for thread in replay_threads:
-            thread.start()
-        for thread in replay_threads:
-            thread.join(timeout=90)
+        def replay_one(session, local):
+            if session.sid in logs:
+                try:
+                    replays[session.sid] = replay(replayer.port, session, logs[session.sid], local)
+                except Exception as error:  # noqa: BLE001
+                    replays[session.sid] = ({}, f"the replay broke: {type(error).__name__}: {error}")
+        in_threads(replay_one, sessions, timeout=90)
         log(f"replayed {len(replays)} logs on a single SQLite node")
 
         # --- the checks

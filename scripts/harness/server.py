@@ -201,6 +201,13 @@ class FlowStackProcess:
     def pid(self):
         return self.process.pid if self.process is not None else None
 
+    def kill9(self):
+        """SIGKILL (a crash: requests may be in flight); `start()` starts it again."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.stop()
+
     def stop(self, timeout=15):
         """SIGTERM, then SIGKILL after `timeout` s. Returns the exit status, a sentence when it
         had to be killed, or None when no server was running."""
