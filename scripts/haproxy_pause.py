@@ -42,6 +42,7 @@ def main():
                 node = FlowStackProcess(binary, work, db=pg.url, admin_token="a" * 64)
                 node.starts = index * 10  # logs of their own
                 node.start()
+                node.wait_healthy()
                 nodes.append(node)
             haproxy = HAProxy(work, [(f"node{i + 1}", node.port) for i, node in enumerate(nodes)], template=config_path)
             haproxy.wait_all_up([f"node{i + 1}" for i in range(len(nodes))], timeout=10)

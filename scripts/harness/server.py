@@ -179,6 +179,19 @@ class FlowStackProcess:
                 break
         raise RuntimeError(f"the server did not start: {seen!r} {self.stderr_text()[-500:]!r}")
 
+    def wait_healthy(self, timeout=30):
+        """Waits (at most `timeout` s) for GET /healthz to answer 200: the store is reachable.
+        Raises RuntimeError with the end of its stderr when it does not, or when it exits."""
+        from .web import status_of
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                break
+            if status_of(self.port, "/healthz") == 200:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"/healthz did not answer 200 within {timeout}s: {self.stderr_text()[-500:]!r}")
+
     def _copy_stdout(self, stream, seen):
         with open(self.stdout_path(), "wb") as file:
             file.write(seen)
