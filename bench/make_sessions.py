@@ -10,7 +10,11 @@ Usage: make_sessions.py PORT N [--history K] [--onboarding] > sessions.txt
 """
 import http.client
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from harness.web import post_json  # noqa: E402
 
 
 def rewind(port):
@@ -36,15 +40,7 @@ def main():
     connection = http.client.HTTPConnection("127.0.0.1", port)
 
     def post(path, body, token=None):
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = "Bearer " + token
-        connection.request("POST", path, json.dumps(body), headers)
-        response = connection.getresponse()
-        data = response.read()
-        if response.status >= 300:
-            raise SystemExit(f"{path}: {response.status} {data[:200]!r}")
-        return json.loads(data)
+        return post_json(connection, path, body, token)
 
     for index in range(count):
         user = f"bench-new-{index}" if onboarding else f"bench-{index}"

@@ -7,24 +7,19 @@ stops on onboarding.second. W worker processes, user ids from OFFSET.
 Usage: replay_sessions.py PORT N W [OFFSET]
 """
 import http.client
-import json
+import os
 import sys
 from multiprocessing import Process
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from harness.web import post_json  # noqa: E402
 
 
 def worker(port, start, count):
     connection = http.client.HTTPConnection("127.0.0.1", port)
 
     def post(path, body, token=None):
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = "Bearer " + token
-        connection.request("POST", path, json.dumps(body), headers)
-        response = connection.getresponse()
-        data = response.read()
-        if response.status >= 300:
-            raise SystemExit(f"{path}: {response.status} {data[:200]!r}")
-        return json.loads(data)
+        return post_json(connection, path, body, token)
 
     for index in range(start, start + count):
         created = post("/v1/sessions", {"userId": f"rp-{index}"})

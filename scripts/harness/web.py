@@ -44,6 +44,20 @@ def call(port, method, path, body=None, headers=None, timeout=10):
         return status, raw.decode("utf-8", "replace")
 
 
+def post_json(connection, path, body, token=None):
+    """POST `body` as JSON on a kept http.client connection (the benchmarks' fill scripts): the
+    parsed answer, or SystemExit naming the path and status when it is not 2xx."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    connection.request("POST", path, json.dumps(body), headers)
+    response = connection.getresponse()
+    data = response.read()
+    if response.status >= 300:
+        raise SystemExit(f"{path}: {response.status} {data[:200]!r}")
+    return json.loads(data)
+
+
 def status_of(port, path, timeout=2.0):
     """The status of GET `path`, or None when nothing answered (a new connection each time)."""
     try:
