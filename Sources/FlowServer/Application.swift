@@ -119,7 +119,8 @@ public final class Application: Sendable {
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
         Self.addBundleRoute(to: &router, sessions: sessions)
         Self.addEventRoutes(to: &router, sessions: sessions, events: events, tickets: tickets, options: eventOptions)
-        Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
+        let graphRenderer = GraphRenderer(logger: logger)
+        Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: graphRenderer)
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
@@ -141,6 +142,7 @@ public final class Application: Sendable {
         Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)
         metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
+        Self.watchCaches(metrics, sessions: sessions, registry: registry, access: access, graphs: graphRenderer)
     }
 
     /// The routes served, for documentation and tests.
