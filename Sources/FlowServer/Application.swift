@@ -198,7 +198,14 @@ public final class Application: Sendable {
             CachePolicy.apply(to: &response, route: pattern)
         }
         if let later = response.deferred {
-            later.whenComplete { [self] answer in record(request, pattern: pattern, answer, since: start) }
+            later.whenComplete { [self] answer in
+                // A token checked in the session's turn (a cached session's action) fails here:
+                // counted like one refused at once, so the address's next requests wait.
+                if answer.status == 401, let failures = access.failures, let address = access.clientAddress(request) {
+                    _ = failures.take(address)
+                }
+                record(request, pattern: pattern, answer, since: start)
+            }
             return response
         }
         record(request, pattern: pattern, response, since: start)
