@@ -117,6 +117,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Test support: a store of the kind the run asks for (SQLite, or a throwaway PostgreSQL).
         .target(name: "StoreTestSupport", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "TestSupport"], path: "Tests/StoreTestSupport"),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "JSON"]),
         .testTarget(name: "ExperimentStatsTests", dependencies: ["ExperimentStats", "JSON"]),

@@ -38,60 +38,53 @@ public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(rate)/\(burst)" }
 }
 
-/// Token buckets by client address, in bounded memory: at most `capacity` addresses are kept;
-/// when the table is full, buckets that have filled up again (idle addresses) are dropped, and
-/// if none has, new addresses share one overflow bucket, so a flood of addresses can neither
-/// grow the table nor get a fresh bucket each.
+/// Token buckets by client address, in bounded memory: at most `capacity` addresses are kept,
+/// and a new address in a full table takes the place of the one heard from least recently.
+/// A bucket refills within `burst / rate` seconds, so forgetting one idle for longer loses
+/// nothing; one forgotten sooner (after `capacity` other addresses came since its last request,
+/// 65,536 by default) starts full again, which no address can make happen to another's bucket
+/// without sending from that many addresses itself.
 final class RateLimiter: Sendable {
     struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
 
-    private struct State {
-        var buckets: [IPAddress: Bucket] = [:]
-        var overflow: Bucket
-        /// The last sweep for idle buckets: at most one a second, so a flood of new addresses
-        /// cannot make every request scan the full table.
-        var swept: ContinuousClock.Instant?
-    }
-
     let limit: RateLimit
     let capacity: Int
-    private let state: PThreadMutex<State>
+    private let buckets: PThreadMutex<LRUTable<IPAddress, Bucket>>
 
     init(_ limit: RateLimit, capacity: Int = 65_536) {
         self.limit = limit
         self.capacity = max(1, capacity)
-        state = PThreadMutex(State(overflow: Bucket(tokens: limit.burst, updated: .now)))
+        buckets = PThreadMutex(LRUTable(capacity: capacity))
     }
 
-    var count: Int { state.withLock { $0.buckets.count } }
+    var count: Int { buckets.withLock { $0.count } }
+
+    /// Addresses held now, the most held, and how many were evicted to make room (for `/metrics`).
+    var figures: CacheFigures { buckets.withLock { $0.figures } }
 
     /// Takes one token for `address`; when there is none, the seconds until there is one.
     func take(_ address: IPAddress, now: ContinuousClock.Instant = .now) -> Double? {
-        state.withLock { state in
-            if var bucket = state.buckets[address] {
-                defer { state.buckets[address] = bucket }
-                return take(from: &bucket, now: now)
-            }
-            if state.buckets.count >= capacity, state.swept.map({ now - $0 >= .seconds(1) }) ?? true {
-                state.swept = now
-                evictFull(&state, now: now)
-            }
-            if state.buckets.count >= capacity { return take(from: &state.overflow, now: now) }
+        buckets.withLock { buckets in
+            if let held = buckets.modify(address, { take(from: &$0, now: now) }) { return held }
             var bucket = Bucket(tokens: limit.burst, updated: now)
-            defer { state.buckets[address] = bucket }
-            return take(from: &bucket, now: now)
+            let wait = take(from: &bucket, now: now)
+            buckets.updateValue(bucket, forKey: address)  // the least recently heard from goes when full
+            return wait
         }
     }
 
-    /// Whether `address` has a token left, without taking it.
+    /// Whether `address` has a token left, without taking it. A refused address counts as
+    /// heard from, so that it keeps its empty bucket while it keeps trying.
     func hasTokens(_ address: IPAddress, now: ContinuousClock.Instant = .now) -> Bool {
-        state.withLock { state in
-            guard var bucket = state.buckets[address] ?? (state.buckets.count >= capacity ? state.overflow : nil) else { return true }
-            refill(&bucket, now: now)
-            return bucket.tokens >= 1
+        buckets.withLock { buckets in
+            buckets.modify(address) { bucket in
+                var refilled = bucket
+                refill(&refilled, now: now)
+                return refilled.tokens >= 1
+            } ?? true
         }
     }
 
@@ -107,15 +100,6 @@ final class RateLimiter: Sendable {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         bucket.tokens = min(limit.burst, bucket.tokens + max(0, seconds) * limit.rate)
         bucket.updated = now
-    }
-
-    private func evictFull(_ state: inout State, now: ContinuousClock.Instant) {
-        let rate = limit.rate, burst = limit.burst
-        state.buckets = state.buckets.filter { entry in
-            let elapsed = now - entry.value.updated
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            return entry.value.tokens + seconds * rate < burst
-        }
     }
 }
 

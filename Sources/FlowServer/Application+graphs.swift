@@ -4,7 +4,7 @@ import FlowEngine
 import FlowGraph
 import HTTPServer
 import Logging
-import Synchronization
+import Locking
 
 extension Application {
     static func addGraphRoutes(to router: inout Router, sessions: SessionService, registry: DefinitionRegistry,
@@ -56,11 +56,19 @@ final class GraphRenderer: Sendable {
     static let cachedPictures = 128
 
     private let logger: Logger
-    private let cache = Mutex<(pictures: [String: [UInt8]], order: [String])>(([:], []))
+    /// Pictures by their DOT source, the least recently used dropped when full.
+    private let cache: PThreadMutex<LRUTable<String, [UInt8]>>
 
-    init(logger: Logger) {
+    init(logger: Logger, capacity: Int = GraphRenderer.cachedPictures) {
         self.logger = logger
+        cache = PThreadMutex(LRUTable(capacity: capacity))
     }
+
+    /// Pictures kept, the most kept, and how many were evicted to make room (for `/metrics`).
+    var figures: CacheFigures { cache.withLock { $0.figures } }
+
+    /// The DOT sources of the pictures kept, the most recently used first (for tests).
+    var picturesByRecency: [String] { cache.withLock { $0.keysByRecency } }
 
     func response(_ graph: FlowGraph, format: GraphFormat) throws(ResponseError) -> Response {
         let body: [UInt8]
@@ -79,7 +87,7 @@ final class GraphRenderer: Sendable {
                 title: "Unprocessable Content"))
         }
         let dot = graph.dot()
-        if let picture = cache.withLock({ $0.pictures[dot] }) { return picture }
+        if let picture = cache.withLock({ $0.value(forKey: dot) }) { return picture }
         let picture: [UInt8]
         do {
             picture = try Graphviz.shared.svg(dot: dot)
@@ -87,11 +95,7 @@ final class GraphRenderer: Sendable {
             logger.error("graph layout failed", metadata: ["error": "\(error)"])
             throw ResponseError(.problem(500, "The graph could not be laid out.", title: "Internal Server Error"))
         }
-        cache.withLock { cache in
-            guard cache.pictures.updateValue(picture, forKey: dot) == nil else { return }
-            cache.order.append(dot)
-            if cache.order.count > Self.cachedPictures { cache.pictures[cache.order.removeFirst()] = nil }
-        }
+        cache.withLock { $0.updateValue(picture, forKey: dot) }
         return picture
     }
 }

@@ -119,7 +119,8 @@ public final class Application: Sendable {
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
         Self.addBundleRoute(to: &router, sessions: sessions)
         Self.addEventRoutes(to: &router, sessions: sessions, events: events, tickets: tickets, options: eventOptions)
-        Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: GraphRenderer(logger: logger))
+        let graphRenderer = GraphRenderer(logger: logger)
+        Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: graphRenderer)
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
@@ -141,6 +142,7 @@ public final class Application: Sendable {
         Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)
         metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
+        Self.watchCaches(metrics, sessions: sessions, registry: registry, access: access, graphs: graphRenderer)
     }
 
     /// The routes served, for documentation and tests.
@@ -196,7 +198,14 @@ public final class Application: Sendable {
             CachePolicy.apply(to: &response, route: pattern)
         }
         if let later = response.deferred {
-            later.whenComplete { [self] answer in record(request, pattern: pattern, answer, since: start) }
+            later.whenComplete { [self] answer in
+                // A token checked in the session's turn (a cached session's action) fails here:
+                // counted like one refused at once, so the address's next requests wait.
+                if answer.status == 401, let failures = access.failures, let address = access.clientAddress(request) {
+                    _ = failures.take(address)
+                }
+                record(request, pattern: pattern, answer, since: start)
+            }
             return response
         }
         record(request, pattern: pattern, response, since: start)

@@ -4,6 +4,7 @@ import FeatureFlags
 import FlowEngine
 import FlowStore
 import JSON
+import Locking
 import Synchronization
 
 /// Flow versions are immutable, so a (name, version) pair always means the same definition and
@@ -37,9 +38,14 @@ final class DefinitionRegistry: Sendable {
         /// Every version each flow has ever had live: where a client that cannot render the live
         /// version falls back to.
         var activated: [String: Set<Int>] = [:]
-        /// Catalogs by the canonical text of their version map (`app:1,home:2,…`).
-        var catalogs: [String: FlowCatalog] = [:]
+        /// Catalogs by the canonical text of their version map (`app:1,home:2,…`), the least
+        /// recently used dropped when full (a session keeps its own; a later one rebuilds it).
+        var catalogs = LRUTable<String, FlowCatalog>(capacity: DefinitionRegistry.catalogCapacity)
     }
+
+    /// Version sets whose catalog is kept: the live one, experiment pins, clients' fallbacks and
+    /// releases make a handful each; a flood of dry runs or replays of old versions stops here.
+    static let catalogCapacity = 1_024
 
     private let state = Mutex(Snapshot())
 
@@ -51,8 +57,10 @@ final class DefinitionRegistry: Sendable {
     /// parses is skipped and described in `skipped` (no new session can use it).
     static func load(flows records: [FlowVersionRecord], live: [String: Int], activations: [String: [Int]] = [:],
                      flags: [KeyedDefinitionRecord] = [],
-                     experiments: [KeyedDefinitionRecord] = []) -> (registry: DefinitionRegistry, skipped: [String]) {
+                     experiments: [KeyedDefinitionRecord] = [],
+                     catalogCapacity: Int = DefinitionRegistry.catalogCapacity) -> (registry: DefinitionRegistry, skipped: [String]) {
         var snapshot = Snapshot()
+        snapshot.catalogs = LRUTable(capacity: catalogCapacity)
         var skipped: [String] = []
         for record in flags {
             do throws(InvalidDefinition) {
@@ -89,17 +97,25 @@ final class DefinitionRegistry: Sendable {
     }
 
     /// Takes over everything `other` holds (definitions just read from the database). Catalogs
-    /// already built are kept: flow versions are immutable, so a catalog stays right.
+    /// already built are kept, with their order of use: flow versions are immutable, so a
+    /// catalog stays right.
     func replace(with other: DefinitionRegistry) {
         let fresh = other.state.withLock { $0 }
         state.withLock { snapshot in
             var next = fresh
-            for (signature, catalog) in snapshot.catalogs where next.catalogs[signature] == nil {
-                next.catalogs[signature] = catalog
+            next.catalogs = snapshot.catalogs
+            for (signature, catalog) in fresh.catalogs.entriesOldestFirst where !next.catalogs.contains(signature) {
+                next.catalogs.updateValue(catalog, forKey: signature)
             }
             snapshot = next
         }
     }
+
+    /// Catalogs kept, the most kept, and how many were evicted to make room (for `/metrics`).
+    var catalogFigures: CacheFigures { state.withLock { $0.catalogs.figures } }
+
+    /// The version sets whose catalog is kept, the most recently used first (for tests).
+    var catalogsByRecency: [String] { state.withLock { $0.catalogs.keysByRecency } }
 
     /// The live version of each flow.
     var liveVersions: [String: Int] { state.withLock { $0.live } }
@@ -161,13 +177,13 @@ final class DefinitionRegistry: Sendable {
     func catalog(for versions: [String: Int]) -> FlowCatalog? {
         let signature = Self.signature(versions)
         return state.withLock { snapshot -> FlowCatalog? in
-            if let catalog = snapshot.catalogs[signature] { return catalog }
+            if let catalog = snapshot.catalogs.value(forKey: signature) { return catalog }
             var catalog = FlowCatalog()
             for (name, version) in versions {
                 guard let stored = snapshot.flows[FlowKey(name: name, version: version)] else { return nil }
                 catalog.insert(stored.definition)
             }
-            snapshot.catalogs[signature] = catalog
+            snapshot.catalogs.updateValue(catalog, forKey: signature)  // the least recently used goes when full
             return catalog
         }
     }

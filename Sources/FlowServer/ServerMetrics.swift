@@ -1,5 +1,6 @@
 // Request counters and latency histograms, exposed in Prometheus text format at /metrics.
 import FlowStore
+import Locking
 import Synchronization
 
 /// The server's metrics: requests by route, method and status, and a latency histogram by route,
@@ -93,6 +94,8 @@ public final class ServerMetrics: Sendable {
     public let events = EventCounters()
     /// The store's own counters (round trips, errors, commit batches), set once the store is known.
     private let storeCounters = AtomicLazyReference<StoreCounters>()
+    /// The bounded in-memory tables shown as `flowstack_cache_*` (see `ServerMetrics+caches.swift`).
+    let caches = Mutex<[(name: String, figures: @Sendable () -> CacheFigures)]>([])
 
     /// Shows `counters` (the store's) at `/metrics` from now on.
     public func attach(_ counters: StoreCounters) {
@@ -145,6 +148,7 @@ public final class ServerMetrics: Sendable {
         }
         let open = events.open.load(ordering: .relaxed)
         out.append(contentsOf: "# HELP flowstack_event_streams_open Event streams open now.\n# TYPE flowstack_event_streams_open gauge\nflowstack_event_streams_open \(open)\n".utf8)
+        appendCaches(to: &out)
         return out
     }
 

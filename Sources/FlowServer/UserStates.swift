@@ -18,15 +18,34 @@ final class UserStates: Sendable {
     }
 
     private struct Table {
-        var states: [String: Held] = [:]
-        /// Bumped by every change, held or not, so a read from the database that raced with a
-        /// commit is not kept.
-        var generations: [String: UInt64] = [:]
-        /// Bumped when the table starts over, so generations can be forgotten with the states.
-        var epoch: UInt64 = 0
+        /// Held states, the least recently used evicted when full.
+        var states: LRUTable<String, Held>
+        /// When each user last changed (a tick of `clock`), held or not, so a read from the
+        /// database that raced with a commit is not kept. Bounded like `states`: a change
+        /// forgotten here raises `forgotten`, which then stands for every user's.
+        var changed: LRUTable<String, UInt64>
+        var clock: UInt64 = 0
+        /// The latest tick of a change no longer in `changed`.
+        var forgotten: UInt64 = 0
+
+        init(capacity: Int) {
+            states = LRUTable(capacity: capacity)
+            changed = LRUTable(capacity: capacity)
+        }
+
+        /// Records a change of `userId` now.
+        mutating func tick(_ userId: String) {
+            clock &+= 1
+            if let evicted = changed.updateValue(clock, forKey: userId) { forgotten = max(forgotten, evicted.value) }
+        }
+
+        /// Whether `userId` changed after tick `since` (or may have: its change was forgotten).
+        func mayHaveChanged(_ userId: String, since: UInt64) -> Bool {
+            (changed.peek(userId) ?? forgotten) > since
+        }
     }
 
-    private let table = PThreadMutex(Table())
+    private let table: PThreadMutex<Table>
     private let capacity: Int
     /// Other nodes change users too.
     let shared: Bool
@@ -34,7 +53,14 @@ final class UserStates: Sendable {
     init(capacity: Int, shared: Bool = false) {
         self.capacity = max(1, capacity)
         self.shared = shared
+        table = PThreadMutex(Table(capacity: self.capacity))
     }
+
+    /// Users held now, the most held, and how many were evicted to make room (for `/metrics`).
+    var figures: CacheFigures { table.withLock { $0.states.figures } }
+
+    /// The users held, the most recently used first (for tests).
+    var heldByRecency: [String] { table.withLock { $0.states.keysByRecency } }
 
     /// The state of `userId`, read from the database when it is not held.
     func state(of userId: String, store: any FlowStore) throws -> [String: JSONValue] {
@@ -45,18 +71,14 @@ final class UserStates: Sendable {
     /// always when `fresh` (a new session on a shared database: another node may have changed it).
     func held(_ userId: String, store: any FlowStore, fresh: Bool = false) throws -> Held {
         for _ in 0..<3 {
-            let (held, generation, epoch) = table.withLock { ($0.states[userId], $0.generations[userId] ?? 0, $0.epoch) }
-            if let held, !fresh { return held }
+            let (held, since) = table.withLock { table in
+                (fresh ? nil : table.states.value(forKey: userId), table.clock)
+            }
+            if let held { return held }
             let read = try Self.read(userId, store: store)
             let kept = table.withLock { table -> Bool in
-                guard table.epoch == epoch, (table.generations[userId] ?? 0) == generation else { return false }
-                // A crude bound: when full, start over; misses read the database again.
-                if table.states.count >= capacity {
-                    table.states.removeAll(keepingCapacity: true)
-                    table.generations.removeAll(keepingCapacity: true)
-                    table.epoch &+= 1
-                }
-                table.states[userId] = read
+                guard !table.mayHaveChanged(userId, since: since) else { return false }
+                table.states.updateValue(read, forKey: userId)  // the least recently used goes when full
                 return true
             }
             if kept { return read }
@@ -69,13 +91,13 @@ final class UserStates: Sendable {
     /// commit that wrote them raised the revision by one.
     func apply(_ changes: [(key: String, value: JSONValue)], to userId: String) {
         table.withLock { table in
-            table.generations[userId, default: 0] &+= 1
-            guard var held = table.states[userId] else { return }
-            for change in changes {
-                if change.value.isNull { held.state[change.key] = nil } else { held.state[change.key] = change.value }
+            table.tick(userId)
+            table.states.modify(userId) { held in
+                for change in changes {
+                    if change.value.isNull { held.state[change.key] = nil } else { held.state[change.key] = change.value }
+                }
+                held.revision += 1
             }
-            held.revision += 1
-            table.states[userId] = held
         }
     }
 
@@ -83,7 +105,7 @@ final class UserStates: Sendable {
     /// a commit refused because another node changed the user.
     func forget(_ userId: String) {
         table.withLock { table in
-            table.generations[userId, default: 0] &+= 1
+            table.tick(userId)
             table.states.removeValue(forKey: userId)
         }
     }

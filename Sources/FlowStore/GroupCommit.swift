@@ -34,6 +34,18 @@ public final class GroupCommit: Sendable {
         public var description: String { "the database is closed" }
     }
 
+    /// The store's batch writer gave no result for this commit (it answered fewer results than
+    /// it was given commits): a defect of the store; whether the commit was written is unknown.
+    public struct MissingResult: Error, CustomStringConvertible {
+        public let sessionId: String
+        public let version: Int
+        public let batchSize: Int
+        public let results: Int
+        public var description: String {
+            "the store answered \(results) results for a batch of \(batchSize) commits, none for session \(sessionId) version \(version): its outcome is unknown"
+        }
+    }
+
     /// Writes one batch in one transaction; returns one result per commit, in order. It gets
     /// when the batch's oldest commit was queued, so that a store with deadlines counts the
     /// time that commit already waited behind the previous transaction.
@@ -43,12 +55,18 @@ public final class GroupCommit: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let writeBatch: BatchWriter
+    /// Told when the writer answers a batch with too few or too many results.
+    private let report: @Sendable (String) -> Void
     /// The most actions one transaction carries.
     public let maxBatch: Int
 
-    /// Starts the writer thread; `write` runs on it, one batch at a time.
-    public init(maxBatch: Int = 512, write: @escaping BatchWriter) {
+    /// Starts the writer thread; `write` runs on it, one batch at a time. `report` is told
+    /// (standard error by default) when `write` answers a batch with another number of results
+    /// than it was given commits.
+    public init(maxBatch: Int = 512, report: @escaping @Sendable (String) -> Void = GroupCommit.reportToStandardError,
+                write: @escaping BatchWriter) {
         self.writeBatch = write
+        self.report = report
         self.maxBatch = maxBatch
         let thread = Thread { [self] in
             // Named from inside: Foundation on Linux names only the current thread, and the
@@ -121,6 +139,18 @@ public final class GroupCommit: Sendable {
         finished.wait()
     }
 
+    /// Reports a batch answered with another number of results than commits: every commit the
+    /// writer gave no result then fails with `MissingResult` (none is left waiting forever), and
+    /// extra results are dropped.
+    private func reportMismatch(batch: Int, results: Int) {
+        report("group commit: the store answered \(results) results for a batch of \(batch) commits"
+               + (results < batch ? "; the \(batch - results) without one fail" : "; the extra ones are ignored"))
+    }
+
+    public static func reportToStandardError(_ line: String) {
+        FileHandle.standardError.write(Data(("flowstack: " + line + "\n").utf8))
+    }
+
     private func run() {
         while true {
             wake.wait()
@@ -140,7 +170,12 @@ public final class GroupCommit: Sendable {
                     break
                 }
                 let results = writeBatch(batch.map(\.commit), batch.first?.submitted ?? .now)  // queued in order
+                if results.count != batch.count { reportMismatch(batch: batch.count, results: results.count) }
                 for (pending, result) in zip(batch, results) { pending.completion(result) }
+                for pending in batch.dropFirst(results.count) {
+                    pending.completion(.failure(MissingResult(sessionId: pending.commit.sessionId, version: pending.commit.version,
+                                                              batchSize: batch.count, results: results.count)))
+                }
             }
         }
     }

@@ -123,6 +123,9 @@ public enum ContentCoding {
     /// GrowthBook payload, asked again and again).
     static let compressedBodies = CompressedBodies()
 
+    /// The compressed-body cache's size, capacity and evictions, for `/metrics`.
+    public static var cacheFigures: CacheFigures { compressedBodies.figures }
+
     /// `bytes` as one gzip member, or nil when zlib fails.
     public static func gzip(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8]? {
         let capacity = flowstack_gzip_bound(bytes.count)
@@ -155,19 +158,26 @@ extension Substring {
 final class CompressedBodies: Sendable {
     /// Smaller bodies compress in well under a millisecond: not worth keeping.
     static let minimumBytes = 8 * 1024
-    /// Entries kept; all are dropped when it is reached (a new set of hot bodies refills it).
+    /// Entries kept; the least recently used goes when a new one comes.
     static let capacity = 16
 
-    private let entries = PThreadMutex<[String: (body: [UInt8], compressed: [UInt8]?)]>([:])
+    private let entries: PThreadMutex<LRUTable<String, (body: [UInt8], compressed: [UInt8]?)>>
+
+    init(capacity: Int = CompressedBodies.capacity) {
+        entries = PThreadMutex(LRUTable(capacity: capacity))
+    }
+
+    /// Bodies kept, the most kept, and how many were evicted to make room (for `/metrics`).
+    var figures: CacheFigures { entries.withLock { $0.figures } }
+
+    /// The tags of the bodies kept, the most recently used first (for tests).
+    var tagsByRecency: [String] { entries.withLock { $0.keysByRecency } }
 
     func compressed(_ body: [UInt8], tag: String?) -> [UInt8]? {
         guard let tag, !tag.hasPrefix("W/"), body.count >= Self.minimumBytes else { return ContentCoding.gzip(body) }
-        if let hit = entries.withLock({ $0[tag] }), hit.body == body { return hit.compressed }
+        if let hit = entries.withLock({ $0.value(forKey: tag) }), hit.body == body { return hit.compressed }
         let compressed = ContentCoding.gzip(body)
-        entries.withLock { entries in
-            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[tag] = (body, compressed)
-        }
+        entries.withLock { $0.updateValue((body, compressed), forKey: tag) }
         return compressed
     }
 }

@@ -19,7 +19,7 @@ import Darwin
 /// spinning in `_MutexHandle._lockSlow` and most of the rest in the scheduler. glibc's default
 /// mutex lets a running thread take a free lock at once, so a short critical section never
 /// waits for a thread that is not running.
-public final class PThreadMutex<Value>: @unchecked Sendable {
+public final class PThreadMutex<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @exclusivity(unchecked) private var value: Value
 
@@ -43,3 +43,8 @@ public final class PThreadMutex<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+/// Shared between threads only when its value may be: the lock makes access exclusive, but a
+/// value that is not `Sendable` (a class with unguarded state, a non-`Sendable` closure) could
+/// still leak out of `withLock` and be used from two threads at once.
+extension PThreadMutex: @unchecked Sendable where Value: Sendable {}

@@ -175,12 +175,12 @@ final class FailoverGuard: @unchecked Sendable {
                        END
                 """)], deadline: deadline)
             if let rows = outcomes.first?.rows, rows.count == 1 {
-                return HostState(endpoint: connection.endpoint, writable: !rows.boolean(0, 0), timeline: rows.integer(0, 1))
+                return HostState(endpoint: connection.endpoint, writable: !(try rows.boolean(0, 0)), timeline: try rows.integer(0, 1))
             }
             // Not allowed to read the timeline (a restricted role): recovery alone.
             let fallback = try connection.run([PGStatement("SELECT pg_is_in_recovery()")], deadline: deadline)
             guard let rows = fallback.first?.rows, rows.count == 1 else { return nil }
-            return HostState(endpoint: connection.endpoint, writable: !rows.boolean(0, 0), timeline: nil)
+            return HostState(endpoint: connection.endpoint, writable: !(try rows.boolean(0, 0)), timeline: nil)
         } catch {
             connections[index] = nil
             return nil

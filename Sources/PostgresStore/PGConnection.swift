@@ -42,21 +42,73 @@ enum PGOutcome {
 }
 
 /// The rows of one result, every value as libpq's text (nil for NULL).
+///
+/// Every read is checked: a row or column past what the result holds (a query that answered
+/// fewer columns than its reader expects), a NULL where a value is required (`text`, `int`,
+/// `data`, `boolean`), or a value that is not of the expected form throws `PGError.decoding`,
+/// which the request answers as a 5xx problem: never a crash.
 struct PGRows {
     var values: [[String?]] = []
+    /// Columns of the result (`PQnfields`), even when it has no rows.
+    var columns = 0
 
     var count: Int { values.count }
 
-    func string(_ row: Int, _ column: Int) -> String? { values[row][column] }
+    /// The text at `row`, `column`; nil for NULL.
+    func string(_ row: Int, _ column: Int) throws(PGError) -> String? {
+        guard values.indices.contains(row) else {
+            throw .decoding(PGDecodingError(row: row, column: column, problem: "the result has \(values.count) rows"))
+        }
+        guard values[row].indices.contains(column) else {
+            throw .decoding(PGDecodingError(row: row, column: column, problem: "the result has \(values[row].count) columns"))
+        }
+        return values[row][column]
+    }
 
-    func integer(_ row: Int, _ column: Int) -> Int? { values[row][column].flatMap { Int($0) } }
+    /// The text at `row`, `column`, which must not be NULL.
+    func text(_ row: Int, _ column: Int) throws(PGError) -> String {
+        guard let text = try string(row, column) else { throw .decoding(PGDecodingError(row: row, column: column, problem: "NULL where a value is required")) }
+        return text
+    }
 
-    func boolean(_ row: Int, _ column: Int) -> Bool { values[row][column] == "t" }
+    /// The integer at `row`, `column`; nil for NULL.
+    func integer(_ row: Int, _ column: Int) throws(PGError) -> Int? {
+        guard let text = try string(row, column) else { return nil }
+        guard let value = Int(text) else {
+            throw .decoding(PGDecodingError(row: row, column: column, problem: "\(text.prefix(40)) is not an integer"))
+        }
+        return value
+    }
 
-    /// A `bytea` value from its hex text form (`\x…`); nil for NULL or another form.
-    func bytes(_ row: Int, _ column: Int) -> [UInt8]? {
-        guard let text = values[row][column] else { return nil }
-        return Self.decodeHex(text)
+    /// The integer at `row`, `column`, which must not be NULL.
+    func int(_ row: Int, _ column: Int) throws(PGError) -> Int {
+        guard let value = try integer(row, column) else { throw .decoding(PGDecodingError(row: row, column: column, problem: "NULL where an integer is required")) }
+        return value
+    }
+
+    /// The boolean at `row`, `column` (`t` or `f`), which must not be NULL.
+    func boolean(_ row: Int, _ column: Int) throws(PGError) -> Bool {
+        switch try string(row, column) {
+        case "t": return true
+        case "f": return false
+        case nil: throw .decoding(PGDecodingError(row: row, column: column, problem: "NULL where a boolean is required"))
+        case let text?: throw .decoding(PGDecodingError(row: row, column: column, problem: "\(text.prefix(40)) is not a boolean"))
+        }
+    }
+
+    /// A `bytea` value from its hex text form (`\x…`); nil for NULL.
+    func bytes(_ row: Int, _ column: Int) throws(PGError) -> [UInt8]? {
+        guard let text = try string(row, column) else { return nil }
+        guard let bytes = Self.decodeHex(text) else {
+            throw .decoding(PGDecodingError(row: row, column: column, problem: "not a bytea in hex form"))
+        }
+        return bytes
+    }
+
+    /// A `bytea` value, which must not be NULL.
+    func data(_ row: Int, _ column: Int) throws(PGError) -> [UInt8] {
+        guard let bytes = try bytes(row, column) else { throw .decoding(PGDecodingError(row: row, column: column, problem: "NULL where bytes are required")) }
+        return bytes
     }
 
     static func decodeHex(_ text: String) -> [UInt8]? {
@@ -80,6 +132,15 @@ struct PGRows {
     }
 }
 
+/// A stored row that does not read as its reader expects (see `PGRows`).
+struct PGDecodingError: Error, CustomStringConvertible {
+    let row: Int
+    let column: Int
+    let problem: String
+
+    var description: String { "row \(row), column \(column) of a PostgreSQL result does not read: \(problem)" }
+}
+
 /// Why a connection could not do what was asked.
 enum PGError: Error, CustomStringConvertible {
     /// The connection could not be made, broke, or a deadline passed. `sent` tells whether
@@ -87,11 +148,14 @@ enum PGError: Error, CustomStringConvertible {
     case connection(String, sent: Bool)
     /// The server refused a statement run on its own.
     case server(sqlState: String, message: String)
+    /// A row did not read as its reader expects: a column or row missing, a NULL, a bad value.
+    case decoding(PGDecodingError)
 
     var description: String {
         switch self {
         case let .connection(message, _): message
         case let .server(state, message): "\(message) (SQLSTATE \(state))"
+        case let .decoding(error): error.description
         }
     }
 
@@ -377,6 +441,7 @@ final class PGConnection {
         let count = Int(PQntuples(result))
         let fields = Int(PQnfields(result))
         var rows = PGRows()
+        rows.columns = fields
         rows.values.reserveCapacity(count)
         for row in 0..<count {
             var values: [String?] = []

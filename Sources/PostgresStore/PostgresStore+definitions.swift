@@ -8,7 +8,7 @@ extension PostgresStore {
     public func user(id: String) throws -> UserRecord? {
         let rows = try read([PGStatement(
             "SELECT id, state::text, created_at, updated_at, revision FROM users WHERE id = $1::text", [.text(id)])])[0]
-        return Self.userRecord(rows)
+        return try Self.userRecord(rows)
     }
 
     public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? {
@@ -26,14 +26,14 @@ extension PostgresStore {
             SELECT id, state, created_at, updated_at, revision FROM changed
             """, [.text(id), .text(key), .text(Timestamp.string()), .optional(audit?.credential),
                   .text(audit.map { AuditAction.userStateReset(key, $0) } ?? "")]), audit: audit)[0]
-        return Self.userRecord(rows)
+        return try Self.userRecord(rows)
     }
 
-    private static func userRecord(_ rows: PGRows) -> UserRecord? {
+    private static func userRecord(_ rows: PGRows) throws -> UserRecord? {
         guard rows.count == 1 else { return nil }
-        return UserRecord(id: rows.string(0, 0) ?? "", state: rows.string(0, 1) ?? "{}",
-                          createdAt: rows.string(0, 2) ?? "", updatedAt: rows.string(0, 3) ?? "",
-                          revision: rows.integer(0, 4) ?? 0)
+        return UserRecord(id: try rows.text(0, 0), state: try rows.text(0, 1),
+                          createdAt: try rows.text(0, 2), updatedAt: try rows.text(0, 3),
+                          revision: try rows.int(0, 4))
     }
 
     // MARK: Flow versions
@@ -71,7 +71,7 @@ extension PostgresStore {
                     SELECT version FROM next
                     """, [.text(name), .text(definition), .text(Timestamp.string()), .boolean(activate), .optional(audit?.credential)]),
                     audit: audit)
-                guard let version = rows[0].integer(0, 0) else { throw PGError.server(sqlState: "", message: "no version returned") }
+                guard let version = try rows[0].integer(0, 0) else { throw PGError.server(sqlState: "", message: "no version returned") }
                 return version
             } catch PGError.server(let state, _) where state == "23505" && attempt < 5 {
                 continue
@@ -106,11 +106,11 @@ extension PostgresStore {
         let rows = try read([PGStatement("""
             SELECT name, version, definition, created_at FROM flow_versions WHERE name = $1::text AND version = $2::bigint
             """, [.text(name), .integer(version)])])[0]
-        return Self.flowVersionRecords(rows).first
+        return try Self.flowVersionRecords(rows).first
     }
 
     public func allFlowVersions() throws -> [FlowVersionRecord] {
-        Self.flowVersionRecords(try read([PGStatement(
+        try Self.flowVersionRecords(try read([PGStatement(
             "SELECT name, version, definition, created_at FROM flow_versions ORDER BY name, version")])[0])
     }
 
@@ -118,7 +118,7 @@ extension PostgresStore {
         let rows = try read([PGStatement("SELECT name, version FROM live_flows")])[0]
         var live: [String: Int] = [:]
         for row in 0..<rows.count {
-            if let name = rows.string(row, 0), let version = rows.integer(row, 1) { live[name] = version }
+            if let name = try rows.string(row, 0), let version = try rows.integer(row, 1) { live[name] = version }
         }
         return live
     }
@@ -146,15 +146,15 @@ extension PostgresStore {
         let rows = try read([PGStatement("SELECT name, version FROM flow_activations ORDER BY name, version")])[0]
         var activations: [String: [Int]] = [:]
         for row in 0..<rows.count {
-            if let name = rows.string(row, 0), let version = rows.integer(row, 1) { activations[name, default: []].append(version) }
+            if let name = try rows.string(row, 0), let version = try rows.integer(row, 1) { activations[name, default: []].append(version) }
         }
         return activations
     }
 
-    private static func flowVersionRecords(_ rows: PGRows) -> [FlowVersionRecord] {
-        (0..<rows.count).map { row in
-            FlowVersionRecord(name: rows.string(row, 0) ?? "", version: rows.integer(row, 1) ?? 0,
-                              definition: rows.string(row, 2) ?? "", createdAt: rows.string(row, 3) ?? "")
+    private static func flowVersionRecords(_ rows: PGRows) throws -> [FlowVersionRecord] {
+        try (0..<rows.count).map { row in
+            FlowVersionRecord(name: try rows.text(row, 0), version: try rows.int(row, 1),
+                              definition: try rows.text(row, 2), createdAt: try rows.text(row, 3))
         }
     }
 
@@ -177,7 +177,7 @@ extension PostgresStore {
             SELECT revision FROM put
             """, [.text(key), .text(definition), .text(Timestamp.string()), .optional(audit?.credential), .text(AuditAction.put(kind))]),
             audit: audit)
-        return rows[0].integer(0, 0) ?? 1
+        return try rows[0].integer(0, 0) ?? 1
     }
 
     /// One statement, so the compare-and-set and the activations commit together or not at all:
@@ -223,7 +223,7 @@ extension PostgresStore {
             """, [.text(key), .text(definition), .text(Timestamp.string()), .integer(revision), .optional(audit?.credential),
                   .text(pins), .text(audit?.action ?? AuditAction.put(.experiment))]),
             audit: audit)[0]
-        return rows.count == 1 ? rows.integer(0, 0) : nil
+        return try rows.count == 1 ? rows.integer(0, 0) : nil
     }
 
     public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws {
@@ -236,9 +236,9 @@ extension PostgresStore {
     public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] {
         let rows = try read([PGStatement(
             "SELECT key, definition, revision, updated_at FROM \(kind.rawValue) ORDER BY key")])[0]
-        return (0..<rows.count).map { row in
-            KeyedDefinitionRecord(key: rows.string(row, 0) ?? "", definition: rows.string(row, 1) ?? "",
-                                  revision: rows.integer(row, 2) ?? 0, updatedAt: rows.string(row, 3) ?? "")
+        return try (0..<rows.count).map { row in
+            KeyedDefinitionRecord(key: try rows.text(row, 0), definition: try rows.text(row, 1),
+                                  revision: try rows.int(row, 2), updatedAt: try rows.text(row, 3))
         }
     }
 
@@ -272,18 +272,18 @@ extension PostgresStore {
         var report: [String: ExperimentVariantCounts] = [:]
         let totals = results[0]
         for row in 0..<totals.count {
-            guard let variant = totals.string(row, 0) else { continue }
-            report[variant] = ExperimentVariantCounts(sessions: totals.integer(row, 1) ?? 0, onboarded: totals.integer(row, 2) ?? 0)
+            guard let variant = try totals.string(row, 0) else { continue }
+            report[variant] = ExperimentVariantCounts(sessions: try totals.integer(row, 1) ?? 0, onboarded: try totals.integer(row, 2) ?? 0)
         }
         let funnel = results[1]
         for row in 0..<funnel.count {
-            guard let variant = funnel.string(row, 0), let feature = funnel.string(row, 1) else { continue }
-            report[variant, default: ExperimentVariantCounts()].funnel[feature] = funnel.integer(row, 2) ?? 0
+            guard let variant = try funnel.string(row, 0), let feature = try funnel.string(row, 1) else { continue }
+            report[variant, default: ExperimentVariantCounts()].funnel[feature] = try funnel.integer(row, 2) ?? 0
         }
         let excluded = results[2]
         for row in 0..<excluded.count {
-            guard let variant = excluded.string(row, 0) else { continue }
-            report[variant, default: ExperimentVariantCounts()].excluded = excluded.integer(row, 1) ?? 0
+            guard let variant = try excluded.string(row, 0) else { continue }
+            report[variant, default: ExperimentVariantCounts()].excluded = try excluded.integer(row, 1) ?? 0
         }
         return report
     }
@@ -307,11 +307,11 @@ extension PostgresStore {
     }
 
     public func clientKeys() throws -> [ClientKeyRecord] {
-        Self.clientKeyRecords(try read([PGStatement("SELECT \(Self.clientKeyColumns) FROM client_keys ORDER BY created_at, id")])[0])
+        try Self.clientKeyRecords(try read([PGStatement("SELECT \(Self.clientKeyColumns) FROM client_keys ORDER BY created_at, id")])[0])
     }
 
     public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? {
-        Self.clientKeyRecords(try read([PGStatement(
+        try Self.clientKeyRecords(try read([PGStatement(
             "SELECT \(Self.clientKeyColumns) FROM client_keys WHERE key_hash = $1::bytea AND revoked_at IS NULL", [.bytes(hash)])])[0]).first
     }
 
@@ -327,14 +327,14 @@ extension PostgresStore {
                 """, [.text(id), .text(at), .optional(audit?.credential)]),
             PGStatement("SELECT \(Self.clientKeyColumns) FROM client_keys WHERE id = $1::text", [.text(id)]),
         ], audit: audit)
-        return Self.clientKeyRecords(rows[1]).first
+        return try Self.clientKeyRecords(rows[1]).first
     }
 
-    static func clientKeyRecords(_ rows: PGRows) -> [ClientKeyRecord] {
-        (0..<rows.count).compactMap { row in
-            guard let id = rows.string(row, 0), let name = rows.string(row, 1), let hash = rows.bytes(row, 2),
-                  let created = rows.string(row, 3) else { return nil }
-            return ClientKeyRecord(id: id, name: name, keyHash: hash, createdAt: created, revokedAt: rows.string(row, 4))
+    static func clientKeyRecords(_ rows: PGRows) throws -> [ClientKeyRecord] {
+        try (0..<rows.count).compactMap { row in
+            guard let id = try rows.string(row, 0), let name = try rows.string(row, 1), let hash = try rows.bytes(row, 2),
+                  let created = try rows.string(row, 3) else { return nil }
+            return ClientKeyRecord(id: id, name: name, keyHash: hash, createdAt: created, revokedAt: try rows.string(row, 4))
         }
     }
 }
@@ -360,10 +360,10 @@ extension PostgresStore {
             SELECT id, at, action, subject, old_version, new_version, credential, detail FROM audit_log
             WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint
             """, [.integer(after), .integer(limit)])])[0]
-        return (0..<rows.count).map { row in
-            AuditRecord(id: rows.integer(row, 0) ?? 0, at: rows.string(row, 1) ?? "", action: rows.string(row, 2) ?? "",
-                        subject: rows.string(row, 3) ?? "", oldVersion: rows.integer(row, 4), newVersion: rows.integer(row, 5),
-                        credential: rows.string(row, 6) ?? "", detail: rows.string(row, 7))
+        return try (0..<rows.count).map { row in
+            AuditRecord(id: try rows.int(row, 0), at: try rows.text(row, 1), action: try rows.text(row, 2),
+                        subject: try rows.text(row, 3), oldVersion: try rows.integer(row, 4), newVersion: try rows.integer(row, 5),
+                        credential: try rows.text(row, 6), detail: try rows.string(row, 7))
         }
     }
 }
@@ -392,11 +392,11 @@ extension PostgresStore {
     }
 
     public func adminKeys() throws -> [AdminKeyRecord] {
-        Self.adminKeyRecords(try read([PGStatement("SELECT \(Self.adminKeyColumns) FROM admin_keys ORDER BY created_at, id")])[0])
+        try Self.adminKeyRecords(try read([PGStatement("SELECT \(Self.adminKeyColumns) FROM admin_keys ORDER BY created_at, id")])[0])
     }
 
     public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? {
-        Self.adminKeyRecords(try read([PGStatement(
+        try Self.adminKeyRecords(try read([PGStatement(
             "SELECT \(Self.adminKeyColumns) FROM admin_keys WHERE key_hash = $1::bytea AND revoked_at IS NULL", [.bytes(hash)])])[0]).first
     }
 
@@ -412,12 +412,12 @@ extension PostgresStore {
                 """, [.text(id), .text(at), .optional(audit?.credential)]),
             PGStatement("SELECT \(Self.adminKeyColumns) FROM admin_keys WHERE id = $1::text", [.text(id)]),
         ], audit: audit)
-        return Self.adminKeyRecords(rows[1]).first
+        return try Self.adminKeyRecords(rows[1]).first
     }
 
     public func adminTokenHash() throws -> [UInt8]? {
         let rows = try read([PGStatement("SELECT token_hash FROM admin_token WHERE id = 1")])[0]
-        return rows.count == 0 ? nil : rows.bytes(0, 0)
+        return rows.count == 0 ? nil : try rows.bytes(0, 0)
     }
 
     public func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8] {
@@ -440,15 +440,15 @@ extension PostgresStore {
                         [.bytes(hash), .text(at)]),
             PGStatement("SELECT token_hash FROM admin_token WHERE id = 1"),
         ])
-        return rows[1].count == 0 ? hash : (rows[1].bytes(0, 0) ?? hash)
+        return rows[1].count == 0 ? hash : (try rows[1].bytes(0, 0) ?? hash)
     }
 
-    static func adminKeyRecords(_ rows: PGRows) -> [AdminKeyRecord] {
-        (0..<rows.count).compactMap { row in
-            guard let id = rows.string(row, 0), let name = rows.string(row, 1), let role = rows.string(row, 2),
-                  let hash = rows.bytes(row, 3), let created = rows.string(row, 4), let by = rows.string(row, 5) else { return nil }
+    static func adminKeyRecords(_ rows: PGRows) throws -> [AdminKeyRecord] {
+        try (0..<rows.count).compactMap { row in
+            guard let id = try rows.string(row, 0), let name = try rows.string(row, 1), let role = try rows.string(row, 2),
+                  let hash = try rows.bytes(row, 3), let created = try rows.string(row, 4), let by = try rows.string(row, 5) else { return nil }
             return AdminKeyRecord(id: id, name: name, role: role, keyHash: hash, createdAt: created, createdBy: by,
-                                  revokedAt: rows.string(row, 6))
+                                  revokedAt: try rows.string(row, 6))
         }
     }
 }

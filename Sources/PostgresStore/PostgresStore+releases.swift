@@ -25,7 +25,7 @@ struct PGTransaction {
         let rows = try query("SELECT name, version FROM live_flows")
         var live: [String: Int] = [:]
         for row in 0..<rows.count {
-            if let name = rows.string(row, 0), let version = rows.integer(row, 1) { live[name] = version }
+            if let name = try rows.string(row, 0), let version = try rows.integer(row, 1) { live[name] = version }
         }
         return live
     }
@@ -52,7 +52,7 @@ struct PGTransaction {
     }
 
     func release(_ id: Int) throws(PGError) -> ReleaseRecord? {
-        PostgresStore.releaseRecords(try query("SELECT \(PostgresStore.releaseColumns) FROM releases WHERE id = $1::bigint", [.integer(id)])).first
+        try PostgresStore.releaseRecords(try query("SELECT \(PostgresStore.releaseColumns) FROM releases WHERE id = $1::bigint", [.integer(id)])).first
     }
 }
 
@@ -114,7 +114,7 @@ extension PostgresStore {
                       .text(ReleaseRules.encode(release.versions)), .text(ReleaseRules.encode(release.flags)),
                       .text(ReleaseRules.encode(release.experiments)), .text(ReleaseRules.encode(release.base)),
                       .optional(release.tests), .text(release.createdBy), .text(now)])
-            let id = rows.integer(0, 0) ?? 0
+            let id = try rows.int(0, 0)
             for (name, version) in release.versions.sorted(by: { $0.key < $1.key }) {
                 try tx.audit(at: now, action: AuditAction.flowPut, subject: name, old: version > 1 ? version - 1 : nil, new: version,
                              credential: audit.credential, detail: "release \(id)")
@@ -128,11 +128,11 @@ extension PostgresStore {
     }
 
     public func release(id: Int) throws -> ReleaseRecord? {
-        Self.releaseRecords(try read([PGStatement("SELECT \(Self.releaseColumns) FROM releases WHERE id = $1::bigint", [.integer(id)])])[0]).first
+        try Self.releaseRecords(try read([PGStatement("SELECT \(Self.releaseColumns) FROM releases WHERE id = $1::bigint", [.integer(id)])])[0]).first
     }
 
     public func releases() throws -> [ReleaseRecord] {
-        Self.releaseRecords(try read([PGStatement("SELECT \(Self.releaseColumns) FROM releases ORDER BY id DESC")])[0])
+        try Self.releaseRecords(try read([PGStatement("SELECT \(Self.releaseColumns) FROM releases ORDER BY id DESC")])[0])
     }
 
     public func recordReleaseTests(id: Int, tests: String, passed: Bool, base: [String: Int]) throws -> ReleaseRecord? {
@@ -180,7 +180,7 @@ extension PostgresStore {
             for (kind, texts) in [(KeyedDefinitionKind.flag, release.flags), (.experiment, release.experiments)] {
                 for (key, text) in texts.sorted(by: { $0.key < $1.key }) {
                     let before = try tx.query("SELECT definition, revision FROM \(kind.rawValue) WHERE key = $1::text", [.text(key)])
-                    let oldText = before.count == 1 ? before.string(0, 0) : nil
+                    let oldText = try before.count == 1 ? before.string(0, 0) : nil
                     if kind == .flag { previous.flags[key] = .some(oldText) } else { previous.experiments[key] = .some(oldText) }
                     try tx.putKeyed(kind, key: key, text: text, at: now, old: before.count == 1 ? before.integer(0, 1) : nil, stamp)
                 }
@@ -226,7 +226,7 @@ extension PostgresStore {
             for kind in [KeyedDefinitionKind.flag, .experiment] {
                 let rows = try tx.query("SELECT key, definition FROM \(kind.rawValue)")
                 for row in 0..<rows.count {
-                    if let key = rows.string(row, 0), let text = rows.string(row, 1) { current[kind, default: [:]][key] = text }
+                    if let key = try rows.string(row, 0), let text = try rows.string(row, 1) { current[kind, default: [:]][key] = text }
                 }
             }
             try ReleaseRules.checkRollback(release, live: live, flags: current[.flag] ?? [:], experiments: current[.experiment] ?? [:])
@@ -267,11 +267,11 @@ extension PostgresStore {
         }
     }
 
-    static func releaseRecords(_ rows: PGRows) -> [ReleaseRecord] {
-        (0..<rows.count).map { row in
-            let text: (Int) -> String? = { rows.string(row, $0) }
-            return ReleaseRecord(
-                id: rows.integer(row, 0) ?? 0, description: text(1) ?? "", state: ReleaseState(rawValue: text(2) ?? "") ?? .draft,
+    static func releaseRecords(_ rows: PGRows) throws(PGError) -> [ReleaseRecord] {
+        try (0..<rows.count).map { row throws(PGError) in
+            let text: (Int) throws(PGError) -> String? = { column throws(PGError) in try rows.string(row, column) }
+            return try ReleaseRecord(
+                id: rows.int(row, 0), description: text(1) ?? "", state: ReleaseState(rawValue: text(2) ?? "") ?? .draft,
                 document: text(3) ?? "",
                 versions: ReleaseRules.decode([String: Int].self, text(4)) ?? [:],
                 flags: ReleaseRules.decode([String: String].self, text(5)) ?? [:],

@@ -15,12 +15,12 @@ extension PostgresStore {
     }
 
     public func rollout(releaseId: Int) throws -> RolloutRecord? {
-        Self.rolloutRecords(try read([PGStatement(
+        try Self.rolloutRecords(try read([PGStatement(
             "SELECT \(Self.rolloutColumns) FROM rollouts WHERE release_id = $1::bigint", [.integer(releaseId)])])[0]).first
     }
 
     public func rollouts(state: String?) throws -> [RolloutRecord] {
-        Self.rolloutRecords(try read([PGStatement(
+        try Self.rolloutRecords(try read([PGStatement(
             "SELECT \(Self.rolloutColumns) FROM rollouts WHERE $1::text IS NULL OR state = $1::text ORDER BY release_id DESC",
             [.optional(state)])])[0])
     }
@@ -69,22 +69,22 @@ extension PostgresStore {
             """, [.integer(releaseId)])])[0]
         var counts: [String: GuardrailCounts] = [:]
         for row in 0..<rows.count {
-            guard let arm = rows.string(row, 0) else { continue }
-            counts[arm] = GuardrailCounts(sessions: rows.integer(row, 1) ?? 0, refused: rows.integer(row, 2) ?? 0,
-                                          deadEnds: rows.integer(row, 3) ?? 0, conversions: rows.integer(row, 4) ?? 0)
+            guard let arm = try rows.string(row, 0) else { continue }
+            counts[arm] = GuardrailCounts(sessions: try rows.integer(row, 1) ?? 0, refused: try rows.integer(row, 2) ?? 0,
+                                          deadEnds: try rows.integer(row, 3) ?? 0, conversions: try rows.integer(row, 4) ?? 0)
         }
         return counts
     }
 
     static let rolloutColumns = "release_id, state, percentage, plan, flows, next_step_at, verdict, started_at, updated_at"
 
-    static func rolloutRecords(_ rows: PGRows) -> [RolloutRecord] {
-        (0..<rows.count).compactMap { row in
-            guard let releaseId = rows.integer(row, 0), let state = rows.string(row, 1), let percentage = rows.integer(row, 2),
-                  let plan = rows.string(row, 3), let flows = rows.string(row, 4), let startedAt = rows.string(row, 7),
-                  let updatedAt = rows.string(row, 8) else { return nil }
+    static func rolloutRecords(_ rows: PGRows) throws -> [RolloutRecord] {
+        try (0..<rows.count).compactMap { row in
+            guard let releaseId = try rows.integer(row, 0), let state = try rows.string(row, 1), let percentage = try rows.integer(row, 2),
+                  let plan = try rows.string(row, 3), let flows = try rows.string(row, 4), let startedAt = try rows.string(row, 7),
+                  let updatedAt = try rows.string(row, 8) else { return nil }
             return RolloutRecord(releaseId: releaseId, state: state, percentage: percentage, plan: plan, flows: flows,
-                                 nextStepAt: rows.string(row, 5), verdict: rows.string(row, 6), startedAt: startedAt,
+                                 nextStepAt: try rows.string(row, 5), verdict: try rows.string(row, 6), startedAt: startedAt,
                                  updatedAt: updatedAt)
         }
     }

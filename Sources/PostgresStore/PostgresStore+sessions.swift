@@ -55,19 +55,19 @@ extension PostgresStore {
             """, [.text(id)])])[0]
         guard rows.count == 1 else { return nil }
         var record = SessionRecord(
-            id: rows.string(0, 0) ?? "", userId: rows.string(0, 1) ?? "", tokenHash: rows.bytes(0, 2) ?? [],
-            version: rows.integer(0, 3) ?? 0, tree: rows.bytes(0, 4) ?? [], context: rows.string(0, 5) ?? "{}",
-            flags: rows.string(0, 6) ?? "{}", experiments: rows.string(0, 7) ?? "{}", flowVersions: rows.string(0, 8) ?? "{}",
-            lastTransition: rows.string(0, 9), handledBy: rows.string(0, 10), createdAt: rows.string(0, 11) ?? "",
-            updatedAt: rows.string(0, 12) ?? "", client: rows.string(0, 18))
-        if let version = rows.integer(0, 13), version > record.version {
+            id: try rows.text(0, 0), userId: try rows.text(0, 1), tokenHash: try rows.data(0, 2),
+            version: try rows.int(0, 3), tree: try rows.data(0, 4), context: try rows.text(0, 5),
+            flags: try rows.text(0, 6), experiments: try rows.text(0, 7), flowVersions: try rows.text(0, 8),
+            lastTransition: try rows.string(0, 9), handledBy: try rows.string(0, 10), createdAt: try rows.text(0, 11),
+            updatedAt: try rows.text(0, 12), client: try rows.string(0, 18))
+        if let version = try rows.integer(0, 13), version > record.version {
             // An entry newer than the row carries its tree; an unreadable one is reported as
             // such by the engine, never replaced by the older row.
             record.version = version
-            record.tree = rows.bytes(0, 14) ?? []
-            record.lastTransition = rows.string(0, 15)
-            record.handledBy = rows.string(0, 16)
-            record.updatedAt = rows.string(0, 17) ?? record.updatedAt
+            record.tree = try rows.data(0, 14)
+            record.lastTransition = try rows.string(0, 15)
+            record.handledBy = try rows.string(0, 16)
+            record.updatedAt = try rows.string(0, 17) ?? record.updatedAt
         }
         return record
     }
@@ -127,9 +127,16 @@ extension PostgresStore {
                 results[index] = .failure(PGError.server(sqlState: "", message: "the commit statement returned no row"))
                 continue
             }
-            if rows.integer(0, 0) == 1 { continue }
+            let applied: Int?, head: Int?
+            do {
+                (applied, head) = (try rows.integer(0, 0), try rows.integer(0, 1))
+            } catch {
+                results[index] = .failure(error)  // the batch's other commits keep their own results
+                continue
+            }
+            if applied == 1 { continue }
             let version = batch[index].version
-            guard let head = rows.integer(0, 1) else {
+            guard let head else {
                 results[index] = .failure(CommitError.sessionNotFound)
                 continue
             }
@@ -296,11 +303,11 @@ extension PostgresStore {
             SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
             FROM actions WHERE session_id = $1::text AND version > $2::bigint ORDER BY version LIMIT $3::bigint
             """, [.text(sessionId), .integer(after), .integer(limit)])])[0]
-        return (0..<rows.count).map { row in
-            ActionRecord(version: rows.integer(row, 0) ?? 0, type: rows.string(row, 1) ?? "", source: rows.string(row, 2),
-                         params: rows.string(row, 3) ?? "{}", interactive: rows.boolean(row, 4),
-                         handledBy: rows.string(row, 5), transition: rows.string(row, 6), createdAt: rows.string(row, 7) ?? "",
-                         clientAt: rows.string(row, 8))
+        return try (0..<rows.count).map { row in
+            ActionRecord(version: try rows.int(row, 0), type: try rows.text(row, 1), source: try rows.string(row, 2),
+                         params: try rows.text(row, 3), interactive: try rows.boolean(row, 4),
+                         handledBy: try rows.string(row, 5), transition: try rows.string(row, 6), createdAt: try rows.text(row, 7),
+                         clientAt: try rows.string(row, 8))
         }
     }
 
@@ -309,8 +316,8 @@ extension PostgresStore {
             SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = $1::text AND key = $2::text
             """, [.text(sessionId), .text(key)])])[0]
         guard rows.count == 1 else { return nil }
-        return IdempotentAnswer(requestHash: rows.bytes(0, 0) ?? [], status: rows.integer(0, 1) ?? 0,
-                                version: rows.integer(0, 2) ?? 0, body: rows.bytes(0, 3) ?? [])
+        return IdempotentAnswer(requestHash: try rows.data(0, 0), status: try rows.int(0, 1),
+                                version: try rows.int(0, 2), body: try rows.data(0, 3))
     }
 
     /// The answers stored under any of `keys` for this session: one statement, the keys as one
@@ -323,9 +330,9 @@ extension PostgresStore {
             """, [.text(sessionId), .text(Self.textArray(keys))])])[0]
         var answers: [String: IdempotentAnswer] = [:]
         for row in 0..<rows.count {
-            guard let key = rows.string(row, 0) else { continue }
-            answers[key] = IdempotentAnswer(requestHash: rows.bytes(row, 1) ?? [], status: rows.integer(row, 2) ?? 0,
-                                            version: rows.integer(row, 3) ?? 0, body: rows.bytes(row, 4) ?? [])
+            guard let key = try rows.string(row, 0) else { continue }
+            answers[key] = IdempotentAnswer(requestHash: try rows.data(row, 1), status: try rows.int(row, 2),
+                                            version: try rows.int(row, 3), body: try rows.data(row, 4))
         }
         return answers
     }
@@ -344,10 +351,10 @@ extension PostgresStore {
                 GROUP BY client ORDER BY n DESC, client LIMIT $2::bigint
                 """, [.text(since), .integer(limit)]),
         ])
-        let clients = (0..<results[1].count).map { row in
-            ClientSessionCount(client: results[1].string(row, 0), sessions: results[1].integer(row, 1) ?? 0)
+        let clients = try (0..<results[1].count).map { row in
+            ClientSessionCount(client: try results[1].string(row, 0), sessions: try results[1].integer(row, 1) ?? 0)
         }
-        return (results[0].integer(0, 0) ?? 0, clients)
+        return (try results[0].integer(0, 0) ?? 0, clients)
     }
 
     /// Two round trips per batch on a read connection: the sessions from the cursor down
@@ -370,14 +377,14 @@ extension PostgresStore {
                 """, [.text(since), .integer(limit)])
         }
         let rows = try read([statement])[0]
-        let sessions = (0..<rows.count).map { row in
+        let sessions = try (0..<rows.count).map { row in
             SessionRecord(
-                id: rows.string(row, 0) ?? "", userId: rows.string(row, 1) ?? "", tokenHash: rows.bytes(row, 2) ?? [],
-                version: rows.integer(row, 3) ?? 0, tree: rows.bytes(row, 4) ?? [], context: rows.string(row, 5) ?? "{}",
-                flags: rows.string(row, 6) ?? "{}", experiments: rows.string(row, 7) ?? "{}",
-                flowVersions: rows.string(row, 8) ?? "{}", lastTransition: rows.string(row, 9),
-                handledBy: rows.string(row, 10), createdAt: rows.string(row, 11) ?? "",
-                updatedAt: rows.string(row, 12) ?? "", client: rows.string(row, 13))
+                id: try rows.text(row, 0), userId: try rows.text(row, 1), tokenHash: try rows.data(row, 2),
+                version: try rows.int(row, 3), tree: try rows.data(row, 4), context: try rows.text(row, 5),
+                flags: try rows.text(row, 6), experiments: try rows.text(row, 7),
+                flowVersions: try rows.text(row, 8), lastTransition: try rows.string(row, 9),
+                handledBy: try rows.string(row, 10), createdAt: try rows.text(row, 11),
+                updatedAt: try rows.text(row, 12), client: try rows.string(row, 13))
         }
         guard !sessions.isEmpty else { return [] }
         let log = try read([PGStatement("""
@@ -389,14 +396,14 @@ extension PostgresStore {
             """, [.text(Self.textArray(sessions.map(\.id))), .integer(maxActions)])])[0]
         var actions: [String: [(action: ActionRecord, tree: [UInt8]?)]] = [:]
         for row in 0..<log.count {
-            guard let id = log.string(row, 0) else { continue }
+            guard let id = try log.string(row, 0) else { continue }
             actions[id, default: []].append((
-                action: ActionRecord(version: log.integer(row, 1) ?? 0, type: log.string(row, 2) ?? "",
-                                     source: log.string(row, 3), params: log.string(row, 4) ?? "{}",
-                                     interactive: log.boolean(row, 5), handledBy: log.string(row, 6),
-                                     transition: log.string(row, 7), createdAt: log.string(row, 8) ?? "",
-                                     clientAt: log.string(row, 9)),
-                tree: log.bytes(row, 10)))
+                action: ActionRecord(version: try log.int(row, 1), type: try log.text(row, 2),
+                                     source: try log.string(row, 3), params: try log.text(row, 4),
+                                     interactive: try log.boolean(row, 5), handledBy: try log.string(row, 6),
+                                     transition: try log.string(row, 7), createdAt: try log.text(row, 8),
+                                     clientAt: try log.string(row, 9)),
+                tree: try log.bytes(row, 10)))
         }
         return sessions.map { RecordedSessionRecord(session: $0, actions: actions[$0.id] ?? []) }
     }
@@ -407,7 +414,7 @@ extension PostgresStore {
 
     public func headVersion(sessionId: String) throws -> Int? {
         let rows = try read([PGStatement(Self.headSQL, [.text(sessionId)])])[0]
-        return rows.count == 1 ? rows.integer(0, 0) : nil
+        return try rows.count == 1 ? rows.integer(0, 0) : nil
     }
 
     public func headVersions(sessionIds: [String]) throws -> [String: Int] {
@@ -419,7 +426,7 @@ extension PostgresStore {
         }
         for rows in try read(statements) {
             for row in 0..<rows.count {
-                if let id = rows.string(row, 0), let head = rows.integer(row, 1) { heads[id] = head }
+                if let id = try rows.string(row, 0), let head = try rows.integer(row, 1) { heads[id] = head }
             }
         }
         return heads
@@ -460,7 +467,7 @@ extension PostgresStore {
             WHERE ticket_hash = $2::bytea AND session_id = $3::text AND expires_at >= $4::bigint AND ends_at >= $4::bigint
             RETURNING generation, ends_at
             """, [.integer(holdUntil), .bytes(hash), .text(sessionId), .integer(now)])])[0]
-        guard rows.count == 1, let generation = rows.integer(0, 0), let endsAt = rows.integer(0, 1) else { return nil }
+        guard rows.count == 1, let generation = try rows.integer(0, 0), let endsAt = try rows.integer(0, 1) else { return nil }
         return StreamTicketHold(hash: hash, generation: generation, endsAt: endsAt)
     }
 

@@ -120,7 +120,7 @@ public final class PostgresStore: FlowStore {
                     """, deadline: deadline)
                 let rows = try connection.run([PGStatement("SELECT version, name FROM schema_migrations ORDER BY version")],
                                               deadline: deadline).rows()[0]
-                let applied = (0..<rows.count).map { (version: rows.integer($0, 0) ?? 0, name: rows.string($0, 1) ?? "") }
+                let applied = try (0..<rows.count).map { row throws(PGError) in (version: try rows.int(row, 0), name: try rows.text(row, 1)) }
                 do {
                     try Migration.checkApplied(applied, against: migrations, location: location)
                 } catch {

@@ -65,7 +65,7 @@ extension SQLiteStore {
         try pool.read { db in
             var activations: [String: [Int]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, version FROM flow_activations ORDER BY name, version") {
-                activations[row[0], default: []].append(row[1])
+                activations[try row.decode(atIndex: 0), default: []].append(try row.decode(atIndex: 1))
             }
             return activations
         }
@@ -91,13 +91,13 @@ extension SQLiteStore {
     public func liveFlowVersions() throws -> [String: Int] {
         try pool.read { db in
             var live: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[row[0]] = row[1] }
+            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[try row.decode(atIndex: 0)] = try row.decode(atIndex: 1) }
             return live
         }
     }
 
-    private static func flowVersionRecord(_ row: Row) -> FlowVersionRecord {
-        FlowVersionRecord(name: row[0], version: row[1], definition: row[2], createdAt: row[3])
+    private static func flowVersionRecord(_ row: Row) throws -> FlowVersionRecord {
+        try FlowVersionRecord(name: row.decode(atIndex: 0), version: row.decode(atIndex: 1), definition: row.decode(atIndex: 2), createdAt: row.decode(atIndex: 3))
     }
 
     // MARK: Flags and experiments
@@ -162,7 +162,7 @@ extension SQLiteStore {
     public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] {
         try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT key, definition, revision, updated_at FROM \(kind.rawValue) ORDER BY key")
-                .map { KeyedDefinitionRecord(key: $0[0], definition: $0[1], revision: $0[2], updatedAt: $0[3]) }
+                .map { KeyedDefinitionRecord(key: try $0.decode(atIndex: 0), definition: try $0.decode(atIndex: 1), revision: try $0.decode(atIndex: 2), updatedAt: try $0.decode(atIndex: 3)) }
         }
     }
 
@@ -201,21 +201,21 @@ extension SQLiteStore {
                 SELECT variant, COUNT(*), COUNT(DISTINCT CASE WHEN onboarded = 1 THEN user_id END)
                 FROM exposures WHERE experiment = ? GROUP BY variant
                 """, arguments: [experiment]) {
-                report[row[0]] = ExperimentVariantCounts(sessions: row[1], onboarded: row[2])
+                report[try row.decode(atIndex: 0)] = ExperimentVariantCounts(sessions: try row.decode(atIndex: 1), onboarded: try row.decode(atIndex: 2))
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT variant, COUNT(*) FROM experiment_exclusions WHERE experiment = ? GROUP BY variant
                 """, arguments: [experiment]) {
-                let variant: String = row[0]
-                report[variant, default: ExperimentVariantCounts()].excluded = row[1]
+                let variant: String = try row.decode(atIndex: 0)
+                report[variant, default: ExperimentVariantCounts()].excluded = try row.decode(atIndex: 1)
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT e.variant, f.feature, COUNT(*)
                 FROM exposures e JOIN session_features f ON f.session_id = e.session_id
                 WHERE e.experiment = ? GROUP BY e.variant, f.feature
                 """, arguments: [experiment]) {
-                let variant: String = row[0]
-                report[variant, default: ExperimentVariantCounts()].funnel[row[1]] = row[2]
+                let variant: String = try row.decode(atIndex: 0)
+                report[variant, default: ExperimentVariantCounts()].funnel[try row.decode(atIndex: 1)] = try row.decode(atIndex: 2)
             }
             return report
         }
@@ -240,8 +240,8 @@ extension SQLiteStore {
                 SELECT id, at, action, subject, old_version, new_version, credential, detail FROM audit_log
                 WHERE id > ? ORDER BY id LIMIT ?
                 """, arguments: [after, limit]).map {
-                AuditRecord(id: $0[0], at: $0[1], action: $0[2], subject: $0[3], oldVersion: $0[4], newVersion: $0[5], credential: $0[6],
-                            detail: $0[7])
+                AuditRecord(id: try $0.decode(atIndex: 0), at: try $0.decode(atIndex: 1), action: try $0.decode(atIndex: 2), subject: try $0.decode(atIndex: 3), oldVersion: try $0.decode(atIndex: 4), newVersion: try $0.decode(atIndex: 5), credential: try $0.decode(atIndex: 6),
+                            detail: try $0.decode(atIndex: 7))
             }
         }
     }

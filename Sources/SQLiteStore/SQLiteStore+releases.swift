@@ -79,7 +79,7 @@ extension SQLiteStore {
         try pool.write { db in
             guard let release = try Self.release(db, id: id) else { return nil }
             var live: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[row[0]] = row[1] }
+            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[try row.decode(atIndex: 0)] = try row.decode(atIndex: 1) }
             try ReleaseRules.checkActivation(release, live: live, rules: rules)
             let now = Timestamp.string()
             let stamp = AuditStamp(credential: audit.credential, detail: "release \(id)")
@@ -111,7 +111,7 @@ extension SQLiteStore {
                 throw ReleaseConflict("release-state", "Release \(id) is rolling out already.")
             }
             var live: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[row[0]] = row[1] }
+            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[try row.decode(atIndex: 0)] = try row.decode(atIndex: 1) }
             try ReleaseRules.checkActivation(release, live: live, rules: rules)
             let now = Timestamp.string()
             try db.execute(sql: "UPDATE releases SET state = ?, activated_by = ?, activated_at = ? WHERE id = ?",
@@ -134,10 +134,10 @@ extension SQLiteStore {
                 return try Self.release(db, id: id)
             }
             var live: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[row[0]] = row[1] }
+            for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[try row.decode(atIndex: 0)] = try row.decode(atIndex: 1) }
             var current: [KeyedDefinitionKind: [String: String]] = [:]
             for kind in [KeyedDefinitionKind.flag, .experiment] {
-                for row in try Row.fetchAll(db, sql: "SELECT key, definition FROM \(kind.rawValue)") { current[kind, default: [:]][row[0]] = row[1] }
+                for row in try Row.fetchAll(db, sql: "SELECT key, definition FROM \(kind.rawValue)") { current[kind, default: [:]][try row.decode(atIndex: 0)] = try row.decode(atIndex: 1) }
             }
             try ReleaseRules.checkRollback(release, live: live, flags: current[.flag] ?? [:], experiments: current[.experiment] ?? [:])
             let previous = release.previous ?? ReleasePrevious()
@@ -189,10 +189,10 @@ extension SQLiteStore {
         try Row.fetchOne(db, sql: "SELECT \(releaseColumns) FROM releases WHERE id = ?", arguments: [id]).map(releaseRecord)
     }
 
-    private static func releaseRecord(_ row: Row) -> ReleaseRecord {
+    private static func releaseRecord(_ row: Row) throws -> ReleaseRecord {
         let text: (Int) -> String? = { row[$0] }
-        return ReleaseRecord(
-            id: row[0], description: text(1) ?? "", state: ReleaseState(rawValue: text(2) ?? "") ?? .draft, document: text(3) ?? "",
+        return try ReleaseRecord(
+            id: row.decode(atIndex: 0), description: text(1) ?? "", state: ReleaseState(rawValue: text(2) ?? "") ?? .draft, document: text(3) ?? "",
             versions: ReleaseRules.decode([String: Int].self, text(4)) ?? [:],
             flags: ReleaseRules.decode([String: String].self, text(5)) ?? [:],
             experiments: ReleaseRules.decode([String: String].self, text(6)) ?? [:],

@@ -74,7 +74,7 @@ extension SQLiteStore {
                 SELECT arm, COUNT(*), SUM(refused), SUM(dead_end), SUM(converted) FROM rollout_sessions
                 WHERE release_id = ? GROUP BY arm
                 """, arguments: [releaseId]) {
-                counts[row[0]] = GuardrailCounts(sessions: row[1], refused: row[2], deadEnds: row[3], conversions: row[4])
+                counts[try row.decode(atIndex: 0)] = GuardrailCounts(sessions: try row.decode(atIndex: 1), refused: try row.decode(atIndex: 2), deadEnds: try row.decode(atIndex: 3), conversions: try row.decode(atIndex: 4))
             }
             return counts
         }
@@ -82,8 +82,8 @@ extension SQLiteStore {
 
     static let rolloutColumns = "release_id, state, percentage, plan, flows, next_step_at, verdict, started_at, updated_at"
 
-    static func rolloutRecord(_ row: Row) -> RolloutRecord {
-        RolloutRecord(releaseId: row[0], state: row[1], percentage: row[2], plan: row[3], flows: row[4], nextStepAt: row[5],
-                      verdict: row[6], startedAt: row[7], updatedAt: row[8])
+    static func rolloutRecord(_ row: Row) throws -> RolloutRecord {
+        try RolloutRecord(releaseId: row.decode(atIndex: 0), state: row.decode(atIndex: 1), percentage: row.decode(atIndex: 2), plan: row.decode(atIndex: 3), flows: row.decode(atIndex: 4), nextStepAt: row.decode(atIndex: 5),
+                      verdict: row.decode(atIndex: 6), startedAt: row.decode(atIndex: 7), updatedAt: row.decode(atIndex: 8))
     }
 }

@@ -48,15 +48,15 @@ extension SQLiteStore {
                 SELECT version, tree, transition, handled_by, created_at FROM actions
                 WHERE session_id = ? ORDER BY version DESC LIMIT 1
                 """)
-            if let entry = try Row.fetchOne(newest, arguments: [id]), let version: Int = entry[0], version > record.version {
+            if let entry = try Row.fetchOne(newest, arguments: [id]), let version: Int = try entry.decode(atIndex: 0), version > record.version {
                 // Entries newer than the row were all written with their tree; an empty one
                 // (a damaged file) fails to decode and is reported as such, never replaced by
                 // the older row.
                 record.version = version
-                record.tree = [UInt8]((entry[1] as Data?) ?? Data())
-                record.lastTransition = entry[2]
-                record.handledBy = entry[3]
-                record.updatedAt = entry[4]
+                record.tree = [UInt8]((try entry.decode(atIndex: 1) as Data?) ?? Data())
+                record.lastTransition = try entry.decode(atIndex: 2)
+                record.handledBy = try entry.decode(atIndex: 3)
+                record.updatedAt = try entry.decode(atIndex: 4)
             }
             return record
         }
@@ -189,8 +189,8 @@ extension SQLiteStore {
                 FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
                 """)
             return try Row.fetchAll(statement, arguments: [sessionId, after, limit]).map { row in
-                ActionRecord(version: row[0], type: row[1], source: row[2], params: row[3], interactive: row[4],
-                             handledBy: row[5], transition: row[6], createdAt: row[7], clientAt: row[8])
+                ActionRecord(version: try row.decode(atIndex: 0), type: try row.decode(atIndex: 1), source: try row.decode(atIndex: 2), params: try row.decode(atIndex: 3), interactive: try row.decode(atIndex: 4),
+                             handledBy: try row.decode(atIndex: 5), transition: try row.decode(atIndex: 6), createdAt: try row.decode(atIndex: 7), clientAt: try row.decode(atIndex: 8))
             }
         }
     }
@@ -202,8 +202,8 @@ extension SQLiteStore {
                 SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = ? AND key = ?
                 """)
             return try Row.fetchOne(statement, arguments: [sessionId, key]).map { row in
-                IdempotentAnswer(requestHash: [UInt8]((row[0] as Data?) ?? Data()), status: row[1], version: row[2],
-                                 body: [UInt8]((row[3] as Data?) ?? Data()))
+                IdempotentAnswer(requestHash: [UInt8]((try row.decode(atIndex: 0) as Data?) ?? Data()), status: try row.decode(atIndex: 1), version: try row.decode(atIndex: 2),
+                                 body: [UInt8]((try row.decode(atIndex: 3) as Data?) ?? Data()))
             }
         }
     }
@@ -218,8 +218,8 @@ extension SQLiteStore {
             var answers: [String: IdempotentAnswer] = [:]
             for key in keys {
                 if let row = try Row.fetchOne(statement, arguments: [sessionId, key]) {
-                    answers[key] = IdempotentAnswer(requestHash: [UInt8]((row[0] as Data?) ?? Data()), status: row[1], version: row[2],
-                                                    body: [UInt8]((row[3] as Data?) ?? Data()))
+                    answers[key] = IdempotentAnswer(requestHash: [UInt8]((try row.decode(atIndex: 0) as Data?) ?? Data()), status: try row.decode(atIndex: 1), version: try row.decode(atIndex: 2),
+                                                    body: [UInt8]((try row.decode(atIndex: 3) as Data?) ?? Data()))
                 }
             }
             return answers
@@ -275,7 +275,7 @@ extension SQLiteStore {
                     RETURNING generation, ends_at
                     """),
                 arguments: [holdUntil, Data(hash), sessionId, now, now])
-            return row.map { StreamTicketHold(hash: hash, generation: $0["generation"], endsAt: $0["ends_at"]) }
+            return try row.map { try StreamTicketHold(hash: hash, generation: $0.decode(forColumn: "generation"), endsAt: $0.decode(forColumn: "ends_at")) }
         }
     }
 
@@ -297,15 +297,15 @@ extension SQLiteStore {
             .execute(arguments: [session, feature])
     }
 
-    static func sessionRecord(_ row: Row) -> SessionRecord {
-        SessionRecord(
-            id: row["id"], userId: row["user_id"],
-            tokenHash: [UInt8]((row["token_hash"] as Data?) ?? Data()),
-            version: row["version"], tree: [UInt8]((row["tree"] as Data?) ?? Data()),
-            context: row["context"], flags: row["flags"], experiments: row["experiments"],
-            flowVersions: row["flow_versions"], lastTransition: row["last_transition"],
-            handledBy: row["handled_by"], createdAt: row["created_at"], updatedAt: row["updated_at"],
-            client: row["client"])
+    static func sessionRecord(_ row: Row) throws -> SessionRecord {
+        try SessionRecord(
+            id: row.decode(forColumn: "id"), userId: row.decode(forColumn: "user_id"),
+            tokenHash: [UInt8]((row.decode(forColumn: "token_hash") as Data?) ?? Data()),
+            version: row.decode(forColumn: "version"), tree: [UInt8]((row.decode(forColumn: "tree") as Data?) ?? Data()),
+            context: row.decode(forColumn: "context"), flags: row.decode(forColumn: "flags"), experiments: row.decode(forColumn: "experiments"),
+            flowVersions: row.decode(forColumn: "flow_versions"), lastTransition: row.decode(forColumn: "last_transition"),
+            handledBy: row.decode(forColumn: "handled_by"), createdAt: row.decode(forColumn: "created_at"), updatedAt: row.decode(forColumn: "updated_at"),
+            client: row.decode(forColumn: "client"))
     }
 
     /// One read transaction per batch: a range scan of `sessions_by_created_at` from the
@@ -332,12 +332,12 @@ extension SQLiteStore {
                 FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
                 """)
             return try rows.map { row in
-                let session = Self.sessionRecord(row)
+                let session = try Self.sessionRecord(row)
                 let actions = try Row.fetchAll(log, arguments: [session.id, session.version, maxActions]).map { entry in
-                    (action: ActionRecord(version: entry[0], type: entry[1], source: entry[2], params: entry[3],
-                                          interactive: entry[4], handledBy: entry[5], transition: entry[6],
-                                          createdAt: entry[7], clientAt: entry[8]),
-                     tree: (entry[9] as Data?).map { [UInt8]($0) })
+                    (action: ActionRecord(version: try entry.decode(atIndex: 0), type: try entry.decode(atIndex: 1), source: try entry.decode(atIndex: 2), params: try entry.decode(atIndex: 3),
+                                          interactive: try entry.decode(atIndex: 4), handledBy: try entry.decode(atIndex: 5), transition: try entry.decode(atIndex: 6),
+                                          createdAt: try entry.decode(atIndex: 7), clientAt: try entry.decode(atIndex: 8)),
+                     tree: (try entry.decode(atIndex: 9) as Data?).map { [UInt8]($0) })
                 }
                 return RecordedSessionRecord(session: session, actions: actions)
             }
@@ -351,7 +351,7 @@ extension SQLiteStore {
             let clients = try Row.fetchAll(db, sql: """
                 SELECT client, COUNT(*) AS n FROM sessions WHERE created_at >= ?
                 GROUP BY client ORDER BY n DESC, client LIMIT ?
-                """, arguments: [since, limit]).map { ClientSessionCount(client: $0[0], sessions: $0[1]) }
+                """, arguments: [since, limit]).map { ClientSessionCount(client: try $0.decode(atIndex: 0), sessions: try $0.decode(atIndex: 1)) }
             return (total, clients)
         }
     }

@@ -9,7 +9,7 @@ extension SQLiteStore {
         try pool.read { db in
             let statement = try db.cachedStatement(sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?")
             return try Row.fetchOne(statement, arguments: [id]).map {
-                UserRecord(id: $0[0], state: $0[1], createdAt: $0[2], updatedAt: $0[3])
+                UserRecord(id: try $0.decode(atIndex: 0), state: try $0.decode(atIndex: 1), createdAt: try $0.decode(atIndex: 2), updatedAt: try $0.decode(atIndex: 3))
             }
         }
     }
@@ -29,7 +29,7 @@ extension SQLiteStore {
             }
             return try Row.fetchOne(db, sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?",
                                     arguments: [id]).map {
-                UserRecord(id: $0[0], state: $0[1], createdAt: $0[2], updatedAt: $0[3])
+                UserRecord(id: try $0.decode(atIndex: 0), state: try $0.decode(atIndex: 1), createdAt: try $0.decode(atIndex: 2), updatedAt: try $0.decode(atIndex: 3))
             }
         }
     }
@@ -75,9 +75,9 @@ extension SQLiteStore {
         }
     }
 
-    static func clientKeyRecord(_ row: Row) -> ClientKeyRecord {
-        ClientKeyRecord(id: row["id"], name: row["name"], keyHash: [UInt8]((row["key_hash"] as Data?) ?? Data()),
-                        createdAt: row["created_at"], revokedAt: row["revoked_at"])
+    static func clientKeyRecord(_ row: Row) throws -> ClientKeyRecord {
+        try ClientKeyRecord(id: row.decode(forColumn: "id"), name: row.decode(forColumn: "name"), keyHash: [UInt8]((row.decode(forColumn: "key_hash") as Data?) ?? Data()),
+                        createdAt: row.decode(forColumn: "created_at"), revokedAt: row.decode(forColumn: "revoked_at"))
     }
 }
 
@@ -144,8 +144,8 @@ extension SQLiteStore {
         }
     }
 
-    static func adminKeyRecord(_ row: Row) -> AdminKeyRecord {
-        AdminKeyRecord(id: row["id"], name: row["name"], role: row["role"], keyHash: [UInt8]((row["key_hash"] as Data?) ?? Data()),
-                       createdAt: row["created_at"], createdBy: row["created_by"], revokedAt: row["revoked_at"])
+    static func adminKeyRecord(_ row: Row) throws -> AdminKeyRecord {
+        try AdminKeyRecord(id: row.decode(forColumn: "id"), name: row.decode(forColumn: "name"), role: row.decode(forColumn: "role"), keyHash: [UInt8]((row.decode(forColumn: "key_hash") as Data?) ?? Data()),
+                       createdAt: row.decode(forColumn: "created_at"), createdBy: row.decode(forColumn: "created_by"), revokedAt: row.decode(forColumn: "revoked_at"))
     }
 }

@@ -126,6 +126,6 @@ public final class SQLiteStore: FlowStore {
     static func appliedMigrations(_ db: Database) throws -> [(version: Int, name: String)] {
         guard try db.tableExists("schema_migrations") else { return [] }
         return try Row.fetchAll(db, sql: "SELECT version, name FROM schema_migrations ORDER BY version")
-            .map { ($0["version"], $0["name"]) }
+            .map { (try $0.decode(forColumn: "version"), try $0.decode(forColumn: "name")) }
     }
 }

@@ -25,11 +25,11 @@ final class TestApp: Sendable {
     }
 
     /// Another application on the same database, as after a restart (this one's store is closed).
-    private init(reopening other: TestApp) throws {
+    private init(reopening other: TestApp, access: AccessOptions) throws {
         try other.store.close()
         database = other.database
         store = try database.migratedStore()
-        app = try Application(store: store, adminToken: TestApp.adminToken)
+        app = try Application(store: store, adminToken: TestApp.adminToken, access: access)
         keepAlive = other
     }
 
@@ -41,7 +41,7 @@ final class TestApp: Sendable {
         keepAlive = other
     }
 
-    func reopened() throws -> TestApp { try TestApp(reopening: self) }
+    func reopened(access: AccessOptions = AccessOptions()) throws -> TestApp { try TestApp(reopening: self, access: access) }
 
     private let keepAlive: TestApp?
 

@@ -221,6 +221,43 @@ extension SessionStoreTests {
 }
 
 struct GroupCommitTests {
+    /// A batch writer that answers fewer results than commits does not leave the rest waiting
+    /// forever: each commit without a result fails with `MissingResult`, and the mismatch is
+    /// reported; extra results are ignored and reported too.
+    @Test func missingResultsFailTheirCommits() throws {
+        let reports = Mutex<[String]>([])
+        let gate = DispatchSemaphore(value: 0)
+        let group = GroupCommit(report: { line in reports.withLock { $0.append(line) } }) { batch, _ in
+            gate.wait()  // let all four queue up, so they go in one batch
+            return batch.count == 1 ? [.success(()), .success(())] : [.success(())]
+        }
+        defer { group.shutdown() }
+        let done = DispatchSemaphore(value: 0)
+        let outcomes = Mutex<[Result<Void, any Error>]>([])
+        let commits = (1...4).map { SessionStoreTests.commit("m-1", version: $0) }
+        group.submit(commits) { results in
+            outcomes.withLock { $0 = results }
+            done.signal()
+        }
+        gate.signal()
+        #expect(done.wait(timeout: .now() + 10) == .success, "completions were dropped: the batch never finished")
+        let missing = outcomes.withLock { $0.map { result -> Int? in
+            if case .failure(let error as GroupCommit.MissingResult) = result { error.version } else { nil }
+        } }
+        #expect(missing == [nil, 2, 3, 4])
+        #expect(outcomes.withLock { $0.count } == 4)
+        #expect(reports.withLock { $0 } == ["group commit: the store answered 1 results for a batch of 4 commits; the 3 without one fail"])
+
+        let single = DispatchSemaphore(value: 0)
+        group.submit(SessionStoreTests.commit("m-2", version: 1)) { result in
+            if case .failure = result { Issue.record("a commit with a result failed") }
+            single.signal()
+        }
+        gate.signal()
+        #expect(single.wait(timeout: .now() + 10) == .success)
+        #expect(reports.withLock { $0.last } == "group commit: the store answered 2 results for a batch of 1 commits; the extra ones are ignored")
+    }
+
     /// Successive commits of one session submitted together apply in order; once one fails,
     /// every later one fails too (its version is not next), so no version is written on top of
     /// a missing one, and a key already used refuses its commit.

@@ -82,7 +82,7 @@ struct PostgresStoreTests {
         defer { withExtendedLifetime(database) {} }
         let store = try #require(try database.migratedStore() as? PostgresStore)
         let rows = try store.read([PGStatement("SELECT pg_backend_pid()")])
-        let backend = try #require(rows[0].integer(0, 0))
+        let backend = try #require(try rows[0].integer(0, 0))
         // Only this store's one pooled connection is frozen; new connections would still work,
         // so the first failure is what must mark the pool down.
         kill(pid_t(backend), SIGSTOP)
