@@ -187,7 +187,9 @@ struct UserDataStoreTests {
         let unexpected = Mutex<[String]>([])
         let created = Mutex<[String]>([])
         let clock = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: 9) { worker in
+        // A thread each (concurrentPerform runs two at a time on two cores, one after the other).
+        let done = DispatchGroup()
+        let work: @Sendable (Int) -> Void = { worker in
             if worker == 8 {
                 Thread.sleep(forTimeInterval: 0.02)
                 do {
@@ -226,6 +228,11 @@ struct UserDataStoreTests {
                 _ = clock.add(1, ordering: .sequentiallyConsistent)
             }
         }
+        for worker in 0..<9 {
+            done.enter()
+            Thread { work(worker); done.leave() }.start()
+        }
+        done.wait()
         #expect(unexpected.withLock { $0 }.isEmpty, "\(unexpected.withLock { $0 })")
         #expect(erasedAt.load(ordering: .relaxed) > 0)
         let left = try Self.footprint(store, user: "nobody", sessions: before)
