@@ -849,6 +849,13 @@ def corpus(ctx):
     # refuses a NUL in text, which answered 503 before).
     for name, user in [("a NUL", "a%00b"), ("a newline", "a%0Ab"), ("DEL", "a%7F"), ("129 bytes", "u" * 129), ("empty", "")]:
         add("ids", f"link resolve for a user id with {name}", "GET", f"/v1/links/resolve?uri=/home&userId={user}", adm, expect=(400,))
+    # Erasure and export of a user: an id no session could have is 400, before any look-up.
+    for name, user in [("a NUL", "a%00b"), ("a newline", "a%0Ab"), ("DEL", "a%7F"), ("129 characters", "u" * 129)]:
+        add("ids", f"erase a user id with {name}", "DELETE", f"/v1/users/{user}", adm, expect=(400,))
+        add("ids", f"export a user id with {name}", "GET", f"/v1/users/{user}/export", adm, expect=(400,))
+    add("ids", "export an unknown user", "GET", "/v1/users/nobody-at-all/export", adm, expect=(404,))
+    add("tokens", "erase a user without a token", "DELETE", "/v1/users/bi-ada", [], expect=(401,))
+    add("tokens", "export a user with a session token", "GET", "/v1/users/bi-ada/export", auth, expect=(401,))
     return cases
 
 

@@ -122,6 +122,7 @@ public final class Application: Sendable {
         let graphRenderer = GraphRenderer(logger: logger)
         Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: graphRenderer)
         Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
+        Self.addUserDataRoutes(to: &router, userData: UserDataService(store: store, sessions: sessions), admin: admin, logger: logger)
         Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
         Self.addAdminKeyRoutes(to: &router, admin: admin, limits: bodyLimits)

@@ -155,6 +155,11 @@ extension PostgresStore {
     /// only with the log entry. Its one row: 1 when applied, else 0; and the head version seen
     /// (NULL when the session does not exist).
     ///
+    /// The head is read `FOR KEY SHARE` (the lock the log's foreign key takes anyway, taken
+    /// first): a commit locks its session before it updates the user's row, as an erasure
+    /// (`eraseUser`) locks the sessions before it deletes that row, so the two never deadlock;
+    /// behind an erasure the read finds no row and the commit is `sessionNotFound`.
+    ///
     /// The statement holds only the parts this commit needs (most actions carry no key, change
     /// no user state and are in no experiment): one of 64 texts, each prepared once per connection.
     static func commitStatement(_ commit: ActionCommit) -> PGStatement {
@@ -283,7 +288,7 @@ extension PostgresStore {
         }
         return """
             WITH head (version) AS (
-            \(headSQL)
+            \(headSQL) FOR KEY SHARE OF s
             ), applied AS (
                 INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition,
                     created_at, tree, client_at)

@@ -1,0 +1,87 @@
+// Requests about one user's data: erase everything stored about them, or export it.
+import Crypto
+import FlowEngine
+import FlowStore
+import Logging
+
+/// Why a request about a user's data was not done; the routes turn each into a problem.
+enum UserDataError: Error {
+    /// Not a user id any session could have been made for (see `SessionInput.isValidUserId`).
+    case invalidUserId(String)
+    /// Nothing is stored about the user.
+    case notFound(String)
+    /// The database failed the request.
+    case storage(any Error)
+}
+
+/// Erasure and export of one user's data, for erasure and access requests.
+///
+/// ```swift
+/// let (erased, subject) = try service.erase("u-1", by: AuditStamp(credential: "admin"))
+/// erased.sessions    // the sessions removed; the audit log has `user.erase` on `subject`
+/// try service.export("u-1")   // throws .notFound once erased
+/// ```
+final class UserDataService: Sendable {
+    let store: any FlowStore
+    /// The sessions of this node, whose caches and streams forget an erased user.
+    let sessions: SessionService
+    let limits: UserExportLimits
+
+    init(store: any FlowStore, sessions: SessionService, limits: UserExportLimits = UserExportLimits()) {
+        self.store = store
+        self.sessions = sessions
+        self.limits = limits
+    }
+
+    /// Erases user `userId` in one transaction (see `UserDataStore.eraseUser`), then evicts
+    /// their sessions and state from this node's caches. Erasing a user with nothing stored
+    /// erases nothing and is recorded all the same: the audit log shows every request.
+    /// Returns the counts and the subject of the audit entry.
+    func erase(_ userId: String, by audit: AuditStamp) throws(UserDataError) -> (erased: UserErasure, subject: String) {
+        guard SessionInput.isValidUserId(userId) else { throw .invalidUserId(userId) }
+        let subject = Self.auditSubject(userId)
+        let erased: UserErasure
+        do {
+            erased = try store.eraseUser(id: userId, auditSubject: subject, audit: audit)
+        } catch {
+            throw .storage(error)
+        }
+        sessions.evictErased(userId: userId, sessionIds: erased.sessionIds)
+        return (erased, subject)
+    }
+
+    /// Everything stored about user `userId`, within `limits`; `.notFound` when nothing is.
+    func export(_ userId: String) throws(UserDataError) -> UserExport {
+        guard SessionInput.isValidUserId(userId) else { throw .invalidUserId(userId) }
+        let export: UserExport
+        do {
+            export = try store.exportUser(id: userId, limits: limits)
+        } catch {
+            throw .storage(error)
+        }
+        guard !export.isEmpty else { throw .notFound(userId) }
+        return export
+    }
+
+    /// The state document of an exported session, as `GET /v1/sessions/{id}` shows it; nil when
+    /// its stored tree does not decode (the export then still has everything else).
+    func stateDocument(of record: SessionRecord) -> [UInt8]? {
+        guard let tree = try? FlowTree(storage: record.tree) else { return nil }
+        return SessionState.document(sessionId: record.id, userId: record.userId, version: record.version, tree: tree,
+                                     transitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy,
+                                     flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8))
+    }
+
+    /// What the audit log names an erased user by: `sha256:` and the hex SHA-256 of the id's
+    /// UTF-8 bytes. Whoever holds the id can tell that it was erased, and when (a repeated
+    /// request is matched); the log alone does not give the id back. It is pseudonymous, not
+    /// anonymous: ids that can be guessed (e-mail addresses, small numbers) can be found by
+    /// hashing guesses, so give users opaque ids.
+    static func auditSubject(_ userId: String) -> String {
+        let digest = SHA256.hash(data: Array(userId.utf8))
+        return "sha256:" + digest.map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}

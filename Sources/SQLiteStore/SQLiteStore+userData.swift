@@ -1,0 +1,156 @@
+// One user's data in SQLite: erased in one write transaction, exported in one read transaction.
+import FlowStore
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    /// One write transaction on the writer connection, the one the group commit writes through:
+    /// a commit of one of the user's sessions runs wholly before it (and its rows are erased
+    /// with the rest) or wholly after it (and finds no session: `sessionNotFound`, nothing
+    /// written; the user-state update of a commit is an UPDATE, which re-creates no user).
+    /// Each table is reached through an index on the user or the session (see migration 0015).
+    public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {
+        try pool.write { db in
+            var erased = UserErasure()
+            let ids = try String.fetchAll(db, sql: Self.userSessionsSQL, arguments: [id])
+            // Deleted explicitly, before the session rows, so that each is counted (the
+            // cascade from sessions would find nothing left).
+            let bySession: [WritableKeyPath<UserErasure, Int>] = [
+                \.actions, \.idempotencyKeys, \.streamTickets, \.sessionFeatures, \.rolloutSessions,
+            ]
+            for (sql, count) in zip(Self.erasureBySessionSQL, bySession) {
+                let statement = try db.cachedStatement(sql: sql)
+                for session in ids {
+                    try statement.execute(arguments: [session])
+                    erased[keyPath: count] += db.changesCount
+                }
+            }
+            let byUser: [WritableKeyPath<UserErasure, Int>] = [\.exposures, \.exclusions, \.sessions, \.users]
+            for (sql, count) in zip(Self.erasureByUserSQL, byUser) {
+                try db.execute(sql: sql, arguments: [id])
+                erased[keyPath: count] = db.changesCount
+            }
+            try db.execute(sql: Self.erasureAuditSQL, arguments: [auditSubject, id])
+            erased.auditEntries = db.changesCount
+            erased.sessionIds = ids
+            try Self.appendAudit(db, at: Timestamp.string(), action: AuditAction.userErase, subject: auditSubject, old: nil, new: nil,
+                                 AuditStamp(credential: audit.credential, detail: erased.countsJSON))
+            return erased
+        }
+    }
+
+    /// The user's sessions: those with a row, and those deleted earlier that the experiment
+    /// records still name. `?1`: the user id.
+    static let userSessionsSQL = """
+        SELECT id FROM sessions WHERE user_id = ?1
+        UNION SELECT session_id FROM exposures WHERE user_id = ?1
+        UNION SELECT session_id FROM experiment_exclusions WHERE user_id = ?1
+        """
+    /// What an erasure deletes per session (`?`: a session id), each by an index on session_id.
+    static let erasureBySessionSQL = [
+        "DELETE FROM actions WHERE session_id = ?", "DELETE FROM idempotency_keys WHERE session_id = ?",
+        "DELETE FROM stream_tickets WHERE session_id = ?", "DELETE FROM session_features WHERE session_id = ?",
+        "DELETE FROM rollout_sessions WHERE session_id = ?",
+    ]
+    /// What an erasure deletes by user (`?`: the user id); sessions after the rows keyed by them.
+    static let erasureByUserSQL = [
+        "DELETE FROM exposures WHERE user_id = ?", "DELETE FROM experiment_exclusions WHERE user_id = ?",
+        "DELETE FROM sessions WHERE user_id = ?", "DELETE FROM users WHERE id = ?",
+    ]
+    /// Earlier audit entries about the user get the erasure's subject (`?1`) instead of the id (`?2`).
+    static let erasureAuditSQL = "UPDATE audit_log SET subject = ?1 WHERE subject = ?2 AND action LIKE 'user.%'"
+
+    /// One read transaction (a snapshot): the user's row, then their sessions newest first, each
+    /// as it stands now with the first entries of its log, then the rows keyed by their sessions.
+    public func exportUser(id: String, limits: UserExportLimits) throws -> UserExport {
+        try pool.read { db in
+            var export = UserExport()
+            export.user = try Row.fetchOne(db, sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?",
+                                           arguments: [id]).map {
+                UserRecord(id: $0[0], state: $0[1], createdAt: $0[2], updatedAt: $0[3])
+            }
+            var rows = try Row.fetchAll(db, sql: """
+                SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?
+                """, arguments: [id, limits.sessions + 1])
+            if rows.count > limits.sessions {
+                rows.removeLast()
+                export.truncated = true
+            }
+            let newest = try db.cachedStatement(sql: """
+                SELECT version, tree, transition, handled_by, created_at FROM actions
+                WHERE session_id = ? ORDER BY version DESC LIMIT 1
+                """)
+            let log = try db.cachedStatement(sql: """
+                SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
+                FROM actions WHERE session_id = ? ORDER BY version LIMIT ?
+                """)
+            let keys = try db.cachedStatement(sql: """
+                SELECT key, status, version, created_at FROM idempotency_keys WHERE session_id = ? ORDER BY created_at, key LIMIT ?
+                """)
+            var actionBudget = limits.actions
+            var keyBudget = limits.rows
+            for row in rows {
+                var session = Self.sessionRecord(row)
+                if let entry = try Row.fetchOne(newest, arguments: [session.id]), let version: Int = entry[0], version > session.version {
+                    session.version = version
+                    session.tree = [UInt8]((entry[1] as Data?) ?? Data())
+                    session.lastTransition = entry[2]
+                    session.handledBy = entry[3]
+                    session.updatedAt = entry[4]
+                }
+                // One more than the budget tells whether the log goes on.
+                var actions = try Row.fetchAll(log, arguments: [session.id, actionBudget + 1]).map { row in
+                    ActionRecord(version: row[0], type: row[1], source: row[2], params: row[3], interactive: row[4],
+                                 handledBy: row[5], transition: row[6], createdAt: row[7], clientAt: row[8])
+                }
+                let actionsTruncated = actions.count > actionBudget
+                if actionsTruncated { actions.removeLast() }
+                actionBudget -= actions.count
+                var used = try Row.fetchAll(keys, arguments: [session.id, keyBudget + 1]).map { row in
+                    ExportedIdempotencyKey(key: row[0], status: row[1], version: row[2], createdAt: row[3])
+                }
+                if used.count > keyBudget {
+                    used.removeLast()
+                    export.truncated = true
+                }
+                keyBudget -= used.count
+                export.truncated = export.truncated || actionsTruncated
+                export.sessions.append(ExportedSession(session: session, actions: actions, actionsTruncated: actionsTruncated,
+                                                       idempotencyKeys: used))
+            }
+            let limit = limits.rows + 1
+            export.exposures = try Row.fetchAll(db, sql: """
+                SELECT session_id, experiment, variant, onboarded, created_at FROM exposures WHERE user_id = ?
+                ORDER BY created_at, session_id, experiment LIMIT ?
+                """, arguments: [id, limit]).map {
+                ExportedExperimentRow(sessionId: $0[0], experiment: $0[1], variant: $0[2], onboarded: ($0[3] as Int? ?? 0) != 0, createdAt: $0[4])
+            }
+            export.exclusions = try Row.fetchAll(db, sql: """
+                SELECT session_id, experiment, variant, created_at FROM experiment_exclusions WHERE user_id = ?
+                ORDER BY created_at, session_id, experiment LIMIT ?
+                """, arguments: [id, limit]).map {
+                ExportedExperimentRow(sessionId: $0[0], experiment: $0[1], variant: $0[2], onboarded: false, createdAt: $0[3])
+            }
+            let sessions = Self.userSessionsSQL
+            export.features = try Row.fetchAll(db, sql: """
+                SELECT f.session_id, f.feature FROM session_features f WHERE f.session_id IN (\(sessions))
+                ORDER BY f.session_id, f.feature LIMIT ?2
+                """, arguments: [id, limit]).map { (sessionId: $0[0], feature: $0[1]) }
+            export.rolloutSessions = try Row.fetchAll(db, sql: """
+                SELECT session_id, release_id, arm, refused, dead_end, converted, created_at FROM rollout_sessions
+                WHERE session_id IN (\(sessions)) ORDER BY created_at, session_id LIMIT ?2
+                """, arguments: [id, limit]).map { row in
+                var marks: GuardrailMarks = []
+                if (row[3] as Int? ?? 0) != 0 { marks.insert(.refused) }
+                if (row[4] as Int? ?? 0) != 0 { marks.insert(.deadEnd) }
+                if (row[5] as Int? ?? 0) != 0 { marks.insert(.converted) }
+                return ExportedRolloutSession(sessionId: row[0], releaseId: row[1], arm: row[2], marks: marks, createdAt: row[6])
+            }
+            if export.exposures.count > limits.rows { export.exposures.removeLast(); export.truncated = true }
+            if export.exclusions.count > limits.rows { export.exclusions.removeLast(); export.truncated = true }
+            if export.features.count > limits.rows { export.features.removeLast(); export.truncated = true }
+            if export.rolloutSessions.count > limits.rows { export.rolloutSessions.removeLast(); export.truncated = true }
+            return export
+        }
+    }
+}
