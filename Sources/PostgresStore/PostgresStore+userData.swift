@@ -51,7 +51,7 @@ extension PostgresStore {
             var seen = Set<String>()
             for rows in open[3...4] {
                 for row in 0..<rows.count {
-                    if let session = rows.string(row, 0), seen.insert(session).inserted { ids.append(session) }
+                    if let session = try rows.string(row, 0), seen.insert(session).inserted { ids.append(session) }
                 }
             }
             let array = PGValue.text(Self.textArray(ids))
@@ -72,7 +72,7 @@ extension PostgresStore {
                 \.exclusions, \.sessions, \.users, \.auditEntries,
             ]
             for (field, rows) in zip(fields, counted) {
-                erased[keyPath: field] = rows.count == 1 ? rows.integer(0, 0) ?? 0 : 0
+                erased[keyPath: field] = rows.count == 1 ? try rows.integer(0, 0) ?? 0 : 0
             }
             erased.sessionIds = ids
             _ = try connection.runTransaction([
@@ -161,7 +161,10 @@ extension PostgresStore {
             // The logs of the sessions read, in their order, each cut at the action budget
             // (and one more entry, to tell whether it goes on), in the same snapshot.
             let listed = first[2]
-            let ids = (0..<min(listed.count, limits.sessions)).compactMap { listed.string($0, 0) }
+            var ids: [String] = []
+            for row in 0..<min(listed.count, limits.sessions) {
+                if let id = try listed.string(row, 0) { ids.append(id) }
+            }
             let rest = try connection.runTransaction([
                 PGStatement("""
                     SELECT o.id, a.version, a.type, a.source, a.params, a.interactive, a.handled_by, a.transition,
@@ -179,52 +182,52 @@ extension PostgresStore {
             ], deadline: deadline).rows()
             return Array(first[1...]) + Array(rest[0...1])
         }
-        return Self.export(results, limits: limits)
+        return try Self.export(results, limits: limits)
     }
 
     /// The export from the rows of `exportUser`'s statements: user, sessions, exposures,
     /// exclusions, features, rollout rows, logs, keys.
-    private static func export(_ results: [PGRows], limits: UserExportLimits) -> UserExport {
+    private static func export(_ results: [PGRows], limits: UserExportLimits) throws -> UserExport {
         var export = UserExport()
         let (user, sessions, exposures, exclusions, features, rollouts, log, keys) =
             (results[0], results[1], results[2], results[3], results[4], results[5], results[6], results[7])
-        if user.count == 1, let id = user.string(0, 0) {
-            export.user = UserRecord(id: id, state: user.string(0, 1) ?? "{}", createdAt: user.string(0, 2) ?? "",
-                                     updatedAt: user.string(0, 3) ?? "", revision: user.integer(0, 4) ?? 0)
+        if user.count == 1, let id = try user.string(0, 0) {
+            export.user = UserRecord(id: id, state: try user.string(0, 1) ?? "{}", createdAt: try user.string(0, 2) ?? "",
+                                     updatedAt: try user.string(0, 3) ?? "", revision: try user.integer(0, 4) ?? 0)
         }
         var entries: [String: [ActionRecord]] = [:]
         let cut = log.count > limits.actions
         for row in 0..<min(log.count, limits.actions) {
-            guard let session = log.string(row, 0) else { continue }
+            guard let session = try log.string(row, 0) else { continue }
             entries[session, default: []].append(ActionRecord(
-                version: log.integer(row, 1) ?? 0, type: log.string(row, 2) ?? "", source: log.string(row, 3),
-                params: log.string(row, 4) ?? "{}", interactive: log.boolean(row, 5), handledBy: log.string(row, 6),
-                transition: log.string(row, 7), createdAt: log.string(row, 8) ?? "", clientAt: log.string(row, 9)))
+                version: try log.integer(row, 1) ?? 0, type: try log.string(row, 2) ?? "", source: try log.string(row, 3),
+                params: try log.string(row, 4) ?? "{}", interactive: try log.boolean(row, 5), handledBy: try log.string(row, 6),
+                transition: try log.string(row, 7), createdAt: try log.string(row, 8) ?? "", clientAt: try log.string(row, 9)))
         }
         // The entry past the budget belongs to the first session whose log was cut; the ones
         // after it in the order got none of the budget.
-        let cutAt = cut ? log.string(limits.actions, 0) : nil
+        let cutAt = cut ? try log.string(limits.actions, 0) : nil
         var used: [String: [ExportedIdempotencyKey]] = [:]
         for row in 0..<min(keys.count, limits.rows) {
-            guard let session = keys.string(row, 0), let key = keys.string(row, 1) else { continue }
+            guard let session = try keys.string(row, 0), let key = try keys.string(row, 1) else { continue }
             used[session, default: []].append(ExportedIdempotencyKey(
-                key: key, status: keys.integer(row, 2) ?? 0, version: keys.integer(row, 3) ?? 0, createdAt: keys.string(row, 4) ?? ""))
+                key: key, status: try keys.integer(row, 2) ?? 0, version: try keys.integer(row, 3) ?? 0, createdAt: try keys.string(row, 4) ?? ""))
         }
         var pastCut = false
         for row in 0..<min(sessions.count, limits.sessions) {
-            guard let id = sessions.string(row, 0) else { continue }
+            guard let id = try sessions.string(row, 0) else { continue }
             var record = SessionRecord(
-                id: id, userId: sessions.string(row, 1) ?? "", tokenHash: [], version: sessions.integer(row, 2) ?? 0,
-                tree: sessions.bytes(row, 3) ?? [], context: sessions.string(row, 4) ?? "{}", flags: sessions.string(row, 5) ?? "{}",
-                experiments: sessions.string(row, 6) ?? "{}", flowVersions: sessions.string(row, 7) ?? "{}",
-                lastTransition: sessions.string(row, 8), handledBy: sessions.string(row, 9), createdAt: sessions.string(row, 10) ?? "",
-                updatedAt: sessions.string(row, 11) ?? "", client: sessions.string(row, 12))
-            if let version = sessions.integer(row, 13), version > record.version {
+                id: id, userId: try sessions.string(row, 1) ?? "", tokenHash: [], version: try sessions.integer(row, 2) ?? 0,
+                tree: try sessions.bytes(row, 3) ?? [], context: try sessions.string(row, 4) ?? "{}", flags: try sessions.string(row, 5) ?? "{}",
+                experiments: try sessions.string(row, 6) ?? "{}", flowVersions: try sessions.string(row, 7) ?? "{}",
+                lastTransition: try sessions.string(row, 8), handledBy: try sessions.string(row, 9), createdAt: try sessions.string(row, 10) ?? "",
+                updatedAt: try sessions.string(row, 11) ?? "", client: try sessions.string(row, 12))
+            if let version = try sessions.integer(row, 13), version > record.version {
                 record.version = version
-                record.tree = sessions.bytes(row, 14) ?? []
-                record.lastTransition = sessions.string(row, 15)
-                record.handledBy = sessions.string(row, 16)
-                record.updatedAt = sessions.string(row, 17) ?? record.updatedAt
+                record.tree = try sessions.bytes(row, 14) ?? []
+                record.lastTransition = try sessions.string(row, 15)
+                record.handledBy = try sessions.string(row, 16)
+                record.updatedAt = try sessions.string(row, 17) ?? record.updatedAt
             }
             if id == cutAt { pastCut = true }
             let actions = entries[id] ?? []
@@ -233,25 +236,25 @@ extension PostgresStore {
             export.sessions.append(ExportedSession(session: record, actions: actions, actionsTruncated: truncated,
                                                    idempotencyKeys: used[id] ?? []))
         }
-        export.exposures = (0..<min(exposures.count, limits.rows)).map { row in
-            ExportedExperimentRow(sessionId: exposures.string(row, 0) ?? "", experiment: exposures.string(row, 1) ?? "",
-                                  variant: exposures.string(row, 2) ?? "", onboarded: (exposures.integer(row, 3) ?? 0) != 0,
-                                  createdAt: exposures.string(row, 4) ?? "")
+        export.exposures = try (0..<min(exposures.count, limits.rows)).map { row in
+            ExportedExperimentRow(sessionId: try exposures.string(row, 0) ?? "", experiment: try exposures.string(row, 1) ?? "",
+                                  variant: try exposures.string(row, 2) ?? "", onboarded: (try exposures.integer(row, 3) ?? 0) != 0,
+                                  createdAt: try exposures.string(row, 4) ?? "")
         }
-        export.exclusions = (0..<min(exclusions.count, limits.rows)).map { row in
-            ExportedExperimentRow(sessionId: exclusions.string(row, 0) ?? "", experiment: exclusions.string(row, 1) ?? "",
-                                  variant: exclusions.string(row, 2) ?? "", onboarded: false, createdAt: exclusions.string(row, 3) ?? "")
+        export.exclusions = try (0..<min(exclusions.count, limits.rows)).map { row in
+            ExportedExperimentRow(sessionId: try exclusions.string(row, 0) ?? "", experiment: try exclusions.string(row, 1) ?? "",
+                                  variant: try exclusions.string(row, 2) ?? "", onboarded: false, createdAt: try exclusions.string(row, 3) ?? "")
         }
-        export.features = (0..<min(features.count, limits.rows)).map { row in
-            (sessionId: features.string(row, 0) ?? "", feature: features.string(row, 1) ?? "")
+        export.features = try (0..<min(features.count, limits.rows)).map { row in
+            (sessionId: try features.string(row, 0) ?? "", feature: try features.string(row, 1) ?? "")
         }
-        export.rolloutSessions = (0..<min(rollouts.count, limits.rows)).map { row in
+        export.rolloutSessions = try (0..<min(rollouts.count, limits.rows)).map { row in
             var marks: GuardrailMarks = []
-            if (rollouts.integer(row, 3) ?? 0) != 0 { marks.insert(.refused) }
-            if (rollouts.integer(row, 4) ?? 0) != 0 { marks.insert(.deadEnd) }
-            if (rollouts.integer(row, 5) ?? 0) != 0 { marks.insert(.converted) }
-            return ExportedRolloutSession(sessionId: rollouts.string(row, 0) ?? "", releaseId: rollouts.integer(row, 1) ?? 0,
-                                          arm: rollouts.string(row, 2) ?? "", marks: marks, createdAt: rollouts.string(row, 6) ?? "")
+            if (try rollouts.integer(row, 3) ?? 0) != 0 { marks.insert(.refused) }
+            if (try rollouts.integer(row, 4) ?? 0) != 0 { marks.insert(.deadEnd) }
+            if (try rollouts.integer(row, 5) ?? 0) != 0 { marks.insert(.converted) }
+            return ExportedRolloutSession(sessionId: try rollouts.string(row, 0) ?? "", releaseId: try rollouts.integer(row, 1) ?? 0,
+                                          arm: try rollouts.string(row, 2) ?? "", marks: marks, createdAt: try rollouts.string(row, 6) ?? "")
         }
         export.truncated = sessions.count > limits.sessions || cut || keys.count > limits.rows || exposures.count > limits.rows
             || exclusions.count > limits.rows || features.count > limits.rows || rollouts.count > limits.rows

@@ -67,7 +67,7 @@ extension SQLiteStore {
             var export = UserExport()
             export.user = try Row.fetchOne(db, sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?",
                                            arguments: [id]).map {
-                UserRecord(id: $0[0], state: $0[1], createdAt: $0[2], updatedAt: $0[3])
+                UserRecord(id: try $0.decode(atIndex: 0), state: try $0.decode(atIndex: 1), createdAt: try $0.decode(atIndex: 2), updatedAt: try $0.decode(atIndex: 3))
             }
             var rows = try Row.fetchAll(db, sql: """
                 SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?
@@ -90,24 +90,24 @@ extension SQLiteStore {
             var actionBudget = limits.actions
             var keyBudget = limits.rows
             for row in rows {
-                var session = Self.sessionRecord(row)
-                if let entry = try Row.fetchOne(newest, arguments: [session.id]), let version: Int = entry[0], version > session.version {
+                var session = try Self.sessionRecord(row)
+                if let entry = try Row.fetchOne(newest, arguments: [session.id]), let version: Int = try entry.decode(atIndex: 0), version > session.version {
                     session.version = version
-                    session.tree = [UInt8]((entry[1] as Data?) ?? Data())
-                    session.lastTransition = entry[2]
-                    session.handledBy = entry[3]
-                    session.updatedAt = entry[4]
+                    session.tree = [UInt8]((try entry.decode(atIndex: 1) as Data?) ?? Data())
+                    session.lastTransition = try entry.decode(atIndex: 2)
+                    session.handledBy = try entry.decode(atIndex: 3)
+                    session.updatedAt = try entry.decode(atIndex: 4)
                 }
                 // One more than the budget tells whether the log goes on.
                 var actions = try Row.fetchAll(log, arguments: [session.id, actionBudget + 1]).map { row in
-                    ActionRecord(version: row[0], type: row[1], source: row[2], params: row[3], interactive: row[4],
-                                 handledBy: row[5], transition: row[6], createdAt: row[7], clientAt: row[8])
+                    ActionRecord(version: try row.decode(atIndex: 0), type: try row.decode(atIndex: 1), source: try row.decode(atIndex: 2), params: try row.decode(atIndex: 3), interactive: try row.decode(atIndex: 4),
+                                 handledBy: try row.decode(atIndex: 5), transition: try row.decode(atIndex: 6), createdAt: try row.decode(atIndex: 7), clientAt: try row.decode(atIndex: 8))
                 }
                 let actionsTruncated = actions.count > actionBudget
                 if actionsTruncated { actions.removeLast() }
                 actionBudget -= actions.count
                 var used = try Row.fetchAll(keys, arguments: [session.id, keyBudget + 1]).map { row in
-                    ExportedIdempotencyKey(key: row[0], status: row[1], version: row[2], createdAt: row[3])
+                    ExportedIdempotencyKey(key: try row.decode(atIndex: 0), status: try row.decode(atIndex: 1), version: try row.decode(atIndex: 2), createdAt: try row.decode(atIndex: 3))
                 }
                 if used.count > keyBudget {
                     used.removeLast()
@@ -123,28 +123,28 @@ extension SQLiteStore {
                 SELECT session_id, experiment, variant, onboarded, created_at FROM exposures WHERE user_id = ?
                 ORDER BY created_at, session_id, experiment LIMIT ?
                 """, arguments: [id, limit]).map {
-                ExportedExperimentRow(sessionId: $0[0], experiment: $0[1], variant: $0[2], onboarded: ($0[3] as Int? ?? 0) != 0, createdAt: $0[4])
+                ExportedExperimentRow(sessionId: try $0.decode(atIndex: 0), experiment: try $0.decode(atIndex: 1), variant: try $0.decode(atIndex: 2), onboarded: (try $0.decode(atIndex: 3) as Int? ?? 0) != 0, createdAt: try $0.decode(atIndex: 4))
             }
             export.exclusions = try Row.fetchAll(db, sql: """
                 SELECT session_id, experiment, variant, created_at FROM experiment_exclusions WHERE user_id = ?
                 ORDER BY created_at, session_id, experiment LIMIT ?
                 """, arguments: [id, limit]).map {
-                ExportedExperimentRow(sessionId: $0[0], experiment: $0[1], variant: $0[2], onboarded: false, createdAt: $0[3])
+                ExportedExperimentRow(sessionId: try $0.decode(atIndex: 0), experiment: try $0.decode(atIndex: 1), variant: try $0.decode(atIndex: 2), onboarded: false, createdAt: try $0.decode(atIndex: 3))
             }
             let sessions = Self.userSessionsSQL
             export.features = try Row.fetchAll(db, sql: """
                 SELECT f.session_id, f.feature FROM session_features f WHERE f.session_id IN (\(sessions))
                 ORDER BY f.session_id, f.feature LIMIT ?2
-                """, arguments: [id, limit]).map { (sessionId: $0[0], feature: $0[1]) }
+                """, arguments: [id, limit]).map { (sessionId: try $0.decode(atIndex: 0), feature: try $0.decode(atIndex: 1)) }
             export.rolloutSessions = try Row.fetchAll(db, sql: """
                 SELECT session_id, release_id, arm, refused, dead_end, converted, created_at FROM rollout_sessions
                 WHERE session_id IN (\(sessions)) ORDER BY created_at, session_id LIMIT ?2
                 """, arguments: [id, limit]).map { row in
                 var marks: GuardrailMarks = []
-                if (row[3] as Int? ?? 0) != 0 { marks.insert(.refused) }
-                if (row[4] as Int? ?? 0) != 0 { marks.insert(.deadEnd) }
-                if (row[5] as Int? ?? 0) != 0 { marks.insert(.converted) }
-                return ExportedRolloutSession(sessionId: row[0], releaseId: row[1], arm: row[2], marks: marks, createdAt: row[6])
+                if (try row.decode(atIndex: 3) as Int? ?? 0) != 0 { marks.insert(.refused) }
+                if (try row.decode(atIndex: 4) as Int? ?? 0) != 0 { marks.insert(.deadEnd) }
+                if (try row.decode(atIndex: 5) as Int? ?? 0) != 0 { marks.insert(.converted) }
+                return ExportedRolloutSession(sessionId: try row.decode(atIndex: 0), releaseId: try row.decode(atIndex: 1), arm: try row.decode(atIndex: 2), marks: marks, createdAt: try row.decode(atIndex: 6))
             }
             if export.exposures.count > limits.rows { export.exposures.removeLast(); export.truncated = true }
             if export.exclusions.count > limits.rows { export.exclusions.removeLast(); export.truncated = true }
