@@ -43,7 +43,8 @@ struct RetentionAPITests {
          ("POST", "/v1/sessions/\(id)/actions/batch", #"{"actions":[{"key":"k1","version":0,"action":{"type":"onboarding.showSecond"}}]}"#),
          ("GET", "/v1/sessions/\(id)/bundle", nil),
          ("POST", "/v1/sessions/\(id)/events/ticket", nil),
-         ("GET", "/v1/sessions/\(id)/graph", nil)]
+         ("GET", "/v1/sessions/\(id)/graph", nil),
+         ("DELETE", "/v1/sessions/\(id)", nil)]
     }
 
     static func expectExpired(_ response: Response, _ route: String, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -116,6 +117,23 @@ struct RetentionAPITests {
         let log = try reloaded.direct.send("GET", "/v1/sessions/\(session.id)/actions", headers: session.auth).json
         #expect(log["actions"].arrayValue?.compactMap { $0["version"].integerValue } == [4])
         #expect(try test.app.retention.run().removed == 0)
+    }
+
+    /// Replay sees only whole logs: a session whose first entries retention removed is
+    /// `skipped`, one whose log is whole is replayed as before.
+    @Test func replaySkipsSessionsWhoseLogWasCut() throws {
+        let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
+        let client = SessionClient(sender: test.direct)
+        let cut = try client.create(userId: "cut")
+        try client.apply(cut, #"{"type":"onboarding.showSecond"}"#)
+        Thread.sleep(forTimeInterval: 1.2)
+        try client.apply(cut, #"{"type":"back"}"#)
+        #expect(try test.app.retention.run().actions == 1)
+        let whole = try client.create(userId: "whole")
+        try client.apply(whole, #"{"type":"onboarding.showSecond"}"#)
+        let report = try test.direct.send("POST", "/v1/replays", body: "", headers: Self.admin).json
+        #expect(report["totals"]["skipped"] == 1, "\(report)")
+        #expect(report["totals"]["same"] == 1, "\(report)")
     }
 
     /// The experiment report counts from exposures and funnel rows that compaction leaves:
