@@ -107,7 +107,8 @@ public final class Application: Sendable {
                                       refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts,
                                       expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention))
         self.sessions = sessions
-        let retentionService = RetentionService(store: store, options: retention, counters: metrics.retention, logger: logger)
+        let retentionService = RetentionService(store: store, options: retention, counters: metrics.retention, logger: logger,
+                                                removedSessions: { [weak sessions] ids in sessions?.evictRemoved(ids) })
         retentionService.start()
         self.retention = retentionService
         events.startHeartbeat(every: eventOptions.heartbeat)

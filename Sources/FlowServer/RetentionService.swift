@@ -70,10 +70,14 @@ final class RetentionService: Sendable {
     let options: RetentionOptions
     let counters: RetentionCounters
     let logger: Logger
+    /// Gets the ids of the sessions each batch removed (the server drops them from its cache).
+    let removedSessions: @Sendable ([String]) -> Void
     private let stop = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
 
-    init(store: any FlowStore, options: RetentionOptions, counters: RetentionCounters, logger: Logger) {
+    init(store: any FlowStore, options: RetentionOptions, counters: RetentionCounters, logger: Logger,
+         removedSessions: @escaping @Sendable ([String]) -> Void = { _ in }) {
+        self.removedSessions = removedSessions
         self.store = store
         self.options = options
         self.counters = counters
@@ -129,7 +133,11 @@ final class RetentionService: Sendable {
         counters.actionsRemoved.add(run.actions, ordering: .relaxed)
         run.idempotencyRecords = try batches(&run) { try store.pruneIdempotencyRecords(before: logHorizon, limit: $0) }
         counters.idempotencyRemoved.add(run.idempotencyRecords, ordering: .relaxed)
-        run.sessions = try batches(&run) { try store.removeSessions(idleBefore: sessionHorizon, limit: $0) }
+        run.sessions = try batches(&run) { limit in
+            let batch = try store.removeSessions(idleBefore: sessionHorizon, limit: limit)
+            if !batch.sessionIds.isEmpty { removedSessions(batch.sessionIds) }
+            return batch
+        }
         counters.sessionsRemoved.add(run.sessions, ordering: .relaxed)
         return run
     }

@@ -36,3 +36,17 @@ struct SessionExpiry: Sendable {
 
     private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }
+
+extension SessionService {
+    /// Drops sessions that retention removed from the database out of the cache, so that
+    /// sessions that expired and were never asked for again do not stay in memory (until the
+    /// cache's bound pushed them out). A request holding one meanwhile reads the database: 404.
+    func evictRemoved(_ ids: [String]) {
+        for id in ids {
+            guard let slot = cache.pinIfCached(id) else { continue }
+            slot.state.withLock { contents in contents.session = nil }
+            cache.remove(id, slot: slot)
+            cache.unpin(slot)
+        }
+    }
+}

@@ -11,11 +11,14 @@ public struct RetentionBatch: Sendable, Equatable {
     public var kept: Int
     /// Rows examined: a batch that examined fewer than its limit found no more to do.
     public var examined: Int
+    /// Session removal: the ids of the sessions removed (so a server drops them from its cache).
+    public var sessionIds: [String]
 
-    public init(removed: Int = 0, kept: Int = 0, examined: Int = 0) {
+    public init(removed: Int = 0, kept: Int = 0, examined: Int = 0, sessionIds: [String] = []) {
         self.removed = removed
         self.kept = kept
         self.examined = examined
+        self.sessionIds = sessionIds
     }
 }
 

@@ -43,11 +43,15 @@ extension PostgresStore {
             ), touched AS (
                 UPDATE sessions s SET updated_at = n.at FROM newest n WHERE s.id = n.id AND n.at >= $1::text RETURNING 1
             ), removed AS (
-                DELETE FROM sessions s USING newest n WHERE s.id = n.id AND (n.at IS NULL OR n.at < $1::text) RETURNING 1
+                DELETE FROM sessions s USING newest n WHERE s.id = n.id AND (n.at IS NULL OR n.at < $1::text) RETURNING s.id
             )
-            SELECT (SELECT count(*) FROM removed), (SELECT count(*) FROM touched), (SELECT count(*) FROM candidates)
+            SELECT (SELECT count(*) FROM removed), (SELECT count(*) FROM touched), (SELECT count(*) FROM candidates),
+                (SELECT string_agg(id, ',') FROM removed)
             """, [.text(horizon), .integer(limit)])])[0]
-        return Self.retentionBatch(rows)
+        var batch = Self.retentionBatch(rows)
+        // Session ids are letters, digits, `-` and `_` (see SessionService.isPlausibleId): no comma.
+        batch.sessionIds = rows.count == 1 ? (rows.string(0, 3) ?? "").split(separator: ",").map(String.init) : []
+        return batch
     }
 
     public func pruneIdempotencyRecords(before horizon: String, limit: Int) throws -> RetentionBatch {

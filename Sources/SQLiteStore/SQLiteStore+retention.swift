@@ -80,6 +80,7 @@ extension SQLiteStore {
                 } else {
                     try delete.execute(arguments: [id])
                     batch.removed += db.changesCount
+                    batch.sessionIds.append(id)
                 }
             }
             return batch

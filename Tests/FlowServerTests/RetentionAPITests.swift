@@ -164,13 +164,16 @@ struct RetentionAPITests {
         let test = try RetentionApp(retention: .seconds(1), idle: .milliseconds(500))
         let client = SessionClient(sender: test.direct)
         let session = try client.create(userId: "gone")
+        let idleOne = try client.create(userId: "gone-idle")  // cached, never asked for again
         try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
         try client.apply(session, #"{"type":"onboarding.completed"}"#)
         Thread.sleep(forTimeInterval: 0.7)
         Self.expectExpired(try client.state(session), "expired")
-        Thread.sleep(forTimeInterval: 1.0)
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(test.app.sessions.cache.contains(idleOne.id))
         let run = try test.app.retention.run()
-        #expect(run.sessions == 1)
+        #expect(run.sessions == 2)
+        #expect(!test.app.sessions.cache.contains(idleOne.id))
         #expect(try client.state(session).status == 404)
         let user = try test.direct.send("GET", "/v1/users/gone", headers: Self.admin)
         #expect(user.status == 200)
@@ -178,7 +181,7 @@ struct RetentionAPITests {
         // A new session of the user starts at home, as before.
         #expect(try client.create(userId: "gone").state.features == ["home.first"])
         let metrics = try test.direct.send("GET", "/metrics").text
-        #expect(metrics.contains("flowstack_retention_sessions_removed_total 1"))
+        #expect(metrics.contains("flowstack_retention_sessions_removed_total 2"))
         #expect(metrics.contains("flowstack_retention_actions_removed_total 2"))
         #expect(metrics.contains("flowstack_retention_last_run_seconds "))
     }

@@ -100,6 +100,7 @@ struct RetentionStoreTests {
         let batch = try store.removeSessions(idleBefore: Self.horizon, limit: 10)
         #expect(batch.removed == 2)
         #expect(batch.kept == 1)
+        #expect(batch.sessionIds.sorted() == ["long-ago", "never"])
         #expect(try store.session(id: "never") == nil)
         #expect(try store.session(id: "long-ago") == nil)
         #expect(try store.actions(sessionId: "long-ago", after: 0, limit: 10).isEmpty)
