@@ -4,6 +4,7 @@ import FlowStore
 import Foundation
 import SQLiteStore
 import StoreTestSupport
+import Synchronization
 import Testing
 
 struct RetentionStoreTests {
@@ -108,6 +109,44 @@ struct RetentionStoreTests {
         #expect(try store.user(id: "u-1") != nil)
         #expect(try store.experimentReport("exp") == report)
         #expect(try store.removeSessions(idleBefore: Self.horizon, limit: 10) == RetentionBatch())
+    }
+
+    /// Two stores on one database (two nodes) compacting at once: together they remove every
+    /// old entry exactly once, without an error, and every session keeps its head version.
+    @Test func twoNodesCompactingAtOnce() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        let other = try database.open()
+        for index in 0..<20 {
+            var session = SessionStoreTests.session("s-\(index)")
+            session.createdAt = Self.old
+            session.updatedAt = Self.old
+            try store.insert(session)
+            for version in 1...10 { try store.commit(Self.commit("s-\(index)", version: version, at: Self.old)) }  // one time: a batch takes several entries of a session
+        }
+        let removed = [Int](repeating: 0, count: 2)
+        let totals = Mutex(removed)
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { node in
+            let target = node == 0 ? store : other
+            do {
+                while true {
+                    let batch = try target.compactActions(before: Self.horizon, limit: 7)
+                    totals.withLock { $0[node] += batch.removed }
+                    if batch.examined == 0 { break }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(totals.withLock { $0.reduce(0, +) } == 200)
+        for index in 0..<20 {
+            #expect(try store.session(id: "s-\(index)")?.version == 10)
+            #expect(try store.session(id: "s-\(index)")?.tree == Array("{\"t\":10}".utf8))
+        }
+        try other.close()
     }
 
     /// Every batch's look-up is a range search of its index, never a scan of a table.
