@@ -157,7 +157,10 @@ extension Application {
     static func recordedRun(_ recorded: RecordedSessionRecord, versions: [String: Int], registry: DefinitionRegistry,
                             store: any FlowStore) -> (session: RecordedSession, candidate: FlowCatalog)? {
         let record = recorded.session
-        guard record.version == 0, let own = DefinitionRegistry.decode(record.flowVersions),
+        // A log that retention cut (its first entries older than --retention) no longer starts
+        // at the first screen: skipped, like a row that compaction moved past version 0.
+        guard record.version == 0, recorded.actions.first.map({ $0.action.version == 1 }) ?? true,
+              let own = DefinitionRegistry.decode(record.flowVersions),
               let baseline = registry.catalog(for: own),
               let candidate = registry.catalog(for: own.merging(versions) { _, draft in draft }),
               let start = try? FlowTree(storage: record.tree) else { return nil }

@@ -22,6 +22,8 @@ public final class Application: Sendable {
     let admin: AdminAuthorization
     /// Releases rolling out to a share of new sessions, and their guardrail monitor.
     let rollouts: RolloutService
+    /// Removes old log entries and expired sessions in the background.
+    let retention: RetentionService
     let bodyLimits: BodyLimits
     let logger: Logger
     private let router: Router
@@ -45,7 +47,8 @@ public final class Application: Sendable {
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String?, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
-                cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack")) throws {
+                cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack"),
+                retention: RetentionOptions = RetentionOptions()) throws {
         self.store = store
         self.cors = CORSPolicy(cors)
         self.logger = logger
@@ -101,8 +104,13 @@ public final class Application: Sendable {
         rollouts.start()
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
                                       shared: shared, counters: metrics.cluster, events: events,
-                                      refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts)
+                                      refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts,
+                                      expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention))
         self.sessions = sessions
+        let retentionService = RetentionService(store: store, options: retention, counters: metrics.retention, logger: logger,
+                                                removedSessions: { [weak sessions] ids in sessions?.evictRemoved(ids) })
+        retentionService.start()
+        self.retention = retentionService
         events.startHeartbeat(every: eventOptions.heartbeat)
         let tickets = StreamTickets(sessions: sessions, options: eventOptions, logger: logger)
         self.tickets = tickets

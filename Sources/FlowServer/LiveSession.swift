@@ -1,4 +1,5 @@
 // The committed state of one session as the server keeps it in memory.
+import Foundation
 import JSON
 import FlowEngine
 
@@ -7,7 +8,7 @@ struct LiveSession: Sendable {
     let id: String
     let userId: String
     let tokenHash: [UInt8]
-    var version: Int { didSet { document = nil; predictions = nil } }
+    var version: Int { didSet { document = nil; predictions = nil; lastActiveAt = Date() } }  // expiry: an action is activity
     var tree: FlowTree { didSet { document = nil; predictions = nil } }
     /// Attributes, traits, flag values; `user` holds the user's state as this session knows it.
     var context: FlowContext
@@ -24,6 +25,8 @@ struct LiveSession: Sendable {
     /// The transition that produced `version`, encoded; nil at creation or when nothing moved.
     var lastTransitionJSON: [UInt8]? { didSet { document = nil; predictions = nil } }
     var handledBy: String? { didSet { document = nil; predictions = nil } }
+    /// When the session was created or last acted on (a read is not activity; see `SessionExpiry`).
+    var lastActiveAt: Date  // expiry
     /// Set by a delete, so the slot drops the state under the same lock.
     var deleted = false
     /// The state document of this version, once encoded: reads answer with it as it is. Every
@@ -35,7 +38,8 @@ struct LiveSession: Sendable {
 
     init(id: String, userId: String, tokenHash: [UInt8], version: Int, tree: FlowTree, context: FlowContext,
          catalog: FlowCatalog, flagsJSON: [UInt8], experimentsJSON: [UInt8], flowVersionsJSON: [UInt8],
-         inExperiment: Bool, lastTransitionJSON: [UInt8]?, handledBy: String?) {
+         inExperiment: Bool, lastTransitionJSON: [UInt8]?, handledBy: String?, lastActiveAt: Date = Date()) {  // expiry
+        self.lastActiveAt = lastActiveAt  // expiry
         self.id = id
         self.userId = userId
         self.tokenHash = tokenHash

@@ -95,13 +95,16 @@ enum ProblemType {
 
     /// 422: a replay names a flow version that is not stored.
     static let unknownFlowVersion = prefix + "unknown-flow-version"
+    /// 401: a session idle for longer than `--session-idle` (see `SessionExpiry`).
+    static let sessionExpired = prefix + "session-expired"
 
     /// Every type above, for the test that each has its code.
     static let all = [malformed, unauthorized, notFound, versionMismatch, idempotencyKeyReused, invalidDefinition,
                       invalidScenarios, rateLimited, reservedName, databaseUnavailable, outcomeUnknown, batchIncomplete,
                       sessionContention, definitionsLoading, insufficientRole, nameInUse, invalidTransition, concurrentChange,
                       unsupportedMediaType, releaseState, testsFailed, releaseUntested, reviewRequired, releaseStale,
-                      releaseSuperseded, selfApproval, invalidRollout, rolloutConflict, unknownFlowVersion]
+                      releaseSuperseded, selfApproval, invalidRollout, rolloutConflict, unknownFlowVersion,
+                      sessionExpired]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

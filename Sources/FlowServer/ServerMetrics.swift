@@ -92,6 +92,8 @@ public final class ServerMetrics: Sendable {
     public let cluster = ClusterCounters()
     /// The event streams' counters.
     public let events = EventCounters()
+    /// What retention removed, and the sessions refused as expired.
+    public let retention = RetentionCounters()
     /// The store's own counters (round trips, errors, commit batches), set once the store is known.
     private let storeCounters = AtomicLazyReference<StoreCounters>()
     /// The bounded in-memory tables shown as `flowstack_cache_*` (see `ServerMetrics+caches.swift`).
@@ -131,6 +133,19 @@ public final class ServerMetrics: Sendable {
             ("flowstack_event_polls_total", "Head-version checks of streamed sessions on a shared database (one query each).",
              events.polls.load(ordering: .relaxed)),
         ]
+        counters += [
+            ("flowstack_retention_actions_removed_total", "Action log entries older than --retention removed.",
+             retention.actionsRemoved.load(ordering: .relaxed)),
+            ("flowstack_retention_sessions_removed_total", "Sessions removed after being idle for --session-idle plus --retention.",
+             retention.sessionsRemoved.load(ordering: .relaxed)),
+            ("flowstack_retention_idempotency_removed_total", "Stored Idempotency-Key answers older than --retention removed.",
+             retention.idempotencyRemoved.load(ordering: .relaxed)),
+            ("flowstack_retention_sessions_expired_total", "Requests refused with session-expired (idle for longer than --session-idle).",
+             retention.sessionsExpired.load(ordering: .relaxed)),
+            ("flowstack_retention_runs_total", "Retention runs completed.", retention.runs.load(ordering: .relaxed)),
+            ("flowstack_retention_failed_runs_total", "Retention runs stopped by a database error (the next run tries again).",
+             retention.failedRuns.load(ordering: .relaxed)),
+        ]
         if let store = storeCounters.load() {
             counters += [
                 ("flowstack_db_round_trips_total", "Round trips to the database (each carries one or more statements).",
@@ -146,6 +161,8 @@ public final class ServerMetrics: Sendable {
         for counter in counters {
             out.append(contentsOf: "# HELP \(counter.name) \(counter.help)\n# TYPE \(counter.name) counter\n\(counter.name) \(counter.value)\n".utf8)
         }
+        let lastRun = ServerMetrics.seconds(retention.lastRunMicroseconds.load(ordering: .relaxed) * 1000)
+        out.append(contentsOf: "# HELP flowstack_retention_last_run_seconds How long the last retention run took.\n# TYPE flowstack_retention_last_run_seconds gauge\nflowstack_retention_last_run_seconds \(lastRun)\n".utf8)
         let open = events.open.load(ordering: .relaxed)
         out.append(contentsOf: "# HELP flowstack_event_streams_open Event streams open now.\n# TYPE flowstack_event_streams_open gauge\nflowstack_event_streams_open \(open)\n".utf8)
         appendCaches(to: &out)

@@ -27,10 +27,14 @@ final class SessionService: Sendable {
     /// The rollout in progress, if any: new sessions are put on one of its sides, and their
     /// refusals, dead ends and conversions counted (off the action's path).
     let rollouts: RolloutService?
+    /// The idle limit (see `SessionExpiry`).
+    let expiry: SessionExpiry  // expiry
 
     init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
-         refreshDefinitions: @escaping @Sendable () -> Void = {}, rollouts: RolloutService? = nil) {
+         refreshDefinitions: @escaping @Sendable () -> Void = {}, rollouts: RolloutService? = nil,
+         expiry: SessionExpiry = SessionExpiry()) {  // expiry
+        self.expiry = expiry  // expiry
         self.rollouts = rollouts
         self.events = events ?? SessionEvents(logger: logger)
         self.store = store
@@ -205,6 +209,7 @@ final class SessionService: Sendable {
         if let slot = cache.pinIfCached(id) { return slot }
         guard let record = try storage({ try store.session(id: id) }) else { throw Self.notFound(id) }
         guard access.opens(record.tokenHash) else { throw access.refusal(id) }
+        try expiry.check(id, lastActiveAt: SessionExpiry.date(record.updatedAt))  // expiry: before it takes a cache slot
         return cache.pin(id)
     }
 
@@ -252,6 +257,7 @@ final class SessionService: Sendable {
             contents.session = consume session
             throw access.refusal(id)
         }
+        do throws(ResponseError) { try expiry.check(id, lastActiveAt: session.lastActiveAt) } catch { cache.remove(id, slot: slot); throw error }  // expiry: evicted
         let result: T
         do throws(ResponseError) {
             result = try body(&session)
@@ -612,7 +618,8 @@ final class SessionService: Sendable {
             id: record.id, userId: record.userId, tokenHash: record.tokenHash, version: record.version, tree: tree,
             context: context, catalog: catalog, flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8),
             flowVersionsJSON: Array(record.flowVersions.utf8), inExperiment: record.experiments != "{}",
-            lastTransitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy)
+            lastTransitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy,
+            lastActiveAt: SessionExpiry.date(record.updatedAt))  // expiry
     }
 
     // MARK: Helpers

@@ -26,7 +26,7 @@ public enum Durability: String, Sendable, CaseIterable {
 /// try store.migrate()            // applies the bundled migrations of its dialect not yet applied
 /// store.healthCheck()           // the schema version, nil when the database does not answer
 /// ```
-public protocol FlowStore: AnyObject, Sendable, RolloutStore, UserDataStore {
+public protocol FlowStore: AnyObject, Sendable, RolloutStore, UserDataStore, RetentionStore {
     /// Where the database is, for logs and messages: a path, or a URL without its password.
     var location: String { get }
     /// The dialect whose migrations this store applies.

@@ -63,6 +63,10 @@ struct Serve: ParsableCommand {
     var streamReconnectWindow: Int?
     @Option(name: .customLong("stream-ticket-max-lifetime"), help: "Seconds after it was made that an event-stream ticket opens nothing and its stream ends (env FLOWSTACK_STREAM_TICKET_MAX_LIFETIME; default 3600).")
     var streamTicketMaxLifetime: Int?
+    @Option(help: "How long the action log keeps full history, and how long an expired session's data stays: a duration such as 30d, 12h, 15m, 3s or 500ms (env FLOWSTACK_RETENTION; default 30d).")
+    var retention: String?
+    @Option(name: .customLong("session-idle"), help: "How long a session may go without an action before its token stops working (401 session-expired): a duration such as 30d, 12h or 3s (env FLOWSTACK_SESSION_IDLE; default 30d).")
+    var sessionIdle: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env FLOWSTACK_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -103,6 +107,12 @@ struct Serve: ParsableCommand {
         let maxLifetime = try env.integer(streamTicketMaxLifetime, "FLOWSTACK_STREAM_TICKET_MAX_LIFETIME", default: 3600, range: 10...604_800)
         events.reconnectWindow = .seconds(window)
         events.ticketMaxLifetime = .seconds(maxLifetime)
+        var retentionOptions = RetentionOptions()
+        for (text, name, apply) in [(env.string(retention, "FLOWSTACK_RETENTION", default: "30d"), "retention", { retentionOptions.retention = $0 }),
+                                    (env.string(sessionIdle, "FLOWSTACK_SESSION_IDLE", default: "30d"), "session-idle", { retentionOptions.sessionIdle = $0 })]
+            as [(String, String, (Duration) -> Void)] {
+            do throws(DurationText.Problem) { apply(try DurationText.parse(text)) } catch { throw ValidationError("--\(name): \(error.description)") }
+        }
         let levelName = env.string(logLevel, "FLOWSTACK_LOG_LEVEL", default: "info")
         guard let level = Logger.Level(rawValue: levelName) else {
             throw ValidationError("log level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(levelName)'.")
@@ -136,7 +146,8 @@ struct Serve: ParsableCommand {
             // A token made now is checked as a kept one (read from the database at each admin
             // request), so that `admin-token --reset` replaces it on this server too.
             app = try Application(store: store, adminToken: adminToken.configured, cacheCapacity: cacheCapacity,
-                                  singleNode: single, events: events, access: access, cors: cors, requireReview: review, logger: logger)
+                                  singleNode: single, events: events, access: access, cors: cors, requireReview: review, logger: logger,
+                                  retention: retentionOptions)
         } catch let error as Application.SetupError {
             throw FailureMessage(error.description)
         }

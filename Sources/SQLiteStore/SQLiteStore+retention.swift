@@ -1,0 +1,119 @@
+// Retention on SQLite: batches of old log entries, expired sessions and idempotency records
+// deleted oldest first, each batch one short write transaction on the one writer.
+import Foundation
+import FlowStore
+import GRDB
+
+extension SQLiteStore {
+    /// One write transaction: the oldest `limit` entries before `horizon` (by the index on
+    /// `created_at`), each session's newest among them folded into its row first, then deleted.
+    /// The group commit's transactions wait for it (one writer), so a batch stays small.
+    public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
+        try pool.write { db in
+            let candidates = try Row.fetchAll(db.cachedStatement(sql: Self.oldActionsSQL), arguments: [horizon, limit])
+            var newest: [String: Int] = [:]
+            for row in candidates {
+                let session: String = row[1]
+                let version: Int = row[2]
+                newest[session] = max(newest[session] ?? version, version)
+            }
+            let head = try db.cachedStatement(sql: """
+                SELECT version, tree, transition, handled_by, created_at FROM actions
+                WHERE session_id = ? ORDER BY version DESC LIMIT 1
+                """)
+            let fold = try db.cachedStatement(sql: """
+                UPDATE sessions SET version = ?, tree = ?, last_transition = ?, handled_by = ?, updated_at = ?
+                WHERE id = ? AND version < ?
+                """)
+            var kept = 0
+            var unfoldable: Set<String> = []
+            for (session, version) in newest {
+                guard let entry = try Row.fetchOne(head, arguments: [session]), let headVersion: Int = entry[0],
+                      headVersion == version else { continue }
+                // An entry without its tree (written before 0004) cannot stand for the
+                // session: it stays.
+                guard let tree: Data = entry[1] else {
+                    unfoldable.insert(session)
+                    continue
+                }
+                let transition: String? = entry[2]
+                let handledBy: String? = entry[3]
+                let at: String? = entry[4]
+                try fold.execute(arguments: [version, tree, transition, handledBy, at, session, version])
+                kept += 1
+            }
+            let delete = try db.cachedStatement(sql: "DELETE FROM actions WHERE rowid = ?")
+            var removed = 0
+            for row in candidates {
+                let session: String = row[1]
+                let version: Int = row[2]
+                if unfoldable.contains(session), newest[session] == version { continue }
+                let rowid: Int64 = row[0]
+                try delete.execute(arguments: [rowid])
+                removed += db.changesCount
+            }
+            return RetentionBatch(removed: removed, kept: kept, examined: candidates.count)
+        }
+    }
+
+    /// The oldest entries before a time, by the index on `created_at` (see `RetentionTests`:
+    /// its plan is a range search of that index).
+    static let oldActionsSQL = """
+        SELECT rowid, session_id, version FROM actions INDEXED BY actions_by_created_at
+        WHERE created_at < ? ORDER BY created_at LIMIT ?
+        """
+
+    /// Sessions whose row time is before `horizon`, oldest first (by the index on
+    /// `updated_at`): deleted (their log, idempotency records and stream tickets by cascade)
+    /// unless their newest log entry is newer, in which case the row's time moves to it.
+    public func removeSessions(idleBefore horizon: String, limit: Int) throws -> RetentionBatch {
+        try pool.write { db in
+            let candidates = try String.fetchAll(db.cachedStatement(sql: Self.idleSessionsSQL), arguments: [horizon, limit])
+            let newest = try db.cachedStatement(sql: "SELECT created_at FROM actions WHERE session_id = ? ORDER BY version DESC LIMIT 1")
+            let touch = try db.cachedStatement(sql: "UPDATE sessions SET updated_at = ? WHERE id = ?")
+            let delete = try db.cachedStatement(sql: "DELETE FROM sessions WHERE id = ?")
+            var batch = RetentionBatch(examined: candidates.count)
+            for id in candidates {
+                if let at = try String.fetchOne(newest, arguments: [id]), at >= horizon {
+                    try touch.execute(arguments: [at, id])
+                    batch.kept += 1
+                } else {
+                    try delete.execute(arguments: [id])
+                    batch.removed += db.changesCount
+                    batch.sessionIds.append(id)
+                }
+            }
+            return batch
+        }
+    }
+
+    static let idleSessionsSQL = """
+        SELECT id FROM sessions INDEXED BY sessions_by_updated_at WHERE updated_at < ? ORDER BY updated_at LIMIT ?
+        """
+
+    public func pruneIdempotencyRecords(before horizon: String, limit: Int) throws -> RetentionBatch {
+        try pool.write { db in
+            try db.cachedStatement(sql: Self.oldIdempotencySQL).execute(arguments: [horizon, limit])
+            let removed = db.changesCount
+            return RetentionBatch(removed: removed, examined: removed)
+        }
+    }
+
+    static let oldIdempotencySQL = """
+        DELETE FROM idempotency_keys WHERE (session_id, key) IN (
+            SELECT session_id, key FROM idempotency_keys INDEXED BY idempotency_keys_by_created_at
+            WHERE created_at < ? ORDER BY created_at LIMIT ?)
+        """
+
+    /// The query plans of the batches' look-ups, for the test that none scans a table.
+    public func retentionPlans() throws -> [String] {
+        try pool.read { db in
+            var plans: [String] = []
+            for sql in [Self.oldActionsSQL, Self.idleSessionsSQL, Self.oldIdempotencySQL] {
+                let rows = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: ["x", 1])
+                plans.append(rows.map { $0["detail"] as String? ?? "" }.joined(separator: "; "))
+            }
+            return plans
+        }
+    }
+}

@@ -1,0 +1,214 @@
+// Session expiry and retention through the API, with periods of a second or two, on the run's
+// store: an idle session answers 401 session-expired on every session route (cached or not, on
+// any node), a busy one does not; a session compacted while idle reloads and keeps numbering;
+// the experiment report is the same after compaction; expired sessions go, users stay.
+@testable import FlowServer
+import FlowStore
+import Foundation
+import HTTPServer
+import HTTPTestClient
+import JSON
+import StoreTestSupport
+import Testing
+
+/// An application with short retention and idle periods; its background runs are off (the
+/// tests call `run()`), unless `interval` is given.
+final class RetentionApp: Sendable {
+    let database: TestDatabase
+    let store: any FlowStore
+    let app: Application
+
+    init(retention: Duration, idle: Duration, interval: Duration = .seconds(3600), beside other: RetentionApp? = nil) throws {
+        database = try other?.database ?? TestDatabase()
+        store = try database.migratedStore()
+        app = try Application(store: store, adminToken: TestApp.adminToken,
+                              retention: RetentionOptions(retention: retention, sessionIdle: idle, batchSize: 2,
+                                                          pause: .milliseconds(1), interval: interval))
+    }
+
+    deinit { try? store.close() }
+
+    var direct: DirectSender { DirectSender(app.handle) }
+}
+
+struct RetentionAPITests {
+    static let admin = FlowAdminTests.admin
+
+    /// The session routes a client of an expired session may call, each as `(method, path, body)`.
+    static func routes(_ id: String) -> [(String, String, String?)] {
+        [("GET", "/v1/sessions/\(id)", nil),
+         ("POST", "/v1/sessions/\(id)/actions", #"{"type":"onboarding.showSecond"}"#),
+         ("GET", "/v1/sessions/\(id)/actions", nil),
+         ("GET", "/v1/sessions/\(id)/actions/available", nil),
+         ("POST", "/v1/sessions/\(id)/actions/batch", #"{"actions":[{"key":"k1","version":0,"action":{"type":"onboarding.showSecond"}}]}"#),
+         ("GET", "/v1/sessions/\(id)/bundle", nil),
+         ("POST", "/v1/sessions/\(id)/events/ticket", nil),
+         ("GET", "/v1/sessions/\(id)/graph", nil),
+         ("DELETE", "/v1/sessions/\(id)", nil)]
+    }
+
+    static func expectExpired(_ response: Response, _ route: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(response.status == 401, "\(route): \(response.status) \(response.text)", sourceLocation: sourceLocation)
+        #expect(response.json["code"].stringValue == "session-expired", "\(route): \(response.text)", sourceLocation: sourceLocation)
+        #expect(response.json["type"].stringValue == "urn:flowstack:problem:session-expired", sourceLocation: sourceLocation)
+        #expect(response.headers["WWW-Authenticate"] == "Bearer", "\(route)", sourceLocation: sourceLocation)
+        #expect(response.headers["Content-Type"] == "application/problem+json", sourceLocation: sourceLocation)
+    }
+
+    /// Through a real socket: after the idle period without an action, every session route
+    /// answers 401 session-expired to the token's holder (a wrong token is still plain
+    /// `unauthorized`); a session that acted meanwhile goes on; reads do not keep one alive. The
+    /// same on a second application on the database, which never cached it.
+    @Test func idleSessionsExpireOnEveryRoute() throws {
+        let test = try RetentionApp(retention: .seconds(3600), idle: .milliseconds(1200))
+        let other = try RetentionApp(retention: .seconds(3600), idle: .milliseconds(1200), beside: test)
+        var idleId = ""
+        try test.app.withLiveServerForRetention { sender in
+            let client = SessionClient(sender: sender)
+            let idle = try client.create(userId: "idle")
+            idleId = idle.id
+            let busy = try client.create(userId: "busy")
+            for step in 0..<6 {
+                Thread.sleep(forTimeInterval: 0.3)
+                try client.apply(busy, step % 2 == 0 ? #"{"type":"onboarding.showSecond"}"# : #"{"type":"back"}"#)
+                #expect(try client.state(idle).status == 200 || step >= 3)  // a read, not activity
+            }
+            for (method, path, body) in Self.routes(idle.id) {
+                Self.expectExpired(try sender.send(method, path, body: body, headers: idle.auth), "\(method) \(path)")
+            }
+            let wrong = try sender.send("GET", "/v1/sessions/\(idle.id)", headers: [("Authorization", "Bearer nope")])
+            #expect(wrong.status == 401)
+            #expect(wrong.json["code"].stringValue == "unauthorized")
+            #expect(try client.state(busy).status == 200)
+            Self.expectExpired(try SessionClient(sender: other.direct).state(idle), "uncached, other node")
+            #expect(try SessionClient(sender: other.direct).state(busy).status == 200)
+        }
+        let metrics = try test.direct.send("GET", "/metrics")
+        #expect(metrics.text.contains("flowstack_retention_sessions_expired_total "))
+        #expect(test.app.metrics.retention.sessionsExpired.load(ordering: .relaxed) >= Self.routes("x").count)
+        // The expired session left the cache.
+        let cached = test.app.sessions.cache.pinIfCached(idleId)
+        if let cached { test.app.sessions.cache.unpin(cached) }
+        #expect(cached == nil)
+    }
+
+    /// A session whose log was compacted while it was idle (not yet expired) reloads with its
+    /// tree and version, numbering continues, and its log lists what is left.
+    @Test func compactedSessionReloadsAndContinuesNumbering() throws {
+        let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "compacted")
+        try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
+        try client.apply(session, #"{"type":"back"}"#)
+        let before = try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
+        Thread.sleep(forTimeInterval: 1.2)
+        let run = try test.app.retention.run()
+        #expect(run.actions == 3)
+        #expect(test.app.metrics.retention.actionsRemoved.load(ordering: .relaxed) == 3)
+        let reloaded = try RetentionApp(retention: .seconds(1), idle: .seconds(3600), beside: test)
+        let again = SessionClient(sender: reloaded.direct)
+        let state = try again.state(session)
+        #expect(state.status == 200)
+        #expect(state.json["version"] == 3)
+        #expect(state.json.features == before.features)
+        #expect(state.json["screens"] == before["screens"] as JSONValue)
+        let after = try again.apply(session, #"{"type":"back"}"#)
+        #expect(after["version"] == 4)
+        let log = try reloaded.direct.send("GET", "/v1/sessions/\(session.id)/actions", headers: session.auth).json
+        #expect(log["actions"].arrayValue?.compactMap { $0["version"].integerValue } == [4])
+        #expect(try test.app.retention.run().removed == 0)
+    }
+
+    /// Replay sees only whole logs: a session whose first entries retention removed is
+    /// `skipped`, one whose log is whole is replayed as before.
+    @Test func replaySkipsSessionsWhoseLogWasCut() throws {
+        let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
+        let client = SessionClient(sender: test.direct)
+        let cut = try client.create(userId: "cut")
+        try client.apply(cut, #"{"type":"onboarding.showSecond"}"#)
+        Thread.sleep(forTimeInterval: 1.2)
+        try client.apply(cut, #"{"type":"back"}"#)
+        #expect(try test.app.retention.run().actions == 1)
+        let whole = try client.create(userId: "whole")
+        try client.apply(whole, #"{"type":"onboarding.showSecond"}"#)
+        let report = try test.direct.send("POST", "/v1/replays", body: "", headers: Self.admin).json
+        #expect(report["totals"]["skipped"] == 1, "\(report)")
+        #expect(report["totals"]["same"] == 1, "\(report)")
+    }
+
+    /// The experiment report counts from exposures and funnel rows that compaction leaves:
+    /// the same report before and after the log is gone.
+    @Test func experimentReportIsTheSameAfterCompaction() throws {
+        let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
+        #expect(try test.direct.send("PUT", "/v1/experiments/exp", body: ExperimentReportTests.fiftyFifty, headers: Self.admin).status == 201)
+        let client = SessionClient(sender: test.direct)
+        for index in 0..<12 {
+            let session = try client.create(userId: "report-\(index)")
+            if index % 4 == 0 { continue }
+            try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
+            if index % 3 == 0 { continue }
+            try client.apply(session, #"{"type":"onboarding.completed"}"#)
+        }
+        let before = try test.direct.send("GET", "/v1/experiments/exp/report", headers: Self.admin)
+        #expect(before.status == 200)
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try test.app.retention.run().actions > 0)
+        let after = try test.direct.send("GET", "/v1/experiments/exp/report", headers: Self.admin)
+        #expect(after.json["variants"] == before.json["variants"] as JSONValue)
+        #expect((before.json["variants"].arrayValue ?? []).map { $0["sessions"].integerValue ?? 0 }.reduce(0, +) == 12)
+    }
+
+    /// Once expired for longer than the retention period, a session is removed: its id answers
+    /// 404; its user and the user's state stay.
+    @Test func expiredSessionsAreRemovedAfterTheRetentionPeriod() throws {
+        let test = try RetentionApp(retention: .seconds(1), idle: .milliseconds(500))
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "gone")
+        let idleOne = try client.create(userId: "gone-idle")  // cached, never asked for again
+        try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
+        try client.apply(session, #"{"type":"onboarding.completed"}"#)
+        Thread.sleep(forTimeInterval: 0.7)
+        Self.expectExpired(try client.state(session), "expired")
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(test.app.sessions.cache.contains(idleOne.id))
+        let run = try test.app.retention.run()
+        #expect(run.sessions == 2)
+        #expect(!test.app.sessions.cache.contains(idleOne.id))
+        #expect(try client.state(session).status == 404)
+        let user = try test.direct.send("GET", "/v1/users/gone", headers: Self.admin)
+        #expect(user.status == 200)
+        #expect(user.json["state"]["onboarded"] == true)
+        // A new session of the user starts at home, as before.
+        #expect(try client.create(userId: "gone").state.features == ["home.first"])
+        let metrics = try test.direct.send("GET", "/metrics").text
+        #expect(metrics.contains("flowstack_retention_sessions_removed_total 2"))
+        #expect(metrics.contains("flowstack_retention_actions_removed_total 2"))
+        #expect(metrics.contains("flowstack_retention_last_run_seconds "))
+    }
+
+    /// The background runs do it alone, at their interval.
+    @Test func backgroundRunsRemoveOldEntries() throws {
+        let test = try RetentionApp(retention: .milliseconds(300), idle: .seconds(3600), interval: .milliseconds(100))
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "background")
+        try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
+        let deadline = Date().addingTimeInterval(5)
+        while test.app.metrics.retention.actionsRemoved.load(ordering: .relaxed) < 1, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(test.app.metrics.retention.actionsRemoved.load(ordering: .relaxed) == 1)
+        #expect(try client.state(session).json["version"] == 1)
+    }
+}
+
+extension Application {
+    /// Runs `body` with a sender through libmicrohttpd on an ephemeral port.
+    func withLiveServerForRetention<T>(_ body: (SocketSender) throws -> T) throws -> T {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = HTTPServer(configuration: configuration, handler: handle)
+        try server.start()
+        defer { server.shutdown(gracePeriod: .seconds(1)) }
+        return try body(SocketSender(port: server.port))
+    }
+}

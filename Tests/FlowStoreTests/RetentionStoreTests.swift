@@ -1,0 +1,164 @@
+// Retention at the store: old log entries and expired sessions removed in batches, on the run's
+// store (a real SQLite file, or a real PostgreSQL), keeping what sessions need to go on.
+import FlowStore
+import Foundation
+import SQLiteStore
+import StoreTestSupport
+import Synchronization
+import Testing
+
+struct RetentionStoreTests {
+    static let old = "2026-01-01T00:00:00.000Z"
+    static let horizon = "2026-06-01T00:00:00.000Z"
+
+    static func commit(_ id: String, version: Int, at: String, key: String? = nil) -> ActionCommit {
+        let action = ActionRecord(version: version, type: "t\(version)", source: nil, params: "{}", interactive: false,
+                                  handledBy: "app", transition: "{\"type\":\"push\",\"v\":\(version)}", createdAt: at)
+        return ActionCommit(sessionId: id, userId: "u-1", version: version, tree: Array("{\"t\":\(version)}".utf8), action: action, userPatch: nil,
+                            idempotency: key.map { ($0, IdempotentAnswer(requestHash: [9], status: 200, version: version, body: [7])) })
+    }
+
+    static func oldTime(_ second: Int) -> String { "2026-01-01T00:00:\(second < 10 ? "0" : "")\(second).000Z" }
+
+    /// Batches remove exactly the entries before the horizon, oldest first, at most `limit` at a
+    /// time; newer entries stay; each session keeps its tree and version (an idle session's
+    /// newest entry is folded into its row), numbering continues, and a second pass removes nothing.
+    @Test func compactsOldEntriesInBatchesAndKeepsSessionsGoing() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        var busy = SessionStoreTests.session("busy")
+        busy.createdAt = Self.old
+        busy.updatedAt = Self.old
+        try store.insert(busy)
+        var idle = SessionStoreTests.session("idle")
+        idle.createdAt = Self.old
+        idle.updatedAt = Self.old
+        try store.insert(idle)
+        for version in 1...5 { try store.commit(Self.commit("busy", version: version, at: Self.oldTime(version))) }
+        for version in 6...7 { try store.commit(Self.commit("busy", version: version, at: Timestamp.string())) }
+        for version in 1...3 { try store.commit(Self.commit("idle", version: version, at: Self.oldTime(10 + version))) }
+
+        var removed: [Int] = []
+        while true {
+            let batch = try store.compactActions(before: Self.horizon, limit: 3)
+            removed.append(batch.removed)
+            if batch.examined < 3 { break }
+        }
+        #expect(removed == [3, 3, 2])
+        #expect(try store.actions(sessionId: "busy", after: 0, limit: 100).map(\.version) == [6, 7])
+        #expect(try store.actions(sessionId: "idle", after: 0, limit: 100).isEmpty)
+        let busyNow = try #require(try store.session(id: "busy"))
+        #expect(busyNow.version == 7)
+        #expect(busyNow.tree == Array("{\"t\":7}".utf8))
+        let idleNow = try #require(try store.session(id: "idle"))
+        #expect(idleNow.version == 3)
+        #expect(idleNow.tree == Array("{\"t\":3}".utf8))
+        #expect(idleNow.lastTransition == "{\"type\":\"push\",\"v\":3}")
+        #expect(idleNow.updatedAt == Self.oldTime(13))
+        #expect(try store.headVersion(sessionId: "idle") == 3)
+        // Numbering continues above the folded version; a stale writer is still refused.
+        #expect(throws: CommitError.self) { try store.commit(Self.commit("idle", version: 3, at: Timestamp.string())) }
+        try store.commit(Self.commit("idle", version: 4, at: Timestamp.string()))
+        #expect(try store.session(id: "idle")?.version == 4)
+        // Idempotent: nothing more to do.
+        #expect(try store.compactActions(before: Self.horizon, limit: 3) == RetentionBatch())
+    }
+
+    /// Idempotency answers older than the horizon go, in batches; newer ones stay.
+    @Test func prunesOldIdempotencyRecords() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(SessionStoreTests.session("s"))
+        for version in 1...3 { try store.commit(Self.commit("s", version: version, at: Self.oldTime(version), key: "k\(version)")) }
+        try store.commit(Self.commit("s", version: 4, at: Timestamp.string(), key: "k4"))
+        #expect(try store.pruneIdempotencyRecords(before: Self.horizon, limit: 2).removed == 2)
+        #expect(try store.pruneIdempotencyRecords(before: Self.horizon, limit: 2).removed == 1)
+        #expect(try store.pruneIdempotencyRecords(before: Self.horizon, limit: 2).removed == 0)
+        #expect(try store.idempotentAnswer(sessionId: "s", key: "k1") == nil)
+        #expect(try store.idempotentAnswer(sessionId: "s", key: "k4") != nil)
+    }
+
+    /// Sessions last active before the horizon go with their log; one whose row is old but that
+    /// acted since stays, and its row's time moves forward so it is not looked at again. Users,
+    /// and the experiment report (exposures, funnel), stay as they were.
+    @Test func removesIdleSessionsButNotUsersNorReports() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        for id in ["never", "long-ago", "active"] {
+            var session = SessionStoreTests.session(id)
+            session.createdAt = Self.old
+            session.updatedAt = Self.old
+            try store.insert(session, exposures: [(experiment: "exp", variant: "a")], firstFeature: "first")
+        }
+        try store.commit(Self.commit("long-ago", version: 1, at: Self.oldTime(5)))
+        try store.commit(Self.commit("active", version: 1, at: Self.oldTime(5)))
+        try store.commit(Self.commit("active", version: 2, at: Timestamp.string()))
+        let report = try store.experimentReport("exp")
+
+        let batch = try store.removeSessions(idleBefore: Self.horizon, limit: 10)
+        #expect(batch.removed == 2)
+        #expect(batch.kept == 1)
+        #expect(batch.sessionIds.sorted() == ["long-ago", "never"])
+        #expect(try store.session(id: "never") == nil)
+        #expect(try store.session(id: "long-ago") == nil)
+        #expect(try store.actions(sessionId: "long-ago", after: 0, limit: 10).isEmpty)
+        #expect(try store.session(id: "active")?.version == 2)
+        #expect(try store.user(id: "u-1") != nil)
+        #expect(try store.experimentReport("exp") == report)
+        #expect(try store.removeSessions(idleBefore: Self.horizon, limit: 10) == RetentionBatch())
+    }
+
+    /// Two stores on one database (two nodes) compacting at once: together they remove every
+    /// old entry exactly once, without an error, and every session keeps its head version.
+    @Test func twoNodesCompactingAtOnce() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        let other = try database.open()
+        for index in 0..<20 {
+            var session = SessionStoreTests.session("s-\(index)")
+            session.createdAt = Self.old
+            session.updatedAt = Self.old
+            try store.insert(session)
+            for version in 1...10 { try store.commit(Self.commit("s-\(index)", version: version, at: Self.old)) }  // one time: a batch takes several entries of a session
+        }
+        let removed = [Int](repeating: 0, count: 2)
+        let totals = Mutex(removed)
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { node in
+            let target = node == 0 ? store : other
+            do {
+                while true {
+                    let batch = try target.compactActions(before: Self.horizon, limit: 7)
+                    totals.withLock { $0[node] += batch.removed }
+                    if batch.examined == 0 { break }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(totals.withLock { $0.reduce(0, +) } == 200)
+        for index in 0..<20 {
+            #expect(try store.session(id: "s-\(index)")?.version == 10)
+            #expect(try store.session(id: "s-\(index)")?.tree == Array("{\"t\":10}".utf8))
+        }
+        try other.close()
+    }
+
+    /// Every batch's look-up is a range search of its index, never a scan of a table.
+    @Test(.enabled(if: TestStoreKind.isSQLite)) func batchesUseTheirIndexes() throws {
+        let database = try TestDatabase()
+        defer { withExtendedLifetime(database) {} }
+        let store = try #require(try database.migratedStore() as? SQLiteStore)
+        let plans = try store.retentionPlans()
+        #expect(plans.count == 3)
+        for plan in plans {
+            #expect(plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"), "\(plan)")
+            #expect(!plan.contains("SCAN"), "\(plan)")
+        }
+    }
+}
