@@ -26,7 +26,7 @@ extension PostgresStore {
             )
             SELECT (SELECT count(*) FROM removed), (SELECT count(*) FROM folded), (SELECT count(*) FROM old)
             """, [.text(horizon), .integer(limit)])])[0]
-        return Self.retentionBatch(rows)
+        return try Self.retentionBatch(rows)
     }
 
     /// Candidates are locked `FOR NO KEY UPDATE`, which does not wait for, nor block, the key
@@ -48,9 +48,9 @@ extension PostgresStore {
             SELECT (SELECT count(*) FROM removed), (SELECT count(*) FROM touched), (SELECT count(*) FROM candidates),
                 (SELECT string_agg(id, ',') FROM removed)
             """, [.text(horizon), .integer(limit)])])[0]
-        var batch = Self.retentionBatch(rows)
+        var batch = try Self.retentionBatch(rows)
         // Session ids are letters, digits, `-` and `_` (see SessionService.isPlausibleId): no comma.
-        batch.sessionIds = rows.count == 1 ? (rows.string(0, 3) ?? "").split(separator: ",").map(String.init) : []
+        batch.sessionIds = rows.count == 1 ? (try rows.string(0, 3) ?? "").split(separator: ",").map(String.init) : []
         return batch
     }
 
@@ -64,11 +64,11 @@ extension PostgresStore {
             )
             SELECT (SELECT count(*) FROM removed), 0, (SELECT count(*) FROM old)
             """, [.text(horizon), .integer(limit)])])[0]
-        return Self.retentionBatch(rows)
+        return try Self.retentionBatch(rows)
     }
 
-    static func retentionBatch(_ rows: PGRows) -> RetentionBatch {
+    static func retentionBatch(_ rows: PGRows) throws(PGError) -> RetentionBatch {
         guard rows.count == 1 else { return RetentionBatch() }
-        return RetentionBatch(removed: rows.integer(0, 0) ?? 0, kept: rows.integer(0, 1) ?? 0, examined: rows.integer(0, 2) ?? 0)
+        return RetentionBatch(removed: try rows.integer(0, 0) ?? 0, kept: try rows.integer(0, 1) ?? 0, examined: try rows.integer(0, 2) ?? 0)
     }
 }

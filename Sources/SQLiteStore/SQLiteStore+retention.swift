@@ -13,8 +13,8 @@ extension SQLiteStore {
             let candidates = try Row.fetchAll(db.cachedStatement(sql: Self.oldActionsSQL), arguments: [horizon, limit])
             var newest: [String: Int] = [:]
             for row in candidates {
-                let session: String = row[1]
-                let version: Int = row[2]
+                let session: String = try row.decode(atIndex: 1)
+                let version: Int = try row.decode(atIndex: 2)
                 newest[session] = max(newest[session] ?? version, version)
             }
             let head = try db.cachedStatement(sql: """
@@ -45,10 +45,10 @@ extension SQLiteStore {
             let delete = try db.cachedStatement(sql: "DELETE FROM actions WHERE rowid = ?")
             var removed = 0
             for row in candidates {
-                let session: String = row[1]
-                let version: Int = row[2]
+                let session: String = try row.decode(atIndex: 1)
+                let version: Int = try row.decode(atIndex: 2)
                 if unfoldable.contains(session), newest[session] == version { continue }
-                let rowid: Int64 = row[0]
+                let rowid: Int64 = try row.decode(atIndex: 0)
                 try delete.execute(arguments: [rowid])
                 removed += db.changesCount
             }
