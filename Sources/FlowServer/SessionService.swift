@@ -27,6 +27,9 @@ final class SessionService: Sendable {
     /// The rollout in progress, if any: new sessions are put on one of its sides, and their
     /// refusals, dead ends and conversions counted (off the action's path).
     let rollouts: RolloutService?
+    /// Where reads go that must not run on the thread that needs them: a conflict's reload and
+    /// a waiting request's reads after a commit (never on the group-commit writer thread).
+    let readQueue = DispatchQueue(label: "fs-session-reads", attributes: .concurrent)
 
     init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
@@ -169,14 +172,10 @@ final class SessionService: Sendable {
         return (try withSession(session.id, access: .server) { $0 }, token)
     }
 
-    // MARK: Reading and acting
+    // MARK: Reading
 
     /// Runs `body` on the committed state of session `id`, under the session's lock, after
     /// checking the bearer token; the state `body` leaves is kept.
-    ///
-    /// A session that is not cached is first read and its token checked without touching the
-    /// cache, so requests for unknown ids or with wrong tokens never evict live sessions; it is
-    /// then read again under its slot's lock, where no commit can race the read.
     func withSession<T: Sendable>(
         _ id: String, token: String?, _ body: (inout LiveSession) throws(ResponseError) -> T
     ) throws(ResponseError) -> T {
@@ -186,11 +185,117 @@ final class SessionService: Sendable {
     func withSession<T: Sendable>(
         _ id: String, access: SessionAccess, _ body: (inout LiveSession) throws(ResponseError) -> T
     ) throws(ResponseError) -> T {
+        try withSession(id, access: access, user: false) { (session: inout LiveSession, _) throws(ResponseError) -> T in
+            try body(&session)
+        }
+    }
+
+    /// What a read under the slot's lock needs before it can answer.
+    private enum ReadStep<T: Sendable>: Sendable {
+        case done(T)
+        /// The session as stored (not cached, or another node moved it).
+        case load
+        /// The user's state, not held.
+        case user(String)
+    }
+
+    /// Runs `body` on the committed state of session `id` (and, with `user`, the user's state),
+    /// under the session's lock, after checking the token; the state `body` leaves is kept.
+    ///
+    /// Every database read is made outside the lock, before it is taken: a session that is not
+    /// cached is read and its token checked without touching the cache (`pinnedSlot`), so
+    /// requests for unknown ids or with wrong tokens never evict live sessions; on a shared
+    /// database the head version is read first and a cached session another node moved is read
+    /// again, so a read never answers older than what any node acknowledged before it was sent.
+    func withSession<T: Sendable>(
+        _ id: String, access: SessionAccess, user needsUser: Bool,
+        _ body: (inout LiveSession, [String: JSONValue]) throws(ResponseError) -> T
+    ) throws(ResponseError) -> T {
         let slot = try pinnedSlot(id, access: access)
         defer { cache.unpin(slot) }
-        return try slot.state.withLock { (contents: inout SlotContents) throws(ResponseError) -> T in
-            try withLoadedSession(id, access: access, slot: slot, verify: shared, &contents, body)
+        var head: Int?? = .none
+        if shared {
+            counters.headChecks.add(1, ordering: .relaxed)
+            head = .some(try storage { try store.headVersion(sessionId: id) })
         }
+        var loaded: LiveSession?
+        var user: [String: JSONValue]?
+        for _ in 0..<4 {
+            let step = try slot.state.withLock { (contents: inout SlotContents) throws(ResponseError) -> ReadStep<T> in
+                try readLocked(id, access: access, slot: slot, head: head, loaded: &loaded, needsUser: needsUser, user: user,
+                               &contents, body)
+            }
+            switch step {
+            case .done(let result):
+                return result
+            case .load:
+                counters.sessionLoads.add(1, ordering: .relaxed)
+                guard let read = try load(id) else { throw Self.notFound(id) }
+                loaded = read
+            case .user(let userId):
+                user = try storage { try users.state(of: userId, store: store) }
+            }
+        }
+        throw ResponseError(.problem(503, "Session \(id) is changing too fast to read; try again.", title: "Service Unavailable",
+                                     type: ProblemType.sessionContention))
+    }
+
+    /// A read's step under the slot's lock: installs what was read, or says what to read.
+    private func readLocked<T: Sendable>(
+        _ id: String, access: SessionAccess, slot: SessionSlot, head: Int??, loaded: inout LiveSession?, needsUser: Bool,
+        user: [String: JSONValue]?, _ contents: inout SlotContents, _ body: (inout LiveSession, [String: JSONValue]) throws(ResponseError) -> T
+    ) throws(ResponseError) -> ReadStep<T> {
+        try access.checkPresented()
+        let idle = contents.turn.phase == .idle
+        if let fresh = loaded, idle, (contents.session?.version ?? -1) <= fresh.version {
+            // Read outside the lock; kept when no turn of this session is under way.
+            contents.session = fresh
+            loaded = nil
+        }
+        if loaded == nil {
+            guard let cached = contents.session?.version else { return .load }
+            if case .some(let stored) = head, stored != cached {
+                guard stored != nil else {
+                    // Deleted through another node.
+                    if idle {
+                        contents.session = nil
+                        cache.remove(id, slot: slot)
+                    }
+                    throw Self.notFound(id)
+                }
+                counters.staleReloads.add(1, ordering: .relaxed)
+                return .load
+            }
+            counters.cacheHits.add(1, ordering: .relaxed)
+        }
+        // Moved out of the slot and back rather than copied: a copy retains every field.
+        guard loaded == nil else {
+            guard var session = loaded else { throw Self.notFound(id) }
+            return try readSession(&session, access: access, id: id, needsUser: needsUser, user: user, body)
+        }
+        guard var session = contents.session.take() else { throw Self.notFound(id) }
+        let step: ReadStep<T>
+        do throws(ResponseError) {
+            step = try readSession(&session, access: access, id: id, needsUser: needsUser, user: user, body)
+        } catch {
+            contents.session = consume session
+            throw error
+        }
+        contents.session = consume session
+        return step
+    }
+
+    private func readSession<T: Sendable>(
+        _ session: inout LiveSession, access: SessionAccess, id: String, needsUser: Bool, user: [String: JSONValue]?,
+        _ body: (inout LiveSession, [String: JSONValue]) throws(ResponseError) -> T
+    ) throws(ResponseError) -> ReadStep<T> {
+        guard access.opens(session.tokenHash) else { throw access.refusal(id) }
+        var state: [String: JSONValue] = [:]
+        if needsUser {
+            guard let known = user ?? users.cached(session.userId)?.state else { return .user(session.userId) }
+            state = known
+        }
+        return .done(try body(&session, state))
     }
 
     /// The slot of session `id`, pinned (give it back with `cache.unpin`), after checking that
@@ -217,88 +322,6 @@ final class SessionService: Sendable {
         return (slot, answer)
     }
 
-    /// Runs `body` on the committed session of a slot whose lock the caller holds, loading it
-    /// first if needed and checking `token`; the session `body` leaves is kept, unless deleted.
-    ///
-    /// With `verify`, a cached session is first checked against the database's head version
-    /// (one look-up by key) and read again when another node moved it: a read never answers
-    /// older than what any node acknowledged before it was sent.
-    func withLoadedSession<T>(
-        _ id: String, access: SessionAccess, slot: SessionSlot, verify: Bool = false, _ contents: inout SlotContents,
-        _ body: (inout LiveSession) throws(ResponseError) -> T
-    ) throws(ResponseError) -> T {
-        try access.checkPresented()
-        if contents.session == nil {
-            counters.sessionLoads.add(1, ordering: .relaxed)
-            contents.session = try load(id)
-        } else if verify, let cached = contents.session?.version {
-            counters.headChecks.add(1, ordering: .relaxed)
-            let head = try storage { try store.headVersion(sessionId: id) }
-            if head != cached {
-                counters.staleReloads.add(1, ordering: .relaxed)
-                contents.session = head == nil ? nil : try load(id)
-            } else {
-                counters.cacheHits.add(1, ordering: .relaxed)
-            }
-        } else {
-            counters.cacheHits.add(1, ordering: .relaxed)
-        }
-        // Moved out of the slot and back rather than copied: a copy retains every field.
-        guard var session = contents.session.take() else {
-            cache.remove(id, slot: slot)
-            throw Self.notFound(id)
-        }
-        guard access.opens(session.tokenHash) else {
-            contents.session = consume session
-            throw access.refusal(id)
-        }
-        let result: T
-        do throws(ResponseError) {
-            result = try body(&session)
-        } catch {
-            contents.session = consume session
-            throw error
-        }
-        if session.deleted {
-            cache.remove(id, slot: slot)
-        } else {
-            contents.session = consume session
-        }
-        return result
-    }
-
-    // MARK: Turns
-
-    /// Runs `work` on a session in its turn: at once when none of the session's commits is in
-    /// flight, else after the work queued before it. No thread waits meanwhile.
-    func takeTurn(on slot: SessionSlot, _ work: @escaping SessionWork) {
-        let after = slot.state.withLock { contents -> (@Sendable () -> Void)? in
-            if contents.committing {
-                contents.queue.append(work)
-                return nil
-            }
-            return work(&contents)
-        }
-        after?()
-    }
-
-    /// Ends the turn of an action whose commit is over: `finish` records its outcome under the
-    /// lock, `then` runs first once the lock is released (the answer), and the queued work runs
-    /// in order until one of them starts a commit of its own.
-    func endTurn(on slot: SessionSlot, _ finish: (inout SlotContents) -> Void, then first: @Sendable () -> Void) {
-        var afters: [@Sendable () -> Void] = []
-        slot.state.withLock { contents in
-            finish(&contents)
-            contents.committing = false
-            while !contents.committing, !contents.queue.isEmpty {
-                let work = contents.queue.removeFirst()
-                afters.append(work(&contents))
-            }
-        }
-        first()
-        for after in afters { after() }
-    }
-
     /// The committed state document of session `id` and its version, for the server's own use
     /// (no token check); nil when there is no such session or it cannot be read now.
     func currentState(_ id: String) -> (version: Int, document: [UInt8])? {
@@ -312,145 +335,12 @@ final class SessionService: Sendable {
         try withSession(id, token: token) { session in (session.version, session.cachedStateDocument()) }
     }
 
-    /// Applies `action` to session `id`: checks `If-Match`, replays an `Idempotency-Key`,
-    /// applies through the engine, commits, and only then answers. The answer comes later
-    /// (`Response.later`): the commit is written by the store's writer thread, with the actions
-    /// of other requests, and no thread waits for it.
-    func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
-               idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false) -> Response {
-        let (slot, answer): (SessionSlot, DeferredResponse)
-        do throws(ResponseError) {
-            (slot, answer) = try pinnedForLater(id, token: token)
-        } catch {
-            return error.response
-        }
-        let request = ActionRequest(action: action, id: id, token: token, ifMatch: ifMatch, idempotency: idempotency, predict: predict)
-        takeTurn(on: slot) { [self] contents in act(request, attempt: 0, slot: slot, answer: answer, &contents) }
-        return .later(answer)
-    }
-
-    /// An action request, as it waits for its session's turn.
-    private struct ActionRequest: Sendable {
-        let action: FlowAction
-        let id: String
-        let token: String?
-        let ifMatch: IfMatch?
-        let idempotency: (key: String, bodyHash: [UInt8])?
-        /// The answer carries the predictions of the new version (`?predict=true`).
-        var predict = false
-        /// Already judged again on the stored state after a refusal on a cached one.
-        var rechecked = false
-
-        func rechecking() -> ActionRequest {
-            var copy = self
-            copy.rechecked = true
-            return copy
-        }
-    }
-
-    /// How often an action is applied again after losing a race to another node's commit on the
-    /// same session. Each try is a reload and a commit (a few ms); while another node streams
-    /// actions on the session, this one can lose several in a row (8 was seen to run out in CI
-    /// with 4 clients per node on one session), and running out answers 503.
-    static let sharedConflictRetries = 32
-
-    /// Refusals that depend on the session's state (a stale `from`, `If-Match`, an action the
-    /// state does not accept): on a shared database they are checked against the stored state.
-    static let refusalStatuses: Set<Int> = [409, 412, 422]
-
-    /// The action's turn, under the slot's lock: checks and applies it, and either answers (a
-    /// refusal, a replay) or marks the session as committing and submits the commit.
-    private func act(_ request: ActionRequest, attempt: Int, slot: SessionSlot, answer: DeferredResponse,
-                     _ contents: inout SlotContents) -> @Sendable () -> Void {
-        let prepared: Attempt
-        do throws(ResponseError) {
-            prepared = try withLoadedSession(request.id, access: .bearer(request.token), slot: slot, &contents) {
-                (session: inout LiveSession) throws(ResponseError) -> Attempt in
-                try applyLocked(request.action, to: &session, ifMatch: request.ifMatch, idempotency: request.idempotency,
-                                predict: request.predict)
-            }
-        } catch {
-            if shared, !request.rechecked, Self.refusalStatuses.contains(error.response.status),
-               let cached = contents.session?.version,
-               let head = try? store.headVersion(sessionId: request.id), head != cached {
-                // Refused on a cached state that another node has moved on from: judge it
-                // again on the stored state before answering.
-                counters.refusalsRechecked.add(1, ordering: .relaxed)
-                contents.session = nil
-                return act(request.rechecking(), attempt: attempt, slot: slot, answer: answer, &contents)
-            }
-            if let refusal = error.refusal { rollouts?.refused(request.id, refusal) }
-            let response = error.response
-            return { answer.complete(response) }
-        }
-        switch prepared {
-        case .answered(let response):
-            return { answer.complete(response) }
-        case .commit(let step):
-            contents.committing = true
-            return { [self] in
-                store.submit(step.commit) { [self] result in
-                    committed(result, step, request, attempt: attempt, slot: slot, answer: answer)
-                }
-            }
-        }
-    }
-
-    /// An action's commit is over: on success the session moves to its new version and the
-    /// client gets its answer; then the session's next work has its turn.
-    private func committed(_ result: Result<Void, any Error>, _ step: ActionStep, _ request: ActionRequest,
-                           attempt: Int, slot: SessionSlot, answer: DeferredResponse) {
-        let id = request.id
-        switch result {
-        case .success:
-            if !step.userChanges.isEmpty {
-                users.apply(step.userChanges, to: step.next.userId)
-            }
-            let response = Self.stateResponse(version: step.next.version, body: step.answer ?? step.body)
-            endTurn(on: slot, { $0.session = step.next }, then: { [events, rollouts] in
-                // Before the answer, and before the session's next commit can start: streams
-                // get versions in order.
-                events.published(sessionId: id, version: step.next.version, document: step.body)
-                answer.complete(response)
-                rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
-                                  userChanges: step.userChanges)
-            })
-        case .failure(CommitError.versionConflict) where attempt < (shared ? Self.sharedConflictRetries : 2):
-            // The database moved past the cached state: another node wrote the session (on a
-            // shared database), or another process the file. Reload it and apply again, on the
-            // newer state, before anything queued.
-            counters.conflictsRetried.add(1, ordering: .relaxed)
-            if shared {
-                users.forget(step.next.userId)  // the user's state may be what moved
-            } else {
-                logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
-            }
-            let retry: SessionWork = { [self] contents in act(request, attempt: attempt + 1, slot: slot, answer: answer, &contents) }
-            endTurn(on: slot, { contents in
-                contents.session = nil
-                contents.queue.insert(retry, at: 0)
-            }, then: {})
-        case .failure(CommitError.versionConflict):
-            let response = Response.problem(503, "Session \(id) is changing too fast to apply this action; try again.", title: "Service Unavailable",
-                                            type: ProblemType.sessionContention)
-            endTurn(on: slot, { $0.session = nil }, then: { answer.complete(response) })
-        case .failure(CommitError.sessionNotFound):
-            let response = Self.notFound(id).response
-            endTurn(on: slot, { $0.session = nil }, then: { answer.complete(response) })
-        case .failure(let error):
-            // The commit may have happened (an answer lost with the connection): the cached
-            // state is no longer known to be current, so the next request reads the database.
-            let response = Self.storageFailure(error, logger: logger).response
-            endTurn(on: slot, { $0.session = nil }, then: { answer.complete(response) })
-        }
-    }
-
     /// The session as committed, the actions its state accepts now, judged with the user's
     /// current state (as the next action would be), and the predicted state of each that
     /// needs no params.
     func availableActions(_ id: String, token: String?) throws(ResponseError) -> (LiveSession, [AvailableAction], [Prediction]) {
-        try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
-            let state = session.engineState(user: try storage { try users.state(of: session.userId, store: store) })
+        try withSession(id, access: .bearer(token), user: true) { (session: inout LiveSession, user) throws(ResponseError) in
+            let state = session.engineState(user: user)
             return (session, FlowEngine.availableActions(in: state.tree, catalog: state.catalog, context: state.context),
                     state.predictions())
         }
@@ -459,6 +349,8 @@ final class SessionService: Sendable {
     /// What one try at applying an action came to.
     enum Attempt {
         case answered(Response)
+        /// The key's answer is of a version newer than the cached session: read it again.
+        case reload
         /// Applied in memory: to be committed, then answered.
         case commit(ActionStep)
     }
@@ -475,27 +367,25 @@ final class SessionService: Sendable {
     }
 
     /// Applies an action to a session whose lock the caller holds; `session` is replaced only
-    /// after the commit (by `committed`).
+    /// after the commit. It reads nothing: `user` is the user's state as held or read before
+    /// the turn, and `known` the stored answer of the request's key (`.some(nil)`: looked up,
+    /// unused), looked up before the turn.
     ///
     /// A batch of offline taps (`SessionService+batch.swift`) passes the client's time of each,
-    /// the user's state as its earlier, not yet committed, steps left it, and whether the key is
-    /// known to be unused (the batch looked all its keys up at once).
+    /// and the user's state as its earlier, not yet committed, steps left it.
     func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
                      idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false, clientAt: String? = nil,
-                     user heldUser: UserStates.Held? = nil, keyKnownUnused: Bool = false) throws(ResponseError) -> Attempt {
+                     user: UserStates.Held, known: IdempotentAnswer??) throws(ResponseError) -> Attempt {
         let id = session.id
-        if let idempotency, !keyKnownUnused,
-           let stored = try storage({ try store.idempotentAnswer(sessionId: id, key: idempotency.key) }) {
+        if let idempotency, case .some(.some(let stored)) = known {
             guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
                 throw ResponseError(.problem(
                     422, "Idempotency-Key \(idempotency.key) was used with another request body; use a new key for a new action.",
                     type: ProblemType.idempotencyKeyReused))
             }
-            if stored.version > session.version, let current = try load(id) {
-                // Applied, but its answer never reached this cache (a commit whose answer was
-                // lost, or another node): what follows starts from the stored state.
-                session = current
-            }
+            // Applied, but its answer never reached this cache (a commit whose answer was lost,
+            // or another node): what follows starts from the stored state.
+            if stored.version > session.version { return .reload }
             var replay = Response.json(stored.body, status: stored.status)
             replay.headers["ETag"] = Self.etag(stored.version)
             replay.headers["Cache-Control"] = "no-store"
@@ -503,8 +393,6 @@ final class SessionService: Sendable {
             return .answered(replay)
         }
         try Self.check(ifMatch, session)
-        let user: UserStates.Held
-        if let heldUser { user = heldUser } else { user = try storage { try users.held(session.userId, store: store) } }
         session.context.user = user.state
         let outcome: ActionOutcome
         do throws(FlowError) {
@@ -553,35 +441,6 @@ final class SessionService: Sendable {
         }
         return .commit(ActionStep(commit: commit, next: next, body: body,
                                   userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))
-    }
-
-    /// Deletes session `id` after checking its token, in the session's turn (after the actions
-    /// that came before it are committed); the cached state goes with it, under the session's
-    /// lock, so no request can see the session after the delete is answered.
-    func delete(_ id: String, token: String?) -> Response {
-        let (slot, answer): (SessionSlot, DeferredResponse)
-        do throws(ResponseError) {
-            (slot, answer) = try pinnedForLater(id, token: token)
-        } catch {
-            return error.response
-        }
-        takeTurn(on: slot) { [self] contents in
-            let response: Response
-            do throws(ResponseError) {
-                try withLoadedSession(id, access: .bearer(token), slot: slot, &contents) { (session: inout LiveSession) throws(ResponseError) in
-                    _ = try storage { try store.deleteSession(id: session.id) }
-                    session.deleted = true
-                }
-                response = Response(status: 204)
-            } catch {
-                response = error.response
-            }
-            return { [events] in
-                if response.status == 204 { events.deleted(sessionId: id) }
-                answer.complete(response)
-            }
-        }
-        return .later(answer)
     }
 
     // MARK: Loading
