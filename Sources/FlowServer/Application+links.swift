@@ -102,7 +102,7 @@ extension Application {
         writer.writeKey("fallbacks")
         writer.writeRawValue(DefinitionRegistry.encode(start.fallbacks))
         writer.writeKey("experiments")
-        writer.writeRawValue(SessionService.encode(start.exposures))
+        writer.writeRawValue(SessionCodecs.encode(start.exposures))
         writer.endObject()
         return writer.takeBytes()
     }

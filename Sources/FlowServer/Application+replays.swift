@@ -172,7 +172,7 @@ extension Application {
             steps.append(RecordedStep(action: FlowAction(type: entry.type, from: entry.source, params: params,
                                                          interactive: entry.interactive), tree: after))
         }
-        var context = SessionService.decodeContext(record.context, userId: record.userId)
+        var context = SessionCodecs.decodeContext(record.context, userId: record.userId)
         let shown = start.screens.map { ($0.feature, $0.params) }
         func rebuilds(_ user: [String: JSONValue]) -> Bool {
             context.user = user

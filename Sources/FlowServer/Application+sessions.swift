@@ -109,8 +109,7 @@ extension Application {
             let id = request.pathParameters["id"] ?? ""
             let after = try Self.integerQuery(request, "after", default: 0, range: 0...Int.max)
             let limit = try Self.integerQuery(request, "limit", default: Self.defaultActionsPage, range: 1...Self.maxActionsPage)
-            _ = try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0.version }
-            let actions = try sessions.storage { try sessions.store.actions(sessionId: id, after: after, limit: limit) }
+            let actions = try sessions.actionLog(id, token: BearerToken.presented(in: request), after: after, limit: limit)
             var writer = JSONWriter(capacity: 256 + actions.count * 256)
             writer.beginObject()
             writer.writeKey("sessionId")
@@ -156,7 +155,7 @@ extension Application {
             let userId = request.pathParameters["userId"] ?? ""
             // A user id no session could have been made for (a control character, a NUL that
             // PostgreSQL would refuse) names nobody.
-            guard SessionInput.isValidUserId(userId), let user = try sessions.storage({ try sessions.store.user(id: userId) }) else {
+            guard SessionInput.isValidUserId(userId), let user = try sessions.user(userId) else {
                 throw ResponseError(.problem(404, "There is no user \(userId): no session was ever made for them.",
                                              type: ProblemType.notFound))
             }
@@ -167,11 +166,8 @@ extension Application {
             guard SessionInput.isValidUserId(userId) else {
                 throw ResponseError(.problem(404, "There is no user \(userId).", type: ProblemType.notFound))
             }
-            let removed = try sessions.storage {
-                try sessions.store.removeUserState(
-                    id: userId, key: "onboarded", audit: AuditStamp(credential: admin.credential, action: "user.onboarding.reset"))
-            }
-            sessions.users.forget(userId)
+            let removed = try sessions.resetOnboarding(
+                userId, audit: AuditStamp(credential: admin.credential, action: "user.onboarding.reset"))
             guard removed != nil else {
                 throw ResponseError(.problem(404, "There is no user \(userId).", type: ProblemType.notFound))
             }

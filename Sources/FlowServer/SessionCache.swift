@@ -3,8 +3,8 @@ import Locking
 import Synchronization
 
 /// One session's place in the cache. Its lock guards the committed session and serializes the
-/// session's actions: while one is committed, the next ones wait in the slot's queue (without a
-/// thread) and run in order once it is over; other sessions' slots are untouched.
+/// session's actions: while one is read for or committed, the next ones wait in the slot's turn
+/// (without a thread) and run in order once it is over; other sessions' slots are untouched.
 final class SessionSlot: Sendable {
     let state = Mutex<SlotContents>(SlotContents())
     /// Set on every use; the eviction clock gives a used slot a second chance.
@@ -14,19 +14,13 @@ final class SessionSlot: Sendable {
     let pins = Atomic<Int>(0)
 }
 
-/// What a slot's lock guards.
+/// What a slot's lock guards. No database call is made while it is held.
 struct SlotContents: ~Copyable {
     /// The committed session: nil until loaded from the database, and again after a delete.
     var session: LiveSession?
-    /// An action of this session is being committed: work on the session waits in `queue`.
-    var committing = false
-    /// Work waiting for its turn, in the order it came.
-    var queue: [SessionWork] = []
+    /// Whose turn it is on the session and who waits (see SessionTurn).
+    var turn = SessionTurn<TurnRequest>(maxConflictRetries: 2)
 }
-
-/// A request's work on one session, run under the slot's lock when its turn comes; it returns
-/// what to do once the lock is released (answer, or submit a commit).
-typealias SessionWork = @Sendable (inout SlotContents) -> (@Sendable () -> Void)
 
 /// A bounded cache of session slots with CLOCK (second-chance) eviction.
 ///

@@ -28,6 +28,17 @@ struct SessionExpiry: Sendable {
         throw ResponseError(response)
     }
 
+    /// The 401 `session-expired` refusal when session `id`, last active at `lastActiveAt`, has
+    /// been idle for longer than `idle`; nil while it is not.
+    func refusal(_ id: String, lastActiveAt: Date, now: Date = Date()) -> ResponseError? {
+        do throws(ResponseError) {
+            try check(id, lastActiveAt: lastActiveAt, now: now)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// The time of a stored time (`Timestamp.string`); now when it does not read (a session
     /// whose time is unreadable is not judged idle).
     static func date(_ stored: String) -> Date {

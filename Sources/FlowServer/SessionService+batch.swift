@@ -35,6 +35,8 @@ extension SessionService {
         /// later item runs the batch again, where these are found stored; they are still
         /// reported as applied by this request, not as skipped.
         var committed: [String: Int] = [:]
+        /// Times the batch found the cache behind the store under items already judged.
+        var staleReads = 0
     }
 
     /// A batch judged on the session in memory: the steps to commit, in order, and what became
@@ -56,90 +58,28 @@ extension SessionService {
     /// back to back into the store's group commit (one transaction where they fit) and the
     /// turn is held until the last is over; the answer comes then (`Response.later`).
     func applyBatch(_ items: [BatchItem], to id: String, token: String?) -> Response {
-        let (slot, answer): (SessionSlot, DeferredResponse)
-        do throws(ResponseError) {
-            (slot, answer) = try pinnedForLater(id, token: token)
-        } catch {
-            return error.response
-        }
-        let request = BatchRequest(items: items, id: id, token: token)
-        takeTurn(on: slot) { [self] contents in actBatch(request, attempt: 0, slot: slot, answer: answer, &contents) }
-        return .later(answer)
-    }
-
-    /// The batch's turn, under the slot's lock: judges every item on the session in memory,
-    /// then answers (nothing to commit) or marks the session as committing and submits the steps.
-    private func actBatch(_ request: BatchRequest, attempt: Int, slot: SessionSlot, answer: DeferredResponse,
-                          _ contents: inout SlotContents) -> @Sendable () -> Void {
-        let plan: BatchPlan
-        do throws(ResponseError) {
-            plan = try withLoadedSession(request.id, access: .bearer(request.token), slot: slot, &contents) {
-                (session: inout LiveSession) throws(ResponseError) -> BatchPlan in
-                try judgeBatch(request, &session)
-            }
-        } catch {
-            let response = error.response
-            return { answer.complete(response) }
-        }
-        if plan.stale {
-            guard attempt < Self.sharedConflictRetries else {
-                let response = Self.batchUnavailable("Session \(request.id) is changing too fast to apply this batch",
-                                                     applied: request.committed.count)
-                return { answer.complete(response) }
-            }
-            counters.staleReloads.add(1, ordering: .relaxed)
-            contents.session = nil
-            return actBatch(request, attempt: attempt + 1, slot: slot, answer: answer, &contents)
-        }
-        if plan.refusal != nil, shared, !request.rechecked, let cached = contents.session?.version,
-           let head = try? store.headVersion(sessionId: request.id), head != cached {
-            // Refused on a cached state that another node has moved on from: judge the whole
-            // batch again on the stored state before answering (nothing of it is committed yet).
-            counters.refusalsRechecked.add(1, ordering: .relaxed)
-            contents.session = nil
-            var again = request
-            again.rechecked = true
-            return actBatch(again, attempt: attempt, slot: slot, answer: answer, &contents)
-        }
-        guard let last = plan.steps.last else {
-            // Nothing to commit: every item skipped, or the first one not skipped refused.
-            guard let session = contents.session else {
-                return { answer.complete(Self.notFound(request.id).response) }
-            }
-            var current = session
-            let response = Self.batchResponse(request, plan, version: current.version, state: current.cachedStateDocument())
-            contents.session = current
-            return { answer.complete(response) }
-        }
-        contents.committing = true
-        let commits = plan.steps.map(\.commit)
-        return { [self] in
-            store.submit(commits) { [self] results in
-                batchCommitted(results, plan, last: last, request, attempt: attempt, slot: slot, answer: answer)
-            }
-        }
+        enqueue(.batch(BatchRequest(items: items, id: id, token: token)), id: id, token: token)
     }
 
     /// Judges the items in order on a copy of the committed session, each on the state the
     /// previous one left; `session` itself changes only by a reload (a key stored by a commit
     /// the cache missed).
-    private func judgeBatch(_ request: BatchRequest, _ session: inout LiveSession) throws(ResponseError) -> BatchPlan {
+    func judgeBatch(_ request: BatchRequest, _ session: inout LiveSession, answers stored: [String: IdempotentAnswer],
+                    user held: UserStates.Held) throws(ResponseError) -> BatchPlan {
         var plan = BatchPlan()
         var working = session
-        // The user's state as the steps judged so far leave it (nil: as held, nothing changed yet).
-        var user: UserStates.Held?
-        // Every key at once (one round trip to PostgreSQL, not one per tap). A key found is
-        // looked up again by applyLocked, which replays or refuses it; one not found stays
-        // unused while the session's turn lasts, but for another node, whose commit of it makes
-        // this batch's commit a conflict (the database checks keys): the batch then runs again.
-        let stored = try storage { try store.idempotentAnswers(sessionId: session.id, keys: request.items.map(\.key)) }
+        // The user's state as the steps judged so far leave it.
+        var user = held
+        // `stored`: every key at once, read before the turn (one round trip to PostgreSQL, not
+        // one per tap). A key not found stays unused while the session's turn lasts, but for
+        // another node, whose commit of it makes this batch's commit a conflict (the database
+        // checks keys): the batch then runs again.
         for (index, item) in request.items.enumerated() {
-            let before = working.version
             let attempt: Attempt
             do throws(ResponseError) {
                 attempt = try applyLocked(item.action, to: &working, ifMatch: IfMatch(version: item.version),
                                           idempotency: (item.key, item.requestHash), clientAt: item.clientAt, user: user,
-                                          keyKnownUnused: stored[item.key] == nil)
+                                          known: .some(stored[item.key]))
             } catch {
                 // The database not answering is no refusal of the item: the whole request fails.
                 guard error.response.status < 500 else { throw error }
@@ -151,13 +91,11 @@ extension SessionService {
                 break
             }
             switch attempt {
+            case .reload:
+                // The key was stored by a commit this cache never saw: the state is read again
+                // and the batch judged from the start.
+                return BatchPlan(stale: true)
             case .answered(let replay):
-                if working.version != before {
-                    // The key was stored by a commit this cache never saw, and the state was read
-                    // again: steps judged on the older state would not commit. Start over.
-                    if !plan.steps.isEmpty { return BatchPlan(stale: true) }
-                    session = working
-                }
                 let version = replay.headers["ETag"].flatMap { Int($0.dropFirst().dropLast()) }
                 let status: BatchItemStatus = request.committed[item.key] != nil ? .applied : .skipped
                 plan.results.append(BatchItemResult(key: item.key, status: status, version: request.committed[item.key] ?? version))
@@ -172,13 +110,10 @@ extension SessionService {
                 if !step.userChanges.isEmpty {
                     // The next items see what this one changed, as they would after its commit;
                     // on a shared database its commit raises the revision the next one requires.
-                    var held: UserStates.Held
-                    if let user { held = user } else { held = try storage { try users.held(working.userId, store: store) } }
                     for change in step.userChanges {
-                        if change.value.isNull { held.state[change.key] = nil } else { held.state[change.key] = change.value }
+                        if change.value.isNull { user.state[change.key] = nil } else { user.state[change.key] = change.value }
                     }
-                    held.revision += 1
-                    user = held
+                    user.revision += 1
                 }
                 plan.steps.append(step)
                 plan.stepItems.append(index)
@@ -196,9 +131,10 @@ extension SessionService {
     /// get each committed version in order, and the client gets its answer (or the batch runs
     /// again after a conflict, where what was committed is found stored); then the session's
     /// next work has its turn.
-    private func batchCommitted(_ results: [Result<Void, any Error>], _ plan: BatchPlan, last: ActionStep,
-                                _ request: BatchRequest, attempt: Int, slot: SessionSlot, answer: DeferredResponse) {
+    func batchCommitted(_ results: [Result<Void, any Error>], _ plan: BatchPlan, last: ActionStep,
+                        _ request: BatchRequest, _ turn: TurnRequest, slot: SessionSlot) {
         let id = request.id
+        let answer = turn.answer
         let failure = results.firstIndex { if case .failure = $0 { true } else { false } }
         let committed = Array(plan.steps.prefix(failure ?? plan.steps.count))
         for step in committed where !step.userChanges.isEmpty {
@@ -215,51 +151,62 @@ extension SessionService {
                 events.published(sessionId: id, version: step.next.version, document: step.body)
             }
         }
-        guard let failure, case .failure(let error) = results[failure] else {
-            let response = Self.batchResponse(request, plan, version: last.next.version, state: last.body)
-            endTurn(on: slot, { $0.session = last.next }, then: {
-                publish()
-                answer.complete(response)
-            })
-            return
-        }
-        switch error {
-        case CommitError.versionConflict where attempt < (shared ? Self.sharedConflictRetries : 2):
-            // The database moved past the cached state (another node, or another process on the
-            // file). Read it again and run the batch again before anything queued: the items
-            // committed now are found stored and reported as applied.
-            counters.conflictsRetried.add(1, ordering: .relaxed)
-            if shared {
-                users.forget(last.next.userId)
-            } else {
-                logger.warning("cached session was behind the database; reloading", metadata: ["session": "\(id)", "attempt": "\(attempt)"])
+        var first: @Sendable () -> Void = publish
+        let outcome: SessionTurn<TurnRequest>.CommitOutcome
+        var again = turn
+        if let failure, case .failure(let error) = results[failure] {
+            switch error {
+            case CommitError.versionConflict:
+                // The database moved past the cached state (another node, or another process on
+                // the file). The turn reads it again (off this thread) and runs the batch again
+                // before anything queued: the items committed now are found stored and reported
+                // as applied.
+                if shared { users.forget(last.next.userId) }
+                var retried = request
+                for (step, item) in zip(committed, plan.stepItems) { retried.committed[request.items[item].key] = step.next.version }
+                again.job = .batch(retried)
+                let applied = committed.count + request.committed.count
+                let response = Self.batchUnavailable("Session \(id) is changing too fast to apply this batch", applied: applied)
+                first = { publish(); answer.complete(response) }  // used only when the turn gives up
+                outcome = .conflict
+            case CommitError.sessionNotFound:
+                let response = Self.notFound(id).response
+                first = { publish(); answer.complete(response) }
+                outcome = .sessionNotFound
+            default:
+                // The commit may have happened (an answer lost with the connection): the cached
+                // state is no longer known to be current, so the next request reads the database.
+                _ = Self.storageFailure(error, logger: logger)
+                let unknown: Bool
+                if case StoreError.outcomeUnknown = error { unknown = true } else { unknown = false }
+                let response = Self.batchUnavailable(
+                    unknown ? "The database did not confirm the batch's writes: some may or may not have been applied"
+                            : "The database did not complete the batch",
+                    applied: committed.count + request.committed.count)
+                first = { publish(); answer.complete(response) }
+                outcome = .failed
             }
-            var again = request
-            for (step, item) in zip(committed, plan.stepItems) { again.committed[request.items[item].key] = step.next.version }
-            let retry: SessionWork = { [self, again] contents in actBatch(again, attempt: attempt + 1, slot: slot, answer: answer, &contents) }
-            endTurn(on: slot, { contents in
-                contents.session = nil
-                contents.queue.insert(retry, at: 0)
-            }, then: publish)
-        case CommitError.versionConflict:
-            let response = Self.batchUnavailable(
-                "Session \(id) is changing too fast to apply this batch", applied: committed.count + request.committed.count)
-            endTurn(on: slot, { $0.session = nil }, then: { publish(); answer.complete(response) })
-        case CommitError.sessionNotFound:
-            let response = Self.notFound(id).response
-            endTurn(on: slot, { $0.session = nil }, then: { publish(); answer.complete(response) })
-        default:
-            // The commit may have happened (an answer lost with the connection): the cached
-            // state is no longer known to be current, so the next request reads the database.
-            _ = Self.storageFailure(error, logger: logger)
-            let unknown: Bool
-            if case StoreError.outcomeUnknown = error { unknown = true } else { unknown = false }
-            let response = Self.batchUnavailable(
-                unknown ? "The database did not confirm the batch's writes: some may or may not have been applied"
-                        : "The database did not complete the batch",
-                applied: committed.count + request.committed.count)
-            endTurn(on: slot, { $0.session = nil }, then: { publish(); answer.complete(response) })
+        } else {
+            let response = Self.batchResponse(request, plan, version: last.next.version, state: last.body)
+            first = { publish(); answer.complete(response) }
+            outcome = .success
         }
+        var afters: [@Sendable () -> Void] = []
+        slot.state.withLock { contents in
+            if outcome == .success { contents.session = last.next }
+            let action = contents.turn.committed(outcome, replacing: again)
+            if case .retry = action {
+                counters.conflictsRetried.add(1, ordering: .relaxed)
+                if !shared {
+                    logger.warning("cached session was behind the database; reloading",
+                                   metadata: ["session": "\(id)", "attempt": "\(contents.turn.conflicts)"])
+                }
+                first = publish
+            }
+            drive(action, slot: slot, context: .writer, &contents, &afters)
+        }
+        first()
+        for after in afters { after() }
     }
 
     /// 503 for a batch not wholly confirmed. Every item has its key, so sending the same batch

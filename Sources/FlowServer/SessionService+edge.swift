@@ -20,8 +20,7 @@ extension SessionService {
     /// ``SessionState/predictions(limits:)``), after the token check. Predictions are made once
     /// per version and user state and kept with the session.
     func predictedStateDocument(_ id: String, token: String?) throws(ResponseError) -> (version: Int, document: [UInt8]) {
-        try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
-            let user = try storage { try users.state(of: session.userId, store: store) }
+        try withSession(id, access: .bearer(token), user: true) { (session: inout LiveSession, user) throws(ResponseError) in
             let predictions = session.cachedPredictions(user: user)
             return (session.version, LiveSession.withPredictions(session.cachedStateDocument(), predictions))
         }
@@ -31,9 +30,8 @@ extension SessionService {
     /// checks (`If-Match`, the engine's refusals, as problems) and the same document a post
     /// would answer; with `predict`, the predictions of that state too.
     func dryRun(_ action: FlowAction, on id: String, token: String?, ifMatch: IfMatch?, predict: Bool) throws(ResponseError) -> Response {
-        let body = try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) -> [UInt8] in
+        let body = try withSession(id, access: .bearer(token), user: true) { (session: inout LiveSession, user) throws(ResponseError) -> [UInt8] in
             try Self.check(ifMatch, session)
-            let user = try storage { try users.state(of: session.userId, store: store) }
             let next: SessionState
             do throws(FlowError) {
                 next = try session.engineState(user: user).applying(action).next
@@ -51,8 +49,7 @@ extension SessionService {
     /// The session's bundle (see ``SessionBundle``) and its entity tag: the version and a hash
     /// of the bundle, since the user's state can change under the same version.
     func bundle(_ id: String, token: String?) throws(ResponseError) -> (etag: String, body: [UInt8]) {
-        try withSession(id, token: token) { (session: inout LiveSession) throws(ResponseError) in
-            let user = try storage { try users.state(of: session.userId, store: store) }
+        try withSession(id, access: .bearer(token), user: true) { (session: inout LiveSession, user) throws(ResponseError) in
             let versions = DefinitionRegistry.decode(String(decoding: session.flowVersionsJSON, as: UTF8.self)) ?? [:]
             var definitions: [(name: String, json: [UInt8])] = []
             for (name, version) in versions {

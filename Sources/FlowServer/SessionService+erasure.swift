@@ -1,4 +1,5 @@
 // A user's data erased: this node forgets their sessions and their state, and ends their streams.
+import HTTPServer
 
 extension SessionService {
     /// Called once the store has erased user `userId` and the sessions `sessionIds`: evicts
@@ -6,11 +7,11 @@ extension SessionService {
     /// and forgets the user's state.
     ///
     /// A session's cached state is dropped at once, under its slot's lock, so no read answers
-    /// from it after the erasure is answered; when one of its actions is being committed, the
-    /// slot is emptied again right after that commit's turn ends (first in its queue): a commit
-    /// that succeeded before the erasure puts its state back into the slot, and its user-state
-    /// change into the user cache, when its turn ends. One that comes after the erasure fails
-    /// (`sessionNotFound`) and answers 404.
+    /// from it after the erasure is answered; and an `evict` turn is queued, so that when one
+    /// of its actions is being committed, the slot is emptied again right after that commit's
+    /// turn ends, under the same lock: a commit that succeeded before the erasure puts its
+    /// state back into the slot, and its user-state change into the user cache, when its turn
+    /// ends. One that comes after the erasure fails (`sessionNotFound`) and answers 404.
     ///
     /// Other nodes on a shared database find out by themselves: their reads check the head
     /// version (none: 404), their commits fail, and their stream watchers see the session gone.
@@ -18,20 +19,18 @@ extension SessionService {
         users.forget(userId)
         for id in sessionIds {
             if let slot = cache.pinIfCached(id) {
-                let evict: SessionWork = { [cache, users] contents in
-                    contents.session = nil
-                    cache.remove(id, slot: slot)
+                let answer = DeferredResponse()
+                answer.whenComplete { [cache, users] _ in
                     users.forget(userId)
-                    return {}
+                    cache.unpin(slot)
                 }
-                let after = slot.state.withLock { contents -> (@Sendable () -> Void)? in
+                let request = TurnRequest(job: .evict, id: id, token: nil, answer: answer)
+                var afters: [@Sendable () -> Void] = []
+                slot.state.withLock { contents in
                     contents.session = nil
-                    guard contents.committing else { return evict(&contents) }
-                    contents.queue.insert(evict, at: 0)
-                    return nil
+                    drive(contents.turn.arrived(request), slot: slot, context: .request, &contents, &afters)
                 }
-                after?()
-                cache.unpin(slot)
+                for after in afters { after() }
             }
             events.deleted(sessionId: id)
         }

@@ -87,6 +87,12 @@ final class UserStates: Sendable {
         return try Self.read(userId, store: store)
     }
 
+    /// The state of `userId` when it is held, without reading the database (under a slot's
+    /// lock, where no database call is made); nil when it must be read.
+    func cached(_ userId: String) -> Held? {
+        table.withLock { $0.states.value(forKey: userId) }
+    }
+
     /// Applies committed changes (RFC 7396: a null removes the key, as json_patch does); the
     /// commit that wrote them raised the revision by one.
     func apply(_ changes: [(key: String, value: JSONValue)], to userId: String) {

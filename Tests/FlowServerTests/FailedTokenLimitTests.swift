@@ -68,7 +68,7 @@ struct FailedTokenLimitTests {
                 }
                 return false
             }
-            #expect(waitUntil { $0.committing }, "the action's commit is in flight")
+            #expect(waitUntil { $0.turn.phase == .committing }, "the action's commit is in flight")
             for _ in 0..<4 {
                 DispatchQueue.global().async(group: requests) {
                     let status = (try? sender.send("POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"onboarding.showSecond"}"#,
@@ -76,7 +76,7 @@ struct FailedTokenLimitTests {
                     answers.withLock { $0.append(status) }
                 }
             }
-            #expect(waitUntil { $0.queue.count == 4 }, "the four wait for the session's turn")
+            #expect(waitUntil { $0.turn.waiting.count == 4 }, "the four wait for the session's turn")
             release.signal()
             holder.wait()
             requests.wait()

@@ -199,8 +199,11 @@ struct UserDataAPITests {
         let client = SessionClient(sender: test.direct)
         let created = try client.create(userId: "u-1")
         let slot = try #require(service.cache.pinIfCached(created.id))
+        // A turn whose commit is in flight (the request stands for an action being committed).
+        let inFlight = TurnRequest(job: .delete, id: created.id, token: nil, answer: DeferredResponse())
         let stale = try #require(slot.state.withLock { contents -> LiveSession? in
-            contents.committing = true  // as while an action's commit is in flight
+            _ = contents.turn.arrived(inFlight)
+            _ = contents.turn.applied(commit: true)
             return contents.session
         })
         _ = try test.store.eraseUser(id: "u-1", auditSubject: "sha256:x", audit: AuditStamp(credential: "admin"))
@@ -210,7 +213,12 @@ struct UserDataAPITests {
         // success applies its change to it, then ends its turn with its state (see `committed`).
         _ = try service.users.held("u-1", store: test.store)
         service.users.apply([(key: "onboarded", value: .bool(true))], to: "u-1")
-        service.endTurn(on: slot, { $0.session = stale }, then: {})
+        var afters: [@Sendable () -> Void] = []
+        slot.state.withLock { contents in
+            contents.session = stale
+            service.drive(contents.turn.committed(.success), slot: slot, context: .writer, &contents, &afters)
+        }
+        for after in afters { after() }
         service.cache.unpin(slot)
         #expect(slot.state.withLock { $0.session == nil })
         #expect(!service.cache.contains(created.id))

@@ -1,0 +1,588 @@
+// Acting on a session: actions, batches and deletions run in the session's turn (SessionTurn),
+// are committed, and only then answered. See SessionTurn.swift for which thread does what.
+import JSON
+import FlowEngine
+import FlowStore
+import Foundation
+import HTTPServer
+
+/// A request waiting for, or having, its session's turn: the job, who asked, where its answer
+/// goes, and what was read for it outside the slot's lock.
+struct TurnRequest: Sendable {
+    enum Job: Sendable {
+        case action(SessionService.ActionRequest)
+        case batch(SessionService.BatchRequest)
+        case delete
+        /// The server's own: the session's data was erased; its cached state leaves the slot
+        /// in the session's turn, after a commit in flight (see `evictErased`).
+        case evict
+    }
+
+    var job: Job
+    let id: String
+    let token: String?
+    let answer: DeferredResponse
+    var reads = TurnReads()
+}
+
+/// What the database said for a request, read outside the slot's lock.
+struct TurnReads: Sendable {
+    /// The session as stored, to be cached (nil: nothing read).
+    var session: LiveSession?
+    /// The session is not stored.
+    var missing = false
+    /// The user's state as read.
+    var user: UserStates.Held?
+    /// The request's idempotency keys looked up, at turn generation `generation`.
+    var answers: [String: IdempotentAnswer]?
+    var generation: UInt64 = 0
+    /// The session must be read again (a conflict, a stale cache).
+    var reload = false
+    /// A refusal on the cached state is to be checked against the stored head first.
+    var recheck = false
+}
+
+extension SessionService {
+    /// Where a turn's work is driven from: an HTTP thread (reads are made there, inline), or
+    /// the writer thread or read queue (reads go to the read queue).
+    enum TurnContext {
+        case request
+        case writer
+    }
+
+    /// An action request, as it waits for its session's turn.
+    struct ActionRequest: Sendable {
+        let action: FlowAction
+        let ifMatch: IfMatch?
+        let idempotency: (key: String, bodyHash: [UInt8])?
+        /// The answer carries the predictions of the new version (`?predict=true`).
+        var predict = false
+        /// Already judged again on the stored state after a refusal on a cached one.
+        var rechecked = false
+    }
+
+    /// How often an action is applied again after losing a race to another node's commit on the
+    /// same session. Each try is a reload and a commit (a few ms); while another node streams
+    /// actions on the session, this one can lose several in a row (8 was seen to run out in CI
+    /// with 4 clients per node on one session), and running out answers 503.
+    static let sharedConflictRetries = 32
+
+    /// Refusals that depend on the session's state (a stale `from`, `If-Match`, an action the
+    /// state does not accept): on a shared database they are checked against the stored state.
+    static let refusalStatuses: Set<Int> = [409, 412, 422]
+
+    /// Applies `action` to session `id`: checks `If-Match`, replays an `Idempotency-Key`,
+    /// applies through the engine, commits, and only then answers. The answer comes later
+    /// (`Response.later`): the commit is written by the store's writer thread, with the actions
+    /// of other requests, and no thread waits for it.
+    func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
+               idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false) -> Response {
+        let request = ActionRequest(action: action, ifMatch: ifMatch, idempotency: idempotency, predict: predict)
+        return enqueue(.action(request), id: id, token: token)
+    }
+
+    /// Deletes session `id` after checking its token, in the session's turn (after the actions
+    /// that came before it are committed); the cached state goes with it, under the session's
+    /// lock, so no request can see the session after the delete is answered; requests that
+    /// waited behind it are answered not found.
+    func delete(_ id: String, token: String?) -> Response {
+        enqueue(.delete, id: id, token: token)
+    }
+
+    /// Pins the session's slot (checking the token of a session not cached without touching
+    /// the cache), and gives the request its turn or queues it.
+    func enqueue(_ job: TurnRequest.Job, id: String, token: String?) -> Response {
+        let (slot, answer): (SessionSlot, DeferredResponse)
+        do throws(ResponseError) {
+            (slot, answer) = try pinnedForLater(id, token: token)
+        } catch {
+            return error.response
+        }
+        let request = TurnRequest(job: job, id: id, token: token, answer: answer)
+        let maxRetries = shared ? Self.sharedConflictRetries : 2
+        var afters: [@Sendable () -> Void] = []
+        slot.state.withLock { contents in
+            contents.turn.maxConflictRetries = maxRetries
+            let action = contents.turn.arrived(request)
+            drive(action, slot: slot, context: .request, &contents, &afters)
+        }
+        for after in afters { after() }
+        return .later(answer)
+    }
+
+    /// Performs the turn's `action` under the slot's lock, and the ones it leads to; what must
+    /// happen outside the lock (answers, reads, commits) is appended to `afters`, in order.
+    func drive(_ action: SessionTurn<TurnRequest>.Action, slot: SessionSlot, context: TurnContext,
+               _ contents: inout SlotContents, _ afters: inout [@Sendable () -> Void]) {
+        var action = action
+        while true {
+            switch action {
+            case .none, .submit:
+                return
+            case .run(let request):
+                action = run(request, slot: slot, context: context, &contents, &afters)
+            case .read(var request):
+                request.reads.generation = contents.turn.generation
+                afters.append(readLater(request, cached: contents.session.map { ($0.version, $0.userId) }, slot: slot, context: context))
+                return
+            case .retry(var request):
+                contents.session = nil
+                request.reads = TurnReads(generation: contents.turn.generation)
+                afters.append(readLater(request, cached: nil, slot: slot, context: .writer))
+                return
+            case .answer(_, let dropState, let next):
+                if dropState { contents.session = nil }
+                guard let next else { return }
+                action = .run(next)
+            case .contention(_, let next):
+                contents.session = nil
+                guard let next else { return }
+                action = .run(next)
+            case .deleted(let request, let orphans):
+                contents.session = nil
+                cache.remove(request.id, slot: slot)
+                for orphan in orphans {
+                    let response = Self.notFound(orphan.id).response
+                    afters.append { orphan.answer.complete(response) }
+                }
+                return
+            }
+        }
+    }
+
+    /// The reads `request` needs, outside the lock: on this thread when it is an HTTP thread,
+    /// else on the read queue (never on the writer thread). Then the turn goes on.
+    private func readLater(_ request: TurnRequest, cached: (version: Int, userId: String)?, slot: SessionSlot,
+                           context: TurnContext) -> @Sendable () -> Void {
+        let work: @Sendable () -> Void = { [self] in
+            let outcome: Result<TurnRequest, ResponseError>
+            do throws(ResponseError) {
+                outcome = .success(try read(for: request, cached: cached))
+            } catch {
+                outcome = .failure(error)
+            }
+            var afters: [@Sendable () -> Void] = []
+            slot.state.withLock { contents in
+                switch outcome {
+                case .success(let read):
+                    drive(contents.turn.readFinished(read), slot: slot, context: .request, &contents, &afters)
+                case .failure(let error):
+                    let response = error.response
+                    afters.append { request.answer.complete(response) }
+                    drive(contents.turn.readFailed(), slot: slot, context: .request, &contents, &afters)
+                }
+            }
+            for after in afters { after() }
+        }
+        switch context {
+        case .request: return work
+        case .writer: return { [readQueue] in readQueue.async(execute: work) }
+        }
+    }
+
+    /// Reads what `request` needs from the database: the session when it is not cached (or
+    /// must be read again), its keys' stored answers, and the user's state.
+    func read(for request: TurnRequest, cached: (version: Int, userId: String)?) throws(ResponseError) -> TurnRequest {
+        var request = request
+        var reads = request.reads
+        var reload = reads.reload || cached == nil
+        if reads.recheck, let cached {
+            let head = try storage { try store.headVersion(sessionId: request.id) }
+            if head != cached.version {
+                counters.refusalsRechecked.add(1, ordering: .relaxed)
+                reload = true
+            }
+        }
+        reads.recheck = false
+        reads.reload = false
+        var version = cached?.version
+        var userId = cached?.userId
+        if reload {
+            counters.sessionLoads.add(1, ordering: .relaxed)
+            guard let loaded = try load(request.id) else {
+                reads.missing = true
+                request.reads = reads
+                return request
+            }
+            version = loaded.version
+            userId = loaded.userId
+            reads.session = loaded
+        }
+        let keys: [String]
+        switch request.job {
+        case .action(let action): keys = action.idempotency.map { [$0.key] } ?? []
+        case .batch(let batch): keys = batch.items.map(\.key)
+        case .delete, .evict: keys = []
+        }
+        if !keys.isEmpty {
+            let answers: [String: IdempotentAnswer]
+            if keys.count == 1 {
+                answers = try storage { try store.idempotentAnswer(sessionId: request.id, key: keys[0]) }.map { [keys[0]: $0] } ?? [:]
+            } else {
+                answers = try storage { try store.idempotentAnswers(sessionId: request.id, keys: keys) }
+            }
+            reads.answers = answers
+            if let version, answers.values.contains(where: { $0.version > version }), let loaded = try load(request.id) {
+                // Applied, but its answer never reached this cache (a commit whose answer was
+                // lost, or another node): what follows starts from the stored state.
+                counters.sessionLoads.add(1, ordering: .relaxed)
+                reads.session = loaded
+            }
+        }
+        if let userId {
+            reads.user = try storage { try users.held(userId, store: store) }
+        }
+        request.reads = reads
+        return request
+    }
+
+    /// What running a request under the lock came to.
+    private enum Run {
+        case needsRead(TurnRequest)
+        case answer(Response, dropState: Bool)
+        case commit(ActionStep)
+        case commitBatch(BatchPlan, last: ActionStep, BatchRequest)
+        case delete
+    }
+
+    /// The request's turn, under the slot's lock: installs what was read, checks the token,
+    /// and judges the job on the cached session; never reads the database.
+    private func run(_ request: TurnRequest, slot: SessionSlot, context: TurnContext,
+                     _ contents: inout SlotContents, _ afters: inout [@Sendable () -> Void]) -> SessionTurn<TurnRequest>.Action {
+        var judged = request
+        let outcome = judge(&judged, slot: slot, &contents)
+        let request = judged
+        switch outcome {
+        case .needsRead(let pending):
+            // The request as updated (a recheck, a reload) is the turn's current one.
+            return contents.turn.needsRead(pending)
+        case .answer(let response, let dropState):
+            if dropState {
+                // No such session: its slot goes, so it holds no place in the cache.
+                contents.session = nil
+                cache.remove(request.id, slot: slot)
+            }
+            afters.append { request.answer.complete(response) }
+            return contents.turn.applied(commit: false)
+        case .commit(let step):
+            _ = contents.turn.applied(commit: true)
+            guard case .action(let action) = request.job else { return .none }
+            afters.append { [self] in
+                store.submit(step.commit) { [self] result in
+                    committed(result, step, action, request, slot: slot)
+                }
+            }
+            return .none
+        case .commitBatch(let plan, let last, let batch):
+            _ = contents.turn.applied(commit: true)
+            let commits = plan.steps.map(\.commit)
+            afters.append { [self] in
+                store.submit(commits) { [self] results in
+                    batchCommitted(results, plan, last: last, batch, request, slot: slot)
+                }
+            }
+            return .none
+        case .delete:
+            _ = contents.turn.applied(commit: true)
+            let work: @Sendable () -> Void = { [self] in deleteNow(request, slot: slot) }
+            switch context {
+            case .request: afters.append(work)
+            case .writer: afters.append { [readQueue] in readQueue.async(execute: work) }
+            }
+            return .none
+        }
+    }
+
+    /// Judges `request` on the cached session (after installing what was read for it).
+    private func judge(_ request: inout TurnRequest, slot: SessionSlot, _ contents: inout SlotContents) -> Run {
+        let id = request.id
+        if case .evict = request.job {
+            contents.session = nil
+            return .answer(Response(status: 204), dropState: true)
+        }
+        if request.reads.missing {
+            contents.session = nil
+            return .answer(Self.notFound(id).response, dropState: true)
+        }
+        if let loaded = request.reads.session.take() {
+            // Read while the turn waited for it: no commit of this node can have raced the read.
+            contents.session = loaded
+        }
+        guard var session = contents.session.take() else {
+            return .needsRead(request)
+        }
+        let run = judge(&request, &session, turn: contents.turn)
+        contents.session = consume session
+        return run
+    }
+
+    /// Judges `request` on `session`, moved out of the slot meanwhile.
+    private func judge(_ request: inout TurnRequest, _ session: inout LiveSession, turn: borrowing SessionTurn<TurnRequest>) -> Run {
+        let id = request.id
+        let access = SessionAccess.bearer(request.token)
+        guard access.opens(session.tokenHash) else {
+            return .answer(access.refusal(id).response, dropState: false)
+        }
+        if let expired = expiry.refusal(id, lastActiveAt: session.lastActiveAt) {  // expiry: the state leaves the slot
+            return .answer(expired.response, dropState: true)
+        }
+        let fresh = request.reads.generation == turn.generation
+        let answers = fresh ? request.reads.answers : nil
+        guard let user = (fresh ? request.reads.user : nil) ?? users.cached(session.userId) else {
+            return .needsRead(request)
+        }
+        switch request.job {
+        case .delete:
+            return .delete
+        case .evict:
+            return .answer(Response(status: 204), dropState: true)
+        case .action(var action):
+            var known: IdempotentAnswer?? = .none
+            if let key = action.idempotency?.key {
+                guard let answers else { return .needsRead(request) }
+                known = .some(answers[key])
+            }
+            let attempt: Attempt
+            do throws(ResponseError) {
+                attempt = try applyLocked(action.action, to: &session, ifMatch: action.ifMatch, idempotency: action.idempotency,
+                                          predict: action.predict, user: user, known: known)
+            } catch {
+                if shared, !action.rechecked, Self.refusalStatuses.contains(error.response.status) {
+                    // Refused on a cached state that another node may have moved on from: judge
+                    // it again after checking the stored head.
+                    action.rechecked = true
+                    request.job = .action(action)
+                    request.reads = TurnReads(recheck: true)
+                    return .needsRead(request)
+                }
+                if let refusal = error.refusal { rollouts?.refused(id, refusal) }
+                return .answer(error.response, dropState: false)
+            }
+            switch attempt {
+            case .answered(let response): return .answer(response, dropState: false)
+            case .commit(let step): return .commit(step)
+            case .reload:
+                request.reads = TurnReads(reload: true)
+                return .needsRead(request)
+            }
+        case .batch(var batch):
+            guard let answers else { return .needsRead(request) }
+            let plan: BatchPlan
+            do throws(ResponseError) {
+                plan = try judgeBatch(batch, &session, answers: answers, user: user)
+            } catch {
+                return .answer(error.response, dropState: false)
+            }
+            if plan.stale {
+                guard batch.staleReads < Self.sharedConflictRetries else {
+                    return .answer(Self.batchUnavailable("Session \(id) is changing too fast to apply this batch",
+                                                         applied: batch.committed.count), dropState: false)
+                }
+                counters.staleReloads.add(1, ordering: .relaxed)
+                batch.staleReads += 1
+                request.job = .batch(batch)
+                request.reads = TurnReads(reload: true)
+                return .needsRead(request)
+            }
+            if plan.refusal != nil, shared, !batch.rechecked {
+                // Refused on a cached state that another node may have moved on from: judge the
+                // whole batch again on the stored state before answering (nothing is committed yet).
+                batch.rechecked = true
+                request.job = .batch(batch)
+                request.reads = TurnReads(recheck: true)
+                return .needsRead(request)
+            }
+            guard let last = plan.steps.last else {
+                // Nothing to commit: every item skipped, or the first one not skipped refused.
+                return .answer(Self.batchResponse(batch, plan, version: session.version, state: session.cachedStateDocument()),
+                               dropState: false)
+            }
+            return .commitBatch(plan, last: last, batch)
+        }
+    }
+
+    /// Deletes the session in the database (outside the lock, never on the writer thread),
+    /// then ends the turn.
+    private func deleteNow(_ request: TurnRequest, slot: SessionSlot) {
+        let response: Response
+        let deleted: Bool
+        do throws(ResponseError) {
+            _ = try storage { try store.deleteSession(id: request.id) }
+            response = Response(status: 204)
+            deleted = true
+        } catch {
+            response = error.response
+            deleted = false
+        }
+        var afters: [@Sendable () -> Void] = []
+        slot.state.withLock { contents in
+            let action = contents.turn.committed(deleted ? .deleted : .failed)
+            drive(action, slot: slot, context: .writer, &contents, &afters)
+        }
+        if deleted { events.deleted(sessionId: request.id) }
+        request.answer.complete(response)
+        for after in afters { after() }
+    }
+
+    /// An action's commit is over (on the writer thread): on success the session moves to its
+    /// new version and the client gets its answer; then the session's next work has its turn.
+    private func committed(_ result: Result<Void, any Error>, _ step: ActionStep, _ action: ActionRequest,
+                           _ request: TurnRequest, slot: SessionSlot) {
+        let id = request.id
+        let outcome: SessionTurn<TurnRequest>.CommitOutcome
+        var first: @Sendable () -> Void = {}
+        switch result {
+        case .success:
+            if !step.userChanges.isEmpty {
+                users.apply(step.userChanges, to: step.next.userId)
+            }
+            let response = Self.stateResponse(version: step.next.version, body: step.answer ?? step.body)
+            first = { [events, rollouts] in
+                // Before the answer, and before the session's next commit can start: streams
+                // get versions in order.
+                events.published(sessionId: id, version: step.next.version, document: step.body)
+                request.answer.complete(response)
+                rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
+                                  userChanges: step.userChanges)
+            }
+            outcome = .success
+        case .failure(CommitError.versionConflict):
+            // The database moved past the cached state: another node wrote the session (on a
+            // shared database), or another process the file. The turn reads it again (off this
+            // thread) and applies again, on the newer state, before anything queued.
+            if shared {
+                users.forget(step.next.userId)  // the user's state may be what moved
+            }
+            outcome = .conflict
+        case .failure(CommitError.sessionNotFound):
+            let response = Self.notFound(id).response
+            first = { request.answer.complete(response) }
+            outcome = .sessionNotFound
+        case .failure(let error):
+            // The commit may have happened (an answer lost with the connection): the cached
+            // state is no longer known to be current, so the next request reads the database.
+            let response = Self.storageFailure(error, logger: logger).response
+            first = { request.answer.complete(response) }
+            outcome = .failed
+        }
+        var afters: [@Sendable () -> Void] = []
+        slot.state.withLock { contents in
+            if outcome == .success { contents.session = step.next }
+            let action = contents.turn.committed(outcome)
+            switch action {
+            case .retry:
+                counters.conflictsRetried.add(1, ordering: .relaxed)
+                if !shared {
+                    logger.warning("cached session was behind the database; reloading",
+                                   metadata: ["session": "\(id)", "attempt": "\(contents.turn.conflicts)"])
+                }
+            case .contention:
+                let response = Response.problem(503, "Session \(id) is changing too fast to apply this action; try again.",
+                                                title: "Service Unavailable", type: ProblemType.sessionContention)
+                first = { request.answer.complete(response) }
+            default:
+                break
+            }
+            drive(action, slot: slot, context: .writer, &contents, &afters)
+        }
+        first()
+        for after in afters { after() }
+    }
+
+    /// What one try at applying an action came to.
+    enum Attempt {
+        case answered(Response)
+        /// The key's answer is of a version newer than the cached session: read it again.
+        case reload
+        /// Applied in memory: to be committed, then answered.
+        case commit(ActionStep)
+    }
+
+    /// An applied action waiting for its commit: the session it leads to, the answer's body, and
+    /// the user-state changes to keep once committed.
+    struct ActionStep: Sendable {
+        let commit: ActionCommit
+        let next: LiveSession
+        let body: [UInt8]
+        let userChanges: [(key: String, value: JSONValue)]
+        /// The answer when it differs from `body` (the stored one): with predictions.
+        var answer: [UInt8]? = nil
+    }
+
+    /// Applies an action to a session whose lock the caller holds; `session` is replaced only
+    /// after the commit. It reads nothing: `user` is the user's state as held or read before
+    /// the turn, and `known` the stored answer of the request's key (`.some(nil)`: looked up,
+    /// unused), looked up before the turn.
+    ///
+    /// A batch of offline taps (`SessionService+batch.swift`) passes the client's time of each,
+    /// and the user's state as its earlier, not yet committed, steps left it.
+    func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
+                     idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false, clientAt: String? = nil,
+                     user: UserStates.Held, known: IdempotentAnswer??) throws(ResponseError) -> Attempt {
+        let id = session.id
+        if let idempotency, case .some(.some(let stored)) = known {
+            guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
+                throw ResponseError(.problem(
+                    422, "Idempotency-Key \(idempotency.key) was used with another request body; use a new key for a new action.",
+                    type: ProblemType.idempotencyKeyReused))
+            }
+            // Applied, but its answer never reached this cache (a commit whose answer was lost,
+            // or another node): what follows starts from the stored state.
+            if stored.version > session.version { return .reload }
+            var replay = Response.json(stored.body, status: stored.status)
+            replay.headers["ETag"] = Self.etag(stored.version)
+            replay.headers["Cache-Control"] = "no-store"
+            replay.headers["Idempotent-Replayed"] = "true"
+            return .answered(replay)
+        }
+        try Self.check(ifMatch, session)
+        session.context.user = user.state
+        let outcome: ActionOutcome
+        do throws(FlowError) {
+            outcome = try FlowEngine.apply(action, to: session.tree, catalog: session.catalog, context: session.context)
+        } catch {
+            throw ResponseError(Self.problem(for: error), refusal: error)
+        }
+        var next = session
+        next.version += 1
+        next.tree = outcome.tree
+        next.handledBy = outcome.handledBy
+        next.lastTransitionJSON = outcome.transition.map(SessionState.encode)
+        var userPatch: String?
+        if !outcome.userChanges.isEmpty {
+            var writer = JSONWriter()
+            writer.beginObject()
+            for change in outcome.userChanges {
+                writer.writeKey(change.key)
+                writer.writeValue(change.value)
+            }
+            writer.endObject()
+            userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)
+        }
+        let body = next.cachedStateDocument()
+        let record = ActionRecord(
+            version: next.version, type: action.type, source: action.from,
+            params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
+            handledBy: outcome.handledBy,
+            transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
+            createdAt: Timestamp.string(), clientAt: clientAt)
+        let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
+        let commit = ActionCommit(
+            sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
+            action: record, userPatch: userPatch,
+            idempotency: idempotency.map {
+                ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))
+            },
+            reachedFeature: reached,
+            completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },
+            userRevision: shared ? user.revision : nil)
+        var answer: [UInt8]?
+        if predict {
+            var userAfter = user.state
+            for change in outcome.userChanges { userAfter[change.key] = change.value }
+            answer = LiveSession.withPredictions(body, next.cachedPredictions(user: userAfter))
+        }
+        return .commit(ActionStep(commit: commit, next: next, body: body,
+                                  userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))
+    }
+}

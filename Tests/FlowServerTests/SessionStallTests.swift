@@ -1,0 +1,184 @@
+// A slow read of one session delays only that session: other sessions' actions are committed
+// and answered while it is stalled, also when the stalled read is a conflict's reload.
+@testable import FlowServer
+import FlowStore
+import Foundation
+import HTTPServer
+import HTTPTestClient
+import StoreTestSupport
+import Synchronization
+import Testing
+
+/// A real store that stalls `session(id:)` for one chosen session id until released: the only
+/// fault it injects. Every other call goes to the store inside as it is.
+final class StallingStore: FlowStore, Sendable {
+    let base: any FlowStore
+    /// The session whose reads stall, while armed.
+    private let target = Mutex<String?>(nil)
+    private let gate = DispatchSemaphore(value: 0)
+    /// Signalled when a read enters the stall.
+    let stalled = DispatchSemaphore(value: 0)
+
+    init(base: any FlowStore) { self.base = base }
+
+    func stall(_ id: String) { target.withLock { $0 = id } }
+
+    /// Lets the stalled read (and later ones) through.
+    func release() {
+        target.withLock { $0 = nil }
+        gate.signal()
+    }
+
+    public func session(id: String) throws -> SessionRecord? {
+        if target.withLock({ $0 == id }) {
+            stalled.signal()
+            gate.wait()
+        }
+        return try base.session(id: id)
+    }
+
+    public var location: String { base.location }
+    public var dialect: SQLDialect { base.dialect }
+    public var isShared: Bool { base.isShared }
+    public var counters: StoreCounters { base.counters }
+    public func schemaVersion() throws -> Int { try base.schemaVersion() }
+    public func migrate(_ migrations: [Migration]) throws -> [Migration] { try base.migrate(migrations) }
+    public func healthCheck() -> Int? { base.healthCheck() }
+    public func healthProblem() -> String? { base.healthProblem() }
+    public func close() throws { try base.close() }
+    public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)], exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws { try base.insert(session, exposures: exposures, exclusions: exclusions, firstFeature: firstFeature) }
+    public func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) { base.submit(commit, completion: completion) }
+    public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) { base.submit(commits, completion: completion) }
+    public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] { try base.actions(sessionId: sessionId, after: after, limit: limit) }
+    public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? { try base.idempotentAnswer(sessionId: sessionId, key: key) }
+    public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] { try base.idempotentAnswers(sessionId: sessionId, keys: keys) }
+    public func deleteSession(id: String) throws -> Bool { try base.deleteSession(id: id) }
+    public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure { try base.eraseUser(id: id, auditSubject: auditSubject, audit: audit) }
+    public func exportUser(id: String, limits: UserExportLimits) throws -> UserExport { try base.exportUser(id: id, limits: limits) }
+    public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch { try base.compactActions(before: horizon, limit: limit) }
+    public func removeSessions(idleBefore horizon: String, limit: Int) throws -> RetentionBatch { try base.removeSessions(idleBefore: horizon, limit: limit) }
+    public func pruneIdempotencyRecords(before horizon: String, limit: Int) throws -> RetentionBatch { try base.pruneIdempotencyRecords(before: horizon, limit: limit) }
+    public func sessionCount() throws -> Int { try base.sessionCount() }
+    public func clientCounts(createdSince since: String, limit: Int) throws -> (total: Int, clients: [ClientSessionCount]) { try base.clientCounts(createdSince: since, limit: limit) }
+    public func headVersion(sessionId: String) throws -> Int? { try base.headVersion(sessionId: sessionId) }
+    public func headVersions(sessionIds: [String]) throws -> [String: Int] { try base.headVersions(sessionIds: sessionIds) }
+    public func recordedSessions(createdSince since: String, before cursor: RecordedSessionCursor?, limit: Int, maxActions: Int) throws -> [RecordedSessionRecord] { try base.recordedSessions(createdSince: since, before: cursor, limit: limit, maxActions: maxActions) }
+    public func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, endsAt: Int, now: Int) throws { try base.insertStreamTicket(hash: hash, sessionId: sessionId, expiresAt: expiresAt, endsAt: endsAt, now: now) }
+    public func takeStreamTicket(hash: [UInt8], sessionId: String, now: Int, holdUntil: Int) throws -> StreamTicketHold? { try base.takeStreamTicket(hash: hash, sessionId: sessionId, now: now, holdUntil: holdUntil) }
+    public func renewStreamTickets(_ holds: [StreamTicketHold], until: Int) throws -> [StreamTicketHold] { try base.renewStreamTickets(holds, until: until) }
+    public func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws { try base.insertClientKey(key, audit: audit) }
+    public func clientKeys() throws -> [ClientKeyRecord] { try base.clientKeys() }
+    public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? { try base.liveClientKey(hash: hash) }
+    public func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord? { try base.revokeClientKey(id: id, at: at, audit: audit) }
+    public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool { try base.insertAdminKey(key, audit: audit) }
+    public func adminKeys() throws -> [AdminKeyRecord] { try base.adminKeys() }
+    public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? { try base.liveAdminKey(hash: hash) }
+    public func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord? { try base.revokeAdminKey(id: id, at: at, audit: audit) }
+    public func adminTokenHash() throws -> [UInt8]? { try base.adminTokenHash() }
+    public func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8] { try base.keepAdminTokenHash(hash, at: at, replace: replace, audit: audit) }
+    public func user(id: String) throws -> UserRecord? { try base.user(id: id) }
+    public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? { try base.removeUserState(id: id, key: key, audit: audit) }
+    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int { try base.addFlowVersion(name: name, definition: definition, activate: activate, audit: audit) }
+    public func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool { try base.activateFlow(name: name, version: version, audit: audit) }
+    public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? { try base.flowVersion(name: name, version: version) }
+    public func allFlowVersions() throws -> [FlowVersionRecord] { try base.allFlowVersions() }
+    public func liveFlowVersions() throws -> [String: Int] { try base.liveFlowVersions() }
+    public func flowActivations() throws -> [String: [Int]] { try base.flowActivations() }
+    public func seedFlow(name: String, definition: String) throws { try base.seedFlow(name: name, definition: definition) }
+    public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int { try base.putDefinition(kind, key: key, definition: definition, audit: audit) }
+    public func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int], audit: AuditStamp?) throws -> Int? { try base.changeExperiment(key: key, definition: definition, revision: revision, activating: activating, audit: audit) }
+    public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws { try base.seedDefinition(kind, key: key, definition: definition) }
+    public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] { try base.allDefinitions(kind) }
+    public func definitionsFingerprint() throws -> String { try base.definitionsFingerprint() }
+    public func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts] { try base.experimentReport(experiment) }
+    public func createRelease(_ release: ReleaseRecord, texts: [String: String], audit: AuditStamp) throws -> ReleaseRecord { try base.createRelease(release, texts: texts, audit: audit) }
+    public func release(id: Int) throws -> ReleaseRecord? { try base.release(id: id) }
+    public func releases() throws -> [ReleaseRecord] { try base.releases() }
+    public func recordReleaseTests(id: Int, tests: String, passed: Bool, base: [String: Int]) throws -> ReleaseRecord? { try self.base.recordReleaseTests(id: id, tests: tests, passed: passed, base: base) }
+    public func approveRelease(id: Int, audit: AuditStamp) throws -> ReleaseRecord? { try base.approveRelease(id: id, audit: audit) }
+    public func activateRelease(id: Int, rules: ReleaseActivationRules, audit: AuditStamp) throws -> ReleaseRecord? { try base.activateRelease(id: id, rules: rules, audit: audit) }
+    public func beginReleaseRollout(id: Int, rules: ReleaseActivationRules, audit: AuditStamp) throws -> ReleaseRecord? { try base.beginReleaseRollout(id: id, rules: rules, audit: audit) }
+    public func rollbackRelease(id: Int, reason: String?, stopped: [String: String], audit: AuditStamp) throws -> ReleaseRecord? { try base.rollbackRelease(id: id, reason: reason, stopped: stopped, audit: audit) }
+    public func auditLog(after: Int, limit: Int) throws -> [AuditRecord] { try base.auditLog(after: after, limit: limit) }
+    public func insertRollout(_ rollout: RolloutRecord) throws -> Bool { try base.insertRollout(rollout) }
+    public func rollout(releaseId: Int) throws -> RolloutRecord? { try base.rollout(releaseId: releaseId) }
+    public func rollouts(state: String?) throws -> [RolloutRecord] { try base.rollouts(state: state) }
+    public func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord, audit: AuditStamp?) throws -> Bool { try base.updateRollout(releaseId: releaseId, from: from, to: to, audit: audit) }
+    public func insertRolloutSession(sessionId: String, releaseId: Int, arm: String, at: String) throws { try base.insertRolloutSession(sessionId: sessionId, releaseId: releaseId, arm: arm, at: at) }
+    public func markRolloutSession(sessionId: String, _ marks: GuardrailMarks) throws { try base.markRolloutSession(sessionId: sessionId, marks) }
+    public func rolloutCounts(releaseId: Int) throws -> [String: GuardrailCounts] { try base.rolloutCounts(releaseId: releaseId) }
+}
+
+struct SessionStallTests {
+    /// A conflict's reload of one session (another process on the same file moved it) is
+    /// stalled; meanwhile other sessions' actions are committed and answered promptly, and the
+    /// stalled action completes correctly once the read is released. Before the turn state
+    /// machine the reload ran on the group-commit writer thread, under the session's lock, so
+    /// every other session's commit waited for it.
+    @Test func aStalledReloadDelaysOnlyItsSession() throws {
+        let database = try TestDatabase()
+        let store = StallingStore(base: try database.migratedStore())
+        let app = try Application(store: store, adminToken: TestApp.adminToken)
+        // Another process on the same database (the file, or the schema).
+        let otherStore = try database.migratedStore()
+        let other = try Application(store: otherStore, adminToken: TestApp.adminToken, singleNode: true)
+        defer {
+            store.release()
+            try? otherStore.close()
+            try? store.close()
+        }
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = HTTPServer(configuration: configuration, handler: app.handle)
+        try server.start()
+        defer { server.shutdown(gracePeriod: .seconds(2)) }
+        let sender = SocketSender(port: server.port)
+        let client = SessionClient(sender: sender)
+        let victim = try client.create(userId: "stalled")
+        let others = try (0..<8).map { try client.create(userId: "other-\($0)") }
+        // The other process moves the victim on: this node's cached state is now behind.
+        let moved = try DirectSender(other.handle).send("POST", "/v1/sessions/\(victim.id)/actions",
+                                                        body: #"{"type":"onboarding.showSecond"}"#, headers: victim.auth)
+        #expect(moved.status == 200)
+        store.stall(victim.id)
+        // The victim's action conflicts on commit; its reload stalls.
+        let victimDone = DispatchSemaphore(value: 0)
+        let victimStatus = Atomic<Int>(0)
+        Thread.detachNewThread {
+            let status = (try? SocketSender(port: server.port).send("POST", "/v1/sessions/\(victim.id)/actions",
+                                                                     body: #"{"type":"onboarding.showSecond"}"#,
+                                                                     headers: victim.auth).status) ?? -1
+            victimStatus.store(status, ordering: .relaxed)
+            victimDone.signal()
+        }
+        #expect(store.stalled.wait(timeout: .now() + 10) == .success, "the victim's reload never started")
+        // Other sessions act meanwhile: every action is answered within a short time.
+        let othersDone = DispatchSemaphore(value: 0)
+        let answered = Atomic<Int>(0)
+        let started = ContinuousClock.now
+        Thread.detachNewThread {
+            for session in others {
+                let response = try? SocketSender(port: server.port).send(
+                    "POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"onboarding.showSecond"}"#, headers: session.auth)
+                if response?.status == 200 { answered.add(1, ordering: .relaxed) }
+            }
+            othersDone.signal()
+        }
+        let inTime = othersDone.wait(timeout: .now() + 3) == .success
+        let elapsed = ContinuousClock.now - started
+        #expect(inTime, "other sessions' actions were held up by one session's stalled read")
+        #expect(answered.load(ordering: .relaxed) == others.count)
+        #expect(victimStatus.load(ordering: .relaxed) == 0, "the stalled action was answered before its read finished")
+        print("other sessions: \(answered.load(ordering: .relaxed)) actions answered in \(elapsed) while one read was stalled")
+        store.release()
+        #expect(victimDone.wait(timeout: .now() + 10) == .success)
+        if !inTime { _ = othersDone.wait(timeout: .now() + 10) }
+        // Judged again on the stored state (already on the second screen): applied or refused
+        // as a state problem, never a server error; and the state is the stored one.
+        let status = victimStatus.load(ordering: .relaxed)
+        #expect(status == 200 || status == 409 || status == 422, "victim answered \(status)")
+        let state = try sender.send("GET", "/v1/sessions/\(victim.id)", headers: victim.auth)
+        #expect(state.status == 200)
+        #expect(state.json["version"] == (status == 200 ? 2 : 1))
+    }
+}
