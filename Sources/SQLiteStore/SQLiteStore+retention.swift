@@ -25,20 +25,22 @@ extension SQLiteStore {
                 UPDATE sessions SET version = ?, tree = ?, last_transition = ?, handled_by = ?, updated_at = ?
                 WHERE id = ? AND version < ?
                 """)
+            let rowVersion = try db.cachedStatement(sql: "SELECT version FROM sessions WHERE id = ?")
             var kept = 0
             var unfoldable: Set<String> = []
             for (session, version) in newest {
-                guard let entry = try Row.fetchOne(head, arguments: [session]), let headVersion: Int = entry[0],
+                guard let entry = try Row.fetchOne(head, arguments: [session]), let headVersion: Int = try entry.decode(atIndex: 0),
                       headVersion == version else { continue }
-                // An entry without its tree (written before 0004) cannot stand for the
-                // session: it stays.
-                guard let tree: Data = entry[1] else {
-                    unfoldable.insert(session)
+                // An entry without its tree (written before 0004) cannot stand for the session,
+                // and stays, unless the session's row already holds that version.
+                guard let tree: Data = try entry.decode(atIndex: 1) else {
+                    let stored = try Int.fetchOne(rowVersion, arguments: [session]) ?? -1
+                    if stored < version { unfoldable.insert(session) }
                     continue
                 }
-                let transition: String? = entry[2]
-                let handledBy: String? = entry[3]
-                let at: String? = entry[4]
+                let transition: String? = try entry.decode(atIndex: 2)
+                let handledBy: String? = try entry.decode(atIndex: 3)
+                let at: String? = try entry.decode(atIndex: 4)
                 try fold.execute(arguments: [version, tree, transition, handledBy, at, session, version])
                 kept += 1
             }
