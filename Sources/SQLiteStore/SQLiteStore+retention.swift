@@ -9,7 +9,7 @@ extension SQLiteStore {
     /// `created_at`), each session's newest among them folded into its row first, then deleted.
     /// The group commit's transactions wait for it (one writer), so a batch stays small.
     public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
-        try pool.write { db in
+        try writing { db in
             let candidates = try Row.fetchAll(db.cachedStatement(sql: Self.oldActionsSQL), arguments: [horizon, limit])
             var newest: [String: Int] = [:]
             for row in candidates {
@@ -69,7 +69,7 @@ extension SQLiteStore {
     /// `updated_at`): deleted (their log, idempotency records and stream tickets by cascade)
     /// unless their newest log entry is newer, in which case the row's time moves to it.
     public func removeSessions(idleBefore horizon: String, limit: Int) throws -> RetentionBatch {
-        try pool.write { db in
+        try writing { db in
             let candidates = try String.fetchAll(db.cachedStatement(sql: Self.idleSessionsSQL), arguments: [horizon, limit])
             let newest = try db.cachedStatement(sql: "SELECT created_at FROM actions WHERE session_id = ? ORDER BY version DESC LIMIT 1")
             let touch = try db.cachedStatement(sql: "UPDATE sessions SET updated_at = ? WHERE id = ?")
@@ -94,7 +94,7 @@ extension SQLiteStore {
         """
 
     public func pruneIdempotencyRecords(before horizon: String, limit: Int) throws -> RetentionBatch {
-        try pool.write { db in
+        try writing { db in
             try db.cachedStatement(sql: Self.oldIdempotencySQL).execute(arguments: [horizon, limit])
             let removed = db.changesCount
             return RetentionBatch(removed: removed, examined: removed)
@@ -109,7 +109,7 @@ extension SQLiteStore {
 
     /// The query plans of the batches' look-ups, for the test that none scans a table.
     public func retentionPlans() throws -> [String] {
-        try pool.read { db in
+        try reading { db in
             var plans: [String] = []
             for sql in [Self.oldActionsSQL, Self.idleSessionsSQL, Self.oldIdempotencySQL] {
                 let rows = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: ["x", 1])
