@@ -93,9 +93,12 @@ extension Application {
             // A dry run commits nothing, so an Idempotency-Key has nothing to keep: it is ignored.
             guard dryRun else {
                 let idempotency = idempotency
-                return .later(try sessionCall { () throws(SessionError) in
-                    try sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency, predict: prediction.predict)
-                })
+                let answer = DeferredResponse()
+                try sessionCall { () throws(SessionError) in
+                    try sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency,
+                                       predict: prediction.predict, reply: answer)
+                }
+                return .later(answer)
             }
             var response = Response.json(try sessionCall { () throws(SessionError) in
                 try sessions.dryRun(action, on: id, token: token, ifMatch: ifMatch, predict: prediction.predict)
@@ -111,7 +114,9 @@ extension Application {
                 throw ResponseError(SessionError.unauthorized(.missing))
             }
             let batch = try BatchInput(json: try request.jsonBody(limits).get())
-            return .later(try sessionCall { () throws(SessionError) in try sessions.applyBatch(batch.items, to: id, token: token) })
+            let answer = DeferredResponse()
+            try sessionCall { () throws(SessionError) in try sessions.applyBatch(batch.items, to: id, token: token, reply: answer) }
+            return .later(answer)
         }
 
         router.route("GET", "/v1/sessions/{id}/actions") { request throws(ResponseError) in
@@ -157,9 +162,11 @@ extension Application {
         }
 
         router.route("DELETE", "/v1/sessions/{id}") { request throws(ResponseError) in
-            return .later(try sessionCall { () throws(SessionError) in
-                try sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request))
-            })
+            let answer = DeferredResponse()
+            try sessionCall { () throws(SessionError) in
+                try sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request), reply: answer)
+            }
+            return .later(answer)
         }
     }
 

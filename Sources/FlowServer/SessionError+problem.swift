@@ -162,6 +162,14 @@ extension TurnAnswer {
     }
 }
 
+/// A client's request waiting for its session's turn: its answer becomes the response the
+/// suspended connection gets.
+extension DeferredResponse: SessionReply {
+    func finish(_ answer: TurnAnswer) -> Bool {
+        complete(answer.response)
+    }
+}
+
 extension SessionService {
     static func stateResponse(_ session: LiveSession, body: [UInt8]? = nil, status: Int = 200) -> Response {
         stateResponse(version: session.version, body: body ?? session.document ?? session.stateDocument(), status: status)

@@ -4,7 +4,6 @@ import JSON
 import FlowEngine
 import FlowStore
 import Foundation
-import HTTPServer
 import Synchronization
 
 /// A request waiting for, or having, its session's turn: the job, who asked, where its answer
@@ -22,17 +21,23 @@ struct TurnRequest: Sendable {
     var job: Job
     let id: String
     let token: String?
-    let answer: DeferredResponse
+    /// The session's slot, pinned until the request is answered.
+    let slot: SessionSlot
+    let answer: any SessionReply
     var reads = TurnReads()
-    /// Where the error a failed request is answered with is kept, for a caller inside the
-    /// server that needs it (a new session's link); nil for requests from clients.
-    var failure: TurnFailure? = nil
 
-    /// Answers the request (the response is built at the edge: SessionError+problem.swift).
-    func finish(_ outcome: TurnAnswer) {
-        if case .failed(let error) = outcome { failure?.record(error) }
-        answer.complete(outcome.response)
+    /// Answers the request, and unpins its slot (once: later answers change nothing).
+    func finish(_ outcome: TurnAnswer, _ cache: SessionCache) {
+        if answer.finish(outcome) { cache.unpin(slot) }
     }
+}
+
+/// Where the answer of a request that waits for its session's turn goes. A client's request
+/// gives the HTTP edge's `DeferredResponse` (SessionError+problem.swift); the server's own
+/// requests give a `ServerReply`.
+protocol SessionReply: AnyObject, Sendable {
+    /// Gives the answer; the first call wins and returns true, later ones change nothing.
+    func finish(_ answer: TurnAnswer) -> Bool
 }
 
 /// What a request that waited for its session's turn is answered, in the service's terms.
@@ -48,13 +53,36 @@ enum TurnAnswer: Sendable {
     case failed(SessionError)
 }
 
-/// The error a request inside the server was answered with (see `TurnRequest.failure`).
-final class TurnFailure: Sendable {
-    private let error = Mutex<SessionError?>(nil)
+/// The answer of a request the server makes of itself (a new session's link, an eviction),
+/// to wait for or to act on.
+final class ServerReply: SessionReply {
+    private let answer = Mutex<TurnAnswer?>(nil)
+    private let given = DispatchSemaphore(value: 0)
+    /// Runs once, on the thread that gives the answer, before `wait` returns it.
+    private let onFinish: (@Sendable (TurnAnswer) -> Void)?
 
-    func record(_ error: SessionError) { self.error.withLock { $0 = error } }
+    init(onFinish: (@Sendable (TurnAnswer) -> Void)? = nil) {
+        self.onFinish = onFinish
+    }
 
-    var recorded: SessionError? { error.withLock { $0 } }
+    func finish(_ answer: TurnAnswer) -> Bool {
+        let first = self.answer.withLock { (held: inout TurnAnswer?) -> Bool in
+            guard held == nil else { return false }
+            held = answer
+            return true
+        }
+        guard first else { return false }
+        onFinish?(answer)
+        given.signal()
+        return true
+    }
+
+    /// Waits for the answer.
+    func wait() -> TurnAnswer {
+        given.wait()
+        given.signal()
+        return answer.withLock { $0 } ?? .failed(.linkNotApplied(""))
+    }
 }
 
 /// What the database said for a request, read outside the slot's lock.
@@ -105,25 +133,25 @@ extension SessionService {
     /// thread, with the actions of other requests, and no thread waits for it.
     func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
                idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false,
-               failure: TurnFailure? = nil) throws(SessionError) -> DeferredResponse {
+               reply: any SessionReply) throws(SessionError) {
         let request = ActionRequest(action: action, ifMatch: ifMatch, idempotency: idempotency, predict: predict)
-        return try enqueue(.action(request), id: id, token: token, failure: failure)
+        try enqueue(.action(request), id: id, token: token, reply: reply)
     }
 
     /// Deletes session `id` after checking its token, in the session's turn (after the actions
     /// that came before it are committed); the cached state goes with it, under the session's
     /// lock, so no request can see the session after the delete is answered; requests that
     /// waited behind it are answered not found.
-    func delete(_ id: String, token: String?) throws(SessionError) -> DeferredResponse {
-        try enqueue(.delete, id: id, token: token)
+    func delete(_ id: String, token: String?, reply: any SessionReply) throws(SessionError) {
+        try enqueue(.delete, id: id, token: token, reply: reply)
     }
 
     /// Pins the session's slot (checking the token of a session not cached without touching
-    /// the cache), and gives the request its turn or queues it.
-    func enqueue(_ job: TurnRequest.Job, id: String, token: String?,
-                 failure: TurnFailure? = nil) throws(SessionError) -> DeferredResponse {
-        let (slot, answer) = try pinnedForLater(id, token: token)
-        let request = TurnRequest(job: job, id: id, token: token, answer: answer, failure: failure)
+    /// the cache), and gives the request its turn or queues it; `reply` gets the answer, and
+    /// the slot is unpinned then.
+    func enqueue(_ job: TurnRequest.Job, id: String, token: String?, reply: any SessionReply) throws(SessionError) {
+        let slot = try pinnedForLater(id, token: token)
+        let request = TurnRequest(job: job, id: id, token: token, slot: slot, answer: reply)
         let maxRetries = shared ? Self.sharedConflictRetries : 2
         var afters: [@Sendable () -> Void] = []
         slot.state.withLock { contents in
@@ -132,7 +160,6 @@ extension SessionService {
             drive(action, slot: slot, context: .request, &contents, &afters)
         }
         for after in afters { after() }
-        return answer
     }
 
     /// Performs the turn's `action` under the slot's lock, and the ones it leads to; what must
@@ -167,7 +194,7 @@ extension SessionService {
                 contents.session = nil
                 cache.remove(request.id, slot: slot)
                 for orphan in orphans {
-                    afters.append { orphan.finish(.failed(.notFound(orphan.id))) }
+                    afters.append { [cache] in orphan.finish(.failed(.notFound(orphan.id)), cache) }
                 }
                 return
             }
@@ -191,7 +218,7 @@ extension SessionService {
                 case .success(let read):
                     drive(contents.turn.readFinished(read), slot: slot, context: .request, &contents, &afters)
                 case .failure(let error):
-                    afters.append { request.finish(.failed(error)) }
+                    afters.append { [cache] in request.finish(.failed(error), cache) }
                     drive(contents.turn.readFailed(), slot: slot, context: .request, &contents, &afters)
                 }
             }
@@ -285,7 +312,7 @@ extension SessionService {
                 contents.session = nil
                 cache.remove(request.id, slot: slot)
             }
-            afters.append { request.finish(answer) }
+            afters.append { [cache] in request.finish(answer, cache) }
             return contents.turn.applied(commit: false)
         case .commit(let step):
             _ = contents.turn.applied(commit: true)
@@ -443,7 +470,7 @@ extension SessionService {
             drive(action, slot: slot, context: .writer, &contents, &afters)
         }
         if deleted { events.deleted(sessionId: request.id) }
-        request.finish(answer)
+        request.finish(answer, cache)
         for after in afters { after() }
     }
 
@@ -460,11 +487,11 @@ extension SessionService {
                 users.apply(step.userChanges, to: step.next.userId)
             }
             let answer = TurnAnswer.state(version: step.next.version, body: step.answer ?? step.body)
-            first = { [events, rollouts] in
+            first = { [events, rollouts, cache] in
                 // Before the answer, and before the session's next commit can start: streams
                 // get versions in order.
                 events.published(sessionId: id, version: step.next.version, document: step.body)
-                request.finish(answer)
+                request.finish(answer, cache)
                 rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
                                   userChanges: step.userChanges)
             }
@@ -478,13 +505,13 @@ extension SessionService {
             }
             outcome = .conflict
         case .failure(CommitError.sessionNotFound):
-            first = { request.finish(.failed(.notFound(id))) }
+            first = { [cache] in request.finish(.failed(.notFound(id)), cache) }
             outcome = .sessionNotFound
         case .failure(let error):
             // The commit may have happened (an answer lost with the connection): the cached
             // state is no longer known to be current, so the next request reads the database.
             let failure = Self.storageError(error, logger: logger)
-            first = { request.finish(.failed(failure)) }
+            first = { [cache] in request.finish(.failed(failure), cache) }
             outcome = .failed
         }
         var afters: [@Sendable () -> Void] = []
@@ -499,7 +526,7 @@ extension SessionService {
                                    metadata: ["session": "\(id)", "attempt": "\(contents.turn.conflicts)"])
                 }
             case .contention:
-                first = { request.finish(.failed(.contention(id, reading: false))) }
+                first = { [cache] in request.finish(.failed(.contention(id, reading: false)), cache) }
             default:
                 break
             }

@@ -2,7 +2,6 @@
 import JSON
 import FlowEngine
 import FlowStore
-import HTTPServer
 
 extension SessionService {
     /// What became of one item of a batch.
@@ -58,8 +57,8 @@ extension SessionService {
     /// and `Idempotency-Key` its `key`, stopping at the first refusal. The steps are committed
     /// back to back into the store's group commit (one transaction where they fit) and the
     /// turn is held until the last is over; the answer comes then (the route returns `Response.later`).
-    func applyBatch(_ items: [BatchItem], to id: String, token: String?) throws(SessionError) -> DeferredResponse {
-        try enqueue(.batch(BatchRequest(items: items, id: id, token: token)), id: id, token: token)
+    func applyBatch(_ items: [BatchItem], to id: String, token: String?, reply: any SessionReply) throws(SessionError) {
+        try enqueue(.batch(BatchRequest(items: items, id: id, token: token)), id: id, token: token, reply: reply)
     }
 
     /// Judges the items in order on a copy of the committed session, each on the state the
@@ -170,10 +169,10 @@ extension SessionService {
                 again.job = .batch(retried)
                 let applied = committed.count + request.committed.count
                 let failed = TurnAnswer.failed(.batchIncomplete(.contention(session: id), applied: applied))
-                first = { publish(); turn.finish(failed) }  // used only when the turn gives up
+                first = { [cache] in publish(); turn.finish(failed, cache) }  // used only when the turn gives up
                 outcome = .conflict
             case CommitError.sessionNotFound:
-                first = { publish(); turn.finish(.failed(.notFound(id))) }
+                first = { [cache] in publish(); turn.finish(.failed(.notFound(id)), cache) }
                 outcome = .sessionNotFound
             default:
                 // The commit may have happened (an answer lost with the connection): the cached
@@ -183,12 +182,12 @@ extension SessionService {
                 if case StoreError.outcomeUnknown = error { unknown = true } else { unknown = false }
                 let failed = TurnAnswer.failed(.batchIncomplete(unknown ? .outcomeUnknown : .failed,
                                                                 applied: committed.count + request.committed.count))
-                first = { publish(); turn.finish(failed) }
+                first = { [cache] in publish(); turn.finish(failed, cache) }
                 outcome = .failed
             }
         } else {
             let answer = TurnAnswer.batch(request, plan, version: last.next.version, state: last.body)
-            first = { publish(); turn.finish(answer) }
+            first = { [cache] in publish(); turn.finish(answer, cache) }
             outcome = .success
         }
         var afters: [@Sendable () -> Void] = []

@@ -4,7 +4,6 @@ import FeatureFlags
 import FlowEngine
 import FlowStore
 import Foundation
-import HTTPServer
 import Logging
 
 extension SessionService {
@@ -128,10 +127,14 @@ extension SessionService {
         // The link is the session's first action (version 1), applied and committed like any
         // other: its user-state changes are kept, the log shows it, and a link whose `when` does
         // not hold yet becomes the session's pendingLink.
-        let failure = TurnFailure()
-        let followed = try apply(FlowAction(type: FlowAction.link, params: ["uri": .string(link)]), to: session.id, token: token,
-                                 ifMatch: nil, idempotency: nil, failure: failure).wait()
-        guard followed.status == 200 else { throw failure.recorded ?? .linkNotApplied(session.id) }
+        let followed = ServerReply()
+        try apply(FlowAction(type: FlowAction.link, params: ["uri": .string(link)]), to: session.id, token: token,
+                  ifMatch: nil, idempotency: nil, reply: followed)
+        switch followed.wait() {
+        case .state: break
+        case .failed(let error): throw error
+        default: throw .linkNotApplied(session.id)
+        }
         return (try withSession(session.id, access: .server) { $0 }, token)
     }
 }

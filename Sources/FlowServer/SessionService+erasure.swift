@@ -1,5 +1,4 @@
 // A user's data erased: this node forgets their sessions and their state, and ends their streams.
-import HTTPServer
 
 extension SessionService {
     /// Called once the store has erased user `userId` and the sessions `sessionIds`: evicts
@@ -19,12 +18,8 @@ extension SessionService {
         users.forget(userId)
         for id in sessionIds {
             if let slot = cache.pinIfCached(id) {
-                let answer = DeferredResponse()
-                answer.whenComplete { [cache, users] _ in
-                    users.forget(userId)
-                    cache.unpin(slot)
-                }
-                let request = TurnRequest(job: .evict, id: id, token: nil, answer: answer)
+                let answer = ServerReply { [users] _ in users.forget(userId) }
+                let request = TurnRequest(job: .evict, id: id, token: nil, slot: slot, answer: answer)
                 var afters: [@Sendable () -> Void] = []
                 slot.state.withLock { contents in
                     contents.session = nil

@@ -4,7 +4,6 @@ import FeatureFlags
 import FlowEngine
 import FlowStore
 import Foundation
-import HTTPServer
 import Logging
 
 extension SessionService {
@@ -156,13 +155,10 @@ extension SessionService {
         return cache.pin(id)
     }
 
-    /// The pinned slot of session `id` (see `pinnedSlot`) for work answered later, and that
-    /// answer: giving it unpins the slot.
-    func pinnedForLater(_ id: String, token: String?) throws(SessionError) -> (SessionSlot, DeferredResponse) {
-        let slot = try pinnedSlot(id, access: .bearer(token))
-        let answer = DeferredResponse()
-        answer.whenComplete { [cache] _ in cache.unpin(slot) }
-        return (slot, answer)
+    /// The pinned slot of session `id` (see `pinnedSlot`) for work answered later: answering
+    /// it (`TurnRequest.finish`) unpins the slot.
+    func pinnedForLater(_ id: String, token: String?) throws(SessionError) -> SessionSlot {
+        try pinnedSlot(id, access: .bearer(token))
     }
 
     /// The committed state document of session `id` and its version, for the server's own use

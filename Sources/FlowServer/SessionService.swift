@@ -11,6 +11,9 @@
 // - SessionService+loading.swift and SessionCodecs.swift: a stored session and its stored forms.
 // - SessionService+edge.swift, +capabilities, +users: predictions, dry runs, bundles; client
 //   capabilities; the admin user routes' work. Routes call the service, never the store.
+// - SessionError.swift: why the service refused or failed, in its own terms; it throws these and
+//   answers waiting requests with TurnAnswer through a SessionReply. SessionError+problem.swift
+//   is the HTTP edge: each case's problem response, and DeferredResponse as a SessionReply.
 import JSON
 import FeatureFlags
 import FlowEngine
