@@ -142,15 +142,17 @@ final class RetentionService: Sendable {
         return run
     }
 
-    /// Runs `batch` until one examines fewer rows than the batch size (or the service stops),
-    /// pausing between two; the rows removed.
+    /// Runs `batch` until one examines fewer rows than the batch size, or changes nothing (the
+    /// oldest rows are ones that must stay, such as a log head that cannot be folded: the next
+    /// batch would examine the same rows), or the service stops, pausing between two; the
+    /// rows removed.
     private func batches(_ run: inout RetentionRun, _ batch: (Int) throws -> RetentionBatch) throws -> Int {
         var removed = 0
         while !stopping.load(ordering: .relaxed) {
             let done = try batch(options.batchSize)
             run.batches += 1
             removed += done.removed
-            guard done.examined >= options.batchSize else { break }
+            guard done.examined >= options.batchSize, done.removed > 0 || done.kept > 0 else { break }
             Thread.sleep(forTimeInterval: DurationText.seconds(options.pause))
         }
         return removed

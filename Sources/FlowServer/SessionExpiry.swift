@@ -48,11 +48,6 @@ extension SessionService {
     /// sessions that expired and were never asked for again do not stay in memory (until the
     /// cache's bound pushed them out). A request holding one meanwhile reads the database: 404.
     func evictRemoved(_ ids: [String]) {
-        for id in ids {
-            guard let slot = cache.pinIfCached(id) else { continue }
-            slot.state.withLock { contents in contents.session = nil }
-            cache.remove(id, slot: slot)
-            cache.unpin(slot)
-        }
+        for id in ids { evict(id) }
     }
 }

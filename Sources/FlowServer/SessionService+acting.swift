@@ -308,9 +308,11 @@ extension SessionService {
             return contents.turn.needsRead(pending)
         case .answer(let answer, let dropState):
             if dropState {
-                // No such session: its slot goes, so it holds no place in the cache.
+                // No such session: its slot goes, so it holds no place in the cache; not while
+                // requests wait in its turn (a slot of the same id made meanwhile would run a
+                // second turn beside theirs): the last of them removes it.
                 contents.session = nil
-                cache.remove(request.id, slot: slot)
+                if contents.turn.waiting.isEmpty { cache.remove(request.id, slot: slot) }
             }
             afters.append { [cache] in request.finish(answer, cache) }
             return contents.turn.applied(commit: false)
@@ -354,6 +356,7 @@ extension SessionService {
             contents.session = nil
             return .answer(.failed(.notFound(id)), dropState: true)
         }
+        let justRead = request.reads.session != nil
         if let loaded = request.reads.session.take() {
             // Read while the turn waited for it: no commit of this node can have raced the read.
             contents.session = loaded
@@ -361,19 +364,26 @@ extension SessionService {
         guard var session = contents.session.take() else {
             return .needsRead(request)
         }
-        let run = judge(&request, &session, turn: contents.turn)
+        let run = judge(&request, &session, justRead: justRead, turn: contents.turn)
         contents.session = consume session
         return run
     }
 
     /// Judges `request` on `session`, moved out of the slot meanwhile.
-    private func judge(_ request: inout TurnRequest, _ session: inout LiveSession, turn: borrowing SessionTurn<TurnRequest>) -> Run {
+    private func judge(_ request: inout TurnRequest, _ session: inout LiveSession, justRead: Bool,
+                       turn: borrowing SessionTurn<TurnRequest>) -> Run {
         let id = request.id
         let access = SessionAccess.bearer(request.token)
         guard access.opens(session.tokenHash) else {
             return .answer(.failed(access.refusal(id)), dropState: false)
         }
         if let expired = expiry.refusal(id, lastActiveAt: session.lastActiveAt) {  // expiry: the state leaves the slot
+            if shared, !justRead {
+                // Another node may have kept the session going meanwhile: judged again on the
+                // stored state, as a refusal on a cached state is.
+                request.reads = TurnReads(reload: true)
+                return .needsRead(request)
+            }
             return .answer(.failed(expired), dropState: true)
         }
         let fresh = request.reads.generation == turn.generation

@@ -115,12 +115,21 @@ extension SessionService {
             experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
             flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now,
             client: input.client?.jsonText)
-        try storage { try store.insert(record, exposures: exposures, exclusions: start.exclusions, firstFeature: tree.top?.feature) }
+        // The slot is pinned before the row is stored: an erasure of the user that commits right
+        // after the insert finds the slot and evicts it (it leaves the cache, and the state put
+        // into it below is seen by no request), instead of finding nothing to evict.
+        let slot = cache.pin(session.id)
+        do throws(SessionError) {
+            try storage { try store.insert(record, exposures: exposures, exclusions: start.exclusions, firstFeature: tree.top?.feature) }
+        } catch {
+            cache.remove(session.id, slot: slot)
+            cache.unpin(slot)
+            throw error
+        }
         if let assignment = start.rollout {
             rollouts?.sessionStarted(session.id, assignment, tree: tree, catalog: catalog, context: context)
         }
         _ = session.cachedStateDocument()
-        let slot = cache.pin(session.id)
         slot.state.withLock { $0.session = session }
         cache.unpin(slot)
         guard let link = input.link else { return (session, token) }

@@ -17,17 +17,23 @@ extension SessionService {
     func evictErased(userId: String, sessionIds: [String]) {
         users.forget(userId)
         for id in sessionIds {
-            if let slot = cache.pinIfCached(id) {
-                let answer = ServerReply { [users] _ in users.forget(userId) }
-                let request = TurnRequest(job: .evict, id: id, token: nil, slot: slot, answer: answer)
-                var afters: [@Sendable () -> Void] = []
-                slot.state.withLock { contents in
-                    contents.session = nil
-                    drive(contents.turn.arrived(request), slot: slot, context: .request, &contents, &afters)
-                }
-                for after in afters { after() }
-            }
+            evict(id) { [users] in users.forget(userId) }
             events.deleted(sessionId: id)
         }
+    }
+
+    /// Drops session `id`'s cached state, if it is cached: at once, and again in the session's
+    /// turn (after a commit in flight), where its slot leaves the cache once no request waits
+    /// in it; `then` runs after that turn.
+    func evict(_ id: String, then: @escaping @Sendable () -> Void = {}) {
+        guard let slot = cache.pinIfCached(id) else { return }
+        let answer = ServerReply { _ in then() }
+        let request = TurnRequest(job: .evict, id: id, token: nil, slot: slot, answer: answer)
+        var afters: [@Sendable () -> Void] = []
+        slot.state.withLock { contents in
+            contents.session = nil
+            drive(contents.turn.arrived(request), slot: slot, context: .request, &contents, &afters)
+        }
+        for after in afters { after() }
     }
 }

@@ -20,6 +20,10 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case inUse(path: String, holder: String, lockPath: String)
     /// `--db` names a URL whose scheme FlowStack does not speak, or a form it does not take.
     case unsupportedLocation(location: String, reason: String)
+    /// A stored row does not read as this FlowStack expects (a NULL, a value of another type):
+    /// `detail` names the column, never the row's values (they are users' data, and this goes
+    /// to the log).
+    case undecodableRow(location: String, detail: String)
 
     public var description: String {
         switch self {
@@ -43,6 +47,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
                 + "(run several nodes on PostgreSQL)"
         case let .unsupportedLocation(location, reason):
             "cannot use --db \(location): \(reason)"
+        case let .undecodableRow(location, detail):
+            "A row stored in \(location) does not read as this flowstack expects: \(detail)"
         }
     }
 }

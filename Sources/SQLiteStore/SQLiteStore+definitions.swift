@@ -9,7 +9,7 @@ extension SQLiteStore {
     /// Stores `definition` as the next version of flow `name` (1 for a new flow); when
     /// `activate`, it becomes the live version in the same transaction. Returns the version.
     public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int {
-        try pool.write { db in
+        try writing { db in
             let latest = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM flow_versions WHERE name = ?", arguments: [name])
             let next = (latest ?? 0) + 1
             let now = Timestamp.string()
@@ -31,7 +31,7 @@ extension SQLiteStore {
 
     /// Makes version `version` of flow `name` live; false when that version does not exist.
     public func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool {
-        try pool.write { db in
+        try writing { db in
             guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? AND version = ?",
                                    arguments: [name, version]) != nil else { return false }
             let live = try Self.liveVersion(db, name: name)
@@ -62,7 +62,7 @@ extension SQLiteStore {
 
     /// Every version each flow has ever had live, ascending.
     public func flowActivations() throws -> [String: [Int]] {
-        try pool.read { db in
+        try reading { db in
             var activations: [String: [Int]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, version FROM flow_activations ORDER BY name, version") {
                 activations[try row.decode(atIndex: 0), default: []].append(try row.decode(atIndex: 1))
@@ -73,7 +73,7 @@ extension SQLiteStore {
 
     /// One version of a flow, or nil.
     public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchOne(db, sql: "SELECT name, version, definition, created_at FROM flow_versions WHERE name = ? AND version = ?",
                              arguments: [name, version]).map(Self.flowVersionRecord)
         }
@@ -81,7 +81,7 @@ extension SQLiteStore {
 
     /// Every stored flow version (definitions are small and few; the server keeps them all).
     public func allFlowVersions() throws -> [FlowVersionRecord] {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchAll(db, sql: "SELECT name, version, definition, created_at FROM flow_versions ORDER BY name, version")
                 .map(Self.flowVersionRecord)
         }
@@ -89,7 +89,7 @@ extension SQLiteStore {
 
     /// The live version of each flow, by name.
     public func liveFlowVersions() throws -> [String: Int] {
-        try pool.read { db in
+        try reading { db in
             var live: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[try row.decode(atIndex: 0)] = try row.decode(atIndex: 1) }
             return live
@@ -104,7 +104,7 @@ extension SQLiteStore {
 
     /// Stores the definition of `key`, replacing any earlier one; returns the new revision.
     public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int {
-        try pool.write { db in
+        try writing { db in
             let previous = try Int.fetchOne(db, sql: "SELECT revision FROM \(kind.rawValue) WHERE key = ?", arguments: [key])
             let revision = (previous ?? 0) + 1
             let now = Timestamp.string()
@@ -124,7 +124,7 @@ extension SQLiteStore {
     /// `activating` made live, all in one transaction.
     public func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int],
                                  audit: AuditStamp?) throws -> Int? {
-        try pool.write { db in
+        try writing { db in
             guard let stored = try Int.fetchOne(db, sql: "SELECT revision FROM experiments WHERE key = ?", arguments: [key]),
                   stored == revision else { return nil }
             let now = Timestamp.string()
@@ -150,7 +150,7 @@ extension SQLiteStore {
 
     /// Stores the definition of `key` only when there is none yet (to seed shipped defaults).
     public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws {
-        try pool.write { db in
+        try writing { db in
             try db.execute(sql: """
                 INSERT INTO \(kind.rawValue) (key, definition, revision, updated_at) VALUES (?, ?, 1, ?)
                 ON CONFLICT (key) DO NOTHING
@@ -160,7 +160,7 @@ extension SQLiteStore {
 
     /// Every definition of a kind, by key order.
     public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchAll(db, sql: "SELECT key, definition, revision, updated_at FROM \(kind.rawValue) ORDER BY key")
                 .map { KeyedDefinitionRecord(key: try $0.decode(atIndex: 0), definition: try $0.decode(atIndex: 1), revision: try $0.decode(atIndex: 2), updatedAt: try $0.decode(atIndex: 3)) }
         }
@@ -168,7 +168,7 @@ extension SQLiteStore {
 
     /// Seeds flow `name` as version 1, live, when the store has no version of it yet.
     public func seedFlow(name: String, definition: String) throws {
-        try pool.write { db in
+        try writing { db in
             guard try Int.fetchOne(db, sql: "SELECT 1 FROM flow_versions WHERE name = ? LIMIT 1", arguments: [name]) == nil else { return }
             let now = Timestamp.string()
             try db.execute(sql: "INSERT INTO flow_versions (name, version, definition, created_at) VALUES (?, 1, ?, ?)",
@@ -178,7 +178,7 @@ extension SQLiteStore {
     }
 
     public func definitionsFingerprint() throws -> String {
-        try pool.read { db in
+        try reading { db in
             try String.fetchOne(db, sql: """
                 SELECT (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
                        (SELECT coalesce(group_concat(name || ':' || version, ','), '') FROM (SELECT name, version FROM live_flows ORDER BY name)) || '|' ||
@@ -195,7 +195,7 @@ extension SQLiteStore {
     /// Per variant of `experiment`: sessions exposed, distinct users who completed onboarding in
     /// those sessions, and per feature the sessions that showed it on top.
     public func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts] {
-        try pool.read { db in
+        try reading { db in
             var report: [String: ExperimentVariantCounts] = [:]
             for row in try Row.fetchAll(db, sql: """
                 SELECT variant, COUNT(*), COUNT(DISTINCT CASE WHEN onboarded = 1 THEN user_id END)
@@ -235,7 +235,7 @@ extension SQLiteStore {
     }
 
     public func auditLog(after: Int, limit: Int) throws -> [AuditRecord] {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchAll(db, sql: """
                 SELECT id, at, action, subject, old_version, new_version, credential, detail FROM audit_log
                 WHERE id > ? ORDER BY id LIMIT ?

@@ -10,7 +10,7 @@ extension SQLiteStore {
         """
 
     public func createRelease(_ release: ReleaseRecord, texts: [String: String], audit: AuditStamp) throws -> ReleaseRecord {
-        try pool.write { db in
+        try writing { db in
             let now = release.createdAt
             for (name, version) in release.versions.sorted(by: { $0.key < $1.key }) {
                 let latest = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM flow_versions WHERE name = ?", arguments: [name])
@@ -39,17 +39,17 @@ extension SQLiteStore {
     }
 
     public func release(id: Int) throws -> ReleaseRecord? {
-        try pool.read { db in try Self.release(db, id: id) }
+        try reading { db in try Self.release(db, id: id) }
     }
 
     public func releases() throws -> [ReleaseRecord] {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchAll(db, sql: "SELECT \(Self.releaseColumns) FROM releases ORDER BY id DESC").map(Self.releaseRecord)
         }
     }
 
     public func recordReleaseTests(id: Int, tests: String, passed: Bool, base: [String: Int]) throws -> ReleaseRecord? {
-        try pool.write { db in
+        try writing { db in
             guard let release = try Self.release(db, id: id) else { return nil }
             guard [.draft, .failed, .ready].contains(release.state) else {
                 throw ReleaseConflict("release-state", "Release \(id) is \(release.state.rawValue); its tests run only before it goes live.")
@@ -61,7 +61,7 @@ extension SQLiteStore {
     }
 
     public func approveRelease(id: Int, audit: AuditStamp) throws -> ReleaseRecord? {
-        try pool.write { db in
+        try writing { db in
             guard let release = try Self.release(db, id: id) else { return nil }
             guard [.draft, .failed, .ready].contains(release.state) else {
                 throw ReleaseConflict("release-state", "Release \(id) is \(release.state.rawValue); only a release not yet live is approved.")
@@ -76,7 +76,7 @@ extension SQLiteStore {
     }
 
     public func activateRelease(id: Int, rules: ReleaseActivationRules, audit: AuditStamp) throws -> ReleaseRecord? {
-        try pool.write { db in
+        try writing { db in
             guard let release = try Self.release(db, id: id) else { return nil }
             var live: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, version FROM live_flows") { live[try row.decode(atIndex: 0)] = try row.decode(atIndex: 1) }
@@ -105,7 +105,7 @@ extension SQLiteStore {
     }
 
     public func beginReleaseRollout(id: Int, rules: ReleaseActivationRules, audit: AuditStamp) throws -> ReleaseRecord? {
-        try pool.write { db in
+        try writing { db in
             guard let release = try Self.release(db, id: id) else { return nil }
             guard release.state != .rollingOut else {
                 throw ReleaseConflict("release-state", "Release \(id) is rolling out already.")
@@ -122,7 +122,7 @@ extension SQLiteStore {
     }
 
     public func rollbackRelease(id: Int, reason: String?, stopped: [String: String], audit: AuditStamp) throws -> ReleaseRecord? {
-        try pool.write { db in
+        try writing { db in
             guard let release = try Self.release(db, id: id) else { return nil }
             if release.state == .rollingOut {
                 // Nothing of it was made live for everybody: only its state changes.

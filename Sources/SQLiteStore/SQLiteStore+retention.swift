@@ -9,7 +9,7 @@ extension SQLiteStore {
     /// `created_at`), each session's newest among them folded into its row first, then deleted.
     /// The group commit's transactions wait for it (one writer), so a batch stays small.
     public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
-        try pool.write { db in
+        try writing { db in
             let candidates = try Row.fetchAll(db.cachedStatement(sql: Self.oldActionsSQL), arguments: [horizon, limit])
             var newest: [String: Int] = [:]
             for row in candidates {
@@ -25,20 +25,22 @@ extension SQLiteStore {
                 UPDATE sessions SET version = ?, tree = ?, last_transition = ?, handled_by = ?, updated_at = ?
                 WHERE id = ? AND version < ?
                 """)
+            let rowVersion = try db.cachedStatement(sql: "SELECT version FROM sessions WHERE id = ?")
             var kept = 0
             var unfoldable: Set<String> = []
             for (session, version) in newest {
-                guard let entry = try Row.fetchOne(head, arguments: [session]), let headVersion: Int = entry[0],
+                guard let entry = try Row.fetchOne(head, arguments: [session]), let headVersion: Int = try entry.decode(atIndex: 0),
                       headVersion == version else { continue }
-                // An entry without its tree (written before 0004) cannot stand for the
-                // session: it stays.
-                guard let tree: Data = entry[1] else {
-                    unfoldable.insert(session)
+                // An entry without its tree (written before 0004) cannot stand for the session,
+                // and stays, unless the session's row already holds that version.
+                guard let tree: Data = try entry.decode(atIndex: 1) else {
+                    let stored = try Int.fetchOne(rowVersion, arguments: [session]) ?? -1
+                    if stored < version { unfoldable.insert(session) }
                     continue
                 }
-                let transition: String? = entry[2]
-                let handledBy: String? = entry[3]
-                let at: String? = entry[4]
+                let transition: String? = try entry.decode(atIndex: 2)
+                let handledBy: String? = try entry.decode(atIndex: 3)
+                let at: String? = try entry.decode(atIndex: 4)
                 try fold.execute(arguments: [version, tree, transition, handledBy, at, session, version])
                 kept += 1
             }
@@ -67,7 +69,7 @@ extension SQLiteStore {
     /// `updated_at`): deleted (their log, idempotency records and stream tickets by cascade)
     /// unless their newest log entry is newer, in which case the row's time moves to it.
     public func removeSessions(idleBefore horizon: String, limit: Int) throws -> RetentionBatch {
-        try pool.write { db in
+        try writing { db in
             let candidates = try String.fetchAll(db.cachedStatement(sql: Self.idleSessionsSQL), arguments: [horizon, limit])
             let newest = try db.cachedStatement(sql: "SELECT created_at FROM actions WHERE session_id = ? ORDER BY version DESC LIMIT 1")
             let touch = try db.cachedStatement(sql: "UPDATE sessions SET updated_at = ? WHERE id = ?")
@@ -92,7 +94,7 @@ extension SQLiteStore {
         """
 
     public func pruneIdempotencyRecords(before horizon: String, limit: Int) throws -> RetentionBatch {
-        try pool.write { db in
+        try writing { db in
             try db.cachedStatement(sql: Self.oldIdempotencySQL).execute(arguments: [horizon, limit])
             let removed = db.changesCount
             return RetentionBatch(removed: removed, examined: removed)
@@ -107,7 +109,7 @@ extension SQLiteStore {
 
     /// The query plans of the batches' look-ups, for the test that none scans a table.
     public func retentionPlans() throws -> [String] {
-        try pool.read { db in
+        try reading { db in
             var plans: [String] = []
             for sql in [Self.oldActionsSQL, Self.idleSessionsSQL, Self.oldIdempotencySQL] {
                 let rows = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: ["x", 1])

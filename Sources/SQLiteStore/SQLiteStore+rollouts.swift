@@ -5,7 +5,7 @@ import GRDB
 
 extension SQLiteStore {
     public func insertRollout(_ rollout: RolloutRecord) throws -> Bool {
-        try pool.write { db in
+        try writing { db in
             try db.execute(sql: """
                 INSERT INTO rollouts (release_id, state, percentage, plan, flows, next_step_at, verdict, started_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
@@ -16,14 +16,14 @@ extension SQLiteStore {
     }
 
     public func rollout(releaseId: Int) throws -> RolloutRecord? {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchOne(db, sql: "SELECT \(Self.rolloutColumns) FROM rollouts WHERE release_id = ?",
                              arguments: [releaseId]).map(Self.rolloutRecord)
         }
     }
 
     public func rollouts(state: String?) throws -> [RolloutRecord] {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(Self.rolloutColumns) FROM rollouts WHERE ? IS NULL OR state = ? ORDER BY release_id DESC
                 """, arguments: [state, state]).map(Self.rolloutRecord)
@@ -32,7 +32,7 @@ extension SQLiteStore {
 
     public func updateRollout(releaseId: Int, from: (state: String, percentage: Int), to: RolloutRecord,
                               audit: AuditStamp?) throws -> Bool {
-        try pool.write { db in
+        try writing { db in
             try db.execute(sql: """
                 UPDATE rollouts SET state = ?, percentage = ?, plan = ?, flows = ?, next_step_at = ?, verdict = ?, updated_at = ?
                 WHERE release_id = ? AND state = ? AND percentage = ?
@@ -48,7 +48,7 @@ extension SQLiteStore {
     }
 
     public func insertRolloutSession(sessionId: String, releaseId: Int, arm: String, at: String) throws {
-        try pool.write { db in
+        try writing { db in
             try db.cachedStatement(sql: """
                 INSERT INTO rollout_sessions (session_id, release_id, arm, created_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (session_id) DO NOTHING
@@ -58,7 +58,7 @@ extension SQLiteStore {
 
     public func markRolloutSession(sessionId: String, _ marks: GuardrailMarks) throws {
         guard !marks.isEmpty else { return }
-        try pool.write { db in
+        try writing { db in
             try db.cachedStatement(sql: """
                 UPDATE rollout_sessions SET refused = MAX(refused, ?), dead_end = MAX(dead_end, ?), converted = MAX(converted, ?)
                 WHERE session_id = ?
@@ -68,7 +68,7 @@ extension SQLiteStore {
     }
 
     public func rolloutCounts(releaseId: Int) throws -> [String: GuardrailCounts] {
-        try pool.read { db in
+        try reading { db in
             var counts: [String: GuardrailCounts] = [:]
             for row in try Row.fetchAll(db, sql: """
                 SELECT arm, COUNT(*), SUM(refused), SUM(dead_end), SUM(converted) FROM rollout_sessions

@@ -9,7 +9,7 @@ extension SQLiteStore {
     /// shown on top are recorded, starting with `firstFeature`.
     public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)],
                        exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws {
-        try pool.write { db in
+        try writing { db in
             for exclusion in exclusions {
                 try db.cachedStatement(sql: """
                     INSERT INTO experiment_exclusions (session_id, experiment, user_id, variant, created_at) VALUES (?, ?, ?, ?, ?)
@@ -41,7 +41,7 @@ extension SQLiteStore {
     /// transition, handler and update time of its newest log entry when that entry is newer
     /// than the row (see `write(_:in:)`).
     public func session(id: String) throws -> SessionRecord? {
-        try pool.read { db in
+        try reading { db in
             let statement = try db.cachedStatement(sql: "SELECT * FROM sessions WHERE id = ?")
             guard var record = try Row.fetchOne(statement, arguments: [id]).map(Self.sessionRecord) else { return nil }
             let newest = try db.cachedStatement(sql: """
@@ -102,7 +102,7 @@ extension SQLiteStore {
                         } catch {
                             try rollback.execute()
                             try release.execute()
-                            results.append(.failure(error))
+                            results.append(.failure((error as? RowDecodingError).map { Self.redacted($0, location: pool.path) } ?? error))
                         }
                     }
                     return .commit
@@ -183,7 +183,7 @@ extension SQLiteStore {
 
     /// Up to `limit` log entries with a version above `after`, oldest first.
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
-        try pool.read { db in
+        try reading { db in
             let statement = try db.cachedStatement(sql: """
                 SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
                 FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
@@ -197,7 +197,7 @@ extension SQLiteStore {
 
     /// The answer stored under `key` for this session, or nil.
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? {
-        try pool.read { db in
+        try reading { db in
             let statement = try db.cachedStatement(sql: """
                 SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = ? AND key = ?
                 """)
@@ -211,7 +211,7 @@ extension SQLiteStore {
     /// The answers stored under any of `keys` for this session, in one read transaction.
     public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {
         guard !keys.isEmpty else { return [:] }
-        return try pool.read { db in
+        return try reading { db in
             let statement = try db.cachedStatement(sql: """
                 SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = ? AND key = ?
                 """)
@@ -229,7 +229,7 @@ extension SQLiteStore {
     /// Deletes the session, its log and its idempotent answers; false when there was none.
     @discardableResult
     public func deleteSession(id: String) throws -> Bool {
-        try pool.write { db in
+        try writing { db in
             try db.cachedStatement(sql: "DELETE FROM sessions WHERE id = ?").execute(arguments: [id])
             return db.changesCount > 0
         }
@@ -237,18 +237,18 @@ extension SQLiteStore {
 
     /// How many sessions are stored.
     public func sessionCount() throws -> Int {
-        try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions") ?? 0 }
+        try reading { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions") ?? 0 }
     }
 
     public func headVersion(sessionId: String) throws -> Int? {
-        try pool.read { db in
+        try reading { db in
             try Int.fetchOne(db.cachedStatement(sql: Self.headSQL), arguments: [sessionId])
         }
     }
 
     public func headVersions(sessionIds: [String]) throws -> [String: Int] {
         guard !sessionIds.isEmpty else { return [:] }
-        return try pool.read { db in
+        return try reading { db in
             var heads: [String: Int] = [:]
             let statement = try db.cachedStatement(sql: Self.headSQL)
             for id in sessionIds {
@@ -259,7 +259,7 @@ extension SQLiteStore {
     }
 
     public func insertStreamTicket(hash: [UInt8], sessionId: String, expiresAt: Int, endsAt: Int, now: Int) throws {
-        try pool.write { db in
+        try writing { db in
             try db.cachedStatement(sql: "DELETE FROM stream_tickets WHERE expires_at < ? OR ends_at < ?").execute(arguments: [now, now])
             try db.cachedStatement(sql: "INSERT INTO stream_tickets (ticket_hash, session_id, expires_at, ends_at) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [Data(hash), sessionId, expiresAt, endsAt])
@@ -267,7 +267,7 @@ extension SQLiteStore {
     }
 
     public func takeStreamTicket(hash: [UInt8], sessionId: String, now: Int, holdUntil: Int) throws -> StreamTicketHold? {
-        try pool.write { db in
+        try writing { db in
             let row = try Row.fetchOne(
                 db.cachedStatement(sql: """
                     UPDATE stream_tickets SET generation = generation + 1, expires_at = ?
@@ -281,7 +281,7 @@ extension SQLiteStore {
 
     public func renewStreamTickets(_ holds: [StreamTicketHold], until: Int) throws -> [StreamTicketHold] {
         guard !holds.isEmpty else { return [] }
-        return try pool.write { db in
+        return try writing { db in
             let statement = try db.cachedStatement(sql: "UPDATE stream_tickets SET expires_at = ? WHERE ticket_hash = ? AND generation = ?")
             var lost: [StreamTicketHold] = []
             for hold in holds {
@@ -315,7 +315,7 @@ extension SQLiteStore {
     /// which made each batch read the whole window (100,000 sessions replayed in minutes).
     public func recordedSessions(createdSince since: String, before cursor: RecordedSessionCursor?, limit: Int,
                                  maxActions: Int) throws -> [RecordedSessionRecord] {
-        try pool.read { db in
+        try reading { db in
             let rows: [Row]
             if let cursor {
                 rows = try Row.fetchAll(db.cachedStatement(sql: """
@@ -346,7 +346,7 @@ extension SQLiteStore {
 
     /// One range scan of `sessions_by_created_at`, grouped by the client text.
     public func clientCounts(createdSince since: String, limit: Int) throws -> (total: Int, clients: [ClientSessionCount]) {
-        try pool.read { db in
+        try reading { db in
             let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions WHERE created_at >= ?", arguments: [since]) ?? 0
             let clients = try Row.fetchAll(db, sql: """
                 SELECT client, COUNT(*) AS n FROM sessions WHERE created_at >= ?

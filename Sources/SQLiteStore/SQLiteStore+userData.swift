@@ -10,7 +10,7 @@ extension SQLiteStore {
     /// written; the user-state update of a commit is an UPDATE, which re-creates no user).
     /// Each table is reached through an index on the user or the session (see migration 0015).
     public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {
-        try pool.write { db in
+        try writing { db in
             var erased = UserErasure()
             let ids = try String.fetchAll(db, sql: Self.userSessionsSQL, arguments: [id])
             // Deleted explicitly, before the session rows, so that each is counted (the
@@ -63,7 +63,7 @@ extension SQLiteStore {
     /// One read transaction (a snapshot): the user's row, then their sessions newest first, each
     /// as it stands now with the first entries of its log, then the rows keyed by their sessions.
     public func exportUser(id: String, limits: UserExportLimits) throws -> UserExport {
-        try pool.read { db in
+        try reading { db in
             var export = UserExport()
             export.user = try Row.fetchOne(db, sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?",
                                            arguments: [id]).map {

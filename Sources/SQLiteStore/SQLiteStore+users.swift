@@ -6,7 +6,7 @@ import GRDB
 extension SQLiteStore {
     /// The user with this id, or nil when no session was ever made for them.
     public func user(id: String) throws -> UserRecord? {
-        try pool.read { db in
+        try reading { db in
             let statement = try db.cachedStatement(sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?")
             return try Row.fetchOne(statement, arguments: [id]).map {
                 UserRecord(id: try $0.decode(atIndex: 0), state: try $0.decode(atIndex: 1), createdAt: try $0.decode(atIndex: 2), updatedAt: try $0.decode(atIndex: 3))
@@ -18,7 +18,7 @@ extension SQLiteStore {
     /// SQLite keeps no revision of a user's state (one process owns the file and its cache), so
     /// an audit entry of a reset has no versions.
     public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? {
-        try pool.write { db in
+        try writing { db in
             let path = "$." + "\"" + key.replacingOccurrences(of: "\"", with: "") + "\""
             let now = Timestamp.string()
             try db.cachedStatement(sql: "UPDATE users SET state = json_remove(state, ?), updated_at = ? WHERE id = ?")
@@ -43,7 +43,7 @@ extension SQLiteStore {
 
 extension SQLiteStore {
     public func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws {
-        try pool.write { db in
+        try writing { db in
             try db.execute(sql: "INSERT INTO client_keys (id, name, key_hash, created_at) VALUES (?, ?, ?, ?)",
                            arguments: [key.id, key.name, Data(key.keyHash), key.createdAt])
             if let audit {
@@ -53,20 +53,20 @@ extension SQLiteStore {
     }
 
     public func clientKeys() throws -> [ClientKeyRecord] {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchAll(db, sql: "SELECT * FROM client_keys ORDER BY created_at, id").map(Self.clientKeyRecord)
         }
     }
 
     public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM client_keys WHERE key_hash = ? AND revoked_at IS NULL"),
                              arguments: [Data(hash)]).map(Self.clientKeyRecord)
         }
     }
 
     public func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord? {
-        try pool.write { db in
+        try writing { db in
             try db.execute(sql: "UPDATE client_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [at, id])
             if db.changesCount == 1, let audit {
                 try Self.appendAudit(db, at: at, action: AuditAction.clientKeyRevoke, subject: id, old: nil, new: nil, audit)
@@ -83,7 +83,7 @@ extension SQLiteStore {
 
 extension SQLiteStore {
     public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool {
-        try pool.write { db in
+        try writing { db in
             // One writer: the look-up and the insert cannot interleave with another insert.
             let taken = try Bool.fetchOne(db, sql: "SELECT 1 FROM admin_keys WHERE name = ? AND revoked_at IS NULL", arguments: [key.name]) ?? false
             guard !taken else { return false }
@@ -98,20 +98,20 @@ extension SQLiteStore {
     }
 
     public func adminKeys() throws -> [AdminKeyRecord] {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchAll(db, sql: "SELECT * FROM admin_keys ORDER BY created_at, id").map(Self.adminKeyRecord)
         }
     }
 
     public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? {
-        try pool.read { db in
+        try reading { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM admin_keys WHERE key_hash = ? AND revoked_at IS NULL"),
                              arguments: [Data(hash)]).map(Self.adminKeyRecord)
         }
     }
 
     public func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord? {
-        try pool.write { db in
+        try writing { db in
             try db.execute(sql: "UPDATE admin_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [at, id])
             if db.changesCount == 1, let audit {
                 try Self.appendAudit(db, at: at, action: AuditAction.adminKeyRevoke, subject: id, old: nil, new: nil, audit)
@@ -121,13 +121,13 @@ extension SQLiteStore {
     }
 
     public func adminTokenHash() throws -> [UInt8]? {
-        try pool.read { db in
+        try reading { db in
             try (Data.fetchOne(db.cachedStatement(sql: "SELECT token_hash FROM admin_token WHERE id = 1"))).map { [UInt8]($0) }
         }
     }
 
     public func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8] {
-        try pool.write { db in
+        try writing { db in
             if replace {
                 try db.execute(sql: """
                     INSERT INTO admin_token (id, token_hash, created_at) VALUES (1, ?, ?)

@@ -69,7 +69,7 @@ public final class SQLiteStore: FlowStore {
 
     /// The highest migration applied to the file, 0 for a new one.
     public func schemaVersion() throws -> Int {
-        try pool.read { db in try Self.appliedMigrations(db).map(\.version).max() ?? 0 }
+        try reading { db in try Self.appliedMigrations(db).map(\.version).max() ?? 0 }
     }
 
     /// Applies, in one transaction each, the migrations not yet applied; returns those applied.
@@ -127,5 +127,37 @@ public final class SQLiteStore: FlowStore {
         guard try db.tableExists("schema_migrations") else { return [] }
         return try Row.fetchAll(db, sql: "SELECT version, name FROM schema_migrations ORDER BY version")
             .map { (try $0.decode(forColumn: "version"), try $0.decode(forColumn: "name")) }
+    }
+}
+
+extension SQLiteStore {
+    /// A read transaction of the pool. A row that does not decode throws
+    /// `StoreError.undecodableRow` naming its column only: GRDB's own error prints the whole row
+    /// and its statement's arguments (users' attributes, their state) into the log line.
+    func reading<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as RowDecodingError {
+            throw Self.redacted(error, location: path)
+        }
+    }
+
+    /// A write transaction of the pool; an undecodable row as in `reading`.
+    func writing<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.write(body)
+        } catch let error as RowDecodingError {
+            throw Self.redacted(error, location: path)
+        }
+    }
+
+    /// The error without the row's values: the column (named or numbered) and the expected type.
+    static func redacted(_ error: RowDecodingError, location: String) -> StoreError {
+        // The column is the first line's `column: "name"` chunk of GRDB's description.
+        let text = String(describing: error)
+        let column = text.range(of: "column: ").map { found in
+            String(text[found.lowerBound...].prefix { $0 != "," && $0 != "\n" })
+        } ?? "a column"
+        return .undecodableRow(location: location, detail: "\(column) holds a NULL or a value of another type")
     }
 }

@@ -5,10 +5,12 @@
 @testable import FlowServer
 import FlowStore
 import Foundation
+import GRDB
 import HTTPServer
 import HTTPTestClient
 import JSON
 import StoreTestSupport
+import Synchronization
 import Testing
 
 /// An application with short retention and idle periods; its background runs are off (the
@@ -117,6 +119,59 @@ struct RetentionAPITests {
         let log = try reloaded.direct.send("GET", "/v1/sessions/\(session.id)/actions", headers: session.auth).json
         #expect(log["actions"].arrayValue?.compactMap { $0["version"].integerValue } == [4])
         #expect(try test.app.retention.run().removed == 0)
+    }
+
+    /// Log entries without a tree (written before migration 0004) are removed when the session's
+    /// row holds their version, as such rows do; a head that neither has a tree nor is held by
+    /// its row (a damaged file) stays, and whole batches of those end the run instead of
+    /// keeping it examining the same rows forever.
+    @Test(.enabled(if: TestStoreKind.isSQLite, "edits the SQLite file")) func headsWithoutTreesDoNotStallARun() throws {
+        let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
+        let client = SessionClient(sender: test.direct)
+        var sessions: [String] = []
+        for user in 0..<6 {
+            let session = try client.create(userId: "old-\(user)")
+            try client.apply(session, #"{"type":"onboarding.showSecond"}"#)
+            sessions.append(session.id)
+        }
+        let (held, damaged) = (sessions[..<3].map { "'\($0)'" }.joined(separator: ","), sessions[3...].map { "'\($0)'" }.joined(separator: ","))
+        let queue = try DatabaseQueue(path: test.database.path)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE actions SET tree = NULL")
+            try db.execute(sql: "UPDATE sessions SET version = 1 WHERE id IN (\(held))")
+            try db.execute(sql: "UPDATE sessions SET version = 0 WHERE id IN (\(damaged))")
+        }
+        try queue.close()
+        Thread.sleep(forTimeInterval: 1.2)
+        let finished = DispatchSemaphore(value: 0)
+        let removed = Mutex<Int?>(nil)
+        DispatchQueue.global().async {
+            let run = try? test.app.retention.run()
+            removed.withLock { $0 = run?.actions }
+            finished.signal()
+        }
+        #expect(finished.wait(timeout: .now() + 20) == .success, "the run ended")
+        #expect(removed.withLock { $0 } == 3, "the entries the rows hold went, the damaged heads stayed")
+    }
+
+    /// Two nodes on one database: a session cached on one node while its client acts through
+    /// the other is not refused as expired by the first: a cached state that looks idle is
+    /// judged again on the stored one before `session-expired` is answered.
+    @Test(.enabled(if: TestStoreKind.isPostgreSQL, "two nodes share a PostgreSQL database"))
+    func activeThroughAnotherNodeIsNotExpired() throws {
+        let a = try RetentionApp(retention: .seconds(3600), idle: .seconds(1))
+        let b = try RetentionApp(retention: .seconds(3600), idle: .seconds(1), beside: a)
+        let onA = SessionClient(sender: a.direct)
+        let onB = SessionClient(sender: b.direct)
+        let session = try onA.create(userId: "roaming")  // cached on a, as created
+        for action in ["onboarding.showSecond", "back", "onboarding.showSecond"] {
+            Thread.sleep(forTimeInterval: 0.5)
+            try onB.apply(session, #"{"type":"\#(action)"}"#)
+        }
+        let response = try a.direct.send("POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"back"}"#,
+                                         headers: session.auth)
+        #expect(response.status == 200, "\(response.text)")
+        #expect(response.json["version"] == 4)
     }
 
     /// Replay sees only whole logs: a session whose first entries retention removed is
