@@ -7,7 +7,9 @@ extension Application {
     static func addAvailableActionsRoute(to router: inout Router, sessions: SessionService) {
         router.route("GET", "/v1/sessions/{id}/actions/available") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
-            let (session, available, predictions) = try sessions.availableActions(id, token: BearerToken.presented(in: request))
+            let (session, available, predictions) = try sessionCall { () throws(SessionError) in
+                try sessions.availableActions(id, token: BearerToken.presented(in: request))
+            }
             var response = Response.json(availableActionsDocument(session, available, predictions: predictions))
             response.headers["ETag"] = SessionService.etag(session.version)
             return response

@@ -33,7 +33,9 @@ extension Application {
 
         router.route("POST", "/v1/sessions/{id}/events/ticket") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
-            _ = try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0.version }
+            _ = try sessionCall { () throws(SessionError) in
+                try sessions.withSession(id, token: BearerToken.presented(in: request)) { $0.version }
+            }
             let ticket = try tickets.issue(for: id)
             var writer = JSONWriter(capacity: 128)
             writer.beginObject()
@@ -66,13 +68,14 @@ extension Application {
                 hold = try tickets.take(ticket, for: id)
                 access = .server
             } else {
-                throw SessionService.unauthorized(
-                    "This route needs Authorization: Bearer <session token>, or ?ticket= from POST /v1/sessions/\(id)/events/ticket.")
+                throw ResponseError(SessionError.unauthorized(.missingForEvents(session: id)))
             }
             // A client resuming says which version it has; anything unreadable counts as none.
             let lastEventId = request.headers["Last-Event-ID"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             let response = try events.openStream(sessionId: id, lastEventId: lastEventId) { () throws(ResponseError) in
-                try sessions.withSession(id, access: access) { session in (session.version, session.cachedStateDocument()) }
+                try sessionCall { () throws(SessionError) in
+                    try sessions.withSession(id, access: access) { session in (session.version, session.cachedStateDocument()) }
+                }
             }
             if let hold, let stream = response.stream { tickets.attach(hold, sessionId: id, stream: stream) }
             return response

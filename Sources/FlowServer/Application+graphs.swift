@@ -31,10 +31,12 @@ extension Application {
         router.route("GET", "/v1/sessions/{id}/graph") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
             let format = try graphFormat(request)
-            let graph = try sessions.withSession(id, token: BearerToken.presented(in: request)) { session in
-                let versions = DefinitionRegistry.decode(String(decoding: session.flowVersionsJSON, as: UTF8.self)) ?? [:]
-                return FlowGraph(catalog: session.catalog, root: session.tree.root.flow, versions: versions,
-                                 marks: ScreenMarks(tree: session.tree))
+            let graph = try sessionCall { () throws(SessionError) in
+                try sessions.withSession(id, token: BearerToken.presented(in: request)) { session in
+                    let versions = DefinitionRegistry.decode(String(decoding: session.flowVersionsJSON, as: UTF8.self)) ?? [:]
+                    return FlowGraph(catalog: session.catalog, root: session.tree.root.flow, versions: versions,
+                                     marks: ScreenMarks(tree: session.tree))
+                }
             }
             return try renderer.response(graph, format: format)
         }

@@ -24,12 +24,14 @@ extension Application {
                 && attributes.count < SessionInput.maxAttributes {
                 attributes[item.name] = .string(item.value)
             }
-            let start = try sessions.start(userId: userId, attributes: attributes, traits: [:], client: client)
+            let start = try sessionCall { () throws(SessionError) in
+                try sessions.start(userId: userId, attributes: attributes, traits: [:], client: client)
+            }
             let outcome: LinkOutcome
             do throws(FlowError) {
                 outcome = try FlowEngine.followLink(uri, from: nil, catalog: start.catalog, context: start.context, field: "uri")
             } catch {
-                throw ResponseError(SessionService.problem(for: error))
+                throw ResponseError(SessionError.problem(for: error))
             }
             return .json(Self.resolution(uri: uri, userId: userId, outcome, start: start))
         }

@@ -13,7 +13,7 @@ extension Application {
             let prediction = try PredictionRequest(request)
             let input = try SessionInput(json: try request.jsonBody(limits).get())
             try access.checkCreation(request, userId: input.userId, userHash: input.userHash)
-            let created = try sessions.create(input)
+            let created = try sessionCall { () throws(SessionError) in try sessions.create(input) }
             var session = created.session
             let token = created.token
             var writer = JSONWriter(capacity: 2048)
@@ -46,8 +46,9 @@ extension Application {
             let id = request.pathParameters["id"] ?? ""
             let prediction = try PredictionRequest(request)
             let token = BearerToken.presented(in: request)
-            let (version, document) = prediction.predict
-                ? try sessions.predictedStateDocument(id, token: token) : try sessions.stateDocument(id, token: token)
+            let (version, document) = try sessionCall { () throws(SessionError) in
+                prediction.predict ? try sessions.predictedStateDocument(id, token: token) : try sessions.stateDocument(id, token: token)
+            }
             let response = SessionService.stateResponse(version: version, body: document)
             if let tags = request.headers["If-None-Match"], let match = IfMatch(tags), match.matchesWeakly(version) {
                 return .notModified(response)
@@ -61,7 +62,7 @@ extension Application {
             let dryRun = try PredictionRequest.flag(request, "dryRun") ?? false
             let token = BearerToken.presented(in: request)
             guard token != nil else {
-                throw SessionService.unauthorized("This route needs Authorization: Bearer <session token>.")
+                throw ResponseError(SessionError.unauthorized(.missing))
             }
             var ifMatch: IfMatch?
             if let header = request.headers["If-Match"] {
@@ -84,32 +85,47 @@ extension Application {
             do throws(FlowError) {
                 action = try FlowAction(json: json)
             } catch {
-                throw ResponseError(SessionService.problem(for: error))
+                throw ResponseError(SessionError.problem(for: error))
             }
             // The hash of the parsed action, not of the body's bytes: a batch item with the same
             // key and action hashes the same (see FlowAction.idempotencyHash).
             if let key = idempotency?.key { idempotency = (key, action.idempotencyHash) }
             // A dry run commits nothing, so an Idempotency-Key has nothing to keep: it is ignored.
-            return dryRun
-                ? try sessions.dryRun(action, on: id, token: token, ifMatch: ifMatch, predict: prediction.predict)
-                : sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency, predict: prediction.predict)
+            guard dryRun else {
+                let idempotency = idempotency
+                let answer = DeferredResponse()
+                try sessionCall { () throws(SessionError) in
+                    try sessions.apply(action, to: id, token: token, ifMatch: ifMatch, idempotency: idempotency,
+                                       predict: prediction.predict, reply: answer)
+                }
+                return .later(answer)
+            }
+            var response = Response.json(try sessionCall { () throws(SessionError) in
+                try sessions.dryRun(action, on: id, token: token, ifMatch: ifMatch, predict: prediction.predict)
+            })
+            response.headers["Cache-Control"] = "no-store"
+            return response
         }
 
         router.route("POST", "/v1/sessions/{id}/actions/batch") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
             let token = BearerToken.presented(in: request)
             guard token != nil else {
-                throw SessionService.unauthorized("This route needs Authorization: Bearer <session token>.")
+                throw ResponseError(SessionError.unauthorized(.missing))
             }
             let batch = try BatchInput(json: try request.jsonBody(limits).get())
-            return sessions.applyBatch(batch.items, to: id, token: token)
+            let answer = DeferredResponse()
+            try sessionCall { () throws(SessionError) in try sessions.applyBatch(batch.items, to: id, token: token, reply: answer) }
+            return .later(answer)
         }
 
         router.route("GET", "/v1/sessions/{id}/actions") { request throws(ResponseError) in
             let id = request.pathParameters["id"] ?? ""
             let after = try Self.integerQuery(request, "after", default: 0, range: 0...Int.max)
             let limit = try Self.integerQuery(request, "limit", default: Self.defaultActionsPage, range: 1...Self.maxActionsPage)
-            let actions = try sessions.actionLog(id, token: BearerToken.presented(in: request), after: after, limit: limit)
+            let actions = try sessionCall { () throws(SessionError) in
+                try sessions.actionLog(id, token: BearerToken.presented(in: request), after: after, limit: limit)
+            }
             var writer = JSONWriter(capacity: 256 + actions.count * 256)
             writer.beginObject()
             writer.writeKey("sessionId")
@@ -146,7 +162,11 @@ extension Application {
         }
 
         router.route("DELETE", "/v1/sessions/{id}") { request throws(ResponseError) in
-            return sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request))
+            let answer = DeferredResponse()
+            try sessionCall { () throws(SessionError) in
+                try sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request), reply: answer)
+            }
+            return .later(answer)
         }
     }
 
@@ -155,7 +175,7 @@ extension Application {
             let userId = request.pathParameters["userId"] ?? ""
             // A user id no session could have been made for (a control character, a NUL that
             // PostgreSQL would refuse) names nobody.
-            guard SessionInput.isValidUserId(userId), let user = try sessions.user(userId) else {
+            guard SessionInput.isValidUserId(userId), let user = try sessionCall({ () throws(SessionError) in try sessions.user(userId) }) else {
                 throw ResponseError(.problem(404, "There is no user \(userId): no session was ever made for them.",
                                              type: ProblemType.notFound))
             }
@@ -166,8 +186,9 @@ extension Application {
             guard SessionInput.isValidUserId(userId) else {
                 throw ResponseError(.problem(404, "There is no user \(userId).", type: ProblemType.notFound))
             }
-            let removed = try sessions.resetOnboarding(
-                userId, audit: AuditStamp(credential: admin.credential, action: "user.onboarding.reset"))
+            let removed = try sessionCall { () throws(SessionError) in
+                try sessions.resetOnboarding(userId, audit: AuditStamp(credential: admin.credential, action: "user.onboarding.reset"))
+            }
             guard removed != nil else {
                 throw ResponseError(.problem(404, "There is no user \(userId).", type: ProblemType.notFound))
             }

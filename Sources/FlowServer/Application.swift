@@ -199,8 +199,9 @@ public final class Application: Sendable {
         let dispatched = router.dispatch(request)
         var response = dispatched.0
         let pattern = dispatched.1
-        if response.status == 401, let failures = access.failures, let address = access.clientAddress(request),
-           let wait = failures.take(address) {
+        // An expired session's 401 answers a real token: its holder is not guessing.
+        if response.status == 401, !SessionError.isExpiry(response), let failures = access.failures,
+           let address = access.clientAddress(request), let wait = failures.take(address) {
             response = AccessPolicy.tooMany("failed token checks", wait: wait).response
         }
         if response.deferred == nil {
@@ -210,7 +211,8 @@ public final class Application: Sendable {
             later.whenComplete { [self] answer in
                 // A token checked in the session's turn (a cached session's action) fails here:
                 // counted like one refused at once, so the address's next requests wait.
-                if answer.status == 401, let failures = access.failures, let address = access.clientAddress(request) {
+                if answer.status == 401, !SessionError.isExpiry(answer), let failures = access.failures,
+                   let address = access.clientAddress(request) {
                     _ = failures.take(address)
                 }
                 record(request, pattern: pattern, answer, since: start)

@@ -1,6 +1,5 @@
 // Sessions idle for longer than `--session-idle` stop opening: 401 `session-expired`.
 import Foundation
-import HTTPServer
 
 /// The idle limit of sessions. A session's activity is its creation and each applied action
 /// (`LiveSession.lastActiveAt`: the newest log entry's time, or the row's, when read from the
@@ -18,20 +17,16 @@ struct SessionExpiry: Sendable {
 
     /// Throws 401 `session-expired` when session `id`, last active at `lastActiveAt`, has been
     /// idle for longer than `idle`.
-    func check(_ id: String, lastActiveAt: Date, now: Date = Date()) throws(ResponseError) {
+    func check(_ id: String, lastActiveAt: Date, now: Date = Date()) throws(SessionError) {
         guard now.timeIntervalSince(lastActiveAt) > DurationText.seconds(idle) else { return }
         counters.sessionsExpired.add(1, ordering: .relaxed)
-        var response = Response.problem(
-            401, "Session \(id) expired after \(DurationText.format(idle)) without an action; start a new session.",
-            title: "Session Expired", type: ProblemType.sessionExpired)
-        response.headers["WWW-Authenticate"] = "Bearer"
-        throw ResponseError(response)
+        throw .expired(id, idle: idle)
     }
 
     /// The 401 `session-expired` refusal when session `id`, last active at `lastActiveAt`, has
     /// been idle for longer than `idle`; nil while it is not.
-    func refusal(_ id: String, lastActiveAt: Date, now: Date = Date()) -> ResponseError? {
-        do throws(ResponseError) {
+    func refusal(_ id: String, lastActiveAt: Date, now: Date = Date()) -> SessionError? {
+        do throws(SessionError) {
             try check(id, lastActiveAt: lastActiveAt, now: now)
             return nil
         } catch {

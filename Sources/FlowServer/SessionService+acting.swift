@@ -4,7 +4,7 @@ import JSON
 import FlowEngine
 import FlowStore
 import Foundation
-import HTTPServer
+import Synchronization
 
 /// A request waiting for, or having, its session's turn: the job, who asked, where its answer
 /// goes, and what was read for it outside the slot's lock.
@@ -21,8 +21,68 @@ struct TurnRequest: Sendable {
     var job: Job
     let id: String
     let token: String?
-    let answer: DeferredResponse
+    /// The session's slot, pinned until the request is answered.
+    let slot: SessionSlot
+    let answer: any SessionReply
     var reads = TurnReads()
+
+    /// Answers the request, and unpins its slot (once: later answers change nothing).
+    func finish(_ outcome: TurnAnswer, _ cache: SessionCache) {
+        if answer.finish(outcome) { cache.unpin(slot) }
+    }
+}
+
+/// Where the answer of a request that waits for its session's turn goes. A client's request
+/// gives the HTTP edge's `DeferredResponse` (SessionError+problem.swift); the server's own
+/// requests give a `ServerReply`.
+protocol SessionReply: AnyObject, Sendable {
+    /// Gives the answer; the first call wins and returns true, later ones change nothing.
+    func finish(_ answer: TurnAnswer) -> Bool
+}
+
+/// What a request that waited for its session's turn is answered, in the service's terms.
+enum TurnAnswer: Sendable {
+    /// The session's state document at `version` (an applied action).
+    case state(version: Int, body: [UInt8])
+    /// The stored answer of an `Idempotency-Key` used before.
+    case replay(IdempotentAnswer)
+    /// Done, nothing to show (a deletion, an eviction).
+    case noContent
+    /// A batch's results and the state it left.
+    case batch(SessionService.BatchRequest, SessionService.BatchPlan, version: Int, state: [UInt8])
+    case failed(SessionError)
+}
+
+/// The answer of a request the server makes of itself (a new session's link, an eviction),
+/// to wait for or to act on.
+final class ServerReply: SessionReply {
+    private let answer = Mutex<TurnAnswer?>(nil)
+    private let given = DispatchSemaphore(value: 0)
+    /// Runs once, on the thread that gives the answer, before `wait` returns it.
+    private let onFinish: (@Sendable (TurnAnswer) -> Void)?
+
+    init(onFinish: (@Sendable (TurnAnswer) -> Void)? = nil) {
+        self.onFinish = onFinish
+    }
+
+    func finish(_ answer: TurnAnswer) -> Bool {
+        let first = self.answer.withLock { (held: inout TurnAnswer?) -> Bool in
+            guard held == nil else { return false }
+            held = answer
+            return true
+        }
+        guard first else { return false }
+        onFinish?(answer)
+        given.signal()
+        return true
+    }
+
+    /// Waits for the answer.
+    func wait() -> TurnAnswer {
+        given.wait()
+        given.signal()
+        return answer.withLock { $0 } ?? .failed(.linkNotApplied(""))
+    }
 }
 
 /// What the database said for a request, read outside the slot's lock.
@@ -67,38 +127,31 @@ extension SessionService {
     /// with 4 clients per node on one session), and running out answers 503.
     static let sharedConflictRetries = 32
 
-    /// Refusals that depend on the session's state (a stale `from`, `If-Match`, an action the
-    /// state does not accept): on a shared database they are checked against the stored state.
-    static let refusalStatuses: Set<Int> = [409, 412, 422]
-
     /// Applies `action` to session `id`: checks `If-Match`, replays an `Idempotency-Key`,
     /// applies through the engine, commits, and only then answers. The answer comes later
-    /// (`Response.later`): the commit is written by the store's writer thread, with the actions
-    /// of other requests, and no thread waits for it.
+    /// (the route returns `Response.later`): the commit is written by the store's writer
+    /// thread, with the actions of other requests, and no thread waits for it.
     func apply(_ action: FlowAction, to id: String, token: String?, ifMatch: IfMatch?,
-               idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false) -> Response {
+               idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false,
+               reply: any SessionReply) throws(SessionError) {
         let request = ActionRequest(action: action, ifMatch: ifMatch, idempotency: idempotency, predict: predict)
-        return enqueue(.action(request), id: id, token: token)
+        try enqueue(.action(request), id: id, token: token, reply: reply)
     }
 
     /// Deletes session `id` after checking its token, in the session's turn (after the actions
     /// that came before it are committed); the cached state goes with it, under the session's
     /// lock, so no request can see the session after the delete is answered; requests that
     /// waited behind it are answered not found.
-    func delete(_ id: String, token: String?) -> Response {
-        enqueue(.delete, id: id, token: token)
+    func delete(_ id: String, token: String?, reply: any SessionReply) throws(SessionError) {
+        try enqueue(.delete, id: id, token: token, reply: reply)
     }
 
     /// Pins the session's slot (checking the token of a session not cached without touching
-    /// the cache), and gives the request its turn or queues it.
-    func enqueue(_ job: TurnRequest.Job, id: String, token: String?) -> Response {
-        let (slot, answer): (SessionSlot, DeferredResponse)
-        do throws(ResponseError) {
-            (slot, answer) = try pinnedForLater(id, token: token)
-        } catch {
-            return error.response
-        }
-        let request = TurnRequest(job: job, id: id, token: token, answer: answer)
+    /// the cache), and gives the request its turn or queues it; `reply` gets the answer, and
+    /// the slot is unpinned then.
+    func enqueue(_ job: TurnRequest.Job, id: String, token: String?, reply: any SessionReply) throws(SessionError) {
+        let slot = try pinnedForLater(id, token: token)
+        let request = TurnRequest(job: job, id: id, token: token, slot: slot, answer: reply)
         let maxRetries = shared ? Self.sharedConflictRetries : 2
         var afters: [@Sendable () -> Void] = []
         slot.state.withLock { contents in
@@ -107,7 +160,6 @@ extension SessionService {
             drive(action, slot: slot, context: .request, &contents, &afters)
         }
         for after in afters { after() }
-        return .later(answer)
     }
 
     /// Performs the turn's `action` under the slot's lock, and the ones it leads to; what must
@@ -142,8 +194,7 @@ extension SessionService {
                 contents.session = nil
                 cache.remove(request.id, slot: slot)
                 for orphan in orphans {
-                    let response = Self.notFound(orphan.id).response
-                    afters.append { orphan.answer.complete(response) }
+                    afters.append { [cache] in orphan.finish(.failed(.notFound(orphan.id)), cache) }
                 }
                 return
             }
@@ -155,8 +206,8 @@ extension SessionService {
     private func readLater(_ request: TurnRequest, cached: (version: Int, userId: String)?, slot: SessionSlot,
                            context: TurnContext) -> @Sendable () -> Void {
         let work: @Sendable () -> Void = { [self] in
-            let outcome: Result<TurnRequest, ResponseError>
-            do throws(ResponseError) {
+            let outcome: Result<TurnRequest, SessionError>
+            do throws(SessionError) {
                 outcome = .success(try read(for: request, cached: cached))
             } catch {
                 outcome = .failure(error)
@@ -167,8 +218,7 @@ extension SessionService {
                 case .success(let read):
                     drive(contents.turn.readFinished(read), slot: slot, context: .request, &contents, &afters)
                 case .failure(let error):
-                    let response = error.response
-                    afters.append { request.answer.complete(response) }
+                    afters.append { [cache] in request.finish(.failed(error), cache) }
                     drive(contents.turn.readFailed(), slot: slot, context: .request, &contents, &afters)
                 }
             }
@@ -182,7 +232,7 @@ extension SessionService {
 
     /// Reads what `request` needs from the database: the session when it is not cached (or
     /// must be read again), its keys' stored answers, and the user's state.
-    func read(for request: TurnRequest, cached: (version: Int, userId: String)?) throws(ResponseError) -> TurnRequest {
+    func read(for request: TurnRequest, cached: (version: Int, userId: String)?) throws(SessionError) -> TurnRequest {
         var request = request
         var reads = request.reads
         var reload = reads.reload || cached == nil
@@ -239,7 +289,7 @@ extension SessionService {
     /// What running a request under the lock came to.
     private enum Run {
         case needsRead(TurnRequest)
-        case answer(Response, dropState: Bool)
+        case answer(TurnAnswer, dropState: Bool)
         case commit(ActionStep)
         case commitBatch(BatchPlan, last: ActionStep, BatchRequest)
         case delete
@@ -256,7 +306,7 @@ extension SessionService {
         case .needsRead(let pending):
             // The request as updated (a recheck, a reload) is the turn's current one.
             return contents.turn.needsRead(pending)
-        case .answer(let response, let dropState):
+        case .answer(let answer, let dropState):
             if dropState {
                 // No such session: its slot goes, so it holds no place in the cache; not while
                 // requests wait in its turn (a slot of the same id made meanwhile would run a
@@ -264,7 +314,7 @@ extension SessionService {
                 contents.session = nil
                 if contents.turn.waiting.isEmpty { cache.remove(request.id, slot: slot) }
             }
-            afters.append { request.answer.complete(response) }
+            afters.append { [cache] in request.finish(answer, cache) }
             return contents.turn.applied(commit: false)
         case .commit(let step):
             _ = contents.turn.applied(commit: true)
@@ -300,11 +350,11 @@ extension SessionService {
         let id = request.id
         if case .evict = request.job {
             contents.session = nil
-            return .answer(Response(status: 204), dropState: true)
+            return .answer(.noContent, dropState: true)
         }
         if request.reads.missing {
             contents.session = nil
-            return .answer(Self.notFound(id).response, dropState: true)
+            return .answer(.failed(.notFound(id)), dropState: true)
         }
         let justRead = request.reads.session != nil
         if let loaded = request.reads.session.take() {
@@ -325,7 +375,7 @@ extension SessionService {
         let id = request.id
         let access = SessionAccess.bearer(request.token)
         guard access.opens(session.tokenHash) else {
-            return .answer(access.refusal(id).response, dropState: false)
+            return .answer(.failed(access.refusal(id)), dropState: false)
         }
         if let expired = expiry.refusal(id, lastActiveAt: session.lastActiveAt) {  // expiry: the state leaves the slot
             if shared, !justRead {
@@ -334,7 +384,7 @@ extension SessionService {
                 request.reads = TurnReads(reload: true)
                 return .needsRead(request)
             }
-            return .answer(expired.response, dropState: true)
+            return .answer(.failed(expired), dropState: true)
         }
         let fresh = request.reads.generation == turn.generation
         let answers = fresh ? request.reads.answers : nil
@@ -345,7 +395,7 @@ extension SessionService {
         case .delete:
             return .delete
         case .evict:
-            return .answer(Response(status: 204), dropState: true)
+            return .answer(.noContent, dropState: true)
         case .action(var action):
             var known: IdempotentAnswer?? = .none
             if let key = action.idempotency?.key {
@@ -353,11 +403,11 @@ extension SessionService {
                 known = .some(answers[key])
             }
             let attempt: Attempt
-            do throws(ResponseError) {
+            do throws(SessionError) {
                 attempt = try applyLocked(action.action, to: &session, ifMatch: action.ifMatch, idempotency: action.idempotency,
                                           predict: action.predict, user: user, known: known)
             } catch {
-                if shared, !action.rechecked, Self.refusalStatuses.contains(error.response.status) {
+                if shared, !action.rechecked, error.dependsOnState {
                     // Refused on a cached state that another node may have moved on from: judge
                     // it again after checking the stored head.
                     action.rechecked = true
@@ -366,10 +416,10 @@ extension SessionService {
                     return .needsRead(request)
                 }
                 if let refusal = error.refusal { rollouts?.refused(id, refusal) }
-                return .answer(error.response, dropState: false)
+                return .answer(.failed(error), dropState: false)
             }
             switch attempt {
-            case .answered(let response): return .answer(response, dropState: false)
+            case .replayed(let stored): return .answer(.replay(stored), dropState: false)
             case .commit(let step): return .commit(step)
             case .reload:
                 request.reads = TurnReads(reload: true)
@@ -378,15 +428,15 @@ extension SessionService {
         case .batch(var batch):
             guard let answers else { return .needsRead(request) }
             let plan: BatchPlan
-            do throws(ResponseError) {
+            do throws(SessionError) {
                 plan = try judgeBatch(batch, &session, answers: answers, user: user)
             } catch {
-                return .answer(error.response, dropState: false)
+                return .answer(.failed(error), dropState: false)
             }
             if plan.stale {
                 guard batch.staleReads < Self.sharedConflictRetries else {
-                    return .answer(Self.batchUnavailable("Session \(id) is changing too fast to apply this batch",
-                                                         applied: batch.committed.count), dropState: false)
+                    return .answer(.failed(.batchIncomplete(.contention(session: id), applied: batch.committed.count)),
+                                   dropState: false)
                 }
                 counters.staleReloads.add(1, ordering: .relaxed)
                 batch.staleReads += 1
@@ -404,7 +454,7 @@ extension SessionService {
             }
             guard let last = plan.steps.last else {
                 // Nothing to commit: every item skipped, or the first one not skipped refused.
-                return .answer(Self.batchResponse(batch, plan, version: session.version, state: session.cachedStateDocument()),
+                return .answer(.batch(batch, plan, version: session.version, state: session.cachedStateDocument()),
                                dropState: false)
             }
             return .commitBatch(plan, last: last, batch)
@@ -414,14 +464,14 @@ extension SessionService {
     /// Deletes the session in the database (outside the lock, never on the writer thread),
     /// then ends the turn.
     private func deleteNow(_ request: TurnRequest, slot: SessionSlot) {
-        let response: Response
+        let answer: TurnAnswer
         let deleted: Bool
-        do throws(ResponseError) {
+        do throws(SessionError) {
             _ = try storage { try store.deleteSession(id: request.id) }
-            response = Response(status: 204)
+            answer = .noContent
             deleted = true
         } catch {
-            response = error.response
+            answer = .failed(error)
             deleted = false
         }
         var afters: [@Sendable () -> Void] = []
@@ -430,7 +480,7 @@ extension SessionService {
             drive(action, slot: slot, context: .writer, &contents, &afters)
         }
         if deleted { events.deleted(sessionId: request.id) }
-        request.answer.complete(response)
+        request.finish(answer, cache)
         for after in afters { after() }
     }
 
@@ -446,12 +496,12 @@ extension SessionService {
             if !step.userChanges.isEmpty {
                 users.apply(step.userChanges, to: step.next.userId)
             }
-            let response = Self.stateResponse(version: step.next.version, body: step.answer ?? step.body)
-            first = { [events, rollouts] in
+            let answer = TurnAnswer.state(version: step.next.version, body: step.answer ?? step.body)
+            first = { [events, rollouts, cache] in
                 // Before the answer, and before the session's next commit can start: streams
                 // get versions in order.
                 events.published(sessionId: id, version: step.next.version, document: step.body)
-                request.answer.complete(response)
+                request.finish(answer, cache)
                 rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
                                   userChanges: step.userChanges)
             }
@@ -465,14 +515,13 @@ extension SessionService {
             }
             outcome = .conflict
         case .failure(CommitError.sessionNotFound):
-            let response = Self.notFound(id).response
-            first = { request.answer.complete(response) }
+            first = { [cache] in request.finish(.failed(.notFound(id)), cache) }
             outcome = .sessionNotFound
         case .failure(let error):
             // The commit may have happened (an answer lost with the connection): the cached
             // state is no longer known to be current, so the next request reads the database.
-            let response = Self.storageFailure(error, logger: logger).response
-            first = { request.answer.complete(response) }
+            let failure = Self.storageError(error, logger: logger)
+            first = { [cache] in request.finish(.failed(failure), cache) }
             outcome = .failed
         }
         var afters: [@Sendable () -> Void] = []
@@ -487,9 +536,7 @@ extension SessionService {
                                    metadata: ["session": "\(id)", "attempt": "\(contents.turn.conflicts)"])
                 }
             case .contention:
-                let response = Response.problem(503, "Session \(id) is changing too fast to apply this action; try again.",
-                                                title: "Service Unavailable", type: ProblemType.sessionContention)
-                first = { request.answer.complete(response) }
+                first = { [cache] in request.finish(.failed(.contention(id, reading: false)), cache) }
             default:
                 break
             }
@@ -501,7 +548,8 @@ extension SessionService {
 
     /// What one try at applying an action came to.
     enum Attempt {
-        case answered(Response)
+        /// The stored answer of the request's `Idempotency-Key`, to be given again.
+        case replayed(IdempotentAnswer)
         /// The key's answer is of a version newer than the cached session: read it again.
         case reload
         /// Applied in memory: to be committed, then answered.
@@ -528,22 +576,16 @@ extension SessionService {
     /// and the user's state as its earlier, not yet committed, steps left it.
     func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
                      idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false, clientAt: String? = nil,
-                     user: UserStates.Held, known: IdempotentAnswer??) throws(ResponseError) -> Attempt {
+                     user: UserStates.Held, known: IdempotentAnswer??) throws(SessionError) -> Attempt {
         let id = session.id
         if let idempotency, case .some(.some(let stored)) = known {
             guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
-                throw ResponseError(.problem(
-                    422, "Idempotency-Key \(idempotency.key) was used with another request body; use a new key for a new action.",
-                    type: ProblemType.idempotencyKeyReused))
+                throw .idempotencyKeyReused(idempotency.key)
             }
             // Applied, but its answer never reached this cache (a commit whose answer was lost,
             // or another node): what follows starts from the stored state.
             if stored.version > session.version { return .reload }
-            var replay = Response.json(stored.body, status: stored.status)
-            replay.headers["ETag"] = Self.etag(stored.version)
-            replay.headers["Cache-Control"] = "no-store"
-            replay.headers["Idempotent-Replayed"] = "true"
-            return .answered(replay)
+            return .replayed(stored)
         }
         try Self.check(ifMatch, session)
         session.context.user = user.state
@@ -551,7 +593,7 @@ extension SessionService {
         do throws(FlowError) {
             outcome = try FlowEngine.apply(action, to: session.tree, catalog: session.catalog, context: session.context)
         } catch {
-            throw ResponseError(Self.problem(for: error), refusal: error)
+            throw .refused(error)
         }
         var next = session
         next.version += 1

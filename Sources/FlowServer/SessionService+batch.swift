@@ -2,7 +2,6 @@
 import JSON
 import FlowEngine
 import FlowStore
-import HTTPServer
 
 extension SessionService {
     /// What became of one item of a batch.
@@ -46,8 +45,9 @@ extension SessionService {
         /// The item of each step.
         var stepItems: [Int] = []
         var results: [BatchItemResult] = []
-        /// The problem document of the refused item, as a single POST would have answered it.
-        var refusal: [UInt8]?
+        /// Why the refused item was refused, as a single POST would have been (but a version
+        /// mismatch, which names the item).
+        var refusal: SessionError?
         /// The stored state was newer than the cache under items already judged: judge again.
         var stale = false
     }
@@ -56,16 +56,16 @@ extension SessionService {
     /// queued for it), in order, each item as if posted alone with `If-Match` on its `version`
     /// and `Idempotency-Key` its `key`, stopping at the first refusal. The steps are committed
     /// back to back into the store's group commit (one transaction where they fit) and the
-    /// turn is held until the last is over; the answer comes then (`Response.later`).
-    func applyBatch(_ items: [BatchItem], to id: String, token: String?) -> Response {
-        enqueue(.batch(BatchRequest(items: items, id: id, token: token)), id: id, token: token)
+    /// turn is held until the last is over; the answer comes then (the route returns `Response.later`).
+    func applyBatch(_ items: [BatchItem], to id: String, token: String?, reply: any SessionReply) throws(SessionError) {
+        try enqueue(.batch(BatchRequest(items: items, id: id, token: token)), id: id, token: token, reply: reply)
     }
 
     /// Judges the items in order on a copy of the committed session, each on the state the
     /// previous one left; `session` itself changes only by a reload (a key stored by a commit
     /// the cache missed).
     func judgeBatch(_ request: BatchRequest, _ session: inout LiveSession, answers stored: [String: IdempotentAnswer],
-                    user held: UserStates.Held) throws(ResponseError) -> BatchPlan {
+                    user held: UserStates.Held) throws(SessionError) -> BatchPlan {
         var plan = BatchPlan()
         var working = session
         // The user's state as the steps judged so far leave it.
@@ -76,18 +76,21 @@ extension SessionService {
         // checks keys): the batch then runs again.
         for (index, item) in request.items.enumerated() {
             let attempt: Attempt
-            do throws(ResponseError) {
+            do throws(SessionError) {
                 attempt = try applyLocked(item.action, to: &working, ifMatch: IfMatch(version: item.version),
                                           idempotency: (item.key, item.requestHash), clientAt: item.clientAt, user: user,
                                           known: .some(stored[item.key]))
             } catch {
                 // The database not answering is no refusal of the item: the whole request fails.
-                guard error.response.status < 500 else { throw error }
+                guard !error.isServerFailure else { throw error }
                 if let refusal = error.refusal { rollouts?.refused(session.id, refusal) }
                 plan.results.append(BatchItemResult(key: item.key, status: .refused, version: nil))
-                plan.refusal = error.response.status == 412
-                    ? Self.batchVersionMismatch(index: index, item: item, session: working).body
-                    : error.response.body
+                if case .versionMismatch = error {
+                    plan.refusal = .batchVersionMismatch(index: index, key: item.key, itemVersion: item.version,
+                                                         session: working.id, version: working.version)
+                } else {
+                    plan.refusal = error
+                }
                 break
             }
             switch attempt {
@@ -95,8 +98,8 @@ extension SessionService {
                 // The key was stored by a commit this cache never saw: the state is read again
                 // and the batch judged from the start.
                 return BatchPlan(stale: true)
-            case .answered(let replay):
-                let version = replay.headers["ETag"].flatMap { Int($0.dropFirst().dropLast()) }
+            case .replayed(let stored):
+                let version: Int? = stored.version
                 let status: BatchItemStatus = request.committed[item.key] != nil ? .applied : .skipped
                 plan.results.append(BatchItemResult(key: item.key, status: status, version: request.committed[item.key] ?? version))
             case .commit(var step):
@@ -134,7 +137,6 @@ extension SessionService {
     func batchCommitted(_ results: [Result<Void, any Error>], _ plan: BatchPlan, last: ActionStep,
                         _ request: BatchRequest, _ turn: TurnRequest, slot: SessionSlot) {
         let id = request.id
-        let answer = turn.answer
         let failure = results.firstIndex { if case .failure = $0 { true } else { false } }
         let committed = Array(plan.steps.prefix(failure ?? plan.steps.count))
         for step in committed where !step.userChanges.isEmpty {
@@ -166,29 +168,26 @@ extension SessionService {
                 for (step, item) in zip(committed, plan.stepItems) { retried.committed[request.items[item].key] = step.next.version }
                 again.job = .batch(retried)
                 let applied = committed.count + request.committed.count
-                let response = Self.batchUnavailable("Session \(id) is changing too fast to apply this batch", applied: applied)
-                first = { publish(); answer.complete(response) }  // used only when the turn gives up
+                let failed = TurnAnswer.failed(.batchIncomplete(.contention(session: id), applied: applied))
+                first = { [cache] in publish(); turn.finish(failed, cache) }  // used only when the turn gives up
                 outcome = .conflict
             case CommitError.sessionNotFound:
-                let response = Self.notFound(id).response
-                first = { publish(); answer.complete(response) }
+                first = { [cache] in publish(); turn.finish(.failed(.notFound(id)), cache) }
                 outcome = .sessionNotFound
             default:
                 // The commit may have happened (an answer lost with the connection): the cached
                 // state is no longer known to be current, so the next request reads the database.
-                _ = Self.storageFailure(error, logger: logger)
+                _ = Self.storageError(error, logger: logger)
                 let unknown: Bool
                 if case StoreError.outcomeUnknown = error { unknown = true } else { unknown = false }
-                let response = Self.batchUnavailable(
-                    unknown ? "The database did not confirm the batch's writes: some may or may not have been applied"
-                            : "The database did not complete the batch",
-                    applied: committed.count + request.committed.count)
-                first = { publish(); answer.complete(response) }
+                let failed = TurnAnswer.failed(.batchIncomplete(unknown ? .outcomeUnknown : .failed,
+                                                                applied: committed.count + request.committed.count))
+                first = { [cache] in publish(); turn.finish(failed, cache) }
                 outcome = .failed
             }
         } else {
-            let response = Self.batchResponse(request, plan, version: last.next.version, state: last.body)
-            first = { publish(); answer.complete(response) }
+            let answer = TurnAnswer.batch(request, plan, version: last.next.version, state: last.body)
+            first = { [cache] in publish(); turn.finish(answer, cache) }
             outcome = .success
         }
         var afters: [@Sendable () -> Void] = []
@@ -207,55 +206,6 @@ extension SessionService {
         }
         first()
         for after in afters { after() }
-    }
-
-    /// 503 for a batch not wholly confirmed. Every item has its key, so sending the same batch
-    /// again is safe: what was applied is skipped, what was not is applied (or refused).
-    static func batchUnavailable(_ what: String, applied: Int) -> Response {
-        .problem(503, "\(what); \(applied) of its actions \(applied == 1 ? "is" : "are") known to be applied. Send the same batch "
-                    + "again (the keys make it safe: what was applied is skipped), or read the state first.",
-                 title: "Service Unavailable", type: ProblemType.batchIncomplete, extensions: [("applied", String(applied))])
-    }
-
-    /// The 412 of an item applied on another version than the session's at its turn.
-    static func batchVersionMismatch(index: Int, item: BatchItem, session: LiveSession) -> Response {
-        .problem(412, "The action at /actions/\(index) (key \(item.key)) was made on version \(item.version), but session \(session.id) "
-                    + "is at version \(session.version) at its turn; it and the actions after it were not applied. Adopt the answer's state.",
-                 type: ProblemType.versionMismatch,
-                 errors: [.init(pointer: "/actions/\(index)/version", detail: "the session is at version \(session.version)")],
-                 extensions: [("currentVersion", String(session.version))])
-    }
-
-    /// `{"applied": N, "skipped": M, "results": [{key, status, version?}], "refused": problem|null,
-    /// "state": {…}}` with the state's `ETag`.
-    static func batchResponse(_ request: BatchRequest, _ plan: BatchPlan, version: Int, state: [UInt8]) -> Response {
-        var writer = JSONWriter(capacity: 256 + state.count + plan.results.count * 64 + (plan.refusal?.count ?? 0))
-        writer.beginObject()
-        writer.writeKey("applied")
-        writer.writeInteger(plan.results.count(where: { $0.status == .applied }))
-        writer.writeKey("skipped")
-        writer.writeInteger(plan.results.count(where: { $0.status == .skipped }))
-        writer.writeKey("results")
-        writer.beginArray()
-        for result in plan.results {
-            writer.beginObject()
-            writer.writeKey("key")
-            writer.writeString(result.key)
-            writer.writeKey("status")
-            writer.writeString(result.status.rawValue)
-            if let version = result.version {
-                writer.writeKey("version")
-                writer.writeInteger(version)
-            }
-            writer.endObject()
-        }
-        writer.endArray()
-        writer.writeKey("refused")
-        if let refusal = plan.refusal { writer.writeRawValue(refusal) } else { writer.writeNull() }
-        writer.writeKey("state")
-        writer.writeRawValue(state)
-        writer.endObject()
-        return stateResponse(version: version, body: writer.takeBytes())
     }
 }
 

@@ -4,7 +4,6 @@ import FeatureFlags
 import FlowEngine
 import FlowStore
 import Foundation
-import HTTPServer
 import Logging
 
 extension SessionService {
@@ -31,7 +30,7 @@ extension SessionService {
     /// with a `client` that lists its features, only on versions it can render (422
     /// `unsupported-client` when none fits).
     func start(userId: String, attributes: [String: JSONValue], traits: [String: String],
-               client: ClientCapabilities? = nil) throws(ResponseError) -> Start {
+               client: ClientCapabilities? = nil) throws(SessionError) -> Start {
         // Read afresh on a shared database: the user may have finished onboarding on another node.
         let userState = try storage { try users.held(userId, store: store, fresh: shared).state }
         // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
@@ -77,14 +76,14 @@ extension SessionService {
         let context = FlowContext(userId: userId, attributes: attributes, traits: traits,
                                   flags: flagValues, user: userState)
         guard let catalog = registry.catalog(for: versions) else {
-            throw ResponseError(.problem(500, "The flow versions for this session are not all stored."))
+            throw .flowVersionsNotStored
         }
         return Start(context: context, catalog: catalog, versions: versions, evaluations: evaluations, exposures: exposures,
                      exclusions: exclusions, fallbacks: fallbacks, rollout: rollout)
     }
 
     /// Makes a session for `input`, stores it, caches it; returns it with its token.
-    func create(_ input: SessionInput) throws(ResponseError) -> (session: LiveSession, token: String) {
+    func create(_ input: SessionInput) throws(SessionError) -> (session: LiveSession, token: String) {
         let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits, client: input.client)
         let (context, catalog, versions, evaluations, exposures) = (start.context, start.catalog, start.versions, start.evaluations, start.exposures)
         let tree: FlowTree
@@ -92,14 +91,14 @@ extension SessionService {
             tree = try FlowEngine.start(catalog: catalog, context: context)
         } catch {
             logger.error("cannot start a session", metadata: ["error": "\(error.message)"])
-            throw ResponseError(.problem(500, "The flow definitions cannot build a first screen: \(error.message)"))
+            throw .cannotStart(error.message)
         }
         if let link = input.link {
             // Tried before anything is stored: an unknown, malformed or refused link creates nothing.
             do throws(FlowError) {
                 _ = try FlowEngine.followLink(link, from: tree, catalog: catalog, context: context, field: "/link")
             } catch {
-                throw ResponseError(Self.problem(for: error))
+                throw .refused(error)
             }
         }
         let token = BearerToken.generate()
@@ -120,7 +119,7 @@ extension SessionService {
         // after the insert finds the slot and evicts it (it leaves the cache, and the state put
         // into it below is seen by no request), instead of finding nothing to evict.
         let slot = cache.pin(session.id)
-        do throws(ResponseError) {
+        do throws(SessionError) {
             try storage { try store.insert(record, exposures: exposures, exclusions: start.exclusions, firstFeature: tree.top?.feature) }
         } catch {
             cache.remove(session.id, slot: slot)
@@ -137,9 +136,14 @@ extension SessionService {
         // The link is the session's first action (version 1), applied and committed like any
         // other: its user-state changes are kept, the log shows it, and a link whose `when` does
         // not hold yet becomes the session's pendingLink.
-        let followed = apply(FlowAction(type: FlowAction.link, params: ["uri": .string(link)]), to: session.id, token: token,
-                             ifMatch: nil, idempotency: nil).settled()
-        guard followed.status == 200 else { throw ResponseError(followed) }
+        let followed = ServerReply()
+        try apply(FlowAction(type: FlowAction.link, params: ["uri": .string(link)]), to: session.id, token: token,
+                  ifMatch: nil, idempotency: nil, reply: followed)
+        switch followed.wait() {
+        case .state: break
+        case .failed(let error): throw error
+        default: throw .linkNotApplied(session.id)
+        }
         return (try withSession(session.id, access: .server) { $0 }, token)
     }
 }

@@ -1,5 +1,4 @@
 // A user's data erased: this node forgets their sessions and their state, and ends their streams.
-import HTTPServer
 
 extension SessionService {
     /// Called once the store has erased user `userId` and the sessions `sessionIds`: evicts
@@ -28,12 +27,8 @@ extension SessionService {
     /// in it; `then` runs after that turn.
     func evict(_ id: String, then: @escaping @Sendable () -> Void = {}) {
         guard let slot = cache.pinIfCached(id) else { return }
-        let answer = DeferredResponse()
-        answer.whenComplete { [cache] _ in
-            then()
-            cache.unpin(slot)
-        }
-        let request = TurnRequest(job: .evict, id: id, token: nil, answer: answer)
+        let answer = ServerReply { _ in then() }
+        let request = TurnRequest(job: .evict, id: id, token: nil, slot: slot, answer: answer)
         var afters: [@Sendable () -> Void] = []
         slot.state.withLock { contents in
             contents.session = nil

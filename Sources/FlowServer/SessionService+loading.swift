@@ -4,21 +4,20 @@ import FeatureFlags
 import FlowEngine
 import FlowStore
 import Foundation
-import HTTPServer
 import Logging
 
 extension SessionService {
     // MARK: Loading
 
     /// Reads session `id` from the database into its in-memory form, or nil when it is unknown.
-    func load(_ id: String) throws(ResponseError) -> LiveSession? {
+    func load(_ id: String) throws(SessionError) -> LiveSession? {
         guard let record = try storage({ try store.session(id: id) }) else { return nil }
         let tree: FlowTree
         do throws(FlowStorageError) {
             tree = try FlowTree(storage: record.tree)
         } catch {
             logger.error("stored tree does not decode", metadata: ["session": "\(id)", "error": "\(error)"])
-            throw ResponseError(.problem(500, "Session \(id) is stored in a form this server cannot read."))
+            throw .unreadable(id)
         }
         let versions = DefinitionRegistry.decode(record.flowVersions)
         var catalog = versions.flatMap(registry.catalog(for:))
@@ -28,7 +27,7 @@ extension SessionService {
         }
         guard let catalog else {
             logger.error("stored session runs unknown flow versions", metadata: ["session": "\(id)", "versions": "\(record.flowVersions)"])
-            throw ResponseError(.problem(500, "Session \(id) runs flow versions this server does not have."))
+            throw .unknownFlowVersions(id)
         }
         var context = SessionCodecs.decodeContext(record.context, userId: record.userId)
         context.user = try storage { try users.state(of: record.userId, store: store) }

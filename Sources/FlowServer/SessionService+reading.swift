@@ -4,7 +4,6 @@ import FeatureFlags
 import FlowEngine
 import FlowStore
 import Foundation
-import HTTPServer
 import Logging
 
 extension SessionService {
@@ -13,15 +12,15 @@ extension SessionService {
     /// Runs `body` on the committed state of session `id`, under the session's lock, after
     /// checking the bearer token; the state `body` leaves is kept.
     func withSession<T: Sendable>(
-        _ id: String, token: String?, _ body: (inout LiveSession) throws(ResponseError) -> T
-    ) throws(ResponseError) -> T {
+        _ id: String, token: String?, _ body: (inout LiveSession) throws(SessionError) -> T
+    ) throws(SessionError) -> T {
         try withSession(id, access: .bearer(token), body)
     }
 
     func withSession<T: Sendable>(
-        _ id: String, access: SessionAccess, _ body: (inout LiveSession) throws(ResponseError) -> T
-    ) throws(ResponseError) -> T {
-        try withSession(id, access: access, user: false) { (session: inout LiveSession, _) throws(ResponseError) -> T in
+        _ id: String, access: SessionAccess, _ body: (inout LiveSession) throws(SessionError) -> T
+    ) throws(SessionError) -> T {
+        try withSession(id, access: access, user: false) { (session: inout LiveSession, _) throws(SessionError) -> T in
             try body(&session)
         }
     }
@@ -45,8 +44,8 @@ extension SessionService {
     /// again, so a read never answers older than what any node acknowledged before it was sent.
     func withSession<T: Sendable>(
         _ id: String, access: SessionAccess, user needsUser: Bool,
-        _ body: (inout LiveSession, [String: JSONValue]) throws(ResponseError) -> T
-    ) throws(ResponseError) -> T {
+        _ body: (inout LiveSession, [String: JSONValue]) throws(SessionError) -> T
+    ) throws(SessionError) -> T {
         let slot = try pinnedSlot(id, access: access)
         defer { cache.unpin(slot) }
         var head: Int?? = .none
@@ -57,7 +56,7 @@ extension SessionService {
         var loaded: LiveSession?
         var user: [String: JSONValue]?
         for _ in 0..<4 {
-            let step = try slot.state.withLock { (contents: inout SlotContents) throws(ResponseError) -> ReadStep<T> in
+            let step = try slot.state.withLock { (contents: inout SlotContents) throws(SessionError) -> ReadStep<T> in
                 try readLocked(id, access: access, slot: slot, head: head, loaded: &loaded, needsUser: needsUser, user: user,
                                &contents, body)
             }
@@ -74,15 +73,14 @@ extension SessionService {
                 user = try storage { try users.state(of: userId, store: store) }
             }
         }
-        throw ResponseError(.problem(503, "Session \(id) is changing too fast to read; try again.", title: "Service Unavailable",
-                                     type: ProblemType.sessionContention))
+        throw .contention(id, reading: true)
     }
 
     /// A read's step under the slot's lock: installs what was read, or says what to read.
     private func readLocked<T: Sendable>(
         _ id: String, access: SessionAccess, slot: SessionSlot, head: Int??, loaded: inout LiveSession?, needsUser: Bool,
-        user: [String: JSONValue]?, _ contents: inout SlotContents, _ body: (inout LiveSession, [String: JSONValue]) throws(ResponseError) -> T
-    ) throws(ResponseError) -> ReadStep<T> {
+        user: [String: JSONValue]?, _ contents: inout SlotContents, _ body: (inout LiveSession, [String: JSONValue]) throws(SessionError) -> T
+    ) throws(SessionError) -> ReadStep<T> {
         try access.checkPresented()
         let idle = contents.turn.phase == .idle
         if let fresh = loaded, idle, (contents.session?.version ?? -1) <= fresh.version {
@@ -117,7 +115,7 @@ extension SessionService {
             throw expired
         }
         let step: ReadStep<T>
-        do throws(ResponseError) {
+        do throws(SessionError) {
             step = try readSession(&session, access: access, id: id, needsUser: needsUser, user: user, body)
         } catch {
             contents.session = consume session
@@ -129,8 +127,8 @@ extension SessionService {
 
     private func readSession<T: Sendable>(
         _ session: inout LiveSession, access: SessionAccess, id: String, needsUser: Bool, user: [String: JSONValue]?,
-        _ body: (inout LiveSession, [String: JSONValue]) throws(ResponseError) -> T
-    ) throws(ResponseError) -> ReadStep<T> {
+        _ body: (inout LiveSession, [String: JSONValue]) throws(SessionError) -> T
+    ) throws(SessionError) -> ReadStep<T> {
         guard access.opens(session.tokenHash) else { throw access.refusal(id) }
         try expiry.check(id, lastActiveAt: session.lastActiveAt)  // expiry
         var state: [String: JSONValue] = [:]
@@ -147,7 +145,7 @@ extension SessionService {
     /// A session that is not cached is first read and its token checked without touching the
     /// cache, so requests for unknown ids or with wrong tokens never evict live sessions; it is
     /// then read again under its slot's lock, where no commit can race the read.
-    private func pinnedSlot(_ id: String, access: SessionAccess) throws(ResponseError) -> SessionSlot {
+    private func pinnedSlot(_ id: String, access: SessionAccess) throws(SessionError) -> SessionSlot {
         try access.checkPresented()
         guard Self.isPlausibleId(id) else { throw Self.notFound(id) }
         if let slot = cache.pinIfCached(id) { return slot }
@@ -157,13 +155,10 @@ extension SessionService {
         return cache.pin(id)
     }
 
-    /// The pinned slot of session `id` (see `pinnedSlot`) for work answered later, and that
-    /// answer: giving it unpins the slot.
-    func pinnedForLater(_ id: String, token: String?) throws(ResponseError) -> (SessionSlot, DeferredResponse) {
-        let slot = try pinnedSlot(id, access: .bearer(token))
-        let answer = DeferredResponse()
-        answer.whenComplete { [cache] _ in cache.unpin(slot) }
-        return (slot, answer)
+    /// The pinned slot of session `id` (see `pinnedSlot`) for work answered later: answering
+    /// it (`TurnRequest.finish`) unpins the slot.
+    func pinnedForLater(_ id: String, token: String?) throws(SessionError) -> SessionSlot {
+        try pinnedSlot(id, access: .bearer(token))
     }
 
     /// The committed state document of session `id` and its version, for the server's own use
@@ -174,7 +169,7 @@ extension SessionService {
 
     /// A page of session `id`'s action log, after the token check: up to `limit` actions after
     /// version `after`, read outside the session's lock.
-    func actionLog(_ id: String, token: String?, after: Int, limit: Int) throws(ResponseError) -> [ActionRecord] {
+    func actionLog(_ id: String, token: String?, after: Int, limit: Int) throws(SessionError) -> [ActionRecord] {
         _ = try withSession(id, token: token) { $0.version }
         return try storage { try store.actions(sessionId: id, after: after, limit: limit) }
     }
@@ -182,15 +177,15 @@ extension SessionService {
     /// The committed state document of session `id` and its version, after the token check.
     /// The document is encoded once per version and kept with the session, so most reads only
     /// check the token and copy bytes.
-    func stateDocument(_ id: String, token: String?) throws(ResponseError) -> (version: Int, document: [UInt8]) {
+    func stateDocument(_ id: String, token: String?) throws(SessionError) -> (version: Int, document: [UInt8]) {
         try withSession(id, token: token) { session in (session.version, session.cachedStateDocument()) }
     }
 
     /// The session as committed, the actions its state accepts now, judged with the user's
     /// current state (as the next action would be), and the predicted state of each that
     /// needs no params.
-    func availableActions(_ id: String, token: String?) throws(ResponseError) -> (LiveSession, [AvailableAction], [Prediction]) {
-        try withSession(id, access: .bearer(token), user: true) { (session: inout LiveSession, user) throws(ResponseError) in
+    func availableActions(_ id: String, token: String?) throws(SessionError) -> (LiveSession, [AvailableAction], [Prediction]) {
+        try withSession(id, access: .bearer(token), user: true) { (session: inout LiveSession, user) throws(SessionError) in
             let state = session.engineState(user: user)
             return (session, FlowEngine.availableActions(in: state.tree, catalog: state.catalog, context: state.context),
                     state.predictions())

@@ -11,12 +11,14 @@
 // - SessionService+loading.swift and SessionCodecs.swift: a stored session and its stored forms.
 // - SessionService+edge.swift, +capabilities, +users: predictions, dry runs, bundles; client
 //   capabilities; the admin user routes' work. Routes call the service, never the store.
+// - SessionError.swift: why the service refused or failed, in its own terms; it throws these and
+//   answers waiting requests with TurnAnswer through a SessionReply. SessionError+problem.swift
+//   is the HTTP edge: each case's problem response, and DeferredResponse as a SessionReply.
 import JSON
 import FeatureFlags
 import FlowEngine
 import FlowStore
 import Foundation
-import HTTPServer
 import Logging
 
 /// The session side of the application, independent of HTTP routing.
@@ -63,38 +65,19 @@ final class SessionService: Sendable {
 
     // MARK: Helpers
 
-    /// Runs a store call; a database failure becomes a logged 503 that reveals no internals.
-    func storage<T>(_ call: () throws -> T) throws(ResponseError) -> T {
+    /// Runs a store call; a database failure is logged and thrown as `.storage` (a 503 that
+    /// reveals no internals at the edge).
+    func storage<T>(_ call: () throws -> T) throws(SessionError) -> T {
         do {
             return try call()
         } catch {
-            throw Self.storageFailure(error, logger: logger)
+            throw Self.storageError(error, logger: logger)
         }
     }
 
-    static func storageFailure(_ error: any Error, logger: Logger) -> ResponseError {
+    static func storageError(_ error: any Error, logger: Logger) -> SessionError {
         logger.error("database error", metadata: ["error": "\(error)"])
-        if case StoreError.outcomeUnknown = error {
-            return ResponseError(.problem(
-                503, "The database did not confirm the write: it may or may not have been applied. Retry with the same "
-                    + "Idempotency-Key (its answer is replayed if it was applied), or read the state before acting again.",
-                title: "Service Unavailable", type: ProblemType.outcomeUnknown))
-        }
-        return ResponseError(.problem(503, "The database did not complete the request; try again.", title: "Service Unavailable",
-                                      type: ProblemType.databaseUnavailable))
-    }
-
-    static func stateResponse(_ session: LiveSession, body: [UInt8]? = nil, status: Int = 200) -> Response {
-        stateResponse(version: session.version, body: body ?? session.document ?? session.stateDocument(), status: status)
-    }
-
-    /// A state answer: the document, its `ETag`, and `Cache-Control: no-store`.
-    static func stateResponse(version: Int, body: [UInt8], status: Int = 200) -> Response {
-        var headers = HTTPHeaders(capacity: 4)
-        headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "ETag", value: etag(version))
-        headers.add(name: "Cache-Control", value: "no-store")
-        return Response(status: status, headers: headers, body: body)
+        return .storage(error)
     }
 
     static func etag(_ version: Int) -> String { "\"\(version)\"" }
@@ -114,44 +97,9 @@ final class SessionService: Sendable {
         }
     }
 
-    static func unauthorized(_ detail: String) -> ResponseError {
-        var response = Response.problem(401, detail, type: ProblemType.unauthorized)
-        response.headers["WWW-Authenticate"] = "Bearer"
-        return ResponseError(response)
+    static func notFound(_ id: String) -> SessionError {
+        .notFound(id)
     }
-
-    static func notFound(_ id: String) -> ResponseError {
-        ResponseError(.problem(404, "There is no session \(id).", type: ProblemType.notFound))
-    }
-
-    /// The answer to an action the engine did not apply.
-    static func problem(for error: FlowError) -> Response {
-        let status: Int
-        var extensions: [(name: String, json: String)] = [("code", JSONValue.string(error.code).jsonText)]
-        var errors: [ProblemDetails.FieldError] = []
-        switch error {
-        case .staleSource, .interactionPending, .noInteraction: status = 409
-        case .unhandled(_, let chain):
-            status = 422
-            extensions.append(("chain", JSONValue.array(chain.map { .string($0) }).jsonText))
-        case .refused(let flow, _, _):
-            status = 422
-            extensions.append(("flow", JSONValue.string(flow).jsonText))
-        case .brokenDefinition: status = 422
-        case .invalidParams(let path, let message):
-            status = 400
-            errors.append(.init(pointer: path, detail: message))
-        case .corruptTree: status = 500
-        case .unknownLink: status = 422
-        case .linkRefused(let pattern, let step, _, _):
-            status = 422
-            extensions.append(("link", JSONValue.string(pattern).jsonText))
-            extensions.append(("step", String(step)))
-        }
-        let detail = error.message.prefix(1).uppercased() + error.message.dropFirst() + "."
-        return .problem(status, detail, type: ProblemType.of(error), errors: errors, extensions: extensions)
-    }
-
 }
 
 /// Who reads a session: a client with the bearer token it presented, or the server itself.
@@ -162,9 +110,9 @@ enum SessionAccess: Sendable {
     case server
 
     /// Refuses a client that presented no token at all.
-    func checkPresented() throws(ResponseError) {
+    func checkPresented() throws(SessionError) {
         if case .bearer(nil) = self {
-            throw SessionService.unauthorized("This route needs Authorization: Bearer <session token>.")
+            throw .unauthorized(.missing)
         }
     }
 
@@ -176,8 +124,8 @@ enum SessionAccess: Sendable {
         }
     }
 
-    func refusal(_ id: String) -> ResponseError {
-        SessionService.unauthorized("The token does not open session \(id).")
+    func refusal(_ id: String) -> SessionError {
+        .unauthorized(.wrong(session: id))
     }
 }
 

@@ -54,10 +54,12 @@ final class StreamTickets: Sendable {
         let ticket = "st_" + BearerToken.generate()
         let now = Application.milliseconds()
         let ends = now + Self.milliseconds(options.ticketMaxLifetime)
-        try sessions.storage {
-            try sessions.store.insertStreamTicket(
-                hash: BearerToken.hash(ticket), sessionId: id,
-                expiresAt: min(ends, now + Self.milliseconds(options.ticketLifetime)), endsAt: ends, now: now)
+        try sessionCall { () throws(SessionError) in
+            try sessions.storage {
+                try sessions.store.insertStreamTicket(
+                    hash: BearerToken.hash(ticket), sessionId: id,
+                    expiresAt: min(ends, now + Self.milliseconds(options.ticketLifetime)), endsAt: ends, now: now)
+            }
         }
         return ticket
     }
@@ -66,14 +68,15 @@ final class StreamTickets: Sendable {
     /// is within its window and before its end.
     func take(_ ticket: String, for id: String) throws(ResponseError) -> StreamTicketHold {
         guard (1...128).contains(ticket.utf8.count), ticket.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw SessionService.unauthorized("The ticket is not one this server makes.")
+            throw ResponseError(SessionError.unauthorized(.malformedTicket))
         }
         let now = Application.milliseconds()
-        guard let hold = try sessions.storage({
-            try sessions.store.takeStreamTicket(hash: BearerToken.hash(ticket), sessionId: id, now: now, holdUntil: now + windowMilliseconds)
+        guard let hold = try sessionCall({ () throws(SessionError) in
+            try sessions.storage {
+                try sessions.store.takeStreamTicket(hash: BearerToken.hash(ticket), sessionId: id, now: now, holdUntil: now + windowMilliseconds)
+            }
         }) else {
-            throw SessionService.unauthorized(
-                "The ticket is unknown, made for another session, expired, or past its reconnection window (\(Int(options.reconnectWindow.components.seconds)) s after its last stream ended); ask POST /v1/sessions/\(id)/events/ticket for a new one.")
+            throw ResponseError(SessionError.unauthorized(.ticketRefused(session: id, window: Int(options.reconnectWindow.components.seconds))))
         }
         return hold
     }

@@ -96,4 +96,39 @@ struct FailedTokenLimitTests {
         #expect(!test.app.sessions.cache.contains(session.id))
         #expect(try Self.guesses(test, session: session.id, count: 5) == [401, 401, 401, 429, 429])
     }
+
+    /// An expired session's 401 (`session-expired`) answers its real token: its holder is not
+    /// guessing, so neither the deferred one (an action on the cached session, refused in its
+    /// turn) nor the immediate ones (the session has left the cache) spend the address's burst,
+    /// and wrong tokens still get their three 401s before the 429.
+    @Test func expiredSessionsAreNotCounted() throws {
+        var options = AccessOptions()
+        options.sessionRate = RateLimit("0.01/3")
+        let database = try TestDatabase()
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        let app = try Application(store: store, adminToken: TestApp.adminToken, access: options,
+                                  retention: RetentionOptions(retention: .seconds(3600), sessionIdle: .milliseconds(300)))
+        let session = try SessionClient(sender: DirectSender(app.handle)).create(userId: "target")
+        #expect(app.sessions.cache.contains(session.id), "the first refusal is the cached, deferred one")
+        Thread.sleep(forTimeInterval: 0.6)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        let server = HTTPServer(configuration: configuration, handler: app.handle)
+        try server.start()
+        defer { server.shutdown(gracePeriod: .seconds(2)) }
+        let sender = SocketSender(port: server.port)
+        var expired: [String] = []
+        for _ in 0..<5 {
+            let answer = try sender.send("POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"onboarding.showSecond"}"#,
+                                         headers: session.auth)
+            expired.append("\(answer.status) \(answer.json["code"].stringValue ?? "")")
+        }
+        expired.append("\(try sender.send("GET", "/v1/sessions/\(session.id)", headers: session.auth).status)")
+        #expect(expired == Array(repeating: "401 session-expired", count: 5) + ["401"])
+        let guesses = try (0..<4).map { _ in
+            try sender.send("GET", "/v1/sessions/\(session.id)", headers: [("Authorization", "Bearer wrong-guess")]).status
+        }
+        #expect(guesses == [401, 401, 401, 429], "the expired answers spent none of the burst")
+    }
 }

@@ -200,7 +200,7 @@ struct UserDataAPITests {
         let created = try client.create(userId: "u-1")
         let slot = try #require(service.cache.pinIfCached(created.id))
         // A turn whose commit is in flight (the request stands for an action being committed).
-        let inFlight = TurnRequest(job: .delete, id: created.id, token: nil, answer: DeferredResponse())
+        let inFlight = TurnRequest(job: .delete, id: created.id, token: nil, slot: slot, answer: DeferredResponse())
         let stale = try #require(slot.state.withLock { contents -> LiveSession? in
             _ = contents.turn.arrived(inFlight)
             _ = contents.turn.applied(commit: true)
