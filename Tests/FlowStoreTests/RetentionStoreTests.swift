@@ -36,8 +36,8 @@ struct RetentionStoreTests {
         idle.updatedAt = Self.old
         try store.insert(idle)
         for version in 1...5 { try store.commit(Self.commit("busy", version: version, at: Self.oldTime(version))) }
-        for version in 6...7 { try store.commit(Self.commit("busy", version: version, at: Timestamp.string())) }
         for version in 1...3 { try store.commit(Self.commit("idle", version: version, at: Self.oldTime(10 + version))) }
+        for version in 6...7 { try store.commit(Self.commit("busy", version: version, at: Timestamp.string())) }
 
         var removed: [Int] = []
         while true {
@@ -149,14 +149,16 @@ struct RetentionStoreTests {
         try other.close()
     }
 
-    /// Every batch's look-up is a range search of its index, never a scan of a table.
+    /// Every batch's look-up reads only its batch: the log's from the table's start in rowid
+    /// order (no sort, no index to keep per action), the others a range search of their index.
     @Test(.enabled(if: TestStoreKind.isSQLite)) func batchesUseTheirIndexes() throws {
         let database = try TestDatabase()
         defer { withExtendedLifetime(database) {} }
         let store = try #require(try database.migratedStore() as? SQLiteStore)
         let plans = try store.retentionPlans()
         #expect(plans.count == 3)
-        for plan in plans {
+        #expect(plans.first == "SCAN actions", "\(plans)")
+        for plan in plans.dropFirst() {
             #expect(plan.contains("USING INDEX") || plan.contains("USING COVERING INDEX"), "\(plan)")
             #expect(!plan.contains("SCAN"), "\(plan)")
         }
