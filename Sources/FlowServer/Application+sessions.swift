@@ -133,26 +133,7 @@ extension Application {
             writer.writeKey("actions")
             writer.beginArray()
             for action in actions {
-                writer.beginObject()
-                writer.writeKey("version")
-                writer.writeInteger(action.version)
-                writer.writeKey("type")
-                writer.writeString(action.type)
-                writer.writeKey("from")
-                writer.writeOptionalString(action.source)
-                writer.writeKey("params")
-                writer.writeRawValue(Array(action.params.utf8))
-                writer.writeKey("interactive")
-                writer.writeBool(action.interactive)
-                writer.writeKey("handledBy")
-                writer.writeOptionalString(action.handledBy)
-                writer.writeKey("transition")
-                if let transition = action.transition { writer.writeRawValue(Array(transition.utf8)) } else { writer.writeNull() }
-                writer.writeKey("at")
-                writer.writeString(action.createdAt)
-                writer.writeKey("clientAt")
-                writer.writeOptionalString(action.clientAt)
-                writer.endObject()
+                Self.writeLogEntry(action, checked: false, into: &writer)
             }
             writer.endArray()
             writer.writeKey("next")
@@ -220,5 +201,39 @@ extension Application {
                                          type: ProblemType.malformed, errors: [.init(pointer: name, detail: "must be a whole number")]))
         }
         return value
+    }
+}
+
+extension Application {
+    /// One log entry, as the log route and a user's export show it. `checked` parses the stored
+    /// JSON texts (params, transition) before writing them, so a damaged one is `null` rather
+    /// than a broken document (the export, read rarely); the log route copies them as stored.
+    static func writeLogEntry(_ action: ActionRecord, checked: Bool, into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("version")
+        writer.writeInteger(action.version)
+        writer.writeKey("type")
+        writer.writeString(action.type)
+        writer.writeKey("from")
+        writer.writeOptionalString(action.source)
+        writer.writeKey("params")
+        if checked { writeStoredJSON(action.params, into: &writer) } else { writer.writeRawValue(Array(action.params.utf8)) }
+        writer.writeKey("interactive")
+        writer.writeBool(action.interactive)
+        writer.writeKey("handledBy")
+        writer.writeOptionalString(action.handledBy)
+        writer.writeKey("transition")
+        if checked {
+            writeStoredJSON(action.transition, into: &writer)
+        } else if let transition = action.transition {
+            writer.writeRawValue(Array(transition.utf8))
+        } else {
+            writer.writeNull()
+        }
+        writer.writeKey("at")
+        writer.writeString(action.createdAt)
+        writer.writeKey("clientAt")
+        writer.writeOptionalString(action.clientAt)
+        writer.endObject()
     }
 }

@@ -191,26 +191,7 @@ extension Application {
         writer.writeKey("actions")
         writer.beginArray()
         for action in exported.actions {
-            writer.beginObject()
-            writer.writeKey("version")
-            writer.writeInteger(action.version)
-            writer.writeKey("type")
-            writer.writeString(action.type)
-            writer.writeKey("from")
-            writer.writeOptionalString(action.source)
-            writer.writeKey("params")
-            writeStoredJSON(action.params, into: &writer)
-            writer.writeKey("interactive")
-            writer.writeBool(action.interactive)
-            writer.writeKey("handledBy")
-            writer.writeOptionalString(action.handledBy)
-            writer.writeKey("transition")
-            writeStoredJSON(action.transition, into: &writer)
-            writer.writeKey("at")
-            writer.writeString(action.createdAt)
-            writer.writeKey("clientAt")
-            writer.writeOptionalString(action.clientAt)
-            writer.endObject()
+            writeLogEntry(action, checked: true, into: &writer)
         }
         writer.endArray()
         writer.writeKey("actionsTruncated")
@@ -234,7 +215,7 @@ extension Application {
     }
 
     /// A stored JSON text as its value; `null` when absent or not JSON.
-    private static func writeStoredJSON(_ text: String?, into writer: inout JSONWriter) {
+    static func writeStoredJSON(_ text: String?, into writer: inout JSONWriter) {
         guard let text, let value = try? JSONParser.parse(text, limits: .storedData) else { return writer.writeNull() }
         writer.writeValue(value)
     }
