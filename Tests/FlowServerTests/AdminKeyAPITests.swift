@@ -144,6 +144,9 @@ struct AdminKeyAPITests {
         let key = try #require(ops["key"].stringValue)
         #expect(key.hasPrefix("fsa_") && key.count > 40)
         #expect(ops["role"] == "admin" && ops["createdBy"] == "admin" && ops["revokedAt"] == .null)
+        // Keys are listed oldest first by their stored time (milliseconds): two made in the same
+        // millisecond have no order between them (this failed once in CI), so the second waits one.
+        Thread.sleep(forTimeInterval: 0.002)
         let ci = try Self.make(test.direct, "ci", "edit", as: Self.bearer(key))
         #expect(ci["createdBy"] == "key:ops")
         let list = try test.direct.send("GET", "/v1/admin-keys", headers: Self.bearer(key))
