@@ -12,8 +12,11 @@ struct EventStreamTests {
     static let showSecond = #"{"type":"onboarding.showSecond"}"#
     static let returnToFirst = #"{"type":"onboarding.returnToFirst"}"#
 
+    /// `timeout` bounds each wait for an event: generous, since the whole suite runs in parallel
+    /// on two cores in CI (a wait of 10 s ran out there once); the tests check what comes and in
+    /// which order, not how fast.
     static func open(_ server: HTTPServer, _ session: CreatedSession, headers: [(String, String)] = [],
-                     timeout: Duration = .seconds(10)) throws -> EventStreamClient {
+                     timeout: Duration = .seconds(30)) throws -> EventStreamClient {
         try EventStreamClient(port: server.port, path: "/v1/sessions/\(session.id)/events", headers: session.auth + headers,
                               timeout: timeout)
     }
