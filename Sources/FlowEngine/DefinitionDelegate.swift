@@ -23,6 +23,9 @@ public struct DefinitionDelegate: FlowActionDelegate {
         for rule in rules where rule.matches(feature: feature, child: request.child, context: request.context, params: action.params) {
             if rule.bubbles { return .passToParent }
             try Self.checkParams(rule.params, of: action)
+            if let guarded = rule.guarded, !guarded.when.evaluate(in: request.context, params: action.params) {
+                return .guarded(guarded.otherwise)
+            }
             return .handle(rule.effects, allowsInteractive: rule.interactive)
         }
         return .refuse(reason: Self.explainNoMatch(rules, feature: feature, child: request.child, source: request.source))

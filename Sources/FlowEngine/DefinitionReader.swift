@@ -16,7 +16,7 @@ struct DefinitionReader {
     /// `version` and `live` are what the server adds when it shows a stored definition; they are
     /// accepted and ignored so a definition read back can be uploaded again as it is.
     private static let definitionKeys = ["name", "kind", "initial", "selected", "on", "links", "description", "version", "live"]
-    private static let ruleKeys = ["from", "via", "when", "interactive", "params", "do", "description"]
+    private static let ruleKeys = ["from", "via", "when", "interactive", "params", "do", "guard", "description"]
     static let reservedActions = ["interaction.update", "interaction.end", "interaction.cancel", "link", "link.cancel"]
     private static let operatorKeys = ["is", "isNot", "in", "notIn", "exists"]
     /// Rules for one action type, at most: far more than a flow needs, and the bound that keeps
@@ -173,8 +173,8 @@ struct DefinitionReader {
     }
 
     /// Reads a screen or flow target: a string (a feature, or a flow name when `stringIsFlow`),
-    /// `{"screen": feature, "params"?}` or `{"flow": name, "params"?}`. Flow references of
-    /// effects are recorded by the caller, which knows the effect.
+    /// `{"screen": feature, "params"?}`, `{"flow": name, "params"?}` or `{"handoff": kind,
+    /// "params"?}`. Flow references of effects are recorded by the caller, which knows the effect.
     private mutating func readTarget(
         _ value: JSONValue, at path: JSONPointer, stringIsFlow: Bool, allowParamReferences: Bool, extraKeys: [String] = []
     ) -> EntryTarget? {
@@ -190,10 +190,10 @@ struct DefinitionReader {
             return .screen(feature: feature, params: [:])
         }
         guard case .object(let object) = value else {
-            report(path, "expected a feature name, {\"screen\": feature} or {\"flow\": name}; found \(value.typeName)")
+            report(path, "expected a feature name, {\"screen\": feature}, {\"flow\": name} or {\"handoff\": kind}; found \(value.typeName)")
             return nil
         }
-        checkKeys(object, allowed: ["screen", "flow", "params"] + extraKeys, at: path, what: "an entry")
+        checkKeys(object, allowed: ["screen", "flow", "handoff", "params"] + extraKeys, at: path, what: "an entry")
         var params = JSONObject()
         var valid = true
         if let rawParams = object["params"] {
@@ -202,6 +202,14 @@ struct DefinitionReader {
             } else {
                 valid = false
             }
+        }
+        if let handoff = object["handoff"] {
+            guard object["screen"] == nil, object["flow"] == nil else {
+                report(path, "an entry has one of \"screen\", \"flow\" or \"handoff\", not several")
+                return nil
+            }
+            guard let kind = readFeature(handoff, at: path.appending("handoff")), valid else { return nil }
+            return .handoff(kind: kind, params: params)
         }
         switch (object["screen"], object["flow"]) {
         case (let screen?, nil):
@@ -215,7 +223,7 @@ struct DefinitionReader {
             guard valid else { return nil }
             return .flow(name: name, params: params)
         case (nil, nil):
-            report(path, "an entry needs \"screen\" (a feature) or \"flow\" (a flow name)")
+            report(path, "an entry needs \"screen\" (a feature), \"flow\" (a flow name) or \"handoff\" (a native step's kind)")
             return nil
         case (_?, _?):
             report(path, "an entry has either \"screen\" or \"flow\", not both")
@@ -392,8 +400,19 @@ struct DefinitionReader {
         var effects: [FlowEffect] = []
         if let rawEffects = object["do"] {
             effects = readEffects(rawEffects, at: path.appending("do"), params: params)
+            checkResults(effects, rawEffects, at: path.appending("do"), declaresParams: declaresParams)
         } else {
             report(path, "a rule needs a do list of effects, such as \"do\": [{\"push\": \"feature\"}]")
+        }
+        var guarded: FlowGuard?
+        if let rawGuard = object["guard"] {
+            if effects == [.bubble] {
+                report(
+                    path.appending("guard"),
+                    "a guard is checked by the rule that handles the action, and this rule only bubbles it; put the guard on the parent flow's rule")
+            } else {
+                guarded = readGuard(rawGuard, at: path.appending("guard"), params: params)
+            }
         }
         // A bubble rule passes the action on before params or interactivity are looked at
         // (DefinitionDelegate): only the rule that handles the action enforces them, so here they
@@ -426,7 +445,9 @@ struct DefinitionReader {
             }
         }
         guard problems.count == before else { return nil }
-        return FlowRule(from: from, via: via, when: when, interactive: interactive, params: params, effects: effects, summary: summary)
+        return FlowRule(
+            from: from, via: via, when: when, interactive: interactive, params: params, effects: effects, summary: summary,
+            guarded: guarded)
     }
 
     /// `via`: a child flow's name, or a non-empty array of them; each is a flow reference, so an
@@ -562,6 +583,8 @@ struct DefinitionReader {
             effect = readPresent(argument, at: effectPath).map(FlowEffect.present)
         case "selectTab":
             effect = readSelectTab(argument, at: effectPath, params: params).map(FlowEffect.selectTab)
+        case "result":
+            effect = readResult(argument, at: effectPath).map(FlowEffect.result)
         case "setUser":
             guard let values = argument.objectValue, !values.isEmpty else {
                 report(effectPath, "setUser takes a non-empty object of user-state keys and values, such as {\"onboarded\": true}; found \(argument.abbreviatedJSON())")
@@ -590,6 +613,129 @@ struct DefinitionReader {
             }
         }
         return effect
+    }
+
+    /// `{"into": param, "value": …, "to"?: feature}`.
+    private mutating func readResult(_ value: JSONValue, at path: JSONPointer) -> FlowEffect.ScreenResult? {
+        guard let object = value.objectValue else {
+            report(path, "result takes {\"into\": param, \"value\": value, \"to\"?: feature}; found \(value.typeName)")
+            return nil
+        }
+        let before = problems.count
+        checkKeys(object, allowed: ["into", "value", "to"], at: path, what: "result")
+        var into: String?
+        if let rawInto = object["into"] {
+            if let name = rawInto.stringValue, !name.isEmpty, name.utf8.count <= 200 {
+                into = name
+            } else {
+                report(path.appending("into"), "into names the param of the receiving screen that gets the value, a non-empty string; found \(rawInto.abbreviatedJSON())")
+            }
+        } else {
+            report(path, "result needs \"into\": the param of the receiving screen that gets the value, such as \"address\"")
+        }
+        let resultValue = object["value"]
+        if let resultValue {
+            checkParamReferences(resultValue, at: path.appending("value"), allowed: true)
+        } else {
+            report(path, "result needs \"value\": what to return, such as {\"$param\": \"address\"}")
+        }
+        var to: String?
+        if let rawTo = object["to"] { to = readFeature(rawTo, at: path.appending("to")) }
+        guard let into, let resultValue, problems.count == before else { return nil }
+        return FlowEffect.ScreenResult(into: into, value: resultValue, to: to)
+    }
+
+    /// A rule returns at most one result, after an effect that brings a screen back on top, and
+    /// the value's params have declared types (as a link's placeholders do).
+    private mutating func checkResults(_ effects: [FlowEffect], _ raw: JSONValue, at path: JSONPointer, declaresParams: Bool) {
+        guard let elements = raw.arrayValue else { return }
+        let indices = elements.indices.filter { elements[$0].objectValue?.contains(key: "result") == true }
+        guard let first = indices.first else { return }
+        for index in indices.dropFirst() {
+            report(path.appending(index).appending("result"), "a rule returns at most one result; \(path.appending(first)) already does")
+        }
+        if !effects.contains(where: \.revealsScreen) {
+            report(
+                path.appending(first).appending("result"),
+                "result returns a value to the screen that a pop, popTo, popToRoot or dismiss of the same rule brings back on top; this rule has none")
+        }
+        if let value = elements[first].objectValue?["result"]?.objectValue?["value"], Self.paramNames(in: value).isEmpty == false,
+            !declaresParams
+        {
+            report(
+                path.appending(first).appending("result").appending("value"),
+                "a result's value must have a declared type: declare the params it uses in this rule's params, such as \"params\": {\"address\": \"object\"}")
+        }
+    }
+
+    /// The names of the `{"$param": name}` references inside `value`.
+    private static func paramNames(in value: JSONValue) -> [String] {
+        switch value {
+        case .object(let object):
+            if object.count == 1, let name = object["$param"]?.stringValue { return [name] }
+            return object.members.flatMap { paramNames(in: $0.value) }
+        case .array(let elements):
+            return elements.flatMap(paramNames)
+        default:
+            return []
+        }
+    }
+
+    /// `{"when": condition, "else": effect or [effects]}`: the else effects show exactly one flow.
+    private mutating func readGuard(_ value: JSONValue, at path: JSONPointer, params: [FlowRule.Param]) -> FlowGuard? {
+        guard let object = value.objectValue else {
+            report(path, "guard takes {\"when\": condition, \"else\": effects that show the flow satisfying it}; found \(value.typeName)")
+            return nil
+        }
+        let before = problems.count
+        checkKeys(object, allowed: ["when", "else"], at: path, what: "a guard")
+        var condition: FlowCondition?
+        if let rawWhen = object["when"] {
+            condition = readCondition(rawWhen, at: path.appending("when"))
+        } else {
+            report(path, "a guard needs \"when\": what must hold, such as {\"user\": \"loggedIn\", \"is\": true}")
+        }
+        var otherwise: [FlowEffect] = []
+        if let rawElse = object["else"] {
+            let elsePath = path.appending("else")
+            let listPath = rawElse.arrayValue != nil ? elsePath : nil
+            let reported = problems.count
+            if listPath != nil {
+                otherwise = readEffects(rawElse, at: elsePath, params: params)
+            } else {
+                otherwise = readEffect(rawElse, at: elsePath, params: params).map { [$0] } ?? []
+            }
+            if problems.count == reported {
+                let shown = otherwise.indices.filter { Self.showsFlow(otherwise[$0]) }
+                let place = { (index: Int) in listPath.map { $0.appending(index) } ?? elsePath }
+                if shown.isEmpty {
+                    report(elsePath, "a guard's else shows the flow that satisfies it: a present of a flow, or a push or setRoot of {\"flow\": name}")
+                } else if shown.count > 1 {
+                    report(place(shown[1]), "a guard's else shows one flow; the action resumes when that flow is done")
+                }
+                for (index, effect) in otherwise.enumerated() {
+                    switch effect {
+                    case .replaceRoot, .bubble, .result, .dismiss, .dismissAll:
+                        report(
+                            place(index).appending(effect.name),
+                            "a guard's else cannot \(effect.name): it keeps the screen the action came from, so the action can resume there")
+                    default:
+                        break
+                    }
+                }
+            }
+        } else {
+            report(path, "a guard needs \"else\": the effects that show the flow satisfying it, such as {\"present\": {\"flow\": \"login\"}}")
+        }
+        guard let condition, problems.count == before else { return nil }
+        return FlowGuard(when: condition, otherwise: otherwise)
+    }
+
+    private static func showsFlow(_ effect: FlowEffect) -> Bool {
+        switch effect {
+        case .present, .push(.flow), .setRoot(.flow): return true
+        default: return false
+        }
     }
 
     private mutating func readPopTo(_ value: JSONValue, at path: JSONPointer) -> FlowEffect.PopTarget? {

@@ -14,6 +14,12 @@ struct EffectRun {
     /// Set once the handling flow itself was dismissed; later effects have nothing to act on.
     private var handlerGone = false
     private var lastNavigation: (kind: Transition.Kind, animated: Bool, style: String?)?
+    /// `result` effects, delivered once every other effect has applied.
+    private var results: [FlowEffect.ScreenResult] = []
+    private var receipt: ResultReceipt?
+    /// The ids of the flows that `push`, `setRoot` or `present` put into the tree, in order (a
+    /// guard's effects show its flow this way).
+    private(set) var shownFlows: [(id: Int, name: String)] = []
 
     init(tree: FlowTree, handlerPath: [TreeStep], handlerFlow: String, action: FlowAction,
          catalog: FlowCatalog, context: FlowContext, limits: FlowLimits) {
@@ -29,13 +35,14 @@ struct EffectRun {
         guard let lastNavigation else { return nil }
         return Transition(
             type: lastNavigation.kind, from: before, to: tree.top, animated: lastNavigation.animated,
-            style: lastNavigation.style, interactive: interactive)
+            style: lastNavigation.style, interactive: interactive, result: receipt)
     }
 
     mutating func apply(_ effects: [FlowEffect]) throws(FlowError) {
         for effect in effects { try apply(effect) }
         tree.nextId = builder.nextId
         tree.root.dismissHiddenPresentations(isVisible: true)
+        for result in results { try deliver(result) }
         let size = tree.root.measure()
         let limits = builder.limits
         if size.entries > limits.maxEntries {
@@ -69,6 +76,9 @@ struct EffectRun {
             }
         case .dismiss:
             try dismiss()
+        case .result(let result):
+            guard results.isEmpty else { throw refusal("a rule returns at most one result") }
+            results.append(result)
         default:
             guard !handlerGone else {
                 throw refusal("\(effect.name) cannot apply: an earlier effect dismissed \(handlerFlow)")
@@ -126,6 +136,7 @@ struct EffectRun {
             var node = try builder.makeNode(flow: presentation.flow, params: params)
             let style = presentation.style.resolved(traits: builder.context.traits)
             node.presentationStyle = style
+            shownFlows.append((node.id, node.flow))
             handler.presentedStorage = [node]
             record(.present, style: style)
         case .selectTab(let choice):
@@ -134,7 +145,7 @@ struct EffectRun {
             }
             handler.selected = try tabIndex(choice, in: handler)
             record(.selectTab, animated: false)
-        case .setUser, .bubble, .dismiss, .dismissAll:
+        case .setUser, .bubble, .dismiss, .dismissAll, .result:
             break  // handled at tree level
         }
     }
@@ -179,8 +190,45 @@ struct EffectRun {
         case .screen(let feature, let params):
             return .screen(builder.makeScreen(feature: feature, params: try resolve(params, effect: effect)))
         case .flow(let name, let params):
-            return .flow(try builder.makeNode(flow: name, params: try resolve(params, effect: effect)))
+            let node = try builder.makeNode(flow: name, params: try resolve(params, effect: effect))
+            shownFlows.append((node.id, node.flow))
+            return .flow(node)
+        case .handoff(let kind, let params):
+            return .screen(builder.makeScreen(feature: kind, params: try resolve(params, effect: effect), isHandoff: true))
         }
+    }
+
+    /// Writes a `result` into the receiving screen's params: the topmost screen showing `to`, or
+    /// the screen on top once the other effects have applied.
+    private mutating func deliver(_ result: FlowEffect.ScreenResult) throws(FlowError) {
+        guard lastNavigation != nil else {
+            throw refusal("result returns a value to the screen a pop or a dismiss brings back, but this rule moved nothing")
+        }
+        let value = try resolve(result.value, effect: "result")
+        let place: (path: [TreeStep], index: Int)
+        if let feature = result.to {
+            guard let found = tree.topmostScreen(showing: feature) else {
+                throw refusal("result goes to \(feature), but no screen of \(feature) is in the stack any more")
+            }
+            place = found
+        } else {
+            guard let visible = tree.visiblePath(), let index = visible.nodes.last.map(\.activeIndex) else {
+                throw .corruptTree(message: "no screen is on top")
+            }
+            place = (visible.steps, index)
+        }
+        let path = place.path[...]
+        guard var owner = tree.root.take(at: path) else {
+            throw .corruptTree(message: "the screen receiving a result is not where it was found")
+        }
+        defer { tree.root.put(owner, at: path) }
+        guard owner.entries.indices.contains(place.index), case .screen(var screen) = owner.entries[place.index] else {
+            throw .corruptTree(message: "the screen receiving a result is not where it was found")
+        }
+        owner.entries[place.index] = .screen(.placeholder)
+        screen.params[result.into] = value
+        owner.entries[place.index] = .screen(screen)
+        receipt = ResultReceipt(id: screen.id, feature: screen.feature, into: result.into)
     }
 
     private func popToIndex(_ target: FlowEffect.PopTarget, in handler: FlowNode) throws(FlowError) -> Int {

@@ -13,4 +13,8 @@ public enum EntryTarget: Sendable, Equatable {
     case screen(feature: String, params: JSONObject)
     /// A child flow built from its definition, receiving `params`.
     case flow(name: String, params: JSONObject)
+    /// A native step the app runs itself (a purchase sheet, the camera, a permission prompt),
+    /// shown on top like a screen whose feature is `kind`. It ends with an action carrying the
+    /// step's outcome (`purchase.completed`), which the flow handles like any other.
+    case handoff(kind: String, params: JSONObject)
 }

@@ -31,8 +31,8 @@ struct FlowBuilder {
         return id
     }
 
-    mutating func makeScreen(feature: String, params: JSONObject) -> ScreenEntry {
-        ScreenEntry(id: allocateId(), feature: feature, params: params)
+    mutating func makeScreen(feature: String, params: JSONObject, isHandoff: Bool = false) -> ScreenEntry {
+        ScreenEntry(id: allocateId(), feature: feature, params: params, isHandoff: isHandoff)
     }
 
     /// Builds the flow `name`; `ancestors` are the flows being built around it, to catch a flow
@@ -56,6 +56,8 @@ struct FlowBuilder {
             switch entry.target {
             case .screen(let feature, let own):
                 entries.append(.screen(makeScreen(feature: feature, params: Self.merge(params, own))))
+            case .handoff(let kind, let own):
+                entries.append(.screen(makeScreen(feature: kind, params: Self.merge(params, own), isHandoff: true)))
             case .flow(let child, let own):
                 entries.append(.flow(try makeNode(flow: child, params: Self.merge(params, own), ancestors: ancestors + [name])))
             }

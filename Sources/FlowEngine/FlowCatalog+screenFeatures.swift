@@ -30,25 +30,26 @@ public struct ScreenFeatures: Sendable, Equatable {
 
 extension FlowDefinition {
     /// The screens this definition itself can put on a stack (initial entries, whatever their
-    /// `when`, and the targets of push, setRoot and replaceRoot) and the child flows it names as
+    /// `when`, and the targets of push, setRoot and replaceRoot, its guards' included; a
+    /// hand-off counts as a screen whose feature is its kind) and the child flows it names as
     /// entries or presents. Conditions are not evaluated: a screen is counted if any rule can show it.
     public var ownScreens: (features: Set<String>, childFlows: Set<String>) {
         var features: Set<String> = []
         var flows: Set<String> = []
         func add(_ target: EntryTarget) {
             switch target {
-            case .screen(let feature, _): features.insert(feature)
+            case .screen(let feature, _), .handoff(let feature, _): features.insert(feature)
             case .flow(let name, _): flows.insert(name)
             }
         }
         for entry in initial { add(entry.target) }
         for handler in handlers {
             for rule in handler.rules {
-                for effect in rule.effects {
+                for effect in rule.effects + (rule.guarded?.otherwise ?? []) {
                     switch effect {
                     case .push(let target), .setRoot(let target), .replaceRoot(let target): add(target)
                     case .present(let presentation): flows.insert(presentation.flow)
-                    case .pop, .popTo, .popToRoot, .dismiss, .dismissAll, .selectTab, .setUser, .bubble: break
+                    case .pop, .popTo, .popToRoot, .dismiss, .dismissAll, .selectTab, .setUser, .bubble, .result: break
                     }
                 }
             }

@@ -53,8 +53,36 @@ extension FlowCatalog {
         problems += linkActionProblems(of: definition)
         problems += unreachableSourceProblems(of: definition)
         problems += unhandledBubbleProblems(of: definition)
+        problems += resultTargetProblems(of: definition)
         if let flags { problems += Self.flagWarnings(of: definition, flags: flags) }
         return problems
+    }
+
+    /// A `result` with `to` must name a screen that can be below or behind the returning one:
+    /// a screen of the handling flow (or of the flows it holds), or of a flow that holds or
+    /// presents it, directly or through others.
+    private func resultTargetProblems(of definition: FlowDefinition) -> [DefinitionProblem] {
+        var targets: [(feature: String, path: JSONPointer)] = []
+        for handler in definition.handlers {
+            for (ruleIndex, rule) in handler.rules.enumerated() {
+                for (index, effect) in rule.effects.enumerated() {
+                    guard case .result(let result) = effect, let feature = result.to else { continue }
+                    targets.append((feature, JSONPointer(["on", handler.action, String(ruleIndex), "do", String(index), "result", "to"])))
+                }
+            }
+        }
+        guard !targets.isEmpty else { return [] }
+        var reachable = screenFeatures(of: definition.name).features
+        for other in names where other != definition.name {
+            let shown = screenFeatures(of: other)
+            if shown.flows.contains(definition.name) { reachable.formUnion(definitions[other]?.ownScreens.features ?? []) }
+        }
+        return targets.compactMap { target in
+            guard !reachable.contains(target.feature) else { return nil }
+            return DefinitionProblem(
+                path: target.path.description,
+                message: "no screen of \(JSONValue.string(target.feature).jsonText) can be below or behind \(definition.name): a result goes to a screen still in the stack, shown by \(definition.name) or by a flow that holds or presents it")
+        }
     }
 
     /// A link's action must be a type some flow of the catalog names, or a generic one: else

@@ -125,8 +125,14 @@ struct FlowReference: Sendable, Equatable {
                     references.append(FlowReference(
                         flow: flow, path: JSONPointer(["on", handler.action, String(ruleIndex), "via", String(index)]), isInitial: false))
                 }
-                for (effectIndex, effect) in rule.effects.enumerated() {
-                    let path = JSONPointer(["on", handler.action, String(ruleIndex), "do", String(effectIndex), effect.name])
+                let guardEffects = (rule.guarded?.otherwise ?? []).enumerated().map {
+                    (JSONPointer(["on", handler.action, String(ruleIndex), "guard", "else", String($0.offset)]), $0.element)
+                }
+                let ruleEffects = rule.effects.enumerated().map {
+                    (JSONPointer(["on", handler.action, String(ruleIndex), "do", String($0.offset)]), $0.element)
+                }
+                for (effectPath, effect) in ruleEffects + guardEffects {
+                    let path = effectPath.appending(effect.name)
                     switch effect {
                     case .push(.flow(let name, _)), .setRoot(.flow(let name, _)), .replaceRoot(.flow(let name, _)):
                         references.append(FlowReference(flow: name, path: path.appending("flow"), isInitial: false))

@@ -9,6 +9,9 @@ public enum FlowDelegateDecision: Sendable, Equatable {
     case passToParent
     /// The flow owns the action but will not apply it now (422 with the reason).
     case refuse(reason: String)
+    /// The flow owns the action but a guard stops it: `effects` (which show the guard's flow)
+    /// apply instead and the action waits as a ``PendingAction`` until that flow is done.
+    case guarded(_ effects: [FlowEffect])
     /// Let the flow's definition decide (from a Swift delegate that only overrides some cases).
     case useDefinition
 }

@@ -41,6 +41,10 @@ public enum FlowEffect: Sendable, Equatable {
     case setUser(JSONObject)
     /// Hands the action to the parent flow; the only effect of its rule.
     case bubble
+    /// Returns a value to a screen still in the tree, once the rule's other effects have applied:
+    /// the screen on top then (the one below after a pop, the presenter's after a dismiss), or
+    /// the topmost screen showing ``ScreenResult/to``. The value lands in that screen's params.
+    case result(ScreenResult)
 
     /// The effect's name as written in definitions.
     public var name: String {
@@ -57,13 +61,14 @@ public enum FlowEffect: Sendable, Equatable {
         case .replaceRoot: return "replaceRoot"
         case .setUser: return "setUser"
         case .bubble: return "bubble"
+        case .result: return "result"
         }
     }
 
     /// Every effect name, in the order error messages list them.
     public static let names = [
         "push", "pop", "popTo", "popToRoot", "setRoot", "present", "dismiss", "dismissAll",
-        "selectTab", "replaceRoot", "setUser", "bubble",
+        "selectTab", "replaceRoot", "setUser", "bubble", "result",
     ]
 
     /// Which entry `popTo` returns to.
@@ -74,6 +79,23 @@ public enum FlowEffect: Sendable, Equatable {
         case id(String)
         /// The entry whose id is the action's param of this name.
         case idParam(String)
+    }
+
+    /// What `result` returns and where: `{"into": "address", "value": {"$param": "address"},
+    /// "to": "checkout.review"}`.
+    public struct ScreenResult: Sendable, Equatable {
+        /// The param of the receiving screen that the value is written to.
+        public var into: String
+        /// The value; `{"$param": name}` inside it is replaced by the action's param.
+        public var value: JSONValue
+        /// The feature of the receiving screen; `nil` for the screen on top after the effects.
+        public var to: String?
+
+        public init(into: String, value: JSONValue, to: String? = nil) {
+            self.into = into
+            self.value = value
+            self.to = to
+        }
     }
 
     /// Which tab `selectTab` selects.
@@ -124,8 +146,17 @@ extension FlowEffect {
     /// Whether the effect changes the tree (rather than user state or routing).
     var isNavigation: Bool {
         switch self {
-        case .setUser, .bubble: return false
+        case .setUser, .bubble, .result: return false
         default: return true
+        }
+    }
+
+    /// Whether the effect brings a screen that was below or behind back on top, so a `result`
+    /// has a screen to return to.
+    var revealsScreen: Bool {
+        switch self {
+        case .pop, .popTo, .popToRoot, .dismiss: return true
+        default: return false
         }
     }
 

@@ -7,6 +7,8 @@ struct RoutePlan {
     var effects: [FlowEffect]
     var allowsInteractive: Bool
     var handledBy: String
+    /// Whether `effects` are a guard's: the action itself waits until the guard's flow is done.
+    var isGuard = false
 }
 
 extension FlowEngine {
@@ -31,6 +33,10 @@ extension FlowEngine {
                 return RoutePlan(
                     path: Array(visible.steps[0..<depth]), effects: effects, allowsInteractive: allowsInteractive,
                     handledBy: node.flow)
+            case .guarded(let effects):
+                return RoutePlan(
+                    path: Array(visible.steps[0..<depth]), effects: effects, allowsInteractive: false,
+                    handledBy: node.flow, isGuard: true)
             }
         }
         if action.type == FlowAction.back {

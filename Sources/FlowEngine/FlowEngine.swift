@@ -112,8 +112,12 @@ public enum FlowEngine {
             outcome = try applyNow(action, to: tree, catalog: catalog, context: context, limits: limits, finishing: false)
             if outcome.interactionEvent == .started { return outcome }
         }
-        guard outcome.tree.pendingLink != nil else { return outcome }
-        return followPendingLink(after: outcome, before: tree, catalog: catalog, context: context, limits: limits)
+        var resumed = outcome
+        if !outcome.tree.pendingActions.isEmpty {
+            resumed = resumePendingActions(after: outcome, before: tree, catalog: catalog, context: context, limits: limits)
+        }
+        guard resumed.tree.pendingLink != nil else { return resumed }
+        return followPendingLink(after: resumed, before: tree, catalog: catalog, context: context, limits: limits)
     }
 
     /// ``apply(_:to:catalog:context:limits:)`` returning a `Result`.
@@ -129,10 +133,11 @@ public enum FlowEngine {
     }
 
     /// Routes and applies `action`; with `finishing`, it is the action of an interaction being
-    /// finished, applied for real and reported as interactive.
+    /// finished, applied for real and reported as interactive. With `resuming`, it is a pending
+    /// action applied again after its guard's flow: a guard that still fails refuses it.
     static func applyNow(
         _ action: FlowAction, to tree: FlowTree, catalog: FlowCatalog, context: FlowContext,
-        limits: FlowLimits, finishing: Bool
+        limits: FlowLimits, finishing: Bool, resuming: Bool = false
     ) throws(FlowError) -> ActionOutcome {
         guard let visible = tree.visiblePath() else {
             throw .corruptTree(message: "no screen is on top")
@@ -144,6 +149,9 @@ public enum FlowEngine {
             tree: tree, handlerPath: plan.path, handlerFlow: plan.handledBy, action: action,
             catalog: catalog, context: context, limits: limits)
 
+        if plan.isGuard {
+            return try applyGuard(plan, for: action, source: source, run: &run, resuming: resuming, finishing: finishing)
+        }
         if action.interactive && !finishing {
             guard plan.allowsInteractive else {
                 throw .refused(

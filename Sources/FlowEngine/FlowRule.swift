@@ -34,10 +34,12 @@ public struct FlowRule: Sendable, Equatable {
     public var effects: [FlowEffect]
     /// The rule's `description`, free text for authors.
     public var summary: String?
+    /// A condition the rule needs before its effects apply, and the flow that satisfies it.
+    public var guarded: FlowGuard?
 
     public init(
         from: [String]? = nil, via: [String]? = nil, when: FlowCondition? = nil, interactive: Bool = false,
-        params: [Param] = [], effects: [FlowEffect], summary: String? = nil
+        params: [Param] = [], effects: [FlowEffect], summary: String? = nil, guarded: FlowGuard? = nil
     ) {
         self.from = from
         self.via = via
@@ -46,6 +48,7 @@ public struct FlowRule: Sendable, Equatable {
         self.params = params
         self.effects = effects
         self.summary = summary
+        self.guarded = guarded
     }
 
     /// A declared param: written `"index": "integer"`, or `"note": "string?"` when optional.
@@ -93,4 +96,23 @@ public struct FlowRule: Sendable, Equatable {
 
     /// Whether the rule only passes the action to the parent.
     public var bubbles: Bool { effects.contains(.bubble) }
+}
+
+/// A rule's `guard`: `{"when": {"user": "loggedIn", "is": true}, "else": {"present": {"flow": "login"}}}`.
+///
+/// When `when` does not hold, the rule applies the `else` effects instead of its own (they show
+/// the guard's flow) and the action is kept as a ``PendingAction``; once that flow has left the
+/// tree and `when` holds, the action applies in the same version, so the user lands where they
+/// asked to go. A guard flow left while `when` still fails (cancelled) drops the action.
+public struct FlowGuard: Sendable, Equatable {
+    /// What must hold for the rule's own effects to apply.
+    public var when: FlowCondition
+    /// The effects applied instead; exactly one of them shows a flow (`present`, or `push` or
+    /// `setRoot` of a flow).
+    public var otherwise: [FlowEffect]
+
+    public init(when: FlowCondition, otherwise: [FlowEffect]) {
+        self.when = when
+        self.otherwise = otherwise
+    }
 }

@@ -28,6 +28,8 @@ extension FlowTree {
         writeInteraction(into: &writer)
         writer.writeKey("pendingLink")
         writePendingLink(into: &writer)
+        writer.writeKey("pendingActions")
+        writePendingActions(into: &writer)
         writer.writeKey("handledBy")
         writer.writeOptionalString(handledBy)
     }
@@ -92,6 +94,14 @@ extension FlowTree {
     public func writePendingLink(into writer: inout JSONWriter) {
         if let pendingLink { pendingLink.write(into: &writer) } else { writer.writeNull() }
     }
+
+    /// Writes `pendingActions`: the actions waiting for their guards, outermost first, each
+    /// `{"action": {"type","from","params"}, "source": "e4", "guard": {"flow","flowId"}}`.
+    public func writePendingActions(into writer: inout JSONWriter) {
+        writer.beginArray()
+        for pending in pendingActions { pending.write(into: &writer) }
+        writer.endArray()
+    }
 }
 
 extension ActionOutcome {
@@ -133,6 +143,10 @@ extension FlowNode {
                 writer.writeString(screen.feature)
                 writer.writeKey("params")
                 writer.writeObject(screen.params)
+                if screen.isHandoff {
+                    writer.writeKey("handoff")
+                    writer.writeString(screen.feature)
+                }
                 writer.endObject()
             case .flow(let child):
                 child.write(into: &writer, isPresented: false)
@@ -165,16 +179,20 @@ extension FlowNode {
 }
 
 extension ScreenRef {
-    /// Writes `{"id","feature","params","flow","flowId"}`.
+    /// Writes `{"id","feature","params","flow","flowId"}`, and `"handoff": kind` for a hand-off.
     public func write(into writer: inout JSONWriter) {
-        Self.write(id: id, feature: feature, params: params, flow: flow, flowId: flowId, into: &writer)
+        Self.write(id: id, feature: feature, params: params, flow: flow, flowId: flowId, isHandoff: isHandoff, into: &writer)
     }
 
     fileprivate static func write(screen: ScreenEntry, owner: FlowNode, into writer: inout JSONWriter) {
-        write(id: screen.id, feature: screen.feature, params: screen.params, flow: owner.flow, flowId: owner.id, into: &writer)
+        write(
+            id: screen.id, feature: screen.feature, params: screen.params, flow: owner.flow, flowId: owner.id,
+            isHandoff: screen.isHandoff, into: &writer)
     }
 
-    private static func write(id: Int, feature: String, params: JSONObject, flow: String, flowId: Int, into writer: inout JSONWriter) {
+    private static func write(
+        id: Int, feature: String, params: JSONObject, flow: String, flowId: Int, isHandoff: Bool, into writer: inout JSONWriter
+    ) {
         writer.beginObject()
         writer.writeKey("id")
         writer.writeEntryId(prefix: EntryId.screenPrefix, id)
@@ -186,12 +204,17 @@ extension ScreenRef {
         writer.writeString(flow)
         writer.writeKey("flowId")
         writer.writeEntryId(prefix: EntryId.flowPrefix, flowId)
+        if isHandoff {
+            writer.writeKey("handoff")
+            writer.writeString(feature)
+        }
         writer.endObject()
     }
 }
 
 extension Transition {
-    /// Writes `{"type","from","to","animated","style","interactive"}`.
+    /// Writes `{"type","from","to","animated","style","interactive"}`, and `"result": {"id",
+    /// "feature","into"}` when a screen received a result.
     public func write(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.writeKey("type")
@@ -206,6 +229,24 @@ extension Transition {
         writer.writeOptionalString(style)
         writer.writeKey("interactive")
         writer.writeBool(interactive)
+        if let result {
+            writer.writeKey("result")
+            result.write(into: &writer)
+        }
+        writer.endObject()
+    }
+}
+
+extension ResultReceipt {
+    /// `{"id": "e5", "feature": "checkout.review", "into": "address"}`.
+    public func write(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.writeKey("id")
+        writer.writeEntryId(prefix: EntryId.screenPrefix, id)
+        writer.writeKey("feature")
+        writer.writeString(feature)
+        writer.writeKey("into")
+        writer.writeString(into)
         writer.endObject()
     }
 }

@@ -7,9 +7,10 @@ extension FlowTree {
     public static let storageFormat = 1
 
     /// Writes the tree in its storage format: everything needed to get the same tree back,
-    /// including `nextId`, the pending interaction and the pending link. Ids are stored as
-    /// integers. `pendingLink` is written only when there is one, so trees stored before links
-    /// existed read back unchanged.
+    /// including `nextId`, the pending interaction, the pending link and the actions waiting for
+    /// guards. Ids are stored as integers. `pendingLink`, `pendingActions`, a screen's `handoff`
+    /// and a transition's `result` are written only when there are some, so trees stored before
+    /// they existed read back unchanged.
     ///
     /// ```swift
     /// let bytes = tree.storageBytes()
@@ -41,6 +42,23 @@ extension FlowTree {
         if let pendingLink {
             writer.writeKey("pendingLink")
             pendingLink.write(into: &writer)
+        }
+        if !pendingActions.isEmpty {
+            writer.writeKey("pendingActions")
+            writer.beginArray()
+            for pending in pendingActions {
+                writer.beginObject()
+                writer.writeKey("action")
+                pending.action.writeStorage(into: &writer)
+                writer.writeKey("source")
+                writer.writeInteger(pending.source)
+                writer.writeKey("guardFlow")
+                writer.writeString(pending.guardFlow)
+                writer.writeKey("guardFlowId")
+                writer.writeInteger(pending.guardFlowId)
+                writer.endObject()
+            }
+            writer.endArray()
         }
         writer.endObject()
     }
@@ -106,6 +124,10 @@ extension FlowNode {
                     writer.writeKey("params")
                     writer.writeObject(screen.params)
                 }
+                if screen.isHandoff {
+                    writer.writeKey("handoff")
+                    writer.writeBool(true)
+                }
                 writer.endObject()
             case .flow(let child):
                 child.writeStorage(into: &writer)
@@ -160,6 +182,17 @@ extension Transition {
         }
         writer.writeKey("interactive")
         writer.writeBool(interactive)
+        if let result {
+            writer.writeKey("result")
+            writer.beginObject()
+            writer.writeKey("id")
+            writer.writeInteger(result.id)
+            writer.writeKey("feature")
+            writer.writeString(result.feature)
+            writer.writeKey("into")
+            writer.writeString(result.into)
+            writer.endObject()
+        }
         writer.endObject()
     }
 }
@@ -179,6 +212,10 @@ extension ScreenRef {
         writer.writeString(flow)
         writer.writeKey("flowId")
         writer.writeInteger(flowId)
+        if isHandoff {
+            writer.writeKey("handoff")
+            writer.writeBool(true)
+        }
         writer.endObject()
     }
 }

@@ -32,6 +32,17 @@ extension FlowTree {
         if let pendingLink, pendingLink.uri.isEmpty || pendingLink.pattern.isEmpty {
             check.problems.append("the pending link lacks its uri or pattern")
         }
+        if pendingActions.count > FlowEngine.maxPendingActions {
+            check.problems.append("\(pendingActions.count) actions wait for guards; the limit is \(FlowEngine.maxPendingActions)")
+        }
+        for (index, pending) in pendingActions.enumerated() {
+            if pending.action.type.isEmpty || pending.guardFlow.isEmpty {
+                check.problems.append("pending action \(index) lacks its type or its guard's flow")
+            }
+            if pending.source < 1 || pending.source >= nextId || pending.guardFlowId < 1 || pending.guardFlowId >= nextId {
+                check.problems.append("pending action \(index) names an id outside 1..<\(nextId)")
+            }
+        }
         return check.problems
     }
 }

@@ -16,12 +16,64 @@ public struct FlowTree: Sendable, Equatable {
     /// A deep link whose `when` did not hold yet (a user not yet onboarded); it is followed
     /// after the first action that makes it hold.
     public internal(set) var pendingLink: PendingLink?
+    /// Actions held back by guards, outermost first; each is applied again, or dropped, once
+    /// its guard's flow has left the tree (see ``PendingAction``).
+    public internal(set) var pendingActions: [PendingAction]
 
-    init(root: FlowNode, nextId: Int, interaction: Interaction? = nil, pendingLink: PendingLink? = nil) {
+    init(
+        root: FlowNode, nextId: Int, interaction: Interaction? = nil, pendingLink: PendingLink? = nil,
+        pendingActions: [PendingAction] = []
+    ) {
         self.root = root
         self.nextId = nextId
         self.interaction = interaction
         self.pendingLink = pendingLink
+        self.pendingActions = pendingActions
+    }
+}
+
+extension FlowTree {
+    /// Whether a flow with the id number `id` is anywhere in the tree.
+    func containsFlow(id: Int) -> Bool {
+        root.containsFlow(id: id)
+    }
+
+    /// The topmost screen in ``screens`` showing `feature`, and the path to the flow that owns it.
+    func topmostScreen(showing feature: String) -> (path: [TreeStep], index: Int)? {
+        var found: (path: [TreeStep], index: Int)?
+        var path: [TreeStep] = []
+        root.findScreens(showing: feature, path: &path, found: &found)
+        return found
+    }
+}
+
+extension FlowNode {
+    func containsFlow(id: Int) -> Bool {
+        if self.id == id { return true }
+        for entry in entries {
+            if case .flow(let child) = entry, child.containsFlow(id: id) { return true }
+        }
+        return presented?.containsFlow(id: id) ?? false
+    }
+
+    /// Walks the screens in ``FlowTree/screens`` order, keeping the last one showing `feature`.
+    fileprivate func findScreens(showing feature: String, path: inout [TreeStep], found: inout (path: [TreeStep], index: Int)?) {
+        let shown: [Int] = kind == .stacked ? Array(entries.indices) : (entries.indices.contains(selected) ? [selected] : [])
+        for index in shown {
+            switch entries[index] {
+            case .screen(let screen):
+                if screen.feature == feature { found = (path, index) }
+            case .flow(let child):
+                path.append(.entry(index))
+                child.findScreens(showing: feature, path: &path, found: &found)
+                path.removeLast()
+            }
+        }
+        if let presented {
+            path.append(.presented)
+            presented.findScreens(showing: feature, path: &path, found: &found)
+            path.removeLast()
+        }
     }
 }
 

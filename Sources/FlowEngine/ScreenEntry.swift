@@ -10,11 +10,15 @@ public struct ScreenEntry: Sendable, Equatable {
     public internal(set) var feature: String
     /// The params the screen was given (for example the modal's `content`).
     public internal(set) var params: JSONObject
+    /// Whether the entry is a hand-off: a native step the app runs itself (its kind is
+    /// ``feature``, such as `purchase`), ended by an action carrying the step's outcome.
+    public internal(set) var isHandoff: Bool
 
-    init(id: Int, feature: String, params: JSONObject) {
+    init(id: Int, feature: String, params: JSONObject, isHandoff: Bool = false) {
         self.id = id
         self.feature = feature
         self.params = params
+        self.isHandoff = isHandoff
     }
 
     /// The id as clients see it, such as `"e7"`.

@@ -13,17 +13,22 @@ public struct ScreenRef: Sendable, Equatable {
     public var flow: String
     /// The owning flow's id number (`"f\(flowId)"`).
     public var flowId: Int
+    /// Whether the screen is a hand-off the app runs natively (its kind is ``feature``).
+    public var isHandoff: Bool
 
-    public init(id: Int, feature: String, params: JSONObject = [:], flow: String, flowId: Int) {
+    public init(id: Int, feature: String, params: JSONObject = [:], flow: String, flowId: Int, isHandoff: Bool = false) {
         self.id = id
         self.feature = feature
         self.params = params
         self.flow = flow
         self.flowId = flowId
+        self.isHandoff = isHandoff
     }
 
     init(screen: ScreenEntry, owner: FlowNode) {
-        self.init(id: screen.id, feature: screen.feature, params: screen.params, flow: owner.flow, flowId: owner.id)
+        self.init(
+            id: screen.id, feature: screen.feature, params: screen.params, flow: owner.flow, flowId: owner.id,
+            isHandoff: screen.isHandoff)
     }
 
     /// The screen id as clients see it, such as `"e7"`.

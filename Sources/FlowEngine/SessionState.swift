@@ -75,7 +75,7 @@ public struct SessionState: Sendable {
     }
 
     /// The state document from its parts: `{sessionId, userId, version, root, screens, top,
-    /// transition, interaction, pendingLink, handledBy, flags, experiments}`.
+    /// transition, interaction, pendingLink, pendingActions, handledBy, flags, experiments}`.
     public static func document(sessionId: String, userId: String, version: Int, tree: FlowTree, transitionJSON: [UInt8]?,
                                 handledBy: String?, flagsJSON: [UInt8], experimentsJSON: [UInt8]) -> [UInt8] {
         var writer = JSONWriter(capacity: 2048)
@@ -98,6 +98,8 @@ public struct SessionState: Sendable {
         tree.writeInteraction(into: &writer)
         writer.writeKey("pendingLink")
         tree.writePendingLink(into: &writer)
+        writer.writeKey("pendingActions")
+        tree.writePendingActions(into: &writer)
         writer.writeKey("handledBy")
         writer.writeOptionalString(handledBy)
         writer.writeKey("flags")

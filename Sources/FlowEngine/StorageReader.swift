@@ -18,7 +18,7 @@ struct StorageReader {
 
     mutating func readTree(_ value: JSONValue) throws(FlowStorageError) -> FlowTree {
         let path = JSONPointer()
-        let object = try self.object(value, at: path, allowed: ["format", "nextId", "root", "interaction", "pendingLink"])
+        let object = try self.object(value, at: path, allowed: ["format", "nextId", "root", "interaction", "pendingLink", "pendingActions"])
         let format = try integer(object["format"], at: path.appending("format"))
         guard format == FlowTree.storageFormat else {
             throw fail(path.appending("format"), "format \(format) is not supported; expected \(FlowTree.storageFormat)")
@@ -40,7 +40,27 @@ struct StorageReader {
                 uri: try string(link["uri"], at: linkPath.appending("uri")),
                 pattern: try string(link["pattern"], at: linkPath.appending("pattern")))
         }
-        return FlowTree(root: root, nextId: nextId, interaction: interaction, pendingLink: pendingLink)
+        var pendingActions: [PendingAction] = []
+        if let raw = object["pendingActions"] {
+            let listPath = path.appending("pendingActions")
+            guard let elements = raw.arrayValue else { throw fail(listPath, "expected an array; found \(raw.typeName)") }
+            guard elements.count <= FlowEngine.maxPendingActions else {
+                throw fail(listPath, "more than \(FlowEngine.maxPendingActions) pending actions")
+            }
+            for (index, element) in elements.enumerated() {
+                pendingActions.append(try pendingAction(element, at: listPath.appending(index)))
+            }
+        }
+        return FlowTree(root: root, nextId: nextId, interaction: interaction, pendingLink: pendingLink, pendingActions: pendingActions)
+    }
+
+    private func pendingAction(_ value: JSONValue, at path: JSONPointer) throws(FlowStorageError) -> PendingAction {
+        let object = try self.object(value, at: path, allowed: ["action", "source", "guardFlow", "guardFlowId"])
+        return PendingAction(
+            action: try action(object["action"], at: path.appending("action")),
+            source: try id(object["source"], at: path.appending("source")),
+            guardFlow: try string(object["guardFlow"], at: path.appending("guardFlow")),
+            guardFlowId: try id(object["guardFlowId"], at: path.appending("guardFlowId")))
     }
 
     private func node(_ value: JSONValue?, at path: JSONPointer, depth: Int) throws(FlowStorageError) -> FlowNode {
@@ -88,11 +108,18 @@ struct StorageReader {
     }
 
     private func screen(_ value: JSONValue, at path: JSONPointer) throws(FlowStorageError) -> ScreenEntry {
-        let object = try self.object(value, at: path, allowed: ["id", "feature", "params"])
+        let object = try self.object(value, at: path, allowed: ["id", "feature", "params", "handoff"])
         let id = try self.id(object["id"], at: path.appending("id"))
         let feature = try string(object["feature"], at: path.appending("feature"))
         let params = try self.params(object["params"], at: path.appending("params"))
-        return ScreenEntry(id: id, feature: feature, params: params)
+        return ScreenEntry(id: id, feature: feature, params: params, isHandoff: try handoff(object["handoff"], at: path.appending("handoff")))
+    }
+
+    /// A screen's `handoff` mark: absent or `true`.
+    private func handoff(_ value: JSONValue?, at path: JSONPointer) throws(FlowStorageError) -> Bool {
+        guard let value else { return false }
+        guard value.boolValue == true else { throw fail(path, "handoff is stored as true or not at all; found \(value.abbreviatedJSON())") }
+        return true
     }
 
     private func interaction(_ value: JSONValue, at path: JSONPointer) throws(FlowStorageError) -> Interaction {
@@ -120,7 +147,7 @@ struct StorageReader {
     }
 
     private func transition(_ value: JSONValue, at path: JSONPointer) throws(FlowStorageError) -> Transition {
-        let object = try self.object(value, at: path, allowed: ["type", "from", "to", "animated", "style", "interactive"])
+        let object = try self.object(value, at: path, allowed: ["type", "from", "to", "animated", "style", "interactive", "result"])
         let typeText = try string(object["type"], at: path.appending("type"))
         guard let type = Transition.Kind(rawValue: typeText) else {
             throw fail(path.appending("type"), "unknown transition type \(JSONValue.string(typeText).abbreviatedJSON())")
@@ -137,17 +164,27 @@ struct StorageReader {
         guard let interactive = object["interactive"]?.boolValue else {
             throw fail(path.appending("interactive"), "interactive must be a boolean")
         }
-        return Transition(type: type, from: from, to: to, animated: animated, style: style, interactive: interactive)
+        var result: ResultReceipt?
+        if let raw = object["result"] {
+            let resultPath = path.appending("result")
+            let fields = try self.object(raw, at: resultPath, allowed: ["id", "feature", "into"])
+            result = ResultReceipt(
+                id: try id(fields["id"], at: resultPath.appending("id")),
+                feature: try string(fields["feature"], at: resultPath.appending("feature")),
+                into: try string(fields["into"], at: resultPath.appending("into")))
+        }
+        return Transition(type: type, from: from, to: to, animated: animated, style: style, interactive: interactive, result: result)
     }
 
     private func screenRef(_ value: JSONValue, at path: JSONPointer) throws(FlowStorageError) -> ScreenRef {
-        let object = try self.object(value, at: path, allowed: ["id", "feature", "params", "flow", "flowId"])
+        let object = try self.object(value, at: path, allowed: ["id", "feature", "params", "flow", "flowId", "handoff"])
         return ScreenRef(
             id: try id(object["id"], at: path.appending("id")),
             feature: try string(object["feature"], at: path.appending("feature")),
             params: try params(object["params"], at: path.appending("params")),
             flow: try string(object["flow"], at: path.appending("flow")),
-            flowId: try id(object["flowId"], at: path.appending("flowId")))
+            flowId: try id(object["flowId"], at: path.appending("flowId")),
+            isHandoff: try handoff(object["handoff"], at: path.appending("handoff")))
     }
 
     // MARK: fields

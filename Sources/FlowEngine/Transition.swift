@@ -21,13 +21,37 @@ public struct Transition: Sendable, Equatable {
     public var style: String?
     /// Whether the change was driven by an interactive transition (an edge swipe).
     public var interactive: Bool
+    /// The screen that received a result (a `result` effect), so a client re-renders only it.
+    public var result: ResultReceipt?
 
-    public init(type: Kind, from: ScreenRef?, to: ScreenRef?, animated: Bool = true, style: String? = nil, interactive: Bool = false) {
+    public init(
+        type: Kind, from: ScreenRef?, to: ScreenRef?, animated: Bool = true, style: String? = nil, interactive: Bool = false,
+        result: ResultReceipt? = nil
+    ) {
         self.type = type
         self.from = from
         self.to = to
         self.animated = animated
         self.style = style
         self.interactive = interactive
+        self.result = result
     }
+}
+
+/// Which screen a `result` effect wrote to: `{"id": "e5", "feature": "checkout.review", "into": "address"}`.
+public struct ResultReceipt: Sendable, Equatable {
+    /// The receiving screen's id number (`"e\(id)"`).
+    public var id: Int
+    public var feature: String
+    /// The param the value was written to.
+    public var into: String
+
+    public init(id: Int, feature: String, into: String) {
+        self.id = id
+        self.feature = feature
+        self.into = into
+    }
+
+    /// The screen id as clients see it, such as `"e5"`.
+    public var entryId: String { EntryId.screen(id) }
 }

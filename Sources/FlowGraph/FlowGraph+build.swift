@@ -201,7 +201,7 @@ private struct Builder {
             let visible = definition.kind == .tabbed && definition.initial.indices.contains(definition.selected)
                 ? definition.initial[definition.selected] : definition.initial.last
             switch visible?.target {
-            case .screen(let feature, _)?: node = screen(feature, in: cluster)
+            case .screen(let feature, _)?, .handoff(let feature, _)?: node = screen(feature, in: cluster)
             case .flow(let name, _)?: node = clusterOfFlow[name].map { entry(of: $0) }
             case nil: node = nodes.indices.first { nodes[$0].cluster == cluster }
             }
@@ -217,7 +217,7 @@ private struct Builder {
     /// Where a target entry points: a screen of the cluster, or a child flow's cluster.
     private mutating func target(_ target: EntryTarget, in cluster: Int) -> (node: Int, cluster: Int?) {
         switch target {
-        case .screen(let feature, _):
+        case .screen(let feature, _), .handoff(let feature, _):
             return (screen(feature, in: cluster), nil)
         case .flow(let name, _):
             guard let child = clusterOfFlow[name] else { return (entry(of: cluster), cluster) }
