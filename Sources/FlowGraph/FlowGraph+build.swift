@@ -112,7 +112,8 @@ private struct Builder {
         }
     }
 
-    /// The flows a definition names, in order: initial entries, then effects.
+    /// The flows a definition names, in order: initial entries, then effects (a guard's `else`
+    /// after the rule's own).
     private static func references(of definition: FlowDefinition) -> [(flow: String, presented: Bool)] {
         var references: [(String, Bool)] = []
         for entry in definition.initial {
@@ -120,19 +121,24 @@ private struct Builder {
         }
         for handler in definition.handlers {
             for rule in handler.rules {
-                for effect in rule.effects {
-                    switch effect {
-                    case .push(.flow(let name, _)), .setRoot(.flow(let name, _)), .replaceRoot(.flow(let name, _)):
-                        references.append((name, false))
-                    case .present(let presentation):
-                        references.append((presentation.flow, true))
-                    default:
-                        break
-                    }
+                for effect in rule.effects + (rule.guarded?.otherwise ?? []) {
+                    if let shown = shownFlow(effect) { references.append(shown) }
                 }
             }
         }
         return references
+    }
+
+    /// The flow an effect shows, and whether it presents it.
+    private static func shownFlow(_ effect: FlowEffect) -> (flow: String, presented: Bool)? {
+        switch effect {
+        case .push(.flow(let name, _)), .setRoot(.flow(let name, _)), .replaceRoot(.flow(let name, _)):
+            (name, false)
+        case .present(let presentation):
+            (presentation.flow, true)
+        default:
+            nil
+        }
     }
 
     // MARK: Screens
@@ -143,8 +149,12 @@ private struct Builder {
             return
         }
         for entry in definition.initial {
-            guard case .screen(let feature, _) = entry.target else { continue }
-            let node = screen(feature, in: cluster)
+            let node: Int
+            switch entry.target {
+            case .screen(let feature, _): node = screen(feature, in: cluster)
+            case .handoff(let kind, _): node = screen(kind, in: cluster, handoff: true)
+            case .flow: continue
+            }
             if definition.kind == .tabbed { clusters[cluster].tabs.append(node) }
         }
         for handler in definition.handlers {
@@ -154,6 +164,8 @@ private struct Builder {
                     case .push(.screen(let feature, _)), .setRoot(.screen(let feature, _)), .replaceRoot(.screen(let feature, _)),
                          .popTo(.feature(let feature)):
                         _ = screen(feature, in: cluster)
+                    case .push(.handoff(let kind, _)), .setRoot(.handoff(let kind, _)), .replaceRoot(.handoff(let kind, _)):
+                        _ = screen(kind, in: cluster, handoff: true)
                     default:
                         break
                     }
@@ -162,12 +174,16 @@ private struct Builder {
         }
     }
 
-    /// The node of `feature` in the cluster's flow, made on first use.
-    private mutating func screen(_ feature: String, in cluster: Int) -> Int {
+    /// The node of `feature` in the cluster's flow, made on first use; a hand-off's node is a
+    /// screen whose feature is the kind, marked as a hand-off whenever an entry makes it one.
+    private mutating func screen(_ feature: String, in cluster: Int, handoff: Bool = false) -> Int {
         let key = ScreenMarks.Screen(flow: clusters[cluster].flow, feature: feature)
-        if let node = screenNodes[key] { return node }
-        let node = addNode(.screen(feature: feature), cluster: cluster, id: "screen-\(key.flow)-\(feature)",
-                           mark: marks.mark(flow: key.flow, feature: feature))
+        if let node = screenNodes[key] {
+            if handoff { nodes[node].role = .handoff(kind: feature) }
+            return node
+        }
+        let node = addNode(handoff ? .handoff(kind: feature) : .screen(feature: feature), cluster: cluster,
+                           id: "screen-\(key.flow)-\(feature)", mark: marks.mark(flow: key.flow, feature: feature))
         screenNodes[key] = node
         return node
     }
@@ -201,7 +217,8 @@ private struct Builder {
             let visible = definition.kind == .tabbed && definition.initial.indices.contains(definition.selected)
                 ? definition.initial[definition.selected] : definition.initial.last
             switch visible?.target {
-            case .screen(let feature, _)?, .handoff(let feature, _)?: node = screen(feature, in: cluster)
+            case .screen(let feature, _)?: node = screen(feature, in: cluster)
+            case .handoff(let kind, _)?: node = screen(kind, in: cluster, handoff: true)
             case .flow(let name, _)?: node = clusterOfFlow[name].map { entry(of: $0) }
             case nil: node = nodes.indices.first { nodes[$0].cluster == cluster }
             }
@@ -217,8 +234,10 @@ private struct Builder {
     /// Where a target entry points: a screen of the cluster, or a child flow's cluster.
     private mutating func target(_ target: EntryTarget, in cluster: Int) -> (node: Int, cluster: Int?) {
         switch target {
-        case .screen(let feature, _), .handoff(let feature, _):
+        case .screen(let feature, _):
             return (screen(feature, in: cluster), nil)
+        case .handoff(let kind, _):
+            return (screen(kind, in: cluster, handoff: true), nil)
         case .flow(let name, _):
             guard let child = clusterOfFlow[name] else { return (entry(of: cluster), cluster) }
             return (entry(of: child), child)
@@ -258,7 +277,7 @@ private struct Builder {
             switch moving {
             case .push(let entry)?, .setRoot(let entry)?, .replaceRoot(let entry)?:
                 let (node, toCluster) = target(entry, in: cluster)
-                if case .push(.screen) = moving, nodes[source].cluster == cluster { pushedFrom[node, default: []].append(source) }
+                if case .push? = moving, toCluster == nil, nodes[source].cluster == cluster { pushedFrom[node, default: []].append(source) }
                 addEdge(from: source, to: node, fromCluster: sourceCluster, toCluster: toCluster, label: label, style: .forward, flagged: flagged, action: action)
             case .present(let presentation)?:
                 let child = clusterOfFlow[presentation.flow] ?? cluster
@@ -281,7 +300,38 @@ private struct Builder {
             default:
                 addEdge(from: source, to: source, label: label, style: .forward, flagged: flagged, action: action)
             }
+            if let guarded = rule.guarded { addGuardEdge(guarded, from: source, sourceCluster: sourceCluster, in: cluster) }
+            if let (receiver, into) = resultReceiver(of: rule, in: cluster) {
+                addEdge(from: source, to: receiver, fromCluster: sourceCluster, label: ["result into \(into)"], style: .result, flagged: flagged)
+            }
         }
+    }
+
+    /// The dashed edge to the flow a guard shows when it does not hold; its presenters are
+    /// recorded so that flow's dismiss leads back to them.
+    private mutating func addGuardEdge(_ guarded: FlowGuard, from source: Int, sourceCluster: Int?, in cluster: Int) {
+        guard let shown = guarded.otherwise.lazy.compactMap(Self.shownFlow).first else { return }
+        let child = clusterOfFlow[shown.flow] ?? cluster
+        if shown.presented { presenters[child, default: []].append(source) }
+        addEdge(from: source, to: entry(of: child), fromCluster: sourceCluster, toCluster: child == cluster ? nil : child,
+                label: ["guard: " + Self.describe(guarded.when)], style: .guarded, flagged: guarded.when.mentionsFlag)
+    }
+
+    /// The screen a rule's `result` names with `to`: in the handling flow, else in the nearest
+    /// flow around it, else anywhere drawn; nil without `to` (the screen on top after the
+    /// rule's own moves, which its edge already reaches) or when no such screen is drawn.
+    private func resultReceiver(of rule: FlowRule, in cluster: Int) -> (node: Int, into: String)? {
+        let named = rule.effects.lazy.compactMap { effect -> FlowEffect.ScreenResult? in
+            if case .result(let result) = effect, result.to != nil { return result }
+            return nil
+        }.first
+        guard let result = named, let feature = result.to else { return nil }
+        var around: Int? = cluster
+        while let index = around {
+            if let node = screenNodes[ScreenMarks.Screen(flow: clusters[index].flow, feature: feature)] { return (node, result.into) }
+            around = clusters[index].parent
+        }
+        return nodes.indices.first { nodes[$0].role == .screen(feature: feature) }.map { ($0, result.into) }
     }
 
     /// The screens from which a flow inside `cluster` (one of `via`, when given) passes `action`
@@ -393,18 +443,21 @@ private struct Builder {
     // MARK: Labels
 
     private static func isScreen(_ node: FlowGraph.Node) -> Bool {
-        if case .screen = node.role { return true }
-        return false
+        switch node.role {
+        case .screen, .handoff: true
+        default: false
+        }
     }
 
     private static func moves(_ effect: FlowEffect) -> Bool {
         switch effect {
-        case .setUser, .bubble: false
+        case .setUser, .bubble, .result: false
         default: true
         }
     }
 
-    /// `type {param, optional?}`, then `when …`, then side effects such as `setUser onboarded=true`.
+    /// `type {param, optional?}`, then `when …`, then `guard: …`, then side effects such as
+    /// `setUser onboarded=true` and `→ result into address`.
     static func label(action: String, rule: FlowRule) -> [String] {
         var first = action
         if !rule.params.isEmpty {
@@ -413,9 +466,16 @@ private struct Builder {
         if rule.interactive { first += " (interactive)" }
         var lines = [first]
         if let when = rule.when { lines.append("when " + describe(when)) }
+        if let guarded = rule.guarded { lines.append("guard: " + describe(guarded.when)) }
         for effect in rule.effects {
-            guard case .setUser(let values) = effect else { continue }
-            lines.append("setUser " + values.keys.map { "\($0)=\(values[$0]?.abbreviatedJSON(limit: 30) ?? "null")" }.joined(separator: ", "))
+            switch effect {
+            case .setUser(let values):
+                lines.append("setUser " + values.keys.map { "\($0)=\(values[$0]?.abbreviatedJSON(limit: 30) ?? "null")" }.joined(separator: ", "))
+            case .result(let result):
+                lines.append("→ result into \(result.into)" + (result.to.map { " of \($0)" } ?? ""))
+            default:
+                break
+            }
         }
         return lines
     }

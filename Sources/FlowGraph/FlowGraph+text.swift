@@ -6,6 +6,10 @@ extension FlowGraph {
     static let flaggedColor = "#c2185b"
     static let linkColor = "#00796b"
     static let linkFill = "#e0f2f1"
+    static let handoffColor = "#5e35b1"
+    static let handoffFill = "#ede7f6"
+    static let guardColor = "#6a1b9a"
+    static let resultColor = "#2e7d32"
 
     /// The cluster's label: `modal · stacked · v2 · presented`.
     func title(of cluster: Cluster) -> String {
@@ -19,6 +23,7 @@ extension FlowGraph {
     func label(of node: Node) -> String {
         switch node.role {
         case .screen(let feature): feature
+        case .handoff(let kind): "handoff: \(kind)"
         case .start: ""
         case .missingFlow(let flow): "flow \(flow)"
         case .anchor: ""
@@ -78,6 +83,8 @@ extension FlowGraph {
             case .present: attributes.append("style=bold, arrowhead=empty")
             case .start: attributes.append("color=\"#263238\"")
             case .link: attributes.append("color=\"\(Self.linkColor)\", fontcolor=\"\(Self.linkColor)\", arrowhead=vee")
+            case .guarded: attributes.append("style=dashed, color=\"\(Self.guardColor)\", fontcolor=\"\(Self.guardColor)\", arrowhead=empty")
+            case .result: attributes.append("style=dotted, constraint=false, color=\"\(Self.resultColor)\", fontcolor=\"\(Self.resultColor)\"")
             }
             if edge.flagged { attributes.append("color=\"\(Self.flaggedColor)\", fontcolor=\"\(Self.flaggedColor)\"") }
             out += "  \(Self.dotQuoted(nodes[edge.from].id)) -> \(Self.dotQuoted(nodes[edge.to].id))"
@@ -96,6 +103,14 @@ extension FlowGraph {
             case .current: attributes += ["class=\"current\"", "fillcolor=\"\(Self.currentFill)\"", "color=\"#e65100\"", "penwidth=2.5"]
             case .onStack: attributes += ["class=\"onstack\"", "fillcolor=\"\(Self.onStackFill)\""]
             case .none: break
+            }
+        case .handoff:
+            // The app runs it natively: a component box, dashed, in its own colour; marked like a screen.
+            attributes += ["shape=component", "style=\"filled,dashed\"", "color=\"\(Self.handoffColor)\""]
+            switch node.mark {
+            case .current: attributes += ["class=\"handoff current\"", "fillcolor=\"\(Self.currentFill)\"", "penwidth=2.5"]
+            case .onStack: attributes += ["class=\"handoff onstack\"", "fillcolor=\"\(Self.onStackFill)\""]
+            case .none: attributes += ["class=\"handoff\"", "fillcolor=\"\(Self.handoffFill)\""]
             }
         case .start: attributes += ["shape=circle", "width=0.18", "fixedsize=true", "fillcolor=\"#263238\"", "style=filled"]
         case .missingFlow: attributes += ["shape=folder", "style=dashed"]
@@ -143,6 +158,7 @@ extension FlowGraph {
             case .anchor: return "\(indent)n\(index)[ ]\n"
             case .missingFlow: return "\(indent)n\(index)[/\"\(Self.mermaidEscaped(label(of: node)))\"/]\n"
             case .screen: return "\(indent)n\(index)(\"\(Self.mermaidEscaped(label(of: node)))\")\n"
+            case .handoff: return "\(indent)n\(index){{\"\(Self.mermaidEscaped(label(of: node)))\"}}\n"
             case .link: return "\(indent)n\(index)>\"\(Self.mermaidEscaped(label(of: node)))\"]\n"
             }
         }
@@ -155,32 +171,48 @@ extension FlowGraph {
         }
         for cluster in roots { writeCluster(cluster, indent: "  ") }
         var flaggedLinks: [Int] = []
+        var guardLinks: [Int] = []
+        var resultLinks: [Int] = []
         for (number, edge) in edges.enumerated() {
             let from = edge.fromCluster.map { "c\($0)" } ?? "n\(edge.from)"
             let to = edge.from != edge.to ? (edge.toCluster.map { "c\($0)" } ?? "n\(edge.to)") : "n\(edge.to)"
             let arrow = switch edge.style {
-            case .back: "-.->"
+            case .back, .guarded, .result: "-.->"
             case .present: "==>"
             case .forward, .start, .link: "-->"
             }
             let label = edge.label.isEmpty ? "" : "|\"" + edge.label.map(Self.mermaidEscaped).joined(separator: "<br/>") + "\"|"
             out += "  \(from) \(arrow)\(label) \(to)\n"
-            if edge.flagged { flaggedLinks.append(number) }
+            if edge.flagged {
+                flaggedLinks.append(number)
+            } else if edge.style == .guarded {
+                guardLinks.append(number)
+            } else if edge.style == .result {
+                resultLinks.append(number)
+            }
         }
         out += "  classDef current fill:\(Self.currentFill),stroke:#e65100,stroke-width:3px\n"
         out += "  classDef onstack fill:\(Self.onStackFill)\n"
         if nodes.contains(where: { if case .link = $0.role { true } else { false } }) {
             out += "  classDef link fill:\(Self.linkFill),stroke:\(Self.linkColor)\n"
         }
+        if nodes.contains(where: { if case .handoff = $0.role { true } else { false } }) {
+            out += "  classDef handoff fill:\(Self.handoffFill),stroke:\(Self.handoffColor),stroke-dasharray:4 3\n"
+        }
         for (index, node) in nodes.enumerated() {
             switch node.mark {
             case .current: out += "  class n\(index) current\n"
             case .onStack: out += "  class n\(index) onstack\n"
-            case .none: if case .link = node.role { out += "  class n\(index) link\n" }
+            case .none:
+                switch node.role {
+                case .link: out += "  class n\(index) link\n"
+                case .handoff: out += "  class n\(index) handoff\n"
+                default: break
+                }
             }
         }
-        if !flaggedLinks.isEmpty {
-            out += "  linkStyle \(flaggedLinks.map(String.init).joined(separator: ",")) stroke:\(Self.flaggedColor),color:\(Self.flaggedColor)\n"
+        for (links, color) in [(flaggedLinks, Self.flaggedColor), (guardLinks, Self.guardColor), (resultLinks, Self.resultColor)] where !links.isEmpty {
+            out += "  linkStyle \(links.map(String.init).joined(separator: ",")) stroke:\(color),color:\(color)\n"
         }
         return out
     }

@@ -26,6 +26,9 @@ public struct FlowGraph: Sendable, Equatable {
     public struct Node: Sendable, Equatable {
         public enum Role: Sendable, Equatable {
             case screen(feature: String)
+            /// A native step the app runs (`{"handoff": "purchase"}`): a screen whose feature is
+            /// the kind, drawn apart from the screens the app renders.
+            case handoff(kind: String)
             /// Where the root flow starts.
             case start
             /// A flow the catalog does not define.
@@ -61,6 +64,10 @@ public struct FlowGraph: Sendable, Equatable {
         case start
         /// From a deep link to where following it leads.
         case link
+        /// From a guarded rule's source to the flow its guard shows when it does not hold.
+        case guarded
+        /// From a rule with a `result` that names its receiver (`to`) to that screen.
+        case result
     }
 
     public struct Edge: Sendable, Equatable {

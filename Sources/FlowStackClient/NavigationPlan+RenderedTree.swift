@@ -83,6 +83,12 @@ public struct RenderedTree: Sendable, Equatable {
     /// Applies `step` to its node; a message says why it cannot.
     private static func perform(_ step: NavigationPlan.Step, on node: inout NavigationState.Node) -> String? {
         switch (step.container, step.operation) {
+        case (.stack, .refresh(let screen)), (.tabs, .refresh(let screen)):
+            let index = node.entries.firstIndex {
+                if case .screen(let shown) = $0 { shown.isSameScreen(as: screen) } else { false }
+            }
+            guard let index else { return "no screen \(screen.id) (\(screen.feature)) in \(node.id) to refresh" }
+            node.entries[index] = .screen(screen)
         case (.stack, let operation):
             guard node.kind == "stacked" else { return "node \(node.id) is \(node.kind), not stacked" }
             switch operation {
@@ -167,6 +173,9 @@ extension NavigationPlan.Step {
         case .push(.screen(var screen)):
             screen.id = rename(screen.id)
             step.operation = .push(.screen(screen))
+        case .refresh(var screen):
+            screen.id = rename(screen.id)
+            step.operation = .refresh(screen)
         default: break
         }
         return step

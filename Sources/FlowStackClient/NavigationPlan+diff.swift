@@ -94,7 +94,8 @@ extension NavigationPlan {
             (container, operation) = (.stack(stack.id), .popTo(entry.id))
         case "push":
             guard let stack = handler, stack.kind == "stacked", let to = preview.to, to.flowId == stack.id else { return nil }
-            (container, operation) = (.stack(stack.id), .push(.screen(NavigationState.Screen(id: to.id, feature: to.feature, params: to.params))))
+            (container, operation) = (.stack(stack.id), .push(.screen(NavigationState.Screen(
+                id: to.id, feature: to.feature, params: to.params, handoff: to.handoff))))
         case "dismiss":
             // The handler dismisses what it presents, or (a presented flow closing) itself.
             guard let index = handlerIndex else { return nil }
@@ -149,19 +150,21 @@ extension NavigationPlan {
     }
 }
 
-/// Walks two shown trees and collects the steps in the three phases a renderer needs:
-/// dismissals, then stack and tab changes, then presentations.
+/// Walks two shown trees and collects the steps in the four phases a renderer needs:
+/// dismissals, then stack and tab changes, then presentations, then refreshes of screens that
+/// stay where they are with new params.
 private struct Planner {
     let transition: NavigationState.Transition?
     var dismissals: [NavigationPlan.Step] = []
     var changes: [NavigationPlan.Step] = []
     var presentations: [NavigationPlan.Step] = []
+    var refreshes: [NavigationPlan.Step] = []
 
     init(transition: NavigationState.Transition?) {
         self.transition = transition
     }
 
-    var ordered: [NavigationPlan.Step] { dismissals.reversed() + changes + presentations }
+    var ordered: [NavigationPlan.Step] { dismissals.reversed() + changes + presentations + refreshes }
 
     mutating func replaceRoot(with node: NavigationState.Node) {
         changes.append(.init(container: .window, operation: .replaceRoot(node.withoutPresentations)))
@@ -177,7 +180,7 @@ private struct Planner {
                 steps[index].animated = transition.animated
                 steps[index].style = transition.style
             }
-        } else if let index = steps.lastIndex(where: { $0.interaction != .cancel }) {
+        } else if let index = steps.lastIndex(where: { $0.interaction != .cancel && $0.operation.kind != .refresh }) {
             steps[index].animated = true
         }
         if let pendingAfter { steps.append(pendingAfter) }
@@ -206,7 +209,7 @@ private struct Planner {
     }
 
     private mutating func reconcileStack(_ old: NavigationState.Node, _ new: NavigationState.Node) {
-        let common = zip(old.entries, new.entries).prefix { $0.isSameEntry(as: $1) }.count
+        let common = zip(old.entries, new.entries).prefix { $0.isSameOrRefreshed(as: $1) }.count
         let container = NavigationPlan.Container.stack(new.id)
         if common == old.entries.count && common == new.entries.count {
             // Nothing moves here.
@@ -221,13 +224,28 @@ private struct Planner {
             replaceEntries(old, new) { .setStack($0) }
             return
         }
-        for (lhs, rhs) in zip(old.entries, new.entries).prefix(common) {
-            if case .flow(let a) = lhs, case .flow(let b) = rhs { reconcile(a, b) }
+        reconcileKept(zip(old.entries, new.entries).prefix(common), in: container)
+    }
+
+    /// Entries that stay: flows are reconciled, screens with new params refreshed, and so is the
+    /// screen the transition says received a result (even one equal to what it had: the app may
+    /// react to the result itself).
+    private mutating func reconcileKept(_ pairs: some Sequence<(NavigationState.Entry, NavigationState.Entry)>,
+                                        in container: NavigationPlan.Container) {
+        for (lhs, rhs) in pairs {
+            switch (lhs, rhs) {
+            case (.flow(let a), .flow(let b)):
+                reconcile(a, b)
+            case (.screen(let a), .screen(let b)) where a.params != b.params || b.id == transition?.result?.id:
+                refreshes.append(.init(container: container, operation: .refresh(b)))
+            default:
+                break
+            }
         }
     }
 
     private mutating func reconcileTabs(_ old: NavigationState.Node, _ new: NavigationState.Node) {
-        let sameTabs = old.entries.count == new.entries.count && zip(old.entries, new.entries).allSatisfy { $0.isSameEntry(as: $1) }
+        let sameTabs = old.entries.count == new.entries.count && zip(old.entries, new.entries).allSatisfy { $0.isSameOrRefreshed(as: $1) }
         guard sameTabs else {
             replaceEntries(old, new) { .setTabs($0, selected: new.selectedIndex) }
             return
@@ -237,9 +255,7 @@ private struct Planner {
         if old.selectedIndex != new.selectedIndex {
             changes.append(.init(container: .tabs(new.id), operation: .selectTab(new.selectedIndex)))
         }
-        for (lhs, rhs) in zip(old.entries, new.entries) {
-            if case .flow(let a) = lhs, case .flow(let b) = rhs { reconcile(a, b) }
-        }
+        reconcileKept(zip(old.entries, new.entries), in: .tabs(new.id))
     }
 
     /// setStack or setTabs: kept entries are reconciled, dropped ones dismiss what they present,

@@ -34,7 +34,8 @@ public struct NavigationPlan: Sendable, Equatable {
     /// What to do, in order: a swipe in progress that does not finish here is cancelled first;
     /// then dismissals (topmost first, each at the lowest level that goes, so nested modals go
     /// in one step), stack and tab changes (outer containers first), presentations (outer
-    /// first), and a swipe in progress last. A modal over a tab that is not selected is not on
+    /// first), refreshes of screens whose params changed (a result written into them), and a
+    /// swipe in progress last. A modal over a tab that is not selected is not on
     /// screen: it is dismissed before its tab is left and presented again after it is selected.
     public var steps: [Step]
     /// Whether the next state's transition describes this change (it is the next version of
@@ -99,6 +100,10 @@ extension NavigationPlan {
         case dismiss
         /// Show a new root flow in the window, dropping everything shown before.
         case replaceRoot(NavigationState.Node)
+        /// Re-render the screen with this id, in place, with these params: the same screen
+        /// received a result (the transition's ``NavigationState/Transition/result``). Nothing
+        /// moves and nothing else is rebuilt.
+        case refresh(NavigationState.Screen)
 
         /// The operation without its values.
         public var kind: Kind {
@@ -112,13 +117,14 @@ extension NavigationPlan {
             case .present: .present
             case .dismiss: .dismiss
             case .replaceRoot: .replaceRoot
+            case .refresh: .refresh
             }
         }
     }
 
     /// The kinds of ``Operation``.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case push, pop, popTo, setStack, selectTab, setTabs, present, dismiss, replaceRoot
+        case push, pop, popTo, setStack, selectTab, setTabs, present, dismiss, replaceRoot, refresh
 
         /// Whether a step of this kind shows a transition of `type` (`push`, `replaceRoot`, …).
         public func shows(transitionType type: String) -> Bool {
@@ -185,6 +191,7 @@ extension NavigationPlan {
             case .selectTab(let index): text += " \(index)"
             case .setTabs(let entries, let selected): text += " [\(entries.map(\.id).joined(separator: ", "))] \(selected)"
             case .present(let node), .replaceRoot(let node): text += " \(node.id) (\(node.flow))"
+            case .refresh(let screen): text += " \(screen.id)"
             case .pop, .dismiss: break
             }
             text += " on \(container)"
@@ -214,9 +221,18 @@ extension NavigationState.Entry {
     /// (same id, flow and kind; its contents may differ).
     func isSameEntry(as other: NavigationState.Entry) -> Bool {
         switch (self, other) {
-        case (.screen(let lhs), .screen(let rhs)): lhs.id == rhs.id && lhs.feature == rhs.feature && lhs.params == rhs.params
+        case (.screen(let lhs), .screen(let rhs)): lhs.isSameScreen(as: rhs) && lhs.params == rhs.params
         case (.flow(let lhs), .flow(let rhs)): lhs.isSameNode(as: rhs)
         default: false
+        }
+    }
+
+    /// Whether two entries stay in place: the same flow node, or the same screen whose params
+    /// may have changed (a ``NavigationPlan/Operation/refresh(_:)`` shows them).
+    func isSameOrRefreshed(as other: NavigationState.Entry) -> Bool {
+        switch (self, other) {
+        case (.screen(let lhs), .screen(let rhs)): lhs.isSameScreen(as: rhs)
+        default: isSameEntry(as: other)
         }
     }
 
@@ -226,6 +242,13 @@ extension NavigationState.Entry {
         case .screen: self
         case .flow(let node): .flow(node.withoutPresentations)
         }
+    }
+}
+
+extension NavigationState.Screen {
+    /// The same entry showing the same feature (a native step or not), whatever its params.
+    func isSameScreen(as other: NavigationState.Screen) -> Bool {
+        id == other.id && feature == other.feature && handoff == other.handoff
     }
 }
 

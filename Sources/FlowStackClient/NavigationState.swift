@@ -27,6 +27,10 @@ public struct NavigationState: Sendable, Equatable {
     public var interaction: Interaction?
     /// A deep link waiting for its `when` to hold: `uri` and the link's `pattern`.
     public var pendingLink: PendingLink?
+    /// Actions held back by guards, outermost first: each waits until its guard's flow (a
+    /// login shown instead) is done, then applies or is dropped. Empty from servers that do
+    /// not send it.
+    public var pendingActions: [PendingAction]
     /// The flow whose delegate handled the action that made this version.
     public var handledBy: String?
     /// Flag evaluations fixed at creation, by key.
@@ -71,9 +75,16 @@ public struct NavigationState: Sendable, Equatable {
         public var params: JSONObject
         public var flow: String?
         public var flowId: String?
+        /// The kind of native step the app runs here instead of rendering a screen (`purchase`);
+        /// nil for an ordinary screen. The app posts the step's outcome as an action from it.
+        ///
+        /// ```swift
+        /// if state.top?.handoff == "purchase" { store.buy(state.top?.params["productId"]) }
+        /// ```
+        public var handoff: String?
     }
 
-    /// `{type, from, to, animated, style, interactive}`.
+    /// `{type, from, to, animated, style, interactive, result?}`.
     public struct Transition: Sendable, Equatable {
         /// push, pop, popTo, setRoot, replaceRoot, present, dismiss or selectTab.
         public var type: String
@@ -82,6 +93,30 @@ public struct NavigationState: Sendable, Equatable {
         public var animated: Bool
         public var style: String?
         public var interactive: Bool
+        /// The screen a `result` effect wrote a value into (its params show it); only that
+        /// screen needs re-rendering.
+        public var result: ResultReceipt?
+    }
+
+    /// Which screen received a result: `{"id": "e5", "feature": "checkout.review", "into": "address"}`.
+    public struct ResultReceipt: Sendable, Equatable {
+        /// The receiving screen's entry id.
+        public var id: String
+        public var feature: String
+        /// The param the value was written to.
+        public var into: String
+    }
+
+    /// An action a guard held back: posted from `source`, waiting while the guard's flow
+    /// (`guardFlow`, node `guardFlowId`) is in the tree.
+    public struct PendingAction: Sendable, Equatable {
+        /// The action as it was posted.
+        public var action: FlowAction
+        /// The entry id of the screen it came from; it applies only if that screen is on top again.
+        public var source: String
+        /// The flow the guard showed instead (`login`) and its node id.
+        public var guardFlow: String
+        public var guardFlowId: String
     }
 
     /// A pending interactive transition: its action, progress 0…1, and what finishing would do.
@@ -153,6 +188,13 @@ extension NavigationState {
         pendingLink = try reader.optional(object["pendingLink"], "/pendingLink") { (value, path) throws(MalformedState) in
             let fields = try reader.object(value, path)
             return PendingLink(uri: try reader.string(fields["uri"], path + "/uri"), pattern: try reader.string(fields["pattern"], path + "/pattern"))
+        }
+        if let value = object["pendingActions"], !value.isNull {
+            pendingActions = try reader.array(value, "/pendingActions").enumerated().map { (index, value) throws(MalformedState) in
+                try reader.pendingAction(value, "/pendingActions/\(index)")
+            }
+        } else {
+            pendingActions = []
         }
         handledBy = try reader.optionalString(object["handledBy"], "/handledBy")
         var flags: [String: Flag] = [:]
@@ -233,7 +275,20 @@ private struct Reader {
         return NavigationState.Screen(
             id: try string(fields["id"], path + "/id"), feature: try string(fields["feature"], path + "/feature"),
             params: try object(fields["params"], path + "/params"), flow: try optionalString(fields["flow"], path + "/flow"),
-            flowId: try optionalString(fields["flowId"], path + "/flowId"))
+            flowId: try optionalString(fields["flowId"], path + "/flowId"), handoff: try optionalString(fields["handoff"], path + "/handoff"))
+    }
+
+    func pendingAction(_ value: JSONValue, _ path: String) throws(MalformedState) -> NavigationState.PendingAction {
+        let fields = try object(value, path)
+        let action = try object(fields["action"], path + "/action")
+        let guardFields = try object(fields["guard"], path + "/guard")
+        return NavigationState.PendingAction(
+            action: FlowAction(
+                type: try string(action["type"], path + "/action/type"), from: try optionalString(action["from"], path + "/action/from"),
+                params: try optional(action["params"], path + "/action/params") { (value, path) throws(MalformedState) in try object(value, path) } ?? [:]),
+            source: try string(fields["source"], path + "/source"),
+            guardFlow: try string(guardFields["flow"], path + "/guard/flow"),
+            guardFlowId: try string(guardFields["flowId"], path + "/guard/flowId"))
     }
 
     func transition(_ value: JSONValue, _ path: String) throws(MalformedState) -> NavigationState.Transition {
@@ -243,7 +298,13 @@ private struct Reader {
             from: try optional(fields["from"], path + "/from") { (value, path) throws(MalformedState) in try screen(value, path) },
             to: try optional(fields["to"], path + "/to") { (value, path) throws(MalformedState) in try screen(value, path) },
             animated: try bool(fields["animated"], path + "/animated"), style: try optionalString(fields["style"], path + "/style"),
-            interactive: try bool(fields["interactive"], path + "/interactive"))
+            interactive: try bool(fields["interactive"], path + "/interactive"),
+            result: try optional(fields["result"], path + "/result") { (value, path) throws(MalformedState) in
+                let receipt = try object(value, path)
+                return NavigationState.ResultReceipt(
+                    id: try string(receipt["id"], path + "/id"), feature: try string(receipt["feature"], path + "/feature"),
+                    into: try string(receipt["into"], path + "/into"))
+            })
     }
 
     func node(_ value: JSONValue?, _ path: String) throws(MalformedState) -> NavigationState.Node {

@@ -171,6 +171,101 @@ struct FlowGraphTests {
         #expect(!mermaid.contains("a\"b"))
     }
 
+    /// A shop whose checkout is guarded by a login, whose purchase is a native hand-off, and
+    /// whose address picker returns its choice to the review.
+    static func guardsHandoffsAndResults() throws -> FlowCatalog {
+        try catalog(
+            #"""
+            {"name": "app", "kind": "stacked", "initial": ["shop"],
+             "on": {
+               "shop.checkout": [{"from": "shop",
+                 "guard": {"when": {"user": "loggedIn", "is": true}, "else": {"present": {"flow": "login", "style": "pageSheet"}}},
+                 "do": [{"push": {"flow": "checkout"}}]}],
+               "shop.buy": [{"from": "shop", "params": {"productId": "string"},
+                 "do": [{"push": {"handoff": "purchase", "params": {"productId": {"$param": "productId"}}}}]}],
+               "purchase.failed": [{"from": "purchase", "params": {"reason": "string"},
+                 "do": [{"pop": {}}, {"result": {"into": "error", "value": {"$param": "reason"}}}]}]}}
+            """#,
+            #"{"name": "login", "kind": "stacked", "initial": ["login.form"], "on": {"login.submit": [{"from": "login.form", "do": [{"setUser": {"loggedIn": true}}, {"dismiss": {}}]}]}}"#,
+            #"{"name": "checkout", "kind": "stacked", "initial": ["checkout.review"], "on": {"checkout.chooseAddress": [{"from": "checkout.review", "do": [{"present": {"flow": "address", "style": "pageSheet"}}]}]}}"#,
+            #"""
+            {"name": "address", "kind": "stacked", "initial": ["address.list"],
+             "on": {"address.chosen": [{"from": "address.list", "params": {"address": "object"},
+               "do": [{"dismiss": {}}, {"result": {"into": "address", "value": {"$param": "address"}, "to": "checkout.review"}}]}]}}
+            """#)
+    }
+
+    /// A guard draws a dashed edge to the flow it shows (found as a cluster through the guard's
+    /// `else` alone), and that flow's dismiss leads back to the guarded screen.
+    @Test func guardsAreDrawnToTheirFlow() throws {
+        let graph = FlowGraph(catalog: try Self.guardsHandoffsAndResults(), root: "app")
+        let login = try #require(graph.clusters.firstIndex { $0.flow == "login" })
+        #expect(graph.clusters[login].presented)
+        let guarded = graph.edges.filter { $0.style == .guarded }
+        #expect(guarded.map { "\(graph.nodes[$0.from].id) -> \(graph.nodes[$0.to].id)" } == ["screen-app-shop -> screen-login-login.form"])
+        #expect(guarded.first?.label == ["guard: user loggedIn is true"])
+        #expect(guarded.first?.toCluster == login)
+        let own = try #require(graph.edges.first { $0.label.first == "shop.checkout" })
+        #expect(own.label == ["shop.checkout", "guard: user loggedIn is true"] && own.style == .forward)
+        #expect(graph.edges.contains { $0.label.first == "login.submit" && graph.nodes[$0.to].id == "screen-app-shop" })
+
+        let dot = graph.dot()
+        #expect(dot.contains(##""screen-app-shop" -> "screen-login-login.form" [label="guard: user loggedIn is true", lhead=cluster_\##(login), style=dashed, color="#6a1b9a""##))
+        let mermaid = graph.mermaid()
+        #expect(mermaid.contains(#"-.->|"guard: user loggedIn is true"| c\#(login)"#))
+        #expect(mermaid.contains("login · stacked · presented"))
+        #expect(try Self.svgText(graph).contains("guard: user loggedIn is true"))
+    }
+
+    /// A hand-off is a node of its own shape, labelled with its kind; its outcomes leave from it.
+    @Test func handoffsAreDrawnApart() throws {
+        let graph = FlowGraph(catalog: try Self.guardsHandoffsAndResults(), root: "app")
+        let index = try #require(graph.nodes.firstIndex { $0.id == "screen-app-purchase" })
+        #expect(graph.nodes[index].role == .handoff(kind: "purchase"))
+        #expect(graph.edges.contains { $0.label.first == "shop.buy {productId}" && $0.to == index })
+        // Its pop goes back to the screen that pushed it.
+        let failed = try #require(graph.edges.first { $0.label.first == "purchase.failed {reason}" })
+        #expect(failed.from == index && graph.nodes[failed.to].id == "screen-app-shop" && failed.style == .back)
+
+        let dot = graph.dot()
+        #expect(dot.contains(#""screen-app-purchase" [id="screen-app-purchase", label="handoff: purchase", shape=component"#))
+        #expect(dot.contains(#"class="handoff""#))
+        let mermaid = graph.mermaid()
+        #expect(mermaid.contains(#"n\#(index){{"handoff: purchase"}}"#))
+        #expect(mermaid.contains("class n\(index) handoff"))
+        #expect(mermaid.contains("classDef handoff"))
+        let svg = try Self.svgText(graph)
+        #expect(svg.contains(">handoff: purchase<"))
+        #expect(svg.contains(#"class="node handoff""#))
+        // Marked like any screen when a session is on it.
+        let marked = FlowGraph(catalog: try Self.guardsHandoffsAndResults(), root: "app",
+                               marks: ScreenMarks(current: .init(flow: "app", feature: "purchase")))
+        #expect(marked.dot().contains(#"class="handoff current""#))
+    }
+
+    /// A rule with a result says so on its edge; one that names its receiver (`to`) also draws
+    /// an edge to that screen.
+    @Test func resultsAreLabelled() throws {
+        let graph = FlowGraph(catalog: try Self.guardsHandoffsAndResults(), root: "app")
+        let failed = try #require(graph.edges.first { $0.label.first == "purchase.failed {reason}" })
+        #expect(failed.label == ["purchase.failed {reason}", "→ result into error"])
+        #expect(!graph.edges.contains { $0.style == .result && $0.from == failed.from })
+        let chosen = graph.edges.filter { $0.label.first == "address.chosen {address}" }
+        #expect(chosen.map { graph.nodes[$0.to].id } == ["screen-checkout-checkout.review"])
+        #expect(chosen.first?.label == ["address.chosen {address}", "→ result into address of checkout.review"])
+        let named = graph.edges.filter { $0.style == .result }
+        #expect(named.map { "\(graph.nodes[$0.from].id) -> \(graph.nodes[$0.to].id)" } == ["screen-address-address.list -> screen-checkout-checkout.review"])
+        #expect(named.first?.label == ["result into address"])
+
+        let dot = graph.dot()
+        #expect(dot.contains(#"label="purchase.failed {reason}\n→ result into error""#))
+        #expect(dot.contains(##""screen-address-address.list" -> "screen-checkout-checkout.review" [label="result into address", style=dotted"##))
+        let mermaid = graph.mermaid()
+        #expect(mermaid.contains(#"|"purchase.failed {reason}<br/>→ result into error"|"#))
+        #expect(mermaid.contains(#"-.->|"result into address"|"#))
+        #expect(try Self.svgText(graph).contains("result into address"))
+    }
+
     /// Flows that present themselves, reference missing flows, or have no screens still draw.
     @Test func oddCatalogsStillDraw() throws {
         let catalog = try Self.catalog(

@@ -151,8 +151,9 @@ struct PlanChecker {
         return nil
     }
 
-    /// Checks every edge (the plan renders the next state; its first step shows the transition)
-    /// and every state drawn from nothing.
+    /// Checks every edge (the plan renders the next state; its first step shows the transition;
+    /// a screen that received a result and stays is refreshed, not rebuilt) and every state
+    /// drawn from nothing.
     func check(states: [SampleSpace.Reached], edges: [SampleSpace.Edge], strict: Bool = true)
         -> (failures: [String], disagreements: [String], named: Int) {
         var failures: [String] = []
@@ -163,6 +164,9 @@ struct PlanChecker {
                 failures.append("\(edge.after.path.joined(separator: " → ")): \(problem)")
             }
             if edge.after.state.transition != nil { named += 1 }
+            if let problem = resultProblem(from: edge.before.state, to: edge.after.state) {
+                failures.append("\(edge.after.path.joined(separator: " → ")): \(problem)")
+            }
             if let problem = disagreement(from: edge.before.state, to: edge.after.state, strict: strict) {
                 disagreements.append("\(edge.after.path.joined(separator: " → ")): \(problem)")
             }
@@ -177,11 +181,29 @@ struct PlanChecker {
         return (failures, disagreements, named)
     }
 
+    /// Why the plan that follows `after`'s transition does not refresh the screen it says
+    /// received a result, when that screen was shown before and still is: exactly one refresh
+    /// step, for it, with the params it has now (even when the value was already there).
+    func resultProblem(from before: NavigationState, to after: NavigationState) -> String? {
+        let plan = plan(before, after)
+        guard plan.followsTransition, let receipt = after.transition?.result, before.shownRoot.allScreenIds.contains(receipt.id),
+              let screen = after.screens.first(where: { $0.id == receipt.id }) else { return nil }
+        let refreshes = plan.steps.compactMap { step -> NavigationState.Screen? in
+            if case .refresh(let screen) = step.operation { screen } else { nil }
+        }
+        guard refreshes.count == 1, let refreshed = refreshes.first, refreshed.id == receipt.id, refreshed.params == screen.params else {
+            return "result into \(receipt.id) but the plan refreshes \(refreshes.map(\.id))"
+        }
+        return nil
+    }
+
     /// Why the plan does not show `after`'s transition, when it names one: strictly, its first
     /// step is of the transition's kind, animated and styled as it says; otherwise (a rule with
-    /// several effects is named after the last) some step is, and none before it is animated but
-    /// the roll-back of a cancelled swipe.
+    /// several effects is named after the last; a guarded action resumed after its guard's flow
+    /// was dismissed) some step is, and none before it is animated but the roll-back of a
+    /// cancelled swipe.
     func disagreement(from before: NavigationState, to after: NavigationState, strict: Bool = true) -> String? {
+        let strict = strict && after.pendingActions.count >= before.pendingActions.count
         let plan = plan(before, after)
         guard let transition = after.transition, !plan.steps.isEmpty else { return nil }
         let shows = { (step: NavigationPlan.Step) in step.interaction != .cancel && step.operation.kind.shows(transitionType: transition.type) }
@@ -254,5 +276,20 @@ struct NavigationPlanTests {
         print("NavigationPlan: dropping dismissals fails \(caught.count) transitions: \(kinds.sorted())")
         #expect(!caught.isEmpty)
         #expect(kinds.contains("dismiss"))
+    }
+}
+
+extension NavigationState.Node {
+    /// The entry ids of every screen in the tree, presented ones included.
+    var allScreenIds: Set<String> {
+        var ids: Set<String> = []
+        for entry in entries {
+            switch entry {
+            case .screen(let screen): ids.insert(screen.id)
+            case .flow(let child): ids.formUnion(child.allScreenIds)
+            }
+        }
+        if let presented { ids.formUnion(presented.node.allScreenIds) }
+        return ids
     }
 }

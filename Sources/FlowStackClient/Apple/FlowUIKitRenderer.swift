@@ -90,6 +90,9 @@ public final class FlowUIKitRenderer {
             return done()
         }
         switch (step.container, step.operation) {
+        case (_, .refresh(let screen)):
+            (screens[screen.id] as? FlowScreenRefreshing)?.refresh(with: screen)
+            done()
         case (.window, .replaceRoot(let node)):
             replaceRoot(with: node, animated: step.animated, then: done)
         case (.stack(let id), _):
@@ -259,6 +262,13 @@ public final class FlowUIKitRenderer {
         default: .automatic
         }
     }
+}
+
+/// A screen controller that shows new params in place (a result written into its screen);
+/// controllers that are not keep what they show.
+@MainActor
+public protocol FlowScreenRefreshing: AnyObject {
+    func refresh(with screen: NavigationState.Screen)
 }
 
 /// Holds a child flow's controller so a stack can show it as one entry.
