@@ -1,9 +1,11 @@
 // Where schemathesis (every check) found the server and openapi.yaml disagreeing, the server side of
 // the agreement: what the spec allows is accepted, what it forbids is refused.
+import FlowEngine
 import FlowServer
 import Foundation
 import HTTPServer
 import HTTPTestClient
+import JSON
 import Testing
 
 struct SpecAgreementTests {
@@ -96,5 +98,143 @@ struct SpecAgreementTests {
         #expect(answered.status == 200, "\(answered.text)")
         let longUser = #"{"scenarios":[{"name":"u","context":{"userId":"\#(userId)é"},"steps":[]}]}"#
         #expect(try test.direct.send("POST", "/v1/flows/onboarding/versions/1/test", body: longUser, headers: Self.admin).status == 422)
+    }
+
+    /// The state document as the server writes it (``SessionState/document()``, the body of every
+    /// session answer) uses only members openapi.yaml declares, and has every member it requires:
+    /// with a guard's pending action, a result received and a hand-off on top, `pendingActions`,
+    /// a transition's `result` and a screen's `handoff` are each described.
+    @Test func stateDocumentMembersAreDeclared() throws {
+        let spec = try OpenAPISchemas(text: String(contentsOf: Self.repo.appending(path: "openapi.yaml"), encoding: .utf8))
+        let app = #"""
+            {"name": "app", "kind": "stacked", "initial": ["shop.home"], "on": {
+              "shop.checkout": [{"from": "shop.home", "guard": {"when": {"user": "loggedIn", "is": true}, "else": {"present": "login"}},
+                                 "do": [{"push": "shop.review"}]}],
+              "shop.chooseAddress": [{"from": "shop.review", "do": [{"present": "address"}]}],
+              "shop.buy": [{"from": "shop.review", "do": [{"push": {"handoff": "purchase", "params": {"productId": "p1"}}}]}]}}
+            """#
+        let login = #"""
+            {"name": "login", "kind": "stacked", "initial": ["login.form"],
+             "on": {"login.submit": [{"from": "login.form", "do": [{"setUser": {"loggedIn": true}}, {"dismiss": {}}]}]}}
+            """#
+        let address = #"""
+            {"name": "address", "kind": "stacked", "initial": ["address.list"],
+             "on": {"address.chosen": [{"from": "address.list", "params": {"address": "object"},
+                                        "do": [{"dismiss": {}}, {"result": {"into": "address", "value": {"$param": "address"}}}]}]}}
+            """#
+        var definitions: [FlowDefinition] = []
+        for document in [app, login, address] { definitions.append(try FlowDefinition.parse(Array(document.utf8))) }
+        let catalog = FlowCatalog(definitions)
+        #expect(catalog.validate().isEmpty)
+        let context = FlowContext(userId: "u")
+        var state = SessionState(
+            sessionId: "s_1", userId: "u", version: 0, tree: try FlowEngine.start(catalog: catalog, context: context), context: context,
+            catalog: catalog, flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
+        var documents = [try JSONParser.parse(state.document())]
+        for (type, params) in [("shop.checkout", JSONObject()), ("login.submit", [:]), ("shop.chooseAddress", [:]),
+                               ("address.chosen", ["address": ["city": "Lyon"]]), ("shop.buy", [:])] {
+            state = try state.applying(FlowAction(type: type, from: state.tree.top?.entryId, params: params)).next
+            documents.append(try JSONParser.parse(state.document()))
+        }
+        // The walk reached each new part, so each was checked below.
+        #expect(documents[1]["pendingActions"].arrayValue?.count == 1)
+        #expect(documents[2]["top"]["feature"] == "shop.review" && documents[2]["pendingActions"] == [])
+        #expect(documents[4]["transition"]["result"]["into"] == "address")
+        #expect(documents[5]["top"]["handoff"] == "purchase")
+
+        for document in documents {
+            spec.check(document, against: "State", exactly: true)
+            for screen in (document["screens"].arrayValue ?? []) + [document["top"]] { spec.check(screen, against: "Screen") }
+            spec.check(document["transition"], against: "Transition")
+            for end in ["from", "to"] { spec.check(document["transition"][end], against: "Screen") }
+            spec.check(document["transition"]["result"], against: "ResultReceipt", exactly: true)
+            for pending in document["pendingActions"].arrayValue ?? [] {
+                spec.check(pending, against: "PendingAction", exactly: true)
+                spec.check(pending["action"], against: "PendingAction", at: ["action"], exactly: true)
+                spec.check(pending["guard"], against: "PendingAction", at: ["guard"], exactly: true)
+            }
+            spec.checkNodes(document["root"])
+        }
+    }
+
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL
+}
+
+/// The members (`properties`) and required members of openapi.yaml's component schemas, read
+/// from its indentation: enough to check a document's keys against them.
+struct OpenAPISchemas {
+    let lines: [Substring]
+
+    init(text: String) { lines = text.split(separator: "\n", omittingEmptySubsequences: false) }
+
+    private static func indent(_ line: Substring) -> Int { line.prefix { $0 == " " }.count }
+
+    /// The lines of the member `name` at `indent` inside `range`, up to the next line as shallow.
+    private func block(_ name: String, indent: Int, in range: Range<Int>) -> Range<Int>? {
+        let header = String(repeating: " ", count: indent) + name + ":"
+        guard let start = range.first(where: { lines[$0] == header }) else { return nil }
+        let end = (start + 1..<range.upperBound).first { !lines[$0].trimmingCharacters(in: .whitespaces).isEmpty && Self.indent(lines[$0]) <= indent }
+        return start + 1..<(end ?? range.upperBound)
+    }
+
+    /// (properties, required) of `schema`, or of its property at `path`.
+    func members(of schema: String, at path: [String] = []) -> (properties: Set<String>, required: Set<String>) {
+        guard let components = block("schemas", indent: 2, in: 0..<lines.count), var range = block(schema, indent: 4, in: components)
+        else { return ([], []) }
+        var indent = 4
+        for name in path {
+            guard let properties = block("properties", indent: indent + 2, in: range),
+                let inner = block(name, indent: indent + 4, in: properties)
+            else { return ([], []) }
+            range = inner
+            indent += 4
+        }
+        var properties: Set<String> = []
+        if let block = block("properties", indent: indent + 2, in: range) {
+            for index in block where Self.indent(lines[index]) == indent + 4 {
+                let line = lines[index].trimmingCharacters(in: .whitespaces)
+                if line.hasSuffix(":") { properties.insert(String(line.dropLast()).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
+            }
+        }
+        var required: Set<String> = []
+        let prefix = String(repeating: " ", count: indent + 2) + "required: ["
+        if let line = range.lazy.map({ self.lines[$0] }).first(where: { $0.hasPrefix(prefix) }) {
+            required = Set(line.dropFirst(prefix.count).dropLast().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
+        return (properties, required)
+    }
+
+    /// Every key of `value` is a declared member, every required member is there, and with
+    /// `exactly` every declared member is there too. Null (an absent part) passes.
+    func check(
+        _ value: JSONValue, against schema: String, at path: [String] = [], exactly: Bool = false,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        guard let object = value.objectValue else { return }
+        let declared = members(of: schema, at: path)
+        #expect(!declared.properties.isEmpty, "openapi.yaml has no \(schema) \(path)", sourceLocation: sourceLocation)
+        let keys = Set(object.members.map(\.key))
+        #expect(keys.subtracting(declared.properties).isEmpty, "\(schema) \(path) does not declare \(keys.subtracting(declared.properties).sorted())",
+                sourceLocation: sourceLocation)
+        #expect(declared.required.subtracting(keys).isEmpty, "\(schema) \(path) requires \(declared.required.subtracting(keys).sorted())",
+                sourceLocation: sourceLocation)
+        if exactly {
+            #expect(declared.required == keys, "\(schema) \(path) does not require \(keys.subtracting(declared.required).sorted())",
+                    sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A `FlowNode` and its entries, screens (`ScreenEntry`) and child or presented nodes.
+    func checkNodes(_ node: JSONValue, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard node.objectValue != nil else { return }
+        check(node, against: "FlowNode", sourceLocation: sourceLocation)
+        for entry in node["entries"].arrayValue ?? [] {
+            if entry["feature"] != .null {
+                check(entry, against: "ScreenEntry", sourceLocation: sourceLocation)
+            } else {
+                checkNodes(entry, sourceLocation: sourceLocation)
+            }
+        }
+        checkNodes(node["presented"], sourceLocation: sourceLocation)
     }
 }
