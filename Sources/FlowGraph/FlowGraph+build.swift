@@ -399,7 +399,8 @@ private struct Builder {
 
     private static func moves(_ effect: FlowEffect) -> Bool {
         switch effect {
-        case .setUser, .bubble: false
+        // A result rides on the pop or dismiss of its rule: the edge is that move's.
+        case .setUser, .bubble, .result: false
         default: true
         }
     }
