@@ -82,7 +82,12 @@ private struct Builder {
         for index in clusters.indices {
             guard let definition = catalog[clusters[index].flow] else { continue }
             for handler in definition.handlers {
-                for rule in handler.rules { addEdges(for: rule, action: handler.action, in: index, deferring: &backEdges) }
+                for rule in handler.rules {
+                    addEdges(for: rule, action: handler.action, in: index, deferring: &backEdges)
+                    if let otherwise = Self.guardFailing(rule) {
+                        addEdges(for: otherwise, action: handler.action, in: index, deferring: &backEdges)
+                    }
+                }
             }
         }
         for edge in backEdges { addBackEdge(edge) }
@@ -120,7 +125,7 @@ private struct Builder {
         }
         for handler in definition.handlers {
             for rule in handler.rules {
-                for effect in rule.effects {
+                for effect in rule.effects + (rule.guarded?.otherwise ?? []) {
                     switch effect {
                     case .push(.flow(let name, _)), .setRoot(.flow(let name, _)), .replaceRoot(.flow(let name, _)):
                         references.append((name, false))
@@ -133,6 +138,16 @@ private struct Builder {
             }
         }
         return references
+    }
+
+    /// A guarded rule's `else`, drawn as a rule of its own: the same sources, when the guard
+    /// does not hold (`when not (user loggedIn is true)`), to the flow that satisfies it.
+    private static func guardFailing(_ rule: FlowRule) -> FlowRule? {
+        guard let guarded = rule.guarded else { return nil }
+        let failing = FlowCondition.not(guarded.when)
+        return FlowRule(
+            from: rule.from, via: rule.via, when: rule.when.map { .all([$0, failing]) } ?? failing, interactive: false,
+            params: rule.params, effects: guarded.otherwise)
     }
 
     // MARK: Screens
@@ -149,7 +164,7 @@ private struct Builder {
         }
         for handler in definition.handlers {
             for rule in handler.rules {
-                for effect in rule.effects {
+                for effect in rule.effects + (rule.guarded?.otherwise ?? []) {
                     switch effect {
                     case .push(.screen(let feature, _)), .setRoot(.screen(let feature, _)), .replaceRoot(.screen(let feature, _)),
                          .popTo(.feature(let feature)):
@@ -414,6 +429,7 @@ private struct Builder {
         if rule.interactive { first += " (interactive)" }
         var lines = [first]
         if let when = rule.when { lines.append("when " + describe(when)) }
+        if let guarded = rule.guarded { lines.append("guard " + describe(guarded.when)) }
         for effect in rule.effects {
             guard case .setUser(let values) = effect else { continue }
             lines.append("setUser " + values.keys.map { "\($0)=\(values[$0]?.abbreviatedJSON(limit: 30) ?? "null")" }.joined(separator: ", "))

@@ -81,9 +81,9 @@ struct FlowGraphTests {
         #expect(edges("modal.dismiss") == ["screen-modal-modal -> screen-home-home.first", "screen-modal-modal -> screen-home-home.second"])
         #expect(edges("home.selectTab") == ["screen-home-home.first -> screen-home-home.second", "screen-home-home.second -> screen-home-home.first"])
         let flagged = graph.edges.filter(\.flagged).map { graph.nodes[$0.to].id }
-        #expect(flagged == ["screen-onboarding-onboarding.faceScan"])
-        #expect(graph.clusters.map(\.flow) == ["app", "home", "onboarding", "modal"])
-        #expect(graph.clusters.map(\.presented) == [false, false, false, true])
+        #expect(flagged == ["screen-paywall-paywall.offer", "screen-paywall-paywall.offer", "screen-onboarding-onboarding.faceScan"])
+        #expect(graph.clusters.map(\.flow) == ["app", "home", "onboarding", "modal", "checkout", "login", "paywall", "address"])
+        #expect(graph.clusters.map(\.presented) == [false, false, false, true, true, true, true, true])
         #expect(!graph.truncated && graph.canLayOut)
     }
 
@@ -99,6 +99,18 @@ struct FlowGraphTests {
         #expect(edges("purchase.cancelled") == ["screen-paywall-purchase -> screen-paywall-paywall.offer"])
         #expect(edges("address.chosen") == ["screen-address-address.list -> screen-checkout-checkout.review"])
         #expect(edges("address.saved") == ["screen-address-address.form -> screen-checkout-checkout.review"])
+    }
+
+    /// A guarded rule draws two edges: to what it does when the guard holds (labelled with the
+    /// guard), and to the flow its `else` shows when it does not.
+    @Test func guardsDrawBothWays() throws {
+        let graph = FlowGraph(catalog: try Self.sampleCatalog(), root: "app")
+        let edges = graph.edges.filter { $0.label.first == "home.checkout" && graph.nodes[$0.from].id == "screen-home-home.first" }
+            .map { "\(graph.nodes[$0.to].id): \($0.label.dropFirst().joined(separator: "; "))" }.sorted()
+        #expect(edges == [
+            "screen-checkout-checkout.cart: guard user loggedIn is true",
+            "screen-login-login.form: when not user loggedIn is true",
+        ])
     }
 
     /// Each link of the sample app is an entry point labelled with its pattern, with edges to
