@@ -494,6 +494,7 @@
     renderTransition(previous, state);
     renderJSON();
     renderPendingLink();
+    renderPendingActions();
     renderFollowLink();
     syncSlider();
   }
@@ -598,7 +599,9 @@
 
   function fillCard(element, card, isTop, state) {
     const {screen} = card;
-    element.className = ["card", isTop && "top", card.modal > 0 && "modal", card.sheetStart && "sheet-start", card.tabbed && "has-tabs"]
+    const received = resultReceipt(state, screen.id);
+    element.className = ["card", isTop && "top", card.modal > 0 && "modal", card.sheetStart && "sheet-start", card.tabbed && "has-tabs",
+      screen.handoff && "handoff", received && "received-result"]
       .filter(Boolean).join(" ");
     element.dataset.screenId = screen.id;
     element.dataset.feature = screen.feature;
@@ -621,12 +624,22 @@
       el("div", {class: "navbar"}, navLeft, el("span", {class: "nav-title"}, shortName(screen.feature)), el("span", {class: "nav-id"}, screen.id)),
       el("div", {class: "card-body"},
         el("div", {class: "feature", "data-testid": isTop ? "top-feature" : null}, screen.feature),
+        screen.handoff
+          ? el("div", {class: "handoff-banner", "data-testid": isTop ? "handoff" : null, "data-kind": screen.handoff},
+              el("span", {class: "badge"}, "hand-off"), " native step ", el("code", {"data-testid": isTop ? "handoff-kind" : null}, screen.handoff),
+              el("span", {class: "hint"}, ": the app runs it and posts its outcome"))
+          : null,
+        received
+          ? el("div", {class: "result-banner", "data-testid": `result-${screen.id}`, title: "A result effect wrote this param"},
+              el("span", {class: "badge"}, "result"), ` received into `, el("code", {}, received.into))
+          : null,
         el("div", {class: "meta"}, `screen ${screen.id} · flow ${card.flow} (${card.flowId})${card.modal ? ` · presented ${card.style || ""}` : ""}`),
         params.length
           ? el("dl", {class: "params", "data-testid": isTop ? "top-params" : null},
-              params.map(([name, value]) => [el("dt", {}, name), el("dd", {}, typeof value === "string" ? value : JSON.stringify(value))]))
+              params.map(([name, value]) => [el("dt", {class: received && received.into === name ? "received" : null}, name),
+                el("dd", {class: received && received.into === name ? "received" : null}, typeof value === "string" ? value : JSON.stringify(value))]))
           : el("p", {class: "no-params"}, "no params"),
-        isTop && !state.interaction ? screenButtons(card) : null,
+        isTop && !state.interaction ? (screen.handoff ? handoffOutcomes(card) : screenButtons(card)) : null,
         isTop && state.interaction ? el("div", {class: "pending"}, `${state.interaction.action} pending at ${Math.round(state.interaction.progress * 100)}%`) : null),
       card.tabbed ? tabBar(card.tabbed, isTop) : null,
     ].filter(Boolean));
@@ -647,6 +660,23 @@
           const form = document.querySelector(`[data-testid="action-row-${CSS.escape(action.type)}"]`);
           if (form) form.requestSubmit();
         }}, shortName(action.type))));
+  }
+
+  // A hand-off on top: the app would run its native step (a purchase) and post its outcome.
+  // The playground stands in for it: one form per outcome action on offer from the hand-off
+  // (purchase.completed, purchase.cancelled, purchase.failed), with inputs for their params.
+  function handoffOutcomes(card) {
+    const actions = freshActions().filter((action) => action.type !== "back" && !action.type.startsWith("interaction."));
+    if (actions.length === 0) return el("p", {class: "no-params", "data-testid": "handoff-no-outcomes"}, "No outcome action is on offer.");
+    return el("div", {class: "handoff-outcomes", "data-testid": "handoff-outcomes"},
+      el("p", {class: "hint"}, `Post the ${card.screen.handoff} step's outcome:`),
+      actions.map((action) => actionForm(action, {prefix: "handoff", compact: true})));
+  }
+
+  // The receipt of a result written into screen `id` by the action that made `state`, if any.
+  function resultReceipt(state, id) {
+    const receipt = state && state.transition && state.transition.result;
+    return receipt && receipt.id === id ? receipt : null;
   }
 
   function tabBar(tabbed, isTop) {
@@ -789,8 +819,10 @@
   function renderStackList() {
     const list = $("stack-list");
     const screens = (app.state.screens || []).slice().reverse();
-    list.replaceChildren(...screens.map((screen, index) => el("li", {class: index === 0 ? "top" : ""},
-      el("code", {}, screen.feature), ` ${screen.id} · ${screen.flow}`, compactJSON(screen.params) ? ` · ${compactJSON(screen.params)}` : "")));
+    list.replaceChildren(...screens.map((screen, index) => el("li", {class: [index === 0 && "top", resultReceipt(app.state, screen.id) && "received-result"].filter(Boolean).join(" ")},
+      el("code", {}, screen.feature), screen.handoff ? el("span", {class: "badge"}, "hand-off") : null,
+      resultReceipt(app.state, screen.id) ? el("span", {class: "badge"}, `result → ${resultReceipt(app.state, screen.id).into}`) : null,
+      ` ${screen.id} · ${screen.flow}`, compactJSON(screen.params) ? ` · ${compactJSON(screen.params)}` : "")));
   }
 
   // ---------------------------------------------------------------- JSON
@@ -864,6 +896,11 @@
     if (param.name === "progress") return "0.6";
     if (param.name === "velocity") return "";
     if (param.name === "content") return "Hello from the playground";
+    if (param.name === "productId") return "pro.yearly";
+    if (param.name === "transactionId") return `tx-${Date.now().toString(36)}`;
+    if (param.name === "reason") return "card declined";
+    if (param.name === "address") return action.type === "address.saved"
+      ? '{"street": "Karl Johans gate 1", "city": "Oslo"}' : '{"street": "1 rue Neuve", "city": "Lyon"}';
     if (param.name === "index" && app.state) {
       const tabs = tabbedOnTop(app.state.root);
       return tabs ? String(((tabs.selected || 0) + 1) % Math.max(1, tabs.entries.length)) : "1";
@@ -877,8 +914,8 @@
     return cards.length ? cards[cards.length - 1].tabbed : null;
   }
 
-  function paramInput(action, param) {
-    const id = `param-${action.type}-${param.name}`;
+  function paramInput(action, param, prefix = "param") {
+    const id = `${prefix}-${action.type}-${param.name}`;
     const common = {id, name: param.name, "data-testid": id, "data-type": param.type};
     let input;
     switch (param.type) {
@@ -960,26 +997,32 @@
       container.replaceChildren(el("p", {class: "placeholder", "data-testid": "no-actions"}, "No action is available here."));
       return;
     }
-    container.replaceChildren(...actions.map((action) => {
-      const form = el("form", {class: "action", "data-testid": `action-row-${action.type}`, novalidate: true});
-      const button = el("button", {type: "submit", class: "action-button", "data-testid": `action-${action.type}`, id: `action-${action.type}`},
-        action.type);
-      form.append(
-        el("div", {class: "action-head"}, button,
-          el("span", {class: "action-meta"}, `→ ${action.handledBy}`, action.interactive ? el("span", {class: "badge"}, "interactive") : null)),
-        ...(action.params || []).map((param) => paramInput(action, param)));
-      form.addEventListener("submit", (event) => {
-        event.preventDefault();
-        const startedAt = performance.now();
-        if (pendingPrediction()) return; // its buttons belong to the state before the one drawn ahead
-        const params = readParams(form, action);
-        if (params === null) return;
-        const body = actionFor(action);
-        if ((action.params || []).length) body.params = params;
-        tap(action, body, startedAt).catch(() => {});
-      });
-      return form;
-    }));
+    container.replaceChildren(...actions.map((action) => actionForm(action)));
+  }
+
+  // One action's form: its button and an input per declared param. `prefix` keeps the ids of a
+  // second form of the same action (a hand-off's outcome on the phone) apart from the panel's:
+  // `action-row-purchase.completed` in the panel, `handoff-row-purchase.completed` on the phone.
+  function actionForm(action, {prefix = null, compact = false} = {}) {
+    const testid = (name) => (prefix ? `${prefix}-${name}` : name);
+    const form = el("form", {class: `action${compact ? " compact" : ""}`, "data-testid": `${prefix ? `${prefix}-row` : "action-row"}-${action.type}`, novalidate: true});
+    const button = el("button", {type: "submit", class: prefix ? "action-button screen-button" : "action-button",
+      "data-testid": testid(`action-${action.type}`), id: testid(`action-${action.type}`)}, prefix ? shortName(action.type) : action.type);
+    form.append(
+      el("div", {class: "action-head"}, button,
+        el("span", {class: "action-meta"}, `→ ${action.handledBy}`, action.interactive ? el("span", {class: "badge"}, "interactive") : null)),
+      ...(action.params || []).map((param) => paramInput(action, param, prefix ? `${prefix}-param` : "param")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const startedAt = performance.now();
+      if (pendingPrediction()) return; // its buttons belong to the state before the one drawn ahead
+      const params = readParams(form, action);
+      if (params === null) return;
+      const body = actionFor(action);
+      if ((action.params || []).length) body.params = params;
+      tap(action, body, startedAt).catch(() => {});
+    });
+    return form;
   }
 
   // ---------------------------------------------------------------- the interactive slider
@@ -1363,6 +1406,16 @@
     if (!pendingLink) return;
     $("pending-link-uri").textContent = pendingLink.uri;
     $("pending-link-pattern").textContent = pendingLink.pattern || "";
+  }
+
+  // Actions a guard holds back (outermost first): each resumes when its guard's flow is done
+  // and the guard holds, or is dropped when that flow is cancelled.
+  function renderPendingActions() {
+    const pending = (app.state && app.state.pendingActions) || [];
+    $("pending-actions").hidden = pending.length === 0;
+    $("pending-actions-list").replaceChildren(...pending.map((entry) => el("li", {"data-testid": "pending-action", "data-type": entry.action.type},
+      el("code", {}, entry.action.type), ` from ${entry.source}`, compactJSON(entry.action.params) ? ` · ${compactJSON(entry.action.params)}` : "",
+      " · waits for ", el("code", {}, entry.guard.flow), ` (${entry.guard.flowId})`)));
   }
 
   // ---------------------------------------------------------------- start

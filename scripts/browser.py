@@ -10,7 +10,8 @@ keyboard events as a user makes them:
   1. the page starts a session on load: onboarding.first;
   2. onboarding.showSecond, then onboarding.completed (home.first), then the second tab of the
      phone's tab bar, a refused selectTab (its problem is shown), the modal opened with text
-     typed into its `content` and Enter, and closed;
+     typed into its `content` and Enter, and closed; the paywall's purchase hand-off, drawn with
+     a button per outcome, failed from its card (the offer shows the result), and closed;
   3. a second session from the form (another user, country DE: the eu-face-scan flag), where
      the slider drags onboarding.second back to onboarding.first (finish), the phone's own
      button shows onboarding.second again, a short drag cancels, PageUp on the slider opens an
@@ -599,6 +600,7 @@ class Walk:
             self.check("presentModal: the server has the content", None if state["top"]["params"].get("content") == "Hello from Chromium" else "it does not", state["top"])
             self.check("presentModal: the transition is a present", None if state["transition"]["type"] == "present" else state["transition"]["type"])
         self.act("modal.dismiss", "action-modal.dismiss", "home.second")
+        self.handoff_steps()
         page.js("window.scrollTo(0, 0)")
         page.screenshot(os.path.join(SHOTS, "playground.png"))
 
@@ -701,6 +703,39 @@ class Walk:
 
         # 4. predicted taps on a slow network: drawn at once, then confirmed, or corrected
         self.prediction_steps()
+
+    def handoff_steps(self):
+        """The paywall's purchase, a hand-off: the phone draws it apart with one button per
+        outcome; a failure posted from it pops back to the offer, which shows the result."""
+        page = self.page
+        self.act("home.upgrade", "phone-action-home.upgrade", "paywall.offer")
+        _, state = self.act("paywall.buy (a hand-off)", "phone-action-paywall.buy", "purchase")
+        if not state:
+            return
+        shown = page.js("""(() => {
+            const banner = document.querySelector('[data-testid=phone] .card.top [data-testid=handoff]');
+            return {kind: banner ? banner.dataset.kind : null,
+                    outcomes: Array.from(document.querySelectorAll('[data-testid=phone] .card.top [data-testid^="handoff-row-"]'),
+                                         (n) => n.dataset.testid.slice(12)).sort(),
+                    params: (document.querySelector('[data-testid=top-params]') || {}).textContent || ''};
+        })()""")
+        self.check("hand-off: the server's top is a purchase hand-off", None if state["top"].get("handoff") == "purchase" else "it is not", state["top"])
+        self.check("hand-off: the phone shows its kind", None if shown["kind"] == "purchase" else f"it shows {shown['kind']!r}")
+        self.check("hand-off: the phone shows its productId", None if "pro.yearly" in shown["params"] else "it does not", shown["params"])
+        self.check("hand-off: one button per outcome",
+                   None if shown["outcomes"] == ["purchase.cancelled", "purchase.completed", "purchase.failed"] else f"it offers {shown['outcomes']}")
+
+        def type_reason(_testid):
+            page.type_into("handoff-param-purchase.failed-reason", "card expired")
+            page.click("handoff-action-purchase.failed")
+        _, state = self.act("purchase.failed from the hand-off", "handoff-action-purchase.failed", "paywall.offer", then=type_reason)
+        if state:
+            receipt = (state.get("transition") or {}).get("result") or {}
+            self.check("purchase.failed: the offer received the reason",
+                       None if state["top"]["params"].get("error") == "card expired" and receipt.get("into") == "error" else "it did not", state["transition"])
+            marked = page.js(f"Boolean(document.querySelector('[data-testid=phone] .card.top.received-result [data-testid=\"result-{state['top']['id']}\"]'))")
+            self.check("purchase.failed: the phone marks the screen that received the result", None if marked else "it does not")
+        self.act("close the paywall", "action-back", "home.second")
 
     def set_latency(self, ms):
         """Moves the page's latency slider to `ms` (as a drag would: its value, then an input event)."""

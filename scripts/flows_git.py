@@ -11,7 +11,7 @@ Usage: python3 scripts/flows_git.py [PATH/TO/flowstack]
    test` without definitions is a usage error; the sample app's own tests pass as CI runs them.
 2. Against a server on a fresh SQLite file (harness.server): no token (2), a wrong
    token (3, naming 401) and an unreachable server (4); `diff` of the scaffold against the sample
-   app (changed app, onboarding and home; modal only on the server; also as --json);
+   app (changed app, onboarding and home; modal and the checkout's flows only on the server; also as --json);
    `push --activate` makes one release and its flows live (a new session starts at the
    scaffold's welcome screen); pushing again makes no release; an edit shows in `diff` (with its
    JSON Pointer, `--exit-code` 1) and `push` makes a second release without making it live; flags
@@ -169,13 +169,14 @@ def online(binary, work, app, tally):
         tally.check("diff takes the server from FLOWSTACK_SERVER", status_is(0, result), result[2])
         redirect_checks(binary, flows, tally)
         text = result[1]
-        for line in ("0 new, 3 changed, 0 unchanged, 1 only on the server", "changed    onboarding", "server     modal"):
+        for line in ("0 new, 3 changed, 0 unchanged, 5 only on the server", "changed    onboarding", "server     modal"):
             tally.check(f"diff says {line!r}", None if line in text else "missing", text)
         result = run(binary, "flows", "diff", flows, "--server", url, "--json", env=token)
         try:
             document = json.loads(result[1])
             names = sorted(flow["name"] for flow in document["changed"])
-            failure = None if names == ["app", "home", "onboarding"] and document["onlyOnServer"][0]["name"] == "modal" else f"{names}"
+            only = sorted(flow["name"] for flow in document["onlyOnServer"])
+            failure = None if names == ["app", "home", "onboarding"] and only == ["address", "checkout", "login", "modal", "paywall"] else f"{names} {only}"
         except (ValueError, KeyError, IndexError) as error:
             failure = f"not the document: {error}"
         tally.check("diff --json lists the changed flows", failure, result[1][:400])
@@ -289,7 +290,7 @@ def online(binary, work, app, tally):
         result = run(binary, "flows", "pull", pulled, "--server", url, "--flags", pulled_flags, env=token)
         tally.check("pull exits 0", status_is(0, result), result[1] + result[2])
         names = sorted(os.listdir(pulled)) if os.path.isdir(pulled) else []
-        tally.check("pull writes every live flow", None if names == ["app.json", "home.json", "modal.json", "onboarding.json"] else f"{names}")
+        tally.check("pull writes every live flow", None if names == ["address.json", "app.json", "checkout.json", "home.json", "login.json", "modal.json", "onboarding.json", "paywall.json"] else f"{names}")
         for name in ("app", "home"):
             with open(os.path.join(pulled, f"{name}.json")) as file, open(os.path.join(flows, f"{name}.json")) as original:
                 tally.check(f"pulled {name}.json equals the pushed file as JSON", None if json.load(file) == json.load(original) else "differs")
@@ -299,7 +300,7 @@ def online(binary, work, app, tally):
             tally.check("pulled files have no version or live member", None if not {"version", "live"} & set(json.load(file)) else "present")
         result = run(binary, "flows", "diff", pulled, "--server", url, "--exit-code", env=token)
         tally.check("diff of the pulled folder finds nothing", status_is(0, result), result[1] + result[2])
-        tally.check("... 4 unchanged", None if "0 new, 0 changed, 4 unchanged, 0 only on the server" in result[1] else "not said", result[1])
+        tally.check("... 8 unchanged", None if "0 new, 0 changed, 8 unchanged, 0 only on the server" in result[1] else "not said", result[1])
         result = run(binary, "flows", "validate", pulled)
         tally.check("the pulled folder validates alone", status_is(0, result), result[1])
     finally:

@@ -82,7 +82,9 @@ private struct Builder {
         for index in clusters.indices {
             guard let definition = catalog[clusters[index].flow] else { continue }
             for handler in definition.handlers {
-                for rule in handler.rules { addEdges(for: rule, action: handler.action, in: index, deferring: &backEdges) }
+                for rule in handler.rules {
+                    addEdges(for: rule, action: handler.action, in: index, deferring: &backEdges)
+                }
             }
         }
         for edge in backEdges { addBackEdge(edge) }
@@ -159,7 +161,7 @@ private struct Builder {
         }
         for handler in definition.handlers {
             for rule in handler.rules {
-                for effect in rule.effects {
+                for effect in rule.effects + (rule.guarded?.otherwise ?? []) {
                     switch effect {
                     case .push(.screen(let feature, _)), .setRoot(.screen(let feature, _)), .replaceRoot(.screen(let feature, _)),
                          .popTo(.feature(let feature)):

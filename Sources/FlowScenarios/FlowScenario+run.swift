@@ -233,13 +233,56 @@ extension FlowScenario {
                     members.append(JSONObject.Member(key: member.key, value: context.user[member.key] ?? .null))
                 }
                 actual = .object(JSONObject(members))
+            case .params:
+                actual = Self.params(of: expected, in: tree)
+            case .result: actual = applied?.transition?.result.map { .string($0.feature) } ?? .null
+            case .handoff: actual = tree?.top.flatMap { $0.isHandoff ? .string($0.feature) : nil } ?? .null
+            case .pending: actual = .array((tree?.pendingActions ?? []).map { .string($0.action.type) })
             case .error: continue
             }
             guard actual != expected else { continue }
-            failures.append(failure(key.rawValue, expectPath.appending(key.rawValue), expected: expected, actual: actual,
-                                    "\(key.rawValue) is \(Self.show(actual)), expected \(Self.show(expected))"))
+            let message = key == .params
+                ? Self.paramsDifference(actual: actual, expected: expected)
+                : "\(key.rawValue) is \(Self.show(actual)), expected \(Self.show(expected))"
+            failures.append(failure(key.rawValue, expectPath.appending(key.rawValue), expected: expected, actual: actual, message))
         }
         return failures
+    }
+
+    /// What `params` expects, as it is: for each feature listed, the listed params of the
+    /// topmost screen showing it (`null` for a param it lacks), or `null` when no screen in
+    /// `screens` shows it.
+    static func params(of expected: JSONValue, in tree: FlowTree?) -> JSONValue {
+        let screens = tree?.screens ?? []
+        var features: [JSONObject.Member] = []
+        for feature in expected.objectValue ?? JSONObject() {
+            guard let screen = screens.last(where: { $0.feature == feature.key }) else {
+                features.append(JSONObject.Member(key: feature.key, value: .null))
+                continue
+            }
+            var params: [JSONObject.Member] = []
+            for param in feature.value.objectValue ?? JSONObject() {
+                params.append(JSONObject.Member(key: param.key, value: screen.params[param.key] ?? .null))
+            }
+            features.append(JSONObject.Member(key: feature.key, value: .object(JSONObject(params))))
+        }
+        return .object(JSONObject(features))
+    }
+
+    /// `params of checkout.review are {…}, expected {…}; no screen shows paywall.offer`: only
+    /// the features whose params differ.
+    static func paramsDifference(actual: JSONValue, expected: JSONValue) -> String {
+        var parts: [String] = []
+        for feature in expected.objectValue ?? JSONObject() {
+            let found = actual[feature.key] ?? .null
+            guard found != feature.value else { continue }
+            if found.isNull {
+                parts.append("no screen shows \(feature.key)")
+            } else {
+                parts.append("params of \(feature.key) are \(Self.show(found)), expected \(Self.show(feature.value))")
+            }
+        }
+        return parts.joined(separator: "; ")
     }
 
     /// A value in a message: a string as itself, `[a, b]` for a list of names, JSON otherwise.

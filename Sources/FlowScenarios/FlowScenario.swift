@@ -109,10 +109,20 @@ public struct FlowScenario: Sendable, Equatable {
     /// | `pendingLink` | the URI of the link waiting for its condition, or `null` for none |
     /// | `interaction` | the action type of the interaction in progress, or `null` for none |
     /// | `user` | user-state values (only those listed; `null` also matches a missing one) |
+    /// | `params` | `{feature: {param: value}}`: params of the topmost screen in `screens` showing each feature (only those listed; `null` also matches a missing one) |
+    /// | `result` | the feature of the screen that received a `result`, or `null` for none |
+    /// | `handoff` | the kind of the hand-off on top (`purchase`), or `null` when the top is an ordinary screen |
+    /// | `pending` | the action types waiting for their guards, outermost first (`[]` for none) |
+    ///
+    /// `params` checks a screen below the top too: after `address.chosen`, the review shows the
+    /// address it was given with `"params": {"checkout.review": {"address": {"city": "Lyon"}}}`.
+    /// Each listed param must equal the expected value (the whole value, not a part of it);
+    /// params not listed are not looked at. A feature not in `screens` fails the check.
     ///
     /// Without `error`, the action must apply; with it, it must be refused with that code, and
-    /// `top`, `topParams`, `screens`, `pendingLink`, `interaction` and `user` describe the state
-    /// it left unchanged (`transition` and `handledBy` cannot go with `error`).
+    /// `top`, `topParams`, `screens`, `pendingLink`, `interaction`, `user`, `params`, `handoff`
+    /// and `pending` describe the state it left unchanged (`transition`, `handledBy` and
+    /// `result` cannot go with `error`).
     public struct Expectation: Sendable, Equatable {
         /// The checks in the order they were written.
         public var checks: [(key: Key, value: JSONValue)]
@@ -132,6 +142,7 @@ public struct FlowScenario: Sendable, Equatable {
         /// A key of `expect`.
         public enum Key: String, Sendable, CaseIterable {
             case top, topParams, screens, transition, handledBy, error, pendingLink, interaction, user
+            case params, result, handoff, pending
         }
     }
 }

@@ -250,6 +250,33 @@ private struct ScenarioReader {
                         continue
                     }
                 }
+            case .result, .handoff:
+                guard value.isNull || value.stringValue?.isEmpty == false else {
+                    let what = key == .result ? "the feature of the screen that received the result" : "the hand-off's kind, such as \"purchase\""
+                    report(at, "\(key.rawValue) must be \(what), or null for none; found \(value.abbreviatedJSON(limit: 40))")
+                    continue
+                }
+            case .pending:
+                guard let elements = value.arrayValue, elements.allSatisfy({ $0.stringValue?.isEmpty == false }) else {
+                    report(at, "pending must be an array of action types waiting for their guards, outermost first, such as [\"home.checkout\"] ([] for none); found \(value.abbreviatedJSON(limit: 40))")
+                    continue
+                }
+            case .params:
+                guard let features = value.objectValue, !features.isEmpty else {
+                    report(at, "params must be a non-empty object of features and their params, such as {\"checkout.review\": {\"address\": {\"city\": \"Lyon\"}}}; found \(value.abbreviatedJSON(limit: 40))")
+                    continue
+                }
+                var valid = true
+                for member in features {
+                    if member.key.isEmpty {
+                        report(at.appending(member.key), "a key of params is a feature name; found an empty one")
+                        valid = false
+                    } else if member.value.objectValue == nil {
+                        report(at.appending(member.key), "the params expected of \(member.key) are an object such as {\"address\": …}; found \(member.value.typeName)")
+                        valid = false
+                    }
+                }
+                guard valid else { continue }
             case .pendingLink, .interaction:
                 guard value.isNull || value.stringValue != nil else {
                     report(at, "\(key.rawValue) must be a string, or null for none; found \(value.typeName)")
@@ -269,7 +296,7 @@ private struct ScenarioReader {
             checks.append((key, value))
         }
         if object["error"] != nil {
-            for key in [FlowScenario.Expectation.Key.transition, .handledBy] where object[key.rawValue] != nil {
+            for key in [FlowScenario.Expectation.Key.transition, .handledBy, .result] where object[key.rawValue] != nil {
                 report(path.appending(key.rawValue), "\(key.rawValue) cannot be checked on a step expected to fail with an error; nothing is applied")
             }
         }

@@ -17,7 +17,7 @@ struct AvailableActionsTests {
         try session.send("onboarding.showSecond")
         #expect(available(session) == ["onboarding.returnToFirst", "onboarding.completed", "back"])
         try session.send("onboarding.completed")
-        #expect(available(session) == ["home.selectTab", "home.presentModal"])
+        #expect(available(session) == ["home.selectTab", "home.presentModal", "home.checkout"], "home.upgrade waits for flag paywall, which this context lacks")
         let actions = FlowEngine.availableActions(in: session.tree, catalog: session.catalog, context: session.context)
         #expect(actions.first == AvailableAction(type: "home.selectTab", handledBy: "home", params: [.init(name: "index", type: .integer)]))
         #expect(actions.last?.handledBy == "app")

@@ -67,6 +67,6 @@ struct CatalogValidationTests {
     /// The shipped sample app is valid.
     @Test func sampleAppIsValid() {
         #expect(Fixtures.sampleCatalog.validate().isEmpty)
-        #expect(Fixtures.sampleCatalog.names == ["app", "home", "modal", "onboarding"])
+        #expect(Fixtures.sampleCatalog.names == ["address", "app", "checkout", "home", "login", "modal", "onboarding", "paywall"])
     }
 }

@@ -411,7 +411,9 @@ struct LinkTests {
                "onboarding.completed": [{"from": "onboarding.second", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
                "onboarding.faceScanVerified": [{"from": "onboarding.faceScan", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
                "home.presentModal": [{"from": ["home.first", "home.second"], "params": {"content": "any"},
-                                      "do": [{"present": {"flow": "modal", "style": "pageSheet", "params": {"content": {"$param": "content"}}}}]}]
+                                      "do": [{"present": {"flow": "modal", "style": "pageSheet", "params": {"content": {"$param": "content"}}}}]}],
+               "home.checkout": [{"via": "home", "do": [{"present": "checkout"}]}],
+               "home.upgrade": [{"via": "home", "do": [{"present": "paywall"}]}]
              },
              "links": [{"pattern": "/promo/{code}", "actions": [{"type": "home.selectTab", "params": {"index": 1}}, {"type": "home.presentModal", "params": {"content": {"promo": {"$link": "code"}}}}]}]}
             """#.utf8)))

@@ -15,7 +15,7 @@ struct MistakeTests {
         return catalog.validate(flags: flags)
     }
 
-    private static let sampleFlags: [String: [JSONValue]] = ["eu-face-scan": [true, false]]
+    private static let sampleFlags: [String: [JSONValue]] = ["eu-face-scan": [true, false], "paywall": [true, false]]
 
     /// A rule `from` a screen no flow can show (`checkout.reveiw`) is refused at its pointer,
     /// with the nearest screen the flow can show.
@@ -37,6 +37,7 @@ struct MistakeTests {
         let app = #"""
             {"name": "app", "kind": "stacked", "initial": [{"flow": "home"}],
              "on": {"home.presentModal": [{"from": ["home.first", "modal"], "do": [{"present": "modal"}]}],
+                    "home.checkout": [{"do": [{"present": "checkout"}]}], "home.upgrade": [{"do": [{"present": "paywall"}]}],
                     "x": [{"from": "onboarding.first", "do": [{"pop": {}}]}]}}
             """#
         let found = problems(["app": app])
@@ -114,7 +115,10 @@ struct MistakeTests {
         let found = problems(["onboarding": onboarding])
         #expect(found.map(\.path) == ["/onboarding/on/onboarding.finished/0/do/0/bubble"], "\(found)")
         #expect(found.first?.message.contains("no flow above onboarding (app) names onboarding.finished") == true)
-        let app = #"{"name": "app", "kind": "stacked", "initial": [{"flow": "home"}], "on": {"home.presentModal": [{"do": [{"bubble": {}}]}]}}"#
+        let app = #"""
+            {"name": "app", "kind": "stacked", "initial": [{"flow": "home"}], "on": {"home.presentModal": [{"do": [{"bubble": {}}]}],
+             "home.checkout": [{"do": [{"present": "checkout"}]}], "home.upgrade": [{"do": [{"present": "paywall"}]}]}}
+            """#
         #expect(problems(["app": app]).map(\.path) == ["/app/on/home.presentModal/0/do/0/bubble"])
     }
 

@@ -8,6 +8,7 @@ import FlowEngine
 struct ScreenFeaturesTests {
     static let everySampleScreen: Set<String> = [
         "onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal",
+        "login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "paywall.offer", "purchase",
     ]
 
     /// The root of the sample app reaches every screen: onboarding's (the face scan behind its
@@ -15,7 +16,7 @@ struct ScreenFeaturesTests {
     @Test func sampleAppShowsEveryScreen() {
         let shown = Fixtures.sampleCatalog.screenFeatures()
         #expect(shown.features == Self.everySampleScreen)
-        #expect(shown.flows == ["app", "home", "modal", "onboarding"])
+        #expect(shown.flows == ["address", "app", "checkout", "home", "login", "modal", "onboarding", "paywall"])
         #expect(shown.undefinedFlows.isEmpty)
     }
 
@@ -24,6 +25,8 @@ struct ScreenFeaturesTests {
         ("onboarding", ["onboarding.faceScan", "onboarding.first", "onboarding.second"]),
         ("home", ["home.first", "home.second"]),
         ("modal", ["modal"]),
+        ("login", ["login.form"]),
+        ("paywall", ["paywall.offer", "purchase"]),
     ])
     func sampleFlowsShowTheirOwnScreens(flow: String, features: [String]) {
         let shown = Fixtures.sampleCatalog.screenFeatures(of: flow)
@@ -36,7 +39,7 @@ struct ScreenFeaturesTests {
     @Test func ownScreensOfTheRoot() throws {
         let app = try #require(Fixtures.sampleCatalog["app"])
         #expect(app.ownScreens.features.isEmpty)
-        #expect(app.ownScreens.childFlows == ["home", "modal", "onboarding"])
+        #expect(app.ownScreens.childFlows == ["home", "modal", "onboarding", "checkout", "login", "paywall"], "login: the else of checkout's guard")
     }
 
     /// A client lacking one screen misses exactly it; a client listing no features renders all.

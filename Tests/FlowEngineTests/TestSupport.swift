@@ -16,7 +16,7 @@ enum Fixtures {
         .deletingLastPathComponent()
         .appendingPathComponent("flows")
 
-    static let sampleNames = ["app", "onboarding", "home", "modal"]
+    static let sampleNames = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"]
 
     /// The bytes of `flows/<name>.json`.
     static func sampleBytes(_ name: String) -> [UInt8] {

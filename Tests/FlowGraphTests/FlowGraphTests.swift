@@ -12,7 +12,7 @@ struct FlowGraphTests {
             .deletingLastPathComponent().deletingLastPathComponent().appending(path: "flows")
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "json" }
-        #expect(files.count == 4)
+        #expect(files.count == 8)
         return FlowCatalog(try files.map { try FlowDefinition.parse(Array(try Data(contentsOf: $0))) })
     }
 
@@ -45,11 +45,16 @@ struct FlowGraphTests {
                 }
             }
         }
-        #expect(screens == ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal"])
-        #expect(actions.count == 7)
+        #expect(screens == [
+            "onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal", "login.form", "checkout.cart",
+            "checkout.review", "address.list", "address.form", "paywall.offer",
+        ])
+        #expect(actions.count == 21)
         for screen in screens { #expect(text.contains(">\(screen)<") || text.contains("\"\(screen)\""), "\(format): screen \(screen)") }
         for action in actions { #expect(text.contains(action), "\(format): action \(action)") }
-        for flow in ["app", "onboarding", "home", "modal"] { #expect(text.contains("\(flow) · "), "\(format): flow \(flow)") }
+        for flow in ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"] {
+            #expect(text.contains("\(flow) · "), "\(format): flow \(flow)")
+        }
         #expect(text.contains("flag eu-face-scan is true"))
         if format == .svg {
             #expect(text.hasPrefix("<?xml"))
@@ -76,10 +81,36 @@ struct FlowGraphTests {
         #expect(edges("modal.dismiss") == ["screen-modal-modal -> screen-home-home.first", "screen-modal-modal -> screen-home-home.second"])
         #expect(edges("home.selectTab") == ["screen-home-home.first -> screen-home-home.second", "screen-home-home.second -> screen-home-home.first"])
         let flagged = graph.edges.filter(\.flagged).map { graph.nodes[$0.to].id }
-        #expect(flagged == ["screen-onboarding-onboarding.faceScan"])
-        #expect(graph.clusters.map(\.flow) == ["app", "home", "onboarding", "modal"])
-        #expect(graph.clusters.map(\.presented) == [false, false, false, true])
+        #expect(flagged == ["screen-paywall-paywall.offer", "screen-paywall-paywall.offer", "screen-onboarding-onboarding.faceScan"])
+        #expect(graph.clusters.map(\.flow) == ["app", "home", "onboarding", "modal", "checkout", "login", "paywall", "address"])
+        #expect(graph.clusters.map(\.presented) == [false, false, false, true, true, true, true, true])
         #expect(!graph.truncated && graph.canLayOut)
+    }
+
+    /// A rule that returns a result draws the edge of its pop or dismiss, to the screen that
+    /// receives it, not a loop on the screen it leaves.
+    @Test func resultsFollowTheirPopOrDismiss() throws {
+        let graph = FlowGraph(catalog: try Self.sampleCatalog(), root: "app")
+        func edges(_ action: String) -> [String] {
+            graph.edges.filter { $0.label.first?.hasPrefix(action) == true }
+                .map { "\(graph.nodes[$0.from].id) -> \(graph.nodes[$0.to].id)" }.sorted()
+        }
+        #expect(edges("purchase.failed") == ["screen-paywall-purchase -> screen-paywall-paywall.offer"])
+        #expect(edges("purchase.cancelled") == ["screen-paywall-purchase -> screen-paywall-paywall.offer"])
+        #expect(edges("address.chosen") == ["screen-address-address.list -> screen-checkout-checkout.review"])
+        #expect(edges("address.saved") == ["screen-address-address.form -> screen-checkout-checkout.review"])
+    }
+
+    /// A guarded rule draws two edges: to what it does when the guard holds (labelled with the
+    /// guard), and to the flow its `else` shows when it does not.
+    @Test func guardsDrawBothWays() throws {
+        let graph = FlowGraph(catalog: try Self.sampleCatalog(), root: "app")
+        let edges = graph.edges.filter { $0.label.first == "home.checkout" && graph.nodes[$0.from].id == "screen-home-home.first" }
+            .map { "\(graph.nodes[$0.to].id): \($0.label.dropFirst().joined(separator: "; "))" }.sorted()
+        #expect(edges == [
+            "screen-checkout-checkout.cart: guard user loggedIn is true",
+            "screen-login-login.form: when not user loggedIn is true",
+        ])
     }
 
     /// Each link of the sample app is an entry point labelled with its pattern, with edges to

@@ -13,7 +13,7 @@ enum Sample {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static let catalog: FlowCatalog = {
-        let names = ["app", "onboarding", "home", "modal"]
+        let names = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"]
         let documents = names.map { name in
             (name, [UInt8](FileManager.default.contents(atPath: repository.appendingPathComponent("flows/\(name).json").path) ?? Data()))
         }
@@ -88,6 +88,15 @@ struct ScenarioReadingTests {
          ["/scenarios/0/steps/0/expect/transition"]),
         (#"{"scenarios": [{"name": "x", "steps": [{"action": {"type": "back"}, "expect": {"user": [], "pendingLink": 1}}]}]}"#,
          ["/scenarios/0/steps/0/expect/user", "/scenarios/0/steps/0/expect/pendingLink"]),
+        (#"{"scenarios": [{"name": "x", "steps": [{"action": {"type": "back"}, "expect": {"params": [], "result": 1, "handoff": "", "pending": "home.checkout"}}]}]}"#,
+         ["/scenarios/0/steps/0/expect/params", "/scenarios/0/steps/0/expect/result", "/scenarios/0/steps/0/expect/handoff",
+          "/scenarios/0/steps/0/expect/pending"]),
+        (#"{"scenarios": [{"name": "x", "steps": [{"action": {"type": "back"}, "expect": {"params": {"checkout.review": "Lyon", "": {}}, "pending": [1]}}]}]}"#,
+         ["/scenarios/0/steps/0/expect/params/checkout.review", "/scenarios/0/steps/0/expect/params/", "/scenarios/0/steps/0/expect/pending"]),
+        (#"{"scenarios": [{"name": "x", "steps": [{"action": {"type": "back"}, "expect": {"params": {}}}]}]}"#,
+         ["/scenarios/0/steps/0/expect/params"]),
+        (#"{"scenarios": [{"name": "x", "steps": [{"action": {"type": "back"}, "expect": {"error": "refused", "result": null}}]}]}"#,
+         ["/scenarios/0/steps/0/expect/result"]),
     ] as [(String, [String])])
     func reportsProblemsAtPointers(text: String, pointers: [String]) {
         do throws(ScenarioProblems) {
@@ -96,6 +105,22 @@ struct ScenarioReadingTests {
         } catch {
             #expect(error.problems.map(\.path) == pointers, "\(error)")
         }
+    }
+
+    /// The expectations of results, hand-offs and guards read in the order written, nulls kept.
+    @Test func readsResultHandoffAndPendingExpectations() throws {
+        let suite = try Sample.suite("""
+            {"scenarios": [{"name": "x", "steps": [
+              {"action": {"type": "back"}, "expect": {"params": {"checkout.review": {"address": {"city": "Lyon"}}}, "result": "checkout.review",
+                                                       "handoff": null, "pending": []}},
+              {"action": {"type": "back"}, "expect": {"error": "refused", "handoff": "purchase", "pending": ["home.checkout"], "params": {"home.first": {}}}}
+            ]}]}
+            """)
+        let steps = try #require(suite.scenarios.first?.steps)
+        #expect(steps[0].expect?.checks.map(\.key) == [.params, .result, .handoff, .pending])
+        #expect(steps[0].expect?[.params] == ["checkout.review": ["address": ["city": "Lyon"]]])
+        #expect(steps[0].expect?[.handoff] == .null)
+        #expect(steps[1].expect?[.pending] == ["home.checkout"])
     }
 
     /// A file cannot ask for an unbounded run: scenarios and steps are counted.
@@ -208,6 +233,86 @@ struct ScenarioRunTests {
         let euFlag: FlowScenario.FlagValues = { _, attributes in ["eu-face-scan": .bool(attributes["country"] == "DE")] }
         #expect(suite.run(catalog: Sample.catalog, flags: euFlag).map(\.passed) == [true, true])
         #expect(suite.run(catalog: Sample.catalog).map(\.passed) == [false, true])
+    }
+
+    /// An address picker returns its value: `result` names the receiving review and `params`
+    /// reads the review's address below the top, by either path (the screen below, or `to`).
+    @Test func resultsReachTheReview() throws {
+        let results = try Sample.run("""
+            {"scenarios": [
+              {"name": "chosen", "context": {"user": {"onboarded": true, "loggedIn": true}}, "steps": [
+                {"action": {"type": "home.checkout"}, "expect": {"top": "checkout.cart", "pending": [], "result": null}},
+                {"action": {"type": "checkout.review"}},
+                {"action": {"type": "checkout.chooseAddress"}, "expect": {"top": "address.list", "params": {"checkout.review": {"address": null}}}},
+                {"action": {"type": "address.chosen", "params": {"address": {"city": "Lyon", "street": "1 rue Neuve"}}},
+                 "expect": {"top": "checkout.review", "result": "checkout.review", "transition": "dismiss",
+                            "params": {"checkout.review": {"address": {"street": "1 rue Neuve", "city": "Lyon"}}}}},
+                {"action": {"type": "checkout.chooseAddress"}, "expect": {"result": null, "params": {"checkout.review": {"address": {"city": "Lyon", "street": "1 rue Neuve"}}}}},
+                {"action": {"type": "address.add"}},
+                {"action": {"type": "address.saved", "params": {"address": {"city": "Oslo"}}},
+                 "expect": {"top": "checkout.review", "result": "checkout.review", "params": {"checkout.review": {"address": {"city": "Oslo"}}}}},
+                {"action": {"type": "address.chosen", "params": {"address": {}}}, "expect": {"error": "unhandled", "params": {"checkout.review": {"address": {"city": "Oslo"}}}}}
+              ]}
+            ]}
+            """)
+        #expect(results.map(\.failures) == [[]])
+    }
+
+    /// A hand-off on top is named by its kind; each outcome leaves it, failure with a result.
+    @Test func handoffOutcomes() throws {
+        let results = try Sample.run("""
+            {"scenarios": [{"name": "paywall", "context": {"user": {"onboarded": true}, "flags": {"paywall": true}}, "steps": [
+              {"action": {"type": "home.upgrade"}, "expect": {"top": "paywall.offer", "handoff": null}},
+              {"action": {"type": "paywall.buy", "params": {"productId": "pro.yearly"}},
+               "expect": {"top": "purchase", "handoff": "purchase", "topParams": {"productId": "pro.yearly"}}},
+              {"action": {"type": "purchase.failed", "params": {"reason": "declined"}},
+               "expect": {"top": "paywall.offer", "handoff": null, "result": "paywall.offer", "params": {"paywall.offer": {"error": "declined"}}}},
+              {"action": {"type": "paywall.buy", "params": {"productId": "pro.yearly"}}},
+              {"action": {"type": "purchase.cancelled"}, "expect": {"handoff": null, "result": null, "transition": "pop"}},
+              {"action": {"type": "paywall.buy", "params": {"productId": "pro.yearly"}}},
+              {"action": {"type": "purchase.completed", "params": {"transactionId": "t1"}},
+               "expect": {"screens": ["home.first"], "user": {"premium": true}, "handoff": null}}
+            ]}]}
+            """)
+        #expect(results.map(\.failures) == [[]])
+    }
+
+    /// A guarded checkout waits in `pending` while login shows, and resumes once it is submitted.
+    @Test func pendingGuardedAction() throws {
+        let results = try Sample.run("""
+            {"scenarios": [{"name": "guard", "context": {"user": {"onboarded": true}}, "steps": [
+              {"action": {"type": "home.checkout", "from": "top"}, "expect": {"top": "login.form", "pending": ["home.checkout"], "handledBy": "app"}},
+              {"action": {"type": "login.submit"}, "expect": {"screens": ["home.first", "checkout.cart"], "pending": [], "user": {"loggedIn": true}}}
+            ]}]}
+            """)
+        #expect(results.map(\.failures) == [[]])
+    }
+
+    /// Each new expectation that does not hold is a difference with a message that shows both
+    /// values: the review's missing address, the receiver, the hand-off and the pending list.
+    @Test func failingResultHandoffAndPendingExpectations() throws {
+        let results = try Sample.run("""
+            {"scenarios": [
+              {"name": "params", "context": {"user": {"onboarded": true, "loggedIn": true}}, "steps": [
+                {"action": {"type": "home.checkout"}},
+                {"action": {"type": "checkout.review"}},
+                {"action": {"type": "checkout.chooseAddress"}},
+                {"action": {"type": "address.chosen", "params": {"address": {"city": "Lyon"}}},
+                 "expect": {"params": {"checkout.review": {"address": {"city": "Oslo"}}, "checkout.cart": {"address": null}, "paywall.offer": {}},
+                            "result": "checkout.cart"}}
+              ]},
+              {"name": "handoff and pending", "context": {"user": {"onboarded": true}}, "steps": [
+                {"action": {"type": "home.checkout"}, "expect": {"handoff": "purchase", "pending": []}}
+              ]}
+            ]}
+            """)
+        #expect(results.map(\.passed) == [false, false])
+        #expect(results[0].failures.map(\.message) == [
+            #"params of checkout.review are {"address":{"city":"Lyon"}}, expected {"address":{"city":"Oslo"}}; no screen shows paywall.offer"#,
+            "result is checkout.review, expected checkout.cart",
+        ])
+        #expect(results[0].failures.map(\.pointer) == ["/scenarios/0/steps/3/expect/params", "/scenarios/0/steps/3/expect/result"])
+        #expect(results[1].failures.map(\.message) == ["handoff is none, expected purchase", "pending is [home.checkout], expected []"])
     }
 
     /// A broken catalog fails at the start, as a session would.

@@ -16,8 +16,11 @@ import Testing
 struct CapabilityAPITests {
     static let admin = FlowAdminTests.admin
 
+    /// The screens of the shipped checkout, login, address picker and paywall (the purchase
+    /// hand-off's kind included): every build below has them, and differs in onboarding's.
+    static let shopFeatures = ["login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "paywall.offer", "purchase"]
     /// What the shipped flows show: a build from before any change renders exactly these.
-    static let oldFeatures = ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal"]
+    static let oldFeatures = ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal"] + shopFeatures
     static let newFeatures = oldFeatures + ["onboarding.intro"]
 
     /// An onboarding that starts at a new screen, `onboarding.intro`, and has no face scan.
@@ -62,7 +65,7 @@ struct CapabilityAPITests {
         #expect(second.status == 200, "\(second.text)")
         #expect(second.json.features == ["onboarding.first", "onboarding.second"])
         let stored = try #require(try test.store.session(id: id))
-        #expect(stored.client == #"{"platform":"ios","appVersion":"2.1.0","features":["home.first","home.second","modal","onboarding.faceScan","onboarding.first","onboarding.second"]}"#)
+        #expect(stored.client == #"{"platform":"ios","appVersion":"2.1.0","features":["address.form","address.list","checkout.cart","checkout.review","home.first","home.second","login.form","modal","onboarding.faceScan","onboarding.first","onboarding.second","paywall.offer","purchase"]}"#)
         #expect(stored.flowVersions.contains(#""onboarding":1"#))
         // The bundle an app runs offline holds the version it fell back to.
         let bundle = try test.direct.send("GET", "/v1/sessions/\(id)/bundle", headers: auth)
@@ -76,7 +79,7 @@ struct CapabilityAPITests {
         #expect(noClient.client == nil)
 
         // Renders version 2, which was never live; versions 1 and 3 need screens it lacks.
-        let tiny = Self.client(["onboarding.first", "home.first", "home.second", "modal"], platform: "android", appVersion: "0.9")
+        let tiny = Self.client(["onboarding.first", "home.first", "home.second", "modal"] + Self.shopFeatures, platform: "android", appVersion: "0.9")
         let refused = try Self.create(test, "tiny", client: tiny)
         #expect(refused.status == 422)
         #expect(refused.headers["Content-Type"] == "application/problem+json")
@@ -164,7 +167,7 @@ struct CapabilityAPITests {
         #expect(quiet.json["impact"] == .null && quiet.json.objectValue?["impact"] == nil)
 
         // A build that renders only version 2 (no face scan), then a rollback to version 1.
-        let newest = Self.client(["onboarding.intro", "onboarding.first", "onboarding.second", "home.first", "home.second", "modal"], platform: "ios", appVersion: "3.0")
+        let newest = Self.client(["onboarding.intro", "onboarding.first", "onboarding.second", "home.first", "home.second", "modal"] + Self.shopFeatures, platform: "ios", appVersion: "3.0")
         for index in 0..<2 { #expect(try Self.create(test, "v3-\(index)", client: newest).status == 201) }
         let rollback = try test.direct.send("POST", "/v1/flows/onboarding/versions/1/activate", body: "", headers: Self.admin)
         #expect(rollback.status == 200)
@@ -279,7 +282,9 @@ struct CapabilityAPITests {
         #expect(old.json["fallbacks"] == ["onboarding": 1])
         #expect(old.json["flowVersions"]["onboarding"] == 1)
         // Repeated parameters add up.
-        let repeated = try test.direct.send("GET", base + "&client.features=onboarding.intro,onboarding.first&client.features=onboarding.second,home.first,home.second,modal", headers: Self.admin)
+        let repeated = try test.direct.send(
+            "GET", base + "&client.features=onboarding.intro,onboarding.first&client.features=onboarding.second,home.first,home.second,modal"
+                + "&client.features=" + Self.shopFeatures.joined(separator: ","), headers: Self.admin)
         #expect(repeated.json["fallbacks"] == [:])
         let refused = try test.direct.send("GET", base + "&client.features=home.first", headers: Self.admin)
         #expect(refused.status == 422)
@@ -330,7 +335,7 @@ struct CapabilityMultiNodeTests {
         #expect(try a.direct.send("POST", "/v1/flows/onboarding/versions/2/activate", headers: admin).status == 200)
         #expect(try a.direct.send("POST", "/v1/flows/onboarding/versions/3/activate", headers: admin).status == 200)
         // Renders version 2 (onboarding.first alone) but not version 3 (which pushes onboarding.second).
-        let client = CapabilityAPITests.client(["onboarding.first", "home.first", "home.second", "modal"])
+        let client = CapabilityAPITests.client(["onboarding.first", "home.first", "home.second", "modal"] + CapabilityAPITests.shopFeatures)
         let started = ContinuousClock.now
         var status = 0
         while status != 201 && started.duration(to: .now) < .seconds(2) {

@@ -21,7 +21,7 @@ struct FlowAdminTests {
     @Test func shippedFlowsAreVersionOne() throws {
         let test = try TestApp()
         let list = try test.direct.send("GET", "/v1/flows", headers: Self.admin).json
-        #expect(list["flows"].arrayValue?.compactMap { $0["name"].stringValue } == ["app", "home", "modal", "onboarding"])
+        #expect(list["flows"].arrayValue?.compactMap { $0["name"].stringValue } == ["address", "app", "checkout", "home", "login", "modal", "onboarding", "paywall"])
         #expect(list["flows"][0]["liveVersion"] == 1)
         let onboarding = try test.direct.send("GET", "/v1/flows/onboarding", headers: Self.admin)
         #expect(onboarding.status == 200)

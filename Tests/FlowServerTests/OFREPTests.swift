@@ -175,7 +175,7 @@ struct OFREPTests {
         #expect(first.status == 200)
         let flags = first.json["flags"].arrayValue ?? []
         #expect(flags.compactMap { $0["key"].stringValue }
-            == ["banner-color", "checkout", "device-split", "eu-face-scan", "nothing", "paused", "experiment:onboarding-length"])
+            == ["banner-color", "checkout", "device-split", "eu-face-scan", "nothing", "paused", "paywall", "experiment:onboarding-length"])
         for flag in flags {
             let key = flag["key"].stringValue ?? ""
             #expect(try test.direct.send("POST", Self.single + key, body: context, headers: auth).json == flag, "\(key)")

@@ -167,9 +167,9 @@ struct BundledFlowsTests {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../flows").standardizedFileURL
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
         #expect(BundledFlows.documents.map { $0.name + ".json" }.sorted() == files)
-        #expect(files == ["app.json", "home.json", "modal.json", "onboarding.json"])
+        #expect(files == ["address.json", "app.json", "checkout.json", "home.json", "login.json", "modal.json", "onboarding.json", "paywall.json"])
         let (catalog, problems) = BundledFlows.catalog()
         #expect(problems.isEmpty, "\(problems)")
-        #expect(catalog.names == ["app", "home", "modal", "onboarding"])
+        #expect(catalog.names == ["address", "app", "checkout", "home", "login", "modal", "onboarding", "paywall"])
     }
 }

@@ -57,7 +57,7 @@ struct PlaygroundAPITests {
             try client.apply(session, #"{"type":"onboarding.faceScanVerified"}"#)
 
             available = try Self.available(client, session)
-            #expect(Self.types(available) == ["home.selectTab", "home.presentModal"])
+            #expect(Self.types(available) == ["home.selectTab", "home.presentModal", "home.checkout", "home.upgrade"])
             #expect(available["actions"][0]["params"] == [["name": "index", "type": "integer", "required": true]])
             #expect(available["actions"][1]["params"] == [["name": "content", "type": "any", "required": true]])
             #expect(available["actions"][1]["handledBy"] == "app")

@@ -104,7 +104,7 @@ struct PredictionTests {
         let steps = transport == .direct ? 60 : 20
         try SessionAPITests.withClient(test, transport) { client in
             var total = Counts()
-            for walk in 0..<(transport == .direct ? 12 : 3) {
+            for walk in 0..<(transport == .direct ? 12 : 4) {
                 // Users repeat, so later walks start at home once an earlier one finished onboarding.
                 let counts = try Self.walk(client, userId: "walker-\(walk % 4)", attributes: walk % 3 == 0 ? #"{"country":"DE"}"# : "{}",
                                            steps: steps, seed: UInt64(walk) &* 7919 &+ 11)

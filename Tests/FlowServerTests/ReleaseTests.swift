@@ -16,21 +16,22 @@ import Testing
 struct ReleaseTests {
     static let admin = FlowAdminTests.admin
 
-    // The new user's checkout (issue 24): three new flows and a new `app` that opens checkout
-    // over home. `home` does not know `checkout.open`, so it goes up to `app` via home.
-    static let login = #"""
-        {"name": "login", "kind": "stacked", "initial": ["login.form"],
-         "on": {"login.succeeded": [{"from": "login.form", "do": [{"dismiss": {}}]}]}}
+    // The new user's basket (issue 24; named basket and signin since the sample app ships a
+    // checkout and a login of its own): three new flows and a new `app` that opens basket
+    // over home. `home` does not know `basket.open`, so it goes up to `app` via home.
+    static let signin = #"""
+        {"name": "signin", "kind": "stacked", "initial": ["signin.form"],
+         "on": {"signin.succeeded": [{"from": "signin.form", "do": [{"dismiss": {}}]}]}}
         """#
     static let payment = #"""
         {"name": "payment", "kind": "stacked", "initial": ["payment.card"],
          "on": {"payment.confirmed": [{"from": "payment.card", "do": [{"dismiss": {}}]}]}}
         """#
-    static let checkout = #"""
-        {"name": "checkout", "kind": "stacked", "initial": ["checkout.cart"],
-         "on": {"checkout.signIn": [{"from": "checkout.cart", "do": [{"present": {"flow": "login", "style": "formSheet"}}]}],
-                "checkout.pay": [{"from": "checkout.cart", "do": [{"present": {"flow": "payment", "style": "pageSheet"}}]}],
-                "checkout.close": [{"from": "checkout.cart", "do": [{"dismiss": {}}]}]}}
+    static let basket = #"""
+        {"name": "basket", "kind": "stacked", "initial": ["basket.cart"],
+         "on": {"basket.signIn": [{"from": "basket.cart", "do": [{"present": {"flow": "signin", "style": "formSheet"}}]}],
+                "basket.pay": [{"from": "basket.cart", "do": [{"present": {"flow": "payment", "style": "pageSheet"}}]}],
+                "basket.close": [{"from": "basket.cart", "do": [{"dismiss": {}}]}]}}
         """#
     static let app = #"""
         {"name": "app", "kind": "stacked",
@@ -40,17 +41,19 @@ struct ReleaseTests {
                 "onboarding.faceScanVerified": [{"via": "onboarding", "do": [{"replaceRoot": "home"}, {"setUser": {"onboarded": true}}]}],
                 "home.presentModal": [{"via": "home", "params": {"content": "any"},
                                        "do": [{"present": {"flow": "modal", "style": "fullScreen", "params": {"content": {"$param": "content"}}}}]}],
-                "checkout.open": [{"via": "home", "do": [{"present": {"flow": "checkout", "style": "fullScreen"}}]}]}}
+                "basket.open": [{"via": "home", "do": [{"present": {"flow": "basket", "style": "fullScreen"}}]}],
+                "home.checkout": [{"via": "home", "do": [{"present": {"flow": "checkout", "style": "fullScreen"}}]}],
+                "home.upgrade": [{"via": "home", "do": [{"present": {"flow": "paywall", "style": "pageSheet"}}]}]}}
         """#
-    static let checkoutTests = #"""
-        {"scenarios": [{"name": "checkout over home: sign in, pay, close",
+    static let basketTests = #"""
+        {"scenarios": [{"name": "basket over home: sign in, pay, close",
           "context": {"user": {"onboarded": true}},
-          "steps": [{"action": {"type": "checkout.open"}, "expect": {"screens": ["home.first", "checkout.cart"]}},
-                    {"action": {"type": "checkout.signIn"}, "expect": {"screens": ["home.first", "checkout.cart", "login.form"]}},
-                    {"action": {"type": "login.succeeded"}, "expect": {"screens": ["home.first", "checkout.cart"]}},
-                    {"action": {"type": "checkout.pay"}, "expect": {"top": "payment.card"}},
-                    {"action": {"type": "payment.confirmed"}, "expect": {"top": "checkout.cart"}},
-                    {"action": {"type": "checkout.close"}, "expect": {"screens": ["home.first"]}}]}]}
+          "steps": [{"action": {"type": "basket.open"}, "expect": {"screens": ["home.first", "basket.cart"]}},
+                    {"action": {"type": "basket.signIn"}, "expect": {"screens": ["home.first", "basket.cart", "signin.form"]}},
+                    {"action": {"type": "signin.succeeded"}, "expect": {"screens": ["home.first", "basket.cart"]}},
+                    {"action": {"type": "basket.pay"}, "expect": {"top": "payment.card"}},
+                    {"action": {"type": "payment.confirmed"}, "expect": {"top": "basket.cart"}},
+                    {"action": {"type": "basket.close"}, "expect": {"screens": ["home.first"]}}]}]}
         """#
 
     /// A session of a user who completed onboarding (two screens), now at home.
@@ -61,44 +64,44 @@ struct ReleaseTests {
         return session
     }
 
-    static func checkoutRelease(tests: String? = checkoutTests, extra: String = "") -> String {
-        #"{"description": "checkout", "flows": {"login": \#(login), "payment": \#(payment), "checkout": \#(checkout), "app": \#(app)}"#
+    static func basketRelease(tests: String? = basketTests, extra: String = "") -> String {
+        #"{"description": "basket", "flows": {"signin": \#(signin), "payment": \#(payment), "basket": \#(basket), "app": \#(app)}"#
             + (tests.map { #", "tests": [\#($0)]"# } ?? "") + extra + "}"
     }
 
-    /// The new user's case: the new `app` cannot be PUT alone (checkout is not live), but the
+    /// The new user's case: the new `app` cannot be PUT alone (basket is not live), but the
     /// four flows go in as one release, tested on the set, live together, and back in one call.
-    @Test func checkoutGoesLiveAsOneReleaseAndRollsBack() throws {
+    @Test func basketGoesLiveAsOneReleaseAndRollsBack() throws {
         let test = try TestApp()
         let alone = try test.direct.send("PUT", "/v1/flows/app", body: Self.app, headers: Self.admin)
         #expect(alone.status == 422)
 
-        let made = try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin)
+        let made = try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(), headers: Self.admin)
         #expect(made.status == 201, "\(made.text)")
         #expect(made.headers["Location"] == "/v1/releases/1")
         #expect(made.json["state"] == "ready")
-        #expect(made.json["flows"] == ["app": 2, "checkout": 1, "login": 1, "payment": 1])
-        #expect(made.json["previous"] == ["app": .null, "checkout": .null, "login": .null, "payment": .null])
+        #expect(made.json["flows"] == ["app": 2, "basket": 1, "signin": 1, "payment": 1])
+        #expect(made.json["previous"] == ["app": .null, "basket": .null, "signin": .null, "payment": .null])
         #expect(made.json["tests"]["passed"] == 1 && made.json["tests"]["failed"] == 0)
         #expect(made.json["createdBy"].stringValue?.hasPrefix("admin") == true)
         // Stored, not live: new sessions still run app 1.
         #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
         let client = SessionClient(sender: test.direct)
         let before = try Self.onboarded(client, "before")
-        #expect(try client.act(before, #"{"type":"checkout.open"}"#).status == 422)
+        #expect(try client.act(before, #"{"type":"basket.open"}"#).status == 422)
 
         let activated = try test.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin)
         #expect(activated.status == 200, "\(activated.text)")
         #expect(activated.json["state"] == "live")
-        #expect(activated.json["previous"] == ["app": 1, "checkout": .null, "login": .null, "payment": .null])
+        #expect(activated.json["previous"] == ["app": 1, "basket": .null, "signin": .null, "payment": .null])
         #expect(activated.json["activatedAt"] != .null)
-        for (name, version) in [("app", 2), ("checkout", 1), ("login", 1), ("payment", 1)] {
+        for (name, version) in [("app", 2), ("basket", 1), ("signin", 1), ("payment", 1)] {
             #expect(try test.direct.send("GET", "/v1/flows/\(name)", headers: Self.admin).json["version"] == JSONValue.number(Double(version)))
         }
         let after = try Self.onboarded(client, "after")
-        #expect(try client.apply(after, #"{"type":"checkout.open"}"#).features == ["home.first", "checkout.cart"])
+        #expect(try client.apply(after, #"{"type":"basket.open"}"#).features == ["home.first", "basket.cart"])
         // The session made before keeps its versions.
-        #expect(try client.act(before, #"{"type":"checkout.open"}"#).status == 422)
+        #expect(try client.act(before, #"{"type":"basket.open"}"#).status == 422)
         let list = try test.direct.send("GET", "/v1/releases", headers: Self.admin).json
         #expect(list["releases"].arrayValue?.count == 1 && list["releases"][0]["state"] == "live")
 
@@ -106,9 +109,9 @@ struct ReleaseTests {
         #expect(rolledBack.status == 200, "\(rolledBack.text)")
         #expect(rolledBack.json["state"] == "rolled-back" && rolledBack.json["reason"] == "payment errors")
         #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
-        #expect(try test.direct.send("GET", "/v1/flows/checkout", headers: Self.admin).status == 404)
+        #expect(try test.direct.send("GET", "/v1/flows/basket", headers: Self.admin).status == 404)
         let fresh = try Self.onboarded(client, "fresh")
-        #expect(try client.act(fresh, #"{"type":"checkout.open"}"#).status == 422)
+        #expect(try client.act(fresh, #"{"type":"basket.open"}"#).status == 422)
         // Who, what and why are in the audit log.
         let audit = try test.direct.send("GET", "/v1/audit", headers: Self.admin).json["entries"].arrayValue ?? []
         let actions = audit.compactMap { $0["action"].stringValue }
@@ -131,30 +134,30 @@ struct ReleaseTests {
         #expect(noFlows.status == 400 && noFlows.headers["Content-Type"] == "application/problem+json")
         #expect(noFlows.json["errors"][0]["pointer"] == "/flows")
         #expect(try post(#"{"flows": {"a": {}}, "extra": 1}"#).json["errors"].arrayValue?.contains { $0["pointer"] == "/extra" } == true)
-        // The app without its checkout: the pointer names the release's app.
+        // The app without its basket: the pointer names the release's app.
         let missing = try post(#"{"flows": {"app": \#(Self.app)}}"#)
         #expect(missing.status == 422 && missing.json["code"] == "invalid-definition")
         #expect(missing.json["errors"].arrayValue?.contains { $0["pointer"].stringValue?.hasPrefix("/flows/app/") == true } == true,
                 "\(missing.text)")
-        let misnamed = try post(#"{"flows": {"login": \#(Self.payment)}}"#)
+        let misnamed = try post(#"{"flows": {"signin": \#(Self.payment)}}"#)
         #expect(misnamed.status == 422)
-        #expect(misnamed.json["errors"][0]["pointer"].stringValue?.hasPrefix("/flows/login") == true)
-        let badFlag = try post(#"{"flows": {"login": \#(Self.login)}, "flags": {"f": {"type": "nope"}}}"#)
+        #expect(misnamed.json["errors"][0]["pointer"].stringValue?.hasPrefix("/flows/signin") == true)
+        let badFlag = try post(#"{"flows": {"signin": \#(Self.signin)}, "flags": {"f": {"type": "nope"}}}"#)
         #expect(badFlag.status == 422 && badFlag.json["errors"][0]["pointer"].stringValue?.hasPrefix("/flags/f") == true)
-        let badPin = try post(#"{"flows": {"login": \#(Self.login)}, "experiments": {"e": {"variants": [{"key": "a", "weight": 1, "flows": {"login": 7}}]}}}"#)
+        let badPin = try post(#"{"flows": {"signin": \#(Self.signin)}, "experiments": {"e": {"variants": [{"key": "a", "weight": 1, "flows": {"signin": 7}}]}}}"#)
         #expect(badPin.status == 422 && badPin.json["errors"][0]["pointer"].stringValue?.hasPrefix("/experiments/e/") == true, "\(badPin.text)")
-        let concluded = try post(#"{"flows": {"login": \#(Self.login)}, "experiments": {"e": {"status": "concluded", "winner": "a", "variants": [{"key": "a", "weight": 1}]}}}"#)
+        let concluded = try post(#"{"flows": {"signin": \#(Self.signin)}, "experiments": {"e": {"status": "concluded", "winner": "a", "variants": [{"key": "a", "weight": 1}]}}}"#)
         #expect(concluded.status == 422 && concluded.json["errors"][0]["pointer"] == "/experiments/e/status", "\(concluded.text)")
-        let badTests = try post(#"{"flows": {"login": \#(Self.login)}, "tests": [{"scenarios": 3}]}"#)
+        let badTests = try post(#"{"flows": {"signin": \#(Self.signin)}, "tests": [{"scenarios": 3}]}"#)
         #expect(badTests.status == 422 && badTests.json["code"] == "invalid-scenarios")
         // Nothing was stored by the refused ones.
         #expect(try test.direct.send("GET", "/v1/releases", headers: Self.admin).json == ["releases": []])
-        #expect(try test.direct.send("GET", "/v1/flows/login/versions/1", headers: Self.admin).status == 404)
+        #expect(try test.direct.send("GET", "/v1/flows/signin/versions/1", headers: Self.admin).status == 404)
         #expect(try test.direct.send("GET", "/v1/releases/9", headers: Self.admin).status == 404)
         #expect(try test.direct.send("GET", "/v1/releases/x", headers: Self.admin).status == 400)
         #expect(try test.direct.send("POST", "/v1/releases/9/activate", headers: Self.admin).status == 404)
         #expect(try test.direct.send("GET", "/v1/releases").status == 401)
-        let made = try post(Self.checkoutRelease())
+        let made = try post(Self.basketRelease())
         #expect(made.status == 201)
         #expect(try test.direct.send("POST", "/v1/releases/1/rollback", body: #"{"reason": 5}"#, headers: Self.admin).status == 400)
         #expect(try test.direct.send("POST", "/v1/releases/1/activate", body: #"{"now": true}"#, headers: Self.admin).status == 400)
@@ -166,25 +169,25 @@ struct ReleaseTests {
     /// tests with a fixed suite makes it ready.
     @Test func testsGateActivation() throws {
         let test = try TestApp()
-        let wrong = Self.checkoutTests.replacingOccurrences(of: #""expect": {"screens": ["home.first"]}"#,
+        let wrong = Self.basketTests.replacingOccurrences(of: #""expect": {"screens": ["home.first"]}"#,
                                                             with: #""expect": {"screens": ["home.second"]}"#)
-        let failed = try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(tests: wrong), headers: Self.admin)
+        let failed = try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(tests: wrong), headers: Self.admin)
         #expect(failed.status == 201 && failed.json["state"] == "failed" && failed.json["tests"]["failed"] == 1)
         let refused = try test.direct.send("POST", "/v1/releases/1/activate?untested=true", headers: Self.admin)
         #expect(refused.status == 409 && refused.json["code"] == "tests-failed")
-        let rerun = try test.direct.send("POST", "/v1/releases/1/test", body: #"{"tests": [\#(Self.checkoutTests)]}"#, headers: Self.admin)
+        let rerun = try test.direct.send("POST", "/v1/releases/1/test", body: #"{"tests": [\#(Self.basketTests)]}"#, headers: Self.admin)
         #expect(rerun.status == 200 && rerun.json["state"] == "ready", "\(rerun.text)")
         // The stored suite is re-run when no body is sent: it still fails.
         #expect(try test.direct.send("POST", "/v1/releases/1/test", headers: Self.admin).json["state"] == "failed")
 
-        let untested = try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(tests: nil), headers: Self.admin)
+        let untested = try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(tests: nil), headers: Self.admin)
         #expect(untested.status == 201 && untested.json["state"] == "draft" && untested.json["tests"] == .null)
-        #expect(untested.json["flows"] == ["app": 3, "checkout": 2, "login": 2, "payment": 2])
+        #expect(untested.json["flows"] == ["app": 3, "basket": 2, "signin": 2, "payment": 2])
         #expect(try test.direct.send("POST", "/v1/releases/2/test", headers: Self.admin).status == 422)
         let notYet = try test.direct.send("POST", "/v1/releases/2/activate", headers: Self.admin)
         #expect(notYet.status == 409 && notYet.json["code"] == "release-untested")
         #expect(try test.direct.send("POST", "/v1/releases/2/activate?untested=true", headers: Self.admin).json["state"] == "live")
-        #expect(try test.direct.send("POST", "/v1/releases/2/test", body: #"{"tests": [\#(Self.checkoutTests)]}"#,
+        #expect(try test.direct.send("POST", "/v1/releases/2/test", body: #"{"tests": [\#(Self.basketTests)]}"#,
                                      headers: Self.admin).json["code"] == "release-state")
     }
 
@@ -192,7 +195,7 @@ struct ReleaseTests {
     /// they run again; a rollback refuses when a later change moved its flows (409 release-superseded).
     @Test func staleAndSupersededReleases() throws {
         let test = try TestApp()
-        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(), headers: Self.admin).status == 201)
         #expect(try test.direct.send("PUT", "/v1/flows/onboarding?activate=true", body: FlowAdminTests.shortOnboarding,
                                      headers: Self.admin).status == 201)
         let stale = try test.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin)
@@ -200,17 +203,17 @@ struct ReleaseTests {
         #expect(try test.direct.send("POST", "/v1/releases/1/test", headers: Self.admin).json["state"] == "ready")
         #expect(try test.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin).status == 200)
 
-        let second = #"{"flows": {"login": \#(Self.login)}}"#
-        #expect(try test.direct.send("POST", "/v1/releases", body: second, headers: Self.admin).json["flows"] == ["login": 2])
+        let second = #"{"flows": {"signin": \#(Self.signin)}}"#
+        #expect(try test.direct.send("POST", "/v1/releases", body: second, headers: Self.admin).json["flows"] == ["signin": 2])
         #expect(try test.direct.send("POST", "/v1/releases/2/activate?untested=true", headers: Self.admin).status == 200)
         let superseded = try test.direct.send("POST", "/v1/releases/1/rollback", headers: Self.admin)
         #expect(superseded.status == 409 && superseded.json["code"] == "release-superseded")
-        #expect(superseded.json["detail"].stringValue?.contains("flow login") == true)
+        #expect(superseded.json["detail"].stringValue?.contains("flow signin") == true)
         // Rolling back the later one first, then the first, restores everything.
         #expect(try test.direct.send("POST", "/v1/releases/2/rollback", headers: Self.admin).json["state"] == "rolled-back")
-        #expect(try test.direct.send("GET", "/v1/flows/login", headers: Self.admin).json["version"] == 1)
+        #expect(try test.direct.send("GET", "/v1/flows/signin", headers: Self.admin).json["version"] == 1)
         #expect(try test.direct.send("POST", "/v1/releases/1/rollback", headers: Self.admin).json["state"] == "rolled-back")
-        #expect(try test.direct.send("GET", "/v1/flows/login", headers: Self.admin).status == 404)
+        #expect(try test.direct.send("GET", "/v1/flows/signin", headers: Self.admin).status == 404)
         #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
     }
 
@@ -220,22 +223,22 @@ struct ReleaseTests {
         let test = try TestApp()
         let body = #"""
             {"flows": {"onboarding": \#(FlowAdminTests.shortOnboarding)},
-             "flags": {"checkout-banner": {"variants": {"on": true, "off": false}, "defaultVariant": "on"}},
+             "flags": {"basket-banner": {"variants": {"on": true, "off": false}, "defaultVariant": "on"}},
              "experiments": {"onboarding-length": \#(ExperimentAPITests.experiment)}}
             """#
         let made = try test.direct.send("POST", "/v1/releases", body: body, headers: Self.admin)
         #expect(made.status == 201, "\(made.text)")
-        #expect(made.json["flags"] == ["checkout-banner"] && made.json["experiments"] == ["onboarding-length"])
+        #expect(made.json["flags"] == ["basket-banner"] && made.json["experiments"] == ["onboarding-length"])
         #expect(try test.direct.send("GET", "/v1/experiments/onboarding-length", headers: Self.admin).status == 404)
         #expect(try test.direct.send("POST", "/v1/releases/1/activate?untested=true", headers: Self.admin).status == 200)
-        #expect(try test.direct.send("GET", "/v1/flags/checkout-banner", headers: Self.admin).status == 200)
+        #expect(try test.direct.send("GET", "/v1/flags/basket-banner", headers: Self.admin).status == 200)
         let running = try test.direct.send("GET", "/v1/experiments/onboarding-length", headers: Self.admin)
         #expect(running.status == 200 && running.json["status"] != "stopped")
         let client = SessionClient(sender: test.direct)
         #expect(try client.create(userId: "during").state["experiments"]["onboarding-length"] != .null)
 
         #expect(try test.direct.send("POST", "/v1/releases/1/rollback", headers: Self.admin).status == 200)
-        #expect(try test.direct.send("GET", "/v1/flags/checkout-banner", headers: Self.admin).status == 404)
+        #expect(try test.direct.send("GET", "/v1/flags/basket-banner", headers: Self.admin).status == 404)
         let stopped = try test.direct.send("GET", "/v1/experiments/onboarding-length", headers: Self.admin)
         #expect(stopped.status == 200 && stopped.json["status"] == "stopped", "\(stopped.text)")
         // Only a running experiment assigns: a new user gets none.
@@ -251,12 +254,12 @@ struct ReleaseTests {
         let reviewerKey = try #require(try AdminKeyAPITests.make(test.direct, "reviewer", "publish")["key"].stringValue)
         let author = try #require(try AdminKeyAPITests.make(test.direct, "author", "edit")["key"].stringValue)
         // An edit key makes releases but cannot approve or activate them.
-        let byAuthor = try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: AdminKeyAPITests.bearer(author))
+        let byAuthor = try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(), headers: AdminKeyAPITests.bearer(author))
         #expect(byAuthor.status == 201 && byAuthor.json["createdBy"] == "key:author")
         #expect(try test.direct.send("POST", "/v1/releases/1/activate", headers: AdminKeyAPITests.bearer(author)).json["code"] == "insufficient-role")
         #expect(try test.direct.send("POST", "/v1/releases/1/approve", headers: AdminKeyAPITests.bearer(author)).status == 403)
-        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(tests: nil), headers: Self.admin).status == 201)
-        #expect(try test.direct.send("POST", "/v1/releases/2/test", body: #"{"tests": [\#(Self.checkoutTests)]}"#, headers: Self.admin).status == 200)
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(tests: nil), headers: Self.admin).status == 201)
+        #expect(try test.direct.send("POST", "/v1/releases/2/test", body: #"{"tests": [\#(Self.basketTests)]}"#, headers: Self.admin).status == 200)
         let unreviewed = try test.direct.send("POST", "/v1/releases/2/activate", headers: Self.admin)
         #expect(unreviewed.status == 409 && unreviewed.json["code"] == "review-required")
         let selfApproval = try test.direct.send("POST", "/v1/releases/2/approve", headers: Self.admin)
@@ -270,7 +273,7 @@ struct ReleaseTests {
         #expect(actions?.contains("release.approve") == true)
         // Without the option, no approval is needed.
         let open = try TestApp()
-        #expect(try open.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
+        #expect(try open.direct.send("POST", "/v1/releases", body: Self.basketRelease(), headers: Self.admin).status == 201)
         #expect(try open.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin).status == 200)
     }
 
@@ -278,7 +281,7 @@ struct ReleaseTests {
     /// after its flows were made live and its flag put) leaves everything as it was.
     @Test(.enabled(if: TestStoreKind.isSQLite)) func failedActivationChangesNothing() throws {
         let test = try TestApp()
-        let body = #"{"flows": {"login": \#(Self.login), "onboarding": \#(FlowAdminTests.shortOnboarding)}, "flags": {"f": {"variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#
+        let body = #"{"flows": {"signin": \#(Self.signin), "onboarding": \#(FlowAdminTests.shortOnboarding)}, "flags": {"f": {"variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#
         #expect(try test.direct.send("POST", "/v1/releases", body: body, headers: Self.admin).status == 201)
         let fingerprint = try test.store.definitionsFingerprint()
         let queue = try DatabaseQueue(path: test.database.path)
@@ -291,14 +294,14 @@ struct ReleaseTests {
         let failed = try test.direct.send("POST", "/v1/releases/1/activate?untested=true", headers: Self.admin)
         #expect(failed.status >= 500, "\(failed.text)")
         #expect(try test.store.liveFlowVersions()["onboarding"] == 1)
-        #expect(try test.store.liveFlowVersions()["login"] == nil)
+        #expect(try test.store.liveFlowVersions()["signin"] == nil)
         #expect(try test.store.allDefinitions(.flag).contains { $0.key == "f" } == false)
         #expect(try test.store.release(id: 1)?.state == .draft)
         #expect(try test.store.definitionsFingerprint() == fingerprint)
         #expect(try test.direct.send("GET", "/v1/flows/onboarding", headers: Self.admin).json["version"] == 1)
         try queue.write { db in try db.execute(sql: "DROP TRIGGER refuse_activation") }
         #expect(try test.direct.send("POST", "/v1/releases/1/activate?untested=true", headers: Self.admin).status == 200)
-        #expect(try test.store.liveFlowVersions()["login"] == 1)
+        #expect(try test.store.liveFlowVersions()["signin"] == 1)
     }
 
     /// Another node (another application on the same database) serves an activation and a
@@ -308,13 +311,13 @@ struct ReleaseTests {
         let test = try TestApp()
         let other = try TestApp(beside: test)
         let before = try test.store.definitionsFingerprint()
-        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(), headers: Self.admin).status == 201)
         #expect(try test.direct.send("POST", "/v1/releases/1/activate", headers: Self.admin).status == 200)
         let activated = try test.store.definitionsFingerprint()
         #expect(activated != before)
         let client = SessionClient(sender: other.direct)
         let session = try Self.onboarded(client, "other-node")
-        #expect(try client.apply(session, #"{"type":"checkout.open"}"#).features == ["home.first", "checkout.cart"])
+        #expect(try client.apply(session, #"{"type":"basket.open"}"#).features == ["home.first", "basket.cart"])
         #expect(try test.direct.send("POST", "/v1/releases/1/rollback", headers: Self.admin).status == 200)
         #expect(try test.store.definitionsFingerprint() != activated)
         #expect(try other.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
@@ -326,7 +329,7 @@ struct ReleaseTests {
     @Test func rolloutHooksActivateAndRollBack() throws {
         let test = try TestApp()
         let hooks = Application.releaseHooks(store: test.store, registry: test.app.registry, logger: Logger(label: "test"))
-        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(), headers: Self.admin).status == 201)
         let rolling = try #require(try test.store.beginReleaseRollout(id: 1, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")))
         #expect(rolling.state == .rollingOut && rolling.previous == nil)
         #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 1)
@@ -337,7 +340,7 @@ struct ReleaseTests {
         #expect(live["state"] == "live" && live["previous"]["app"] == 1)
         #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == 2)
 
-        let second = #"{"flows": {"login": \#(Self.login)}}"#
+        let second = #"{"flows": {"signin": \#(Self.signin)}}"#
         #expect(try test.direct.send("POST", "/v1/releases", body: second, headers: Self.admin).status == 201)
         // Untested: refused as an activation would be.
         #expect(throws: ReleaseConflict.self) { try test.store.beginReleaseRollout(id: 2, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")) }
@@ -345,7 +348,7 @@ struct ReleaseTests {
         try hooks.rollBack(2, "guardrail refusals is worse", "refusals 12/100 on the release vs 2/100 before")
         let back = try test.direct.send("GET", "/v1/releases/2", headers: Self.admin).json
         #expect(back["state"] == "rolled-back" && back["reason"] == "guardrail refusals is worse")
-        #expect(try test.direct.send("GET", "/v1/flows/login", headers: Self.admin).json["version"] == 1)
+        #expect(try test.direct.send("GET", "/v1/flows/signin", headers: Self.admin).json["version"] == 1)
         let last = try #require(try test.store.auditLog(after: 0, limit: 1000).last)
         #expect(last.action == "release.rollback" && last.credential == "rollout:2" && last.detail == "refusals 12/100 on the release vs 2/100 before")
         // A rollout of a release rolled back is refused as its activation would be.
@@ -358,7 +361,7 @@ struct ReleaseTests {
     /// registry's swap are each one step.
     @Test func sessionsDuringActivationSeeOneSide() throws {
         let test = try TestApp()
-        #expect(try test.direct.send("POST", "/v1/releases", body: Self.checkoutRelease(), headers: Self.admin).status == 201)
+        #expect(try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(), headers: Self.admin).status == 201)
         let ids = try test.withLiveServer { (sender: SocketSender) throws -> [String] in
             let client = SessionClient(sender: sender)
             let made = Mutex<[String]>([])
@@ -380,7 +383,7 @@ struct ReleaseTests {
             return made.withLock { $0 }
         }
         let old = ["app": 1, "home": 1, "modal": 1, "onboarding": 1]
-        let new = ["app": 2, "checkout": 1, "home": 1, "login": 1, "modal": 1, "onboarding": 1, "payment": 1]
+        let new = ["app": 2, "basket": 1, "home": 1, "signin": 1, "modal": 1, "onboarding": 1, "payment": 1]
         var sides = (old: 0, new: 0)
         for id in ids {
             let versions = try #require(try test.store.session(id: id)).flowVersions

@@ -14,7 +14,7 @@ extension ModuleTests {
     /// A state the engine computed reads into the same values as its document, and a document
     /// with a wrong part is refused with that part's path.
     @Test func navigationStatesReadTheDocument() throws {
-        let definitions = ["app", "onboarding", "home", "modal"].map { name in
+        let definitions = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"].map { name in
             (name, Array(((try? String(contentsOfFile: Self.flows + "/\(name).json", encoding: .utf8)) ?? "").utf8))
         }
         let (catalog, problems) = FlowCatalog.parse(definitions)

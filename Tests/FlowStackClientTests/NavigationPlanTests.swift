@@ -25,7 +25,7 @@ enum SampleSpace {
     static let catalog: FlowCatalog = {
         let flows = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("flows")
-        let definitions = ["app", "onboarding", "home", "modal"].map { name in
+        let definitions = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"].map { name in
             (name, [UInt8](FileManager.default.contents(atPath: flows.appendingPathComponent("\(name).json").path) ?? Data()))
         }
         let (catalog, problems) = FlowCatalog.parse(definitions)
