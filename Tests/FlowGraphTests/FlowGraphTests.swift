@@ -105,11 +105,12 @@ struct FlowGraphTests {
     /// guard), and to the flow its `else` shows when it does not.
     @Test func guardsDrawBothWays() throws {
         let graph = FlowGraph(catalog: try Self.sampleCatalog(), root: "app")
-        let edges = graph.edges.filter { $0.label.first == "home.checkout" && graph.nodes[$0.from].id == "screen-home-home.first" }
-            .map { "\(graph.nodes[$0.to].id): \($0.label.dropFirst().joined(separator: "; "))" }.sorted()
+        let edges = graph.edges
+            .filter { graph.nodes[$0.from].id == "screen-home-home.first" && ($0.label.first == "home.checkout" || $0.style == .guarded) }
+            .map { "\(graph.nodes[$0.to].id): \($0.label.joined(separator: "; "))" }.sorted()
         #expect(edges == [
-            "screen-checkout-checkout.cart: guard user loggedIn is true",
-            "screen-login-login.form: when not user loggedIn is true",
+            "screen-checkout-checkout.cart: home.checkout; guard: user loggedIn is true",
+            "screen-login-login.form: guard: user loggedIn is true",
         ])
     }
 

@@ -9,7 +9,8 @@ import Testing
 struct GuardedFlowAPITests {
     static let admin = FlowAdminTests.admin
 
-    /// A login sheet; submitting records the login and closes it.
+    /// A login sheet of this test's own (the sample app ships one too); submitting records the
+    /// login and closes it.
     static let login = #"""
         {"name": "login", "kind": "stacked", "initial": ["login.form"],
          "on": {"login.submit": [{"from": "login.form", "do": [{"setUser": {"loggedIn": true}}, {"dismiss": {}}]}],
@@ -37,7 +38,9 @@ struct GuardedFlowAPITests {
            "home.presentModal": [{"via": "home", "params": {"content": "any"},
                                   "guard": {"when": {"user": "loggedIn", "is": true}, "else": {"present": {"flow": "login", "style": "pageSheet"}}},
                                   "do": [{"present": {"flow": "modal", "style": "fullScreen", "params": {"content": {"$param": "content"}}}}]}],
-           "modal.shop": [{"via": "modal", "do": [{"dismiss": {}}, {"present": "store"}]}]
+           "modal.shop": [{"via": "modal", "do": [{"dismiss": {}}, {"present": "store"}]}],
+           "home.checkout": [{"via": "home", "do": [{"present": "checkout"}]}],
+           "home.upgrade": [{"via": "home", "do": [{"present": "paywall"}]}]
          }}
         """#
 
