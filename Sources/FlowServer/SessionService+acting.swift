@@ -422,7 +422,7 @@ extension SessionService {
             return .delete
         case .evict:
             return .answer(.noContent, dropState: true)
-        case .action(var action):
+        case .action(let action):
             var known: IdempotentAnswer?? = .none
             if let key = action.idempotency?.key {
                 guard let answers else { return .needsRead(request) }
@@ -436,8 +436,9 @@ extension SessionService {
                 if shared, !action.rechecked, error.dependsOnState {
                     // Refused on a cached state that another node may have moved on from: judge
                     // it again after checking the stored head.
-                    action.rechecked = true
-                    request.job = .action(action)
+                    var rechecking = action
+                    rechecking.rechecked = true
+                    request.job = .action(rechecking)
                     request.reads = TurnReads(recheck: true)
                     return .needsRead(request)
                 }
@@ -585,13 +586,26 @@ extension SessionService {
 
     /// An applied action waiting for its commit: the session it leads to, the answer's body, and
     /// the user-state changes to keep once committed.
-    struct ActionStep: Sendable {
+    ///
+    /// A reference: a step holds the next session whole and its commit, and goes from the judge
+    /// (under the slot's lock) through the turn's run, the submit and the writer thread's
+    /// completion; as a value each of those hand-overs moved several hundred bytes.
+    final class ActionStep: Sendable {
         let commit: ActionCommit
         let next: LiveSession
         let body: [UInt8]
         let userChanges: [(key: String, value: JSONValue)]
         /// The answer when it differs from `body` (the stored one): with predictions.
-        var answer: [UInt8]? = nil
+        let answer: [UInt8]?
+
+        init(commit: ActionCommit, next: LiveSession, body: [UInt8], userChanges: [(key: String, value: JSONValue)],
+             answer: [UInt8]? = nil) {
+            self.commit = commit
+            self.next = next
+            self.body = body
+            self.userChanges = userChanges
+            self.answer = answer
+        }
     }
 
     /// Applies an action to a session whose lock the caller holds; `session` is replaced only
