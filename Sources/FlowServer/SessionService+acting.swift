@@ -8,7 +8,16 @@ import Synchronization
 
 /// A request waiting for, or having, its session's turn: the job, who asked, where its answer
 /// goes, and what was read for it outside the slot's lock.
-struct TurnRequest: Sendable {
+///
+/// A reference, not a value: the turn hands a request through its actions, its queue and the
+/// closures that submit and answer it several times per action, and as a struct (the job with
+/// its action, the ids, token, reply and reads) each of those moves copied every field and
+/// retained each reference in it (bench/actions.lua: memmove, retains and value-witness copies
+/// were some 4 % more of the server's CPU than before the turn machine). Its `var`s change
+/// only where the turn gives the request to one party at a time: under the slot's lock, or in
+/// the one read made for it while its turn is `reading` (the lock taken after the read, or the
+/// read queue, orders that with the turn's other steps); hence `@unchecked Sendable`.
+final class TurnRequest: @unchecked Sendable {
     enum Job: Sendable {
         case action(SessionService.ActionRequest)
         case batch(SessionService.BatchRequest)
@@ -25,6 +34,14 @@ struct TurnRequest: Sendable {
     let slot: SessionSlot
     let answer: any SessionReply
     var reads = TurnReads()
+
+    init(job: Job, id: String, token: String?, slot: SessionSlot, answer: any SessionReply) {
+        self.job = job
+        self.id = id
+        self.token = token
+        self.slot = slot
+        self.answer = answer
+    }
 
     /// Answers the request, and unpins its slot (once: later answers change nothing).
     func finish(_ outcome: TurnAnswer, _ cache: SessionCache) {
@@ -186,11 +203,11 @@ extension SessionService {
                 return
             case .run(let request):
                 action = run(request, slot: slot, context: context, &contents, &afters)
-            case .read(var request):
+            case .read(let request):
                 request.reads.generation = contents.turn.generation
                 afters.append(readLater(request, cached: contents.session.map { ($0.version, $0.userId) }, slot: slot, context: context))
                 return
-            case .retry(var request):
+            case .retry(let request):
                 contents.session = nil
                 request.reads = TurnReads(generation: contents.turn.generation)
                 afters.append(readLater(request, cached: nil, slot: slot, context: .writer))
@@ -244,9 +261,9 @@ extension SessionService {
     }
 
     /// Reads what `request` needs from the database: the session when it is not cached (or
-    /// must be read again), its keys' stored answers, and the user's state.
+    /// must be read again), its keys' stored answers, and the user's state; returns it with
+    /// them (its reads stay as they were when a read fails).
     func read(for request: TurnRequest, cached: (version: Int, userId: String)?) throws(SessionError) -> TurnRequest {
-        var request = request
         var reads = request.reads
         var reload = reads.reload || cached == nil
         if reads.recheck, let cached {
@@ -312,10 +329,7 @@ extension SessionService {
     /// and judges the job on the cached session; never reads the database.
     private func run(_ request: TurnRequest, slot: SessionSlot, context: TurnContext,
                      _ contents: inout SlotContents, _ afters: inout [@Sendable () -> Void]) -> SessionTurn<TurnRequest>.Action {
-        var judged = request
-        let outcome = judge(&judged, slot: slot, &contents)
-        let request = judged
-        switch outcome {
+        switch judge(request, slot: slot, &contents) {
         case .needsRead(let pending):
             // The request as updated (a recheck, a reload) is the turn's current one.
             return contents.turn.needsRead(pending)
@@ -331,10 +345,9 @@ extension SessionService {
             return contents.turn.applied(commit: false)
         case .commit(let step):
             _ = contents.turn.applied(commit: true)
-            guard case .action(let action) = request.job else { return .none }
             afters.append { [self] in
                 store.submit(step.commit) { [self] result in
-                    committed(result, step, action, request, slot: slot)
+                    committed(result, step, request, slot: slot)
                 }
             }
             return .none
@@ -359,7 +372,7 @@ extension SessionService {
     }
 
     /// Judges `request` on the cached session (after installing what was read for it).
-    private func judge(_ request: inout TurnRequest, slot: SessionSlot, _ contents: inout SlotContents) -> Run {
+    private func judge(_ request: TurnRequest, slot: SessionSlot, _ contents: inout SlotContents) -> Run {
         let id = request.id
         if case .evict = request.job {
             contents.session = nil
@@ -377,13 +390,13 @@ extension SessionService {
         guard var session = contents.session.take() else {
             return .needsRead(request)
         }
-        let run = judge(&request, &session, justRead: justRead, turn: contents.turn)
+        let run = judge(request, &session, justRead: justRead, turn: contents.turn)
         contents.session = consume session
         return run
     }
 
     /// Judges `request` on `session`, moved out of the slot meanwhile.
-    private func judge(_ request: inout TurnRequest, _ session: inout LiveSession, justRead: Bool,
+    private func judge(_ request: TurnRequest, _ session: inout LiveSession, justRead: Bool,
                        turn: borrowing SessionTurn<TurnRequest>) -> Run {
         let id = request.id
         let access = SessionAccess.bearer(request.token)
@@ -409,7 +422,7 @@ extension SessionService {
             return .delete
         case .evict:
             return .answer(.noContent, dropState: true)
-        case .action(var action):
+        case .action(let action):
             var known: IdempotentAnswer?? = .none
             if let key = action.idempotency?.key {
                 guard let answers else { return .needsRead(request) }
@@ -423,8 +436,9 @@ extension SessionService {
                 if shared, !action.rechecked, error.dependsOnState {
                     // Refused on a cached state that another node may have moved on from: judge
                     // it again after checking the stored head.
-                    action.rechecked = true
-                    request.job = .action(action)
+                    var rechecking = action
+                    rechecking.rechecked = true
+                    request.job = .action(rechecking)
                     request.reads = TurnReads(recheck: true)
                     return .needsRead(request)
                 }
@@ -499,25 +513,18 @@ extension SessionService {
 
     /// An action's commit is over (on the writer thread): on success the session moves to its
     /// new version and the client gets its answer; then the session's next work has its turn.
-    private func committed(_ result: Result<Void, any Error>, _ step: ActionStep, _ action: ActionRequest,
-                           _ request: TurnRequest, slot: SessionSlot) {
+    private func committed(_ result: Result<Void, any Error>, _ step: ActionStep, _ request: TurnRequest, slot: SessionSlot) {
         let id = request.id
         let outcome: SessionTurn<TurnRequest>.CommitOutcome
-        var first: @Sendable () -> Void = {}
+        // Given once the lock is released; none while the turn retries the request. A value, not
+        // a closure: a closure holding the step would copy the whole session into its context.
+        var answer: TurnAnswer?
         switch result {
         case .success:
             if !step.userChanges.isEmpty {
                 users.apply(step.userChanges, to: step.next.userId)
             }
-            let answer = TurnAnswer.state(version: step.next.version, body: step.answer ?? step.body)
-            first = { [events, rollouts, cache] in
-                // Before the answer, and before the session's next commit can start: streams
-                // get versions in order.
-                events.published(sessionId: id, version: step.next.version, document: step.body)
-                request.finish(answer, cache)
-                rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
-                                  userChanges: step.userChanges)
-            }
+            answer = .state(version: step.next.version, body: step.answer ?? step.body)
             outcome = .success
         case .failure(CommitError.versionConflict):
             // The database moved past the cached state: another node wrote the session (on a
@@ -528,13 +535,12 @@ extension SessionService {
             }
             outcome = .conflict
         case .failure(CommitError.sessionNotFound):
-            first = { [cache] in request.finish(.failed(.notFound(id)), cache) }
+            answer = .failed(.notFound(id))
             outcome = .sessionNotFound
         case .failure(let error):
             // The commit may have happened (an answer lost with the connection): the cached
             // state is no longer known to be current, so the next request reads the database.
-            let failure = Self.storageError(error, logger: logger)
-            first = { [cache] in request.finish(.failed(failure), cache) }
+            answer = .failed(Self.storageError(error, logger: logger))
             outcome = .failed
         }
         var afters: [@Sendable () -> Void] = []
@@ -549,13 +555,22 @@ extension SessionService {
                                    metadata: ["session": "\(id)", "attempt": "\(contents.turn.conflicts)"])
                 }
             case .contention:
-                first = { [cache] in request.finish(.failed(.contention(id, reading: false)), cache) }
+                answer = .failed(.contention(id, reading: false))
             default:
                 break
             }
             drive(action, slot: slot, context: .writer, &contents, &afters)
         }
-        first()
+        if outcome == .success {
+            // Before the answer, and before the session's next commit can start: streams get
+            // versions in order.
+            events.published(sessionId: id, version: step.next.version, document: step.body)
+        }
+        if let answer { request.finish(answer, cache) }
+        if outcome == .success {
+            rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
+                              userChanges: step.userChanges)
+        }
         for after in afters { after() }
     }
 
@@ -571,13 +586,26 @@ extension SessionService {
 
     /// An applied action waiting for its commit: the session it leads to, the answer's body, and
     /// the user-state changes to keep once committed.
-    struct ActionStep: Sendable {
+    ///
+    /// A reference: a step holds the next session whole and its commit, and goes from the judge
+    /// (under the slot's lock) through the turn's run, the submit and the writer thread's
+    /// completion; as a value each of those hand-overs moved several hundred bytes.
+    final class ActionStep: Sendable {
         let commit: ActionCommit
         let next: LiveSession
         let body: [UInt8]
         let userChanges: [(key: String, value: JSONValue)]
         /// The answer when it differs from `body` (the stored one): with predictions.
-        var answer: [UInt8]? = nil
+        let answer: [UInt8]?
+
+        init(commit: ActionCommit, next: LiveSession, body: [UInt8], userChanges: [(key: String, value: JSONValue)],
+             answer: [UInt8]? = nil) {
+            self.commit = commit
+            self.next = next
+            self.body = body
+            self.userChanges = userChanges
+            self.answer = answer
+        }
     }
 
     /// Applies an action to a session whose lock the caller holds; `session` is replaced only

@@ -155,7 +155,8 @@ extension SessionService {
         }
         var first: @Sendable () -> Void = publish
         let outcome: SessionTurn<TurnRequest>.CommitOutcome
-        var again = turn
+        // The batch as it runs again after a conflict, given to the request under the lock.
+        var again: BatchRequest?
         if let failure, case .failure(let error) = results[failure] {
             switch error {
             case CommitError.versionConflict:
@@ -166,7 +167,7 @@ extension SessionService {
                 if shared { users.forget(last.next.userId) }
                 var retried = request
                 for (step, item) in zip(committed, plan.stepItems) { retried.committed[request.items[item].key] = step.next.version }
-                again.job = .batch(retried)
+                again = retried
                 let applied = committed.count + request.committed.count
                 let failed = TurnAnswer.failed(.batchIncomplete(.contention(session: id), applied: applied))
                 first = { [cache] in publish(); turn.finish(failed, cache) }  // used only when the turn gives up
@@ -193,7 +194,8 @@ extension SessionService {
         var afters: [@Sendable () -> Void] = []
         slot.state.withLock { contents in
             if outcome == .success { contents.session = last.next }
-            let action = contents.turn.committed(outcome, replacing: again)
+            if let again { turn.job = .batch(again) }
+            let action = contents.turn.committed(outcome)
             if case .retry = action {
                 counters.conflictsRetried.add(1, ordering: .relaxed)
                 if !shared {

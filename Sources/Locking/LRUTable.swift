@@ -16,45 +16,65 @@
 /// ```
 /// A value type with no lock of its own: keep it inside the lock that guards its owner (a
 /// `PThreadMutex`), so a hit costs one dictionary look-up and a few index writes, no allocation.
+///
+/// Inlinable, so that a module using it gets code specialized for its key and value: unspecialized,
+/// every slot access went through the generic value witnesses, and a session action's user-state
+/// look-up (`UserStates.cached`) cost twice the plain dictionary it replaced.
 public struct LRUTable<Key: Hashable, Value> {
-    fileprivate struct Slot {
-        let key: Key
-        var value: Value
+    @usableFromInline
+    struct Slot {
+        @usableFromInline let key: Key
+        @usableFromInline var value: Value
         /// Toward the most recent (`head`); -1 at the head.
-        var newer: Int
+        @usableFromInline var newer: Int
         /// Toward the least recent (`tail`); -1 at the tail.
-        var older: Int
+        @usableFromInline var older: Int
+
+        @inlinable
+        init(key: Key, value: Value, newer: Int, older: Int) {
+            self.key = key
+            self.value = value
+            self.newer = newer
+            self.older = older
+        }
     }
 
-    private var slots: [Slot] = []
-    private var index: [Key: Int] = [:]
+    @usableFromInline var slots: [Slot] = []
+    @usableFromInline var index: [Key: Int] = [:]
     /// The most recently used slot, or -1 when empty.
-    private var head = -1
+    @usableFromInline var head = -1
     /// The least recently used slot (the next to go), or -1 when empty.
-    private var tail = -1
+    @usableFromInline var tail = -1
 
     /// The most entries kept (at least 1).
     public let capacity: Int
     /// Entries evicted to make room since the table was made (removals are not counted).
-    public private(set) var evictions = 0
+    public var evictions: Int { evictionCount }
+    @usableFromInline var evictionCount = 0
 
+    @inlinable
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
+    @inlinable
     public var count: Int { slots.count }
+    @inlinable
     public var isEmpty: Bool { slots.isEmpty }
 
     /// Whether `key` is held; does not count as a use.
+    @inlinable
     public func contains(_ key: Key) -> Bool { index[key] != nil }
 
     /// The value of `key`, without counting it as a use.
+    @inlinable
     public func peek(_ key: Key) -> Value? {
         guard let position = index[key] else { return nil }
         return slots[position].value
     }
 
     /// The value of `key`, which becomes the most recently used.
+    @inlinable
     public mutating func value(forKey key: Key) -> Value? {
         guard let position = index[key] else { return nil }
         moveToFront(position)
@@ -63,6 +83,7 @@ public struct LRUTable<Key: Hashable, Value> {
 
     /// Runs `body` on the value of `key` in place (it becomes the most recently used); nil, and
     /// `body` not run, when `key` is not held.
+    @inlinable
     public mutating func modify<Result>(_ key: Key, _ body: (inout Value) throws -> Result) rethrows -> Result? {
         guard let position = index[key] else { return nil }
         moveToFront(position)
@@ -71,7 +92,7 @@ public struct LRUTable<Key: Hashable, Value> {
 
     /// Sets the value of `key`, which becomes the most recently used; when the key is new and
     /// the table full, the least recently used entry goes first and is returned.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func updateValue(_ value: Value, forKey key: Key) -> (key: Key, value: Value)? {
         if let position = index[key] {
             slots[position].value = value
@@ -83,7 +104,7 @@ public struct LRUTable<Key: Hashable, Value> {
             let last = slots[tail]
             evicted = (last.key, last.value)
             remove(at: tail)
-            evictions += 1
+            evictionCount += 1
         }
         let position = slots.count
         slots.append(Slot(key: key, value: value, newer: -1, older: head))
@@ -95,7 +116,7 @@ public struct LRUTable<Key: Hashable, Value> {
     }
 
     /// Removes `key`; returns its value, or nil when it was not held.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func removeValue(forKey key: Key) -> Value? {
         guard let position = index[key] else { return nil }
         let value = slots[position].value
@@ -104,6 +125,7 @@ public struct LRUTable<Key: Hashable, Value> {
     }
 
     /// Removes every entry (the eviction count stays).
+    @inlinable
     public mutating func removeAll() {
         slots.removeAll()
         index.removeAll()
@@ -112,6 +134,7 @@ public struct LRUTable<Key: Hashable, Value> {
     }
 
     /// The keys from the most to the least recently used (for tests and tools: O(n)).
+    @inlinable
     public var keysByRecency: [Key] {
         var keys: [Key] = []
         keys.reserveCapacity(slots.count)
@@ -124,6 +147,7 @@ public struct LRUTable<Key: Hashable, Value> {
     }
 
     /// The entries from the least to the most recently used (to copy a table in the same order).
+    @inlinable
     public var entriesOldestFirst: [(key: Key, value: Value)] {
         var entries: [(key: Key, value: Value)] = []
         entries.reserveCapacity(slots.count)
@@ -136,9 +160,11 @@ public struct LRUTable<Key: Hashable, Value> {
     }
 
     /// The figures `/metrics` shows.
+    @inlinable
     public var figures: CacheFigures { CacheFigures(entries: count, capacity: capacity, evictions: evictions) }
 
-    private mutating func moveToFront(_ position: Int) {
+    @inlinable
+    mutating func moveToFront(_ position: Int) {
         guard position != head else { return }
         unlink(position)
         slots[position].older = head
@@ -148,14 +174,16 @@ public struct LRUTable<Key: Hashable, Value> {
         if tail < 0 { tail = position }
     }
 
-    private mutating func unlink(_ position: Int) {
+    @inlinable
+    mutating func unlink(_ position: Int) {
         let newer = slots[position].newer, older = slots[position].older
         if newer >= 0 { slots[newer].older = older } else { head = older }
         if older >= 0 { slots[older].newer = newer } else { tail = newer }
     }
 
     /// Unlinks the slot at `position` and fills its place with the last slot.
-    private mutating func remove(at position: Int) {
+    @inlinable
+    mutating func remove(at position: Int) {
         unlink(position)
         index.removeValue(forKey: slots[position].key)
         let last = slots.count - 1

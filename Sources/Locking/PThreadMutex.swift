@@ -20,8 +20,8 @@ import Darwin
 /// mutex lets a running thread take a free lock at once, so a short critical section never
 /// waits for a thread that is not running.
 public final class PThreadMutex<Value> {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @exclusivity(unchecked) private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline @exclusivity(unchecked) var value: Value
 
     public init(_ value: Value) {
         self.value = value
@@ -37,6 +37,9 @@ public final class PThreadMutex<Value> {
     }
 
     /// Runs `body` with the value, under the lock; keep it short, and do not block in it.
+    /// Inlinable, so that each caller's closure is inlined and the value's type known: a generic
+    /// call here cost every look-up under the lock its type's metadata and value witnesses.
+    @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
