@@ -27,6 +27,12 @@ struct PredictionTests {
             #"{"type":"home.selectTab","from":"\#(top)","params":{"index":\#(Int.random(in: 0...2, using: &random))}}"#,
             #"{"type":"home.presentModal","params":{"content":"c\#(Int.random(in: 0...9, using: &random))"}}"#,
             #"{"type":"link","params":{"uri":"\#(["/home", "/home/1", "/modal/Hi", "/nowhere", "/home/x"].randomElement(using: &random) ?? "/home")"}}"#,
+            // The checkout's address picker and the paywall's purchase hand-off return results.
+            #"{"type":"address.chosen","params":{"address":{"city":"c\#(Int.random(in: 0...9, using: &random))"}}}"#,
+            #"{"type":"address.saved","params":{"address":{"city":"s\#(Int.random(in: 0...9, using: &random))"}}}"#,
+            #"{"type":"paywall.buy","params":{"productId":"pro"}}"#,
+            #"{"type":"purchase.completed","params":{"transactionId":"t\#(Int.random(in: 0...9, using: &random))"}}"#,
+            #"{"type":"purchase.failed","params":{"reason":"declined"}}"#,
         ]
         if !state["interaction"].isNull {
             bodies = [
@@ -43,6 +49,29 @@ struct PredictionTests {
     /// and the interactions opened.
     struct Counts {
         var predicted = 0, dryRun = 0, links = 0, interactions = 0
+        /// Answers where a screen received a result, a hand-off was on top, an action waited for
+        /// a guard, and a waiting action resumed.
+        var results = 0, handoffs = 0, guarded = 0, resumed = 0
+
+        mutating func note(_ before: JSONValue, _ after: JSONValue) {
+            if !after["transition"]["result"].isNull { results += 1 }
+            if after["top"]["handoff"].stringValue != nil { handoffs += 1 }
+            let waiting = (before["pendingActions"].arrayValue ?? []).count
+            let waitingAfter = (after["pendingActions"].arrayValue ?? []).count
+            if waitingAfter > waiting { guarded += 1 }
+            if waitingAfter < waiting && after["version"] != before["version"] && after["handledBy"] == "login" { resumed += 1 }
+        }
+
+        mutating func add(_ other: Counts) {
+            predicted += other.predicted
+            dryRun += other.dryRun
+            links += other.links
+            interactions += other.interactions
+            results += other.results
+            handoffs += other.handoffs
+            guarded += other.guarded
+            resumed += other.resumed
+        }
     }
 
     static func walk(_ client: SessionClient, userId: String, attributes: String, steps: Int, seed: UInt64) throws -> Counts {
@@ -72,6 +101,7 @@ struct PredictionTests {
                 try #require(answer.status == 200, "\(action.jsonText) at version \(version) answered \(answer.status): \(answer.text)")
                 #expect(withoutPredictions(answer.json) == predicted, "\(action.jsonText) at version \(version)")
                 #expect(predicted["version"].integerValue == version + 1)
+                counts.note(state, answer.json)
                 state = answer.json
                 counts.predicted += 1
             case .dryRun(let body):
@@ -83,6 +113,7 @@ struct PredictionTests {
                 if real.status == 200 {
                     #expect(dry.json == withoutPredictions(real.json), "\(body) at version \(version)")
                     if body.contains(#""type":"link""#) { counts.links += 1 }
+                    counts.note(state, real.json)
                     state = real.json
                 } else {
                     #expect(dry.json == real.json, "\(body) refused alike")
@@ -108,13 +139,14 @@ struct PredictionTests {
                 // Users repeat, so later walks start at home once an earlier one finished onboarding.
                 let counts = try Self.walk(client, userId: "walker-\(walk % 4)", attributes: walk % 3 == 0 ? #"{"country":"DE"}"# : "{}",
                                            steps: steps, seed: UInt64(walk) &* 7919 &+ 11)
-                total.predicted += counts.predicted
-                total.dryRun += counts.dryRun
-                total.links += counts.links
-                total.interactions += counts.interactions
+                total.add(counts)
             }
             // The walks cover both kinds of step, followed links and interactive transitions.
             #expect(total.predicted >= steps && total.dryRun >= steps && total.links > 0 && total.interactions > 0, "\(total)")
+            if transport == .direct {
+                // ... and the sample app's results, purchase hand-off and login guard, resumed.
+                #expect(total.results > 0 && total.handoffs > 0 && total.guarded > 0 && total.resumed > 0, "\(total)")
+            }
         }
     }
 
