@@ -20,27 +20,36 @@ struct PredictionTests {
         return .object(JSONObject(object.members.filter { $0.key != "predictions" }))
     }
 
-    /// Actions with params a walk may take from `state`, some of which the engine refuses.
+    /// Actions with params a walk may take from `state`, some of which the engine refuses: the
+    /// generic ones anywhere, and on the screens of the sample app's address picker and purchase
+    /// hand-off their outcomes, which return results.
     static func paramActions(_ state: JSONValue, _ random: inout SeededGenerator) -> [String] {
         let top = state["top"]["id"].stringValue ?? ""
-        var bodies = [
-            #"{"type":"home.selectTab","from":"\#(top)","params":{"index":\#(Int.random(in: 0...2, using: &random))}}"#,
-            #"{"type":"home.presentModal","params":{"content":"c\#(Int.random(in: 0...9, using: &random))"}}"#,
-            #"{"type":"link","params":{"uri":"\#(["/home", "/home/1", "/modal/Hi", "/nowhere", "/home/x"].randomElement(using: &random) ?? "/home")"}}"#,
-            // The checkout's address picker and the paywall's purchase hand-off return results.
-            #"{"type":"address.chosen","params":{"address":{"city":"c\#(Int.random(in: 0...9, using: &random))"}}}"#,
-            #"{"type":"address.saved","params":{"address":{"city":"s\#(Int.random(in: 0...9, using: &random))"}}}"#,
-            #"{"type":"paywall.buy","params":{"productId":"pro"}}"#,
-            #"{"type":"purchase.completed","params":{"transactionId":"t\#(Int.random(in: 0...9, using: &random))"}}"#,
-            #"{"type":"purchase.failed","params":{"reason":"declined"}}"#,
-        ]
         if !state["interaction"].isNull {
-            bodies = [
+            return [
                 #"{"type":"interaction.update","params":{"progress":\#(Double(Int.random(in: 0...10, using: &random)) / 10)}}"#,
                 #"{"type":"interaction.end","params":{"progress":\#(Double(Int.random(in: 0...10, using: &random)) / 10),"velocity":\#(Int.random(in: 0...600, using: &random))}}"#,
             ]
         }
-        return bodies
+        switch state["top"]["feature"].stringValue {
+        case "address.list":
+            return [#"{"type":"address.chosen","params":{"address":{"city":"c\#(Int.random(in: 0...9, using: &random))"}}}"#]
+        case "address.form":
+            return [#"{"type":"address.saved","params":{"address":{"city":"s\#(Int.random(in: 0...9, using: &random))"}}}"#]
+        case "paywall.offer":
+            return [#"{"type":"paywall.buy","params":{"productId":"pro"}}"#]
+        case "purchase":
+            return [#"{"type":"purchase.completed","params":{"transactionId":"t\#(Int.random(in: 0...9, using: &random))"}}"#,
+                    #"{"type":"purchase.failed","params":{"reason":"declined"}}"#]
+        default:
+            return [
+                #"{"type":"home.selectTab","from":"\#(top)","params":{"index":\#(Int.random(in: 0...2, using: &random))}}"#,
+                #"{"type":"home.presentModal","params":{"content":"c\#(Int.random(in: 0...9, using: &random))"}}"#,
+                #"{"type":"link","params":{"uri":"\#(["/home", "/home/1", "/modal/Hi", "/nowhere", "/home/x"].randomElement(using: &random) ?? "/home")"}}"#,
+                // Refused here: the outcomes of steps that are not on screen.
+                #"{"type":"purchase.failed","params":{"reason":"declined"}}"#,
+            ]
+        }
     }
 
     /// Walks `steps` random steps of the sample app on a new session for `userId`, checking at
@@ -270,7 +279,7 @@ struct PredictionTests {
                     writer.writeValue(Self.actionJSON(prediction.action))
                     return String(decoding: writer.takeBytes(), as: UTF8.self)
                 }
-                candidates += Self.paramActions(.object(JSONObject([.init(key: "top", value: .object(["id": .string(local.tree.top?.entryId ?? "")])),
+                candidates += Self.paramActions(.object(JSONObject([.init(key: "top", value: .object(["id": .string(local.tree.top?.entryId ?? ""), "feature": .string(local.tree.top?.feature ?? "")])),
                                                                      .init(key: "interaction", value: local.tree.interaction == nil ? .null : .bool(true))])),
                                                 &random)
                 let body = candidates.randomElement(using: &random) ?? #"{"type":"back"}"#
