@@ -96,6 +96,8 @@ REFUSED = [
     ("flow.schema.json", "guard else that shows no flow", with_rule({"guard": {"when": {"user": "loggedIn", "is": True}, "else": {"push": "onboarding.second"}}, "do": [{"pop": {}}]})),
     ("flow.schema.json", "guard else that shows two flows", with_rule({"guard": {"when": {"user": "loggedIn", "is": True}, "else": [{"present": "modal"}, {"push": {"flow": "home"}}]}, "do": [{"pop": {}}]})),
     ("flow.schema.json", "guard else that dismisses", with_rule({"guard": {"when": {"user": "loggedIn", "is": True}, "else": [{"present": "modal"}, {"dismiss": {}}]}, "do": [{"pop": {}}]})),
+    ("flow.schema.json", "guard else that sets a root flow", with_rule({"guard": {"when": {"user": "loggedIn", "is": True}, "else": {"setRoot": {"flow": "modal"}}}, "do": [{"pop": {}}]})),
+    ("flow.schema.json", "guard else that pops", with_rule({"guard": {"when": {"user": "loggedIn", "is": True}, "else": [{"pop": {}}, {"present": "modal"}]}, "do": [{"pop": {}}]})),
     ("flow.schema.json", "guard on a bubble rule", with_rule({"guard": {"when": {"user": "loggedIn", "is": True}, "else": {"present": "modal"}}, "do": [{"bubble": {}}]})),
     ("flag.schema.json", "unknown member", {"variants": {"on": True}, "defualtVariant": "on"}),
     ("flag.schema.json", "no variants", {"variants": {}, "defaultVariant": "on"}),

@@ -709,18 +709,18 @@ struct DefinitionReader {
                 let shown = otherwise.indices.filter { Self.showsFlow(otherwise[$0]) }
                 let place = { (index: Int) in listPath.map { $0.appending(index) } ?? elsePath }
                 if shown.isEmpty {
-                    report(elsePath, "a guard's else shows the flow that satisfies it: a present of a flow, or a push or setRoot of {\"flow\": name}")
+                    report(elsePath, "a guard's else shows the flow that satisfies it: a present of a flow, or a push of {\"flow\": name}")
                 } else if shown.count > 1 {
                     report(place(shown[1]), "a guard's else shows one flow; the action resumes when that flow is done")
                 }
                 for (index, effect) in otherwise.enumerated() {
                     switch effect {
-                    case .replaceRoot, .bubble, .result, .dismiss, .dismissAll:
+                    case .present, .push(.flow), .setUser:
+                        break
+                    default:
                         report(
                             place(index).appending(effect.name),
-                            "a guard's else cannot \(effect.name): it keeps the screen the action came from, so the action can resume there")
-                    default:
-                        break
+                            "a guard's else cannot \(effect.name): it shows its flow (present, or push of {\"flow\": name}) and may setUser, and keeps the screen the action came from under it, so the action can resume there")
                     }
                 }
             }
@@ -733,7 +733,7 @@ struct DefinitionReader {
 
     private static func showsFlow(_ effect: FlowEffect) -> Bool {
         switch effect {
-        case .present, .push(.flow), .setRoot(.flow): return true
+        case .present, .push(.flow): return true
         default: return false
         }
     }

@@ -156,6 +156,7 @@ extension FlowCatalog {
         for handler in definition.handlers {
             for (index, rule) in handler.rules.enumerated() {
                 if let when = rule.when { check(when, at: JSONPointer(["on", handler.action, String(index), "when"])) }
+                if let guarded = rule.guarded { check(guarded.when, at: JSONPointer(["on", handler.action, String(index), "guard", "when"])) }
             }
         }
         for (index, link) in definition.links.enumerated() {

@@ -54,35 +54,97 @@ extension FlowCatalog {
         problems += unreachableSourceProblems(of: definition)
         problems += unhandledBubbleProblems(of: definition)
         problems += resultTargetProblems(of: definition)
+        problems += guardWarnings(of: definition)
         if let flags { problems += Self.flagWarnings(of: definition, flags: flags) }
         return problems
     }
 
-    /// A `result` with `to` must name a screen that can be below or behind the returning one:
-    /// a screen of the handling flow (or of the flows it holds), or of a flow that holds or
-    /// presents it, directly or through others.
+    /// A `result` with `to` must name a screen that can still be in the tree once the rule's
+    /// effects have applied: a screen of a flow that holds or presents the handling flow (directly
+    /// or through others), or, when the rule pops (or dismisses what this flow presents), a screen
+    /// the handling flow itself holds.
     private func resultTargetProblems(of definition: FlowDefinition) -> [DefinitionProblem] {
-        var targets: [(feature: String, path: JSONPointer)] = []
+        var targets: [(feature: String, path: JSONPointer, keepsOwn: Bool)] = []
+        let presents = definition.handlers.contains { handler in
+            handler.rules.contains { rule in rule.effects.contains { if case .present = $0 { true } else { false } } }
+        }
         for handler in definition.handlers {
             for (ruleIndex, rule) in handler.rules.enumerated() {
+                let pops = rule.effects.contains { effect in
+                    switch effect {
+                    case .pop, .popTo, .popToRoot: true
+                    default: false
+                    }
+                }
                 for (index, effect) in rule.effects.enumerated() {
                     guard case .result(let result) = effect, let feature = result.to else { continue }
-                    targets.append((feature, JSONPointer(["on", handler.action, String(ruleIndex), "do", String(index), "result", "to"])))
+                    targets.append((
+                        feature, JSONPointer(["on", handler.action, String(ruleIndex), "do", String(index), "result", "to"]),
+                        pops || (presents && rule.effects.contains(.dismiss))))
                 }
             }
         }
         guard !targets.isEmpty else { return [] }
-        var reachable = screenFeatures(of: definition.name).features
-        for other in names where other != definition.name {
-            let shown = screenFeatures(of: other)
-            if shown.flows.contains(definition.name) { reachable.formUnion(definitions[other]?.ownScreens.features ?? []) }
+        var behind: Set<String> = []
+        for other in names where other != definition.name && screenFeatures(of: other).flows.contains(definition.name) {
+            behind.formUnion(definitions[other]?.ownScreens.features ?? [])
         }
+        var own = definition.ownScreens.features
+        for child in Self.heldFlows(of: definition) { own.formUnion(screenFeatures(of: child).features) }
         return targets.compactMap { target in
-            guard !reachable.contains(target.feature) else { return nil }
+            guard !behind.contains(target.feature), !(target.keepsOwn && own.contains(target.feature)) else { return nil }
+            let why = own.contains(target.feature)
+                ? "\(definition.name) shows it, but this rule takes \(definition.name) away (its dismiss), so it is gone when the result arrives"
+                : "a result goes to a screen still in the stack, shown by \(definition.name) below its top or by a flow that holds or presents it"
             return DefinitionProblem(
                 path: target.path.description,
-                message: "no screen of \(JSONValue.string(target.feature).jsonText) can be below or behind \(definition.name): a result goes to a screen still in the stack, shown by \(definition.name) or by a flow that holds or presents it")
+                message: "no screen of \(JSONValue.string(target.feature).jsonText) can be below or behind \(definition.name) after this rule: \(why)")
         }
+    }
+
+    /// The child flows a definition holds in its stack or tabs (initial entries, push, setRoot,
+    /// replaceRoot), not those it presents.
+    private static func heldFlows(of definition: FlowDefinition) -> Set<String> {
+        var flows: Set<String> = []
+        for entry in definition.initial {
+            if case .flow(let name, _) = entry.target { flows.insert(name) }
+        }
+        for handler in definition.handlers {
+            for rule in handler.rules {
+                for effect in rule.effects {
+                    switch effect {
+                    case .push(.flow(let name, _)), .setRoot(.flow(let name, _)), .replaceRoot(.flow(let name, _)): flows.insert(name)
+                    default: break
+                    }
+                }
+            }
+        }
+        return flows
+    }
+
+    /// A guard resumes its action when its condition comes to hold, and within a session only the
+    /// user's state changes (flags, attributes and traits are fixed at creation, params are the
+    /// action's own): a guard that reads no user state shows its flow and then always drops the
+    /// action. A warning, since showing the flow may be all the author wants.
+    private func guardWarnings(of definition: FlowDefinition) -> [DefinitionProblem] {
+        func readsUser(_ condition: FlowCondition) -> Bool {
+            switch condition {
+            case .test(let source, _, _): source == .user
+            case .all(let conditions), .any(let conditions): conditions.contains(where: readsUser)
+            case .not(let inner): readsUser(inner)
+            }
+        }
+        var problems: [DefinitionProblem] = []
+        for handler in definition.handlers {
+            for (index, rule) in handler.rules.enumerated() {
+                guard let guarded = rule.guarded, !readsUser(guarded.when) else { continue }
+                problems.append(DefinitionProblem(
+                    path: JSONPointer(["on", handler.action, String(index), "guard", "when"]).description,
+                    message: "this guard reads no user state, the only thing that changes within a session, so \(handler.action) can never resume after its flow; name a user key such as {\"user\": \"loggedIn\", \"is\": true}",
+                    severity: .warning))
+            }
+        }
+        return problems
     }
 
     /// A link's action must be a type some flow of the catalog names, or a generic one: else

@@ -30,8 +30,10 @@ extension FlowEngine {
                 }
                 if rule.bubbles { continue }  // the parent decides
                 decided.insert(handler.action)
+                // A guard that fails now shows its flow instead, which cannot start interactively.
+                let guardFails = rule.guarded.map { !$0.when.evaluate(in: context, params: [:]) } ?? false
                 available.append(AvailableAction(
-                    type: handler.action, handledBy: flow, params: rule.params, interactive: rule.interactive))
+                    type: handler.action, handledBy: flow, params: rule.params, interactive: rule.interactive && !guardFails))
             }
         }
         if !decided.contains(FlowAction.back), let plan = genericBack(visible) {

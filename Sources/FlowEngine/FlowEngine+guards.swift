@@ -28,6 +28,16 @@ extension FlowEngine {
         guard let shown = run.shownFlows.first else {
             throw .refused(flow: plan.handledBy, action: action.type, reason: "its guard's effects show no flow to satisfy the guard")
         }
+        // The guard's flow must be what the user sees, over the screen the action came from;
+        // else the action could never resume (its screen gone) or the user would not see the flow.
+        guard run.tree.visiblePath()?.nodes.contains(where: { $0.id == shown.id }) == true else {
+            throw .refused(
+                flow: plan.handledBy, action: action.type,
+                reason: "its guard's flow \(shown.name) would not be on screen (something \(plan.handledBy) presents covers it)")
+        }
+        guard run.tree.containsScreen(id: source.id) else {
+            throw .refused(flow: plan.handledBy, action: action.type, reason: "its guard's effects remove the screen it came from, so it could never resume")
+        }
         var tree = run.tree
         var waiting = action
         waiting.interactive = false
@@ -68,7 +78,7 @@ extension FlowEngine {
         if let lastResumed {
             current.transition = Transition(
                 type: lastResumed.type, from: before.top, to: current.tree.top, animated: lastResumed.animated,
-                style: lastResumed.style, interactive: false, result: lastResumed.result)
+                style: lastResumed.style, interactive: false, result: lastResumed.result ?? outcome.transition?.result)
         }
         return current
     }

@@ -38,6 +38,11 @@ extension FlowTree {
         root.containsFlow(id: id)
     }
 
+    /// Whether a screen with the id number `id` is anywhere in the tree.
+    func containsScreen(id: Int) -> Bool {
+        root.containsScreen(id: id)
+    }
+
     /// The topmost screen in ``screens`` showing `feature`, and the path to the flow that owns it.
     func topmostScreen(showing feature: String) -> (path: [TreeStep], index: Int)? {
         var found: (path: [TreeStep], index: Int)?
@@ -48,6 +53,16 @@ extension FlowTree {
 }
 
 extension FlowNode {
+    func containsScreen(id: Int) -> Bool {
+        for entry in entries {
+            switch entry {
+            case .screen(let screen): if screen.id == id { return true }
+            case .flow(let child): if child.containsScreen(id: id) { return true }
+            }
+        }
+        return presented?.containsScreen(id: id) ?? false
+    }
+
     func containsFlow(id: Int) -> Bool {
         if self.id == id { return true }
         for entry in entries {

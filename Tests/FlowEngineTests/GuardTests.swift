@@ -201,10 +201,81 @@ struct GuardTests {
         (#"{"guard": {"when": {"user": "a", "is": true}, "else": {"present": "login"}, "then": 1}, "do": [{"push": "x.b"}]}"#, "/on/x.go/0/guard/then", "unknown"),
         (#"{"guard": {"when": {"usr": "a", "is": true}, "else": {"present": "login"}}, "do": [{"push": "x.b"}]}"#, "/on/x.go/0/guard/when", "condition"),
         (#"{"guard": [], "do": [{"push": "x.b"}]}"#, "/on/x.go/0/guard", "takes"),
+        (#"{"guard": {"when": {"user": "a", "is": true}, "else": {"setRoot": {"flow": "login"}}}, "do": [{"push": "x.b"}]}"#, "/on/x.go/0/guard/else", "shows the flow"),
+        (#"{"guard": {"when": {"user": "a", "is": true}, "else": [{"pop": {}}, {"present": "login"}]}, "do": [{"push": "x.b"}]}"#, "/on/x.go/0/guard/else/0/pop", "cannot pop"),
+        (#"{"guard": {"when": {"user": "a", "is": true}, "else": [{"present": "login"}, {"push": "x.c"}]}, "do": [{"push": "x.b"}]}"#, "/on/x.go/0/guard/else/1/push", "cannot push"),
     ])
     func putRefuses(rule: String, path: String, message: String) {
         let problems = Fixtures.problems(#"{"name": "x", "kind": "stacked", "initial": ["x.a"], "on": {"x.go": [\#(rule)]}}"#)
         #expect(problems.contains { $0.path.hasPrefix(path) && $0.message.contains(message) }, "\(problems)")
+    }
+
+    /// A guard may set user state along with showing its flow.
+    @Test func elseMaySetUser() throws {
+        let catalog = Fixtures.catalog(
+            #"{"name": "app", "kind": "stacked", "initial": ["a.home"], "on": {"a.go": [{"guard": {"when": {"user": "ok", "is": true}, "else": [{"setUser": {"asked": true}}, {"present": "login"}]}, "do": [{"push": "a.next"}]}]}}"#,
+            #"{"name": "login", "kind": "stacked", "initial": ["login.form"], "on": {"login.ok": [{"do": [{"setUser": {"ok": true}}, {"dismiss": {}}]}]}}"#)
+        var session = try Session(catalog: catalog)
+        let shown = try session.send("a.go")
+        #expect(shown.userChanges == [UserChange(key: "asked", value: true)])
+        try session.send("login.ok")
+        #expect(session.screenFeatures == ["a.home", "a.next"])
+    }
+
+    /// A guard flow that would end up under something the handling flow presents is refused
+    /// rather than left waiting where the user cannot see it.
+    @Test func guardFlowMustBeOnScreen() throws {
+        let catalog = Fixtures.catalog(
+            """
+            {"name": "app", "kind": "stacked", "initial": ["a.home"],
+             "on": {"a.sheet": [{"do": [{"present": "sheet"}]}],
+                    "sheet.pay": [{"via": "sheet", "guard": {"when": {"user": "ok", "is": true}, "else": {"push": {"flow": "login"}}}, "do": [{"push": "a.paid"}]}]}}
+            """,
+            #"{"name": "sheet", "kind": "stacked", "initial": ["sheet.main"]}"#,
+            #"{"name": "login", "kind": "stacked", "initial": ["login.form"]}"#)
+        var session = try Session(catalog: catalog)
+        try session.send("a.sheet")
+        guard case .refused(_, _, let reason)? = session.failure("sheet.pay") else {
+            Issue.record("expected refused")
+            return
+        }
+        #expect(reason.contains("would not be on screen"))
+    }
+
+    /// When the action that ends a guard returns a result and the resumed action moves on, the
+    /// transition still names the screen that received the result.
+    @Test func resumeKeepsTheResultReceipt() throws {
+        let catalog = Fixtures.catalog(
+            #"{"name": "app", "kind": "stacked", "initial": ["r.review"], "on": {"r.pay": [{"from": "r.review", "guard": {"when": {"user": "hasAddress", "is": true}, "else": {"present": "picker"}}, "do": [{"push": "r.paid"}]}]}}"#,
+            #"{"name": "picker", "kind": "stacked", "initial": ["picker.list"], "on": {"picker.chosen": [{"params": {"address": "object"}, "do": [{"setUser": {"hasAddress": true}}, {"dismiss": {}}, {"result": {"into": "address", "value": {"$param": "address"}}}]}]}}"#)
+        var session = try Session(catalog: catalog)
+        let review = try #require(session.top)
+        try session.send("r.pay")
+        let outcome = try session.send("picker.chosen", params: ["address": ["city": "Lyon"]])
+        #expect(session.screenFeatures == ["r.review", "r.paid"])
+        #expect(outcome.transition?.type == .push)
+        #expect(outcome.transition?.result == ResultReceipt(id: review.id, feature: "r.review", into: "address"))
+        #expect(session.tree.screens.first?.params == ["address": ["city": "Lyon"]])
+    }
+
+    /// A guarded rule is listed as interactive only while its guard holds.
+    @Test func availableActionsKnowTheGuard() throws {
+        let guest = try ShopFlows.session()
+        let member = try ShopFlows.session(["loggedIn": true])
+        func swipe(_ session: Session) -> AvailableAction? {
+            FlowEngine.availableActions(in: session.tree, catalog: session.catalog, context: session.context).first { $0.type == "shop.swipe" }
+        }
+        #expect(swipe(guest)?.interactive == false)
+        #expect(swipe(member)?.interactive == true)
+    }
+
+    /// A guard that reads no user state can never resume: a warning, not a refusal.
+    @Test func guardWithoutUserStateIsAWarning() throws {
+        let app = try FlowDefinition.parse(Array(#"{"name": "app", "kind": "stacked", "initial": ["a.home"], "on": {"a.go": [{"guard": {"when": {"flag": "beta", "is": true}, "else": {"present": "login"}}, "do": [{"push": "a.next"}]}]}}"#.utf8))
+        let login = try FlowDefinition.parse(Array(#"{"name": "login", "kind": "stacked", "initial": ["login.form"]}"#.utf8))
+        let problems = FlowCatalog([app, login]).validate()
+        #expect(problems.map(\.path) == ["/app/on/a.go/0/guard/when"], "\(problems)")
+        #expect(problems.allSatisfy { $0.isWarning })
     }
 
     /// The guard's flow is a reference like any other: unknown ones are caught, and its screens count.

@@ -142,5 +142,16 @@ struct ResultTests {
             """.utf8))
         let problems = FlowCatalog([app, sheet]).validate()
         #expect(problems.map(\.path) == ["/sheet/on/sheet.done/0/do/1/result/to"], "\(problems)")
+        // A screen of the returning flow itself is gone once the rule dismisses that flow, but
+        // below its top after a pop.
+        let picker = try FlowDefinition.parse(Array("""
+            {"name": "sheet", "kind": "stacked", "initial": ["sheet.pick"],
+             "on": {"sheet.more": [{"do": [{"push": "sheet.form"}]}],
+                    "sheet.done": [{"do": [{"dismiss": {}}, {"result": {"into": "x", "value": 1, "to": "sheet.pick"}}]}],
+                    "sheet.back": [{"do": [{"pop": {}}, {"result": {"into": "x", "value": 1, "to": "sheet.pick"}}]}]}}
+            """.utf8))
+        let own = FlowCatalog([app, picker]).validate()
+        #expect(own.map(\.path) == ["/sheet/on/sheet.done/0/do/1/result/to"], "\(own)")
+        #expect(own.first?.message.contains("takes sheet away") == true)
     }
 }
