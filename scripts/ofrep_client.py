@@ -48,7 +48,8 @@ SEED = 20261123
 TARGETING_KEY_NAMES = {"userId", "targetingKey"}
 EU = ["AT", "BE", "DE", "ES", "FR", "IT", "NL", "PL"]
 
-# The flags this check uploads: key -> (OpenFeature type, definition). eu-face-scan is shipped.
+# The flags this check uploads: key -> (OpenFeature type, definition). eu-face-scan and paywall are
+# shipped (definition None: read from the server).
 FLAGS = {
     "of-bool": ("boolean", {
         "variants": {"on": True, "off": False}, "defaultVariant": "off",
@@ -78,6 +79,7 @@ FLAGS = {
         "variants": {"nothing": None, "something": {"a": 1}}, "defaultVariant": "something",
         "rules": [{"when": {"attribute": "country", "is": "DE"}, "variant": "nothing"}]}),
     "eu-face-scan": ("boolean", None),
+    "paywall": ("boolean", None),
 }
 DEFAULTS = {"boolean": False, "string": "client-default", "integer": -1, "float": -1.5, "object": {"client": "default"}}
 
@@ -221,9 +223,9 @@ class Check:
         for name, definition in EXPERIMENTS.items():
             put = self.admin("PUT", f"/v1/experiments/{name}", definition)
             assert put.status_code in (200, 201), (name, put.status_code, put.text)
-        # The shipped flag's definition, for the targeting-key rule.
-        shipped = self.admin("GET", "/v1/flags/eu-face-scan").json()
-        definitions = {name: (flag_type, definition or shipped) for name, (flag_type, definition) in FLAGS.items()}
+        # The shipped flags' definitions, for the targeting-key rule.
+        definitions = {name: (flag_type, definition or self.admin("GET", f"/v1/flags/{name}").json())
+                       for name, (flag_type, definition) in FLAGS.items()}
 
         client = self.client("ofrep", {"X-API-Key": key})
         rng = random.Random(SEED)
