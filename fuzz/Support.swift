@@ -43,7 +43,7 @@ func repositoryFile(_ relativePath: String) -> [UInt8] {
 }
 
 /// The sample app's four flows, as `FlowCatalog.parse` takes them.
-let sampleDocuments: [(name: String, bytes: [UInt8])] = ["app", "onboarding", "home", "modal"].map {
+let sampleDocuments: [(name: String, bytes: [UInt8])] = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"].map {
     (name: $0, bytes: repositoryFile("flows/\($0).json"))
 }
 

@@ -73,6 +73,8 @@ export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(dirname "$(command -v swif
 # Swift's own backtracer reads the crashed thread's stack, which AddressSanitizer reports as a
 # second, bogus error; libFuzzer prints the stack of a trap itself.
 export SWIFT_BACKTRACE=enable=no
+# False leak reports from the global sample catalog (see the file for why).
+export LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}
 passed=0 failed=0
 for target in "${targets[@]}"; do
     mkdir -p "$out/corpus/$target" "$out/artifacts/$target"
