@@ -659,25 +659,12 @@ struct DefinitionReader {
                 path.appending(first).appending("result"),
                 "result returns a value to the screen that a pop, popTo, popToRoot or dismiss of the same rule brings back on top; this rule has none")
         }
-        if let value = elements[first].objectValue?["result"]?.objectValue?["value"], Self.paramNames(in: value).isEmpty == false,
-            !declaresParams
-        {
+        // The value's references were collected with the rule's others when the effect was read.
+        let value = path.appending(first).appending("result").appending("value")
+        if !declaresParams, paramReferences.contains(where: { $0.path.tokens.starts(with: value.tokens) }) {
             report(
-                path.appending(first).appending("result").appending("value"),
+                value,
                 "a result's value must have a declared type: declare the params it uses in this rule's params, such as \"params\": {\"address\": \"object\"}")
-        }
-    }
-
-    /// The names of the `{"$param": name}` references inside `value`.
-    private static func paramNames(in value: JSONValue) -> [String] {
-        switch value {
-        case .object(let object):
-            if object.count == 1, let name = object["$param"]?.stringValue { return [name] }
-            return object.members.flatMap { paramNames(in: $0.value) }
-        case .array(let elements):
-            return elements.flatMap(paramNames)
-        default:
-            return []
         }
     }
 

@@ -14,8 +14,8 @@ struct EffectRun {
     /// Set once the handling flow itself was dismissed; later effects have nothing to act on.
     private var handlerGone = false
     private var lastNavigation: (kind: Transition.Kind, animated: Bool, style: String?)?
-    /// `result` effects, delivered once every other effect has applied.
-    private var results: [FlowEffect.ScreenResult] = []
+    /// The `result` effect, delivered once every other effect has applied.
+    private var result: FlowEffect.ScreenResult?
     private var receipt: ResultReceipt?
     /// The ids of the flows that `push`, `setRoot` or `present` put into the tree, in order (a
     /// guard's effects show its flow this way).
@@ -42,7 +42,7 @@ struct EffectRun {
         for effect in effects { try apply(effect) }
         tree.nextId = builder.nextId
         tree.root.dismissHiddenPresentations(isVisible: true)
-        for result in results { try deliver(result) }
+        if let result { try deliver(result) }
         let size = tree.root.measure()
         let limits = builder.limits
         if size.entries > limits.maxEntries {
@@ -77,8 +77,8 @@ struct EffectRun {
         case .dismiss:
             try dismiss()
         case .result(let result):
-            guard results.isEmpty else { throw refusal("a rule returns at most one result") }
-            results.append(result)
+            guard self.result == nil else { throw refusal("a rule returns at most one result") }
+            self.result = result
         default:
             guard !handlerGone else {
                 throw refusal("\(effect.name) cannot apply: an earlier effect dismissed \(handlerFlow)")

@@ -143,14 +143,6 @@ public enum FlowEffect: Sendable, Equatable {
 }
 
 extension FlowEffect {
-    /// Whether the effect changes the tree (rather than user state or routing).
-    var isNavigation: Bool {
-        switch self {
-        case .setUser, .bubble, .result: return false
-        default: return true
-        }
-    }
-
     /// Whether the effect brings a screen that was below or behind back on top, so a `result`
     /// has a screen to return to.
     var revealsScreen: Bool {
