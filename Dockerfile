@@ -10,10 +10,13 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Dependencies first, so a source change does not refetch them.
+# (the engine, JSON and client package is a path dependency: its manifest is needed to resolve)
 COPY Package.swift ./
+COPY clients/swift/Package.swift clients/swift/
 RUN swift package resolve
 COPY Plugins Plugins
 COPY Sources Sources
+COPY clients/swift/Sources clients/swift/Sources
 COPY Tests Tests
 # migrations/, flows/, flags/, schemas/, playground/ and openapi.yaml are embedded in the binary at build time.
 COPY migrations migrations

@@ -2,16 +2,22 @@
 // FlowStack: a navigation-state server. See README.md and ../shared/DESIGN.md for the layout.
 import PackageDescription
 
+// The app-side package (clients/swift): the engine, JSON and the client, by path.
+let json = Target.Dependency.product(name: "JSON", package: "swift")
+let engine = Target.Dependency.product(name: "FlowEngine", package: "swift")
+let client = Target.Dependency.product(name: "FlowStackClient", package: "swift")
+
 let package = Package(
     name: "FlowStack",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "flowstack", targets: ["flowstack"]),
-        // What an app adds: the engine in the app, and the protocol at the edge. No server C library.
-        .library(name: "FlowStackClient", targets: ["FlowStackClient"]),
         .executable(name: "flowstack-tap", targets: ["flowstack-tap"]),
     ],
     dependencies: [
+        // The engine, JSON and the client live in a package of their own, with no dependency, so
+        // an app adds them without resolving the server's packages (clients/swift/README.md).
+        .package(path: "clients/swift"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -52,20 +58,15 @@ let package = Package(
         // A pthread mutex for locks every request takes (Swift's Mutex convoys on Linux).
         .target(name: "Locking"),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib", "Locking"]),
-        // Pure: JSON values, a strict parser with limits, a fast writer. Below every other module.
-        // libm on Linux: an app or tool that links JSON without Foundation still needs round/floor.
-        .target(name: "JSON", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         // Pure: GrowthBook-compatible bucketing, targeting, OpenFeature-shaped flag evaluation.
-        .target(name: "FeatureFlags", dependencies: ["JSON"]),
+        .target(name: "FeatureFlags", dependencies: [json]),
         // Pure: experiment statistics (gbstats' t-test, Bayesian test and SRM check) and the
         // distributions under them. No I/O.
-        .target(name: "ExperimentStats", dependencies: ["JSON"]),
-        // Pure: the flow-controller model, definitions, the delegate chain. No I/O.
-        .target(name: "FlowEngine", dependencies: ["JSON"]),
+        .target(name: "ExperimentStats", dependencies: [json]),
         // Pure: flow tests — scenarios of actions and what must follow, run on a catalog with the engine.
-        .target(name: "FlowScenarios", dependencies: ["FlowEngine", "JSON"]),
+        .target(name: "FlowScenarios", dependencies: [engine, json]),
         // Flow graphs: screens, actions and flows as DOT, Mermaid, or SVG laid out by Graphviz.
-        .target(name: "FlowGraph", dependencies: ["FlowEngine", "JSON", "CGraphviz"]),
+        .target(name: "FlowGraph", dependencies: [engine, json, "CGraphviz"]),
         // What the server needs from storage: the protocol, records, errors, migrations. No database.
         .target(name: "FlowStore", dependencies: ["Locking"], plugins: ["EmbedResources"]),
         // FlowStore on SQLite through GRDB: the embedded default.
@@ -76,8 +77,8 @@ let package = Package(
             name: "FlowServer",
             dependencies: [
                 "HTTPServer",
-                "JSON",
-                "FlowEngine",
+                json,
+                engine,
                 "FlowScenarios",
                 "FeatureFlags",
                 "ExperimentStats",
@@ -93,11 +94,11 @@ let package = Package(
             name: "flowstack",
             dependencies: [
                 "FlowServer",
-                "FlowEngine",
+                engine,
                 "FlowScenarios",
                 "FlowGraph",
                 "ExperimentStats",
-                "JSON",
+                json,
                 "FlowStore",
                 "SQLiteStore",
                 "PostgresStore",
@@ -106,11 +107,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The Swift client an app adds: sessions, taps predicted by the local engine, the offline
-        // queue, live events, navigation plans. Foundation's networking only.
-        .target(name: "FlowStackClient", dependencies: ["FlowEngine", "JSON"], exclude: ["Apple/README.md"]),
         // A terminal client: the sample app's phone drawn as text, a key per action.
-        .executableTarget(name: "flowstack-tap", dependencies: ["FlowStackClient"]),
+        .executableTarget(name: "flowstack-tap", dependencies: [client]),
         // Test support: one request-sending protocol, in-process or through a real socket.
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
@@ -118,16 +116,17 @@ let package = Package(
         // Test support: a store of the kind the run asks for (SQLite, or a throwaway PostgreSQL).
         .target(name: "StoreTestSupport", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "TestSupport"], path: "Tests/StoreTestSupport"),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
-        .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "JSON"]),
-        .testTarget(name: "ExperimentStatsTests", dependencies: ["ExperimentStats", "JSON"]),
-        .testTarget(name: "FlowEngineTests", dependencies: ["FlowEngine", "JSON", "TestSupport"]),
-        .testTarget(name: "FlowScenariosTests", dependencies: ["FlowScenarios", "FlowEngine", "JSON"]),
-        .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", "FlowEngine", "JSON"]),
+        .testTarget(name: "JSONTests", dependencies: [json, "TestSupport"]),
+        .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", json]),
+        .testTarget(name: "ExperimentStatsTests", dependencies: ["ExperimentStats", json]),
+        .testTarget(name: "FlowEngineTests", dependencies: [engine, json, "TestSupport"]),
+        .testTarget(name: "FlowScenariosTests", dependencies: ["FlowScenarios", engine, json]),
+        .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", engine, json]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // The client against a real flowstack process on a loopback port (the binary this build made).
-        .testTarget(name: "FlowStackClientTests", dependencies: ["FlowStackClient", "FlowEngine", "JSON", "TestSupport"]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", "FlowEngine", "FlowScenarios", "ExperimentStats", "JSON", "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        .testTarget(name: "FlowStackClientTests", dependencies: [client, engine, json, "TestSupport",
+            .product(name: "FlowStackUIKit", package: "swift"), .product(name: "FlowStackSwiftUI", package: "swift")]),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", engine, "FlowScenarios", "ExperimentStats", json, "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                                                       .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

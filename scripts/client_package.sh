@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # client_package.sh: builds a scratch app package, outside the repo, that adds FlowStackClient
-# with one .package(path:) line, as an app would; checks that the build compiled no server module
-# (no libmicrohttpd, libpq, SQLite, GRDB, server store or HTTP server); then, when this repo's
+# with one .package(path:) line (clients/swift), as an app would; checks that it resolved no
+# package at all (no Package.resolved pin, no checkout) and that the build compiled no server
+# module (no libmicrohttpd, libpq, SQLite, GRDB, server store or HTTP server); then, when this repo's
 # flowstack binary is built, runs the app against it (start, taps, offline batch, flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 . scripts/lib.sh
-identity=$(basename "$repo" | tr '[:upper:]' '[:lower:]')
 work=$(mktemp -d /tmp/flowstack-client-app.XXXXXX)
 server_pid=""
 cleanup() {
@@ -23,10 +23,10 @@ import PackageDescription
 
 let package = Package(
     name: "ScratchApp",
-    platforms: [.macOS(.v15), .iOS(.v18)],
-    dependencies: [.package(path: "$repo")],
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    dependencies: [.package(path: "$repo/clients/swift")],
     targets: [
-        .executableTarget(name: "ScratchApp", dependencies: [.product(name: "FlowStackClient", package: "$identity")]),
+        .executableTarget(name: "ScratchApp", dependencies: [.product(name: "FlowStackClient", package: "swift")]),
     ]
 )
 EOF
@@ -61,6 +61,15 @@ EOF
 echo "client_package: building a scratch app on FlowStackClient in $work/app"
 swift build --package-path "$work/app" 2>&1 | tail -3
 build="$work/app/.build"
+# Nothing but FlowStack's own engine, JSON and client: no pin, no checkout.
+pins=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("pins", [])))' "$work/app/Package.resolved" 2>/dev/null || echo 0)
+checkouts=$(ls "$build/checkouts" 2>/dev/null | wc -l)
+if [ "$pins" != 0 ] || [ "$checkouts" != 0 ]; then
+    echo "client_package: adding the client resolved other packages ($pins pins, $checkouts checkouts):" >&2
+    cat "$work/app/Package.resolved" >&2 2>/dev/null; ls "$build/checkouts" >&2 2>/dev/null
+    exit 1
+fi
+echo "client_package: resolved nothing besides the client's own package (Package.resolved: ${pins} pins)"
 # Every object file and module the build compiled (SwiftPM makes an empty TARGET.build folder for
 # every target of the graph; only the compiled files say what was built); none may be a server one.
 forbidden='CMicroHTTPD|CPostgres|CGraphviz|SQLiteStore|PostgresStore|GRDB|FlowServer|FlowStore|HTTPServer|FeatureFlags|Crypto|Logging'

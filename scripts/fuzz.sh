@@ -8,7 +8,7 @@
 #   scripts/fuzz.sh                 # every target, 60 s each
 #   scripts/fuzz.sh 300 action      # one target, 5 minutes
 #
-# The pure modules (JSON, FlowEngine, FeatureFlags) are compiled straight from Sources/ with
+# The pure modules (JSON, FlowEngine, FeatureFlags) are compiled straight from their sources (Sources/, clients/swift/Sources/) with
 # swiftc, one module each (as SwiftPM would; FlowEngine and FeatureFlags both have an internal
 # DefinitionReader, so they cannot share one module), instrumented with -sanitize=fuzzer,address.
 # libFuzzer, AddressSanitizer and lld ship with the Swift toolchain on Linux: nothing to install.
@@ -33,7 +33,9 @@ stale() { # stale OUTPUT INPUT...: whether OUTPUT is missing or older than an in
 
 build_module() { # build_module NAME DEPENDENCY...: Sources/NAME as a module and one object
     local name=$1; shift
-    local inputs=("$root/Sources/$name"/*.swift)
+    local dir="$root/Sources/$name"
+    [ -d "$dir" ] || dir="$root/clients/swift/Sources/$name"  # JSON and FlowEngine: the app-side package
+    local inputs=("$dir"/*.swift)
     local deps=()
     for dep in "$@"; do deps+=("$out/modules/$dep.o"); done
     stale "$out/modules/$name.o" "${inputs[@]}" ${deps[@]+"${deps[@]}"} || return 0

@@ -248,19 +248,19 @@ def swift_cases(text, enum):
 def parser_keywords():
     """(what, schema target, keywords) read from the parsers: the page must name each keyword and
     the schema at target must declare it (as a property name or an enum value)."""
-    reader = swift("Sources/FlowEngine/DefinitionReader.swift")
-    links = swift("Sources/FlowEngine/DefinitionReader+links.swift")
-    effect = swift("Sources/FlowEngine/FlowEffect.swift")
-    condition = swift("Sources/FlowEngine/FlowCondition.swift")
-    rule = swift("Sources/FlowEngine/FlowRule.swift")
+    reader = swift("clients/swift/Sources/FlowEngine/DefinitionReader.swift")
+    links = swift("clients/swift/Sources/FlowEngine/DefinitionReader+links.swift")
+    effect = swift("clients/swift/Sources/FlowEngine/FlowEffect.swift")
+    condition = swift("clients/swift/Sources/FlowEngine/FlowCondition.swift")
+    rule = swift("clients/swift/Sources/FlowEngine/FlowRule.swift")
     flag = swift("Sources/FeatureFlags/FlagDefinition+JSON.swift")
     experiment = swift("Sources/FeatureFlags/ExperimentDefinition+JSON.swift")
     operators = swift("Sources/FeatureFlags/AttributeOperator.swift")
     scenarios = swift("Sources/FlowScenarios/FlowScenarioSuite+parse.swift")
     scenario = swift("Sources/FlowScenarios/FlowScenario.swift")
-    transition = swift("Sources/FlowEngine/Transition.swift")
-    action = swift("Sources/FlowEngine/FlowAction.swift")
-    link = swift("Sources/FlowEngine/FlowLink.swift")
+    transition = swift("clients/swift/Sources/FlowEngine/Transition.swift")
+    action = swift("clients/swift/Sources/FlowEngine/FlowAction.swift")
+    link = swift("clients/swift/Sources/FlowEngine/FlowLink.swift")
     scenario_keys = re.findall(r'checkKeys\(object, \[([^\]]*)\], at: path, what: "(a scenario|a context|start|a step)"\)', scenarios)
     by_what = {what: re.findall(r'"([^"]+)"', keys) for keys, what in scenario_keys}
     if set(by_what) != {"a scenario", "a context", "start", "a step"}:
