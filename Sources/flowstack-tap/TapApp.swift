@@ -121,7 +121,7 @@ final class TapApp {
         case .remote(let state): note("another device: v\(state.version) \(state.top?.feature ?? "")")
         case .offline: note("offline: taps run here and queue")
         case .online: note("online: sending the queued taps as one batch")
-        case .restarted(let reason): note(reason)
+        case .restarted(let restart): note(restart.reason)
         }
     }
 

@@ -95,7 +95,7 @@ struct ClientMachineTests {
         guard case .batch(let items) = machine.nextCommand() else { Issue.record("expected a batch"); return }
         #expect(items.map(\.key) == ["k1", "k2"] && items.map(\.version) == [0, 1])
         let final = machine.shown
-        #expect(machine.batchAnswered(done: ["k1", "k2"], refusal: nil, state: final) == [.confirmed(final)])
+        #expect(machine.batchAnswered(sent: 2, done: ["k1", "k2"], refusal: nil, state: final) == [.confirmed(final)])
         #expect(machine.queue.isEmpty && machine.engine != nil)
     }
 
@@ -110,10 +110,12 @@ struct ClientMachineTests {
         _ = machine.reachable()
         _ = machine.nextCommand()
         let afterFirst = try NavigationState(try engine.applying(FlowAction(type: "onboarding.showSecond")).next)
-        let events = machine.batchAnswered(done: ["k1"], refusal: ["status": 422], state: afterFirst)
-        guard case .corrected(let correction) = events.first else { Issue.record("no correction"); return }
+        let events = machine.batchAnswered(sent: 2, done: ["k1"], refusal: ["status": 422], state: afterFirst)
+        #expect(events.first == .confirmed(afterFirst))  // the first tap was taken
+        guard case .corrected(let correction) = events.last else { Issue.record("no correction"); return }
         #expect(correction.refused == [FlowAction(type: "onboarding.completed")] && correction.reason == .refused)
         #expect(machine.shown == afterFirst && machine.queue.isEmpty)
+        #expect(machine.engine?.version == 1)  // rolled back to the engine after the first tap
     }
 
     /// Another device's version is adopted when nothing is pending, and left to the answer while

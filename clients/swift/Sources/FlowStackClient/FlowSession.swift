@@ -33,6 +33,7 @@ public actor FlowSession {
         public var traits: [String: String]
         /// What this build can draw; nil when the app does not say (taken to draw everything).
         public var client: ClientInfo?
+        /// Where the session is kept between launches, under the server and the user (``SessionKey``).
         public var store: any SessionStore
         public var retry: RetryPolicy
         /// Seconds before a request counts as unanswered.
@@ -44,11 +45,14 @@ public actor FlowSession {
         /// Whether to show the server's predictions when there is no local engine (false: a tap
         /// without the engine waits for its answer).
         public var usesPredictions: Bool
+        /// How requests reach the server; nil for URLSession's (``URLSessionTransport``). Tests and
+        /// simulations give their own.
+        public var transport: (any FlowTransport)?
 
         public init(server: URL, clientKey: String? = nil, userId: String, userHash: String? = nil, attributes: JSONObject = [:],
                     traits: [String: String] = [:], client: ClientInfo? = nil, store: any SessionStore = MemorySessionStore(),
                     retry: RetryPolicy = RetryPolicy(), timeout: TimeInterval = 10, simulatedLatency: Duration = .zero,
-                    usesBundle: Bool = true, usesPredictions: Bool = true) {
+                    usesBundle: Bool = true, usesPredictions: Bool = true, transport: (any FlowTransport)? = nil) {
             self.server = server
             self.clientKey = clientKey
             self.userId = userId
@@ -62,7 +66,11 @@ public actor FlowSession {
             self.simulatedLatency = simulatedLatency
             self.usesBundle = usesBundle
             self.usesPredictions = usesPredictions
+            self.transport = transport
         }
+
+        /// The key the session is kept under.
+        var key: SessionKey { SessionKey(server: server, userId: userId) }
     }
 
     /// `client: {platform, appVersion, features}` at session creation.
@@ -78,17 +86,31 @@ public actor FlowSession {
         }
     }
 
-    /// Why a session could not be started or resumed: the status and the server's problem.
+    /// The server refused to create or resume a session (a problem document: a 422
+    /// `unsupported-client`, a 403…): the status, the problem, and what the body began with when
+    /// it was not a problem.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var status: Int
         public var problem: JSONValue?
+        /// The first bytes of a body that was not a problem document (an HTML page from a proxy).
+        public var body: String?
         public var description: String {
-            "FlowStack answered \(status): \(problem?["detail"]?.stringValue ?? problem?["title"]?.stringValue ?? "no detail")"
+            if let detail = problem?["detail"]?.stringValue ?? problem?["title"]?.stringValue {
+                return "FlowStack answered \(status): \(detail)"
+            }
+            if let body, !body.isEmpty { return "FlowStack answered \(status) with a body that is not a problem document: \(body)" }
+            return "FlowStack answered \(status) with no body"
+        }
+
+        init(_ answer: FlowAnswer) {
+            status = answer.status
+            problem = answer.json.flatMap { $0.objectValue != nil ? $0 : nil }
+            body = problem == nil ? String(decoding: answer.body.prefix(200), as: UTF8.self) : nil
         }
     }
 
     private let configuration: Configuration
-    private let transport: HTTPTransport
+    private let transport: any FlowTransport
     private var stored: StoredSession
     private var machine: ClientMachine
     private var bundleTag: String?
@@ -101,6 +123,8 @@ public actor FlowSession {
     private var waiters: [String: CheckedContinuation<NavigationState, any Error>] = [:]
     private var refusals: [String: ActionRefused] = [:]
     private var subscribers: [UUID: AsyncStream<ClientEvent>.Continuation] = [:]
+    private var stateSubscribers: [UUID: AsyncStream<NavigationState>.Continuation] = [:]
+    private var published: NavigationState
     private var settleWaiters: [CheckedContinuation<Void, Never>] = []
     private var following = false
     private var stream: EventStreamConnection?
@@ -108,89 +132,137 @@ public actor FlowSession {
     private var lastEventId: String?
     /// Every event reported so far, oldest first (the last 1,000).
     public private(set) var history: [ClientEvent] = []
-    /// Set when the session had expired or was deleted (kept from the last launch, or while in
-    /// use: a post answered 401 or 404 for the session itself) and a new one was started.
-    public private(set) var restartReason: String?
+    /// The last time the session was found gone (kept from the last launch, or while in use: an
+    /// answer of 401 or 404 for the session itself) and a new one was started: why, the new
+    /// state, and the taps that were dropped.
+    public private(set) var lastRestart: Restart?
+    /// Why the session was last replaced by a new one (``lastRestart``'s reason).
+    public var restartReason: String? { lastRestart?.reason }
 
-    private init(configuration: Configuration, transport: HTTPTransport, stored: StoredSession, machine: ClientMachine) {
+    private init(configuration: Configuration, transport: any FlowTransport, stored: StoredSession, machine: ClientMachine) {
         self.configuration = configuration
         self.transport = transport
         self.stored = stored
         self.machine = machine
+        self.published = machine.shown
         self.currentId = SessionIdBox(stored.sessionId)
     }
 
     // MARK: starting
 
-    /// Resumes the session kept in `configuration.store` (same server and user), or starts a new
-    /// one. A kept session the server no longer knows (401, 404) is replaced by a new one, and
-    /// ``restartReason`` (and a `.restarted` event) says so. Taps kept in the store are sent.
+    /// Resumes the session kept in `configuration.store` for this server and user, or starts a
+    /// new one. A kept session the server no longer knows (a 401 or 404 problem) is replaced by a
+    /// new one, and ``lastRestart`` (and a `.restarted` event) says so, with the taps it dropped.
+    /// Taps kept in the store are sent, under the keys they were made with.
     ///
-    /// When the server cannot be reached (connection refused, timeout, 503) and the store kept
-    /// the session's confirmed state, the session starts from the store alone, offline: the local
-    /// engine from the kept bundle, the kept taps replayed on it so the app shows what the user
-    /// last saw, new taps shown at once and queued, a probe of `/healthz` with backoff, and the
-    /// queue sent as one batch when the server is back. A predictions-only client
-    /// (`usesBundle: false`, or no bundle kept) shows the confirmed state; its kept taps stay
-    /// queued (not shown) and are sent when back, and a new tap cannot be shown until then
-    /// (`send` throws; the tap stays queued).
+    /// When no working server answers (no answer, a 5xx, a body that is not FlowStack's, after
+    /// the retries) and the store kept the session's confirmed state, the session starts from the
+    /// store alone, offline: the local engine from the kept bundle, the kept taps replayed on it
+    /// so the app shows what the user last saw, new taps shown at once and queued, a probe of
+    /// `/healthz` with backoff, and the queue sent as batches when the server is back. A
+    /// predictions-only client (`usesBundle: false`, or no bundle kept) shows the confirmed
+    /// state; its kept taps stay queued (not shown) and are sent when back, and a new tap cannot
+    /// be shown until then (`send` throws ``Unreachable``; the tap stays queued).
     ///
     /// - Throws: ``Failure`` when the server refuses to create the session (a 422
-    ///   `unsupported-client`: show "update the app"), or the transport's error when it cannot be
-    ///   reached and there is no kept session to start from (none, or kept by an older version).
+    ///   `unsupported-client`: show "update the app"), or ``Unreachable`` when no working server
+    ///   answers and there is no kept session to start from ("offline at first launch").
     public static func start(_ configuration: Configuration) async throws -> FlowSession {
-        let transport = HTTPTransport(server: configuration.server, timeout: configuration.timeout, latency: configuration.simulatedLatency)
-        var reason: String?
-        if let kept = try configuration.store.load(), kept.server == configuration.server.absoluteString, kept.userId == configuration.userId {
-            let answer: HTTPAnswer
-            do {
-                answer = try await withRetries(configuration.retry) {
-                    try await transport.send("GET", "/v1/sessions/\(kept.sessionId)", query: "predict=true",
-                                             headers: ["Authorization": "Bearer \(kept.token)"])
+        let transport = configuration.transport
+            ?? URLSessionTransport(server: configuration.server, timeout: configuration.timeout, latency: configuration.simulatedLatency)
+        let key = configuration.key
+        var gone: (kept: StoredSession, status: Int, problem: JSONValue)?
+        if let kept = try configuration.store.load(key) {
+            let (reply, answer) = await attempt(configuration.retry, transport, FlowRequest(
+                method: "GET", path: "/v1/sessions/\(kept.sessionId)", query: "predict=true",
+                headers: ["Authorization": "Bearer \(kept.token)"]))
+            switch ClientMachine.classify(reply) {
+            case .success(let json):
+                if let (state, predictions) = try? ClientMachine.read(json), state.sessionId == kept.sessionId {
+                    var machine = ClientMachine(confirmed: state, predictions: configuration.usesPredictions ? predictions : [],
+                                                retry: configuration.retry)
+                    machine.restore(kept.queue)
+                    let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
+                    // Taps kept from before the kill are replayed on the bundle, so they show again at once.
+                    if !kept.queue.isEmpty && configuration.usesBundle { await session.loadBundleBeforeSending() }
+                    await session.afterStart()
+                    return session
                 }
-            } catch let error as Unreachable {
-                // Killed while offline and still offline: start from what the store kept.
-                guard let session = await restoredOffline(kept, configuration: configuration, transport: transport) else { throw error }
-                return session
+                fallthrough
+            case .unknown:
+                // No working server: start from what the store kept, offline.
+                if let session = await restoredOffline(kept, configuration: configuration, transport: transport) { return session }
+                if let answer { throw Failure(answer) }
+                if case .noAnswer(let detail) = reply { throw Unreachable(detail: detail) }
+                throw Unreachable(detail: "no answer")
+            case .gone(let status, let problem):
+                gone = (kept, status, problem)
+            case .refusal, .versionMismatch:
+                throw answer.map(Failure.init) ?? Unreachable(detail: "no answer")
             }
-            if answer.status == 200, let json = answer.json {
-                let (state, predictions) = try read(json, keepingPredictions: configuration.usesPredictions)
-                var machine = ClientMachine(confirmed: state, predictions: predictions)
-                machine.restore(kept.queue)
-                let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
-                // Taps kept from before the kill are replayed on the bundle, so they show again at once.
-                if !kept.queue.isEmpty && configuration.usesBundle { await session.loadBundleBeforeSending() }
-                await session.afterStart()
-                return session
-            }
-            guard answer.status == 401 || answer.status == 404 else { throw Failure(status: answer.status, problem: answer.json) }
-            reason = "session \(kept.sessionId) is gone (\(answer.status))"
-                + (kept.queue.isEmpty ? "" : "; \(kept.queue.count) queued tap(s) were dropped")
-                + "; started a new one"
-            try configuration.store.clear()
         }
-        let answer = try await withRetries(configuration.retry) {
-            try await transport.send("POST", "/v1/sessions", query: "predict=true", headers: configuration.clientKey.map { ["X-API-Key": $0] } ?? [:],
-                                     body: createBody(configuration))
+        let (reply, answer) = await attempt(configuration.retry, transport, FlowRequest(
+            method: "POST", path: "/v1/sessions", query: "predict=true",
+            headers: configuration.clientKey.map { ["X-API-Key": $0] } ?? [:], body: createBody(configuration)), success: 201)
+        guard let answer else {
+            if case .noAnswer(let detail) = reply { throw Unreachable(detail: detail) }
+            throw Unreachable(detail: "no answer")
         }
-        guard answer.status == 201, let json = answer.json, let id = json["session"]?["id"]?.stringValue,
-              let token = json["session"]?["token"]?.stringValue, let stateJSON = json["state"] else {
-            throw Failure(status: answer.status, problem: answer.json)
+        guard let (id, token, state, predictions) = created(answer, configuration: configuration) else {
+            if case .unknown(let detail) = ClientMachine.classify(reply, success: 201) { throw Unreachable(detail: detail) }
+            throw Failure(answer)
         }
-        let (state, predictions) = try read(stateJSON, keepingPredictions: configuration.usesPredictions)
-        let stored = StoredSession(server: configuration.server.absoluteString, sessionId: id, token: token, userId: configuration.userId)
+        let stored = StoredSession(server: key.server, sessionId: id, token: token, userId: configuration.userId)
         try configuration.store.save(stored)
-        let session = FlowSession(configuration: configuration, transport: transport, stored: stored,
-                                  machine: ClientMachine(confirmed: state, predictions: predictions))
-        await session.restarted(reason)
+        var machine = ClientMachine(confirmed: state, predictions: predictions, retry: configuration.retry)
+        var events: [ClientEvent] = []
+        if let gone {
+            machine.restore(gone.kept.queue)
+            events = machine.restarted(state, predictions: predictions, oldSession: gone.kept.sessionId, status: gone.status, problem: gone.problem)
+        }
+        let session = FlowSession(configuration: configuration, transport: transport, stored: stored, machine: machine)
+        await session.report(events)
         await session.afterStart()
         return session
+    }
+
+    /// Sends `request` until it has an answer that says something (a success or a problem
+    /// document), or the retry policy's tries are spent: the last reply, and its answer if any.
+    private static func attempt(_ policy: RetryPolicy, _ transport: any FlowTransport, _ request: FlowRequest,
+                                success: Int = 200) async -> (ClientMachine.Reply, FlowAnswer?) {
+        var attempt = 1
+        while true {
+            var answer: FlowAnswer?
+            let reply: ClientMachine.Reply
+            do {
+                answer = try await transport.send(request)
+                reply = answer!.reply
+            } catch {
+                reply = .noAnswer("\(error)")
+            }
+            if case .unknown = ClientMachine.classify(reply, success: success), attempt < policy.attempts {
+                try? await Task.sleep(for: policy.delay(before: attempt))
+                attempt += 1
+                continue
+            }
+            return (reply, answer)
+        }
+    }
+
+    /// A session-creation answer: the new id and token, its state and predictions; nil when it is
+    /// not a 201 with all of them.
+    private static func created(_ answer: FlowAnswer, configuration: Configuration)
+        -> (String, String, NavigationState, [(action: FlowAction, state: NavigationState)])? {
+        guard answer.status == 201, let json = answer.json, let id = json["session"]?["id"]?.stringValue,
+              let token = json["session"]?["token"]?.stringValue, let stateJSON = json["state"],
+              let (state, predictions) = try? ClientMachine.read(stateJSON) else { return nil }
+        return (id, token, state, configuration.usesPredictions ? predictions : [])
     }
 
     /// A session made from the store alone: the confirmed state, the bundle (its engine), the
     /// queued taps replayed on it; offline, probing `/healthz`. Nil when the store kept no state
     /// (written by an older version) or what it kept does not read.
-    private static func restoredOffline(_ kept: StoredSession, configuration: Configuration, transport: HTTPTransport) async -> FlowSession? {
+    private static func restoredOffline(_ kept: StoredSession, configuration: Configuration, transport: any FlowTransport) async -> FlowSession? {
         guard let document = kept.confirmed, let confirmed = try? NavigationState(json: document),
               confirmed.sessionId == kept.sessionId else { return nil }
         var bundle: (read: SessionBundle, json: JSONValue, bytes: [UInt8])?
@@ -198,7 +270,8 @@ public actor FlowSession {
            let read = try? SessionBundle(json: json), read.state.sessionId == kept.sessionId {
             bundle = (read, json, bytes)
         }
-        let machine = ClientMachine.restoredOffline(confirmed: confirmed, bundle: bundle?.read.state, queue: kept.queue)
+        let machine = ClientMachine.restoredOffline(confirmed: confirmed, bundle: bundle?.read.state, queue: kept.queue,
+                                                    retry: configuration.retry)
         let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
         await session.resumedOffline(bundle, tag: kept.bundleTag)
         return session
@@ -211,14 +284,12 @@ public actor FlowSession {
             persistedBundleVersion = bundle.read.state.version
         }
         emit([.offline])
-        persist()  // the queue as replayed (taps that no longer apply are dropped)
+        persist()
         startProbe()
     }
 
-    private func restarted(_ reason: String?) {
-        guard let reason else { return }
-        restartReason = reason
-        emit([.restarted(reason: reason)])
+    private func report(_ events: [ClientEvent]) {
+        emit(events)
     }
 
     private func loadBundleBeforeSending() async {
@@ -228,6 +299,7 @@ public actor FlowSession {
 
     private func afterStart() {
         persist()
+        publish()
         drain()
     }
 
@@ -250,30 +322,6 @@ public actor FlowSession {
         return writer.takeBytes()
     }
 
-    /// A state document with its predictions.
-    static func read(_ json: JSONValue, keepingPredictions keep: Bool = true) throws -> (NavigationState, [(action: FlowAction, state: NavigationState)]) {
-        let state = try NavigationState(json: json)
-        var predictions: [(action: FlowAction, state: NavigationState)] = []
-        for item in keep ? json["predictions"]?.arrayValue ?? [] : [] {
-            guard let action = item["action"], let next = item["state"] else { continue }
-            predictions.append((try FlowAction(json: action), try NavigationState(json: next)))
-        }
-        return (state, predictions)
-    }
-
-    private static func withRetries(_ policy: RetryPolicy, _ request: () async throws -> HTTPAnswer) async throws -> HTTPAnswer {
-        var attempt = 1
-        while true {
-            do {
-                return try await request()
-            } catch let error as Unreachable {
-                guard attempt < policy.attempts else { throw error }
-                try await Task.sleep(for: policy.delay(before: attempt))
-                attempt += 1
-            }
-        }
-    }
-
     // MARK: what the app reads
 
     /// What to show now: the confirmed state with the taps not yet confirmed applied.
@@ -281,11 +329,15 @@ public actor FlowSession {
     /// The last state the server answered.
     public var confirmedState: NavigationState { machine.confirmed }
     /// The session's id (`s_…`); a new one after the session was deleted or expired in use (see
-    /// ``restartReason``).
+    /// ``lastRestart``).
     public nonisolated var sessionId: String { currentId.value }
     private nonisolated let currentId: SessionIdBox
+    /// The session's token, as kept in the store (support asks for it to look a session up).
+    public var token: String { stored.token }
     /// Taps shown and not yet confirmed.
     public var pendingCount: Int { machine.queue.count }
+    /// The taps not yet confirmed, oldest first, with their keys.
+    public var pending: [QueuedAction] { machine.queue }
     /// True while the server cannot be reached (or ``setOffline(_:)`` said so).
     public var isOffline: Bool { machine.offline }
     /// True when taps run on the local engine (the session's bundle is loaded).
@@ -307,7 +359,7 @@ public actor FlowSession {
     }
 
     /// A stream of what happens: confirmations, corrections, other devices' versions, offline and
-    /// back online. Each call makes a new stream; it ends when the session is closed.
+    /// back online, restarts. Each call makes a new stream; it ends when the session is closed.
     public func events() -> AsyncStream<ClientEvent> {
         let (stream, continuation) = AsyncStream<ClientEvent>.makeStream(bufferingPolicy: .bufferingNewest(1000))
         let id = UUID()
@@ -318,14 +370,62 @@ public actor FlowSession {
         return stream
     }
 
+    /// Every state the app should show, in order: the one shown now first, then each change (a
+    /// tap shown at once, a correction, another device's version, a new session after a
+    /// restart). A renderer follows it and draws `NavigationPlan(from: previous, to: next)`.
+    /// Each call makes a new stream; it ends when the session is closed.
+    ///
+    /// ```swift
+    /// var shown: NavigationState?
+    /// for await state in await session.states() {
+    ///     if let shown { renderer.apply(NavigationPlan(from: shown, to: state)) }
+    ///     shown = state
+    /// }
+    /// ```
+    public func states() -> AsyncStream<NavigationState> {
+        let (stream, continuation) = AsyncStream<NavigationState>.makeStream(bufferingPolicy: .unbounded)
+        let id = UUID()
+        continuation.yield(published)
+        stateSubscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribeStates(id) }
+        }
+        return stream
+    }
+
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+    private func unsubscribeStates(_ id: UUID) { stateSubscribers[id] = nil }
 
     private func emit(_ events: [ClientEvent]) {
         for event in events {
+            switch event {
+            case .corrected(let correction):
+                // A tap that waited and was not taken: its caller is told why.
+                let status = correction.problem?["status"]?.integerValue ?? 409
+                for tap in correction.taps where waiters[tap.key] != nil {
+                    refusals[tap.key] = ActionRefused(action: tap.action, status: status, problem: correction.problem)
+                }
+            case .restarted(let restart):
+                lastRestart = restart
+                for tap in restart.dropped where waiters[tap.key] != nil {
+                    refusals[tap.key] = ActionRefused(action: tap.action, status: restart.status, problem: restart.problem)
+                }
+            default:
+                break
+            }
             history.append(event)
             for subscriber in subscribers.values { subscriber.yield(event) }
         }
         if history.count > 1000 { history.removeFirst(history.count - 1000) }
+        publish()
+    }
+
+    /// Sends the state shown to the ``states()`` streams when it changed.
+    private func publish() {
+        let shown = machine.shown
+        guard shown != published else { return }
+        published = shown
+        for subscriber in stateSubscribers.values { subscriber.yield(shown) }
     }
 
     // MARK: acting
@@ -340,11 +440,14 @@ public actor FlowSession {
     /// ```
     ///
     /// - Throws: the engine's ``FlowError`` when the local engine refuses it (nothing is posted),
-    ///   or ``ActionRefused`` when a tap that waited was refused by the server.
+    ///   ``ActionRefused`` when a tap that waited was not taken by the server, or ``Unreachable``
+    ///   when a tap that waited cannot be answered because the client is offline (it stays
+    ///   queued and is sent when the server is back).
     public func send(_ action: FlowAction) async throws -> NavigationState {
         let key = UUID().uuidString.lowercased()
         let result = try machine.tap(action, key: key, at: Self.timestamp())
         persist()
+        publish()
         switch result {
         case .shown(let state):
             drain()
@@ -353,6 +456,7 @@ public actor FlowSession {
             return try await withCheckedThrowingContinuation { continuation in
                 waiters[key] = continuation
                 drain()
+                resolveWaiters()
             }
         }
     }
@@ -365,7 +469,7 @@ public actor FlowSession {
     }
 
     /// Simulates losing the network (true) or getting it back (false): while offline, taps are
-    /// applied locally and queued; when back, the queue goes as one batch.
+    /// applied locally and queued; when back, the queue goes in batches.
     public func setOffline(_ offline: Bool) {
         forcedOffline = offline
         if offline {
@@ -386,7 +490,7 @@ public actor FlowSession {
         await withCheckedContinuation { settleWaiters.append($0) }
     }
 
-    private var isSettled: Bool { machine.queue.isEmpty && !draining }
+    private var isSettled: Bool { machine.queue.isEmpty && !draining && machine.gone == nil }
 
     private func notifySettled() {
         guard isSettled else { return }
@@ -403,6 +507,8 @@ public actor FlowSession {
         probe = nil
         for subscriber in subscribers.values { subscriber.finish() }
         subscribers = [:]
+        for subscriber in stateSubscribers.values { subscriber.finish() }
+        stateSubscribers = [:]
     }
 
     private var authorization: [String: String] { ["Authorization": "Bearer \(stored.token)"] }
@@ -414,7 +520,7 @@ public actor FlowSession {
         var changed = false
         let queue = machine.queue
         if queue.map(\.key) != stored.queue.map(\.key) {
-            stored.queue = queue.map { QueuedAction(key: $0.key, version: $0.version, action: $0.action, at: $0.at) }
+            stored.queue = queue.map(\.kept)
             changed = true
         }
         if persistedConfirmedVersion != machine.confirmed.version {
@@ -474,22 +580,43 @@ public actor FlowSession {
         Task { await self.drainLoop() }
     }
 
+    /// Performs what the machine asks, one request at a time, and hands each reply back to it.
     private func drainLoop() async {
         while true {
             if let command = machine.nextCommand(batches: batchSupported) {
                 switch command {
-                case .post(let item): await post(item)
-                case .batch(let items): await postBatch(items)
-                case .reload: await reload()
+                case .pause(let delay):
+                    try? await Task.sleep(for: delay)
+                case .post(let item):
+                    emit(machine.handle(await perform(postRequest(item)), to: command))
+                case .batch(let items):
+                    let reply = await perform(batchRequest(items))
+                    if case .answer(405, _) = reply {
+                        // A server without the batch route: the same taps go one by one.
+                        batchSupported = false
+                        machine.unsent()
+                    } else {
+                        emit(machine.handle(reply, to: command))
+                    }
+                case .reload:
+                    emit(machine.handle(await perform(FlowRequest(method: "GET", path: "/v1/sessions/\(stored.sessionId)",
+                                                                  query: "predict=true", headers: authorization)), to: command))
+                case .create:
+                    await recreate()
                 }
+                if machine.offline && !forcedOffline { startProbe() }
                 persist()
+                publish()
                 resolveWaiters()
                 continue
             }
-            if configuration.usesBundle, machine.needsBundle, !machine.offline, bundleTriedAt != machine.confirmed.version {
+            if configuration.usesBundle, machine.needsBundle, !machine.offline, machine.queue.isEmpty || machine.queue.allSatisfy({ $0.expected == nil }),
+               bundleTriedAt != machine.confirmed.version {
                 bundleTriedAt = machine.confirmed.version
                 await refreshBundle()
                 persist()
+                publish()
+                resolveWaiters()
                 continue
             }
             break
@@ -499,49 +626,26 @@ public actor FlowSession {
         notifySettled()
     }
 
-    private func resolveWaiters() {
-        let queued = Set(machine.queue.map(\.key))
-        for (key, waiter) in waiters where !queued.contains(key) {
-            waiters[key] = nil
-            if let refusal = refusals.removeValue(forKey: key) {
-                waiter.resume(throwing: refusal)
-            } else {
-                waiter.resume(returning: machine.shown)
-            }
-        }
-        if machine.offline {
-            for (key, waiter) in waiters {
-                waiters[key] = nil
-                waiter.resume(throwing: Unreachable(detail: "offline, and no bundle or prediction to show the tap with; it stays queued"))
-            }
+    /// Sends one request: the answer as a reply for the machine, or no answer.
+    private func perform(_ request: FlowRequest) async -> ClientMachine.Reply {
+        do {
+            return try await transport.send(request).reply
+        } catch {
+            return .noAnswer("\(error)")
         }
     }
 
-    private func post(_ item: QueuedAction) async {
+    private func postRequest(_ item: QueuedAction) -> FlowRequest {
         var headers = authorization
         headers["If-Match"] = "\"\(item.version)\""
         headers["Idempotency-Key"] = item.key
         var body = JSONWriter()
         body.writeValue(item.action.json)
-        let bytes = body.takeBytes()
         let query = machine.engine == nil && configuration.usesPredictions ? "predict=true" : nil
-        let answer: HTTPAnswer
-        do {
-            answer = try await sendWithRetries("POST", "/v1/sessions/\(stored.sessionId)/actions", query: query, headers: headers, body: bytes)
-        } catch {
-            return
-        }
-        if answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) {
-            emit(machine.answered(key: item.key, state: state, predictions: predictions))
-        } else if (answer.status == 401 || answer.status == 404), await sessionGone(answer) {
-            return
-        } else {
-            if answer.status != 412 { refusals[item.key] = ActionRefused(action: item.action, status: answer.status, problem: answer.json) }
-            emit(machine.refused(key: item.key, status: answer.status, problem: answer.json))
-        }
+        return FlowRequest(method: "POST", path: "/v1/sessions/\(stored.sessionId)/actions", query: query, headers: headers, body: body.takeBytes())
     }
 
-    private func postBatch(_ items: [QueuedAction]) async {
+    private func batchRequest(_ items: [QueuedAction]) -> FlowRequest {
         var writer = JSONWriter(capacity: 256 * items.count)
         writer.beginObject()
         writer.writeKey("actions")
@@ -551,59 +655,49 @@ public actor FlowSession {
         }
         writer.endArray()
         writer.endObject()
-        let answer: HTTPAnswer
-        do {
-            answer = try await sendWithRetries("POST", "/v1/sessions/\(stored.sessionId)/actions/batch", headers: authorization, body: writer.takeBytes())
-        } catch {
-            return
-        }
-        if answer.status == 401, await sessionGone(answer) { return }
-        if answer.status == 404 || answer.status == 405 {
-            // A server without the batch route: the same taps go one by one.
-            batchSupported = false
-            machine.unsent()
-            return
-        }
-        guard answer.status == 200, let json = answer.json, let stateJSON = json["state"], let state = try? NavigationState(json: stateJSON) else {
-            emit(machine.refused(key: items[0].key, status: answer.status == 412 ? 412 : answer.status, problem: answer.json))
-            return
-        }
-        var done = Set<String>()
-        for result in json["results"]?.arrayValue ?? [] {
-            guard let key = result["key"]?.stringValue, let status = result["status"]?.stringValue else { continue }
-            if status == "applied" || status == "skipped" { done.insert(key) }
-        }
-        // JSONValue is ExpressibleByNilLiteral: spell the Optional out, or `nil` reads as JSON null.
-        let refusal = json["refused"].flatMap { $0.isNull ? JSONValue?.none : $0 }
-        emit(machine.batchAnswered(done: done, refusal: refusal, state: state))
+        return FlowRequest(method: "POST", path: "/v1/sessions/\(stored.sessionId)/actions/batch", headers: authorization, body: writer.takeBytes())
     }
 
-    private func reload() async {
-        guard let answer = try? await sendWithRetries("GET", "/v1/sessions/\(stored.sessionId)", query: "predict=true", headers: authorization) else { return }
-        if answer.status == 401 || answer.status == 404, await sessionGone(answer) { return }
-        guard answer.status == 200, let json = answer.json, let (state, predictions) = try? Self.read(json, keepingPredictions: configuration.usesPredictions) else { return }
-        emit(machine.reloaded(state, predictions: predictions))
+    /// Resolves the callers of taps that waited: with the state they show once they show one,
+    /// with the server's reason when they were not taken, and with ``Unreachable`` while offline
+    /// (the tap stays queued).
+    private func resolveWaiters() {
+        for (key, waiter) in waiters {
+            if let item = machine.queue.first(where: { $0.key == key }) {
+                if let expected = item.expected {
+                    waiters[key] = nil
+                    waiter.resume(returning: expected)
+                } else if machine.offline {
+                    waiters[key] = nil
+                    waiter.resume(throwing: Unreachable(detail: "offline, and no bundle or prediction to show the tap with; it stays queued"))
+                }
+                continue
+            }
+            waiters[key] = nil
+            if let refusal = refusals.removeValue(forKey: key) {
+                waiter.resume(throwing: refusal)
+            } else {
+                waiter.resume(returning: machine.shown)
+            }
+        }
     }
 
-    /// The session itself is gone (a 401 or 404 on its own routes: deleted or expired while in
-    /// use, not a refusal of a tap): a new session is started for the same user, the taps queued
-    /// on the old one are dropped (a tap that waited throws ``ActionRefused``), and
-    /// ``restartReason`` and a `.restarted` event say so. False when no new session could be made
-    /// (the answer is then handled as a refusal).
-    private func sessionGone(_ gone: HTTPAnswer) async -> Bool {
+    /// The session is gone (the machine read a 401 or 404 problem for it): a new one is created
+    /// for the same user and the machine restarts on it, reporting the taps it drops; a creation
+    /// that gets no usable answer is retried like any unknown outcome.
+    private func recreate() async {
         let old = stored.sessionId
-        guard let answer = try? await sendWithRetries("POST", "/v1/sessions", query: "predict=true",
-                                                      headers: configuration.clientKey.map { ["X-API-Key": $0] } ?? [:],
-                                                      body: Self.createBody(configuration)),
-              answer.status == 201, let json = answer.json, let id = json["session"]?["id"]?.stringValue,
-              let token = json["session"]?["token"]?.stringValue, let stateJSON = json["state"],
-              let (state, predictions) = try? Self.read(stateJSON, keepingPredictions: configuration.usesPredictions) else { return false }
-        let dropped = machine.queue
-        for item in dropped { refusals[item.key] = ActionRefused(action: item.action, status: gone.status, problem: gone.json) }
+        let request = FlowRequest(method: "POST", path: "/v1/sessions", query: "predict=true",
+                                  headers: configuration.clientKey.map { ["X-API-Key": $0] } ?? [:], body: Self.createBody(configuration))
+        var answer: FlowAnswer?
+        do { answer = try await transport.send(request) } catch { emit(machine.createFailed("no answer: \(error)")); return }
+        guard let answer, let (id, token, state, predictions) = Self.created(answer, configuration: configuration) else {
+            emit(machine.createFailed("session creation answered \(answer?.status ?? 0)"))
+            return
+        }
         stopStream()
-        stored = StoredSession(server: configuration.server.absoluteString, sessionId: id, token: token, userId: configuration.userId)
+        stored = StoredSession(server: configuration.key.server, sessionId: id, token: token, userId: configuration.userId)
         currentId.value = id
-        machine = ClientMachine(confirmed: state, predictions: predictions)
         fetchedBundle = nil
         bundleTag = nil
         bundleCache = nil
@@ -612,18 +706,18 @@ public actor FlowSession {
         persistedBundleVersion = nil
         lastEventId = nil
         batchSupported = true
+        let events = machine.restarted(state, predictions: predictions, oldSession: old)
         try? configuration.store.save(stored)
         persist()
-        restarted("session \(old) is gone (\(gone.status))"
-            + (dropped.isEmpty ? "" : "; \(dropped.count) queued tap(s) were dropped") + "; started a new one")
+        emit(events)
         if following { connectEvents() }
-        return true
     }
 
     private func refreshBundle() async {
         var headers = authorization
         if let bundleTag { headers["If-None-Match"] = bundleTag }
-        guard let answer = try? await sendWithRetries("GET", "/v1/sessions/\(stored.sessionId)/bundle", headers: headers) else { return }
+        guard let answer = try? await transport.send(FlowRequest(method: "GET", path: "/v1/sessions/\(stored.sessionId)/bundle", headers: headers))
+        else { return }
         if answer.status == 304, let bundleCache {
             machine.loaded(bundleCache)
             return
@@ -635,26 +729,7 @@ public actor FlowSession {
         machine.loaded(bundle.state)
     }
 
-    /// Sends with the retry policy; when every try fails the client goes offline and probes
-    /// the server until it answers, then sends what is queued.
-    private func sendWithRetries(_ method: String, _ path: String, query: String? = nil, headers: [String: String],
-                                 body: [UInt8]? = nil) async throws -> HTTPAnswer {
-        var attempt = 1
-        while true {
-            do {
-                return try await transport.send(method, path, query: query, headers: headers, body: body)
-            } catch {
-                if attempt >= configuration.retry.attempts || forcedOffline {
-                    emit(machine.unreachable())
-                    startProbe()
-                    throw error
-                }
-                try? await Task.sleep(for: configuration.retry.delay(before: attempt))
-                attempt += 1
-            }
-        }
-    }
-
+    /// Probes `/healthz` with backoff until the server answers, then sends what is queued.
     private func startProbe() {
         guard probe == nil, !forcedOffline else { return }
         let policy = configuration.retry
@@ -664,7 +739,7 @@ public actor FlowSession {
             while !Task.isCancelled {
                 try? await Task.sleep(for: policy.delay(before: attempt))
                 attempt += 1
-                if let answer = try? await transport.send("GET", "/healthz"), answer.status == 200 {
+                if let answer = try? await transport.send(FlowRequest(method: "GET", path: "/healthz")), answer.status == 200 {
                     await self?.backOnline()
                     return
                 }
@@ -704,11 +779,18 @@ public actor FlowSession {
 
     private var streamFailures = 0
 
+    /// `…/v1/sessions/{id}/events` on the configured server.
+    private var eventsURL: URL {
+        var text = configuration.server.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return URL(string: text + "/v1/sessions/\(stored.sessionId)/events") ?? configuration.server
+    }
+
     private func connectEvents() {
         guard following, !forcedOffline else { return }
         stopStream()
         let generation = streamGeneration
-        var request = URLRequest(url: transport.url("/v1/sessions/\(stored.sessionId)/events"), timeoutInterval: 60)
+        var request = URLRequest(url: eventsURL, timeoutInterval: 60)
         request.setValue("Bearer \(stored.token)", forHTTPHeaderField: "Authorization")
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         if let lastEventId { request.setValue(lastEventId, forHTTPHeaderField: "Last-Event-ID") }

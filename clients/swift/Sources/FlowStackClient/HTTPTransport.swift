@@ -1,35 +1,73 @@
-// HTTPTransport: one request to the server with URLSession, and what came back.
+// HTTPTransport: one request to the server (FlowTransport; URLSession's), what came back, and retries.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import JSON
 
-/// An answer: status, headers that matter here, and the body.
-struct HTTPAnswer: Sendable {
-    var status: Int
-    var etag: String?
-    var body: [UInt8]
+/// One request to the server: what ``FlowTransport`` sends.
+public struct FlowRequest: Sendable, Equatable {
+    public var method: String
+    /// The path, from `/` (`/v1/sessions/s_…/actions`).
+    public var path: String
+    /// The query, without `?` (`predict=true`), when there is one.
+    public var query: String?
+    public var headers: [String: String]
+    /// A JSON body, when there is one.
+    public var body: [UInt8]?
 
-    var json: JSONValue? { body.isEmpty ? nil : try? JSONParser.parse(body) }
+    public init(method: String, path: String, query: String? = nil, headers: [String: String] = [:], body: [UInt8]? = nil) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
 }
 
-/// The server could not be reached (connection refused, reset, timed out), or answered
-/// 429/502/503/504 (502 and 504: a load balancer whose node died or hung with the request):
-/// worth retrying with the same idempotency key.
-struct Unreachable: Error, Sendable, CustomStringConvertible {
-    var detail: String
-    var description: String { "server unreachable: \(detail)" }
+/// An answer, whatever its status: the status, the headers that matter here, and the body.
+public struct FlowAnswer: Sendable, Equatable {
+    public var status: Int
+    public var etag: String?
+    public var contentType: String?
+    public var body: [UInt8]
+
+    public init(status: Int, etag: String? = nil, contentType: String? = nil, body: [UInt8]) {
+        self.status = status
+        self.etag = etag
+        self.contentType = contentType
+        self.body = body
+    }
+
+    var json: JSONValue? { body.isEmpty ? nil : try? JSONParser.parse(body) }
+    var reply: ClientMachine.Reply { .answer(status: status, body: body) }
+}
+
+/// How the client reaches the server: one request, one answer of any status; throws
+/// ``Unreachable`` when there is no answer at all. ``URLSessionTransport`` is the one an app
+/// uses; tests and the client simulation give their own.
+public protocol FlowTransport: Sendable {
+    func send(_ request: FlowRequest) async throws -> FlowAnswer
+}
+
+/// No answer from the server: the connection was refused or cut, the request timed out, or what
+/// came back was not HTTP. What it was sending may or may not have been applied: the client sends
+/// it again under the same idempotency keys. `FlowSession.start` throws it when there is no
+/// working server and nothing kept to start from ("offline at first launch").
+public struct Unreachable: Error, Sendable, CustomStringConvertible {
+    public var detail: String
+    public init(detail: String) { self.detail = detail }
+    public var description: String { "server unreachable: \(detail)" }
 }
 
 /// Sends requests with URLSession, after the simulated latency if one is set.
-final class HTTPTransport: Sendable {
-    let server: URL
+public final class URLSessionTransport: FlowTransport {
+    public let server: URL
     let session: URLSession
     let timeout: TimeInterval
     let latency: Duration
 
-    init(server: URL, timeout: TimeInterval, latency: Duration) {
+    public init(server: URL, timeout: TimeInterval = 10, latency: Duration = .zero) {
         self.server = server
         self.timeout = timeout
         self.latency = latency
@@ -48,14 +86,13 @@ final class HTTPTransport: Sendable {
         return URL(string: text) ?? server
     }
 
-    /// Sends one request; 429, 502, 503, 504 and transport errors throw ``Unreachable``.
-    func send(_ method: String, _ path: String, query: String? = nil, headers: [String: String] = [:],
-              body: [UInt8]? = nil) async throws -> HTTPAnswer {
+    public func send(_ flowRequest: FlowRequest) async throws -> FlowAnswer {
         if latency > .zero { try await Task.sleep(for: latency) }
-        var request = URLRequest(url: url(path, query: query), cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        request.httpMethod = method
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        if let body {
+        var request = URLRequest(url: url(flowRequest.path, query: flowRequest.query), cachePolicy: .reloadIgnoringLocalCacheData,
+                                 timeoutInterval: timeout)
+        request.httpMethod = flowRequest.method
+        for (name, value) in flowRequest.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body = flowRequest.body {
             request.httpBody = Data(body)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
@@ -79,10 +116,8 @@ final class HTTPTransport: Sendable {
             throw Unreachable(detail: "\(error.localizedDescription)")
         }
         guard let http = response as? HTTPURLResponse else { throw Unreachable(detail: "not an HTTP answer") }
-        // Busy or unavailable: the same request (and idempotency key) goes again after a backoff.
-        if [429, 502, 503, 504].contains(http.statusCode) { throw Unreachable(detail: "status \(http.statusCode)") }
-        let etag = http.value(forHTTPHeaderField: "ETag")
-        return HTTPAnswer(status: http.statusCode, etag: etag, body: Array(data))
+        return FlowAnswer(status: http.statusCode, etag: http.value(forHTTPHeaderField: "ETag"),
+                          contentType: http.value(forHTTPHeaderField: "Content-Type"), body: Array(data))
     }
 }
 
@@ -92,7 +127,8 @@ final class HTTPTransport: Sendable {
 /// RetryPolicy(attempts: 4, initialDelay: .milliseconds(100), maximumDelay: .seconds(2))
 /// ```
 public struct RetryPolicy: Sendable, Equatable {
-    /// Tries per request before the client goes offline (and queues).
+    /// Tries per request (the first and the retries after an unknown outcome) before the client
+    /// goes offline and waits for the server.
     public var attempts: Int
     public var initialDelay: Duration
     public var maximumDelay: Duration

@@ -3,7 +3,7 @@
 import Foundation
 import Security
 
-/// A ``SessionStore`` in the Keychain: one generic-password item per `service` and `account`,
+/// A ``SessionStore`` in the Keychain: one generic-password item per `service`, `account`, server and user,
 /// readable after the first unlock. Not built (nor tested) on Linux; it only moves bytes in and
 /// out of `SecItem` calls.
 ///
@@ -24,11 +24,44 @@ public struct KeychainSessionStore: SessionStore {
         public var description: String { "Keychain error \(status)" }
     }
 
-    private var query: [String: Any] {
+    /// One item per server and user: the account is `account`, the server and the user id.
+    private func query(_ key: SessionKey) -> [String: Any] {
+        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+         kSecAttrAccount as String: "\(account) \(key.server) \(key.userId)"]
+    }
+
+    /// The one item stores kept before sessions were kept per server and user.
+    private var legacyQuery: [String: Any] {
         [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
     }
 
-    public func load() throws -> StoredSession? {
+    public func load(_ key: SessionKey) throws -> StoredSession? {
+        if let session = try read(query(key)) { return session }
+        // A session kept by an older version, under the plain account: used when it is this key's.
+        return try read(legacyQuery).flatMap { $0.key == key ? $0 : nil }
+    }
+
+    public func save(_ session: StoredSession) throws {
+        let data = Data(session.encoded())
+        let item = query(session.key)
+        let update = SecItemUpdate(item as CFDictionary, [kSecValueData as String: data] as CFDictionary)
+        if update != errSecSuccess {
+            guard update == errSecItemNotFound else { throw Failure(status: update) }
+            var add = item
+            add[kSecValueData as String] = data
+            add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
+            let status = SecItemAdd(add as CFDictionary, nil)
+            guard status == errSecSuccess else { throw Failure(status: status) }
+        }
+        if try read(legacyQuery)?.key == session.key { try delete(legacyQuery) }
+    }
+
+    public func remove(_ key: SessionKey) throws {
+        try delete(query(key))
+        if try read(legacyQuery)?.key == key { try delete(legacyQuery) }
+    }
+
+    private func read(_ query: [String: Any]) throws -> StoredSession? {
         var request = query
         request[kSecReturnData as String] = true
         request[kSecMatchLimit as String] = kSecMatchLimitOne
@@ -39,19 +72,7 @@ public struct KeychainSessionStore: SessionStore {
         return StoredSession(encoded: Array(data))
     }
 
-    public func save(_ session: StoredSession) throws {
-        let data = Data(session.encoded())
-        let update = SecItemUpdate(query as CFDictionary, [kSecValueData as String: data] as CFDictionary)
-        if update == errSecSuccess { return }
-        guard update == errSecItemNotFound else { throw Failure(status: update) }
-        var add = query
-        add[kSecValueData as String] = data
-        add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock
-        let status = SecItemAdd(add as CFDictionary, nil)
-        guard status == errSecSuccess else { throw Failure(status: status) }
-    }
-
-    public func clear() throws {
+    private func delete(_ query: [String: Any]) throws {
         let status = SecItemDelete(query as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else { throw Failure(status: status) }
     }

@@ -7,7 +7,8 @@ import JSON
 /// so an app killed while offline can start again while still offline, the last confirmed state
 /// document and the session's bundle at that version.
 public struct StoredSession: Sendable, Equatable {
-    /// The server the session lives on, so a store is not used against another one.
+    /// The server the session lives on (normalized, see ``SessionKey``), so a store is not used
+    /// against another one.
     public var server: String
     public var sessionId: String
     public var token: String
@@ -24,7 +25,7 @@ public struct StoredSession: Sendable, Equatable {
 
     public init(server: String, sessionId: String, token: String, userId: String, queue: [QueuedAction] = [],
                 confirmed: JSONValue? = nil, bundle: [UInt8]? = nil, bundleTag: String? = nil) {
-        self.server = server
+        self.server = SessionKey.normalize(server)
         self.sessionId = sessionId
         self.token = token
         self.userId = userId
@@ -74,7 +75,12 @@ public struct StoredSession: Sendable, Equatable {
     /// Reads the stored form; nil when it is not one (a store written by something else, or
     /// corrupt: the client then starts a new session).
     public init?(encoded bytes: [UInt8]) {
-        guard let value = try? JSONParser.parse(bytes), let server = value["server"]?.stringValue,
+        guard let value = try? JSONParser.parse(bytes) else { return nil }
+        self.init(json: value)
+    }
+
+    init?(json value: JSONValue) {
+        guard let server = value["server"]?.stringValue,
               let sessionId = value["sessionId"]?.stringValue, let token = value["token"]?.stringValue,
               let userId = value["userId"]?.stringValue, let items = value["queue"]?.arrayValue else { return nil }
         var queue: [QueuedAction] = []
@@ -106,41 +112,134 @@ extension FlowAction {
     }
 }
 
-/// Where the client keeps its ``StoredSession``. The app chooses: ``FileSessionStore`` (Linux,
-/// or an app's container), ``KeychainSessionStore`` on Apple platforms, ``MemorySessionStore``
-/// for a session that need not survive the process.
+/// Which session a store keeps: one per server and user. Equivalent spellings of a server are one
+/// key (scheme and host in any case, the default port written or not, trailing slashes), so
+/// `HTTP://Flows.example.com:443/` after `https://flows.example.com` resumes the same session;
+/// different hosts (`localhost` and `127.0.0.1`) are different keys, and neither's queue is
+/// touched by the other.
+public struct SessionKey: Sendable, Hashable, CustomStringConvertible {
+    /// The server, normalized: `scheme://host[:port][/path]`, lowercased scheme and host, no
+    /// default port, no trailing slash, no query.
+    public var server: String
+    public var userId: String
+
+    public init(server: URL, userId: String) {
+        self.init(server: server.absoluteString, userId: userId)
+    }
+
+    /// From a server as text (as older stores kept it): normalized the same way.
+    public init(server: String, userId: String) {
+        self.server = Self.normalize(server)
+        self.userId = userId
+    }
+
+    public var description: String { "\(userId) on \(server)" }
+
+    static func normalize(_ text: String) -> String {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              let host = components.host?.lowercased(), !host.isEmpty else {
+            var trimmed = text
+            while trimmed.hasSuffix("/") { trimmed.removeLast() }
+            return trimmed
+        }
+        var result = scheme + "://" + (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host)
+        if let port = components.port, !(scheme == "http" && port == 80) && !(scheme == "https" && port == 443) {
+            result += ":\(port)"
+        }
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        return result + path
+    }
+}
+
+extension StoredSession {
+    /// The key this session is kept under.
+    public var key: SessionKey { SessionKey(server: server, userId: userId) }
+}
+
+/// Where the client keeps its ``StoredSession``s, one per ``SessionKey`` (server and user). The
+/// app chooses: ``FileSessionStore`` (Linux, or an app's container), ``KeychainSessionStore`` on
+/// Apple platforms, ``MemorySessionStore`` for sessions that need not survive the process.
 ///
 /// ```swift
-/// let store = FileSessionStore(path: NSHomeDirectory() + "/Library/flowstack-session.json")
+/// let store = FileSessionStore(path: NSHomeDirectory() + "/Library/flowstack-sessions.json")
 /// let session = try await FlowSession.start(.init(server: url, userId: "ada", store: store))
 /// ```
 public protocol SessionStore: Sendable {
-    func load() throws -> StoredSession?
+    /// The session kept for `key`, if any.
+    func load(_ key: SessionKey) throws -> StoredSession?
+    /// Keeps `session` under its key, leaving every other key's session as it is.
     func save(_ session: StoredSession) throws
-    func clear() throws
+    /// Forgets the session kept for `key`.
+    func remove(_ key: SessionKey) throws
 }
 
-/// A store in one file, written atomically (a new file renamed over the old one). The token is in
-/// it in clear: put the file where only the app can read it.
-public struct FileSessionStore: SessionStore {
+/// The stored form of several sessions: `{"sessions": [StoredSession…]}`. A file holding one
+/// session (as stores wrote before sessions were kept per server and user) reads as a list of one.
+enum StoredSessions {
+    static func decode(_ bytes: [UInt8]) -> [StoredSession] {
+        guard let value = try? JSONParser.parse(bytes) else { return [] }
+        guard let items = value["sessions"]?.arrayValue else { return StoredSession(json: value).map { [$0] } ?? [] }
+        return items.compactMap(StoredSession.init(json:))
+    }
+
+    static func encode(_ sessions: [StoredSession]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 1024)
+        writer.beginObject()
+        writer.writeKey("sessions")
+        writer.beginArray()
+        for session in sessions { writer.writeRawValue(session.encoded()) }
+        writer.endArray()
+        writer.endObject()
+        return writer.takeBytes()
+    }
+
+    /// `sessions` with `session` in place of the one of its key (appended when new).
+    static func replacing(_ session: StoredSession, in sessions: [StoredSession]) -> [StoredSession] {
+        var result = sessions.filter { $0.key != session.key }
+        result.append(session)
+        return result
+    }
+}
+
+/// A store in one file, written atomically (a new file renamed over the old one), holding every
+/// server's and user's session. The tokens are in it in clear: put the file where only the app
+/// can read it.
+public final class FileSessionStore: SessionStore, @unchecked Sendable {
     public let path: String
+    private let lock = NSLock()
 
     public init(path: String) { self.path = path }
 
-    public func load() throws -> StoredSession? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        return StoredSession(encoded: Array(data))
+    public func load(_ key: SessionKey) throws -> StoredSession? {
+        try lock.withLock { try read().last(where: { $0.key == key }) }
     }
 
     public func save(_ session: StoredSession) throws {
-        let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(session.encoded()).write(to: url, options: .atomic)
+        try lock.withLock { try write(StoredSessions.replacing(session, in: try read())) }
     }
 
-    public func clear() throws {
-        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+    public func remove(_ key: SessionKey) throws {
+        try lock.withLock {
+            let sessions = try read()
+            guard sessions.contains(where: { $0.key == key }) else { return }
+            try write(sessions.filter { $0.key != key })
+        }
+    }
+
+    /// Every session in the file (none when there is no file; a file that does not read as
+    /// sessions reads as none, and is replaced at the next save).
+    public func all() throws -> [StoredSession] { try lock.withLock { try read() } }
+
+    private func read() throws -> [StoredSession] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        return StoredSessions.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    private func write(_ sessions: [StoredSession]) throws {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(StoredSessions.encode(sessions)).write(to: url, options: .atomic)
     }
 }
 
@@ -148,11 +247,15 @@ public struct FileSessionStore: SessionStore {
 /// survive a restart.
 public final class MemorySessionStore: SessionStore, @unchecked Sendable {
     private let lock = NSLock()
-    private var session: StoredSession?
+    private var sessions: [SessionKey: StoredSession] = [:]
 
-    public init(_ session: StoredSession? = nil) { self.session = session }
+    public init(_ sessions: StoredSession...) {
+        for session in sessions { self.sessions[session.key] = session }
+    }
 
-    public func load() throws -> StoredSession? { lock.withLock { session } }
-    public func save(_ session: StoredSession) throws { lock.withLock { self.session = session } }
-    public func clear() throws { lock.withLock { session = nil } }
+    public func load(_ key: SessionKey) throws -> StoredSession? { lock.withLock { sessions[key] } }
+    public func save(_ session: StoredSession) throws { lock.withLock { sessions[session.key] = session } }
+    public func remove(_ key: SessionKey) throws { lock.withLock { sessions[key] = nil } }
+    /// Every session kept.
+    public var all: [StoredSession] { lock.withLock { Array(sessions.values) } }
 }
