@@ -495,11 +495,13 @@ public struct ClientMachine: Sendable {
     /// that showed nothing takes the answer as what to show; any other answer is adopted, and the
     /// taps still queued (made on a state the server did not reach) are reported.
     private mutating func settle(_ state: NavigationState, predictions: [(action: FlowAction, state: NavigationState)],
-                                 after last: QueuedAction) -> [ClientEvent] {
+                                 after last: QueuedAction, refusal: JSONValue? = nil) -> [ClientEvent] {
         confirmed = state
+        // When a batch stopped at a refusal, that is why the rest is dropped.
+        let reason: Correction.Reason = refusal == nil ? .differentAnswer : refusal?["status"]?.integerValue == 412 ? .versionMismatch : .refused
         if let expected = last.expected {
             guard expected == state else {
-                return adopt(state, predictions: predictions, dropped: queue, problem: nil, reason: .differentAnswer)
+                return adopt(state, predictions: predictions, dropped: queue, problem: refusal, reason: reason)
             }
             confirmedEngine = enginesAfter.removeValue(forKey: last.key)
             if queue.isEmpty {
@@ -515,7 +517,7 @@ public struct ClientMachine: Sendable {
         needsBundle = true
         enginesAfter = [:]
         guard queue.allSatisfy({ $0.expected == nil }) else {
-            return adopt(state, predictions: predictions, dropped: queue, problem: nil, reason: .differentAnswer)
+            return adopt(state, predictions: predictions, dropped: queue, problem: refusal, reason: reason)
         }
         shown = state
         self.predictions = predictions
@@ -578,7 +580,7 @@ public struct ClientMachine: Sendable {
             let last = queue[taken - 1]
             for item in queue.prefix(taken - 1) { enginesAfter[item.key] = nil }
             queue.removeFirst(taken)
-            events = settle(state, predictions: [], after: last)
+            events = settle(state, predictions: [], after: last, refusal: refusal)
             if case .corrected = events.first { return events }  // adopted: the queue is already dropped
         }
         guard let refusal else { return events }
