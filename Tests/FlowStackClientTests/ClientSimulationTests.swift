@@ -37,52 +37,83 @@ struct ClientSimulationTests {
         }
     }
 
-    @Test func engineClientsUnderFaults() {
-        Self.expectNoFailures("engine", Self.run(300, from: 1))
+    /// The kinds of schedule, and how many of each CI runs (10,020 in all, on two cores).
+    enum Kind: String, CaseIterable, Sendable {
+        /// The local engine (the bundle), every fault.
+        case engine
+        /// Server predictions only.
+        case predictions
+        /// Neither: every tap waits for its answer.
+        case waiting
+        /// Taps far faster than the network answers.
+        case fastTaps
+        /// Nobody else on the session: network faults and kills only; nothing may be dropped.
+        case soleClient
+        /// 1,000 taps offline, then more, on a network that comes back.
+        case offlineQueue
+
+        var options: SimulationOptions {
+            var options = SimulationOptions.standard
+            switch self {
+            case .engine: break
+            case .predictions: options.usesBundle = false
+            case .waiting:
+                options.usesBundle = false
+                options.usesPredictions = false
+            case .fastTaps: options.tapRate = 850
+            case .soleClient:
+                options.otherDevice = 0
+                options.deleteSession = 0
+            case .offlineQueue:
+                options.taps = 1_000...1_200
+                options.offlineTaps = 1_000
+                options.tapRate = 900
+                options.kill = 2
+                options.otherDevice = 0
+                options.deleteSession = 0
+            }
+            return options
+        }
+
+        var schedules: Int {
+            switch self {
+            case .engine: 3_000
+            case .predictions: 1_500
+            case .waiting: 1_500
+            case .fastTaps: 1_500
+            case .soleClient: 2_518
+            case .offlineQueue: 2
+            }
+        }
     }
 
-    @Test func predictionClientsUnderFaults() {
-        var options = SimulationOptions.standard
-        options.usesBundle = false
-        Self.expectNoFailures("predictions", Self.run(300, from: 1, options))
-    }
+    /// Each kind in slices, so Swift Testing runs them on both cores; a slice's seeds are
+    /// `kind.offset + slice * size …`. Set FLOWSTACK_SIM_SCALE=0.1 for a tenth of the schedules.
+    static let slices = 12
+    static var scale: Double { ProcessInfo.processInfo.environment["FLOWSTACK_SIM_SCALE"].flatMap(Double.init) ?? 1 }
 
-    @Test func waitingClientsUnderFaults() {
-        var options = SimulationOptions.standard
-        options.usesBundle = false
-        options.usesPredictions = false
-        Self.expectNoFailures("waiting", Self.run(300, from: 1, options))
-    }
-
-    @Test func longOfflineQueues() {
-        var options = SimulationOptions.standard
-        options.taps = 1_000...1_500
-        options.offlineTaps = 1_000
-        options.tapRate = 900
-        Self.expectNoFailures("offline queues", Self.run(3, from: 1, options))
-    }
-
-    @Test func tapsFasterThanAnswers() {
-        var options = SimulationOptions.standard
-        options.tapRate = 850
-        Self.expectNoFailures("fast taps", Self.run(300, from: 1, options))
+    @Test(arguments: Kind.allCases, 0..<slices)
+    func schedulesHoldTheContract(kind: Kind, slice: Int) {
+        let total = max(1, Int((Double(kind.schedules) * Self.scale).rounded()))
+        let size = (total + Self.slices - 1) / Self.slices
+        let first = slice * size
+        guard first < total else { return }
+        let count = min(size, total - first)
+        let offset = UInt64(Kind.allCases.firstIndex(of: kind) ?? 0) * 1_000_000
+        Self.expectNoFailures("\(kind.rawValue) \(slice + 1)/\(Self.slices)", Self.run(count, from: offset + UInt64(first) + 1, kind.options))
     }
 }
 
 extension ClientSimulationTests {
-    /// `FLOWSTACK_SIM_SEED=76 swift test --filter replaysOneSeed`: one schedule, its whole trace printed.
+    /// `FLOWSTACK_SIM_SEED=76 swift test --filter replaysOneSeed`: one schedule, its whole trace
+    /// printed (a failure prints the seed; a slice's seeds start at its kind's index × 1,000,000).
     @Test func replaysOneSeed() {
         guard let text = ProcessInfo.processInfo.environment["FLOWSTACK_SIM_SEED"], var seed = UInt64(text) else { return }
         // FLOWSTACK_SIM_FIND="corrected (differentAnswer)": the first seed from there whose report has it.
         let find = ProcessInfo.processInfo.environment["FLOWSTACK_SIM_FIND"]
-        var options = SimulationOptions.standard
-        if ProcessInfo.processInfo.environment["FLOWSTACK_SIM_MODE"] == "predictions" { options.usesBundle = false }
-        if ProcessInfo.processInfo.environment["FLOWSTACK_SIM_MODE"] == "waiting" { options.usesBundle = false; options.usesPredictions = false }
-        if ProcessInfo.processInfo.environment["FLOWSTACK_SIM_MODE"] == "offline" {
-            options.taps = 1_000...1_500
-            options.offlineTaps = 1_000
-            options.tapRate = 900
-        }
+        // FLOWSTACK_SIM_KIND: engine (the default), predictions, waiting, fastTaps, soleClient, offlineQueue.
+        let kind = ProcessInfo.processInfo.environment["FLOWSTACK_SIM_KIND"].flatMap(Kind.init(rawValue:)) ?? .engine
+        let options = kind.options
         var simulation = ClientSimulation(seed: seed, options: options)
         var report = simulation.run()
         while let find, report.reasons[find] == nil, seed < 100_000 {

@@ -514,6 +514,14 @@ struct ClientSimulation {
                 report.failures.append("v\(state.version) was reported confirmed with a state the server did not store")
             }
         }
+        if options.otherDevice == 0 && options.deleteSession == 0 {
+            // Nobody else acts on the session: the only taps not taken are those the server's
+            // engine refused (made blind, before the bundle loaded); none is dropped because the
+            // client mistook its own answers for someone else's.
+            for (reason, count) in report.reasons where reason != "corrected (refused)" {
+                report.failures.append("\(count) tap(s) \(reason) with nobody else on the session")
+            }
+        }
         if !machine.queue.isEmpty { report.failures.append("\(machine.queue.count) tap(s) still queued after settling") }
         if machine.gone != nil { report.failures.append("the client still waits to replace a gone session") }
         if let session = server.session(sessionId), session.alive {

@@ -171,6 +171,8 @@ public struct ClientMachine: Sendable {
     public static let batchLimit = 100
 
     private var pauseOwed: Duration?
+    /// Keys of queued taps that have been on the wire (their action can no longer change).
+    private var sent = Set<String>()
     private var reloadPending: JSONValue??
 
     public init(confirmed: NavigationState, predictions: [(action: FlowAction, state: NavigationState)] = [], retry: RetryPolicy = RetryPolicy()) {
@@ -279,19 +281,25 @@ public struct ClientMachine: Sendable {
                 return .shown(state)
             }
         }
-        if queue.isEmpty, let state = predicted(action, version: version) {
-            queue.append(QueuedAction(key: key, version: version, action: action, expected: state, at: at))
-            shown = state
-            return .shown(state)
+        if queue.isEmpty, let prediction = predicted(action, version: version) {
+            queue.append(QueuedAction(key: key, version: version, action: prediction.action, expected: prediction.state, at: at))
+            shown = prediction.state
+            return .shown(prediction.state)
         }
         queue.append(QueuedAction(key: key, version: version, action: action, expected: nil, at: at))
         return .waiting(key: key)
     }
 
-    /// The prediction of the last answer for `action`, when it is for the version confirmed.
-    private func predicted(_ action: FlowAction, version: Int) -> NavigationState? {
-        guard version == confirmed.version, shown == confirmed else { return nil }
-        return predictions.first(where: { Self.matches($0.action, action, top: confirmed.top?.id) })?.state
+    /// The prediction of the last answer for `action`, when it is for the version confirmed: the
+    /// action to post (the tap, with `from` the screen the prediction was made from when the tap
+    /// named none, since the server keeps the action as posted, in a guard's pending actions for
+    /// one) and the state it shows.
+    private func predicted(_ action: FlowAction, version: Int) -> (action: FlowAction, state: NavigationState)? {
+        guard version == confirmed.version, shown == confirmed,
+              let prediction = predictions.first(where: { Self.matches($0.action, action, top: confirmed.top?.id) }) else { return nil }
+        var posted = action
+        if posted.from == nil { posted.from = prediction.action.from }
+        return (posted, prediction.state)
     }
 
     /// A prediction is for a tap when the type, params and interactivity agree and `from` is
@@ -327,12 +335,15 @@ public struct ClientMachine: Sendable {
             return .reload
         }
         guard let first = queue.first else { return nil }
+        if sent.count > 2 * queue.count + 16 { sent.formIntersection(queue.map(\.key)) }  // keys answered since
         if queue.count > 1 && batches {
             let items = Array(queue.prefix(Self.batchLimit))
             inFlight = items.count
+            for item in items { sent.insert(item.key) }
             return .batch(items)
         }
         inFlight = 1
+        sent.insert(first.key)
         return .post(first)
     }
 
@@ -521,9 +532,11 @@ public struct ClientMachine: Sendable {
         }
         shown = state
         self.predictions = predictions
-        if let first = queue.first, let prediction = predicted(first.action, version: first.version) {
-            queue[0].expected = prediction
-            shown = prediction
+        // Its action may take the prediction's `from` only if it never went out under its key.
+        if let first = queue.first, !sent.contains(first.key), let prediction = predicted(first.action, version: first.version) {
+            queue[0].action = prediction.action
+            queue[0].expected = prediction.state
+            shown = prediction.state
         }
         return [.confirmed(state)]
     }

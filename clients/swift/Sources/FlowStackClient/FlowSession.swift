@@ -346,11 +346,13 @@ public actor FlowSession {
     public var flags: SessionFlags { SessionFlags(machine.shown) }
 
     /// The actions the screen on top can post now, from the local engine (with their params), or
-    /// else from the last answer's predictions (those that need no params).
+    /// else from the last answer's predictions (those that need no params), which are for the
+    /// confirmed state only: none while a tap shown ahead of them waits for its answer.
     public var availableActions: [AvailableAction] {
         if let engine = machine.engine {
             return FlowEngine.availableActions(in: engine.tree, catalog: engine.catalog, context: engine.context)
         }
+        guard machine.shown == machine.confirmed else { return [] }
         var seen = Set<String>()
         return machine.predictions.compactMap { prediction in
             guard seen.insert(prediction.action.type).inserted else { return nil }
