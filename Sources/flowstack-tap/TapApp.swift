@@ -64,6 +64,8 @@ final class TapApp {
                 continuation.yield(.tick)
             }
         }
+        // Frames go on the alternate screen: quitting gives the shell its screen back as it was.
+        terminal.useScreen()
         await draw()
         var lastDrawn = ""
         for await input in inputs {
@@ -80,9 +82,8 @@ final class TapApp {
             case .key(let byte):
                 let key = Character(UnicodeScalar(byte))
                 switch key {
-                case "q":
+                case "q", "\u{04}":  // q, or Ctrl-D: raw mode reads it as a key, not as the end of input
                     await session.close()
-                    terminal.write("\n")
                     return
                 case "o":
                     offline.toggle()
