@@ -204,8 +204,11 @@ def main():
                     continue
                 if block.language == "python":
                     output, errors, status = run_python(block, names)
-                    if "hmac.new" in block.text and status == 0:
-                        env["HASH"] = output.strip().strip("'")
+                    # The user-hash snippet's digest; a later block that also calls hmac.new (the
+                    # rollout's users) prints something else, which is no hash.
+                    digest = output.strip().strip("'")
+                    if "hmac.new" in block.text and status == 0 and re.fullmatch(r"[0-9a-f]{64}", digest):
+                        env["HASH"] = digest
                 else:
                     script = block.text.replace("localhost:8080", f"127.0.0.1:{server.port}")
                     done = subprocess.run(["bash", "-c", "set -o pipefail\n" + script], capture_output=True,

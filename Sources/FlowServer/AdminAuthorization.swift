@@ -84,8 +84,17 @@ struct AdminAuthorization: Sendable {
         guard let token = BearerToken.presented(in: request) else {
             throw SessionService.unauthorized("This admin route needs Authorization: Bearer <admin token or admin key>.")
         }
-        let isKey = token.hasPrefix(AdminKeys.keyPrefix)
-        if isKey, token.utf8.count <= 128 {
+        guard let identity = try identity(of: token) else {
+            throw SessionService.unauthorized(token.hasPrefix(AdminKeys.keyPrefix) ? "The admin key is not live: it was revoked, or never made."
+                                                                                   : "The token is not the admin token.")
+        }
+        return identity
+    }
+
+    /// The admin credential `token` is: the bootstrap admin token or a live admin key; nil when
+    /// it is neither (a 503 when the database cannot tell).
+    func identity(of token: String) throws(ResponseError) -> AdminIdentity? {
+        if token.hasPrefix(AdminKeys.keyPrefix), token.utf8.count <= 128 {
             let key: AdminKeyRecord?
             do {
                 key = try store.liveAdminKey(hash: BearerToken.hash(token))
@@ -107,10 +116,7 @@ struct AdminAuthorization: Sendable {
                 throw SessionService.storageFailure(error, logger: logger)
             }
         }
-        guard let hash, BearerToken.matches(token, hash: hash) else {
-            throw SessionService.unauthorized(isKey ? "The admin key is not live: it was revoked, or never made."
-                                                    : "The token is not the admin token.")
-        }
+        guard let hash, BearerToken.matches(token, hash: hash) else { return nil }
         return .bootstrap
     }
 

@@ -1,4 +1,5 @@
-// Session routes: create, read, act, read the action log, delete; and the admin user routes.
+// Session routes: create, read, act, read the action log, delete (by its holder, or ended by an
+// admin); and the admin user routes.
 import JSON
 import FlowEngine
 import FlowStore
@@ -8,7 +9,8 @@ extension Application {
     static let maxActionsPage = 1000
     static let defaultActionsPage = 100
 
-    static func addSessionRoutes(to router: inout Router, sessions: SessionService, access: AccessPolicy, limits: BodyLimits) {
+    static func addSessionRoutes(to router: inout Router, sessions: SessionService, access: AccessPolicy, admin: AdminAuthorization,
+                                 limits: BodyLimits) {
         router.route("POST", "/v1/sessions") { request throws(ResponseError) in
             let prediction = try PredictionRequest(request)
             let input = try SessionInput(json: try request.jsonBody(limits).get())
@@ -142,13 +144,50 @@ extension Application {
             return .json(writer.takeBytes())
         }
 
-        router.route("DELETE", "/v1/sessions/{id}") { request throws(ResponseError) in
+        // The session's holder deletes it (204); support ends it with an admin credential (200,
+        // what went, audited as session.end): one session, not the user (issue 33).
+        router.adminOrSessionRoute("DELETE", "/v1/sessions/{id}", admin, role: sessionEndRole, admin: { request throws(ResponseError) in
+            let ended = try sessionCall { () throws(SessionError) in
+                try sessions.end(request.pathParameters["id"] ?? "", by: admin.audit)
+            }
+            return .json(Self.endingDocument(ended))
+        }, session: { request throws(ResponseError) in
+            guard let token = BearerToken.presented(in: request) else {
+                throw SessionService.unauthorized(
+                    "DELETE /v1/sessions/{id} needs Authorization: Bearer <session token> (its holder deletes it) or <admin token or admin key> (support ends it).")
+            }
             let answer = DeferredResponse()
             try sessionCall { () throws(SessionError) in
-                try sessions.delete(request.pathParameters["id"] ?? "", token: BearerToken.presented(in: request), reply: answer)
+                try sessions.delete(request.pathParameters["id"] ?? "", token: token, reply: answer)
             }
             return .later(answer)
+        })
+    }
+
+    /// Ending one session is a support operation, as resetting a user's onboarding is: `edit`.
+    /// It removes that session's log, not the user's data (erasure, `admin`).
+    static let sessionEndRole = AdminRole.edit
+
+    /// `{"sessionId", "userId", "version", "removed": {"sessions": 1, "actions": 4, …}}`: the
+    /// ended session, whose it was, the version it stood at, and the rows that went.
+    static func endingDocument(_ ended: SessionEnding) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.writeKey("sessionId")
+        writer.writeString(ended.sessionId)
+        writer.writeKey("userId")
+        writer.writeString(ended.userId)
+        writer.writeKey("version")
+        writer.writeInteger(ended.version)
+        writer.writeKey("removed")
+        writer.beginObject()
+        for (name, count) in ended.counts {
+            writer.writeKey(name)
+            writer.writeInteger(count)
         }
+        writer.endObject()
+        writer.endObject()
+        return writer.takeBytes()
     }
 
     static func addUserRoutes(to router: inout Router, sessions: SessionService, admin: AdminAuthorization) {

@@ -123,7 +123,7 @@ public final class Application: Sendable {
         Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
         Self.addPlaygroundRoutes(to: &router)
         Self.addSchemaRoutes(to: &router)
-        Self.addSessionRoutes(to: &router, sessions: sessions, access: access, limits: bodyLimits)
+        Self.addSessionRoutes(to: &router, sessions: sessions, access: access, admin: admin, limits: bodyLimits)
         Self.addAvailableActionsRoute(to: &router, sessions: sessions)
         Self.addBundleRoute(to: &router, sessions: sessions)
         Self.addEventRoutes(to: &router, sessions: sessions, events: events, tickets: tickets, options: eventOptions)

@@ -84,6 +84,13 @@ public protocol FlowStore: AnyObject, Sendable, RolloutStore, UserDataStore, Ret
     /// Deletes the session, its log and its idempotent answers; false when there was none.
     @discardableResult
     func deleteSession(id: String) throws -> Bool
+    /// Ends session `id` for an admin: in one transaction, deletes it as `deleteSession` does
+    /// (its log, idempotent answers and stream tickets; not its experiment and funnel rows,
+    /// nor its user), counting what went, and appends `session.end` (subject: the session id,
+    /// old version: the one it stood at, detail: the counts). Nil, and no audit entry, when
+    /// there is no such session. A commit of the session that comes after it fails
+    /// (`CommitError.sessionNotFound`) and writes nothing.
+    func endSession(id: String, audit: AuditStamp) throws -> SessionEnding?
     /// How many sessions are stored.
     func sessionCount() throws -> Int
     /// Sessions created at or after `since` (a stored time), counted per client text, the

@@ -42,6 +42,37 @@ public struct SessionRecord: Sendable, Equatable {
     }
 }
 
+/// What ending one session removed (`FlowStore.endSession`): whose it was, the version it
+/// stood at, and the rows that went with it, counted, never the data.
+public struct SessionEnding: Sendable, Equatable {
+    public var sessionId: String
+    /// Whose session it was; the user's own row and state stay.
+    public var userId: String
+    /// The version the session stood at when it ended.
+    public var version: Int
+    /// Log entries.
+    public var actions = 0
+    public var idempotencyKeys = 0
+    public var streamTickets = 0
+
+    public init(sessionId: String, userId: String, version: Int) {
+        self.sessionId = sessionId
+        self.userId = userId
+        self.version = version
+    }
+
+    /// The rows removed by name, in a fixed order (the HTTP answer, the audit entry's detail);
+    /// named as a user's erasure names them.
+    public var counts: [(name: String, count: Int)] {
+        [("sessions", 1), ("actions", actions), ("idempotencyKeys", idempotencyKeys), ("streamTickets", streamTickets)]
+    }
+
+    /// The counts as a JSON object, `{"sessions":1,"actions":4,…}`: the audit entry's `detail`.
+    public var countsJSON: String {
+        "{" + counts.map { "\"\($0.name)\":\($0.count)" }.joined(separator: ",") + "}"
+    }
+}
+
 /// How many sessions created since a time came from one client (its stored text, nil for
 /// sessions whose client said nothing): what activation impact is computed from.
 public struct ClientSessionCount: Sendable, Equatable {
@@ -294,9 +325,10 @@ public struct AuditRecord: Sendable, Equatable {
     public var at: String
     /// `flow.put`, `flow.activate`, `flag.put`, `experiment.put`, `experiment.start`,
     /// `experiment.stop`, `experiment.conclude`, `user.onboarding.reset`, `clientKey.create`,
-    /// `clientKey.revoke`, `adminKey.create`, `adminKey.revoke`, `adminToken.reset`.
+    /// `clientKey.revoke`, `adminKey.create`, `adminKey.revoke`, `adminToken.reset`, `session.end`, ….
     public var action: String
-    /// What changed: a flow's name, a flag's or experiment's key, a user id, a client key's id.
+    /// What changed: a flow's name, a flag's or experiment's key, a user id, a client key's id,
+    /// a session's id.
     public var subject: String
     /// The version (flows) or revision (flags, experiments, user state) before; nil when there
     /// was none, or for changes that have no versions (client keys).
@@ -339,6 +371,9 @@ public enum AuditAction {
     public static let releaseActivate = "release.activate"
     public static let releaseRollout = "release.rollout"
     public static let releaseRollback = "release.rollback"
+    /// One session ended by an admin (`DELETE /v1/sessions/{id}` with an admin credential); the
+    /// subject is the session id, never the user's.
+    public static let sessionEnd = "session.end"
 
     /// `flag.put` or `experiment.put`.
     public static func put(_ kind: KeyedDefinitionKind) -> String {

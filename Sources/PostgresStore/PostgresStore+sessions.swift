@@ -347,6 +347,50 @@ extension PostgresStore {
         try write([PGStatement("DELETE FROM sessions WHERE id = $1::text RETURNING 1", [.text(id)])])[0].count > 0
     }
 
+    /// One transaction on one connection, two round trips: the audit log's lock (as every
+    /// audited change), then the session's row `FOR UPDATE`, which waits for a commit of it in
+    /// flight (commits take the row `FOR KEY SHARE`) and makes one that comes later wait and then
+    /// fail on its foreign key (`sessionNotFound`), writing nothing; its head read after the
+    /// lock (a statement of its own, so it sees that commit); then the rows keyed by it,
+    /// counted, the row, and `session.end`.
+    public func endSession(id: String, audit: AuditStamp) throws -> SessionEnding? {
+        let deadline = ContinuousClock.now + Self.requestTimeout
+        return try userDataTransaction(deadline: deadline, idempotent: false) { connection throws(PGError) -> SessionEnding? in
+            let open = try connection.runTransaction([
+                PGStatement("BEGIN"),
+                PGStatement("LOCK TABLE audit_log IN EXCLUSIVE MODE"),
+                PGStatement("SELECT user_id FROM sessions WHERE id = $1::text FOR UPDATE", [.text(id)]),
+                PGStatement(Self.headSQL, [.text(id)]),
+            ], deadline: deadline).rows()
+            guard open[2].count == 1, let userId = try open[2].string(0, 0) else {
+                _ = try connection.run([PGStatement("ROLLBACK")], deadline: deadline).rows()
+                return nil
+            }
+            let version = open[3].count == 1 ? try open[3].integer(0, 0) ?? 0 : 0
+            var ended = SessionEnding(sessionId: id, userId: userId, version: version)
+            let counts: [WritableKeyPath<SessionEnding, Int>] = [\.actions, \.idempotencyKeys, \.streamTickets]
+            let deletes = ["actions", "idempotency_keys", "stream_tickets"].map { table in
+                PGStatement("WITH gone AS (DELETE FROM \(table) WHERE session_id = $1::text RETURNING 1) SELECT count(*) FROM gone",
+                            [.text(id)])
+            }
+            let counted = try connection.runTransaction(deletes + [
+                PGStatement("DELETE FROM sessions WHERE id = $1::text", [.text(id)]),
+            ], deadline: deadline).rows()
+            for (count, rows) in zip(counts, counted) {
+                ended[keyPath: count] = rows.count == 1 ? try rows.integer(0, 0) ?? 0 : 0
+            }
+            _ = try connection.runTransaction([
+                PGStatement("""
+                    INSERT INTO audit_log (id, at, action, subject, old_version, new_version, credential, detail)
+                    SELECT COALESCE(MAX(id), 0) + 1, $1::text, $2::text, $3::text, $4::bigint, NULL, $5::text, $6::text FROM audit_log
+                    """, [.text(Timestamp.string()), .text(AuditAction.sessionEnd), .text(id), .integer(version),
+                          .text(audit.credential), .text(ended.countsJSON)]),
+                PGStatement("COMMIT"),
+            ], deadline: deadline).rows()
+            return ended
+        }
+    }
+
     /// One range scan of `sessions_by_created_at`, grouped by the client text.
     public func clientCounts(createdSince since: String, limit: Int) throws -> (total: Int, clients: [ClientSessionCount]) {
         let results = try read([

@@ -100,9 +100,9 @@ extension PostgresStore {
     ]
 
     /// Runs `body` on one connection; when it throws, whatever transaction it opened is rolled
-    /// back before the connection goes back to the pool.
-    private func userDataTransaction<T>(deadline: ContinuousClock.Instant, idempotent: Bool,
-                                        _ body: (PGConnection) throws(PGError) -> T) throws -> T {
+    /// back before the connection goes back to the pool (an erasure, an export, a session's end).
+    func userDataTransaction<T>(deadline: ContinuousClock.Instant, idempotent: Bool,
+                                _ body: (PGConnection) throws(PGError) -> T) throws -> T {
         do {
             return try pool.withConnection(deadline: deadline, idempotent: idempotent) { connection throws(PGError) -> T in
                 do throws(PGError) {

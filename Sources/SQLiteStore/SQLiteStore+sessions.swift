@@ -235,6 +235,29 @@ extension SQLiteStore {
         }
     }
 
+    /// One write transaction on the writer connection, as the group commit writes: a commit of
+    /// the session runs wholly before it (its entry is counted and deleted with the rest) or
+    /// wholly after it (no session: `sessionNotFound`, nothing written). The rows keyed by the
+    /// session are deleted before it, so that each is counted (the cascade would find none).
+    public func endSession(id: String, audit: AuditStamp) throws -> SessionEnding? {
+        try writing { db in
+            guard let userId = try String.fetchOne(db, sql: "SELECT user_id FROM sessions WHERE id = ?", arguments: [id]) else {
+                return nil
+            }
+            let version = try Int.fetchOne(db.cachedStatement(sql: Self.headSQL), arguments: [id]) ?? 0
+            var ended = SessionEnding(sessionId: id, userId: userId, version: version)
+            let counts: [WritableKeyPath<SessionEnding, Int>] = [\.actions, \.idempotencyKeys, \.streamTickets]
+            for (table, count) in zip(["actions", "idempotency_keys", "stream_tickets"], counts) {
+                try db.execute(sql: "DELETE FROM \(table) WHERE session_id = ?", arguments: [id])
+                ended[keyPath: count] = db.changesCount
+            }
+            try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
+            try Self.appendAudit(db, at: Timestamp.string(), action: AuditAction.sessionEnd, subject: id, old: version, new: nil,
+                                 AuditStamp(credential: audit.credential, detail: ended.countsJSON))
+            return ended
+        }
+    }
+
     /// How many sessions are stored.
     public func sessionCount() throws -> Int {
         try reading { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sessions") ?? 0 }

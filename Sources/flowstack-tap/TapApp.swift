@@ -18,7 +18,8 @@ final class TapApp {
     private var offline = false
     private var following = false
     private var keyed: [(key: Character, action: FlowAction)] = []
-    private static let keys = Array("123456789abcdeghijklmnprstuvwxyz")
+    /// The keys of actions: not f, i, o or q, which are the app's own (see `help`).
+    private static let keys = Array("123456789abcdeghjklmnprstuvwxyz")
     private let width = 64
 
     init(options: Options, terminal: RawTerminal) {
@@ -64,6 +65,8 @@ final class TapApp {
                 continuation.yield(.tick)
             }
         }
+        // Frames go on the alternate screen: quitting gives the shell its screen back as it was.
+        terminal.useScreen()
         await draw()
         var lastDrawn = ""
         for await input in inputs {
@@ -80,10 +83,11 @@ final class TapApp {
             case .key(let byte):
                 let key = Character(UnicodeScalar(byte))
                 switch key {
-                case "q":
+                case "q", "\u{04}":  // q, or Ctrl-D: raw mode reads it as a key, not as the end of input
                     await session.close()
-                    terminal.write("\n")
                     return
+                case "i":
+                    await showIdentity(of: session)
                 case "o":
                     offline.toggle()
                     await session.setOffline(offline)
@@ -123,6 +127,14 @@ final class TapApp {
         case .online: note("online: sending the queued taps as one batch")
         case .restarted(let restart): note(restart.reason)
         }
+    }
+
+    /// Notes the session's id and its token (a new pair once a gone session was replaced): to
+    /// follow the session with curl, or to give support the id of a session to end.
+    private func showIdentity(of session: FlowSession) async {
+        let (id, token) = await (session.sessionId, session.token)
+        note("session \(id) of \(options.user)")
+        note("token \(token)")
     }
 
     private func note(_ line: String) {
@@ -168,9 +180,15 @@ final class TapApp {
         for (key, action) in keyed {
             out += "  \(key)  \(action.type)" + (action.params.isEmpty ? "" : " " + JSONValue.object(action.params).jsonText) + "\n"
         }
-        out += "  o  " + (offline ? "go online" : "go offline") + "    f  " + (following ? "stop following" : "follow") + "    q  quit\n\n"
+        out += Self.help(offline: offline, following: following) + "\n\n"
         for line in log { out += "  " + line + "\n" }
         terminal.write(out)
+    }
+
+    /// The line under the actions: the app's own keys.
+    static func help(offline: Bool, following: Bool) -> String {
+        "  o  " + (offline ? "go online" : "go offline") + "    f  " + (following ? "stop following" : "follow")
+            + "    i  session id and token    q  quit"
     }
 
     /// The tree as indented lines: a stack as its screens left to right (the top in brackets),

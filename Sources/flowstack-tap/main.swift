@@ -10,7 +10,8 @@ let usage = """
     each. A tap is shown at once (the engine runs here), then confirmed or corrected by the server.
       o  go offline / back online (taps queue, then go as one batch)
       f  follow the session's events (another device's taps appear)
-      q  quit
+      i  show the session's id and its token (for curl, or another client on the same session)
+      q  quit (or Ctrl-D; Ctrl-C too): the terminal gets its screen back as it was
     --delay adds MS milliseconds before every request, as a slow network would.
     --store keeps the session (and queued taps) in a file, so the next run resumes it.
     bench walks the sample app through the client and prints the time from send to the new

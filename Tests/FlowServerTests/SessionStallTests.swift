@@ -53,6 +53,7 @@ final class StallingStore: FlowStore, Sendable {
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? { try base.idempotentAnswer(sessionId: sessionId, key: key) }
     public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] { try base.idempotentAnswers(sessionId: sessionId, keys: keys) }
     public func deleteSession(id: String) throws -> Bool { try base.deleteSession(id: id) }
+    public func endSession(id: String, audit: AuditStamp) throws -> SessionEnding? { try base.endSession(id: id, audit: audit) }
     public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure { try base.eraseUser(id: id, auditSubject: auditSubject, audit: audit) }
     public func exportUser(id: String, limits: UserExportLimits) throws -> UserExport { try base.exportUser(id: id, limits: limits) }
     public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch { try base.compactActions(before: horizon, limit: limit) }
