@@ -315,7 +315,7 @@ extension NavigationState.Node {
     }
 
     /// The first node with this id, in this node's tree.
-    func node(withId target: String) -> NavigationState.Node? {
+    public func node(withId target: String) -> NavigationState.Node? {
         if id == target { return self }
         for case .flow(let child) in entries {
             if let found = child.node(withId: target) { return found }
