@@ -83,12 +83,16 @@ struct FlowSessionSimulationTests {
             let transport = SimulatedTransport(server: server, seed: random.next())
             let store = KillableStore(file)
             let spelling = spellings[Int(random.next() % UInt64(spellings.count))]
-            if failingStart { server.down = true }
+            // A start while no server answers: connection refused, or a 500 to everything.
+            if failingStart {
+                if random.next() % 2 == 0 { server.down = true } else { transport.failEverything(true) }
+            }
             let session = try await FlowSession.start(FlowSession.Configuration(
                 server: URL(string: spelling)!, userId: "ada", store: store,
                 retry: RetryPolicy(attempts: 3, initialDelay: .milliseconds(1), maximumDelay: .milliseconds(8)),
                 usesBundle: usesBundle, transport: transport))
             server.down = false
+            transport.failEverything(false)
             outcome.launches += 1
             if tracing {
                 let (shown, pending) = (await session.state.version, await session.pending)
@@ -201,6 +205,84 @@ struct FlowSessionSimulationTests {
     }
 
     /// 60 schedules with the local engine and 20 with predictions only.
+    /// A transport that answers every request the same way.
+    struct Fixed: FlowTransport {
+        var answer: FlowAnswer?
+        func send(_ request: FlowRequest) async throws -> FlowAnswer {
+            guard let answer else { throw Unreachable(detail: "connection refused") }
+            return answer
+        }
+    }
+
+    static func start(_ transport: any FlowTransport, store: any SessionStore = MemorySessionStore()) async throws -> FlowSession {
+        try await FlowSession.start(FlowSession.Configuration(
+            server: URL(string: "http://sim.test")!, userId: "ada", store: store,
+            retry: RetryPolicy(attempts: 2, initialDelay: .milliseconds(1), maximumDelay: .milliseconds(2)), transport: transport))
+    }
+
+    /// A first launch with no working server throws ``Unreachable``, an app can catch it by type;
+    /// a refusal throws ``FlowSession/Failure`` with the server's detail, or the start of a body
+    /// that is not a problem document.
+    @Test func startFailuresAreTyped() async throws {
+        await #expect(throws: Unreachable.self) { _ = try await Self.start(Fixed(answer: nil)) }
+        let html = FlowAnswer(status: 500, contentType: "text/html", body: Array("<html>Internal Server Error</html>".utf8))
+        do {
+            _ = try await Self.start(Fixed(answer: html))
+            Issue.record("started on a 500")
+        } catch let error as Unreachable {
+            #expect(error.detail.contains("500"), "\(error)")
+        }
+        let problem = FlowAnswer(status: 422, contentType: "application/problem+json",
+                                 body: Array(#"{"type":"https://flowstack.dev/problems/unsupported-client","status":422,"detail":"update the app"}"#.utf8))
+        do {
+            _ = try await Self.start(Fixed(answer: problem))
+            Issue.record("started on a 422")
+        } catch let error as FlowSession.Failure {
+            #expect(error.status == 422 && "\(error)" == "FlowStack answered 422: update the app")
+        }
+        // A proxy's page where FlowStack's answer should be: no working server, said plainly.
+        let page = FlowAnswer(status: 201, contentType: "text/html", body: Array("<html>Welcome to nginx</html>".utf8))
+        do {
+            _ = try await Self.start(Fixed(answer: page))
+            Issue.record("started on a page")
+        } catch let error as Unreachable {
+            #expect(error.detail == "status 201 with a body that is not a JSON object", "\(error)")
+        }
+        // A 201 that is JSON but not a session: refused, showing what came.
+        do {
+            _ = try await Self.start(Fixed(answer: FlowAnswer(status: 201, body: Array(#"{"hello":"world"}"#.utf8))))
+            Issue.record("started on an answer without a session")
+        } catch let error as FlowSession.Failure {
+            #expect("\(error)".contains(#"{"hello":"world"}"#), "\(error)")
+        }
+    }
+
+    /// A kept session, and a server answering 500 to everything: the app starts from the store,
+    /// offline, showing what it kept, and sends its queue once the server works again.
+    @Test func startsFromTheStoreWhenTheServerFails() async throws {
+        let server = SimulatedServer(catalog: SimulatedServer.sampleCatalog)
+        let store = MemorySessionStore()
+        let healthy = SimulatedTransport(server: server, seed: 1)
+        healthy.heal()
+        let first = try await Self.start(healthy, store: store)
+        #expect(await eventually { await first.hasLocalEngine })
+        await first.setOffline(true)
+        let shown = try await first.send(FlowAction(type: "onboarding.showSecond"))
+        await first.close()
+        let failing = SimulatedTransport(server: server, seed: 2)
+        failing.failEverything(true)
+        let second = try await Self.start(failing, store: store)
+        #expect(await second.isOffline)
+        #expect(await second.state == shown)
+        #expect(await second.pendingCount == 1)
+        failing.failEverything(false)
+        failing.heal()
+        await second.settled()
+        #expect(await second.confirmedState == shown)
+        #expect(server.keyCounts().all.count == 1)
+        await second.close()
+    }
+
     /// FLOWSTACK_SIM_SEED=13 FLOWSTACK_SIM_TRACE=1 swift test --filter replaysOneSession
     @Test func replaysOneSession() async throws {
         guard let text = ProcessInfo.processInfo.environment["FLOWSTACK_SIM_SEED"], let seed = UInt64(text) else { return }

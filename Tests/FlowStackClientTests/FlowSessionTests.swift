@@ -77,6 +77,66 @@ struct FlowSessionTests {
         await session.close()
     }
 
+    /// A predictions-only client tapping twice without waiting: the second tap has no prediction
+    /// yet (the first is on the wire), so it waits for the first tap's answer, whose predictions
+    /// show it at once: one round trip, not two; nothing corrected.
+    @Test func predictionsOnlyTapsBackToBack() async throws {
+        let server = try ServerProcess()
+        var configuration = Self.configuration(server, latency: .milliseconds(150))
+        configuration.usesBundle = false
+        let session = try await FlowSession.start(configuration)
+        let started = ContinuousClock.now
+        let first = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        #expect(ContinuousClock.now - started < .milliseconds(100), "the predicted tap waited")
+        #expect(first.top?.feature == "onboarding.second")
+        let second = try await session.send(FlowAction(type: "onboarding.completed"))
+        let waited = ContinuousClock.now - started
+        #expect(second.features == ["home.first"] && second.version == 2)
+        // The first answer takes one round trip (150 ms each request); waiting for a second
+        // would take 300 ms or more.
+        #expect(waited < .milliseconds(290), "the second tap waited \(waited)")
+        await session.settled()
+        #expect(await session.confirmedState == second)
+        #expect(await Self.corrections(session).isEmpty)
+        await session.close()
+    }
+
+    /// `states()` gives every state shown, in order: the first, each tap at once, a correction's
+    /// state, and a new session's first state after a restart, which `.restarted` carries too.
+    @Test func statesStreamEveryShownState() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let session = try await FlowSession.start(Self.configuration(server, user: "sol", store: store))
+        #expect(await Self.engineLoaded(session))
+        let states = await session.states()
+        let collected = Task { () -> [NavigationState] in
+            var seen: [NavigationState] = []
+            for await state in states { seen.append(state) }
+            return seen
+        }
+        let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        let home = try await session.send(FlowAction(type: "onboarding.completed"))
+        await session.settled()
+        // Support ends the session; the next tap finds it gone and the client starts a new one.
+        let token = try #require(try store.only()?.token)
+        let (status, _) = try await server.request("DELETE", "/v1/sessions/\(session.sessionId)", token: token)
+        #expect(status == 204)
+        _ = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+        await session.settled()
+        let restart = try #require(await session.lastRestart)
+        #expect(restart.state.version == 0 && restart.state.sessionId == session.sessionId)
+        #expect(restart.dropped.map(\.action.type) == ["home.selectTab"])
+        #expect(await session.state == restart.state)
+        await session.close()
+        let seen = await collected.value
+        #expect(seen.first?.features == ["onboarding.first"])
+        #expect(seen.contains(second) && seen.contains(home))
+        #expect(seen.last == restart.state, "\(seen.map(\.features))")
+        for (earlier, later) in zip(seen, seen.dropFirst()) { #expect(earlier != later) }
+        let order = [seen.firstIndex(of: second), seen.firstIndex(of: home), seen.lastIndex(of: restart.state)].compactMap { $0 }
+        #expect(order == order.sorted() && order.count == 3)
+    }
+
     /// A client made again from the same store (the app was killed) resumes the same session at
     /// its version.
     @Test func resumesAfterTheAppIsKilled() async throws {

@@ -45,14 +45,15 @@ final class SimulatedServer: @unchecked Sendable {
         self.catalog = catalog
     }
 
-    /// The sample app's catalog, read once from flows/.
-    static let sampleCatalog: FlowCatalog = {
-        let names = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"]
-        let definitions = names.map { name in
+    /// The sample app's definitions, read once from flows/.
+    static let sampleDefinitions: [(name: String, json: [UInt8])] = {
+        ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"].map { name in
             (name, Array(((try? String(contentsOfFile: ModuleTests.flows + "/\(name).json", encoding: .utf8)) ?? "").utf8))
         }
-        return FlowCatalog.parse(definitions).catalog
     }()
+
+    /// The sample app's catalog.
+    static let sampleCatalog: FlowCatalog = FlowCatalog.parse(sampleDefinitions.map { ($0.name, $0.json) }).catalog
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T { try lock.withLock(body) }
 
@@ -104,7 +105,7 @@ final class SimulatedServer: @unchecked Sendable {
             return FlowAnswer(status: 200, body: Self.body(session.state, predict: predict))
         case ("GET", ["bundle"]):
             var writer = JSONWriter(capacity: 8192)
-            SessionBundle.write(session.state, flowVersions: [:], definitions: [], into: &writer)
+            SessionBundle.write(session.state, flowVersions: [:], definitions: Self.sampleDefinitions, into: &writer)
             return FlowAnswer(status: 200, etag: "\"\(session.state.version)\"", body: writer.takeBytes())
         case ("POST", ["actions"]):
             guard let body = request.body, let json = try? JSONParser.parse(body), let action = try? FlowAction(json: json) else {

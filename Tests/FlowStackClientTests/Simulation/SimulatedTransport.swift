@@ -34,6 +34,11 @@ final class SimulatedTransport: FlowTransport, @unchecked Sendable {
     /// The app was killed: nothing it sends from now on reaches the server.
     func kill() { lock.withLock { killed = true } }
 
+    private var failing = false
+
+    /// Every request meets a 500 from a broken node (nothing reaches the server), or not.
+    func failEverything(_ on: Bool) { lock.withLock { failing = on } }
+
     /// The faults stop.
     func heal() { lock.withLock { faults = Faults(lostRequest: 0, lostAnswer: 0, errorBefore: 0, errorAfter: 0, garbageAfter: 0) } }
 
@@ -46,6 +51,9 @@ final class SimulatedTransport: FlowTransport, @unchecked Sendable {
         let (killed, down, faults) = lock.withLock { (self.killed, server.down, self.faults) }
         if killed || down { throw Unreachable(detail: killed ? "the app was killed" : "connection refused") }
         lock.withLock { requests += 1 }
+        if lock.withLock({ failing }) {
+            return FlowAnswer(status: 500, contentType: "text/html", body: Array("<html>Internal Server Error</html>".utf8))
+        }
         var roll = draw().roll
         if roll < faults.lostRequest { return try fault(Unreachable(detail: "request lost")) }
         roll -= faults.lostRequest

@@ -515,14 +515,13 @@ public struct ClientMachine: Sendable {
                 return adopt(state, predictions: predictions, dropped: queue, problem: refusal, reason: reason)
             }
             confirmedEngine = enginesAfter.removeValue(forKey: last.key)
-            if queue.isEmpty {
-                shown = state
-                self.predictions = predictions
-            }
+            self.predictions = predictions
+            if queue.isEmpty { shown = state }
+            showFirstWaiting()
             return [.confirmed(state)]
         }
         // A tap that showed nothing: the answer is what to show. Later taps that showed nothing
-        // either still wait on it; the first of them may now match one of the answer's predictions.
+        // either still wait on it.
         confirmedEngine = nil
         engine = nil
         needsBundle = true
@@ -532,13 +531,20 @@ public struct ClientMachine: Sendable {
         }
         shown = state
         self.predictions = predictions
-        // Its action may take the prediction's `from` only if it never went out under its key.
-        if let first = queue.first, !sent.contains(first.key), let prediction = predicted(first.action, version: first.version) {
-            queue[0].action = prediction.action
-            queue[0].expected = prediction.state
-            shown = prediction.state
-        }
+        showFirstWaiting()
         return [.confirmed(state)]
+    }
+
+    /// The oldest queued tap, when it waits right after the confirmed state, is shown from the
+    /// answer's predictions if one is for it (so a tap made while the one before it was on the
+    /// wire waits one round trip, not two). Its action takes the prediction's `from` only if it
+    /// never went out under its key.
+    private mutating func showFirstWaiting() {
+        guard let first = queue.first, first.expected == nil, !sent.contains(first.key), shown == confirmed,
+              let prediction = predicted(first.action, version: first.version) else { return }
+        queue[0].action = prediction.action
+        queue[0].expected = prediction.state
+        shown = prediction.state
     }
 
     /// The server refused a posted action (or a batch as a whole). A 412 asks for a reload; the

@@ -87,25 +87,26 @@ public actor FlowSession {
     }
 
     /// The server refused to create or resume a session (a problem document: a 422
-    /// `unsupported-client`, a 403…): the status, the problem, and what the body began with when
-    /// it was not a problem.
+    /// `unsupported-client`, a 403…), or answered something that is not a session: the status,
+    /// the problem, and what the body began with when it was not a problem.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var status: Int
         public var problem: JSONValue?
-        /// The first bytes of a body that was not a problem document (an HTML page from a proxy).
+        /// The first bytes of a body that names no problem (up to 200).
         public var body: String?
         public var description: String {
             if let detail = problem?["detail"]?.stringValue ?? problem?["title"]?.stringValue {
                 return "FlowStack answered \(status): \(detail)"
             }
-            if let body, !body.isEmpty { return "FlowStack answered \(status) with a body that is not a problem document: \(body)" }
+            if let body, !body.isEmpty { return "FlowStack answered \(status), not a session nor a problem: \(body)" }
             return "FlowStack answered \(status) with no body"
         }
 
         init(_ answer: FlowAnswer) {
             status = answer.status
             problem = answer.json.flatMap { $0.objectValue != nil ? $0 : nil }
-            body = problem == nil ? String(decoding: answer.body.prefix(200), as: UTF8.self) : nil
+            let named = problem?["detail"]?.stringValue ?? problem?["title"]?.stringValue
+            body = named == nil ? String(decoding: answer.body.prefix(200), as: UTF8.self) : nil
         }
     }
 
