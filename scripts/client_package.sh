@@ -27,6 +27,8 @@ let package = Package(
     dependencies: [.package(path: "$repo/clients/swift")],
     targets: [
         .executableTarget(name: "ScratchApp", dependencies: [.product(name: "FlowStackClient", package: "swift")]),
+        // The README's Swift example, compiled as written (not run: its server is an example).
+        .executableTarget(name: "ReadmeExample", dependencies: [.product(name: "FlowStackClient", package: "swift")]),
     ]
 )
 EOF
@@ -57,6 +59,29 @@ print("shown", home.features, "confirmed", confirmed.features, "v\(confirmed.ver
 guard confirmed == home, confirmed.version == 2 else { print("not confirmed"); exit(1) }
 await session.close()
 EOF
+
+# The README's Swift example (the block after its readme-swift marker): its imports at the top, the
+# rest inside an async throwing function, next to stubs for what an app would have.
+mkdir -p "$work/app/Sources/ReadmeExample"
+python3 - "$repo/README.md" "$work/app/Sources/ReadmeExample/main.swift" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+match = re.search(r"<!-- readme-swift:[^>]*-->\n```swift\n(.*?)\n```", text, re.S)
+if not match:
+    sys.exit("client_package: README.md has no readme-swift block")
+lines = match.group(1).splitlines()
+imports = [line for line in lines if line.startswith("import ")]
+body = [line for line in lines if not line.startswith("import ")]
+stubs = """
+enum Screens { static let registered: [String] = [] }
+func render(_ plan: NavigationPlan) {}
+func tell(_ text: String) {}
+func showOffline(_ offline: Bool) {}
+"""
+with open(sys.argv[2], "w") as out:
+    out.write("\n".join(imports) + "\n" + stubs + "\nfunc readmeExample() async throws {\n"
+              + "\n".join("    " + line for line in body) + "\n}\n\nif CommandLine.arguments.count > 1 { try await readmeExample() }\n")
+PY
 
 echo "client_package: building a scratch app on FlowStackClient in $work/app"
 swift build --package-path "$work/app" 2>&1 | tail -3

@@ -4,6 +4,11 @@ import FlowStackClient
 import Foundation
 import Testing
 
+/// Run once per CI run: the simulation uses no database, so the run of the client's tests on
+/// PostgreSQL (FLOWSTACK_TEST_DB_KIND=postgresql) skips it.
+let simulationRuns = ProcessInfo.processInfo.environment["FLOWSTACK_TEST_DB_KIND"] != "postgresql"
+
+@Suite(.enabled(if: simulationRuns))
 struct ClientSimulationTests {
     /// Runs `count` schedules from `firstSeed`; every failure names its seed, which replays exactly.
     static func run(_ count: Int, from firstSeed: UInt64, _ options: SimulationOptions = .standard) -> (reports: [SimulationReport], seconds: Double) {

@@ -11,7 +11,7 @@ import JSON
 import Testing
 import TestSupport
 
-@Suite(.serialized)
+@Suite(.serialized, .enabled(if: simulationRuns))
 struct FlowSessionSimulationTests {
     struct Outcome: CustomStringConvertible {
         var seed: UInt64

@@ -239,7 +239,7 @@ public actor FlowSession {
                 answer = try await transport.send(request)
                 reply = answer!.reply
             } catch {
-                reply = .noAnswer("\(error)")
+                reply = .noAnswer((error as? Unreachable)?.detail ?? "\(error)")
             }
             if case .unknown = ClientMachine.classify(reply, success: success), attempt < policy.attempts {
                 try? await Task.sleep(for: policy.delay(before: attempt))
@@ -634,7 +634,7 @@ public actor FlowSession {
         do {
             return try await transport.send(request).reply
         } catch {
-            return .noAnswer("\(error)")
+            return .noAnswer((error as? Unreachable)?.detail ?? "\(error)")
         }
     }
 
