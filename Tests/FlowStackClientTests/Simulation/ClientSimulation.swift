@@ -206,6 +206,10 @@ struct ClientSimulation {
                 return FlowAction(type: entry.type, params: Self.sampleParams(entry, state: machine.shown))
             }
         }
+        if machine.engine == nil, machine.shown == machine.confirmed, !machine.predictions.isEmpty, !roll(200) {
+            // What the app lists from the last answer's predictions.
+            return machine.predictions[pick(machine.predictions.count)].action
+        }
         if !roll(100), let top = machine.shown.top {
             // What the screen shown offers in the sample app, from its feature.
             let offered = Self.vocabulary.filter { Self.offers(top.feature, $0.type) }
