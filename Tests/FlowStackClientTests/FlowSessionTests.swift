@@ -151,6 +151,13 @@ struct FlowSessionTests {
         #expect(await second.state.version == 1)
         #expect(await second.state.features == ["onboarding.first", "onboarding.second"])
         #expect(await second.restartReason == nil)
+        // The bundle the store kept is at the server's version: the engine is there at once.
+        #expect(await second.hasLocalEngine)
+        let home = try await second.send(FlowAction(type: "onboarding.completed"))
+        #expect(home.features == ["home.first"] && home.version == 2)
+        await second.settled()
+        #expect(await second.confirmedState == home)
+        #expect(await Self.corrections(second).isEmpty)
         await second.close()
     }
 

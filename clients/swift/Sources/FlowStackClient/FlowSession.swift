@@ -183,9 +183,17 @@ public actor FlowSession {
                     var machine = ClientMachine(confirmed: state, predictions: configuration.usesPredictions ? predictions : [],
                                                 retry: configuration.retry)
                     machine.restore(kept.queue)
+                    // The kept bundle, when it is at the version the server is at: the engine is
+                    // there from the first tap, and revalidated (If-None-Match) in the background.
+                    let bundle = configuration.usesBundle ? keptBundle(kept, at: state.version) : nil
+                    if let bundle { machine.loaded(bundle.read.state) }
                     let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
-                    // Taps kept from before the kill are replayed on the bundle, so they show again at once.
-                    if !kept.queue.isEmpty && configuration.usesBundle { await session.loadBundleBeforeSending() }
+                    if let bundle {
+                        await session.resumedOnline(bundle, tag: kept.bundleTag)
+                    } else if !kept.queue.isEmpty && configuration.usesBundle {
+                        // Taps kept from before the kill are replayed on the bundle, so they show again at once.
+                        await session.loadBundleBeforeSending()
+                    }
                     await session.afterStart()
                     return session
                 }
@@ -260,17 +268,28 @@ public actor FlowSession {
         return (id, token, state, configuration.usesPredictions ? predictions : [])
     }
 
+    /// The bundle the store kept for `kept`, when it reads and is at `version`.
+    private static func keptBundle(_ kept: StoredSession, at version: Int? = nil) -> (read: SessionBundle, json: JSONValue, bytes: [UInt8])? {
+        guard let bytes = kept.bundle, let json = try? JSONParser.parse(bytes), let read = try? SessionBundle(json: json),
+              read.state.sessionId == kept.sessionId, version == nil || read.state.version == version else { return nil }
+        return (read, json, bytes)
+    }
+
+    /// Resumed online on the kept bundle: it is what the store has, and the first request the
+    /// drain makes when idle is its revalidation.
+    private func resumedOnline(_ bundle: (read: SessionBundle, json: JSONValue, bytes: [UInt8]), tag: String?) {
+        rememberBundle(bundle.read, json: bundle.json, bytes: bundle.bytes, tag: tag)
+        persistedBundleVersion = bundle.read.state.version
+        revalidateBundle = true
+    }
+
     /// A session made from the store alone: the confirmed state, the bundle (its engine), the
     /// queued taps replayed on it; offline, probing `/healthz`. Nil when the store kept no state
     /// (written by an older version) or what it kept does not read.
     private static func restoredOffline(_ kept: StoredSession, configuration: Configuration, transport: any FlowTransport) async -> FlowSession? {
         guard let document = kept.confirmed, let confirmed = try? NavigationState(json: document),
               confirmed.sessionId == kept.sessionId else { return nil }
-        var bundle: (read: SessionBundle, json: JSONValue, bytes: [UInt8])?
-        if configuration.usesBundle, let bytes = kept.bundle, let json = try? JSONParser.parse(bytes),
-           let read = try? SessionBundle(json: json), read.state.sessionId == kept.sessionId {
-            bundle = (read, json, bytes)
-        }
+        let bundle = configuration.usesBundle ? keptBundle(kept) : nil
         let machine = ClientMachine.restoredOffline(confirmed: confirmed, bundle: bundle?.read.state, queue: kept.queue,
                                                     retry: configuration.retry)
         let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
@@ -558,6 +577,8 @@ public actor FlowSession {
     }
 
     private var fetchedBundle: FetchedBundle?
+    /// Set when the engine came from the store: its bundle is revalidated once the drain is idle.
+    private var revalidateBundle = false
     private var persistedConfirmedVersion: Int?
     private var persistedBundleVersion: Int?
 
@@ -613,8 +634,9 @@ public actor FlowSession {
                 resolveWaiters()
                 continue
             }
-            if configuration.usesBundle, machine.needsBundle, !machine.offline, machine.queue.isEmpty || machine.queue.allSatisfy({ $0.expected == nil }),
-               bundleTriedAt != machine.confirmed.version {
+            if configuration.usesBundle, !machine.offline,
+               revalidateBundle || (machine.needsBundle && machine.queue.allSatisfy({ $0.expected == nil }) && bundleTriedAt != machine.confirmed.version) {
+                revalidateBundle = false
                 bundleTriedAt = machine.confirmed.version
                 await refreshBundle()
                 persist()
