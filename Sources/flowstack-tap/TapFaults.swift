@@ -108,6 +108,9 @@ struct TapFaults {
         var sessions: [String] = []
         var tokens: [String] = []
         var latencies: [Duration] = []
+        /// Per timed tap: whether the kernel took the CPU from the process while it ran (an
+        /// involuntary context switch: other work on the shared cores), so its time is not the client's.
+        var preempted: [Bool] = []
         var sendErrors: [String] = []
         var extra: [JSONObject.Member] = []
         var error: String?
@@ -155,17 +158,21 @@ struct TapFaults {
                 .init(key: "sendErrors", value: .array(sendErrors.map(JSONValue.string))),
             ]
             if !latencies.isEmpty {
-                let sorted = latencies.sorted()
-                func percentile(_ p: Double) -> JSONValue {
-                    .number((Self.milliseconds(sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]) * 1000).rounded() / 1000)
+                func percentile(_ values: [Duration], _ p: Double) -> JSONValue {
+                    guard !values.isEmpty else { return .null }
+                    let sorted = values.sorted()
+                    return .number((Self.milliseconds(sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]) * 1000).rounded() / 1000)
                 }
-                // The slowest taps by their number in the run, to tell a pause of the machine from a cost of the client.
+                // The slowest taps by their number in the run, and whether the process was
+                // preempted during each, to tell a pause of the machine from a cost of the client.
                 let slowest = latencies.indices.sorted { latencies[$0] > latencies[$1] }.prefix(5).map { index -> JSONValue in
-                    .array([.integer(index + 1), .number((Self.milliseconds(latencies[index]) * 1000).rounded() / 1000)])
+                    .array([.integer(index + 1), .number((Self.milliseconds(latencies[index]) * 1000).rounded() / 1000), .bool(preempted[index])])
                 }
+                let running = latencies.indices.filter { !preempted[$0] }.map { latencies[$0] }
                 members.append(.init(key: "sendToState", value: .object([
-                    "taps": .integer(sorted.count), "p50Ms": percentile(0.5), "p99Ms": percentile(0.99), "maxMs": percentile(1.0),
-                    "slowest": .array(Array(slowest)),
+                    "taps": .integer(latencies.count), "p50Ms": percentile(latencies, 0.5), "p99Ms": percentile(latencies, 0.99),
+                    "maxMs": percentile(latencies, 1.0), "slowest": .array(Array(slowest)),
+                    "preempted": .integer(latencies.count - running.count), "p99NotPreemptedMs": percentile(running, 0.99),
                 ])))
             }
             members += extra
@@ -241,10 +248,14 @@ struct TapFaults {
     private func tap(_ session: FlowSession, _ action: FlowAction, _ report: Report, timed: Bool = false) async {
         report.made.append(action)
         let clock = ContinuousClock()
+        let switches = Self.involuntarySwitches()
         let started = clock.now
         do {
             _ = try await session.send(action)
-            if timed { report.latencies.append(clock.now - started) }
+            if timed {
+                report.latencies.append(clock.now - started)
+                report.preempted.append(Self.involuntarySwitches() != switches)
+            }
         } catch let error as FlowError {
             // The local engine refused it: nothing was queued, so it was not made.
             report.made.removeLast()
@@ -253,6 +264,18 @@ struct TapFaults {
             // Refused by the server (also reported as a correction) or waiting while offline (queued).
             report.sendErrors.append("\(action.type): \(error)")
         }
+    }
+
+    /// The process's involuntary context switches so far (getrusage): the kernel gave its CPU to
+    /// other work.
+    static func involuntarySwitches() -> Int {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        return usage.ru_nivcsw
     }
 
     private func finish(_ session: FlowSession, _ report: Report) async {
