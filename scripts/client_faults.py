@@ -176,6 +176,10 @@ def check_scenario(tally, name, scenario, report, status, tail, port, requests, 
         killed_before = [r for r in requests if r.get("clientGone") and r.get("upstream") is None]
         figures += (f"; {report.get('killed')} children killed, {len(lost)} committed tap answer(s) lost to a kill"
                     + (f", {len(killed_before)} request(s) cut before the server" if killed_before else ""))
+        after = report.get("afterRestart") or {}
+        if after:
+            figures += (f"; the tap after each restart: {after['onEngine']} shown on the local engine, {after['waited']} waited "
+                        f"for the server (median {after['waitedMedianMs']} ms, max {after['waitedMaxMs']} ms)")
     return figures
 
 

@@ -371,6 +371,7 @@ struct TapFaults {
         guard let store else { throw Failure("kill needs --store FILE (the children resume from it)") }
         try? FileManager.default.removeItem(atPath: store)
         var killed = 0, steps: [JSONValue] = []
+        var restartTaps: [(ms: Double, engine: Bool)] = []
         var plan: [(from: Int, to: Int, delay: Int?)] = [(0, 0, nil)]
         plan += (1...30).map { ($0, $0, Self.killDelays[$0 % Self.killDelays.count]) }
         plan.append((31, 30, nil))
@@ -385,6 +386,9 @@ struct TapFaults {
                 if let type = json["made"]?.stringValue {
                     report.made.append(FlowAction(type: type, params: json["params"]?.objectValue ?? [:]))
                     made += 1
+                    if step.from > 0, let ms = json["sendMs"]?.doubleValue {
+                        restartTaps.append((ms, json["engine"]?.boolValue ?? false))
+                    }
                 }
                 if let id = json["session"]?.stringValue, let token = json["token"]?.stringValue, !report.sessions.contains(id) {
                     report.sessions.append(id)
@@ -410,6 +414,14 @@ struct TapFaults {
         }
         report.extra.append(.init(key: "killed", value: .integer(killed)))
         report.extra.append(.init(key: "killDelaysMs", value: .array(steps)))
+        // The first tap after each restart: shown at once on the engine, or waiting for the server.
+        let waited = restartTaps.filter { !$0.engine }.map(\.ms).sorted()
+        let shown = restartTaps.filter(\.engine).map(\.ms).sorted()
+        report.extra.append(.init(key: "afterRestart", value: .object([
+            "onEngine": .integer(shown.count), "onEngineMaxMs": shown.last.map(JSONValue.number) ?? .null,
+            "waited": .integer(waited.count), "waitedMedianMs": waited.isEmpty ? .null : .number(waited[waited.count / 2]),
+            "waitedMaxMs": waited.last.map(JSONValue.number) ?? .null,
+        ])))
     }
 
     /// Runs this executable with `arguments`: its exit status, the signal that ended it (0 if
@@ -442,7 +454,10 @@ struct TapFaults {
         var actions: [FlowAction] = []
         if tapsFrom == 0 { actions = Self.onboarding }
         if max(1, tapsFrom) <= tapsTo { actions += (max(1, tapsFrom)...tapsTo).map(Self.tab) }
+        let clock = ContinuousClock()
         for action in actions {
+            let started = clock.now
+            let engine = await session.hasLocalEngine
             do {
                 _ = try await session.send(action)
             } catch let error as FlowError {
@@ -452,7 +467,10 @@ struct TapFaults {
                 // Refused by the server (a correction reports it) or queued while offline: made either way.
                 emitLine(["sendError": .string("\(action.type): \(error)")])
             }
-            emitLine(["made": .string(action.type), "params": .object(action.params)])
+            // How long the tap took to show, and whether the local engine was there for it (after a
+            // restart it is not until the kept taps are answered: the tap waits for the server).
+            emitLine(["made": .string(action.type), "params": .object(action.params),
+                      "sendMs": .number((Report.milliseconds(clock.now - started) * 1000).rounded() / 1000), "engine": .bool(engine)])
         }
         if let killDelay {
             if killDelay > 0 { try await Task.sleep(for: .milliseconds(killDelay)) }

@@ -199,6 +199,7 @@ def proxy_main(upstream_port, delay, listen_port):
                     # client that sends half a request is worth seeing.
                     faults.log.append({"method": method, "path": path, "fault": None, "status": None, "upstream": None,
                                        "batch": None, "at": arrived, "incomplete": True,
+                                       "contentLength": headers.get("content-length"), "expect": headers.get("expect"),
                                        "lasted": round(asyncio.get_running_loop().time() - arrived, 3)})
                     return
                 if path.startswith("/__"):
