@@ -47,6 +47,9 @@ python3 scripts/flows_git.py "$bin"
 "$tools/python" scripts/readme.py "$bin"
 python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
+# The Swift client (flowstack-tap faults, built in release) through a fault proxy: every tap it
+# makes is in the server's log exactly once, through 500s, garbage, cut connections and kills.
+python3 scripts/client_faults.py "$bin"
 python3 scripts/badinput.py "$bin"
 # Start-up and wrong settings: one server per SQLite file, open errors that name the path and the
 # cause, PostgreSQL unreachable at start (local listeners only), the same exit status everywhere.
@@ -64,6 +67,7 @@ scripts/fuzz.sh 20
 FLOWSTACK_TEST_DB_KIND=postgresql scripts/smoke.sh
 FLOWSTACK_TEST_DB_KIND=postgresql scripts/conformance.sh
 FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/crash.py "$bin"
+FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/client_faults.py "$bin"
 FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/badinput.py "$bin"
 python3 scripts/dbrestart.py "$bin"
 # Several nodes: the README's session through HAProxy, then the history checker with faults.

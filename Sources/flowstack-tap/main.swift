@@ -5,6 +5,7 @@ import Foundation
 let usage = """
     usage: flowstack-tap --server URL [--user ID] [--delay MS] [--store PATH] [--key CLIENT_KEY]
            flowstack-tap bench --server URL [--taps N] [--mode engine|predictions|none] [--second-device]
+           flowstack-tap faults --server PROXY_URL --scenario NAME [--proxy-control URL] [--store PATH]
 
     Draws the session's screens as text and lists the actions the screen on top can post, a key
     each. A tap is shown at once (the engine runs here), then confirmed or corrected by the server.
@@ -16,6 +17,8 @@ let usage = """
     --store keeps the session (and queued taps) in a file, so the next run resumes it.
     bench walks the sample app through the client and prints the time from send to the new
     stack (p50, p99), and how many taps the server confirmed unchanged (see BENCHMARKS.md).
+    faults runs one scenario of scripts/client_faults.py through its fault proxy and prints one
+    JSON line: the taps made, those reported not taken, the session (see TapFaults.swift).
     """
 
 struct Options {
@@ -53,6 +56,16 @@ if CommandLine.arguments.dropFirst().first == "bench" {
     do {
         let bench = try TapBench(Array(CommandLine.arguments.dropFirst(2)))
         exit(await bench.run())
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(2)
+    }
+}
+
+if CommandLine.arguments.dropFirst().first == "faults" {
+    do {
+        let faults = try TapFaults(Array(CommandLine.arguments.dropFirst(2)))
+        exit(await faults.run())
     } catch {
         FileHandle.standardError.write(Data("\(error)\n".utf8))
         exit(2)

@@ -8,6 +8,8 @@
                       (also the command scripts/pgserver.py)
     harness.haproxy   HAProxy with deploy/haproxy.cfg rewritten to loopback
     harness.tcpproxy  TCP proxies that can cut a group of connections (a network partition)
+    harness.faultproxy an HTTP/1.1 proxy that delays each way and, on demand, answers 500 before
+                      or after the server commits, garbles the answer or cuts the connection
     harness.web       HTTP helpers: call(), JSONServer, Http (persistent connections),
                       status_of(), problem_failure() (the README's problem document)
     harness.tools     the pinned clients' venv (scripts/python-tools.sh)
