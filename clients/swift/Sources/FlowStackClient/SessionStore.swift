@@ -203,11 +203,14 @@ enum StoredSessions {
 }
 
 /// A store in one file, written atomically (a new file renamed over the old one), holding every
-/// server's and user's session. The tokens are in it in clear: put the file where only the app
-/// can read it.
+/// server's and user's session. The file is read once; each save writes it from what the store
+/// holds in memory (it is on every tap's path), so use one store per file in a process. The tokens
+/// are in it in clear: put the file where only the app can read it.
 public final class FileSessionStore: SessionStore, @unchecked Sendable {
     public let path: String
     private let lock = NSLock()
+    /// The sessions in the file, once read.
+    private var sessions: [StoredSession]?
 
     public init(path: String) { self.path = path }
 
@@ -232,14 +235,23 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
     public func all() throws -> [StoredSession] { try lock.withLock { try read() } }
 
     private func read() throws -> [StoredSession] {
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
-        return StoredSessions.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        if let sessions { return sessions }
+        guard FileManager.default.fileExists(atPath: path) else {
+            sessions = []
+            return []
+        }
+        let read = StoredSessions.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        sessions = read
+        return read
     }
 
     private func write(_ sessions: [StoredSession]) throws {
         let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        if self.sessions?.isEmpty ?? true {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
         try Data(StoredSessions.encode(sessions)).write(to: url, options: .atomic)
+        self.sessions = sessions
     }
 }
 
