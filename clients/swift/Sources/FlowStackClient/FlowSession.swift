@@ -521,12 +521,21 @@ public actor FlowSession {
         for waiter in waiting { waiter.resume() }
     }
 
-    /// Stops following events and probing; the session stays on the server (and in the store).
+    /// Stops following events and probing; the session stays on the server (and in the store,
+    /// with the taps not yet confirmed: the next `start` sends them). A tap still waiting for its
+    /// answer throws ``Unreachable``, and ``settled()`` returns.
     public func close() {
         following = false
         stopStream()
         probe?.cancel()
         probe = nil
+        for (key, waiter) in waiters {
+            waiters[key] = nil
+            waiter.resume(throwing: Unreachable(detail: "the session was closed; the tap stays queued in the store"))
+        }
+        let settling = settleWaiters
+        settleWaiters = []
+        for waiter in settling { waiter.resume() }
         for subscriber in subscribers.values { subscriber.finish() }
         subscribers = [:]
         for subscriber in stateSubscribers.values { subscriber.finish() }
