@@ -43,4 +43,74 @@ struct SessionStoreTests {
         try again.remove(local.key)
         #expect(try FileSessionStore(path: path).all().map(\.sessionId) == ["s_2"])
     }
+
+    static func tap(_ n: Int) -> QueuedAction {
+        QueuedAction(key: "k\(n)", version: n, action: FlowAction(type: "home.selectTab", params: ["index": .integer(n % 2)]), at: "2026-11-28T12:00:00.000Z")
+    }
+
+    /// A save that only adds taps appends them to the journal and leaves the file as it was; a new
+    /// launch reads file and journal together, then writes the file anew with an empty journal.
+    @Test func tapsGoToTheJournal() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sessions.json").path
+        let store = FileSessionStore(path: path)
+        var session = StoredSession(server: "http://127.0.0.1:8080", sessionId: "s_1", token: "t_1", userId: "ada",
+                                    confirmed: ["sessionId": "s_1", "version": 0], bundle: Array(#"{"format":1}"#.utf8))
+        try store.save(session)
+        let file = try Data(contentsOf: URL(fileURLWithPath: path))
+        for n in 0..<50 {
+            session.queue.append(Self.tap(n))
+            try store.save(session)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == file)
+        #expect(try String(contentsOfFile: path + ".journal", encoding: .utf8).split(separator: "\n").count == 50)
+        let relaunched = FileSessionStore(path: path)
+        #expect(try relaunched.load(session.key) == session)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + ".journal")).isEmpty)
+        // An answer moves the confirmed state: the whole file, and the journal emptied.
+        session.queue.removeFirst(10)
+        session.confirmed = ["sessionId": "s_1", "version": 10]
+        try relaunched.save(session)
+        session.queue.append(Self.tap(50))
+        try relaunched.save(session)
+        #expect(try FileSessionStore(path: path).load(session.key) == session)
+    }
+
+    /// A journal line a kill cut short is left out (the tap's `send` had not returned), and lines
+    /// the file already includes (a kill between writing the file and emptying the journal) are
+    /// not added twice; taps appended afterwards read back too.
+    @Test func aCutJournalAndARepeatedOneReadRight() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sessions.json").path
+        var session = StoredSession(server: "http://127.0.0.1:8080", sessionId: "s_1", token: "t_1", userId: "ada")
+        let store = FileSessionStore(path: path)
+        try store.save(session)
+        for n in 0..<3 {
+            session.queue.append(Self.tap(n))
+            try store.save(session)
+        }
+        let journal = try Data(contentsOf: URL(fileURLWithPath: path + ".journal"))
+        // Killed in the middle of the fourth line.
+        try (journal + Data(#"{"seq":4,"server":"http://127.0.0.1:8080","userId":"ada","push":[{"key":"k3","ver"#.utf8))
+            .write(to: URL(fileURLWithPath: path + ".journal"))
+        let afterCut = FileSessionStore(path: path)
+        #expect(try afterCut.load(session.key)?.queue.map(\.key) == ["k0", "k1", "k2"])
+        session.queue.append(Self.tap(3))
+        try afterCut.save(session)
+        #expect(try FileSessionStore(path: path).load(session.key)?.queue.map(\.key) == ["k0", "k1", "k2", "k3"])
+
+        // The file written with the journal's lines in it (seq 4), and the same lines left behind.
+        let store2 = FileSessionStore(path: path)
+        _ = try store2.all()
+        let file = try Data(contentsOf: URL(fileURLWithPath: path))
+        session.queue.append(Self.tap(4))
+        try store2.save(session)
+        let leftBehind = try Data(contentsOf: URL(fileURLWithPath: path + ".journal"))
+        try FileSessionStore(path: path).save(session)  // reads file + journal, writes the file (seq 5), empties the journal
+        try leftBehind.write(to: URL(fileURLWithPath: path + ".journal"))
+        #expect(try FileSessionStore(path: path).load(session.key)?.queue.map(\.key) == ["k0", "k1", "k2", "k3", "k4"])
+        #expect(file.count > 0)
+    }
 }

@@ -202,24 +202,52 @@ enum StoredSessions {
     }
 }
 
-/// A store in one file, written atomically (a new file renamed over the old one), holding every
-/// server's and user's session. The file is read once; each save writes it from what the store
-/// holds in memory (it is on every tap's path), so use one store per file in a process. The tokens
+/// A store in one file holding every server's and user's session, and a journal beside it
+/// (`<path>.journal`) of the taps queued since the file was last written.
+///
+/// A tap is on this store's path (`send` keeps it before it returns, so a kill right after keeps
+/// it): when a save only adds taps to a session's queue, they are appended to the journal as one
+/// line (microseconds); any other change (an answer moved the confirmed state, the queue went, a
+/// new session) writes the whole file atomically (a new file renamed over the old one, about
+/// 0.4 ms) and empties the journal. Lines carry a sequence number and the file the last one it
+/// includes, so a kill between the two writes replays nothing twice; a line cut by a kill is
+/// ignored, and a store that finds one writes the file anew before appending. Nothing is synced
+/// to disk: a tap survives the app's death, not the device's power loss.
+///
+/// The files are read once; each save works from what the store holds in memory, so use one store
+/// per file in a process. A file written by an older client (one session) still reads. The tokens
 /// are in it in clear: put the file where only the app can read it.
 public final class FileSessionStore: SessionStore, @unchecked Sendable {
     public let path: String
     private let lock = NSLock()
-    /// The sessions in the file, once read.
+    /// The sessions, once read.
     private var sessions: [StoredSession]?
+    /// The last journal line written or read.
+    private var sequence = 0
+    private var journal: FileHandle?
+    private var journalBytes = 0
+    /// Beyond this, the next save writes the file anew.
+    private static let journalLimit = 4 << 20
 
     public init(path: String) { self.path = path }
+
+    private var journalPath: String { path + ".journal" }
 
     public func load(_ key: SessionKey) throws -> StoredSession? {
         try lock.withLock { try read().last(where: { $0.key == key }) }
     }
 
     public func save(_ session: StoredSession) throws {
-        try lock.withLock { try write(StoredSessions.replacing(session, in: try read())) }
+        try lock.withLock {
+            let sessions = try read()
+            if let index = sessions.lastIndex(where: { $0.key == session.key }), journalBytes < Self.journalLimit,
+               let added = Self.added(to: sessions[index], in: session) {
+                try append(added, for: session)
+                self.sessions?[index] = session
+                return
+            }
+            try write(StoredSessions.replacing(session, in: sessions))
+        }
     }
 
     public func remove(_ key: SessionKey) throws {
@@ -234,24 +262,102 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
     /// sessions reads as none, and is replaced at the next save).
     public func all() throws -> [StoredSession] { try lock.withLock { try read() } }
 
+    /// The taps `new` adds at the end of `old`'s queue, when that is all that changed.
+    private static func added(to old: StoredSession, in new: StoredSession) -> ArraySlice<QueuedAction>? {
+        guard new.queue.count > old.queue.count, new.sessionId == old.sessionId, new.token == old.token,
+              new.queue.prefix(old.queue.count).elementsEqual(old.queue), new.bundleTag == old.bundleTag,
+              new.bundle == old.bundle, new.confirmed == old.confirmed else { return nil }
+        return new.queue[old.queue.count...]
+    }
+
+    /// `{"seq", "server", "userId", "push": [taps]}` and a newline, at the journal's end.
+    private func append(_ taps: ArraySlice<QueuedAction>, for session: StoredSession) throws {
+        if journal == nil {
+            if !FileManager.default.fileExists(atPath: journalPath) { FileManager.default.createFile(atPath: journalPath, contents: nil) }
+            guard let handle = FileHandle(forWritingAtPath: journalPath) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: journalPath])
+            }
+            journal = handle
+        }
+        sequence += 1
+        var writer = JSONWriter(capacity: 256 * taps.count)
+        writer.beginObject()
+        writer.writeKey("seq")
+        writer.writeInteger(sequence)
+        writer.writeKey("server")
+        writer.writeString(session.server)
+        writer.writeKey("userId")
+        writer.writeString(session.userId)
+        writer.writeKey("push")
+        writer.beginArray()
+        for tap in taps { tap.kept.writeBatchItem(into: &writer) }
+        writer.endArray()
+        writer.endObject()
+        var line = writer.takeBytes()
+        line.append(UInt8(ascii: "\n"))
+        try journal?.seekToEnd()
+        try journal?.write(contentsOf: Data(line))
+        journalBytes += line.count
+    }
+
     private func read() throws -> [StoredSession] {
         if let sessions { return sessions }
-        guard FileManager.default.fileExists(atPath: path) else {
-            sessions = []
-            return []
+        var read: [StoredSession] = []
+        var included = 0
+        if FileManager.default.fileExists(atPath: path) {
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            read = StoredSessions.decode(bytes)
+            included = (try? JSONParser.parse(bytes))?["seq"]?.integerValue ?? 0
         }
-        let read = StoredSessions.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        sequence = included
+        var replayed = false
+        if let data = FileManager.default.contents(atPath: journalPath), !data.isEmpty {
+            replayed = true
+            for line in data.split(separator: UInt8(ascii: "\n")) {
+                // A line a kill cut short does not read: it and anything after it are left out.
+                guard let entry = try? JSONParser.parse(Array(line)), let seq = entry["seq"]?.integerValue,
+                      let server = entry["server"]?.stringValue, let userId = entry["userId"]?.stringValue,
+                      let items = entry["push"]?.arrayValue else { break }
+                sequence = max(sequence, seq)
+                guard seq > included, let index = read.lastIndex(where: { $0.key == SessionKey(server: server, userId: userId) }) else { continue }
+                for item in items {
+                    guard let key = item["key"]?.stringValue, let version = item["version"]?.integerValue, let raw = item["action"],
+                          let action = try? FlowAction(json: raw) else { continue }
+                    read[index].queue.append(QueuedAction(key: key, version: version, action: action, at: item["at"]?.stringValue))
+                }
+            }
+        }
         sessions = read
+        // What the journal added goes into the file, and the journal starts empty: nothing is
+        // ever appended after a line a kill may have cut.
+        if replayed { try write(read) }
         return read
     }
 
     private func write(_ sessions: [StoredSession]) throws {
         let url = URL(fileURLWithPath: path)
-        if self.sessions?.isEmpty ?? true {
+        if !FileManager.default.fileExists(atPath: path) {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
-        try Data(StoredSessions.encode(sessions)).write(to: url, options: .atomic)
+        var writer = JSONWriter(capacity: 4096)
+        writer.beginObject()
+        writer.writeKey("seq")
+        writer.writeInteger(sequence)
+        writer.writeKey("sessions")
+        writer.beginArray()
+        for session in sessions { writer.writeRawValue(session.encoded()) }
+        writer.endArray()
+        writer.endObject()
+        try Data(writer.takeBytes()).write(to: url, options: .atomic)
         self.sessions = sessions
+        if journalBytes > 0 || FileManager.default.fileExists(atPath: journalPath) {
+            if let journal {
+                try journal.truncate(atOffset: 0)
+            } else if let data = FileManager.default.contents(atPath: journalPath), !data.isEmpty {
+                try Data().write(to: URL(fileURLWithPath: journalPath))
+            }
+            journalBytes = 0
+        }
     }
 }
 
