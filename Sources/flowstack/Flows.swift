@@ -245,6 +245,18 @@ struct Flows: ParsableCommand {
                 printError("no scenario files in \(tests.joined(separator: ", "))")
                 throw ExitCode.cannotUse
             }
+            // A flow that reads a flag no --flags file (nor a scenario's context) gives sees it
+            // missing; say so, naming the flag and the flow, rather than test a flow with the
+            // flag off without a word.
+            let given = Set(flagDocuments.map(\.key))
+            for name in catalog.names {
+                for read in catalog.flagsRead(by: name) where !given.contains(read.key) {
+                    let setBy = suites.filter { $0.suite.scenarios.contains { $0.context.flags[read.key] != nil } }.map(\.file)
+                    let reach = setBy.isEmpty ? "" : " except in the scenarios of \(setBy.joined(separator: ", ")), which set it"
+                    printError("warning: flow \(name) reads flag \(read.key) (\(read.path)), which --flags does not give: "
+                               + "it is missing\(reach) (pass --flags with its definition, or --with-sample for the shipped ones)")
+                }
+            }
             let flags = flagValues
             var passed = 0
             var failed = 0

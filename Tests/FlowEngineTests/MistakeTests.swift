@@ -101,6 +101,11 @@ struct MistakeTests {
         #expect(found.warnings[1].message.contains(#"there is no flag "eu-face-scn""#))
         #expect(found.warnings[2].message.contains(#"never has the value "yes""#))
         #expect(problems(["onboarding": onboarding]).isEmpty)
+        // The flags the flow reads, each once, at its first condition (what `flows test` warns of).
+        let (catalog, _) = FlowCatalog.parse([("onboarding", Array(onboarding.utf8))])
+        #expect(catalog.flagsRead(by: "onboarding").map(\.key) == ["tips", "eu-face-scn", "eu-face-scan"])
+        #expect(catalog.flagsRead(by: "onboarding").first?.path == "/initial/1/when/not/flag")
+        #expect(catalog.flagsRead(by: "home").isEmpty)
     }
 
     /// A bubble no flow above names can only fail (refused at the root); so can a bubble in the

@@ -117,30 +117,49 @@ extension FlowCatalog {
     /// `flags` maps each defined flag's key to its variants' values.
     static func flagWarnings(of definition: FlowDefinition, flags: [String: [JSONValue]]) -> [DefinitionProblem] {
         var problems: [DefinitionProblem] = []
+        forEachFlagTest(in: definition) { key, test, path in
+            guard let values = flags[key] else {
+                let known = flags.isEmpty ? "no flag is defined" : "defined flags are " + DefinitionReader.abbreviatedList(flags.keys.sorted())
+                problems.append(DefinitionProblem(
+                    path: path.appending("flag").description,
+                    message: "there is no flag \(JSONValue.string(key).jsonText), so this condition reads a missing value (is and in fail, isNot and notIn hold) until one is defined; \(known)",
+                    severity: .warning))
+                return
+            }
+            let compared: [JSONValue]
+            switch test {
+            case .equals(let value), .notEquals(let value): compared = [value]
+            case .oneOf(let candidates), .noneOf(let candidates): compared = candidates
+            case .exists: compared = []
+            }
+            for value in compared where !values.contains(value) {
+                let known = values.map { $0.abbreviatedJSON(limit: 40) }.joined(separator: ", ")
+                problems.append(DefinitionProblem(
+                    path: path.appending(test.keyword).description,
+                    message: "flag \(JSONValue.string(key).jsonText) never has the value \(value.abbreviatedJSON(limit: 40)); its variants' values are \(known)",
+                    severity: .warning))
+            }
+        }
+        return problems
+    }
+
+    /// The flags flow `name`'s own conditions read (`initial`, rules, guards, links), each with
+    /// the JSON Pointer of the first condition that reads it; none for a flow not defined.
+    public func flagsRead(by name: String) -> [(key: String, path: String)] {
+        guard let definition = definitions[name] else { return [] }
+        var read: [(key: String, path: String)] = []
+        Self.forEachFlagTest(in: definition) { key, _, path in
+            if !read.contains(where: { $0.key == key }) { read.append((key, path.appending("flag").description)) }
+        }
+        return read
+    }
+
+    /// Calls `body` with every flag test in a definition's conditions and where it is.
+    static func forEachFlagTest(in definition: FlowDefinition, _ body: (String, FlowCondition.Test, JSONPointer) -> Void) {
         func check(_ condition: FlowCondition, at path: JSONPointer) {
             switch condition {
             case .test(.flag, let key, let test):
-                guard let values = flags[key] else {
-                    let known = flags.isEmpty ? "no flag is defined" : "defined flags are " + DefinitionReader.abbreviatedList(flags.keys.sorted())
-                    problems.append(DefinitionProblem(
-                        path: path.appending("flag").description,
-                        message: "there is no flag \(JSONValue.string(key).jsonText), so this condition reads a missing value (is and in fail, isNot and notIn hold) until one is defined; \(known)",
-                        severity: .warning))
-                    return
-                }
-                let compared: [JSONValue]
-                switch test {
-                case .equals(let value), .notEquals(let value): compared = [value]
-                case .oneOf(let candidates), .noneOf(let candidates): compared = candidates
-                case .exists: compared = []
-                }
-                for value in compared where !values.contains(value) {
-                    let known = values.map { $0.abbreviatedJSON(limit: 40) }.joined(separator: ", ")
-                    problems.append(DefinitionProblem(
-                        path: path.appending(test.keyword).description,
-                        message: "flag \(JSONValue.string(key).jsonText) never has the value \(value.abbreviatedJSON(limit: 40)); its variants' values are \(known)",
-                        severity: .warning))
-                }
+                body(key, test, path)
             case .test:
                 break
             case .all(let conditions), .any(let conditions):
@@ -162,7 +181,6 @@ extension FlowCatalog {
         for (index, link) in definition.links.enumerated() {
             if let when = link.when { check(when, at: JSONPointer(["links", String(index), "when"])) }
         }
-        return problems
     }
 
     /// Feature → the flows whose own definitions can show it, in name order.
