@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// FlowStack: a navigation-state server. See README.md and ../shared/DESIGN.md for the layout.
+// FlowStack: a navigation-state server. README.md says what each module is (Layout) and how they depend on each other.
 import PackageDescription
 
 // The app-side package (clients/swift): the engine, JSON and the client, by path.

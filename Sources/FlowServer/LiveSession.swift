@@ -26,7 +26,7 @@ struct LiveSession: Sendable {
     var lastTransitionJSON: [UInt8]? { didSet { document = nil; predictions = nil } }
     var handledBy: String? { didSet { document = nil; predictions = nil } }
     /// When the session was created or last acted on (a read is not activity; see `SessionExpiry`).
-    var lastActiveAt: Date  // expiry
+    var lastActiveAt: Date
     /// Set by a delete, so the slot drops the state under the same lock.
     var deleted = false
     /// The state document of this version, once encoded: reads answer with it as it is. Every
@@ -38,8 +38,8 @@ struct LiveSession: Sendable {
 
     init(id: String, userId: String, tokenHash: [UInt8], version: Int, tree: FlowTree, context: FlowContext,
          catalog: FlowCatalog, flagsJSON: [UInt8], experimentsJSON: [UInt8], flowVersionsJSON: [UInt8],
-         inExperiment: Bool, lastTransitionJSON: [UInt8]?, handledBy: String?, lastActiveAt: Date = Date()) {  // expiry
-        self.lastActiveAt = lastActiveAt  // expiry
+         inExperiment: Bool, lastTransitionJSON: [UInt8]?, handledBy: String?, lastActiveAt: Date = Date()) {
+        self.lastActiveAt = lastActiveAt
         self.id = id
         self.userId = userId
         self.tokenHash = tokenHash

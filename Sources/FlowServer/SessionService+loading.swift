@@ -36,6 +36,6 @@ extension SessionService {
             context: context, catalog: catalog, flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8),
             flowVersionsJSON: Array(record.flowVersions.utf8), inExperiment: record.experiments != "{}",
             lastTransitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy,
-            lastActiveAt: SessionExpiry.date(record.updatedAt))  // expiry
+            lastActiveAt: SessionExpiry.date(record.updatedAt))
     }
 }

@@ -130,7 +130,7 @@ extension SessionService {
         _ body: (inout LiveSession, [String: JSONValue]) throws(SessionError) -> T
     ) throws(SessionError) -> ReadStep<T> {
         guard access.opens(session.tokenHash) else { throw access.refusal(id) }
-        try expiry.check(id, lastActiveAt: session.lastActiveAt)  // expiry
+        try expiry.check(id, lastActiveAt: session.lastActiveAt)
         var state: [String: JSONValue] = [:]
         if needsUser {
             guard let known = user ?? users.cached(session.userId)?.state else { return .user(session.userId) }

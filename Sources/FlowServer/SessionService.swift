@@ -41,7 +41,7 @@ final class SessionService: Sendable {
     /// refusals, dead ends and conversions counted (off the action's path).
     let rollouts: RolloutService?
     /// The idle limit (see `SessionExpiry`).
-    let expiry: SessionExpiry  // expiry
+    let expiry: SessionExpiry
     /// Where reads go that must not run on the thread that needs them: a conflict's reload and
     /// a waiting request's reads after a commit (never on the group-commit writer thread).
     let readQueue = DispatchQueue(label: "fs-session-reads", attributes: .concurrent)
@@ -49,8 +49,8 @@ final class SessionService: Sendable {
     init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
          refreshDefinitions: @escaping @Sendable () -> Void = {}, rollouts: RolloutService? = nil,
-         expiry: SessionExpiry = SessionExpiry()) {  // expiry
-        self.expiry = expiry  // expiry
+         expiry: SessionExpiry = SessionExpiry()) {
+        self.expiry = expiry
         self.rollouts = rollouts
         self.events = events ?? SessionEvents(logger: logger)
         self.store = store
