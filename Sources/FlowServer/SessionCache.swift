@@ -19,7 +19,7 @@ struct SlotContents: ~Copyable {
     /// The committed session: nil until loaded from the database, and again after a delete.
     var session: LiveSession?
     /// Whose turn it is on the session and who waits (see SessionTurn).
-    var turn = SessionTurn<TurnRequest>(maxConflictRetries: 2)
+    var turn = SessionService.Turn(maxConflictRetries: 2)
 }
 
 /// A bounded cache of session slots with CLOCK (second-chance) eviction.

@@ -23,19 +23,12 @@ extension SessionService {
         let version: Int?
     }
 
-    /// A batch as it waits for its session's turn, and across the tries a commit conflict causes.
+    /// A batch as it waits for its session's turn (what its tries learn is its turn's
+    /// `RequestProgress`: the keys an earlier try committed, the stale reads, a recheck).
     struct BatchRequest: Sendable {
         let items: [BatchItem]
         let id: String
         let token: String?
-        /// Already judged again on the stored state after a refusal on a cached one.
-        var rechecked = false
-        /// Keys committed by an earlier try of this batch, with their versions: a conflict on a
-        /// later item runs the batch again, where these are found stored; they are still
-        /// reported as applied by this request, not as skipped.
-        var committed: [String: Int] = [:]
-        /// Times the batch found the cache behind the store under items already judged.
-        var staleReads = 0
     }
 
     /// A batch judged on the session in memory: the steps to commit, in order, and what became
@@ -63,9 +56,9 @@ extension SessionService {
 
     /// Judges the items in order on a copy of the committed session, each on the state the
     /// previous one left; `session` itself changes only by a reload (a key stored by a commit
-    /// the cache missed).
+    /// the cache missed). `committed`: the keys an earlier try of this batch committed.
     func judgeBatch(_ request: BatchRequest, _ session: inout LiveSession, answers stored: [String: IdempotentAnswer],
-                    user held: UserStates.Held) throws(SessionError) -> BatchPlan {
+                    committed: [String: Int], user held: UserStates.Held) throws(SessionError) -> BatchPlan {
         var plan = BatchPlan()
         var working = session
         // The user's state as the steps judged so far leave it.
@@ -100,8 +93,8 @@ extension SessionService {
                 return BatchPlan(stale: true)
             case .replayed(let stored):
                 let version: Int? = stored.version
-                let status: BatchItemStatus = request.committed[item.key] != nil ? .applied : .skipped
-                plan.results.append(BatchItemResult(key: item.key, status: status, version: request.committed[item.key] ?? version))
+                let status: BatchItemStatus = committed[item.key] != nil ? .applied : .skipped
+                plan.results.append(BatchItemResult(key: item.key, status: status, version: committed[item.key] ?? version))
             case .commit(var step):
                 if let previous = plan.stepItems.last {
                     // Written only on top of the previous tap: if another writer takes that one's
@@ -133,9 +126,9 @@ extension SessionService {
     /// The batch's commits are over: the session moves to the last version committed, streams
     /// get each committed version in order, and the client gets its answer (or the batch runs
     /// again after a conflict, where what was committed is found stored); then the session's
-    /// next work has its turn.
+    /// next work has its turn. `earlier`: the keys earlier tries of this batch committed.
     func batchCommitted(_ results: [Result<Void, any Error>], _ plan: BatchPlan, last: ActionStep,
-                        _ request: BatchRequest, _ turn: TurnRequest, slot: SessionSlot) {
+                        _ request: BatchRequest, earlier: [String: Int], _ turn: TurnRequest, slot: SessionSlot) {
         let id = request.id
         let failure = results.firstIndex { if case .failure = $0 { true } else { false } }
         let committed = Array(plan.steps.prefix(failure ?? plan.steps.count))
@@ -154,9 +147,10 @@ extension SessionService {
             }
         }
         var first: @Sendable () -> Void = publish
-        let outcome: SessionTurn<TurnRequest>.CommitOutcome
-        // The batch as it runs again after a conflict, given to the request under the lock.
-        var again: BatchRequest?
+        let outcome: Turn.CommitOutcome
+        // The keys committed so far, when the batch runs again after a conflict: given to the
+        // turn's progress under the lock.
+        var again: [String: Int]?
         if let failure, case .failure(let error) = results[failure] {
             switch error {
             case CommitError.versionConflict:
@@ -165,10 +159,10 @@ extension SessionService {
                 // before anything queued: the items committed now are found stored and reported
                 // as applied.
                 if shared { users.forget(last.next.userId) }
-                var retried = request
-                for (step, item) in zip(committed, plan.stepItems) { retried.committed[request.items[item].key] = step.next.version }
-                again = retried
-                let applied = committed.count + request.committed.count
+                var keys = earlier
+                for (step, item) in zip(committed, plan.stepItems) { keys[request.items[item].key] = step.next.version }
+                again = keys
+                let applied = committed.count + earlier.count
                 let failed = TurnAnswer.failed(.batchIncomplete(.contention(session: id), applied: applied))
                 first = { [cache] in publish(); turn.finish(failed, cache) }  // used only when the turn gives up
                 outcome = .conflict
@@ -182,7 +176,7 @@ extension SessionService {
                 let unknown: Bool
                 if case StoreError.outcomeUnknown = error { unknown = true } else { unknown = false }
                 let failed = TurnAnswer.failed(.batchIncomplete(unknown ? .outcomeUnknown : .failed,
-                                                                applied: committed.count + request.committed.count))
+                                                                applied: committed.count + earlier.count))
                 first = { [cache] in publish(); turn.finish(failed, cache) }
                 outcome = .failed
             }
@@ -194,8 +188,12 @@ extension SessionService {
         var afters: [@Sendable () -> Void] = []
         slot.state.withLock { contents in
             if outcome == .success { contents.session = last.next }
-            if let again { turn.job = .batch(again) }
-            let action = contents.turn.committed(outcome)
+            var progress: RequestProgress?
+            if let again {
+                progress = contents.turn.progress
+                progress?.committed = again
+            }
+            let action = contents.turn.committed(outcome, progress: progress)
             if case .retry = action {
                 counters.conflictsRetried.add(1, ordering: .relaxed)
                 if !shared {

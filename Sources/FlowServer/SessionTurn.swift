@@ -19,11 +19,19 @@
 // - The rollout queue (RolloutService) gets the counts of each answer off the action's path.
 // No database call is made while a slot's lock is held.
 
+/// What the running request's turn has come to know or decide so far: what was read for it,
+/// whether a refusal was checked again, what an earlier try committed. A request itself never
+/// changes; this does, and only through the turn's events. Each request starts from `init()`.
+protocol TurnProgress {
+    init()
+}
+
 /// The turn state of one session: idle, running a request (checking and applying it, under
 /// the slot's lock), reading for it (outside the lock), or committing its result; and the
 /// requests that wait, in the order they came. Each event returns what the service must do.
-/// It does no I/O and holds no lock or closure: `Pending` is the service's request value.
-struct SessionTurn<Pending> {
+/// It does no I/O and holds no lock or closure: `Pending` is the service's request, which
+/// never changes, and `Progress` what the running request's turn has gathered so far.
+struct SessionTurn<Pending, Progress: TurnProgress> {
     enum Phase: Equatable {
         case idle
         /// `current` is being checked and applied (under the slot's lock).
@@ -70,6 +78,9 @@ struct SessionTurn<Pending> {
     private(set) var phase = Phase.idle
     /// The request whose turn it is.
     private(set) var current: Pending?
+    /// What `current`'s turn has gathered so far (reads, rechecks, commits of earlier tries);
+    /// empty again for each request.
+    private(set) var progress = Progress()
     /// Requests waiting for their turn, first come first.
     private(set) var waiting: [Pending] = []
     /// Commits that ended on this session: a look-up made before the turn at an older
@@ -93,20 +104,21 @@ struct SessionTurn<Pending> {
         return start(request)
     }
 
-    /// The running request needs the database first; `request` is it as it goes to the read.
-    mutating func needsRead(_ request: Pending) -> Action {
+    /// The running request needs the database first; `progress` is what its run decided the
+    /// read is for (a reload, a recheck), and goes to the read.
+    mutating func needsRead(_ progress: Progress) -> Action {
         precondition(phase == .running, "needsRead outside a run")
         phase = .reading
-        current = request
-        return .read(request)
+        self.progress = progress
+        return .read(running)
     }
 
-    /// The reads are done; `request` is the running request carrying them: run it again.
-    mutating func readFinished(_ request: Pending) -> Action {
+    /// The reads are done; `progress` carries them: run the request again.
+    mutating func readFinished(_ progress: Progress) -> Action {
         precondition(phase == .reading, "readFinished without a read")
         phase = .running
-        current = request
-        return .run(request)
+        self.progress = progress
+        return .run(running)
     }
 
     /// The reads failed: the request is answered with the failure; the cached state stays
@@ -117,9 +129,10 @@ struct SessionTurn<Pending> {
     }
 
     /// The running request was judged: answered now (a refusal, a replay, a read), or it
-    /// produced a commit to submit.
-    mutating func applied(commit: Bool) -> Action {
+    /// produced a commit to submit; `progress` is what its run left (the reads it used up).
+    mutating func applied(commit: Bool, progress: Progress? = nil) -> Action {
         precondition(phase == .running, "applied outside a run")
+        if let progress { self.progress = progress }
         if commit {
             phase = .committing
             return .submit(running)
@@ -127,12 +140,12 @@ struct SessionTurn<Pending> {
         return finish(dropState: false)
     }
 
-    /// The running request's commit ended; `request` replaces it for a retry (what an earlier
-    /// try committed, say).
-    mutating func committed(_ outcome: CommitOutcome, replacing request: Pending? = nil) -> Action {
+    /// The running request's commit ended; `progress`, when given, is what a retry starts
+    /// from (the keys this try committed, say).
+    mutating func committed(_ outcome: CommitOutcome, progress: Progress? = nil) -> Action {
         precondition(phase == .committing, "committed without a commit")
         generation &+= 1
-        if let request { current = request }
+        if let progress { self.progress = progress }
         switch outcome {
         case .success:
             return finish(dropState: false)
@@ -151,6 +164,7 @@ struct SessionTurn<Pending> {
             let orphans = waiting
             waiting = []
             current = nil
+            self.progress = Progress()
             conflicts = 0
             phase = .idle
             return .deleted(request, notFound: orphans)
@@ -166,6 +180,7 @@ struct SessionTurn<Pending> {
     private mutating func start(_ request: Pending) -> Action {
         phase = .running
         current = request
+        progress = Progress()
         conflicts = 0
         return .run(request)
     }
@@ -179,6 +194,7 @@ struct SessionTurn<Pending> {
     /// Ends the current turn and starts the next waiting request, if any.
     private mutating func advance() -> Pending? {
         conflicts = 0
+        progress = Progress()
         guard !waiting.isEmpty else {
             current = nil
             phase = .idle

@@ -17,14 +17,20 @@ struct TurnProbe: Equatable, CustomStringConvertible {
 
     let number: Int
     let kind: Kind
-    var read = false
 
     var description: String { "#\(number)" }
 }
 
+/// What a probe's turn gathered: whether its read was made.
+struct ProbeProgress: TurnProgress, Equatable {
+    var read = false
+}
+
+typealias ProbeTurn = SessionTurn<TurnProbe, ProbeProgress>
+
 /// Drives a `SessionTurn` as the service does, recording what each request was answered.
 struct TurnDriver {
-    var turn = SessionTurn<TurnProbe>(maxConflictRetries: 2)
+    var turn = ProbeTurn(maxConflictRetries: 2)
     /// What each request was answered, in the order the answers were given.
     var answers: [(number: Int, answer: String)] = []
     /// The effect under way outside the lock: a read or a commit, of that request.
@@ -33,7 +39,7 @@ struct TurnDriver {
     var stateDropped = 0
     var reruns = 0
 
-    mutating func perform(_ action: SessionTurn<TurnProbe>.Action) {
+    mutating func perform(_ action: ProbeTurn.Action) {
         var action = action
         while true {
             switch action {
@@ -44,10 +50,8 @@ struct TurnDriver {
                 case .answer:
                     answers.append((probe.number, "answered"))
                     action = turn.applied(commit: false)
-                case .readThenCommit where !probe.read:
-                    var updated = probe
-                    updated.read = true
-                    action = turn.needsRead(updated)
+                case .readThenCommit where !turn.progress.read:
+                    action = turn.needsRead(ProbeProgress(read: true))
                 case .commit, .readThenCommit, .delete:
                     action = turn.applied(commit: true)
                 }
@@ -92,12 +96,12 @@ struct TurnDriver {
             answers.append((probe.number, "read failed"))
             perform(turn.readFailed())
         } else {
-            perform(turn.readFinished(probe))
+            perform(turn.readFinished(turn.progress))
         }
     }
 
     /// Ends the commit under way; what the service answers comes first, as it does.
-    mutating func finishCommit(_ outcome: SessionTurn<TurnProbe>.CommitOutcome) {
+    mutating func finishCommit(_ outcome: ProbeTurn.CommitOutcome) {
         guard let probe = committing.take() else { Issue.record("no commit under way"); return }
         switch outcome {
         case .success: answers.append((probe.number, "committed"))
@@ -123,6 +127,44 @@ struct SessionTurnTests {
         #expect(driver.answers.map(\.answer) == ["answered", "committed"])
         #expect(driver.turn.phase == .idle)
         #expect(driver.turn.generation == 1)
+    }
+
+    /// What a turn gathers belongs to its request: the next request starts with nothing read,
+    /// whether the one before ended in an answer, a commit or a failed read.
+    @Test func progressStartsEmptyForEachRequest() {
+        var driver = TurnDriver()
+        driver.arrive(TurnProbe(number: 1, kind: .readThenCommit))
+        driver.arrive(TurnProbe(number: 2, kind: .readThenCommit))
+        #expect(driver.turn.progress.read)
+        driver.finishRead()
+        driver.finishCommit(.success)
+        // #2 runs now, and needs its own read: #1's is not taken for it.
+        #expect(driver.reading?.number == 2)
+        driver.finishRead(failing: true)
+        #expect(driver.turn.progress == ProbeProgress())
+        #expect(driver.turn.phase == .idle)
+    }
+
+    /// A commit that conflicts goes back to reading with what the service gave `committed`
+    /// (a batch's keys committed so far); without one, the progress of the try stays.
+    @Test func aRetryStartsFromTheProgressTheCommitGave() {
+        var turn = ProbeTurn(maxConflictRetries: 2)
+        _ = turn.arrived(TurnProbe(number: 1, kind: .commit))
+        _ = turn.applied(commit: true)
+        #expect(turn.progress == ProbeProgress())
+        guard case .retry(let probe) = turn.committed(.conflict, progress: ProbeProgress(read: true)) else {
+            Issue.record("a first conflict is retried")
+            return
+        }
+        #expect(probe.number == 1)
+        #expect(turn.progress.read)
+        guard case .run = turn.readFinished(turn.progress) else {
+            Issue.record("the read's end runs the request again")
+            return
+        }
+        _ = turn.applied(commit: true)
+        _ = turn.committed(.conflict)
+        #expect(turn.progress.read, "kept when the commit gives none")
     }
 
     /// A request that comes while another's read is under way waits, and runs after it.
@@ -254,7 +296,7 @@ struct SessionTurnTests {
                 choices.append { $0.finishCommit(.deleted) }
                 choices.append { $0.finishCommit(.failed) }
             } else {
-                for outcome in [SessionTurn<TurnProbe>.CommitOutcome.success, .conflict, .sessionNotFound, .failed] {
+                for outcome in [ProbeTurn.CommitOutcome.success, .conflict, .sessionNotFound, .failed] {
                     choices.append { $0.finishCommit(outcome) }
                 }
             }

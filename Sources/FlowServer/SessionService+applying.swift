@@ -1,0 +1,128 @@
+// Applying one action to a session in memory: If-Match, a replayed Idempotency-Key, the engine,
+// and the commit and answer that result. Used by single actions and by each item of a batch.
+import JSON
+import FlowEngine
+import FlowStore
+import Foundation
+
+extension SessionService {
+    /// An action request, as it waits for its session's turn.
+    struct ActionRequest: Sendable {
+        let action: FlowAction
+        let ifMatch: IfMatch?
+        let idempotency: (key: String, bodyHash: [UInt8])?
+        /// The answer carries the predictions of the new version (`?predict=true`).
+        let predict: Bool
+    }
+
+    /// How often an action is applied again after losing a race to another node's commit on the
+    /// same session. Each try is a reload and a commit (a few ms); while another node streams
+    /// actions on the session, this one can lose several in a row (8 was seen to run out in CI
+    /// with 4 clients per node on one session), and running out answers 503.
+    static let sharedConflictRetries = 32
+
+    /// What one try at applying an action came to.
+    enum Attempt {
+        /// The stored answer of the request's `Idempotency-Key`, to be given again.
+        case replayed(IdempotentAnswer)
+        /// The key's answer is of a version newer than the cached session: read it again.
+        case reload
+        /// Applied in memory: to be committed, then answered.
+        case commit(ActionStep)
+    }
+
+    /// An applied action waiting for its commit: the session it leads to, the answer's body, and
+    /// the user-state changes to keep once committed.
+    ///
+    /// A reference: a step holds the next session whole and its commit, and goes from the judge
+    /// (under the slot's lock) through the turn's run, the submit and the writer thread's
+    /// completion; as a value each of those hand-overs moved several hundred bytes.
+    final class ActionStep: Sendable {
+        let commit: ActionCommit
+        let next: LiveSession
+        let body: [UInt8]
+        let userChanges: [(key: String, value: JSONValue)]
+        /// The answer when it differs from `body` (the stored one): with predictions.
+        let answer: [UInt8]?
+
+        init(commit: ActionCommit, next: LiveSession, body: [UInt8], userChanges: [(key: String, value: JSONValue)],
+             answer: [UInt8]? = nil) {
+            self.commit = commit
+            self.next = next
+            self.body = body
+            self.userChanges = userChanges
+            self.answer = answer
+        }
+    }
+
+    /// Applies an action to a session whose lock the caller holds; `session` is replaced only
+    /// after the commit. It reads nothing: `user` is the user's state as held or read before
+    /// the turn, and `known` the stored answer of the request's key (`.some(nil)`: looked up,
+    /// unused), looked up before the turn.
+    ///
+    /// A batch of offline taps (`SessionService+batch.swift`) passes the client's time of each,
+    /// and the user's state as its earlier, not yet committed, steps left it.
+    func applyLocked(_ action: FlowAction, to session: inout LiveSession, ifMatch: IfMatch?,
+                     idempotency: (key: String, bodyHash: [UInt8])?, predict: Bool = false, clientAt: String? = nil,
+                     user: UserStates.Held, known: IdempotentAnswer??) throws(SessionError) -> Attempt {
+        let id = session.id
+        if let idempotency, case .some(.some(let stored)) = known {
+            guard BearerToken.constantTimeEquals(stored.requestHash, idempotency.bodyHash) else {
+                throw .idempotencyKeyReused(idempotency.key)
+            }
+            // Applied, but its answer never reached this cache (a commit whose answer was lost,
+            // or another node): what follows starts from the stored state.
+            if stored.version > session.version { return .reload }
+            return .replayed(stored)
+        }
+        try Self.check(ifMatch, session)
+        session.context.user = user.state
+        let outcome: ActionOutcome
+        do throws(FlowError) {
+            outcome = try FlowEngine.apply(action, to: session.tree, catalog: session.catalog, context: session.context)
+        } catch {
+            throw .refused(error)
+        }
+        var next = session
+        next.version += 1
+        next.tree = outcome.tree
+        next.handledBy = outcome.handledBy
+        next.lastTransitionJSON = outcome.transition.map(SessionState.encode)
+        var userPatch: String?
+        if !outcome.userChanges.isEmpty {
+            var writer = JSONWriter()
+            writer.beginObject()
+            for change in outcome.userChanges {
+                writer.writeKey(change.key)
+                writer.writeValue(change.value)
+            }
+            writer.endObject()
+            userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)
+        }
+        let body = next.cachedStateDocument()
+        let record = ActionRecord(
+            version: next.version, type: action.type, source: action.from,
+            params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
+            handledBy: outcome.handledBy,
+            transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
+            createdAt: Timestamp.string(), clientAt: clientAt)
+        let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
+        let commit = ActionCommit(
+            sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
+            action: record, userPatch: userPatch,
+            idempotency: idempotency.map {
+                ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))
+            },
+            reachedFeature: reached,
+            completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },
+            userRevision: shared ? user.revision : nil)
+        var answer: [UInt8]?
+        if predict {
+            var userAfter = user.state
+            for change in outcome.userChanges { userAfter[change.key] = change.value }
+            answer = LiveSession.withPredictions(body, next.cachedPredictions(user: userAfter))
+        }
+        return .commit(ActionStep(commit: commit, next: next, body: body,
+                                  userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))
+    }
+}
