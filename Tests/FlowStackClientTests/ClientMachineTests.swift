@@ -6,10 +6,7 @@ import Testing
 struct ClientMachineTests {
     /// The sample app's session at version 0, as a server and its bundle would have it.
     static func start(user: [String: JSONValue] = [:]) throws -> SessionState {
-        let definitions = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"].map { name in
-            (name, Array(((try? String(contentsOfFile: ModuleTests.flows + "/\(name).json", encoding: .utf8)) ?? "").utf8))
-        }
-        let (catalog, problems) = FlowCatalog.parse(definitions)
+        let (catalog, problems) = SampleApp.parsed
         #expect(problems.isEmpty)
         let context = FlowContext(userId: "u", user: user)
         let tree = try FlowEngine.start(catalog: catalog, context: context)

@@ -46,11 +46,7 @@ final class SimulatedServer: @unchecked Sendable {
     }
 
     /// The sample app's definitions, read once from flows/.
-    static let sampleDefinitions: [(name: String, json: [UInt8])] = {
-        ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"].map { name in
-            (name, Array(((try? String(contentsOfFile: ModuleTests.flows + "/\(name).json", encoding: .utf8)) ?? "").utf8))
-        }
-    }()
+    static let sampleDefinitions = SampleApp.definitions
 
     /// The sample app's catalog.
     static let sampleCatalog: FlowCatalog = FlowCatalog.parse(sampleDefinitions.map { ($0.name, $0.json) }).catalog

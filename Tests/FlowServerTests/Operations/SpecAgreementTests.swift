@@ -157,7 +157,7 @@ struct SpecAgreementTests {
         }
     }
 
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL
+    static let repo = Repository.root
 }
 
 /// The members (`properties`) and required members of openapi.yaml's component schemas, read

@@ -29,7 +29,7 @@ struct RolloutTests {
         get throws { try String(contentsOf: Self.repo.appending(path: "flows/onboarding.json"), encoding: .utf8) }
     }
 
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repo = Repository.root
 
     /// Stores `definition` as a new, not live, version of onboarding; returns the version.
     static func storeVersion(_ test: TestApp, _ definition: String) throws -> Int {

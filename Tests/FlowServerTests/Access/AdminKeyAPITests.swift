@@ -13,7 +13,7 @@ import Testing
 struct AdminKeyAPITests {
     static let admin = FlowAdminTests.admin
     static let roles = ["read", "edit", "publish", "admin"]
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL
+    static let repo = Repository.root
 
     static func bearer(_ key: String) -> [(String, String)] { [("Authorization", "Bearer \(key)")] }
 

@@ -3,21 +3,18 @@ import FlowStackClient
 import Foundation
 import Testing
 
-struct ModuleTests {
+struct StateDocumentReadingTests {
     /// The client reads the bundle format the server writes.
     @Test func readsTheServersBundleFormat() {
         #expect(SessionBundle.format == 1)
     }
 }
 
-extension ModuleTests {
+extension StateDocumentReadingTests {
     /// A state the engine computed reads into the same values as its document, and a document
     /// with a wrong part is refused with that part's path.
     @Test func navigationStatesReadTheDocument() throws {
-        let definitions = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"].map { name in
-            (name, Array(((try? String(contentsOfFile: Self.flows + "/\(name).json", encoding: .utf8)) ?? "").utf8))
-        }
-        let (catalog, problems) = FlowCatalog.parse(definitions)
+        let (catalog, problems) = SampleApp.parsed
         #expect(problems.isEmpty)
         let context = FlowContext(userId: "u")
         let tree = try FlowEngine.start(catalog: catalog, context: context)
@@ -39,7 +36,4 @@ extension ModuleTests {
             _ = try NavigationState(json: .object(object))
         }
     }
-
-    static let flows = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("flows").path
 }

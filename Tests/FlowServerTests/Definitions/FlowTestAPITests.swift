@@ -14,7 +14,7 @@ struct FlowTestAPITests {
 
     /// The shipped scenario files, `flows/tests/*.json`.
     static let shippedFiles: [(name: String, text: String)] = {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../flows/tests")
+        let folder = Repository.path("flows/tests")
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
         return names.map { ($0, (try? String(contentsOf: folder.appending(path: $0), encoding: .utf8)) ?? "") }
     }()

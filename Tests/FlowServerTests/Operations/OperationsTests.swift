@@ -91,7 +91,7 @@ struct OperationsTests {
     @Test func servesOpenAPIDocument() throws {
         let test = try TestApp()
         let response = try test.direct.send("GET", "/openapi.yaml")
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../openapi.yaml")
+        let file = Repository.path("openapi.yaml")
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"] == "application/yaml")
         #expect(response.text == (try String(contentsOf: file, encoding: .utf8)))
@@ -164,7 +164,7 @@ struct OperationsTests {
 struct BundledFlowsTests {
     /// The sample app embedded in the binary is the repo's flows/ folder, and it is valid.
     @Test func bundledFlowsAreTheRepoFilesAndValid() throws {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../flows").standardizedFileURL
+        let folder = Repository.path("flows")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }.sorted()
         #expect(BundledFlows.documents.map { $0.name + ".json" }.sorted() == files)
         #expect(files == ["address.json", "app.json", "checkout.json", "home.json", "login.json", "modal.json", "onboarding.json", "paywall.json"])

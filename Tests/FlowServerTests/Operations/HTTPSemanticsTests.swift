@@ -9,7 +9,7 @@ import StoreTestSupport
 import Testing
 
 @Suite(.serialized)
-struct HTTPBehaviourTests {
+struct HTTPSemanticsTests {
     static let admin = FlowAdminTests.admin
 
     /// The README's table, written out again here: routes whose answers may be kept; every
@@ -183,8 +183,7 @@ struct HTTPBehaviourTests {
     /// Every problem type FlowStack names has its code (the URN's last segment), and the
     /// README's list of codes names each one.
     @Test func everyProblemTypeHasADocumentedCode() throws {
-        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appending(path: "../../README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.path("README.md"), encoding: .utf8)
         #expect(Set(ProblemType.all).count == ProblemType.all.count)
         for type in ProblemType.all {
             let code = ProblemDetails(status: 400, detail: "x", type: type).code

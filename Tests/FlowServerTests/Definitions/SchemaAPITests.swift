@@ -8,7 +8,7 @@ import Testing
 
 struct SchemaAPITests {
     static let admin = FlowAdminTests.admin
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../schemas").standardizedFileURL
+    static let folder = Repository.path("schemas")
 
     /// `GET /v1/schemas` lists every file of the repo's schemas/ folder, and each is served byte
     /// for byte, with no token, as application/schema+json.

@@ -118,8 +118,7 @@ struct SessionErrorTests {
     /// imports HTTPServer. (The edge is SessionError+problem.swift, PredictionRequest.swift and
     /// the routes.)
     @Test func serviceFilesImportNoHTTP() throws {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../Sources/FlowServer")
-            .standardizedFileURL
+        let folder = Repository.path("Sources/FlowServer")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
             ($0.hasPrefix("SessionService") || ["SessionError.swift", "SessionExpiry.swift", "SessionTurn.swift",
                                                 "LiveSession.swift", "SessionCodecs.swift", "SessionCache.swift"].contains($0))
