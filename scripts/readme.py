@@ -58,7 +58,7 @@ USER_SECRET = "readme-user-secret"
 MARKER = re.compile(r"^<!--\s*(readme-[a-z-]+(?::begin)?)(?::\s*(.*?))?\s*-->$")
 PROBLEM = re.compile(r'"status"\s*:\s*[45][0-9][0-9]')
 # The admin token the README's first command is started with: `serve` refuses one under 32 bytes.
-FIRST_LINE_ADMIN_TOKEN = "readme-first-line-admin-token-of-40-bytes"
+FIRST_LINE_ADMIN_TOKEN = "readme-first-line-admin-token-of-41-bytes"
 # The pages whose blocks run, in order: a block may use what an earlier one made (the client-key
 # user of clients.md is ada's hash, releases.md's release is id 1 only before flows push makes
 # one, operations.md erases the ada the releases signed in), and the curl sessions are one script
