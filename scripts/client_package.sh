@@ -27,7 +27,7 @@ let package = Package(
     dependencies: [.package(path: "$repo/clients/swift")],
     targets: [
         .executableTarget(name: "ScratchApp", dependencies: [.product(name: "FlowStackClient", package: "swift")]),
-        // The README's Swift example, compiled as written (not run: its server is an example).
+        // The Swift example of docs/clients.md, compiled as written (not run: its server is an example).
         .executableTarget(name: "ReadmeExample", dependencies: [.product(name: "FlowStackClient", package: "swift")]),
     ]
 )
@@ -60,15 +60,15 @@ guard confirmed == home, confirmed.version == 2 else { print("not confirmed"); e
 await session.close()
 EOF
 
-# The README's Swift example (the block after its readme-swift marker): its imports at the top, the
+# The Swift example of docs/clients.md (the block after its readme-swift marker): its imports at the top, the
 # rest inside an async throwing function, next to stubs for what an app would have.
 mkdir -p "$work/app/Sources/ReadmeExample"
-python3 - "$repo/README.md" "$work/app/Sources/ReadmeExample/main.swift" <<'PY'
+python3 - "$repo/docs/clients.md" "$work/app/Sources/ReadmeExample/main.swift" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 match = re.search(r"<!-- readme-swift:[^>]*-->\n```swift\n(.*?)\n```", text, re.S)
 if not match:
-    sys.exit("client_package: README.md has no readme-swift block")
+    sys.exit("client_package: docs/clients.md has no readme-swift block")
 lines = match.group(1).splitlines()
 imports = [line for line in lines if line.startswith("import ")]
 body = [line for line in lines if not line.startswith("import ")]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's curl session against scripts/cluster.sh (three nodes behind HAProxy on one
-# PostgreSQL), run as written with only the port changed, compared with its "# →" lines.
+# The curl sessions of the README and docs/ (scripts/readme.py --session) against scripts/cluster.sh
+# (three nodes behind HAProxy on one PostgreSQL), run as written with only the port changed,
+# compared with their "# →" lines.
 # Usage: scripts/cluster_smoke.sh FLOWSTACK_BINARY. Prints "cluster-smoke: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,13 +19,12 @@ for _ in $(seq 120); do grep -q "admin token" "$work/out" && break; sleep 0.5; d
 if grep -q "admin token" "$work/out"; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "cluster-smoke: FAILED the cluster did not start" >&2; tail -20 "$work/err" >&2
 fi
-sed -n '/<!-- readme-session:begin -->/,/<!-- readme-session:end -->/p' README.md \
-    | grep -v '^<!-- readme-session' | grep -v '^```' >"$work/session.sh"
+python3 scripts/readme.py --session >"$work/session.sh"
 sed -n 's/^# → //p' "$work/session.sh" >"$work/session.expected"
 sed -i "s#localhost:8080#127.0.0.1:$port#g" "$work/session.sh"
 ADMIN=$(sed -n 's/.*admin token *\([0-9a-f]*\)$/\1/p' "$work/out") bash "$work/session.sh" >"$work/session.out" 2>&1
 if diff -u "$work/session.expected" "$work/session.out"; then passed=$((passed + 1)); else
-    failed=$((failed + 1)); echo "cluster-smoke: FAILED the README's curl session against the cluster" >&2
+    failed=$((failed + 1)); echo "cluster-smoke: FAILED the curl sessions of the README and docs against the cluster" >&2
 fi
 # `scripts/cluster.sh restart 2 FOLDER`: node2 stops and comes back on its port, healthy, its log
 # kept (appended); then Ctrl-C (SIGTERM) keeps the logs, PostgreSQL's included, in the folder.

@@ -47,14 +47,14 @@ check "/healthz answers ok" sh -c "curl -fsS $base/healthz | grep -q '\"status\"
 check "unknown route is a 404 problem" sh -c "curl -s -o /dev/null -w '%{http_code} %{content_type}' $base/nope | grep -q '^404 application/problem+json'"
 check "/openapi.yaml is served" sh -c "curl -fsS $base/openapi.yaml 2>/dev/null | grep -q '^openapi: 3'"
 check "/metrics is Prometheus text" sh -c "curl -fsS $base/metrics 2>/dev/null | grep -q '^# TYPE flowstack_http_requests_total counter'"
-# the README's curl session, run as written (port substituted) and compared with its "# →" lines
-# (every block between the markers, in order, as one script; ADMIN is the printed token)
-sed -n '/<!-- readme-session:begin -->/,/<!-- readme-session:end -->/p' README.md \
-    | grep -v '^<!-- readme-session' | grep -v '^```' >"$work/session.sh"
+# the curl sessions of the README and docs/, run as written (port substituted) and compared with
+# their "# →" lines (every block between readme-session markers, in the pages' order, as one
+# script: scripts/readme.py --session; ADMIN is the printed token)
+python3 scripts/readme.py --session >"$work/session.sh"
 sed -n 's/^# → //p' "$work/session.sh" >"$work/session.expected"
 sed -i "s#localhost:8080#127.0.0.1:$port#g" "$work/session.sh"
 ADMIN=$(sed -n 's/^admin token .*: \([0-9a-f]*\)$/\1/p' "$work/out.log") bash "$work/session.sh" >"$work/session.out" 2>&1
-check "the README's curl session prints what the README says" diff -u "$work/session.expected" "$work/session.out"
+check "the curl sessions of the README and docs print what they say" diff -u "$work/session.expected" "$work/session.out"
 
 # an acknowledged action survives kill -9
 created=$(curl -s "$base/v1/sessions" -d '{"userId":"durable"}')

@@ -24,9 +24,9 @@ struct AdminKeyAPITests {
         return response.json
     }
 
-    /// `METHOD /path` → role, from the README's table between the admin-roles markers.
+    /// `METHOD /path` → role, from the table of docs/api.md between the admin-roles markers.
     static func readmeTable() throws -> [String: String] {
-        let text = try String(contentsOf: repo.appending(path: "README.md"), encoding: .utf8)
+        let text = try String(contentsOf: repo.appending(path: "docs/api.md"), encoding: .utf8)
         let start = try #require(text.range(of: "<!-- admin-roles:begin -->"))
         let end = try #require(text.range(of: "<!-- admin-roles:end -->"))
         var table: [String: String] = [:]
@@ -35,7 +35,7 @@ struct AdminKeyAPITests {
             guard cells.count == 2 else { continue }
             let role = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
             for match in cells[0].matches(of: /`(GET|PUT|POST|DELETE|PATCH) (\/[^`]*)`/) {
-                #expect(table["\(match.1) \(match.2)"] == nil, "\(match.1) \(match.2) twice in the README's table")
+                #expect(table["\(match.1) \(match.2)"] == nil, "\(match.1) \(match.2) twice in docs/api.md's table")
                 table["\(match.1) \(match.2)"] = role
             }
         }

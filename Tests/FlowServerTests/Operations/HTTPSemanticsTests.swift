@@ -181,14 +181,14 @@ struct HTTPSemanticsTests {
     }
 
     /// Every problem type FlowStack names has its code (the URN's last segment), and the
-    /// README's list of codes names each one.
+    /// list of codes in docs/api.md (HTTP and the API) names each one.
     @Test func everyProblemTypeHasADocumentedCode() throws {
-        let readme = try String(contentsOf: Repository.path("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.path("docs/api.md"), encoding: .utf8)
         #expect(Set(ProblemType.all).count == ProblemType.all.count)
         for type in ProblemType.all {
             let code = ProblemDetails(status: 400, detail: "x", type: type).code
             #expect(type == ProblemType.prefix + code)
-            #expect(readme.contains("`\(code)`"), "README does not list the code \(code)")
+            #expect(readme.contains("`\(code)`"), "docs/api.md does not list the code \(code)")
         }
     }
 }
