@@ -175,7 +175,7 @@ Try: curl -s http://127.0.0.1:$lb_port/v1/sessions -d '{"userId":"ada"}'   (answ
 Restart a node: scripts/cluster.sh restart 2      (same command line; see $work/node2.cmd)
 Failover: python3 scripts/pgserver.py kill9 --dir $pg_dir; python3 scripts/pgserver.py promote --dir $pg_dir
   then bring the old primary back only as a standby of the new one (never 'restart' it):
-          python3 scripts/pgserver.py rejoin --dir $pg_dir          (README: After a failover)
+          python3 scripts/pgserver.py rejoin --dir $pg_dir          (docs/operations.md: After a failover)
 Ctrl-C stops everything (the logs stay in $work).
 EOF
 

@@ -4,7 +4,7 @@
 # runs the Swift tests last (so their summary closes the output). The end-to-end runs go on
 # SQLite first, then on PostgreSQL (each run starts a throwaway server of its own with
 # scripts/pgserver.py and removes it after), then the database-restart test, then three nodes
-# behind HAProxy (the README's session, and the history checker with faults).
+# behind HAProxy (the curl sessions of the README and docs, and the history checker with faults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Python scripts write no __pycache__ next to their sources (a read-only checkout works too).
@@ -43,7 +43,7 @@ bin="$(swift build --show-bin-path)/flowstack"
 "$tools/python" scripts/schemas.py "$bin"
 # Flows kept in git: init, the offline commands on its result, and diff, push and pull against a server.
 python3 scripts/flows_git.py "$bin"
-# The README's other shell and Python blocks (the curl sessions are smoke.sh's), its first command included.
+# The shell and Python blocks of the README, CONTRIBUTING.md and docs/ (the curl sessions are smoke.sh's), the first command included, and their links.
 "$tools/python" scripts/readme.py "$bin"
 python3 scripts/browser.py "$bin"
 python3 scripts/crash.py "$bin"
@@ -70,7 +70,7 @@ FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/crash.py "$bin"
 FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/client_faults.py "$bin"
 FLOWSTACK_TEST_DB_KIND=postgresql python3 scripts/badinput.py "$bin"
 python3 scripts/dbrestart.py "$bin"
-# Several nodes: the README's session through HAProxy, then the history checker with faults.
+# Several nodes: the curl sessions of the README and docs through HAProxy, then the history checker with faults.
 scripts/cluster_smoke.sh "$bin"
 python3 scripts/history.py "$bin"
 # Failover (issue 23): a former primary started writable after a failover is refused (no stale
