@@ -1,9 +1,10 @@
 // The keys role of a store: client keys, named admin keys and the bootstrap admin token, each
 // kept as its SHA-256, never as the key.
 
-/// Credentials as stored: client keys (what an app sends as `X-Client-Key`), named admin keys
+/// Credentials as stored: client keys (what an app sends as `X-API-Key`), named admin keys
 /// with a role, and the bootstrap admin token's hash. A key is live until revoked; revoking
-/// keeps its row, so the audit log's names stay meaningful.
+/// keeps its row, so the audit log's names stay meaningful. Client and admin keys are kept
+/// alike (see ``StoredKey``): the stores write their SQL once for both.
 ///
 /// ```swift
 /// try store.insertClientKey(ClientKeyRecord(id: "ck_1", name: "ios", keyHash: sha, createdAt: now))
@@ -54,3 +55,85 @@ extension KeyStore {
     }
 }
 
+/// A key as its table keeps it. Client keys and admin keys are stored alike (a SHA-256 in
+/// `key_hash`, live until `revoked_at` is set, made and revoked each with an audit entry) and
+/// differ only in their table, a column or two and the names of their audit actions, which a
+/// conformance says. Each store writes the SQL of keys once, for any `StoredKey`.
+///
+/// ```swift
+/// ClientKeyRecord.table                       // "client_keys"
+/// ClientKeyRecord.columns                     // ["id", "name", "key_hash", "created_at"]
+/// try ClientKeyRecord(storedValues: [.text("ck_1"), .text("ios"), .bytes(sha), .text(now), nil])
+/// ```
+public protocol StoredKey: Sendable {
+    /// Its table: `client_keys`, `admin_keys`.
+    static var table: String { get }
+    /// The columns a new key writes, in the order of ``storedValues``; a read adds `revoked_at`.
+    /// `key_hash` holds bytes, every other column text.
+    static var columns: [String] { get }
+    /// The audit actions of making and of revoking one.
+    static var createAction: String { get }
+    static var revokeAction: String { get }
+    /// Whether a live key's name must be unique (admin keys: the audit log names a key by it):
+    /// a new key whose name a live key has is then not stored.
+    static var liveNamesAreUnique: Bool { get }
+    var id: String { get }
+    var name: String { get }
+    var createdAt: String { get }
+    /// Its values of ``columns``, in order.
+    var storedValues: [StoredKeyValue] { get }
+    /// A key read back from the values of ``columns`` then `revoked_at`, in order (nil for
+    /// NULL); nil when a value it needs is missing or of the other kind.
+    init?(storedValues values: [StoredKeyValue?])
+}
+
+/// One value of a stored key's row: text, or the bytes of its hash.
+public enum StoredKeyValue: Sendable, Equatable {
+    case text(String)
+    case bytes([UInt8])
+
+    /// Whether column `name` of a key's table holds bytes (`key_hash`) rather than text.
+    public static func holdsBytes(_ column: String) -> Bool { column == "key_hash" }
+
+    public var text: String? { if case let .text(text) = self { text } else { nil } }
+    public var bytes: [UInt8]? { if case let .bytes(bytes) = self { bytes } else { nil } }
+}
+
+extension StoredKey {
+    /// The columns a read selects: ``columns``, then `revoked_at`.
+    public static var readColumns: [String] { columns + ["revoked_at"] }
+}
+
+extension ClientKeyRecord: StoredKey {
+    public static let table = "client_keys"
+    public static let columns = ["id", "name", "key_hash", "created_at"]
+    public static let createAction = AuditAction.clientKeyCreate
+    public static let revokeAction = AuditAction.clientKeyRevoke
+    public static let liveNamesAreUnique = false
+
+    public var storedValues: [StoredKeyValue] { [.text(id), .text(name), .bytes(keyHash), .text(createdAt)] }
+
+    public init?(storedValues values: [StoredKeyValue?]) {
+        guard values.count == 5, let id = values[0]?.text, let name = values[1]?.text, let hash = values[2]?.bytes,
+              let created = values[3]?.text else { return nil }
+        self.init(id: id, name: name, keyHash: hash, createdAt: created, revokedAt: values[4]?.text)
+    }
+}
+
+extension AdminKeyRecord: StoredKey {
+    public static let table = "admin_keys"
+    public static let columns = ["id", "name", "role", "key_hash", "created_at", "created_by"]
+    public static let createAction = AuditAction.adminKeyCreate
+    public static let revokeAction = AuditAction.adminKeyRevoke
+    public static let liveNamesAreUnique = true
+
+    public var storedValues: [StoredKeyValue] {
+        [.text(id), .text(name), .text(role), .bytes(keyHash), .text(createdAt), .text(createdBy)]
+    }
+
+    public init?(storedValues values: [StoredKeyValue?]) {
+        guard values.count == 7, let id = values[0]?.text, let name = values[1]?.text, let role = values[2]?.text,
+              let hash = values[3]?.bytes, let created = values[4]?.text, let by = values[5]?.text else { return nil }
+        self.init(id: id, name: name, role: role, keyHash: hash, createdAt: created, createdBy: by, revokedAt: values[6]?.text)
+    }
+}
