@@ -58,7 +58,8 @@ extension KeyStore {
 /// A key as its table keeps it. Client keys and admin keys are stored alike (a SHA-256 in
 /// `key_hash`, live until `revoked_at` is set, made and revoked each with an audit entry) and
 /// differ only in their table, a column or two and the names of their audit actions, which a
-/// conformance says. Each store writes the SQL of keys once, for any `StoredKey`.
+/// conformance says. Each store writes the SQL of keys once, for any `StoredKey` (see
+/// ``StoredKeyTables``).
 ///
 /// ```swift
 /// ClientKeyRecord.table                       // "client_keys"
@@ -102,6 +103,47 @@ public enum StoredKeyValue: Sendable, Equatable {
 extension StoredKey {
     /// The columns a read selects: ``columns``, then `revoked_at`.
     public static var readColumns: [String] { columns + ["revoked_at"] }
+}
+
+/// A store that writes the SQL of keys once, for any ``StoredKey``: the client-key and
+/// admin-key methods of ``KeyStore`` follow from these four.
+public protocol StoredKeyTables: KeyStore {
+    /// Stores `key` (unless its kind keeps live names unique and a live key has its name: then
+    /// false, nothing stored), with its audit entry in the same transaction when `audit` is given.
+    func insertKey<Key: StoredKey>(_ key: Key, audit: AuditStamp?) throws -> Bool
+    /// Every key of a kind, live and revoked, oldest first.
+    func keys<Key: StoredKey>() throws -> [Key]
+    /// The live key of a kind whose SHA-256 is `hash`, or nil.
+    func liveKey<Key: StoredKey>(hash: [UInt8]) throws -> Key?
+    /// Revokes key `id` at `at` (a key revoked before keeps its time), auditing a revocation
+    /// that happened; the key as it stands, or nil when there is none.
+    func revokeKey<Key: StoredKey>(id: String, at: String, audit: AuditStamp?) throws -> Key?
+}
+
+extension StoredKeyTables {
+    public func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws {
+        _ = try insertKey(key, audit: audit)
+    }
+
+    public func clientKeys() throws -> [ClientKeyRecord] { try keys() }
+
+    public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? { try liveKey(hash: hash) }
+
+    public func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord? {
+        try revokeKey(id: id, at: at, audit: audit)
+    }
+
+    public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool {
+        try insertKey(key, audit: audit)
+    }
+
+    public func adminKeys() throws -> [AdminKeyRecord] { try keys() }
+
+    public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? { try liveKey(hash: hash) }
+
+    public func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord? {
+        try revokeKey(id: id, at: at, audit: audit)
+    }
 }
 
 extension ClientKeyRecord: StoredKey {

@@ -2,31 +2,7 @@
 // key written once (see `StoredKey`), each change and its audit entry in one statement.
 import FlowStore
 
-extension PostgresStore {
-    public func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws {
-        _ = try insertKey(key, audit: audit)
-    }
-
-    public func clientKeys() throws -> [ClientKeyRecord] { try keys() }
-
-    public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? { try liveKey(hash: hash) }
-
-    public func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord? {
-        try revokeKey(id: id, at: at, audit: audit)
-    }
-
-    public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool {
-        try insertKey(key, audit: audit)
-    }
-
-    public func adminKeys() throws -> [AdminKeyRecord] { try keys() }
-
-    public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? { try liveKey(hash: hash) }
-
-    public func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord? {
-        try revokeKey(id: id, at: at, audit: audit)
-    }
-
+extension PostgresStore: StoredKeyTables {
     public func adminTokenHash() throws -> [UInt8]? {
         let rows = try read([PGStatement("SELECT token_hash FROM admin_token WHERE id = 1")])[0]
         return rows.count == 0 ? nil : try rows.bytes(0, 0)
@@ -60,7 +36,7 @@ extension PostgresStore {
     /// Stores `key` and, with `audit`, its audit entry in the same statement; false when its
     /// kind keeps live names unique and a live key has its name (a unique violation of
     /// `admin_keys_live_name`: nothing is made, and so nothing is audited).
-    func insertKey<Key: StoredKey>(_ key: Key, audit: AuditStamp?) throws -> Bool {
+    public func insertKey<Key: StoredKey>(_ key: Key, audit: AuditStamp?) throws -> Bool {
         let values = key.storedValues.map(Self.parameter)
         let placeholders = zip(Key.columns.indices, Key.columns).map { index, column in Self.placeholder(index + 1, column) }
         let at = values.count + 1, action = values.count + 2, credential = values.count + 3
@@ -81,12 +57,12 @@ extension PostgresStore {
     }
 
     /// Every key of a kind, live and revoked, oldest first.
-    func keys<Key: StoredKey>() throws -> [Key] {
+    public func keys<Key: StoredKey>() throws -> [Key] {
         try keyRecords(Key.self, try read([PGStatement("SELECT \(Self.keyColumns(Key.self)) FROM \(Key.table) ORDER BY created_at, id")])[0])
     }
 
     /// The live key of a kind whose SHA-256 is `hash`, or nil.
-    func liveKey<Key: StoredKey>(hash: [UInt8]) throws -> Key? {
+    public func liveKey<Key: StoredKey>(hash: [UInt8]) throws -> Key? {
         try keyRecords(Key.self, try read([PGStatement(
             "SELECT \(Self.keyColumns(Key.self)) FROM \(Key.table) WHERE key_hash = $1::bytea AND revoked_at IS NULL",
             [.bytes(hash)])])[0]).first
@@ -94,7 +70,7 @@ extension PostgresStore {
 
     /// Revokes key `id` at `at` (a key revoked before keeps its time), auditing a revocation
     /// that happened in the same statement; the key as it stands, or nil.
-    func revokeKey<Key: StoredKey>(id: String, at: String, audit: AuditStamp?) throws -> Key? {
+    public func revokeKey<Key: StoredKey>(id: String, at: String, audit: AuditStamp?) throws -> Key? {
         let rows = try writeAudited([
             PGStatement("""
                 WITH revoked AS (

@@ -4,31 +4,7 @@ import FlowStore
 import Foundation
 import GRDB
 
-extension SQLiteStore {
-    public func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws {
-        _ = try insertKey(key, audit: audit)
-    }
-
-    public func clientKeys() throws -> [ClientKeyRecord] { try keys() }
-
-    public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? { try liveKey(hash: hash) }
-
-    public func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord? {
-        try revokeKey(id: id, at: at, audit: audit)
-    }
-
-    public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool {
-        try insertKey(key, audit: audit)
-    }
-
-    public func adminKeys() throws -> [AdminKeyRecord] { try keys() }
-
-    public func liveAdminKey(hash: [UInt8]) throws -> AdminKeyRecord? { try liveKey(hash: hash) }
-
-    public func revokeAdminKey(id: String, at: String, audit: AuditStamp?) throws -> AdminKeyRecord? {
-        try revokeKey(id: id, at: at, audit: audit)
-    }
-
+extension SQLiteStore: StoredKeyTables {
     public func adminTokenHash() throws -> [UInt8]? {
         try reading { db in
             try (Data.fetchOne(db.cachedStatement(sql: "SELECT token_hash FROM admin_token WHERE id = 1"))).map { [UInt8]($0) }
@@ -58,7 +34,7 @@ extension SQLiteStore {
 extension SQLiteStore {
     /// Stores `key` (unless its kind keeps live names unique and a live key has its name: then
     /// false, nothing stored), with its audit entry when `audit` is given.
-    func insertKey<Key: StoredKey>(_ key: Key, audit: AuditStamp?) throws -> Bool {
+    public func insertKey<Key: StoredKey>(_ key: Key, audit: AuditStamp?) throws -> Bool {
         try writing { db in
             if Key.liveNamesAreUnique {
                 // One writer: the look-up and the insert cannot interleave with another insert.
@@ -77,7 +53,7 @@ extension SQLiteStore {
     }
 
     /// Every key of a kind, live and revoked, oldest first.
-    func keys<Key: StoredKey>() throws -> [Key] {
+    public func keys<Key: StoredKey>() throws -> [Key] {
         try reading { db in
             try Row.fetchAll(db, sql: "SELECT \(Self.keyColumns(Key.self)) FROM \(Key.table) ORDER BY created_at, id")
                 .map { try self.key($0) }
@@ -85,7 +61,7 @@ extension SQLiteStore {
     }
 
     /// The live key of a kind whose SHA-256 is `hash`, or nil.
-    func liveKey<Key: StoredKey>(hash: [UInt8]) throws -> Key? {
+    public func liveKey<Key: StoredKey>(hash: [UInt8]) throws -> Key? {
         try reading { db in
             let sql = "SELECT \(Self.keyColumns(Key.self)) FROM \(Key.table) WHERE key_hash = ? AND revoked_at IS NULL"
             return try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [Data(hash)]).map { try self.key($0) }
@@ -94,7 +70,7 @@ extension SQLiteStore {
 
     /// Revokes key `id` at `at` (a key revoked before keeps its time), auditing a revocation
     /// that happened; the key as it stands, or nil.
-    func revokeKey<Key: StoredKey>(id: String, at: String, audit: AuditStamp?) throws -> Key? {
+    public func revokeKey<Key: StoredKey>(id: String, at: String, audit: AuditStamp?) throws -> Key? {
         try writing { db in
             try db.execute(sql: "UPDATE \(Key.table) SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [at, id])
             if db.changesCount == 1, let audit {
