@@ -1,6 +1,6 @@
 // PostgreSQL only: nodes starting together, a database that stops answering, an unreachable
-// server, and how `--db` values are told apart and shown. These run on the throwaway PostgreSQL
-// whatever FLOWSTACK_TEST_DB_KIND says, and are skipped only when its binaries are absent.
+// server. These run on the throwaway PostgreSQL whatever FLOWSTACK_TEST_DB_KIND says, and are
+// skipped only when its binaries are absent.
 import FlowStore
 import Foundation
 @testable import PostgresStore
@@ -95,29 +95,5 @@ struct PostgresStoreTests {
             #expect(error.description.contains("flow:***@"))
         }
         #expect(start.duration(to: .now) < .seconds(2))
-    }
-}
-
-struct DatabaseLocationTests {
-    /// `--db` is a PostgreSQL URI when it starts with postgresql:// or postgres://, else a path.
-    @Test(arguments: [
-        ("./flowstack.sqlite", false), ("/var/lib/flowstack/db.sqlite", false), ("postgresql://u@h/db", true),
-        ("postgres://u@h:5432/db?sslmode=require", true), ("POSTGRESQL://u@h/db", true), ("postgresql.sqlite", false),
-    ])
-    func tellsPathsFromURIs(value: String, isPostgres: Bool) {
-        if case .postgresql = DatabaseLocation(value) { #expect(isPostgres) } else { #expect(!isPostgres) }
-    }
-
-    /// A password never shows: neither in the user part nor as a parameter; the rest does.
-    @Test(arguments: [
-        ("postgresql://flow:s3cret@db:5432/flowstack", "postgresql://flow:***@db:5432/flowstack"),
-        ("postgres://flow@db/flowstack?password=s3cret&sslmode=require", "postgres://flow@db/flowstack?password=***&sslmode=require"),
-        ("postgresql://flow:p%40ss@h1:5432,h2:5432/fs?target_session_attrs=read-write",
-         "postgresql://flow:***@h1:5432,h2:5432/fs?target_session_attrs=read-write"),
-        ("postgresql://db/flowstack", "postgresql://db/flowstack"),
-        ("./x.sqlite", "./x.sqlite"),
-    ])
-    func redactsPasswords(value: String, shown: String) {
-        #expect(DatabaseLocation(value).redacted == shown)
     }
 }
