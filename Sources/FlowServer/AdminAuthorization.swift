@@ -62,11 +62,11 @@ final class AdminRouteTable: Sendable {
 struct AdminAuthorization: Sendable {
     /// The SHA-256 of FLOWSTACK_ADMIN_TOKEN; nil when the bootstrap token is the one kept in the database.
     let configuredHash: [UInt8]?
-    let store: any FlowStore
+    let store: any KeyStore
     let logger: Logger
     let routes = AdminRouteTable()
 
-    init(token: String?, store: any FlowStore, logger: Logger) {
+    init(token: String?, store: any KeyStore, logger: Logger) {
         configuredHash = token.map(BearerToken.hash)
         self.store = store
         self.logger = logger
@@ -159,7 +159,7 @@ extension Application {
     /// the database keeps none yet, keeps its SHA-256 there, and returns it (to print once);
     /// nil when one was kept already (by an earlier start, or by another node starting at the
     /// same time), which stays the token.
-    public static func makeAdminTokenIfNone(store: any FlowStore) throws -> String? {
+    public static func makeAdminTokenIfNone(store: any KeyStore) throws -> String? {
         if try store.adminTokenHash() != nil { return nil }
         let token = newAdminToken()
         let hash = BearerToken.hash(token)
@@ -170,7 +170,7 @@ extension Application {
     /// Replaces the bootstrap admin token kept in the database (the old one opens nothing from
     /// now on, on every node) and returns the new one; the audit log records `adminToken.reset`
     /// by `credential`.
-    public static func resetAdminToken(store: any FlowStore, credential: String) throws -> String {
+    public static func resetAdminToken(store: any KeyStore, credential: String) throws -> String {
         let token = newAdminToken()
         _ = try store.keepAdminTokenHash(BearerToken.hash(token), at: Timestamp.string(), replace: true,
                                          audit: AuditStamp(credential: credential))

@@ -112,7 +112,7 @@ public final class Application: Sendable {
         retentionService.start()
         self.retention = retentionService
         events.startHeartbeat(every: eventOptions.heartbeat)
-        let tickets = StreamTickets(sessions: sessions, options: eventOptions, logger: logger)
+        let tickets = StreamTickets(store: store, sessions: sessions, options: eventOptions, logger: logger)
         self.tickets = tickets
         tickets.start()
         if shared {

@@ -17,10 +17,10 @@ struct ClientKey: Sendable, Equatable {
 /// if let key = ClientKeys.presented(in: request), let live = try keys.lookup(key) { … }
 /// ```
 final class ClientKeys: Sendable {
-    let store: any FlowStore
+    let store: any KeyStore
     let logger: Logger
 
-    init(store: any FlowStore, logger: Logger) {
+    init(store: any KeyStore, logger: Logger) {
         self.store = store
         self.logger = logger
     }

@@ -12,14 +12,14 @@ import Synchronization
 /// Polling, rather than `LISTEN/NOTIFY`, needs nothing of the database but a query, costs one
 /// small query per interval per node, and cannot miss a change while a connection is down.
 final class DefinitionSync: Sendable {
-    let store: any FlowStore
+    let store: any DefinitionStore
     let registry: DefinitionRegistry
     let logger: Logger
     let counters: ClusterCounters
     private let fingerprint = Mutex<String?>(nil)
     private let stop = DispatchSemaphore(value: 0)
 
-    init(store: any FlowStore, registry: DefinitionRegistry, logger: Logger, counters: ClusterCounters) {
+    init(store: any DefinitionStore, registry: DefinitionRegistry, logger: Logger, counters: ClusterCounters) {
         self.store = store
         self.registry = registry
         self.logger = logger

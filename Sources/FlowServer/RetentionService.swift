@@ -68,7 +68,7 @@ struct RetentionRun: Sendable, Equatable {
 /// a batch finds fewer rows than its size. Every node of a cluster runs it; the store's
 /// batches are safe to run at once (see `RetentionStore`).
 final class RetentionService: Sendable {
-    let store: any FlowStore
+    let store: any RetentionStore
     let options: RetentionOptions
     let counters: RetentionCounters
     let logger: Logger
@@ -77,7 +77,7 @@ final class RetentionService: Sendable {
     private let stop = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
 
-    init(store: any FlowStore, options: RetentionOptions, counters: RetentionCounters, logger: Logger,
+    init(store: any RetentionStore, options: RetentionOptions, counters: RetentionCounters, logger: Logger,
          removedSessions: @escaping @Sendable ([String]) -> Void = { _ in }) {
         self.removedSessions = removedSessions
         self.store = store

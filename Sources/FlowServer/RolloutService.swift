@@ -35,7 +35,7 @@ import Synchronization
 /// and a release significantly worse on one rolls itself back. Every move is a compare-and-set
 /// in the store, so of several nodes exactly one rolls back (or raises) and the others see it.
 final class RolloutService: Sendable {
-    let store: any FlowStore
+    let store: any RolloutStore
     let logger: Logger
     /// The rollout in progress as this node last read it, or nil.
     private let active = Mutex<ActiveRollout?>(nil)
@@ -74,7 +74,7 @@ final class RolloutService: Sendable {
         var arm: String { onRelease ? "new" : "old" }
     }
 
-    init(store: any FlowStore, logger: Logger, checkEvery: Int = 10) {
+    init(store: any RolloutStore, logger: Logger, checkEvery: Int = 10) {
         self.store = store
         self.logger = logger
         self.checkEvery = checkEvery

@@ -183,7 +183,7 @@ final class SessionEvents: Sendable {
     /// On a shared database: every `interval`, asks for the head versions of the sessions this
     /// node streams (one query for all of them) and publishes the ones another node moved,
     /// read through `current` (nil when the session is gone).
-    func watch(store: any FlowStore, every interval: Duration,
+    func watch(store: any SessionRecordStore, every interval: Duration,
                current: @escaping @Sendable (String) -> (version: Int, document: [UInt8])?) {
         let stop = self.stop
         let thread = Thread { [weak self] in
@@ -196,7 +196,7 @@ final class SessionEvents: Sendable {
         thread.start()
     }
 
-    private func pollOtherNodes(store: any FlowStore, current: (String) -> (version: Int, document: [UInt8])?) {
+    private func pollOtherNodes(store: any SessionRecordStore, current: (String) -> (version: Int, document: [UInt8])?) {
         guard counters.open.load(ordering: .relaxed) > 0 else { return }
         // The oldest version each session's streams have, to tell which ones fell behind.
         let watched = subscribers.withLock { all -> [String: Int] in

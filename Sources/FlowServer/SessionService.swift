@@ -23,7 +23,7 @@ import Logging
 
 /// The session side of the application, independent of HTTP routing.
 final class SessionService: Sendable {
-    let store: any FlowStore
+    let store: any SessionRecordStore & UserDataStore
     let registry: DefinitionRegistry
     let cache: SessionCache
     let users: UserStates
@@ -46,7 +46,7 @@ final class SessionService: Sendable {
     /// a waiting request's reads after a commit (never on the group-commit writer thread).
     let readQueue = DispatchQueue(label: "fs-session-reads", attributes: .concurrent)
 
-    init(store: any FlowStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
+    init(store: any SessionRecordStore & UserDataStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
          refreshDefinitions: @escaping @Sendable () -> Void = {}, rollouts: RolloutService? = nil,
          expiry: SessionExpiry = SessionExpiry()) {

@@ -30,6 +30,8 @@ final class StreamTickets: Sendable {
         var stream: ResponseStream
     }
 
+    /// Where tickets are kept (shared by the nodes of one database).
+    private let store: any StreamTicketStore
     private let sessions: SessionService
     private let options: EventOptions
     private let logger: Logger
@@ -37,7 +39,8 @@ final class StreamTickets: Sendable {
     private let held = PThreadMutex<[[UInt8]: Held]>([:])
     private let stop = DispatchSemaphore(value: 0)
 
-    init(sessions: SessionService, options: EventOptions, logger: Logger) {
+    init(store: any StreamTicketStore, sessions: SessionService, options: EventOptions, logger: Logger) {
+        self.store = store
         self.sessions = sessions
         self.options = options
         self.logger = logger
@@ -56,7 +59,7 @@ final class StreamTickets: Sendable {
         let ends = now + Self.milliseconds(options.ticketMaxLifetime)
         try sessionCall { () throws(SessionError) in
             try sessions.storage {
-                try sessions.store.insertStreamTicket(
+                try store.insertStreamTicket(
                     hash: BearerToken.hash(ticket), sessionId: id,
                     expiresAt: min(ends, now + Self.milliseconds(options.ticketLifetime)), endsAt: ends, now: now)
             }
@@ -73,7 +76,7 @@ final class StreamTickets: Sendable {
         let now = Application.milliseconds()
         guard let hold = try sessionCall({ () throws(SessionError) in
             try sessions.storage {
-                try sessions.store.takeStreamTicket(hash: BearerToken.hash(ticket), sessionId: id, now: now, holdUntil: now + windowMilliseconds)
+                try store.takeStreamTicket(hash: BearerToken.hash(ticket), sessionId: id, now: now, holdUntil: now + windowMilliseconds)
             }
         }) else {
             throw ResponseError(SessionError.unauthorized(.ticketRefused(session: id, window: Int(options.reconnectWindow.components.seconds))))
@@ -140,7 +143,7 @@ final class StreamTickets: Sendable {
         guard !renewing.isEmpty else { return }
         let lost: [StreamTicketHold]
         do {
-            lost = try sessions.store.renewStreamTickets(renewing.map(\.hold), until: now + windowMilliseconds)
+            lost = try store.renewStreamTickets(renewing.map(\.hold), until: now + windowMilliseconds)
         } catch {
             // The database is away: streams stay open; the next turn tries again.
             logger.debug("stream tickets not renewed", metadata: ["error": "\(error)"])

@@ -22,12 +22,12 @@ enum UserDataError: Error {
 /// try service.export("u-1")   // throws .notFound once erased
 /// ```
 final class UserDataService: Sendable {
-    let store: any FlowStore
+    let store: any UserDataStore
     /// The sessions of this node, whose caches and streams forget an erased user.
     let sessions: SessionService
     let limits: UserExportLimits
 
-    init(store: any FlowStore, sessions: SessionService, limits: UserExportLimits = UserExportLimits()) {
+    init(store: any UserDataStore, sessions: SessionService, limits: UserExportLimits = UserExportLimits()) {
         self.store = store
         self.sessions = sessions
         self.limits = limits

@@ -63,13 +63,13 @@ final class UserStates: Sendable {
     var heldByRecency: [String] { table.withLock { $0.states.keysByRecency } }
 
     /// The state of `userId`, read from the database when it is not held.
-    func state(of userId: String, store: any FlowStore) throws -> [String: JSONValue] {
+    func state(of userId: String, store: any UserDataStore) throws -> [String: JSONValue] {
         try held(userId, store: store).state
     }
 
     /// The state of `userId` and its revision, read from the database when it is not held, or
     /// always when `fresh` (a new session on a shared database: another node may have changed it).
-    func held(_ userId: String, store: any FlowStore, fresh: Bool = false) throws -> Held {
+    func held(_ userId: String, store: any UserDataStore, fresh: Bool = false) throws -> Held {
         for _ in 0..<3 {
             let (held, since) = table.withLock { table in
                 (fresh ? nil : table.states.value(forKey: userId), table.clock)
@@ -116,7 +116,7 @@ final class UserStates: Sendable {
         }
     }
 
-    private static func read(_ userId: String, store: any FlowStore) throws -> Held {
+    private static func read(_ userId: String, store: any UserDataStore) throws -> Held {
         guard let record = try store.user(id: userId) else { return Held(state: [:], revision: 0) }
         return Held(state: decode(record.state), revision: record.revision)
     }

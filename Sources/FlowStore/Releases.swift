@@ -81,6 +81,35 @@ public struct ReleaseRecord: Sendable, Equatable {
     }
 }
 
+extension ReleaseRecord {
+    /// The columns of a stored release, in the order ``init(id:storedText:)`` reads them: both
+    /// stores select these, so the decoding below is written once.
+    public static let storedColumns = """
+        id, description, state, document, versions, flags, experiments, base, previous, tests, created_by, created_at,
+        approved_by, activated_by, activated_at, rolled_back_at, reason, rollout
+        """
+
+    /// A release from its row: `id`, then `text(n)` the text of column `n` of ``storedColumns``
+    /// (nil for NULL). JSON columns that do not decode read as empty, as a release written by
+    /// an older FlowStack may lack them.
+    ///
+    /// ```swift
+    /// let release = try ReleaseRecord(id: row.decode(atIndex: 0)) { row[$0] }    // SQLite
+    /// ```
+    public init<Failure: Error>(id: Int, storedText text: (Int) throws(Failure) -> String?) throws(Failure) {
+        self.init(
+            id: id, description: try text(1) ?? "", state: ReleaseState(rawValue: try text(2) ?? "") ?? .draft,
+            document: try text(3) ?? "",
+            versions: ReleaseRules.decode([String: Int].self, try text(4)) ?? [:],
+            flags: ReleaseRules.decode([String: String].self, try text(5)) ?? [:],
+            experiments: ReleaseRules.decode([String: String].self, try text(6)) ?? [:],
+            base: ReleaseRules.decode([String: Int].self, try text(7)) ?? [:],
+            previous: ReleaseRules.decode(ReleasePrevious.self, try text(8)), tests: try text(9), createdBy: try text(10) ?? "",
+            createdAt: try text(11) ?? "", approvedBy: try text(12), activatedBy: try text(13), activatedAt: try text(14),
+            rolledBackAt: try text(15), reason: try text(16), rollout: try text(17))
+    }
+}
+
 /// A release change the store refused because of the release's state or what is live now; the
 /// server answers 409 with `code`.
 public struct ReleaseConflict: Error, Sendable, Equatable, CustomStringConvertible {

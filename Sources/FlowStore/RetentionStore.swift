@@ -29,7 +29,7 @@ public struct RetentionBatch: Sendable, Equatable {
 /// deleted, so its tree and version numbering continue. Users are never removed.
 ///
 /// Times are stored times (`Timestamp.string`), compared as text (they sort in time order).
-public protocol RetentionStore {
+public protocol RetentionStore: AnyObject, Sendable {
     /// Deletes up to `limit` action log entries created before `horizon`, oldest first. Before
     /// a session's newest entry goes, its tree, version, transition, handler and time are
     /// copied into the session's row (only ever to a higher version).

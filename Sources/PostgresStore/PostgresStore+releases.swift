@@ -57,10 +57,7 @@ struct PGTransaction {
 }
 
 extension PostgresStore {
-    static let releaseColumns = """
-        id, description, state, document, versions, flags, experiments, base, previous, tests, created_by, created_at,
-        approved_by, activated_by, activated_at, rolled_back_at, reason, rollout
-        """
+    static let releaseColumns = ReleaseRecord.storedColumns
 
     /// Runs `body` in one transaction holding the audit log's lock and exclusive locks on the
     /// tables a release reads and writes (readers are not blocked). An error `body` throws rolls
@@ -269,17 +266,7 @@ extension PostgresStore {
 
     static func releaseRecords(_ rows: PGRows) throws(PGError) -> [ReleaseRecord] {
         try (0..<rows.count).map { row throws(PGError) in
-            let text: (Int) throws(PGError) -> String? = { column throws(PGError) in try rows.string(row, column) }
-            return try ReleaseRecord(
-                id: rows.int(row, 0), description: text(1) ?? "", state: ReleaseState(rawValue: text(2) ?? "") ?? .draft,
-                document: text(3) ?? "",
-                versions: ReleaseRules.decode([String: Int].self, text(4)) ?? [:],
-                flags: ReleaseRules.decode([String: String].self, text(5)) ?? [:],
-                experiments: ReleaseRules.decode([String: String].self, text(6)) ?? [:],
-                base: ReleaseRules.decode([String: Int].self, text(7)) ?? [:],
-                previous: ReleaseRules.decode(ReleasePrevious.self, text(8)), tests: text(9), createdBy: text(10) ?? "",
-                createdAt: text(11) ?? "", approvedBy: text(12), activatedBy: text(13), activatedAt: text(14),
-                rolledBackAt: text(15), reason: text(16), rollout: text(17))
+            try ReleaseRecord(id: rows.int(row, 0)) { column throws(PGError) in try rows.string(row, column) }
         }
     }
 }

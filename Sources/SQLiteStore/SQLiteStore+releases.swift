@@ -4,10 +4,7 @@ import FlowStore
 import GRDB
 
 extension SQLiteStore {
-    static let releaseColumns = """
-        id, description, state, document, versions, flags, experiments, base, previous, tests, created_by, created_at,
-        approved_by, activated_by, activated_at, rolled_back_at, reason, rollout
-        """
+    static let releaseColumns = ReleaseRecord.storedColumns
 
     public func createRelease(_ release: ReleaseRecord, texts: [String: String], audit: AuditStamp) throws -> ReleaseRecord {
         try writing { db in
@@ -190,15 +187,6 @@ extension SQLiteStore {
     }
 
     private static func releaseRecord(_ row: Row) throws -> ReleaseRecord {
-        let text: (Int) -> String? = { row[$0] }
-        return try ReleaseRecord(
-            id: row.decode(atIndex: 0), description: text(1) ?? "", state: ReleaseState(rawValue: text(2) ?? "") ?? .draft, document: text(3) ?? "",
-            versions: ReleaseRules.decode([String: Int].self, text(4)) ?? [:],
-            flags: ReleaseRules.decode([String: String].self, text(5)) ?? [:],
-            experiments: ReleaseRules.decode([String: String].self, text(6)) ?? [:],
-            base: ReleaseRules.decode([String: Int].self, text(7)) ?? [:],
-            previous: ReleaseRules.decode(ReleasePrevious.self, text(8)), tests: text(9), createdBy: text(10) ?? "",
-            createdAt: text(11) ?? "", approvedBy: text(12), activatedBy: text(13), activatedAt: text(14),
-            rolledBackAt: text(15), reason: text(16), rollout: text(17))
+        try ReleaseRecord(id: row.decode(atIndex: 0)) { column in row[column] }
     }
 }

@@ -7,12 +7,13 @@ import GRDB
 import Synchronization
 import Testing
 
-@Suite(.enabled(if: TestStoreKind.isSQLite, "backups copy SQLite files; PostgreSQL uses pg_dump"))
+/// Backups copy SQLite files (on PostgreSQL, `pg_dump` does): these run on SQLite only.
+@Suite("SQLite backups")
 struct BackupTests {
     /// A backup taken while another thread commits is one consistent state: every session's
     /// version equals the number of its logged actions, and the copy passes integrity_check.
     @Test func backupWhileWritingIsConsistent() throws {
-        let database = try TestDatabase()
+        let database = try TestDatabase(kind: .sqlite)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedSQLiteStore()
         for index in 0..<8 { try store.insert(SessionStoreTests.session("b\(index)")) }
@@ -47,7 +48,7 @@ struct BackupTests {
 
     /// A backup never overwrites a file, and a missing source is an error with no file left.
     @Test func backupRefusesToOverwriteOrInvent() throws {
-        let database = try TestDatabase()
+        let database = try TestDatabase(kind: .sqlite)
         defer { withExtendedLifetime(database) {} }
         _ = try database.migratedSQLiteStore()
         let copy = database.folder.appending(path: "copy.sqlite").path

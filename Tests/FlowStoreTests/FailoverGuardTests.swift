@@ -4,6 +4,7 @@ import Foundation
 @testable import PostgresStore
 import Testing
 
+@Suite("PostgreSQL failover guard")
 struct FailoverGuardTests {
     typealias Host = FailoverGuard.HostState
 

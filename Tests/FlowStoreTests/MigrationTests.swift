@@ -1,4 +1,5 @@
-// Migrating, re-migrating, refusing newer schemas, durability: on the run's store (SQLite or PostgreSQL).
+// Migrating, re-migrating, refusing newer schemas, durability: on SQLite and on PostgreSQL (each a
+// named case).
 import FlowStore
 import SQLiteStore
 import StoreTestSupport
@@ -6,6 +7,7 @@ import Foundation
 import GRDB
 import Testing
 
+@Suite("Store lifecycle: schema and migrations")
 struct MigrationTests {
     /// The bundled migrations of each dialect are the repo's migrations/DIALECT/ folder, numbered in ascending order
     @Test(arguments: SQLDialect.allCases)
@@ -24,8 +26,8 @@ struct MigrationTests {
     }
 
     /// A fresh database migrates to the newest version; migrating again changes nothing.
-    @Test func freshDatabaseMigratesOnce() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func freshDatabaseMigratesOnce(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.open()
         let bundled = Migration.bundled(store.dialect)
@@ -40,8 +42,8 @@ struct MigrationTests {
     }
 
     /// Only the migrations not yet applied run, in order.
-    @Test func appliesOnlyPendingMigrations() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func appliesOnlyPendingMigrations(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.open()
         let first = [Migration(version: 1, name: "a", sql: "CREATE TABLE a (x INTEGER);")]
@@ -52,8 +54,8 @@ struct MigrationTests {
     }
 
     /// A database migrated by a newer binary is refused, with a message that says what to do, and is left untouched.
-    @Test func newerSchemaIsRefused() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func newerSchemaIsRefused(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.open()
         try store.migrate()
@@ -69,8 +71,8 @@ struct MigrationTests {
     }
 
     /// A failing migration rolls back entirely and leaves the version where it was.
-    @Test func failingMigrationRollsBack() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func failingMigrationRollsBack(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.open()
         let broken = [Migration(version: 1, name: "half", sql: "CREATE TABLE ok (x INTEGER); CREATE TABLE ok (x INTEGER);")]
@@ -92,9 +94,9 @@ struct MigrationTests {
     }
 
     /// The file is in WAL mode; the writer commits with synchronous NORMAL by default and FULL for `--durability full`.
-    @Test(.enabled(if: TestStoreKind.isSQLite), arguments: [(Durability.normal, 1), (Durability.full, 2)])
+    @Test(arguments: [(Durability.normal, 1), (Durability.full, 2)])
     func durabilitySetsSynchronous(durability: Durability, expected: Int) throws {
-        let database = try TestDatabase()
+        let database = try TestDatabase(kind: .sqlite)
         defer { withExtendedLifetime(database) {} }
         let store = try SQLiteStore(path: database.path, durability: durability)
         let mode = try store.pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }

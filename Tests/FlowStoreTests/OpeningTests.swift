@@ -1,10 +1,11 @@
-// Opening a database: `--db` values that are refused, files that cannot be opened and why, and
-// the lock that keeps a SQLite file to one server.
+// Opening a database: how `--db` values are told apart and shown, those that are refused, files
+// that cannot be opened and why, and the lock that keeps a SQLite file to one server.
 import FlowStore
 import Foundation
 import SQLiteStore
 import Testing
 
+@Suite("--db locations: refused")
 struct LocationCheckTests {
     /// A URL of a scheme FlowStack does not speak is refused, not taken as a file name; paths
     /// and PostgreSQL URLs pass.
@@ -34,6 +35,7 @@ struct LocationCheckTests {
     }
 }
 
+@Suite("SQLite: opening a file")
 struct SQLiteOpeningTests {
     /// A missing folder, a folder given as the file, a file that is not SQLite: the error names
     /// the path and the cause.
@@ -72,5 +74,30 @@ struct SQLiteOpeningTests {
         try first.close()
         let second = try SQLiteStore(path: path, exclusive: true)
         try second.close()
+    }
+}
+
+@Suite("--db locations: told apart and shown")
+struct DatabaseLocationTests {
+    /// `--db` is a PostgreSQL URI when it starts with postgresql:// or postgres://, else a path.
+    @Test(arguments: [
+        ("./flowstack.sqlite", false), ("/var/lib/flowstack/db.sqlite", false), ("postgresql://u@h/db", true),
+        ("postgres://u@h:5432/db?sslmode=require", true), ("POSTGRESQL://u@h/db", true), ("postgresql.sqlite", false),
+    ])
+    func tellsPathsFromURIs(value: String, isPostgres: Bool) {
+        if case .postgresql = DatabaseLocation(value) { #expect(isPostgres) } else { #expect(!isPostgres) }
+    }
+
+    /// A password never shows: neither in the user part nor as a parameter; the rest does.
+    @Test(arguments: [
+        ("postgresql://flow:s3cret@db:5432/flowstack", "postgresql://flow:***@db:5432/flowstack"),
+        ("postgres://flow@db/flowstack?password=s3cret&sslmode=require", "postgres://flow@db/flowstack?password=***&sslmode=require"),
+        ("postgresql://flow:p%40ss@h1:5432,h2:5432/fs?target_session_attrs=read-write",
+         "postgresql://flow:***@h1:5432,h2:5432/fs?target_session_attrs=read-write"),
+        ("postgresql://db/flowstack", "postgresql://db/flowstack"),
+        ("./x.sqlite", "./x.sqlite"),
+    ])
+    func redactsPasswords(value: String, shown: String) {
+        #expect(DatabaseLocation(value).redacted == shown)
     }
 }

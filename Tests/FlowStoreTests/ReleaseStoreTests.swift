@@ -1,4 +1,4 @@
-// Releases on the run's store (SQLite, or PostgreSQL): made with their flow versions in one
+// Releases on SQLite and on PostgreSQL (each a named case): made with their flow versions in one
 // transaction, activated and rolled back whole, refused when their state or what is live says so.
 import FlowStore
 import Foundation
@@ -6,6 +6,7 @@ import StoreTestSupport
 import Synchronization
 import Testing
 
+@Suite("Release store")
 struct ReleaseStoreTests {
     static let stamp = AuditStamp(credential: "admin:0badc0de")
     static let other = AuditStamp(credential: "key:reviewer")
@@ -27,8 +28,8 @@ struct ReleaseStoreTests {
         }
     }
 
-    @Test func activateAndRollBackWhole() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func activateAndRollBackWhole(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.seedFlow(name: "app", definition: #"{"v":1}"#)
@@ -85,8 +86,8 @@ struct ReleaseStoreTests {
         #expect(try store.release(id: 999) == nil)
     }
 
-    @Test func staleAndSupersededAreRefused() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func staleAndSupersededAreRefused(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.seedFlow(name: "app", definition: "{}")
@@ -114,8 +115,8 @@ struct ReleaseStoreTests {
     /// Two releases made on the same live versions and activated at once through two stores
     /// (two nodes): one goes live, the other is refused as stale, never both; the other store's
     /// definitions fingerprint moves, so its node reloads.
-    @Test func concurrentActivationsThroughTwoStores() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func concurrentActivationsThroughTwoStores(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let first = try database.migratedStore()
         let second = try database.migratedStore()

@@ -1,5 +1,5 @@
-// Retention at the store: old log entries and expired sessions removed in batches, on the run's
-// store (a real SQLite file, or a real PostgreSQL), keeping what sessions need to go on.
+// Retention at the store: old log entries and expired sessions removed in batches, on SQLite and on
+// PostgreSQL (each a named case), keeping what sessions need to go on.
 import FlowStore
 import Foundation
 import SQLiteStore
@@ -7,6 +7,7 @@ import StoreTestSupport
 import Synchronization
 import Testing
 
+@Suite("Retention store")
 struct RetentionStoreTests {
     static let old = "2026-01-01T00:00:00.000Z"
     static let horizon = "2026-06-01T00:00:00.000Z"
@@ -23,8 +24,8 @@ struct RetentionStoreTests {
     /// Batches remove exactly the entries before the horizon, oldest first, at most `limit` at a
     /// time; newer entries stay; each session keeps its tree and version (an idle session's
     /// newest entry is folded into its row), numbering continues, and a second pass removes nothing.
-    @Test func compactsOldEntriesInBatchesAndKeepsSessionsGoing() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func compactsOldEntriesInBatchesAndKeepsSessionsGoing(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         var busy = SessionStoreTests.session("busy")
@@ -66,8 +67,8 @@ struct RetentionStoreTests {
     }
 
     /// Idempotency answers older than the horizon go, in batches; newer ones stay.
-    @Test func prunesOldIdempotencyRecords() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func prunesOldIdempotencyRecords(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(SessionStoreTests.session("s"))
@@ -83,8 +84,8 @@ struct RetentionStoreTests {
     /// Sessions last active before the horizon go with their log; one whose row is old but that
     /// acted since stays, and its row's time moves forward so it is not looked at again. Users,
     /// and the experiment report (exposures, funnel), stay as they were.
-    @Test func removesIdleSessionsButNotUsersNorReports() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func removesIdleSessionsButNotUsersNorReports(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         for id in ["never", "long-ago", "active"] {
@@ -113,8 +114,8 @@ struct RetentionStoreTests {
 
     /// Two stores on one database (two nodes) compacting at once: together they remove every
     /// old entry exactly once, without an error, and every session keeps its head version.
-    @Test func twoNodesCompactingAtOnce() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func twoNodesCompactingAtOnce(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         let other = try database.open()
@@ -151,8 +152,8 @@ struct RetentionStoreTests {
 
     /// Every batch's look-up reads only its batch: the log's from the table's start in rowid
     /// order (no sort, no index to keep per action), the others a range search of their index.
-    @Test(.enabled(if: TestStoreKind.isSQLite)) func batchesUseTheirIndexes() throws {
-        let database = try TestDatabase()
+    @Test(arguments: [TestStoreKind.sqlite]) func batchesUseTheirIndexes(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try #require(try database.migratedStore() as? SQLiteStore)
         let plans = try store.retentionPlans()

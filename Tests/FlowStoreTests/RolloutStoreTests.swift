@@ -1,10 +1,11 @@
-// What the stores keep of rollouts, on the run's store (a real SQLite file, or a real PostgreSQL):
-// one rollout per release, moves that are compare-and-sets, and per-side guardrail counts.
+// What the stores keep of rollouts, on SQLite and on PostgreSQL (each a named case): one rollout
+// per release, moves that are compare-and-sets, and per-side guardrail counts.
 import FlowStore
 import Foundation
 import StoreTestSupport
 import Testing
 
+@Suite("Rollout store")
 struct RolloutStoreTests {
     static func rollout(_ releaseId: Int, percentage: Int = 10) -> RolloutRecord {
         let now = Timestamp.string()
@@ -13,8 +14,8 @@ struct RolloutStoreTests {
     }
 
     /// A rollout is stored once per release and read back as stored; listing filters by state.
-    @Test func rolloutsRoundTripOncePerRelease() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func rolloutsRoundTripOncePerRelease(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         defer { try? store.close() }
         let first = Self.rollout(3)
@@ -31,8 +32,8 @@ struct RolloutStoreTests {
 
     /// One rollout in progress at a time, whichever node starts it: a second release's rollout is
     /// refused while the first runs, and taken once it has ended.
-    @Test func oneRolloutInProgress() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func oneRolloutInProgress(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         defer { try? store.close() }
         #expect(try store.insertRollout(Self.rollout(1)))
@@ -47,8 +48,8 @@ struct RolloutStoreTests {
 
     /// A move applies only from the state and percentage it was judged on: of two nodes rolling
     /// back the same rollout, one wins and the other changes nothing.
-    @Test func movesAreCompareAndSet() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func movesAreCompareAndSet(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         defer { try? store.close() }
         let start = Self.rollout(7)
@@ -72,8 +73,8 @@ struct RolloutStoreTests {
 
     /// Sessions count per side; marks only ever set (twice is once), a session in no rollout is
     /// left alone, and a second insert of a session changes nothing.
-    @Test func guardrailCountsPerSide() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func guardrailCountsPerSide(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         defer { try? store.close() }
         let at = Timestamp.string()

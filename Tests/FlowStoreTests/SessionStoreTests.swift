@@ -1,5 +1,5 @@
-// Sessions, the action log, user state and idempotent answers on the run's store (a real SQLite
-// file, or a real PostgreSQL).
+// Sessions, the action log, user state and idempotent answers on SQLite and on PostgreSQL (each a
+// named case).
 import FlowStore
 import SQLiteStore
 import StoreTestSupport
@@ -8,6 +8,7 @@ import GRDB
 import Synchronization
 import Testing
 
+@Suite("Session store")
 struct SessionStoreTests {
     static func session(_ id: String, user: String = "u-1") -> SessionRecord {
         let now = Timestamp.string()
@@ -28,8 +29,8 @@ struct SessionStoreTests {
 
 
     /// A stored session reads back as it was written, and its user is created.
-    @Test func insertsAndReadsSessions() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func insertsAndReadsSessions(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -40,8 +41,8 @@ struct SessionStoreTests {
     }
 
     /// Each commit raises the version by one, logs the action and keeps the tree.
-    @Test func commitsActionsInOrder() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func commitsActionsInOrder(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -55,8 +56,8 @@ struct SessionStoreTests {
     }
 
     /// A commit on a stale version writes nothing and says which version is stored.
-    @Test func staleCommitWritesNothing() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func staleCommitWritesNothing(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -71,8 +72,8 @@ struct SessionStoreTests {
     }
 
     /// A commit that skips a version is refused as stale too, and writes nothing.
-    @Test func commitSkippingAVersionWritesNothing() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func commitSkippingAVersionWritesNothing(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -85,8 +86,8 @@ struct SessionStoreTests {
 
     /// An action appends to the log and leaves the session's row as it was: the row's bytes do
     /// not change, the newest entry carries the tree, and reading the session joins the two.
-    @Test(.enabled(if: TestStoreKind.isSQLite)) func commitsAppendWithoutRewritingTheSessionRow() throws {
-        let database = try TestDatabase()
+    @Test(arguments: [TestStoreKind.sqlite]) func commitsAppendWithoutRewritingTheSessionRow(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedSQLiteStore()
         try store.insert(Self.session("s-1"))
@@ -105,8 +106,8 @@ struct SessionStoreTests {
 
     /// A database written before migration 4 (the row rewritten at every action, entries without
     /// a tree) keeps its sessions where they stood, and their next actions go on from there.
-    @Test(.enabled(if: TestStoreKind.isSQLite)) func sessionsFromBeforeTheLogCarriedTreesGoOn() throws {
-        let database = try TestDatabase()
+    @Test(arguments: [TestStoreKind.sqlite]) func sessionsFromBeforeTheLogCarriedTreesGoOn(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try SQLiteStore(path: database.path)
         try store.migrate(Array(Migration.bundled(.sqlite).prefix(3)))
@@ -144,8 +145,8 @@ struct SessionStoreTests {
     }
 
     /// User patches merge into the user's state; removing a key resets it.
-    @Test func mergesAndResetsUserState() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func mergesAndResetsUserState(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -157,8 +158,8 @@ struct SessionStoreTests {
     }
 
     /// An idempotent answer is stored with its commit and found again by key.
-    @Test func storesIdempotentAnswers() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func storesIdempotentAnswers(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -168,8 +169,8 @@ struct SessionStoreTests {
     }
 
     /// Deleting a session deletes its log and answers, and no other session's.
-    @Test func deleteCascades() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func deleteCascades(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -187,8 +188,8 @@ struct SessionStoreTests {
 extension SessionStoreTests {
     /// The client's time of an action is stored beside the server's and reads back as written;
     /// an action without one reads back nil.
-    @Test func clientTimeRoundTrips() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func clientTimeRoundTrips(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -203,8 +204,8 @@ extension SessionStoreTests {
 
     /// Several keys are looked up at once: those stored for this session come back by key, keys
     /// of another session, unknown keys and keys with quotes or commas do not.
-    @Test func looksUpSeveralKeysAtOnce() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func looksUpSeveralKeysAtOnce(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(Self.session("s-1"))
@@ -220,7 +221,7 @@ extension SessionStoreTests {
     }
 }
 
-struct GroupCommitTests {
+extension SessionStoreTests {
     /// A batch writer that answers fewer results than commits does not leave the rest waiting
     /// forever: each commit without a result fails with `MissingResult`, and the mismatch is
     /// reported; extra results are ignored and reported too.
@@ -261,8 +262,8 @@ struct GroupCommitTests {
     /// Successive commits of one session submitted together apply in order; once one fails,
     /// every later one fails too (its version is not next), so no version is written on top of
     /// a missing one, and a key already used refuses its commit.
-    @Test func successiveCommitsSubmittedTogether() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func successiveCommitsSubmittedTogether(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(SessionStoreTests.session("b-1"))
@@ -295,8 +296,8 @@ struct GroupCommitTests {
     /// A commit that follows another (the next tap of a batch) is not written on top of another
     /// writer's entry: when that writer took the previous tap's version, both fail, where the
     /// version check alone would have let the second land on the writer's entry.
-    @Test func followingCommitsNeedTheirPredecessor() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func followingCommitsNeedTheirPredecessor(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(SessionStoreTests.session("f-1"))
@@ -321,8 +322,8 @@ struct GroupCommitTests {
 
     /// Concurrent commits on many sessions all land, in order per session, while stale commits
     /// mixed into the same transactions fail alone.
-    @Test func concurrentCommitsShareTransactionsAndFailAlone() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func concurrentCommitsShareTransactionsAndFailAlone(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         for index in 0..<16 { try store.insert(SessionStoreTests.session("g\(index)")) }

@@ -8,11 +8,12 @@ import SQLiteStore
 import StoreTestSupport
 import Testing
 
+@Suite("Stored rows that do not read")
 struct StoredRowDecodingTests {
     /// SQLite: a NULL written into a NOT NULL column behind the schema's back, and a text where
     /// an integer is stored, make the read throw (GRDB's subscript would trap on either).
-    @Test(.enabled(if: TestStoreKind.isSQLite)) func sqliteBadStoredValuesThrow() throws {
-        let database = try TestDatabase()
+    @Test(arguments: [TestStoreKind.sqlite]) func sqliteBadStoredValuesThrow(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         var store: any FlowStore = try database.migratedStore()
         try store.insert(SessionStoreTests.session("null-user"))
@@ -54,8 +55,8 @@ struct StoredRowDecodingTests {
 
     /// PostgreSQL: a NULL where a value is required makes the read throw instead of reading as
     /// an empty id.
-    @Test(.enabled(if: TestStoreKind.isPostgreSQL)) func postgresNullStoredValueThrows() throws {
-        let database = try TestDatabase()
+    @Test(arguments: [TestStoreKind.postgresql]) func postgresNullStoredValueThrows(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         defer { try? store.close() }

@@ -1,14 +1,15 @@
-// Stream tickets on the run's store (a real SQLite file, or a real PostgreSQL): taking one, its
-// window and its end, generations, renewals, and deletion with the session.
+// Stream tickets on SQLite and on PostgreSQL (each a named case): taking one, its window and its
+// end, generations, renewals, and deletion with the session.
 import FlowStore
 import StoreTestSupport
 import Testing
 
+@Suite("Stream ticket store")
 struct StreamTicketStoreTests {
     static let ticket: [UInt8] = Array(repeating: 7, count: 32)
 
-    static func storeWithSession() throws -> (TestDatabase, any FlowStore) {
-        let database = try TestDatabase()
+    static func storeWithSession(_ kind: TestStoreKind) throws -> (TestDatabase, any FlowStore) {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         try store.insert(SessionStoreTests.session("s-1"))
         try store.insert(SessionStoreTests.session("s-2"))
@@ -17,8 +18,8 @@ struct StreamTicketStoreTests {
 
     /// A ticket opens its session's stream within its window, each time with a new generation,
     /// and moves its window; never for another session.
-    @Test func takingATicketMovesItsWindowAndGeneration() throws {
-        let (database, store) = try Self.storeWithSession()
+    @Test(arguments: TestStoreKind.allCases) func takingATicketMovesItsWindowAndGeneration(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.storeWithSession(kind)
         defer { withExtendedLifetime(database) {} }
         try store.insertStreamTicket(hash: Self.ticket, sessionId: "s-1", expiresAt: 1_030, endsAt: 5_000, now: 1_000)
         #expect(try store.takeStreamTicket(hash: Self.ticket, sessionId: "s-2", now: 1_001, holdUntil: 1_061) == nil)
@@ -34,8 +35,8 @@ struct StreamTicketStoreTests {
 
     /// Renewing keeps the window ahead only for the generation that holds the ticket; an older
     /// generation learns that it was replaced.
-    @Test func renewalsBelongToTheNewestGeneration() throws {
-        let (database, store) = try Self.storeWithSession()
+    @Test(arguments: TestStoreKind.allCases) func renewalsBelongToTheNewestGeneration(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.storeWithSession(kind)
         defer { withExtendedLifetime(database) {} }
         try store.insertStreamTicket(hash: Self.ticket, sessionId: "s-1", expiresAt: 1_030, endsAt: 100_000, now: 1_000)
         let older = try #require(try store.takeStreamTicket(hash: Self.ticket, sessionId: "s-1", now: 1_010, holdUntil: 1_070))
@@ -48,8 +49,8 @@ struct StreamTicketStoreTests {
     }
 
     /// However often it is renewed or taken, a ticket opens nothing past its end.
-    @Test func aTicketEndsAtItsEnd() throws {
-        let (database, store) = try Self.storeWithSession()
+    @Test(arguments: TestStoreKind.allCases) func aTicketEndsAtItsEnd(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.storeWithSession(kind)
         defer { withExtendedLifetime(database) {} }
         try store.insertStreamTicket(hash: Self.ticket, sessionId: "s-1", expiresAt: 1_030, endsAt: 1_100, now: 1_000)
         let hold = try #require(try store.takeStreamTicket(hash: Self.ticket, sessionId: "s-1", now: 1_010, holdUntil: 1_070))
@@ -60,8 +61,8 @@ struct StreamTicketStoreTests {
 
     /// Deleting the session deletes its tickets; tickets past their window or end are cleared
     /// when a new one is made.
-    @Test func ticketsGoWithTheirSessionAndWhenSpent() throws {
-        let (database, store) = try Self.storeWithSession()
+    @Test(arguments: TestStoreKind.allCases) func ticketsGoWithTheirSessionAndWhenSpent(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.storeWithSession(kind)
         defer { withExtendedLifetime(database) {} }
         try store.insertStreamTicket(hash: Self.ticket, sessionId: "s-1", expiresAt: 1_030, endsAt: 5_000, now: 1_000)
         let hold = try #require(try store.takeStreamTicket(hash: Self.ticket, sessionId: "s-1", now: 1_010, holdUntil: 1_070))

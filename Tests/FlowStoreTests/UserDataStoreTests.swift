@@ -1,6 +1,6 @@
-// Erasure and export of one user's data on the run's store (a real SQLite file, or a real
-// PostgreSQL): every table emptied of exactly that user, reports that no longer count them,
-// commits that cannot bring them back.
+// Erasure and export of one user's data on SQLite and on PostgreSQL (each a named case): every
+// table emptied of exactly that user, reports that no longer count them, commits that cannot bring
+// them back.
 import FlowStore
 import Foundation
 import GRDB
@@ -10,6 +10,7 @@ import StoreTestSupport
 import Synchronization
 import Testing
 
+@Suite("User data store")
 struct UserDataStoreTests {
     static let stamp = AuditStamp(credential: "admin")
 
@@ -103,8 +104,8 @@ struct UserDataStoreTests {
     /// Erasure removes every row that names the user or one of their sessions, in every table
     /// of the schema (found by walking it: a table added later that names users or sessions is
     /// checked too), counts what it removed, and leaves another user's rows as they were.
-    @Test func erasureEmptiesEveryTableOfThatUserOnly() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func erasureEmptiesEveryTableOfThatUserOnly(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         let erasedSessions = try Self.populate(store, user: "u-1")
@@ -136,8 +137,8 @@ struct UserDataStoreTests {
 
     /// Erasing again removes nothing and says so; each erasure is in the audit log under the
     /// subject given, with its counts, and no entry names the user in clear any more.
-    @Test func erasureIsRepeatableAndAuditedWithoutTheId() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func erasureIsRepeatableAndAuditedWithoutTheId(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         _ = try Self.populate(store, user: "u-1")
@@ -157,8 +158,8 @@ struct UserDataStoreTests {
 
     /// A commit of an erased session fails as `sessionNotFound` and writes nothing: no log entry,
     /// and its user-state change does not bring the user's row back.
-    @Test func commitAfterErasureWritesNothing() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func commitAfterErasureWritesNothing(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         _ = try Self.populate(store, user: "u-1")
@@ -177,8 +178,8 @@ struct UserDataStoreTests {
     /// user's state while the user is erased. Every commit either came first (and its rows
     /// were erased) or failed as `sessionNotFound`; afterwards no row of a session from before
     /// the erasure is left, and every session left (made after it) has its user's row.
-    @Test func erasureRacingCommitsAndCreationsLeavesNoOrphans() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func erasureRacingCommitsAndCreationsLeavesNoOrphans(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         let before = (0..<8).map { "race-\($0)" }
@@ -251,8 +252,8 @@ struct UserDataStoreTests {
     /// Reports computed after the erasure differ from those before by exactly the user's rows:
     /// the experiment report (sessions, onboarded, funnel, excluded), the rollout's guardrail
     /// counts, and the sessions that activation impact counts.
-    @Test func reportsNoLongerCountTheUser() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func reportsNoLongerCountTheUser(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         _ = try Self.populate(store, user: "u-1")
@@ -280,8 +281,8 @@ struct UserDataStoreTests {
     /// each session as it stands (newest tree) with its log and keys, experiment records of
     /// sessions deleted earlier too, funnel and rollout rows; and within its bounds it says
     /// `truncated`, per session where a log was cut.
-    @Test func exportHoldsEverythingWithinItsBounds() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func exportHoldsEverythingWithinItsBounds(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         _ = try Self.populate(store, user: "u-1")
@@ -320,8 +321,8 @@ struct UserDataStoreTests {
     /// never by scanning a whole table (migrations sqlite 0015, postgresql 0012). PostgreSQL
     /// plans tiny tables as scans whatever their indexes, so there sequential scans are turned
     /// off for the check: a plan that still scans has no index to use.
-    @Test func erasureUsesIndexes() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func erasureUsesIndexes(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         if let sqlite = store as? SQLiteStore {

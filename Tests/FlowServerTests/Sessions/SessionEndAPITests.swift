@@ -1,5 +1,5 @@
 // Support ending one session (issue 33) through the API, on the run's store (SQLite, or PostgreSQL
-// with FLOWSTACK_TEST_STORE=postgresql): `DELETE /v1/sessions/{id}` with an admin credential.
+// with FLOWSTACK_TEST_DB_KIND=postgresql): `DELETE /v1/sessions/{id}` with an admin credential.
 @testable import FlowServer
 import FlowStore
 import Foundation

@@ -1,17 +1,17 @@
-// An experiment's lifecycle change on the run's store (SQLite, or PostgreSQL): compare-and-set on
-// the revision, the winner's flows made live and every entry audited, all in one transaction.
+// An experiment's lifecycle change on SQLite and on PostgreSQL (each a named case): compare-and-set
+// on the revision, the winner's flows made live and every entry audited, all in one transaction.
 import FlowStore
 import StoreTestSupport
 import Testing
 
-struct ExperimentLifecycleStoreTests {
+extension DefinitionStoreTests {
     static let stamp = AuditStamp(credential: "admin:0badc0de")
 
     static func stamp(_ action: String) -> AuditStamp { AuditStamp(credential: "admin:0badc0de", action: action) }
 
     /// A store with onboarding 1 (live) and 2, home 1 (live), and experiment `e` at revision 1.
-    static func seeded() throws -> (TestDatabase, any FlowStore) {
-        let database = try TestDatabase()
+    static func seeded(_ kind: TestStoreKind) throws -> (TestDatabase, any FlowStore) {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         try store.seedFlow(name: "onboarding", definition: "{}")
         try store.seedFlow(name: "home", definition: "{}")
@@ -24,8 +24,8 @@ struct ExperimentLifecycleStoreTests {
     /// already live, or one that does not exist, is left alone) and audits the conclusion, then
     /// each activation, in the same transaction; the definitions' fingerprint moves, so other
     /// nodes reload.
-    @Test func concludeActivatesTheWinnersPins() throws {
-        let (database, store) = try Self.seeded()
+    @Test(arguments: TestStoreKind.allCases) func concludeActivatesTheWinnersPins(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.seeded(kind)
         defer { withExtendedLifetime(database) {} }
         let fingerprint = try store.definitionsFingerprint()
         let revision = try store.changeExperiment(
@@ -36,7 +36,7 @@ struct ExperimentLifecycleStoreTests {
         #expect(try store.flowActivations()["onboarding"] == [1, 2])
         #expect(try store.allDefinitions(.experiment).map(\.definition) == [#"{"status":"concluded"}"#])
         #expect(try store.allDefinitions(.experiment).map(\.revision) == [2])
-        #expect(try AuditLogTests.entries(store) == [
+        #expect(try AuditStoreTests.entries(store) == [
             "1 experiment.conclude e 1→2 admin:0badc0de",
             "2 flow.activate onboarding 1→2 admin:0badc0de",
         ])
@@ -44,8 +44,8 @@ struct ExperimentLifecycleStoreTests {
     }
 
     /// A stale revision writes nothing: no definition, no activation, no audit entry.
-    @Test func staleRevisionChangesNothing() throws {
-        let (database, store) = try Self.seeded()
+    @Test(arguments: TestStoreKind.allCases) func staleRevisionChangesNothing(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.seeded(kind)
         defer { withExtendedLifetime(database) {} }
         #expect(try store.changeExperiment(key: "e", definition: #"{"status":"stopped"}"#, revision: 1, activating: [:],
                                            audit: Self.stamp(AuditAction.experimentStop)) == 2)
@@ -54,16 +54,16 @@ struct ExperimentLifecycleStoreTests {
         #expect(try store.changeExperiment(key: "gone", definition: "{}", revision: 0, activating: [:], audit: Self.stamp) == nil)
         #expect(try store.liveFlowVersions()["onboarding"] == 1)
         #expect(try store.allDefinitions(.experiment).map(\.definition) == [#"{"status":"stopped"}"#])
-        #expect(try AuditLogTests.entries(store) == ["1 experiment.stop e 1→2 admin:0badc0de"])
+        #expect(try AuditStoreTests.entries(store) == ["1 experiment.stop e 1→2 admin:0badc0de"])
     }
 
     /// Without an action the stamp records `experiment.put`; without a stamp nothing is audited.
-    @Test func auditActionDefaultsAndUnaudited() throws {
-        let (database, store) = try Self.seeded()
+    @Test(arguments: TestStoreKind.allCases) func auditActionDefaultsAndUnaudited(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.seeded(kind)
         defer { withExtendedLifetime(database) {} }
         #expect(try store.changeExperiment(key: "e", definition: #"{"coverage":0.5}"#, revision: 1, activating: [:], audit: Self.stamp) == 2)
         #expect(try store.changeExperiment(key: "e", definition: "{}", revision: 2, activating: ["onboarding": 2], audit: nil) == 3)
         #expect(try store.liveFlowVersions()["onboarding"] == 2)
-        #expect(try AuditLogTests.entries(store) == ["1 experiment.put e 1→2 admin:0badc0de"])
+        #expect(try AuditStoreTests.entries(store) == ["1 experiment.put e 1→2 admin:0badc0de"])
     }
 }

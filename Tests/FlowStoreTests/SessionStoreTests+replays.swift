@@ -1,11 +1,11 @@
-// What a replay reads: recorded sessions newest first, in batches, with their logs and trees,
-// on the run's store (a real SQLite file, or a real PostgreSQL).
+// What a replay reads: recorded sessions newest first, in batches, with their logs and trees, on
+// SQLite and on PostgreSQL (each a named case).
 import FlowStore
 import StoreTestSupport
 import Foundation
 import Testing
 
-struct ReplayStoreTests {
+extension SessionStoreTests {
     /// Sessions at fixed creation times, `s-1` oldest; each with `actions` log entries.
     static func fill(_ store: any FlowStore, sessions: Int, actions: Int) throws {
         for index in 1...sessions {
@@ -21,8 +21,8 @@ struct ReplayStoreTests {
     /// Batches follow each other from the cursor, newest first (creation time, then id), miss
     /// none and repeat none; each session comes as created, with its log and each entry's tree,
     /// cut at `maxActions`.
-    @Test func readsBatchesNewestFirstWithLogsAndTrees() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func readsBatchesNewestFirstWithLogsAndTrees(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try Self.fill(store, sessions: 7, actions: 3)
@@ -47,8 +47,8 @@ struct ReplayStoreTests {
     }
 
     /// Only sessions created at or after `since` are read.
-    @Test func readsOnlySince() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func readsOnlySince(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try Self.fill(store, sessions: 4, actions: 0)

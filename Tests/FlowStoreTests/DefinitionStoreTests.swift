@@ -1,6 +1,6 @@
-// What the stores keep for the builds in the field, on the run's store (a real SQLite file, or a
-// real PostgreSQL): each session's client, the history of activations (and its backfill by the
-// migration), the exclusions an experiment's report counts, and sessions per client since a time.
+// What the stores keep for the builds in the field, on SQLite and on PostgreSQL (each a named
+// case): each session's client, the history of activations (and its backfill by the migration), the
+// exclusions an experiment's report counts, and sessions per client since a time.
 import FlowStore
 import Foundation
 import GRDB
@@ -9,7 +9,8 @@ import SQLiteStore
 import StoreTestSupport
 import Testing
 
-struct CapabilityStoreTests {
+@Suite("Definition store")
+struct DefinitionStoreTests {
     static func session(_ id: String, user: String = "u-1", client: String? = nil, at time: String = Timestamp.string()) -> SessionRecord {
         SessionRecord(id: id, userId: user, tokenHash: [1, 2, 3], version: 0, tree: Array("{\"t\":0}".utf8),
                       context: "{}", flags: "{}", experiments: "{}", flowVersions: "{\"app\":1}",
@@ -26,8 +27,8 @@ struct CapabilityStoreTests {
     }
 
     /// A session's client is stored as given and read back; a session without one reads nil.
-    @Test func clientRoundTrips() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func clientRoundTrips(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         defer { try? store.close() }
         let client = #"{"platform":"ios","appVersion":"2.3.1","features":["a","b"]}"#
@@ -39,8 +40,8 @@ struct CapabilityStoreTests {
 
     /// Every activation is in the history: seeding, a PUT with activate, the activate route, a
     /// rollback; a version only uploaded is not.
-    @Test func activationsAreRecorded() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func activationsAreRecorded(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         defer { try? store.close() }
         try store.seedFlow(name: "f", definition: "{}")
@@ -58,8 +59,8 @@ struct CapabilityStoreTests {
 
     /// The migration fills the history from what a database already knows: the live versions
     /// and the audit log's activations of versions that exist.
-    @Test func migrationBackfillsActivations() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func migrationBackfillsActivations(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.open()
         defer { try? store.close() }
         let bundled = Migration.bundled(store.dialect)
@@ -84,8 +85,8 @@ struct CapabilityStoreTests {
     }
 
     /// The report counts exclusions per variant, apart from the sessions exposed.
-    @Test func exclusionsAreCountedInTheReport() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func exclusionsAreCountedInTheReport(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         defer { try? store.close() }
         try store.insert(Self.session("a"), exposures: [("exp", "control")], exclusions: [], firstFeature: "home.first")
@@ -102,8 +103,8 @@ struct CapabilityStoreTests {
     }
 
     /// Sessions since a time, per client text, most frequent first, bounded; the total counts them all.
-    @Test func clientCountsSince() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func clientCountsSince(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         let store = try database.migratedStore()
         defer { try? store.close() }
         let old = "2026-01-01T00:00:00.000Z"

@@ -1,4 +1,6 @@
-// Two stores on one database, as two nodes are: the database, not the process, keeps the log right.
+// PostgreSQL only: nodes starting together, a database that stops answering, an unreachable
+// server. These run on the throwaway PostgreSQL whatever FLOWSTACK_TEST_DB_KIND says, and are
+// skipped only when its binaries are absent.
 import FlowStore
 import Foundation
 @testable import PostgresStore
@@ -6,58 +8,12 @@ import StoreTestSupport
 import Synchronization
 import Testing
 
-struct SharedDatabaseTests {
-    /// Two writers of the same version on one session: exactly one applies, the other is told
-    /// the version moved; the log holds one entry per version, with the winner's action.
-    @Test func secondWriterOfAVersionFails() throws {
-        let database = try TestDatabase()
-        defer { withExtendedLifetime(database) {} }
-        let first = try database.migratedStore()
-        let second = try database.open()
-        try first.insert(SessionStoreTests.session("race"))
-        for version in 1...20 {
-            let outcomes = Mutex<[Result<Void, any Error>]>([])
-            DispatchQueue.concurrentPerform(iterations: 2) { index in
-                let store = index == 0 ? first : second
-                var commit = SessionStoreTests.commit("race", version: version)
-                commit.action.type = "node\(index)"
-                let outcome = Result { try store.commit(commit) }
-                outcomes.withLock { $0.append(outcome) }
-            }
-            let results = outcomes.withLock { $0 }
-            #expect(results.filter { if case .success = $0 { true } else { false } }.count == 1, "version \(version)")
-            for case .failure(let error) in results {
-                #expect(error as? CommitError == .versionConflict(stored: version), "version \(version): \(error)")
-            }
-        }
-        let log = try second.actions(sessionId: "race", after: 0, limit: 100)
-        #expect(log.map(\.version) == Array(1...20))
-        #expect(log.allSatisfy { $0.type == "node0" || $0.type == "node1" })
-    }
-
-    /// An Idempotency-Key applied through one store cannot apply a second action through
-    /// another, even at the next version: the second commit writes nothing.
-    @Test func idempotencyKeyAppliesOnceAcrossStores() throws {
-        let database = try TestDatabase()
-        defer { withExtendedLifetime(database) {} }
-        let first = try database.migratedStore()
-        let second = try database.open()
-        try first.insert(SessionStoreTests.session("keyed"))
-        try first.commit(SessionStoreTests.commit("keyed", version: 1, key: "retry-me"))
-        #expect(throws: CommitError.self) {
-            try second.commit(SessionStoreTests.commit("keyed", version: 2, key: "retry-me"))
-        }
-        #expect(try second.actions(sessionId: "keyed", after: 0, limit: 10).map(\.version) == [1])
-        #expect(try second.idempotentAnswer(sessionId: "keyed", key: "retry-me")?.version == 1)
-    }
-}
-
-@Suite(.enabled(if: TestStoreKind.isPostgreSQL, "needs the throwaway PostgreSQL"))
+@Suite("PostgreSQL store")
 struct PostgresStoreTests {
     /// Nodes starting together on an empty database migrate it once: the advisory lock makes
     /// the others wait, and they then find nothing left to apply.
-    @Test func concurrentStartsMigrateOnce() throws {
-        let database = try TestDatabase()
+    @Test(arguments: [TestStoreKind.postgresql]) func concurrentStartsMigrateOnce(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let stores = try (0..<4).map { _ in try database.open() }
         let applied = Mutex<[Int]>([])
@@ -77,8 +33,8 @@ struct PostgresStoreTests {
     /// A connection that stops answering (its backend frozen) is reported within the request
     /// deadline, never later, and dropped; the requests after it fail at once until the pool's
     /// probe has connected again, by itself, within moments.
-    @Test func unansweringDatabaseFailsFastAndRecovers() throws {
-        let database = try TestDatabase()
+    @Test(arguments: [TestStoreKind.postgresql]) func unansweringDatabaseFailsFastAndRecovers(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try #require(try database.migratedStore() as? PostgresStore)
         let rows = try store.read([PGStatement("SELECT pg_backend_pid()")])
@@ -107,8 +63,8 @@ struct PostgresStoreTests {
 
     /// A commit judged with a user state another node has since changed writes nothing: the
     /// user's revision must still be the one the action saw; a patch raises it by one.
-    @Test func commitRequiresTheUserRevisionItWasJudgedWith() throws {
-        let database = try TestDatabase()
+    @Test(arguments: [TestStoreKind.postgresql]) func commitRequiresTheUserRevisionItWasJudgedWith(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.insert(SessionStoreTests.session("judged"))
@@ -139,29 +95,5 @@ struct PostgresStoreTests {
             #expect(error.description.contains("flow:***@"))
         }
         #expect(start.duration(to: .now) < .seconds(2))
-    }
-}
-
-struct DatabaseLocationTests {
-    /// `--db` is a PostgreSQL URI when it starts with postgresql:// or postgres://, else a path.
-    @Test(arguments: [
-        ("./flowstack.sqlite", false), ("/var/lib/flowstack/db.sqlite", false), ("postgresql://u@h/db", true),
-        ("postgres://u@h:5432/db?sslmode=require", true), ("POSTGRESQL://u@h/db", true), ("postgresql.sqlite", false),
-    ])
-    func tellsPathsFromURIs(value: String, isPostgres: Bool) {
-        if case .postgresql = DatabaseLocation(value) { #expect(isPostgres) } else { #expect(!isPostgres) }
-    }
-
-    /// A password never shows: neither in the user part nor as a parameter; the rest does.
-    @Test(arguments: [
-        ("postgresql://flow:s3cret@db:5432/flowstack", "postgresql://flow:***@db:5432/flowstack"),
-        ("postgres://flow@db/flowstack?password=s3cret&sslmode=require", "postgres://flow@db/flowstack?password=***&sslmode=require"),
-        ("postgresql://flow:p%40ss@h1:5432,h2:5432/fs?target_session_attrs=read-write",
-         "postgresql://flow:***@h1:5432,h2:5432/fs?target_session_attrs=read-write"),
-        ("postgresql://db/flowstack", "postgresql://db/flowstack"),
-        ("./x.sqlite", "./x.sqlite"),
-    ])
-    func redactsPasswords(value: String, shown: String) {
-        #expect(DatabaseLocation(value).redacted == shown)
     }
 }

@@ -1,12 +1,13 @@
-// Admin keys and the kept bootstrap admin token on the run's store (SQLite, or PostgreSQL):
-// names unique among live keys, revocation, audit entries, and one kept token however many
-// processes start at once.
+// Client keys, admin keys and the kept bootstrap admin token on SQLite and on PostgreSQL (each a
+// named case): names unique among live admin keys, revocation, audit entries, and one kept token
+// however many processes start at once.
 import FlowStore
 import Foundation
 import StoreTestSupport
 import Testing
 
-struct AdminKeyStoreTests {
+@Suite("Key store")
+struct KeyStoreTests {
     static let stamp = AuditStamp(credential: "admin")
 
     static func key(_ id: String, _ name: String, role: String = "edit", hash: UInt8) -> AdminKeyRecord {
@@ -16,8 +17,8 @@ struct AdminKeyStoreTests {
 
     /// A key is stored and found by its hash while live; a second live key of the same name is
     /// refused (nothing stored, nothing audited); once revoked it opens nothing and frees its name.
-    @Test func keysAreUniqueAmongLiveAndRevocable() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func keysAreUniqueAmongLiveAndRevocable(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         #expect(try store.insertAdminKey(Self.key("ak_1", "ci-deploy", role: "publish", hash: 1), audit: Self.stamp))
@@ -45,10 +46,42 @@ struct AdminKeyStoreTests {
         ])
     }
 
+    /// A client key is stored and found by its hash while live (names may repeat: two apps may
+    /// share one); once revoked it opens nothing and keeps its first revocation's time; making
+    /// and revoking it are audited only when stamped, and a repeated revocation is not.
+    @Test(arguments: TestStoreKind.allCases) func clientKeysLiveUntilRevoked(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        let hash = { (byte: UInt8) in Array(repeating: byte, count: 32) }
+        try store.insertClientKey(ClientKeyRecord(id: "ck_1", name: "ios", keyHash: hash(1), createdAt: "2026-11-24T00:00:00.000Z"),
+                                  audit: Self.stamp)
+        try store.insertClientKey(ClientKeyRecord(id: "ck_2", name: "ios", keyHash: hash(2), createdAt: "2026-11-24T00:00:01.000Z"))
+        let found = try #require(try store.liveClientKey(hash: hash(1)))
+        #expect(found == ClientKeyRecord(id: "ck_1", name: "ios", keyHash: hash(1), createdAt: "2026-11-24T00:00:00.000Z"))
+        #expect(try store.liveClientKey(hash: hash(3)) == nil)
+        #expect(try store.clientKeys().map(\.id) == ["ck_1", "ck_2"])
+
+        let revoked = try #require(try store.revokeClientKey(id: "ck_1", at: "2026-11-25T00:00:00.000Z", audit: AuditStamp(credential: "key:ops")))
+        #expect(revoked.revokedAt == "2026-11-25T00:00:00.000Z" && revoked.keyHash == hash(1))
+        #expect(try store.liveClientKey(hash: hash(1)) == nil)
+        #expect(try store.revokeClientKey(id: "ck_1", at: "2026-11-26T00:00:00.000Z", audit: Self.stamp)?.revokedAt
+                    == "2026-11-25T00:00:00.000Z")
+        #expect(try store.revokeClientKey(id: "ck_none", at: Timestamp.string()) == nil)
+        #expect(try store.revokeClientKey(id: "ck_2", at: "2026-11-27T00:00:00.000Z")?.revokedAt == "2026-11-27T00:00:00.000Z")
+        #expect(try store.clientKeys().map(\.revokedAt) == ["2026-11-25T00:00:00.000Z", "2026-11-27T00:00:00.000Z"])
+        #expect(try store.auditLog(after: 0, limit: 100).map { "\($0.action) \($0.subject) \($0.credential)" } == [
+            "clientKey.create ck_1 admin",
+            "clientKey.revoke ck_1 key:ops",
+        ])
+        // Client keys and admin keys are two tables: a client key's hash opens no admin key.
+        #expect(try store.liveAdminKey(hash: hash(2)) == nil)
+    }
+
     /// The bootstrap token's hash: none at first; the first one kept stays (a second start, or a
     /// node that lost the race, gets it back); a reset replaces it and is audited.
-    @Test func bootstrapTokenIsKeptOnce() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func bootstrapTokenIsKeptOnce(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         let first = Array(repeating: UInt8(0xA1), count: 32), second = Array(repeating: UInt8(0xB2), count: 32)
@@ -66,8 +99,8 @@ struct AdminKeyStoreTests {
 
     /// Processes starting together on one new database (nodes on PostgreSQL): each tries to keep
     /// its own token, exactly one wins, and every one of them is told the winner's.
-    @Test func concurrentStartsKeepOneToken() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func concurrentStartsKeepOneToken(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let stores = try (0..<4).map { _ in try database.migratedStore() }
         let results = Results()

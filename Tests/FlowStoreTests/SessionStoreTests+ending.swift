@@ -1,12 +1,12 @@
-// One session ended by an admin on the run's store (a real SQLite file, or a real PostgreSQL):
-// that session's rows go, counted and audited in the same transaction; its user, the user's other
-// sessions and the experiment records stay; a later commit of it writes nothing.
+// One session ended by an admin on SQLite and on PostgreSQL (each a named case): that session's
+// rows go, counted and audited in the same transaction; its user, the user's other sessions and the
+// experiment records stay; a later commit of it writes nothing.
 import FlowStore
 import Foundation
 import StoreTestSupport
 import Testing
 
-struct SessionEndStoreTests {
+extension SessionStoreTests {
     static let stamp = AuditStamp(credential: "admin")
 
     /// Rows of `table` whose `session_id` is `id`.
@@ -19,8 +19,8 @@ struct SessionEndStoreTests {
     /// `session.end` naming the session with the counts; the user's row and state, their other
     /// session, the session's experiment, funnel and rollout rows, and another user's rows stay.
     /// Ending it again, or an unknown id, is nil and audits nothing.
-    @Test func endingRemovesThatSessionOnly() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func endingRemovesThatSessionOnly(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         let sessions = try UserDataStoreTests.populate(store, user: "u-1")
@@ -63,8 +63,8 @@ struct SessionEndStoreTests {
 
     /// A commit of an ended session fails as `sessionNotFound` and writes nothing: no log entry,
     /// no Idempotency-Key answer, and its user-state change is not applied.
-    @Test func commitAfterTheEndWritesNothing() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func commitAfterTheEndWritesNothing(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         _ = try UserDataStoreTests.populate(store, user: "u-1")

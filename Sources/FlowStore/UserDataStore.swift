@@ -1,4 +1,5 @@
-// The user-data role of a store: everything kept about one user, erased or exported at once.
+// The user-data role of a store: a user's state, and everything kept about one user, erased or
+// exported at once.
 
 /// What one erasure removed, by table: counts, never the data.
 ///
@@ -160,8 +161,10 @@ public struct UserExport: Sendable, Equatable {
     }
 }
 
-/// Erasure and export of one user's data, for access and erasure requests (migrations sqlite
-/// 0015, postgresql 0012 add the indexes that keep both to the user's own rows).
+/// A user's state (which outlives sessions: onboarding first), and the erasure and export of
+/// one user's data, for access and erasure requests (migrations sqlite 0015, postgresql 0012 add
+/// the indexes that keep both to the user's own rows). Sessions create users and commits patch
+/// their state (``SessionRecordStore``); this role reads, resets, erases and exports it.
 ///
 /// The user's sessions are those whose row names the user, and those deleted earlier that an
 /// exposure or exclusion row still names (experiment records outlive sessions); every table
@@ -173,6 +176,13 @@ public struct UserExport: Sendable, Equatable {
 /// try store.exportUser(id: "u-1", limits: UserExportLimits()).isEmpty   // true
 /// ```
 public protocol UserDataStore: AnyObject, Sendable {
+    /// The user with this id, or nil when no session was ever made for them.
+    func user(id: String) throws -> UserRecord?
+    /// Removes `key` from the user's state; nil when the user is unknown, else the new state.
+    /// With `audit`, appends `user.<key>.reset` (or the stamp's action) to the audit log in the
+    /// same transaction, with the user's state revision before and after where the store keeps one.
+    func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord?
+
     /// Removes in one transaction the user's row, their sessions and everything keyed by those
     /// sessions (log, idempotency records, stream tickets, funnel rows, rollout guardrail rows)
     /// and their exposures and exclusions; replaces the user id by `auditSubject` in earlier
@@ -182,6 +192,13 @@ public protocol UserDataStore: AnyObject, Sendable {
     func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure
     /// Everything stored about the user, in one read transaction, within `limits`.
     func exportUser(id: String, limits: UserExportLimits) throws -> UserExport
+}
+
+extension UserDataStore {
+    /// Removes user state without an audit entry.
+    public func removeUserState(id: String, key: String) throws -> UserRecord? {
+        try removeUserState(id: id, key: key, audit: nil)
+    }
 }
 
 extension AuditAction {

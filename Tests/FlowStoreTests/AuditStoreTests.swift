@@ -1,12 +1,13 @@
-// The audit log on the run's store (SQLite, or PostgreSQL): each admin change appends its entry
-// in the same transaction, with the version or revision before and after; ids page in order.
+// The audit log on SQLite and on PostgreSQL (each a named case): each admin change appends its
+// entry in the same transaction, with the version or revision before and after; ids page in order.
 import FlowStore
 import Foundation
 import StoreTestSupport
 import Synchronization
 import Testing
 
-struct AuditLogTests {
+@Suite("Audit store")
+struct AuditStoreTests {
     static let stamp = AuditStamp(credential: "admin:0badc0de")
 
     static func entries(_ store: any FlowStore) throws -> [String] {
@@ -17,8 +18,8 @@ struct AuditLogTests {
 
     /// Flow versions: a PUT is `flow.put` from the latest version, an activation
     /// `flow.activate` from the live one; an unknown version and unaudited calls add nothing.
-    @Test func flowChanges() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func flowChanges(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.seedFlow(name: "onboarding", definition: "{}")
@@ -41,8 +42,8 @@ struct AuditLogTests {
     }
 
     /// Flags and experiments record their revisions; user resets and client keys their subject.
-    @Test func keyedChanges() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func keyedChanges(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         #expect(try store.putDefinition(.flag, key: "f", definition: "{}", audit: Self.stamp) == 1)
@@ -57,7 +58,7 @@ struct AuditLogTests {
         #expect(try store.revokeClientKey(id: "ck_1", at: Timestamp.string(), audit: Self.stamp) != nil)  // already revoked: no entry
         #expect(try store.revokeClientKey(id: "ck_none", at: Timestamp.string(), audit: Self.stamp) == nil)
         // PostgreSQL keeps a revision of each user's state (nodes compare it); SQLite has none.
-        let reset = TestStoreKind.isPostgreSQL ? "0→1" : "-→-"
+        let reset = (kind == .postgresql) ? "0→1" : "-→-"
         #expect(try Self.entries(store) == [
             "1 flag.put f -→1 admin:0badc0de",
             "2 flag.put f 1→2 admin:0badc0de",
@@ -69,8 +70,8 @@ struct AuditLogTests {
     }
 
     /// Pages by id: `after` the last id seen, `limit` at a time, oldest first.
-    @Test func pagesById() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func pagesById(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         for _ in 0..<5 { _ = try store.putDefinition(.flag, key: "f", definition: "{}", audit: Self.stamp) }
@@ -81,8 +82,8 @@ struct AuditLogTests {
     }
 
     /// A change that fails writes no entry: the entry is in the change's transaction.
-    @Test func failedChangeLeavesNoEntry() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func failedChangeLeavesNoEntry(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         let key = ClientKeyRecord(id: "ck_1", name: "ios", keyHash: Array(repeating: 7, count: 32), createdAt: Timestamp.string())
@@ -93,11 +94,11 @@ struct AuditLogTests {
 
     /// Two stores on one database (two nodes) appending at once: every change has its entry,
     /// ids 1…n with no gap or duplicate.
-    @Test func concurrentWritersGetOrderedIds() throws {
-        let database = try TestDatabase()
+    @Test(arguments: TestStoreKind.allCases) func concurrentWritersGetOrderedIds(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
         let first = try database.migratedStore()
-        let second = TestStoreKind.isPostgreSQL ? try database.migratedStore() : first
+        let second = (kind == .postgresql) ? try database.migratedStore() : first
         let failures = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 40) { index in
             let store = index % 2 == 0 ? first : second
