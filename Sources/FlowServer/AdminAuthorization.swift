@@ -53,6 +53,27 @@ final class AdminRouteTable: Sendable {
     var all: [(method: String, pattern: String, role: AdminRole)] { entries.withLock { $0 } }
 }
 
+/// The admin routes as a set, made once they are all registered: looked up without a lock on
+/// the requests whose credential failures are counted.
+struct AdminRouteSet: Sendable {
+    private struct Route: Hashable {
+        let method: String
+        let pattern: String
+    }
+
+    private let routes: Set<Route>
+
+    init(_ routes: [(method: String, pattern: String)]) {
+        self.routes = Set(routes.map { Route(method: $0.method, pattern: $0.pattern) })
+    }
+
+    /// Whether `method` on `pattern` is an admin route (HEAD as its GET): its credential is an
+    /// admin one, whose failures are counted apart (`CredentialKind.admin`).
+    func contains(_ method: String, _ pattern: String) -> Bool {
+        routes.contains(Route(method: method == "HEAD" ? "GET" : method, pattern: pattern))
+    }
+}
+
 /// Checks the credential of admin routes: the bootstrap admin token (FLOWSTACK_ADMIN_TOKEN, or
 /// the one kept hashed in the database) or a live named admin key, and its role.
 ///

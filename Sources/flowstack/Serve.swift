@@ -53,8 +53,10 @@ struct Serve: ParsableCommand {
     var requireClientKey = false
     @Flag(name: .customLong("require-review"), help: "A release must be approved (POST /v1/releases/{id}/approve) by another admin identity than its maker's before it can be activated (env FLOWSTACK_REQUIRE_REVIEW=1).")
     var requireReview = false
-    @Option(name: .customLong("session-rate"), help: "Session creations, and failed token checks, per client address: RATE[/BURST] per second, such as 20/100; 429 past it (env FLOWSTACK_SESSION_RATE; default off).")
+    @Option(name: .customLong("session-rate"), help: "Session creations, and failed checks of session tokens, client keys and stream tickets (each kind counted apart), per client address: RATE[/BURST] per second, such as 20/100; 429 past it, a valid credential is still served (env FLOWSTACK_SESSION_RATE; default off).")
     var sessionRate: String?
+    @Option(name: .customLong("admin-failure-rate"), help: "Failed admin token and admin key checks per client address: RATE[/BURST] per second, or off; past it a wrong admin credential gets 429 with Retry-After, a valid one is still served (env FLOWSTACK_ADMIN_FAILURE_RATE; default 0.1667/10: 10 at once, then 10 a minute).")
+    var adminFailureRate: String?
     @Option(name: .customLong("trusted-proxies"), help: "Comma-separated addresses or CIDR networks of proxies whose X-Forwarded-For names the client (env FLOWSTACK_TRUSTED_PROXIES; default none).")
     var trustedProxies: String?
     @Option(name: .customLong("cors-origins"), help: "Comma-separated browser origins (scheme://host[:port]) allowed to call OFREP and the session routes from another origin, or * for any (env FLOWSTACK_CORS_ORIGINS; default none).")
@@ -188,6 +190,15 @@ struct Serve: ParsableCommand {
                 throw ValidationError("session rate must be RATE or RATE/BURST per second, such as 20/100; got '\(rate)'.")
             }
             access.sessionRate = limit
+        }
+        let adminRate = env.string(adminFailureRate, "FLOWSTACK_ADMIN_FAILURE_RATE", default: "")
+        if adminRate == "off" {
+            access.adminFailureRate = nil
+        } else if !adminRate.isEmpty {
+            guard let limit = RateLimit(adminRate) else {
+                throw ValidationError("admin failure rate must be RATE or RATE/BURST per second, such as 0.1667/10, or off; got '\(adminRate)'.")
+            }
+            access.adminFailureRate = limit
         }
         for entry in env.string(trustedProxies, "FLOWSTACK_TRUSTED_PROXIES", default: "").split(separator: ",") {
             let text = entry.trimmingCharacters(in: .whitespaces)
