@@ -167,6 +167,20 @@ struct AdminAuthorization: Sendable {
 }
 
 extension Application {
+    /// The fewest bytes a configured admin token (FLOWSTACK_ADMIN_TOKEN) may have: 32 random
+    /// bytes cannot be guessed at any rate, while a short word falls to a dictionary even at
+    /// the default limit of failed attempts. `flowstack serve` refuses a shorter one at start;
+    /// the token it makes itself has 64.
+    public static let minimumAdminTokenBytes = 32
+
+    /// Why `token` cannot be the admin token, nil when it can.
+    public static func adminTokenProblem(_ token: String) -> String? {
+        let bytes = token.utf8.count
+        guard bytes < minimumAdminTokenBytes else { return nil }
+        return "FLOWSTACK_ADMIN_TOKEN has \(bytes) bytes; an admin token needs at least \(minimumAdminTokenBytes), "
+            + "such as the 64 hex digits of `openssl rand -hex 32`, or leave it unset and serve makes one at the first start."
+    }
+
     /// A new bootstrap admin token: 256 random bits as 64 hex digits.
     public static func newAdminToken() -> String {
         var generator = SystemRandomNumberGenerator()

@@ -13,7 +13,8 @@ struct Serve: ParsableCommand {
         discussion: """
             Migrates the database at start. When FLOWSTACK_ADMIN_TOKEN is unset, the first start on a database makes \
             the admin token, prints it once and keeps its SHA-256 in the database; later starts (and other nodes) use \
-            that one, and `flowstack admin-token --reset` makes a new one.
+            that one, and `flowstack admin-token --reset` makes a new one. A FLOWSTACK_ADMIN_TOKEN of fewer than 32 \
+            bytes is refused at start (exit 2, the reason on stderr).
             A SQLite file is served by one flowstack at a time: a second one on the same file exits 3 \
             naming the first. A PostgreSQL database that does not answer is waited for up to --db-wait \
             seconds (each attempt at most 10 s), then serve exits 4; a refused login exits 3 at once.
@@ -74,6 +75,10 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let env = Environment()
+        // Before anything is opened: a weak token is refused whatever the database holds.
+        if let token = env.values["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty, let problem = Application.adminTokenProblem(token) {
+            throw ValidationError(problem)
+        }
         var server = ServerConfiguration()
         server.host = env.string(host, "FLOWSTACK_HOST", default: "127.0.0.1")
         server.port = try env.integer(port, "FLOWSTACK_PORT", default: 8080, range: 0...65535)
