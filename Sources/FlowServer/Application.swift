@@ -269,9 +269,9 @@ public final class Application: Sendable {
             logger.error("request failed", metadata: ["request-id": "\(request.requestId)", "method": "\(request.method)",
                                                       "route": "\(route)", "status": "\(response.status)"])
         } else if logger.logLevel <= .debug {
-            // A client key in the path stays out of the log, as tokens in headers do.
-            let path = request.path.hasPrefix(Self.growthBookPrefix) ? route : request.path
-            logger.debug("\(request.method) \(path) \(response.status)",
+            // The route's pattern (`/v1/users/{id}`), never the path: the ids in a path (user
+            // ids, flag keys, a client key) would stay in logs that an erasure never reaches.
+            logger.debug("\(request.method) \(route) \(response.status)",
                          metadata: ["request-id": "\(request.requestId)", "microseconds": "\(nanoseconds / 1000)"])
         }
     }
