@@ -1,5 +1,5 @@
-// Where a user's id may and may not end up: request logs name route patterns, and an erasure
-// leaves the id in neither the SQLite file nor its WAL.
+// Where a user's id may and may not end up: paths that are not UTF-8 are refused, request logs
+// name route patterns, and an erasure leaves the id in neither the SQLite file nor its WAL.
 @testable import FlowServer
 import Foundation
 import FlowStore
@@ -40,6 +40,41 @@ final class CapturedLog: Sendable {
 }
 
 struct PersonalDataTests {
+    /// Sends `head` (the request line and headers, CRLF-separated) and `body` as raw bytes.
+    static func raw(_ port: Int, _ head: [UInt8], body: String = "") throws -> (status: Int, headers: [(String, String)], body: [UInt8]) {
+        let connection = try RawConnection(port: port)
+        let rest = "\r\nHost: t\r\nAuthorization: Bearer \(TestApp.adminToken)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        try connection.send(head + Array(rest.utf8))
+        return try connection.readResponse()
+    }
+
+    /// Path ids whose escapes are not UTF-8 (`%FF%FE`, the overlong `%C0%AF`, a lone
+    /// continuation byte, an encoded surrogate) get a 400 problem on every kind of route, admin
+    /// or session, read or write, as bodies that are not UTF-8 do; so do raw bytes that are not
+    /// UTF-8. Before, each was decoded to U+FFFD: `%FF%FE` and `%C0%AF` named the same user.
+    @Test func pathsThatAreNotUTF8AreRefused() throws {
+        let test = try TestApp()
+        let session = try SessionClient(sender: test.direct).create(userId: "ada")
+        let routes = ["GET /v1/users/{}", "DELETE /v1/users/{}", "GET /v1/users/{}/export", "GET /v1/sessions/{}",
+                      "POST /v1/sessions/{}/actions", "GET /v1/flags/{}", "PUT /v1/flows/{}", "GET /v1/flows/{}",
+                      "DELETE /v1/sessions/{}", "GET /v1/sessions/\(session.id)/{}"]
+        try test.withServer { server in
+            for route in routes {
+                for id in ["%FF%FE", "%C0%AF", "a%80", "%ED%A0%80"] {
+                    let line = route.replacingOccurrences(of: "{}", with: id) + " HTTP/1.1"
+                    let answer = try Self.raw(server.port, Array(line.utf8), body: route.hasPrefix("GET") || route.hasPrefix("DELETE") ? "" : "{}")
+                    #expect(answer.status == 400, "\(line)")
+                    #expect(answer.headers.first { $0.0.lowercased() == "content-type" }?.1 == "application/problem+json", "\(line)")
+                }
+            }
+            let bytes = try Self.raw(server.port, Array("GET /v1/users/".utf8) + [0xFF, 0xFE] + Array(" HTTP/1.1".utf8))
+            #expect(bytes.status == 400, "raw bytes that are not UTF-8")
+            let valid = try Self.raw(server.port, Array("GET /v1/users/%C3%A9 HTTP/1.1".utf8))
+            #expect(valid.status == 404, "an escaped UTF-8 id is decoded and looked up (no such user)")
+        }
+    }
+
     /// At debug level each request is logged with its route's pattern: a user id, a flag key, a
     /// session id or a client key in the path never reaches the log (where an erasure cannot
     /// follow it), nor does a path that matched no route.
