@@ -209,9 +209,13 @@ public final class Application: Sendable {
             // A token checked in the session's turn (a cached session's action) is answered
             // later: counted then, and when the address has no failure left now, a failure then
             // is answered 429 (the answer is passed through a deferred answer of its own).
+            // On the action path this costs one look-up when failures of its kind are not
+            // limited (session tokens without --session-rate), as by default.
+            let kind = failures == nil ? nil : credentialKind(request, pattern: pattern)
             let counted: (kind: CredentialKind, address: IPAddress)? =
-                if failures != nil, Self.carriesCredentials(request), let address = access.clientAddress(request) {
-                    (credentialKind(request, pattern: pattern), address)
+                if let failures, let kind, failures.limit(kind) != nil, Self.carriesCredentials(request),
+                   let address = access.clientAddress(request) {
+                    (kind, address)
                 } else {
                     nil
                 }

@@ -19,7 +19,8 @@ enum CredentialKind: String, Sendable, CaseIterable {
     /// credential; elsewhere a ticket, a client key or a session token, by where it is carried.
     static func of(_ request: Request, isAdminRoute: Bool) -> CredentialKind {
         if isAdminRoute { return .admin }
-        if request.queryValue("ticket") != nil { return .ticket }
+        if !request.query.isEmpty, request.queryValue("ticket") != nil { return .ticket }
+        if request.path.hasPrefix("/v1/sessions/") { return .session }  // the session routes, at once
         if request.headers["X-API-Key"] != nil || request.path.hasPrefix(Application.growthBookPrefix)
             || request.path.hasPrefix("/ofrep/") || (request.method == "POST" && request.path == "/v1/sessions") {
             return .clientKey
