@@ -342,7 +342,7 @@ async def actions_role(args):
 
 def start_server(binary, work):
     """`flowstack serve` on a free port (harness.server), what it prints kept in `work`."""
-    server = FlowStackProcess(binary, work, admin_token="events-bench-" + str(os.getpid()),
+    server = FlowStackProcess(binary, work, admin_token=f"events-bench-{os.getpid()}-" + "0" * 32,
                               db=os.path.join(work, "events.sqlite"), extra_args=["--max-connections-per-ip", "8192"],
                               keep_stdout=True)
     try:

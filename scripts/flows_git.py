@@ -135,7 +135,7 @@ def redirect_checks(binary, flows, tally):
     for server in (catcher, redirector):
         threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        secret = {"FLOWSTACK_ADMIN_TOKEN": "secret-admin-token"}
+        secret = {"FLOWSTACK_ADMIN_TOKEN": "secret-admin-token-of-32-bytes-or-more"}
         url = f"http://127.0.0.1:{redirector.server_address[1]}"
         result = run(binary, "flows", "diff", flows, "--server", url, env=secret)
         tally.check("diff does not follow a redirect (3)", status_is(3, result), result[1] + result[2])

@@ -18,7 +18,8 @@ Usage: scripts/startup.py PATH/TO/flowstack
 4. `--version` prints the version of Sources/flowstack/Version.swift; every subcommand gives the
    same exit status for the same kind of failure (a missing file or bad database 3, an unknown
    option 2 with the subcommand's usage, a bad option value from the environment 2 with the
-   subcommand's usage, a failed check 1); the overview names PostgreSQL.
+   subcommand's usage, a failed check 1); the overview names PostgreSQL. An admin token under 32
+   bytes is refused at start (exit 2, the reason on stderr, before the database is made).
 Prints each failure, then `startup: N passed, M failed`; exits 1 when anything failed. About 30 s.
 Standard library only.
 """
@@ -313,6 +314,19 @@ def cli_consistency(binary, work, tally):
         tally.check(f"{env_name}={value} exits 2 with serve's usage, not the top-level one",
                     None if result.returncode == 2 and "Usage: flowstack serve" in stderr and "SUBCOMMANDS" not in stderr
                     else f"exit status {result.returncode}", stderr[-400:])
+    weak_db = os.path.join(work, "weak.sqlite")
+    for token in ["abc", "t" * 31]:
+        result = subprocess.run([binary, "serve", "--port", "0", "--db", weak_db], capture_output=True, timeout=30,
+                                env=dict(os.environ, FLOWSTACK_ADMIN_TOKEN=token))
+        stderr = result.stderr.decode()
+        tally.check(f"an admin token of {len(token)} bytes is refused at start: exit 2, the reason on stderr, no database made",
+                    None if result.returncode == 2 and f"FLOWSTACK_ADMIN_TOKEN has {len(token)} bytes" in stderr
+                    and "at least 32" in stderr and not os.path.exists(weak_db) else f"exit status {result.returncode}", stderr[-400:])
+    result = subprocess.run([binary, "serve", "--port", "0", "--db", weak_db, "--admin-failure-rate", "often"], capture_output=True,
+                            timeout=30, env=dict(os.environ, FLOWSTACK_ADMIN_TOKEN="t" * 32))
+    tally.check("--admin-failure-rate often exits 2, naming the option's form",
+                None if result.returncode == 2 and "RATE/BURST" in result.stderr.decode() else f"exit status {result.returncode}",
+                result.stderr.decode()[-400:])
     status, stdout, _, _ = run(binary, ["flows", "validate", invalid])
     tally.check("flows validate on an invalid definition exits 1", None if status == 1 else f"exit status {status}", stdout[-400:])
     status, _, stderr, _ = run(binary, ["flows", "graph", "--format", "png"])

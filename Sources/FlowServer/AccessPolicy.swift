@@ -11,8 +11,12 @@ public struct AccessOptions: Sendable {
     public var requireClientKey = false
     /// With a secret, `POST /v1/sessions` needs `userHash` = lowercase hex HMAC-SHA256(secret, userId).
     public var userSecret: String?
-    /// Session creations, and failed token checks, per client address.
+    /// Session creations, and failed checks of session tokens, client keys and stream tickets,
+    /// per client address (each kind of credential counted apart).
     public var sessionRate: RateLimit?
+    /// Failed admin token and admin key checks per client address; on by default (see
+    /// `RateLimit.defaultAdminFailures`), nil turns it off.
+    public var adminFailureRate: RateLimit? = .defaultAdminFailures
     /// Proxies whose `X-Forwarded-For` is believed: the client is the nearest address in it that
     /// is not one of them. A request from anywhere else is its connection's address.
     public var trustedProxies: [IPNetwork] = []
@@ -24,6 +28,12 @@ public struct AccessOptions: Sendable {
 public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
     public var rate: Double
     public var burst: Double
+
+    /// `rate` tokens a second, at most `burst` (at least 1) saved up.
+    public init(rate: Double, burst: Double) {
+        self.rate = rate
+        self.burst = max(1, burst)
+    }
 
     /// `RATE` or `RATE/BURST`, such as `20/100` (the burst defaults to the rate); nil otherwise.
     public init?(_ text: String) {
@@ -109,15 +119,16 @@ final class AccessPolicy: Sendable {
     let clientKeys: ClientKeys
     /// Session creations per address.
     let creations: RateLimiter?
-    /// Failed token checks (401 answers) per address; when empty, requests carrying credentials wait.
-    let failures: RateLimiter?
+    /// Failed credential checks (401 answers) per kind of credential and address; a failure
+    /// past the limit is answered 429, a valid credential never is.
+    let failures: FailedCredentialLimit?
     private let userSecret: [UInt8]?
 
     init(options: AccessOptions, clientKeys: ClientKeys) {
         self.options = options
         self.clientKeys = clientKeys
         creations = options.sessionRate.map { RateLimiter($0) }
-        failures = options.sessionRate.map { RateLimiter($0) }
+        failures = FailedCredentialLimit(admin: options.adminFailureRate, others: options.sessionRate)
         userSecret = options.userSecret.map { Array($0.utf8) }
     }
 

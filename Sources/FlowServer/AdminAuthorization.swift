@@ -53,6 +53,27 @@ final class AdminRouteTable: Sendable {
     var all: [(method: String, pattern: String, role: AdminRole)] { entries.withLock { $0 } }
 }
 
+/// The admin routes as a set, made once they are all registered: looked up without a lock on
+/// the requests whose credential failures are counted.
+struct AdminRouteSet: Sendable {
+    private struct Route: Hashable {
+        let method: String
+        let pattern: String
+    }
+
+    private let routes: Set<Route>
+
+    init(_ routes: [(method: String, pattern: String)]) {
+        self.routes = Set(routes.map { Route(method: $0.method, pattern: $0.pattern) })
+    }
+
+    /// Whether `method` on `pattern` is an admin route (HEAD as its GET): its credential is an
+    /// admin one, whose failures are counted apart (`CredentialKind.admin`).
+    func contains(_ method: String, _ pattern: String) -> Bool {
+        routes.contains(Route(method: method == "HEAD" ? "GET" : method, pattern: pattern))
+    }
+}
+
 /// Checks the credential of admin routes: the bootstrap admin token (FLOWSTACK_ADMIN_TOKEN, or
 /// the one kept hashed in the database) or a live named admin key, and its role.
 ///
@@ -146,6 +167,20 @@ struct AdminAuthorization: Sendable {
 }
 
 extension Application {
+    /// The fewest bytes a configured admin token (FLOWSTACK_ADMIN_TOKEN) may have: 32 random
+    /// bytes cannot be guessed at any rate, while a short word falls to a dictionary even at
+    /// the default limit of failed attempts. `flowstack serve` refuses a shorter one at start;
+    /// the token it makes itself has 64.
+    public static let minimumAdminTokenBytes = 32
+
+    /// Why `token` cannot be the admin token, nil when it can.
+    public static func adminTokenProblem(_ token: String) -> String? {
+        let bytes = token.utf8.count
+        guard bytes < minimumAdminTokenBytes else { return nil }
+        return "FLOWSTACK_ADMIN_TOKEN has \(bytes) bytes; an admin token needs at least \(minimumAdminTokenBytes), "
+            + "such as the 64 hex digits of `openssl rand -hex 32`, or leave it unset and serve makes one at the first start."
+    }
+
     /// A new bootstrap admin token: 256 random bits as 64 hex digits.
     public static func newAdminToken() -> String {
         var generator = SystemRandomNumberGenerator()

@@ -27,6 +27,8 @@ public final class Application: Sendable {
     let bodyLimits: BodyLimits
     let logger: Logger
     private let router: Router
+    /// The admin routes, fixed once all are registered (what a failed credential check counts against).
+    private let adminRouteSet: AdminRouteSet
     /// Nil when no origin is allowed (see CORSPolicy).
     private let cors: CORSPolicy?
     /// Polls the definitions of a shared database (nil on SQLite, where this process is the writer).
@@ -151,6 +153,7 @@ public final class Application: Sendable {
         Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)
         metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
+        adminRouteSet = AdminRouteSet(admin.routes.all.map { ($0.method, $0.pattern) })
         Self.watchCaches(metrics, sessions: sessions, registry: registry, access: access, graphs: graphRenderer)
     }
 
@@ -188,39 +191,57 @@ public final class Application: Sendable {
             // sessions see it (one small query: the fingerprint; a reload only when it moved).
             definitionSync.refresh()
         }
-        // An address that keeps presenting wrong tokens waits before its credentials are checked.
-        if let failures = access.failures, let address = access.clientAddress(request), Self.carriesCredentials(request),
-           !failures.hasTokens(address) {
-            let refused = AccessPolicy.tooMany("failed token checks", wait: 1 / failures.limit.rate).response
-            record(request, pattern: nil, refused, since: start)
-            return refused
-        }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
         let dispatched = router.dispatch(request)
         var response = dispatched.0
         let pattern = dispatched.1
-        // An expired session's 401 answers a real token: its holder is not guessing.
-        if response.status == 401, !SessionError.isExpiry(response), let failures = access.failures,
-           let address = access.clientAddress(request), let wait = failures.take(address) {
-            response = AccessPolicy.tooMany("failed token checks", wait: wait).response
+        // The credential was checked first: a valid one is served whatever its address got wrong
+        // before; a failed check of one presented is counted, and answered 429 past the limit
+        // (a request that presents none is not guessing: its 401 says what to send).
+        let failures = access.failures
+        if let failures, response.status == 401, Self.carriesCredentials(request), let address = access.clientAddress(request) {
+            response = failures.answer(response, kind: credentialKind(request, pattern: pattern), address: address)
         }
         if response.deferred == nil {
             CachePolicy.apply(to: &response, route: pattern)
         }
         if let later = response.deferred {
-            later.whenComplete { [self] answer in
-                // A token checked in the session's turn (a cached session's action) fails here:
-                // counted like one refused at once, so the address's next requests wait.
-                if answer.status == 401, !SessionError.isExpiry(answer), let failures = access.failures,
+            // A token checked in the session's turn (a cached session's action) is answered
+            // later: counted then, and when the address has no failure left now, a failure then
+            // is answered 429 (the answer is passed through a deferred answer of its own).
+            // On the action path this costs one look-up when failures of its kind are not
+            // limited (session tokens without --session-rate), as by default.
+            let kind = failures == nil ? nil : credentialKind(request, pattern: pattern)
+            let counted: (kind: CredentialKind, address: IPAddress)? =
+                if let failures, let kind, failures.limit(kind) != nil, Self.carriesCredentials(request),
                    let address = access.clientAddress(request) {
-                    _ = failures.take(address)
+                    (kind, address)
+                } else {
+                    nil
                 }
+            let passed: DeferredResponse? = if let failures, let counted, !failures.allowsFailure(counted.kind, from: counted.address) {
+                DeferredResponse()
+            } else {
+                nil
+            }
+            if let passed { response = .later(passed) }
+            later.whenComplete { [self] answer in
+                var answer = answer
+                if let failures, let counted, answer.status == 401 {
+                    answer = failures.answer(answer, kind: counted.kind, address: counted.address)
+                }
+                passed?.complete(answer)
                 record(request, pattern: pattern, answer, since: start)
             }
             return response
         }
         record(request, pattern: pattern, response, since: start)
         return response
+    }
+
+    /// The kind of credential a request to `pattern` presents (for counting its failures apart).
+    private func credentialKind(_ request: Request, pattern: String?) -> CredentialKind {
+        CredentialKind.of(request, isAdminRoute: pattern.map { adminRouteSet.contains(request.method, $0) } ?? false)
     }
 
     /// Whether the request presents a token, a key or a ticket (what a failed check counts against).
@@ -252,9 +273,9 @@ public final class Application: Sendable {
             logger.error("request failed", metadata: ["request-id": "\(request.requestId)", "method": "\(request.method)",
                                                       "route": "\(route)", "status": "\(response.status)"])
         } else if logger.logLevel <= .debug {
-            // A client key in the path stays out of the log, as tokens in headers do.
-            let path = request.path.hasPrefix(Self.growthBookPrefix) ? route : request.path
-            logger.debug("\(request.method) \(path) \(response.status)",
+            // The route's pattern (`/v1/users/{id}`), never the path: the ids in a path (user
+            // ids, flag keys, a client key) would stay in logs that an erasure never reaches.
+            logger.debug("\(request.method) \(route) \(response.status)",
                          metadata: ["request-id": "\(request.requestId)", "microseconds": "\(nanoseconds / 1000)"])
         }
     }

@@ -79,7 +79,7 @@ extension HTTPServer {
     ) -> MHD_Result {
         guard let opaque = exchangeSlot.pointee else {
             let exchange = Exchange(method: method.map { String(cString: $0) } ?? "GET",
-                                    path: url.map { String(cString: $0) } ?? "/")
+                                    path: url.map(PercentDecoding.path(fromRaw:)) ?? "/")
             exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
             let cls = Unmanaged.passUnretained(exchange).toOpaque()
             MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, cls)

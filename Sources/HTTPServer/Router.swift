@@ -12,7 +12,9 @@ public typealias Handler = @Sendable (Request) -> Response
 /// }
 /// router.handle(Request(method: "GET", path: "/sessions/s-1")).status // 200
 /// ```
-/// An unknown path answers 404; a known path with another method answers 405 with `Allow`.
+/// An unknown path answers 404; a known path with another method answers 405 with `Allow`; a
+/// path whose `%HH` escapes are not UTF-8 (`%FF%FE`, the overlong `%C0%AF`) answers 400 on
+/// every route, rather than naming whatever the lossy decoding would make of it.
 /// `HEAD` is served by the `GET` route of the same path.
 public struct Router: Sendable {
     enum Segment: Sendable, Equatable {
@@ -60,8 +62,13 @@ public struct Router: Sendable {
     /// metrics, found in the same pass.
     public func dispatch(_ request: Request) -> (response: Response, pattern: String?) {
         var path = request.path
-        let found = path.withUTF8 { bytes in find(method: request.method, path: bytes) }
+        let found = path.withUTF8 { bytes in
+            PercentDecoding.isValidUTF8(path: bytes) ? find(method: request.method, path: bytes) : .notUTF8
+        }
         switch found {
+        case .notUTF8:
+            return (.problem(400, "The path \(request.path) is not valid UTF-8 once its %-escapes are decoded; "
+                        + "encode each id as the %-escaped bytes of its UTF-8 (é is %C3%A9)."), nil)
         case .served(let index, let parameters):
             let route = routes[index]
             var routed = request
@@ -91,6 +98,8 @@ public struct Router: Sendable {
         case served(Int, [String: String])
         case notFound
         case wrongMethod(pattern: String, allowed: [String])
+        /// The path's escapes decode to bytes that are not UTF-8: refused before any route is tried.
+        case notUTF8
     }
 
     /// A wrong method's `Allow` names the methods of the resource the path names: the routes of

@@ -9,7 +9,25 @@ extension SQLiteStore {
     /// with the rest) or wholly after it (and finds no session: `sessionNotFound`, nothing
     /// written; the user-state update of a commit is an UPDATE, which re-creates no user).
     /// Each table is reached through an index on the user or the session (see migration 0015).
+    ///
+    /// `secure_delete` has zeroed the erased rows in the pages this transaction wrote, but the
+    /// WAL still holds the pages as they were before, from earlier commits: a TRUNCATE
+    /// checkpoint then copies the WAL into the database and empties it, so the user's data is
+    /// in neither file once this returns. When a long read keeps the checkpoint from
+    /// finishing, the background checkpointer truncates at its next turn that can.
     public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {
+        let erased = try eraseUserRows(id: id, auditSubject: auditSubject, audit: audit)
+        checkpointer.truncateSoon()
+        do {
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            checkpointer.truncated()
+        } catch {
+            // Left to the checkpointer: the erasure itself is committed.
+        }
+        return erased
+    }
+
+    private func eraseUserRows(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {
         try writing { db in
             var erased = UserErasure()
             let ids = try String.fetchAll(db, sql: Self.userSessionsSQL, arguments: [id])

@@ -26,6 +26,13 @@ final class WALCheckpointer: Sendable {
     private let stop = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
+    /// Set by an erasure until a TRUNCATE checkpoint has emptied the WAL of the erased rows
+    /// (a class, so that the thread shares it).
+    private final class TruncationDue: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+
+    private let truncationDue = TruncationDue()
 
     /// Starts checkpointing the database at `path` every `interval`.
     init(path: String, interval: Duration = .milliseconds(100)) throws {
@@ -36,18 +43,32 @@ final class WALCheckpointer: Sendable {
         running.store(true, ordering: .relaxed)
         let stop = self.stop
         let finished = self.finished
+        let truncationDue = self.truncationDue
         let thread = Thread {
             Thread.current.name = "fs-checkpoint"  // see GroupCommit: 15 bytes, set from inside
             let wait = DispatchTimeInterval.nanoseconds(Int(interval.components.seconds * 1_000_000_000
                 + interval.components.attoseconds / 1_000_000_000))
             while stop.wait(timeout: .now() + wait) == .timedOut {
-                _ = try? connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+                if truncationDue.flag.load(ordering: .acquiring) {
+                    // SQLITE_BUSY (a read still in the WAL) throws: tried again next turn.
+                    if (try? connection.writeWithoutTransaction({ db in try db.checkpoint(.truncate) })) != nil {
+                        truncationDue.flag.store(false, ordering: .releasing)
+                    }
+                } else {
+                    _ = try? connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+                }
             }
             try? connection.close()
             finished.signal()
         }
         thread.start()
     }
+
+    /// Asks for a TRUNCATE checkpoint (an erasure's), tried every turn until one completes.
+    func truncateSoon() { truncationDue.flag.store(true, ordering: .releasing) }
+
+    /// Says a TRUNCATE checkpoint completed elsewhere (on the writer, right after the erasure).
+    func truncated() { truncationDue.flag.store(false, ordering: .releasing) }
 
     /// Stops the thread and waits for it; safe to call more than once.
     func shutdown() {

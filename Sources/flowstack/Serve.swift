@@ -13,7 +13,8 @@ struct Serve: ParsableCommand {
         discussion: """
             Migrates the database at start. When FLOWSTACK_ADMIN_TOKEN is unset, the first start on a database makes \
             the admin token, prints it once and keeps its SHA-256 in the database; later starts (and other nodes) use \
-            that one, and `flowstack admin-token --reset` makes a new one.
+            that one, and `flowstack admin-token --reset` makes a new one. A FLOWSTACK_ADMIN_TOKEN of fewer than 32 \
+            bytes is refused at start (exit 2, the reason on stderr).
             A SQLite file is served by one flowstack at a time: a second one on the same file exits 3 \
             naming the first. A PostgreSQL database that does not answer is waited for up to --db-wait \
             seconds (each attempt at most 10 s), then serve exits 4; a refused login exits 3 at once.
@@ -53,8 +54,10 @@ struct Serve: ParsableCommand {
     var requireClientKey = false
     @Flag(name: .customLong("require-review"), help: "A release must be approved (POST /v1/releases/{id}/approve) by another admin identity than its maker's before it can be activated (env FLOWSTACK_REQUIRE_REVIEW=1).")
     var requireReview = false
-    @Option(name: .customLong("session-rate"), help: "Session creations, and failed token checks, per client address: RATE[/BURST] per second, such as 20/100; 429 past it (env FLOWSTACK_SESSION_RATE; default off).")
+    @Option(name: .customLong("session-rate"), help: "Session creations, and failed checks of session tokens, client keys and stream tickets (each kind counted apart), per client address: RATE[/BURST] per second, such as 20/100; 429 past it, a valid credential is still served (env FLOWSTACK_SESSION_RATE; default off).")
     var sessionRate: String?
+    @Option(name: .customLong("admin-failure-rate"), help: "Failed admin token and admin key checks per client address: RATE[/BURST] per second, or off; past it a wrong admin credential gets 429 with Retry-After, a valid one is still served (env FLOWSTACK_ADMIN_FAILURE_RATE; default 0.1667/10: 10 at once, then 10 a minute).")
+    var adminFailureRate: String?
     @Option(name: .customLong("trusted-proxies"), help: "Comma-separated addresses or CIDR networks of proxies whose X-Forwarded-For names the client (env FLOWSTACK_TRUSTED_PROXIES; default none).")
     var trustedProxies: String?
     @Option(name: .customLong("cors-origins"), help: "Comma-separated browser origins (scheme://host[:port]) allowed to call OFREP and the session routes from another origin, or * for any (env FLOWSTACK_CORS_ORIGINS; default none).")
@@ -72,6 +75,10 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let env = Environment()
+        // Before anything is opened: a weak token is refused whatever the database holds.
+        if let token = env.values["FLOWSTACK_ADMIN_TOKEN"], !token.isEmpty, let problem = Application.adminTokenProblem(token) {
+            throw ValidationError(problem)
+        }
         var server = ServerConfiguration()
         server.host = env.string(host, "FLOWSTACK_HOST", default: "127.0.0.1")
         server.port = try env.integer(port, "FLOWSTACK_PORT", default: 8080, range: 0...65535)
@@ -188,6 +195,15 @@ struct Serve: ParsableCommand {
                 throw ValidationError("session rate must be RATE or RATE/BURST per second, such as 20/100; got '\(rate)'.")
             }
             access.sessionRate = limit
+        }
+        let adminRate = env.string(adminFailureRate, "FLOWSTACK_ADMIN_FAILURE_RATE", default: "")
+        if adminRate == "off" {
+            access.adminFailureRate = nil
+        } else if !adminRate.isEmpty {
+            guard let limit = RateLimit(adminRate) else {
+                throw ValidationError("admin failure rate must be RATE or RATE/BURST per second, such as 0.1667/10, or off; got '\(adminRate)'.")
+            }
+            access.adminFailureRate = limit
         }
         for entry in env.string(trustedProxies, "FLOWSTACK_TRUSTED_PROXIES", default: "").split(separator: ",") {
             let text = entry.trimmingCharacters(in: .whitespaces)

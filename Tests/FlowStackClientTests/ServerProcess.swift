@@ -59,7 +59,7 @@ final class ServerProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["serve", "--port", String(port), "--db", database, "--threads", "4", "--shutdown-grace", "1"]
         var environment = ProcessInfo.processInfo.environment
-        environment["FLOWSTACK_ADMIN_TOKEN"] = "test-admin-token"
+        environment["FLOWSTACK_ADMIN_TOKEN"] = "test-admin-token-" + String(repeating: "0", count: 32)  // serve needs 32 bytes
         environment["FLOWSTACK_LOG_LEVEL"] = "warning"
         process.environment = environment
         process.standardOutput = handle

@@ -29,6 +29,28 @@ struct RouterTests {
         #expect(response.headers["Content-Type"] == "application/problem+json")
     }
 
+    /// A path whose %-escapes decode to bytes that are not UTF-8 is refused with a 400 problem,
+    /// whatever route it would reach: decoded lossily, `%FF%FE` and the overlong `%C0%AF` would
+    /// both become U+FFFD and name the same id.
+    @Test(arguments: ["/v1/sessions/%FF%FE", "/v1/sessions/%C0%AF", "/v1/sessions/a%80b/actions", "/v1/sessions/%ED%A0%80",
+                      "/healthz%FF", "/nope/%FE"])
+    func pathsThatAreNotUTF8Are400(path: String) {
+        for method in ["GET", "POST", "DELETE"] {
+            let response = Self.router.handle(Request(method: method, path: path))
+            #expect(response.status == 400, "\(method) \(path)")
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+        }
+    }
+
+    /// Escapes that are UTF-8 are decoded, `%2F` stays inside its segment, and a lone `%` is kept.
+    @Test func utf8EscapesAreDecoded() {
+        for (path, id) in [("/v1/sessions/%C3%A9", "é"), ("/v1/sessions/a%2Fb", "a/b"), ("/v1/sessions/100%", "100%"),
+                           ("/v1/sessions/%F0%9F%98%80", "😀")] {
+            let response = Self.router.handle(Request(method: "GET", path: path))
+            #expect(String(decoding: response.body, as: UTF8.self) == "get \(id) /v1/sessions/{id}", "\(path)")
+        }
+    }
+
     /// A known path with another method is 405 and lists the allowed methods.
     @Test func wrongMethodIs405WithAllow() {
         let response = Self.router.handle(Request(method: "PUT", path: "/v1/sessions/s-1"))

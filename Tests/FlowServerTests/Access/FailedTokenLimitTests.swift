@@ -1,5 +1,5 @@
-// Wrong tokens count against the failed-token limit however their 401 is answered: at once,
-// or later, in the session's turn (an action on a cached session).
+// Wrong tokens count against the failed-credential limit of their kind and address however
+// their 401 is answered (at once, or later in the session's turn), and never block a valid one.
 @testable import FlowServer
 import Foundation
 import FlowStore
@@ -20,6 +20,77 @@ struct FailedTokenLimitTests {
         }
     }
 
+    /// A request as from `peer`, with `token` as its bearer token, answered in-process.
+    static func send(_ test: TestApp, _ method: String, _ path: String, token: String?, body: String? = nil,
+                     peer: String = "203.0.113.9") -> Response {
+        var request = Request(method: method, path: path)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            request.body = Array(body.utf8)
+            request.headers.add(name: "Content-Type", value: "application/json")
+        }
+        request.peer = IPAddress(peer)
+        return test.app.handle(request).settled()
+    }
+
+    /// Five wrong admin tokens from one address, then the real one from the same address: the
+    /// real one is served (it was checked first); wrong ones past the burst get 429 with
+    /// Retry-After, before and after it.
+    @Test func theRealAdminTokenIsServedAfterWrongOnes() throws {
+        var options = AccessOptions()
+        options.adminFailureRate = RateLimit("0.01/3")
+        let test = try TestApp(access: options)
+        let wrong = (0..<5).map { _ in Self.send(test, "GET", "/v1/flows", token: "wrong-guess").status }
+        #expect(wrong == [401, 401, 401, 429, 429])
+        #expect(Self.send(test, "GET", "/v1/flows", token: TestApp.adminToken).status == 200)
+        #expect(Self.send(test, "GET", "/v1/flags", token: TestApp.adminToken).status == 200)
+        let refused = Self.send(test, "GET", "/v1/flows", token: "wrong-guess")
+        #expect(refused.status == 429)
+        #expect(refused.headers["Content-Type"] == "application/problem+json")
+        #expect(Int(refused.headers["Retry-After"] ?? "") ?? 0 >= 1)
+        #expect(Self.send(test, "GET", "/v1/flows", token: "wrong-guess", peer: "198.51.100.1").status == 401,
+                "another address has its own bucket")
+    }
+
+    /// Wrong session tokens spend the address's session-token failures only: another session's
+    /// valid token (an immediate read, and an action answered in the session's turn) is served
+    /// from the same address, and a wrong admin token there still gets its own burst.
+    @Test func wrongSessionTokensDoNotBlockValidOnes() throws {
+        var options = AccessOptions()
+        options.sessionRate = RateLimit("0.01/3")
+        options.adminFailureRate = RateLimit("0.01/3")
+        let test = try TestApp(access: options)
+        let client = SessionClient(sender: test.direct)
+        let target = try client.create(userId: "target"), own = try client.create(userId: "own")
+        let wrong = (0..<5).map { _ in Self.send(test, "GET", "/v1/sessions/\(target.id)", token: "wrong-guess").status }
+        #expect(wrong == [401, 401, 401, 429, 429])
+        #expect(Self.send(test, "GET", "/v1/sessions/\(own.id)", token: own.token).status == 200)
+        #expect(Self.send(test, "GET", "/v1/sessions/\(target.id)", token: target.token).status == 200)
+        let action = Self.send(test, "POST", "/v1/sessions/\(own.id)/actions", token: own.token, body: #"{"type":"onboarding.showSecond"}"#)
+        #expect(action.status == 200, "\(action.text)")
+        let refused = Self.send(test, "POST", "/v1/sessions/\(own.id)/actions", token: "wrong-guess", body: #"{"type":"onboarding.showSecond"}"#)
+        #expect(refused.status == 429, "a wrong token on the action route, answered in the session's turn, is over the limit too")
+        #expect(refused.headers["Retry-After"] != nil)
+        let admin = (0..<4).map { _ in Self.send(test, "GET", "/v1/flows", token: "wrong-admin").status }
+        #expect(admin == [401, 401, 401, 429], "admin failures are counted apart from session-token failures")
+    }
+
+    /// With no option set, failed admin checks are limited: ten at once, then 429 with
+    /// Retry-After 6 (one more every six seconds). Requests that present no credential are not
+    /// guesses and are not counted; session tokens are not limited without --session-rate.
+    @Test func adminFailuresAreLimitedByDefault() throws {
+        let test = try TestApp()
+        let bare = (0..<15).map { _ in Self.send(test, "GET", "/v1/flows", token: nil).status }
+        #expect(bare == Array(repeating: 401, count: 15))
+        let wrong = (0..<11).map { _ in Self.send(test, "GET", "/v1/flows", token: "wrong-guess").status }
+        #expect(wrong == Array(repeating: 401, count: 10) + [429])
+        #expect(Self.send(test, "GET", "/v1/flows", token: "wrong-guess").headers["Retry-After"] == "6")
+        #expect(Self.send(test, "GET", "/v1/flows", token: TestApp.adminToken).status == 200)
+        let session = try SessionClient(sender: test.direct).create(userId: "someone")
+        let guesses = (0..<15).map { _ in Self.send(test, "GET", "/v1/sessions/\(session.id)", token: "wrong-guess").status }
+        #expect(guesses == Array(repeating: 401, count: 15))
+    }
+
     /// Repeated wrong tokens on the action route of a cached session (checked in the session's
     /// turn, answered later) reach the limit over a real socket: the burst of three, then 429.
     @Test func deferredRefusalsAreCounted() throws {
@@ -29,6 +100,10 @@ struct FailedTokenLimitTests {
         let session = try SessionClient(sender: test.direct).create(userId: "target")
         #expect(test.app.sessions.cache.contains(session.id), "the action path under test is the cached one")
         #expect(try Self.guesses(test, session: session.id, count: 5) == [401, 401, 401, 429, 429])
+        let real = try test.withLiveServer { sender in
+            try sender.send("POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"onboarding.showSecond"}"#, headers: session.auth)
+        }
+        #expect(real.status == 200, "the session's own token, from the same address, is served")
     }
 
     /// Wrong tokens that arrive while the session's commit is in flight wait for its turn and
