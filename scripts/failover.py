@@ -183,7 +183,7 @@ def split_brain(binary, work, tally):
                 second_node.wait(timeout=10)
                 second_node.stdout.close()
 
-            # The fix an operator makes (README, "After a failover"): stop it, rejoin as a standby.
+            # The fix an operator makes (docs/operations.md, "After a failover"): stop it, rejoin as a standby.
             pg.primary.stop()
             # (And what the fence does: with the standby.signal promote wrote, a plain start of
             # the demoted primary, `pg_ctl start`, comes up read-only.)

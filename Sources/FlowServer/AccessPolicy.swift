@@ -5,7 +5,7 @@ import HTTPServer
 import Locking
 
 /// How strictly session creation is guarded. Everything is off by default, so the README's
-/// first session works; the README's production checklist turns them on.
+/// first session works; docs/configuration.md's production checklist turns them on.
 public struct AccessOptions: Sendable {
     /// `POST /v1/sessions` needs a live client key (`X-API-Key` or `Authorization: Bearer`).
     public var requireClientKey = false

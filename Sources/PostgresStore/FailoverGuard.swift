@@ -141,13 +141,13 @@ final class FailoverGuard: @unchecked Sendable {
             return .refused("\(writable.count) database hosts accept writes: \(writable.map(named).joined(separator: ", ")). "
                 + "One is a former primary started again after a failover (a split brain); this node uses neither "
                 + "until only one accepts writes. Stop the stale one and make it a standby of the newest "
-                + "(README, \"After a failover\").")
+                + "(docs/operations.md, \"After a failover\").")
         }
         if let writer = writable.first, let timeline = writer.timeline,
            let newer = hosts.first(where: { ($0.timeline ?? 0) > timeline }) {
             return .refused("the host that accepts writes, \(named(writer)), is on an older timeline than \(named(newer)): "
                 + "it is a former primary whose history ends before a failover; this node does not use it. Stop it and "
-                + "make it a standby of the newest primary (README, \"After a failover\").")
+                + "make it a standby of the newest primary (docs/operations.md, \"After a failover\").")
         }
         return .writer(writable.first?.endpoint)
     }
@@ -287,7 +287,7 @@ final class CommitWatch: Sendable {
             + Double(since.duration(to: .now).components.attoseconds) / 1e18
         return "Commits do not finish: the database accepts connections, but a write got no answer within its deadline "
             + "(the first \(String(format: "%.1f", seconds)) s ago) and a test commit did not finish within "
-            + "\(Self.probeTimeout.components.seconds) s (a synchronous standby down or far behind? README, \"Synchronous standbys\")."
+            + "\(Self.probeTimeout.components.seconds) s (a synchronous standby down or far behind? docs/operations.md, \"Synchronous standbys\")."
     }
 }
 

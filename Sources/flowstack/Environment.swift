@@ -2,7 +2,7 @@
 import ArgumentParser
 import Foundation
 
-/// Resolves options the way the README's configuration table says: flag, then environment, then default.
+/// Resolves options the way docs/configuration.md's table says: flag, then environment, then default.
 struct Environment {
     var values: [String: String] = ProcessInfo.processInfo.environment
 

@@ -1,4 +1,4 @@
-// The exit statuses of every `flowstack` command, in one place (the README's "Exit status").
+// The exit statuses of every `flowstack` command, in one place (docs/configuration.md, "Exit status").
 import ArgumentParser
 import FlowStore
 import Foundation
