@@ -55,13 +55,10 @@ at swipe.png).
 Prints each failure, then `browser: N passed, M failed`; exits 1 when anything failed.
 Standard library only.
 """
-import base64
-import fcntl
 import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -72,371 +69,19 @@ import urllib.request
 
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness.server import FlowStackProcess, Tally, _die_with_parent, exit_on_sigterm
+from harness.devtools import CDPError, Chromium, Page
+from harness.relay import Relay
+from harness.server import FlowStackProcess, Tally, exit_on_sigterm
 from harness.web import JSONServer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOTS = os.path.join(REPO, ".build", "browser")
 VIEWPORT = (1440, 1000)
-WAIT = 10.0  # seconds any one step may take to show in the page
 # Seconds a stream ticket reopens its stream after the stream ended (served with this): longer
 # than the cut below (2.5 s, then up to the EventSource's 2 s retry), else the reconnection is
 # rightly refused.
 RECONNECT_WINDOW = 8
 FOREIGN = set()  # DevTools sessions of the cross-origin tabs: their expected refusals are checked there
-
-
-class CDPError(Exception):
-    pass
-
-
-def _above_ten(fd):
-    """`fd` moved to a descriptor number of 10 or more (closed on exec unless passed on)."""
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
-    os.close(fd)
-    return moved
-
-
-class Chromium:
-    """Headless Chromium driven over --remote-debugging-pipe; `call` sends a command and waits for
-    its answer, events are kept in `events` (method, params, sessionId)."""
-
-    def __init__(self, work):
-        self.work = work
-        self.process = None
-        self.events = []
-        self._answers = {}
-        self._next_id = 0
-        self._lock = threading.Condition()
-        self._reader = None
-        self._out = None
-        self.front = None  # the Page in front: the others are hidden tabs
-
-    def start(self):
-        binary = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-        if not binary:
-            raise RuntimeError("no chromium: install Debian's `chromium` (scripts/test.sh does) or set CHROMIUM")
-        # The browser reads commands from fd 3 and writes answers to fd 4. The pipe ends are moved
-        # above 10 first, so the dup2 calls in the child cannot overwrite one another.
-        to_browser_r, to_browser_w = (_above_ten(fd) for fd in os.pipe())
-        from_browser_r, from_browser_w = (_above_ten(fd) for fd in os.pipe())
-
-        def child_setup():
-            _die_with_parent()
-            os.dup2(to_browser_r, 3)
-            os.dup2(from_browser_w, 4)
-
-        args = [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-                f"--user-data-dir={os.path.join(self.work, 'profile')}", "--no-first-run", "--no-default-browser-check",
-                "--disable-extensions", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--disable-dev-shm-usage",
-                f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "about:blank"]
-        with open(os.path.join(self.work, "chromium.log"), "wb") as log:
-            self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                            pass_fds=(3, 4), preexec_fn=child_setup, close_fds=True)
-        for fd in (to_browser_r, from_browser_w):
-            os.close(fd)
-        self._out = os.fdopen(to_browser_w, "wb", buffering=0)
-        self._reader = threading.Thread(target=self._read, args=(from_browser_r,), daemon=True)
-        self._reader.start()
-
-    def _read(self, fd):
-        buffer = b""
-        with os.fdopen(fd, "rb", buffering=0) as pipe:
-            while True:
-                chunk = pipe.read(1 << 16)
-                if not chunk:
-                    break
-                buffer += chunk
-                while b"\0" in buffer:
-                    message, buffer = buffer.split(b"\0", 1)
-                    data = json.loads(message)
-                    with self._lock:
-                        if "id" in data:
-                            self._answers[data["id"]] = data
-                        else:
-                            self.events.append((data.get("method"), data.get("params", {}), data.get("sessionId")))
-                        self._lock.notify_all()
-        with self._lock:
-            self._answers[None] = {"error": {"message": "the browser closed the pipe"}}
-            self._lock.notify_all()
-
-    def call(self, method, params=None, session=None, timeout=WAIT):
-        return self.answer(self.send(method, params, session), method, timeout)
-
-    def send(self, method, params=None, session=None):
-        """Sends a command without waiting; `answer` waits for what it returns."""
-        with self._lock:
-            self._next_id += 1
-            number = self._next_id
-        message = {"id": number, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        self._out.write(json.dumps(message).encode() + b"\0")
-        return number
-
-    def answer(self, number, method, timeout=WAIT):
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while number not in self._answers and None not in self._answers:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise CDPError(f"{method}: no answer within {timeout}s")
-                self._lock.wait(left)
-            answer = self._answers.pop(number, None) or self._answers[None]
-        if "error" in answer:
-            raise CDPError(f"{method}: {answer['error'].get('message')}")
-        return answer.get("result", {})
-
-    def stop(self):
-        if self.process is None:
-            return
-        try:
-            self.call("Browser.close", timeout=3)
-        except (CDPError, OSError):
-            pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=5)
-        if self._out:
-            self._out.close()
-        self.process = None
-
-
-class Relay:
-    """A TCP relay between the browser and the server, so that a step can cut every connection
-    the browser holds, as a dropped network would, while the server runs on."""
-
-    def __init__(self, port):
-        self.target = port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.connections = {}  # (browser end, server end) → directions finished
-        self.lock = threading.Lock()
-        self.down = False  # while set, every new connection is closed at once (a network that is down)
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            if self.down:
-                client.close()
-                continue
-            try:
-                upstream = socket.create_connection(("127.0.0.1", self.target), timeout=5)
-                upstream.settimeout(None)
-            except OSError:
-                client.close()
-                continue
-            pair = (client, upstream)
-            with self.lock:
-                self.connections[pair] = 0
-            for source, sink in (pair, pair[::-1]):
-                threading.Thread(target=self._pump, args=(source, sink, pair), daemon=True).start()
-
-    def _pump(self, source, sink, pair):
-        """Copies one direction; an end closed is passed on, an error drops the connection."""
-        try:
-            while data := source.recv(1 << 16):
-                sink.sendall(data)
-            sink.shutdown(socket.SHUT_WR)
-        except OSError:
-            self._drop(pair)
-            return
-        with self.lock:
-            if pair not in self.connections:
-                return
-            self.connections[pair] += 1
-            both = self.connections[pair] == 2
-        if both:
-            self._drop(pair)
-
-    def _drop(self, pair):
-        with self.lock:
-            self.connections.pop(pair, None)
-        for end in pair:
-            try:
-                end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            end.close()
-
-    def cut(self):
-        """Closes every connection open through the relay; returns how many there were."""
-        with self.lock:
-            pairs = list(self.connections)
-        for pair in pairs:
-            self._drop(pair)
-        return len(pairs)
-
-    def close(self):
-        self.listener.close()
-        self.cut()
-
-
-class Page:
-    """One tab: evaluate JavaScript, wait for a condition, click and type like a user. Its network
-    requests are recorded too (Network.requestWillBeSent in the browser's events)."""
-
-    def __init__(self, browser, session=None, waiting=False):
-        self.browser = browser
-        if session is None:
-            targets = browser.call("Target.getTargets")["targetInfos"]
-            page = next((t for t in targets if t["type"] == "page"), None)
-            target_id = page["targetId"] if page else browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-            session = browser.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})["sessionId"]
-        self.session = session
-        browser.front = browser.front or self
-        # Sent together: a tab waiting to start answers them only once it runs (`opened_by`).
-        sent = [(method, browser.send(method, params, session)) for method, params in [
-            *((f"{domain}.enable", None) for domain in ("Page", "Runtime", "Log", "Network")),
-            ("Emulation.setDeviceMetricsOverride", {"width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1, "mobile": False}),
-            *([("Runtime.runIfWaitingForDebugger", None)] if waiting else [])]]
-        for method, number in sent:
-            browser.answer(number, method)
-
-    @classmethod
-    def opened_by(cls, browser, press, timeout=WAIT):
-        """The tab that `press()` opens, attached while it waits to start, so that every request
-        it makes (its first ones included) is recorded. Auto-attaching stays on afterwards:
-        turning it off would detach the new tab's session."""
-        seen = len(browser.events)
-        browser.call("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True})
-        press()
-        deadline = time.monotonic() + timeout
-        while True:
-            attached = next((params for method, params, _ in browser.events[seen:]
-                             if method == "Target.attachedToTarget" and params.get("waitingForDebugger")
-                             and params["targetInfo"]["type"] == "page"), None)
-            if attached:
-                break
-            if time.monotonic() > deadline:
-                raise CDPError(f"no new tab opened within {timeout}s")
-            time.sleep(0.05)
-        page = cls(browser, session=attached["sessionId"], waiting=True)
-        browser.front = page
-        return page
-
-    def call(self, method, params=None, timeout=WAIT):
-        return self.browser.call(method, params, session=self.session, timeout=timeout)
-
-    def js(self, expression):
-        """The value of a JavaScript expression (awaited if it is a promise)."""
-        answer = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
-        if "exceptionDetails" in answer:
-            details = answer["exceptionDetails"]
-            raise CDPError(f"{expression[:80]!r} threw {details.get('exception', {}).get('description') or details.get('text')}")
-        return answer["result"].get("value")
-
-    def wait(self, expression, timeout=WAIT):
-        """Waits until `expression` is truthy and the page is idle (no request or animation running);
-        returns its value, or raises with what the page shows."""
-        deadline = time.monotonic() + timeout
-        value = last_error = None
-        while time.monotonic() < deadline:
-            try:
-                value = self.js(f"document.body && document.body.dataset.state === 'idle' && ({expression})")
-            except CDPError as error:  # the page is loading: no document, or its context is gone
-                value = None
-                last_error = error
-            if value:
-                return value
-            time.sleep(0.05)
-        try:
-            shows = self.snapshot()
-        except CDPError:
-            shows = last_error
-        raise CDPError(f"the page never showed {expression!r} within {timeout}s (it shows {shows})")
-
-    def snapshot(self):
-        """What the page shows: the phone's top screen and version, the highlighted graph node, the log."""
-        return self.js("""(() => {
-            const phone = document.querySelector('[data-testid=phone]');
-            const current = document.querySelector('[data-testid=graph] g.node.current');
-            const onstack = Array.from(document.querySelectorAll('[data-testid=graph] g.node.onstack'), (n) => n.id);
-            const app = window.FlowStackPlayground || {};
-            const problem = document.querySelector('[data-testid=problem]');
-            return {
-                state: document.body.dataset.state,
-                topFeature: phone.dataset.topFeature, topId: phone.dataset.topId, version: Number(phone.dataset.version),
-                shownFeature: (document.querySelector('[data-testid=top-feature]') || {}).textContent || null,
-                graphCurrent: current ? current.id : null, graphOnStack: onstack,
-                logLength: document.querySelectorAll('[data-testid=log-entry]').length,
-                stateJSONVersion: (() => { try { return JSON.parse(document.querySelector('[data-testid=state-json]').textContent).version; } catch (e) { return null; } })(),
-                actions: Array.from(document.querySelectorAll('[data-testid^="action-row-"]'), (n) => n.dataset.testid.slice(11)),
-                problem: problem.hidden ? null : problem.textContent.replace(/\\s+/g, ' ').trim(),
-                session: app.session ? {id: app.session.id, token: app.session.token} : null,
-            };
-        })()""")
-
-    def center(self, testid):
-        """The middle of an element, scrolled into view; raises if it is missing, disabled or covered."""
-        self.to_front()
-        box = self.js(f"""(() => {{
-            const element = document.querySelector('[data-testid="{testid}"]');
-            if (!element) return {{missing: true}};
-            element.scrollIntoView({{block: 'center', inline: 'center'}});
-            const r = element.getBoundingClientRect();
-            const x = r.left + r.width / 2, y = r.top + r.height / 2;
-            const hit = document.elementFromPoint(x, y);
-            return {{x, y, disabled: Boolean(element.disabled), covered: !(hit && (hit === element || element.contains(hit))),
-                     left: r.left, width: r.width}};
-        }})()""")
-        if box.get("missing"):
-            raise CDPError(f"no element with data-testid={testid}")
-        if box["disabled"]:
-            raise CDPError(f"{testid} is disabled")
-        if box["covered"]:
-            raise CDPError(f"{testid} is covered by another element")
-        return box
-
-    def to_front(self):
-        """Brings this tab to the front (the other one is then hidden) before a user's input."""
-        if self.browser.front is not self:
-            self.call("Page.bringToFront")
-            self.browser.front = self
-
-    def mouse(self, kind, x, y, buttons=0):
-        self.to_front()
-        params = {"type": kind, "x": x, "y": y, "button": "left" if kind != "mouseMoved" or buttons else "none",
-                  "buttons": buttons, "clickCount": 1 if kind != "mouseMoved" else 0}
-        self.call("Input.dispatchMouseEvent", params)
-
-    def click(self, testid):
-        box = self.center(testid)
-        self.mouse("mouseMoved", box["x"], box["y"])
-        self.mouse("mousePressed", box["x"], box["y"], buttons=1)
-        self.mouse("mouseReleased", box["x"], box["y"])
-
-    def type_into(self, testid, text):
-        """Clicks a field, selects what it holds and types `text` over it."""
-        self.click(testid)
-        self.call("Input.dispatchKeyEvent", {"type": "keyDown", "key": "a", "code": "KeyA", "modifiers": 2,
-                                             "windowsVirtualKeyCode": 65, "commands": ["selectAll"]})
-        self.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": "a", "code": "KeyA", "modifiers": 2, "windowsVirtualKeyCode": 65})
-        self.call("Input.insertText", {"text": text})
-
-    def press(self, key):
-        codes = {"Enter": (13, "\r"), "Escape": (27, None), "Tab": (9, None), "ArrowRight": (39, None), "ArrowDown": (40, None),
-                 "PageUp": (33, None)}
-        number, text = codes[key]
-        self.to_front()
-        down = {"type": "keyDown", "key": key, "code": key, "windowsVirtualKeyCode": number}
-        if text:
-            down["text"] = text
-        self.call("Input.dispatchKeyEvent", down)
-        self.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": key, "windowsVirtualKeyCode": number})
-
-    def screenshot(self, path):
-        data = self.call("Page.captureScreenshot", {"format": "png"}, timeout=20)["data"]
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as file:
-            file.write(base64.b64decode(data))
 
 
 class Walk:
@@ -1274,39 +919,11 @@ class CrossOrigin:
         self.tally.check("other origin: " + name, failure, details)
 
     def tab(self, origin):
-        seen = len(self.browser.events)
-        target = self.browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        # Auto-attaching (left on by the follow steps) attaches the new tab, waiting to start.
-        deadline = time.monotonic() + 2
-        attached = None
-        while attached is None and time.monotonic() < deadline:
-            attached = next((params for method, params, _ in self.browser.events[seen:]
-                             if method == "Target.attachedToTarget" and params["targetInfo"]["targetId"] == target), None)
-            time.sleep(0.02)
-        if attached:
-            session, waiting = attached["sessionId"], attached.get("waitingForDebugger", False)
-        else:
-            session = self.browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-            waiting = False
-        FOREIGN.add(session)
-        page = Page(self.browser, session=session, waiting=waiting)
+        page = Page.new_tab(self.browser)
+        FOREIGN.add(page.session)
         page.call("Page.navigate", {"url": origin + "/"})
-        self.until(page, "document.readyState === 'complete' && location.origin === " + json.dumps(origin))
+        page.until("document.readyState === 'complete' && location.origin === " + json.dumps(origin))
         return page
-
-    @staticmethod
-    def until(page, expression, timeout=WAIT):
-        """Waits until `expression` is truthy in `page`; returns its value (None on time-out)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                value = page.js(expression)
-            except CDPError:
-                value = None
-            if value:
-                return value
-            time.sleep(0.05)
-        return None
 
     def calls(self, page, key):
         """Cross-origin fetches from `page`: OFREP with the client key, a new session with it (both
@@ -1377,16 +994,16 @@ class CrossOrigin:
         })()""" % (json.dumps(self.base), json.dumps(session["id"]), json.dumps(session["token"]),
                    json.dumps(self.base), json.dumps(session["id"])))
         self.check("the EventSource opens and gets the current state",
-                   None if self.until(page, "window.got.length === 1 && window.got[0] === 0") else "it does not", self.received(page))
+                   None if page.until("window.got.length === 1 && window.got[0] === 0") else "it does not", self.received(page))
         self.commit(session, 1)
         self.check("it gets a version committed while connected",
-                   None if self.until(page, "window.got.includes(1)") else "it does not", self.received(page))
+                   None if page.until("window.got.includes(1)") else "it does not", self.received(page))
 
         # The network goes down: the stream is cut and new connections are refused for a while.
         self.relay.down = True
         cut = self.relay.cut()
         self.check("the relay cut the stream", None if cut >= 1 else "no connection was open", cut)
-        self.until(page, "window.errors >= 1", timeout=5)
+        page.until("window.errors >= 1", timeout=5)
         self.commit(session, 2)
         time.sleep(2.5)  # at least one reconnection attempt fails meanwhile (retry: 2000)
         state = page.js("({readyState: window.source.readyState, errors: window.errors, got: window.got})")
@@ -1394,14 +1011,14 @@ class CrossOrigin:
                    None if state["readyState"] != 2 and state["got"] == [0, 1] and state["errors"] >= 1 else "it does not", state)
         self.relay.down = False
         back = time.monotonic()
-        caught_up = self.until(page, "window.got.includes(2)", timeout=10)
+        caught_up = page.until("window.got.includes(2)", timeout=10)
         self.check("after the cut it reconnects by itself to the same URL and gets the version committed meanwhile",
                    None if caught_up else "it does not", self.shows(page))
         if caught_up:
             print(f"browser: the EventSource caught up {time.monotonic() - back:.2f}s after the network came back", flush=True)
         self.commit(session, 3)
         self.check("and the versions committed after the cut",
-                   None if self.until(page, "window.got.includes(3)") else "it does not", self.received(page))
+                   None if page.until("window.got.includes(3)") else "it does not", self.received(page))
         got = self.received(page)
         self.check("every version once, in order: no gap, no duplicate", None if got == [0, 1, 2, 3] else "it did not", got)
         opens = page.js("window.opens")
@@ -1451,7 +1068,7 @@ def main():
     allowed, blocked = OriginServer(), OriginServer()
     server = FlowStackProcess(binary, work, extra_args=["--cors-origins", allowed.origin,
                                                         "--stream-reconnect-window", str(RECONNECT_WINDOW)])
-    browser = Chromium(work)
+    browser = Chromium(work, viewport=VIEWPORT)
     tally = Tally()
     started = time.monotonic()
     walk = relay = cross = None

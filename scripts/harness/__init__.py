@@ -7,9 +7,12 @@
     harness.postgres  PostgresServer: a throwaway PostgreSQL, standbys, kill -9, promote, rejoin
                       (also the command scripts/pgserver.py)
     harness.haproxy   HAProxy with deploy/haproxy.cfg rewritten to loopback
+    harness.relay     the byte copy of every TCP relay (pipe, splice, serve) and Relay, one in this
+                      process that a check can cut (scripts/browser.py)
     harness.tcpproxy  TCP proxies that can cut a group of connections (a network partition)
     harness.faultproxy an HTTP/1.1 proxy that delays each way and, on demand, answers 500 before
                       or after the server commits, garbles the answer or cuts the connection
+    harness.devtools  headless Chromium over the DevTools pipe: Chromium, Page (scripts/browser.py)
     harness.web       HTTP helpers: call(), JSONServer, Http (persistent connections),
                       status_of(), problem_failure() (the README's problem document)
     harness.tools     the pinned clients' venv (scripts/python-tools.sh)

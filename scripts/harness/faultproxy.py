@@ -27,16 +27,16 @@ Control routes, answered at once (no delay, never forwarded):
                                                 batch size, and `clientGone` when its client had
                                                 closed before the answer: a kill lost it)
 
-Why not harness.tcpproxy, bench/delay_proxy.py or browser.py's relay: those copy bytes and cannot
-tell where an answer starts and ends, and a fault "after commit" needs exactly that (read the
-whole answer, then replace it or cut the connection). This one reads each request and answer
+Why not harness.relay alone: it copies bytes and cannot tell where an answer starts and ends, and
+a fault "after commit" needs exactly that (read the whole answer, then replace it or cut the
+connection). This one reads each request and answer
 (Content-Length or chunked), so it forwards one request at a time per connection, on a fresh
 upstream connection each (no stale keep-alive to the server can cut a request the check did not
-mean to cut). A `text/event-stream` answer is relayed as bytes until either side closes.
+mean to cut). A `text/event-stream` answer is relayed as bytes (harness.relay's pipe) until either side closes.
 
 Run as a file (`python3 faultproxy.py UPSTREAM_PORT [--delay-ms 100] [--port 0]`) it is the proxy
-itself and prints `listening on PORT`. Standard library only, no imports of the package when run
-as a file; loopback only (it listens on and forwards to 127.0.0.1, nothing else).
+itself and prints `listening on PORT`. Standard library only; harness.relay is imported as a file of
+this folder when this runs as a file; loopback only (it listens on and forwards to 127.0.0.1, nothing else).
 """
 import asyncio
 import json
@@ -46,7 +46,11 @@ import subprocess
 import sys
 import urllib.request
 
-HOST = "127.0.0.1"
+try:
+    from harness.relay import HOST, pipe
+except ImportError:  # run as a file: its folder is on the path, the package is not
+    from relay import HOST, pipe
+
 MODES = ("none", "500-before", "drop-before", "500-after", "garbage-after", "drop-after")
 COMMITTING = r"^POST /v1/sessions/[^/]+/actions(/batch)?$"
 PAGE_500 = (b"<html><head><title>500 Internal Server Error</title></head>"
@@ -149,20 +153,6 @@ def batch_size(method, path, body):
         return None
 
 
-async def relay(reader, writer):
-    try:
-        while True:
-            data = await reader.read(65536)
-            if not data:
-                break
-            writer.write(data)
-            await writer.drain()
-    except (OSError, asyncio.IncompleteReadError):
-        pass
-    finally:
-        writer.close()
-
-
 def proxy_main(upstream_port, delay, listen_port):
     faults = Faults()
 
@@ -229,7 +219,7 @@ def proxy_main(upstream_port, delay, listen_port):
                         if "text/event-stream" in up_headers.get("content-type", ""):
                             await asyncio.sleep(delay)
                             client_writer.write(up_head)
-                            await asyncio.gather(relay(up_reader, client_writer), relay(client_reader, up_writer))
+                            await asyncio.gather(pipe(up_reader, client_writer), pipe(client_reader, up_writer))
                             return
                         up_body = b"" if method == "HEAD" else await read_body(up_reader, up_headers)
                     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError, ValueError):

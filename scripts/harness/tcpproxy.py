@@ -12,7 +12,8 @@ driven through its stdin.
 An upstream that refuses (a dead primary) closes the client's connection at once, so libpq tries
 the next host. Run as a file (`python3 tcpproxy.py SPEC`, SPEC the JSON list above) it is the
 proxy process itself: `ready` once listening, then `cut G` / `heal G` on stdin, each answered `ok`.
-Standard library only, and no imports of the package (it runs as a file of its own).
+Standard library only; the bytes go through harness.relay (imported as a file of this folder when
+this runs as a file of its own).
 """
 import asyncio
 import json
@@ -21,7 +22,10 @@ import subprocess
 import sys
 import threading
 
-HOST = "127.0.0.1"
+try:
+    from harness.relay import HOST, connect, splice
+except ImportError:  # run as a file: its folder is on the path, the package is not
+    from relay import HOST, connect, splice
 
 
 def proxy_main(spec):
@@ -29,24 +33,6 @@ def proxy_main(spec):
         groups = {}
         for group, _, _ in spec:
             groups.setdefault(group, asyncio.Event()).set()
-
-        async def pump(reader, writer, gate, other):
-            try:
-                while True:
-                    data = await reader.read(65536)
-                    await gate.wait()
-                    if not data:
-                        break
-                    writer.write(data)
-                    await writer.drain()
-            except (OSError, asyncio.IncompleteReadError):
-                pass
-            finally:
-                for stream in (writer, other):
-                    try:
-                        stream.close()
-                    except OSError:
-                        pass
 
         class Listener:
             """One listening port. While its upstream refuses connections (a dead server), it
@@ -82,17 +68,15 @@ def proxy_main(spec):
                     await gate.wait()        # accepted during a cut: its client gave up long ago
                     client_writer.close()
                     return
-                try:
-                    up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(HOST, self.upstream), 2.0)
-                except (OSError, asyncio.TimeoutError):
+                upstream = await connect(self.upstream, timeout=2.0)
+                if upstream is None:
                     client_writer.close()
                     if self.server is not None:
                         self.server.close()  # stop listening; the connections already made stay
                         self.server = None
                         asyncio.ensure_future(self.watch_upstream())
                     return
-                await asyncio.gather(pump(client_reader, up_writer, gate, client_writer),
-                                     pump(up_reader, client_writer, gate, up_writer))
+                await splice((client_reader, client_writer), upstream, gate=gate)
 
         listeners = [Listener(group, listen, upstream) for group, listen, upstream in spec]
         for listener in listeners:
@@ -142,6 +126,8 @@ class TcpProxies:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(timeout=5)
+        self.process.stdin.close()
+        self.process.stdout.close()
 
 
 if __name__ == "__main__":

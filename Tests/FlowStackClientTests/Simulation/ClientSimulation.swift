@@ -14,7 +14,7 @@
 // - once the faults stop, the client settles: nothing queued, and it shows the server's state;
 // - what the client keeps (its store) never loses a queued tap across a kill.
 import FlowEngine
-import FlowStackClient
+@testable import FlowStackClient
 import Foundation
 import JSON
 import TestSupport
@@ -334,28 +334,16 @@ struct ClientSimulation {
         deliver(machine.handle(reply, to: current.command))
     }
 
+    /// The request of a command, built as FlowSession builds it.
     private func request(for command: ClientMachine.Command) -> FlowRequest {
-        let authorization = ["Authorization": "Bearer \(token)"]
+        let requests = SessionRequests(sessionId: sessionId, token: token)
         switch command {
         case .post(let item):
-            var headers = authorization
-            headers["If-Match"] = "\"\(item.version)\""
-            headers["Idempotency-Key"] = item.key
-            var writer = JSONWriter()
-            writer.writeValue(item.action.json)
-            return FlowRequest(method: "POST", path: "/v1/sessions/\(sessionId)/actions",
-                               query: machine.engine == nil && options.usesPredictions ? "predict=true" : nil, headers: headers, body: writer.takeBytes())
+            return requests.post(item, predict: machine.engine == nil && options.usesPredictions)
         case .batch(let items):
-            var writer = JSONWriter()
-            writer.beginObject()
-            writer.writeKey("actions")
-            writer.writeValue(.array(items.map { item in
-                ["key": .string(item.key), "version": .integer(item.version), "action": item.action.json]
-            }))
-            writer.endObject()
-            return FlowRequest(method: "POST", path: "/v1/sessions/\(sessionId)/actions/batch", headers: authorization, body: writer.takeBytes())
+            return requests.batch(items)
         default:
-            return FlowRequest(method: "GET", path: "/v1/sessions/\(sessionId)", query: "predict=true", headers: authorization)
+            return requests.reload()
         }
     }
 

@@ -1,0 +1,146 @@
+// FlowSession+acting: taps shown at once and queued, offline on demand, waiting until settled, closing, and what the store keeps.
+
+import FlowEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import JSON
+
+extension FlowSession {
+    /// Applies `action` and returns what to show, at once when the local engine (or a prediction)
+    /// can tell; then posts it with `If-Match` and an idempotency key in the background. The
+    /// answer confirms it, or corrects it (a `.corrected` event). With neither engine nor
+    /// prediction, it waits for the answer.
+    ///
+    /// ```swift
+    /// let next = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+    /// ```
+    ///
+    /// - Throws: the engine's ``FlowError`` when the local engine refuses it (nothing is posted),
+    ///   ``ActionRefused`` when a tap that waited was not taken by the server, or ``Unreachable``
+    ///   when a tap that waited cannot be answered because the client is offline (it stays
+    ///   queued and is sent when the server is back).
+    public func send(_ action: FlowAction) async throws -> NavigationState {
+        let key = UUID().uuidString.lowercased()
+        let result = try machine.tap(action, key: key, at: Self.timestamp())
+        persist()
+        publish()
+        switch result {
+        case .shown(let state):
+            drain()
+            return state
+        case .waiting(let key):
+            return try await withCheckedThrowingContinuation { continuation in
+                waiters[key] = continuation
+                drain()
+                resolveWaiters()
+            }
+        }
+    }
+
+    /// Now, as RFC 3339 with milliseconds in UTC (a batch item's `at`).
+    static func timestamp() -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date())
+    }
+
+    /// Simulates losing the network (true) or getting it back (false): while offline, taps are
+    /// applied locally and queued; when back, the queue goes in batches.
+    public func setOffline(_ offline: Bool) {
+        forcedOffline = offline
+        if offline {
+            emit(machine.unreachable())
+            stopStream()
+            probe?.cancel()
+            probe = nil
+        } else {
+            emit(machine.reachable())
+            if following { connectEvents() }
+            drain()
+        }
+    }
+
+    /// Returns when nothing is queued or on the wire (after coming back online if need be).
+    public func settled() async {
+        if isSettled { return }
+        await withCheckedContinuation { settleWaiters.append($0) }
+    }
+
+    var isSettled: Bool { machine.queue.isEmpty && !draining && machine.gone == nil }
+
+    func notifySettled() {
+        guard isSettled else { return }
+        let waiting = settleWaiters
+        settleWaiters = []
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Stops following events and probing; the session stays on the server (and in the store,
+    /// with the taps not yet confirmed: the next `start` sends them). A tap still waiting for its
+    /// answer throws ``Unreachable``, and ``settled()`` returns.
+    public func close() {
+        following = false
+        stopStream()
+        probe?.cancel()
+        probe = nil
+        for (key, waiter) in waiters {
+            waiters[key] = nil
+            waiter.resume(throwing: Unreachable(detail: "the session was closed; the tap stays queued in the store"))
+        }
+        let settling = settleWaiters
+        settleWaiters = []
+        for waiter in settling { waiter.resume() }
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers = [:]
+        for subscriber in stateSubscribers.values { subscriber.finish() }
+        stateSubscribers = [:]
+    }
+
+    /// Writes the store when what it keeps changed: the queue (on every tap), the confirmed
+    /// state (when its version moves), the bundle (when the engine at the confirmed version
+    /// moves: the fetched bundle as it came, or the engine's state written with its definitions).
+    func persist() {
+        var changed = false
+        let queue = machine.queue
+        if queue.map(\.key) != stored.queue.map(\.key) {
+            stored.queue = queue.map(\.kept)
+            changed = true
+        }
+        if persistedConfirmedVersion != machine.confirmed.version {
+            persistedConfirmedVersion = machine.confirmed.version
+            stored.confirmed = machine.confirmed.document
+            changed = true
+        }
+        if configuration.usesBundle, let engine = machine.confirmedEngine, engine.version == machine.confirmed.version,
+           persistedBundleVersion != engine.version, let fetched = fetchedBundle {
+            persistedBundleVersion = engine.version
+            if fetched.version == engine.version {
+                stored.bundle = fetched.bytes
+                stored.bundleTag = fetched.tag
+            } else {
+                var writer = JSONWriter(capacity: fetched.bytes.count + 1024)
+                SessionBundle.write(engine, flowVersions: fetched.flowVersions, definitions: fetched.definitions, into: &writer)
+                stored.bundle = writer.takeBytes()
+                stored.bundleTag = nil
+            }
+            changed = true
+        }
+        if changed { try? configuration.store.save(stored) }
+    }
+
+    func rememberBundle(_ bundle: SessionBundle, json: JSONValue, bytes: [UInt8], tag: String?) {
+        guard let members = json["definitions"]?.objectValue else { return }
+        var definitions: [(name: String, json: [UInt8])] = []
+        for member in members {
+            var writer = JSONWriter(capacity: 1024)
+            writer.writeValue(member.value)
+            definitions.append((member.key, writer.takeBytes()))
+        }
+        fetchedBundle = FetchedBundle(version: bundle.state.version, bytes: bytes, tag: tag, flowVersions: bundle.flowVersions,
+                                      definitions: definitions)
+        bundleTag = tag
+        bundleCache = bundle.state
+    }
+}
