@@ -153,7 +153,7 @@ struct Flows: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run flow tests against definition files; exit 1 naming each difference, 0 when all pass.",
             discussion: """
-                Each TESTS argument is a scenario file ({"scenarios": [...]}, see the README, "Flow tests") or a \
+                Each TESTS argument is a scenario file ({"scenarios": [...]}, see docs/flows.md, "Flow tests") or a \
                 folder of them (its *.json files). They run against the definitions of --flows (a folder's *.json \
                 files, or files) and nothing else; --with-sample adds the sample app the server ships, which \
                 --flows then overrides flow by flow (one of the two is needed). Flags a scenario does not set are \
