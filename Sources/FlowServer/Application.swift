@@ -200,7 +200,7 @@ public final class Application: Sendable {
         var response = dispatched.0
         let pattern = dispatched.1
         // An expired session's 401 answers a real token: its holder is not guessing.
-        if response.status == 401, !SessionError.isExpiry(response), let failures = access.failures,
+        if response.status == 401, response.credentialRefusal != .expired, let failures = access.failures,
            let address = access.clientAddress(request), let wait = failures.take(address) {
             response = AccessPolicy.tooMany("failed token checks", wait: wait).response
         }
@@ -211,7 +211,7 @@ public final class Application: Sendable {
             later.whenComplete { [self] answer in
                 // A token checked in the session's turn (a cached session's action) fails here:
                 // counted like one refused at once, so the address's next requests wait.
-                if answer.status == 401, !SessionError.isExpiry(answer), let failures = access.failures,
+                if answer.status == 401, answer.credentialRefusal != .expired, let failures = access.failures,
                    let address = access.clientAddress(request) {
                     _ = failures.take(address)
                 }
