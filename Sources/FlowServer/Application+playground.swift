@@ -1,4 +1,5 @@
-// The playground: one page of plain HTML, CSS and JavaScript at `/`, embedded from playground/.
+// The playground's files: one page of plain HTML, CSS and JavaScript, embedded from playground/
+// (served at `/` by OperationController).
 import HTTPServer
 
 extension Application {
@@ -29,32 +30,8 @@ extension Application {
         }
     }
 
-    static func addPlaygroundRoutes(to router: inout Router) {
-        router.route("GET", "/") { request throws(ResponseError) in
-            try playgroundFile("index.html", request)
-        }
-        router.route("GET", "/playground/{file}") { request throws(ResponseError) in
-            try playgroundFile(request.pathParameters["file"] ?? "", request)
-        }
-    }
-
     /// A strong tag of fixed bytes (a digest), for files embedded in the binary.
     static func contentTag(_ bytes: [UInt8]) -> String {
         "\"" + BearerToken.base64URL(Array(BearerToken.digest(bytes).prefix(18))) + "\""
-    }
-
-    private static func playgroundFile(_ name: String, _ request: Request) throws(ResponseError) -> Response {
-        guard let file = playgroundFiles[name] else {
-            throw ResponseError(.problem(404, "The playground has no such file.", type: ProblemType.notFound))
-        }
-        var response = Response.bytes(file.bytes, contentType: file.contentType)
-        // The files change only with the binary; a reload after an upgrade must not show old ones
-        // (CachePolicy: no-cache), and the ETag makes the revalidation a 304.
-        response.headers.add(name: "ETag", value: file.etag)
-        response.headers.add(name: "X-Content-Type-Options", value: "nosniff")
-        if let tags = request.headers["If-None-Match"], noneMatch(tags, file.etag) {
-            return .notModified(response)
-        }
-        return response
     }
 }

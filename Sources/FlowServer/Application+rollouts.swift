@@ -1,54 +1,11 @@
-// The rollout routes: a release's rollout as it stands, and raising it by hand.
+// What the rollout and release routes share about rollouts: the 409 of a rollout that cannot
+// move, starting one from an activation, and a release shown with its rollout.
 import FlowStore
 import HTTPServer
 import JSON
 import Logging
 
 extension Application {
-    static func addRolloutRoutes(to router: inout Router, rollouts: RolloutService, admin: AdminAuthorization,
-                                 limits: BodyLimits, logger: Logger) {
-        router.adminRoute("GET", "/v1/releases/{id}/rollout", admin) { request throws(ResponseError) in
-            let id = try releaseId(request)
-            guard let document = try Self.store(logger, { try rollouts.document(releaseId: id) }) else {
-                throw ResponseError(.problem(404, "Release \(id) has no rollout.", type: ProblemType.notFound))
-            }
-            return .json(Array(document.jsonText.utf8))
-        }
-        // Raising a rollout makes the release live for more users: publish, as activation.
-        router.adminRoute("POST", "/v1/releases/{id}/rollout", admin, role: .publish) { request throws(ResponseError) in
-            let id = try releaseId(request)
-            var percentage: Int?
-            if !request.body.isEmpty {
-                let body = try request.jsonBody(limits).get()
-                guard let object = body.objectValue, object.keys.allSatisfy({ $0 == "percentage" }) else {
-                    throw RolloutPlan.invalid([.init(pointer: "", detail: "must be {\"percentage\": n}, or empty for the next step")])
-                }
-                if let value = object["percentage"] {
-                    guard let number = value.integerValue, (1...100).contains(number) else {
-                        throw RolloutPlan.invalid([.init(pointer: "/percentage", detail: "must be an integer from 1 to 100")])
-                    }
-                    percentage = number
-                }
-            }
-            let raised: RolloutRecord?
-            do {
-                raised = try rollouts.raise(releaseId: id, to: percentage, by: admin.audit)
-            } catch let refusal as RolloutService.Refusal {
-                throw rolloutConflict(refusal, releaseId: id)
-            } catch let refusal as ResponseError {
-                throw refusal  // the release's activation at 100 % refused (stale, its state)
-            } catch let conflict as ReleaseConflict {
-                throw ResponseError(.problem(409, conflict.detail, type: ProblemType.prefix + conflict.code))
-            } catch {
-                throw SessionService.storageFailure(error, logger: logger)
-            }
-            guard raised != nil, let document = try Self.store(logger, { try rollouts.document(releaseId: id) }) else {
-                throw ResponseError(.problem(404, "Release \(id) has no rollout.", type: ProblemType.notFound))
-            }
-            return .json(Array(document.jsonText.utf8))
-        }
-    }
-
     /// The 409 of a rollout that cannot move that way now.
     static func rolloutConflict(_ refusal: RolloutService.Refusal, releaseId: Int) -> ResponseError {
         let detail: String

@@ -1,4 +1,5 @@
-// Schema routes: the definition formats as JSON Schemas (the repo's schemas/*.schema.json), public like /openapi.yaml.
+// The definition formats as JSON Schemas (the repo's schemas/*.schema.json), embedded at build
+// time and served under /v1/schemas by OperationController, public like /openapi.yaml.
 import HTTPServer
 import JSON
 
@@ -51,26 +52,4 @@ extension Application {
     }()
 
     static let schemaListTag = contentTag(schemaList)
-
-    /// The schemas describe formats, not data: public (no token), kept and revalidated with their
-    /// `ETag` (CachePolicy: no-cache), since they change only with the binary.
-    static func addSchemaRoutes(to router: inout Router) {
-        router.route("GET", "/v1/schemas") { request throws(ResponseError) in
-            var response = Response.json(schemaList)
-            response.headers["ETag"] = schemaListTag
-            if let tags = request.headers["If-None-Match"], noneMatch(tags, schemaListTag) { return .notModified(response) }
-            return response
-        }
-        router.route("GET", "/v1/schemas/{name}") { request throws(ResponseError) in
-            let name = request.pathParameters["name"] ?? ""
-            guard let file = schemaFiles[name] else {
-                let known = schemaFiles.keys.sorted().joined(separator: ", ")
-                throw ResponseError(.problem(404, "There is no schema \(name); the schemas are \(known).", type: ProblemType.notFound))
-            }
-            var response = Response.bytes(file.bytes, contentType: "application/schema+json")
-            response.headers["ETag"] = file.etag
-            if let tags = request.headers["If-None-Match"], noneMatch(tags, file.etag) { return .notModified(response) }
-            return response
-        }
-    }
 }

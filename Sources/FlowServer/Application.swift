@@ -98,7 +98,7 @@ public final class Application: Sendable {
         self.events = events
         let rollouts = RolloutService(store: store, logger: logger)
         self.rollouts = rollouts
-        let releaseHooks = Self.releaseHooks(store: store, registry: registry, logger: logger)
+        let releaseHooks = ReleaseService.rolloutHooks(store: store, registry: registry, logger: logger)
         rollouts.setHooks { hooks in
             hooks.activate = releaseHooks.activate
             hooks.rollBack = releaseHooks.rollBack
@@ -121,36 +121,41 @@ public final class Application: Sendable {
             // Versions committed through other nodes reach this node's streams too.
             events.watch(store: store, every: eventOptions.watchInterval) { [weak sessions] id in sessions?.currentState(id) }
         }
+        let releases = ReleaseService(
+            store: store, registry: registry, requireReview: requireReview,
+            rollouts: ReleaseService.Rollouts(
+                start: { id, flows, body throws(ResponseError) in
+                    try Self.startRollout(rollouts, logger: logger, releaseId: id, flows: flows, body: body) },
+                stop: { id, reason in try rollouts.stop(releaseId: id, reason: reason) },
+                withRollout: { release in rollouts.withRollout(release) }),
+            logger: logger)
         var router = Router()
-        Self.addOperationRoutes(to: &router, store: store, metrics: metrics)
-        Self.addPlaygroundRoutes(to: &router)
-        Self.addSchemaRoutes(to: &router)
-        Self.addSessionRoutes(to: &router, sessions: sessions, access: access, admin: admin, limits: bodyLimits)
-        Self.addAvailableActionsRoute(to: &router, sessions: sessions)
-        Self.addBundleRoute(to: &router, sessions: sessions)
-        Self.addEventRoutes(to: &router, sessions: sessions, events: events, tickets: tickets, options: eventOptions)
+        OperationController(store: store, metrics: metrics, limits: bodyLimits).register(on: &router)
+        SessionController(sessions: sessions, access: access, admin: admin, limits: bodyLimits).register(on: &router)
+        SessionEventController(sessions: sessions, events: events, tickets: tickets, options: eventOptions, limits: bodyLimits)
+            .register(on: &router)
         let graphRenderer = GraphRenderer(logger: logger)
-        Self.addGraphRoutes(to: &router, sessions: sessions, registry: registry, admin: admin, renderer: graphRenderer)
-        Self.addUserRoutes(to: &router, sessions: sessions, admin: admin)
-        Self.addUserDataRoutes(to: &router, userData: UserDataService(store: store, sessions: sessions), admin: admin, logger: logger)
-        Self.addLinkRoutes(to: &router, sessions: sessions, admin: admin)
+        GraphController(sessions: sessions, registry: registry, renderer: graphRenderer, admin: admin, limits: bodyLimits)
+            .register(on: &router)
+        UserController(sessions: sessions, admin: admin, limits: bodyLimits).register(on: &router)
+        UserDataController(userData: UserDataService(store: store, sessions: sessions), admin: admin, limits: bodyLimits, logger: logger)
+            .register(on: &router)
+        LinkController(sessions: sessions, admin: admin, limits: bodyLimits).register(on: &router)
         Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
         Self.addAdminKeyRoutes(to: &router, admin: admin, limits: bodyLimits)
-        Self.addFlowRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
-        Self.addFlowTestRoutes(to: &router, registry: registry, admin: admin, limits: bodyLimits)
-        Self.addReplayRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
-        Self.addAuditRoutes(to: &router, store: store, admin: admin, logger: logger)
-        Self.addReleaseRoutes(to: &router, store: store, registry: registry, admin: admin, requireReview: requireReview,
-                              rollouts: ReleaseRollouts(
-                                  start: { id, flows, body throws(ResponseError) in
-                                      try Self.startRollout(rollouts, logger: logger, releaseId: id, flows: flows, body: body) },
-                                  stop: { id, reason in try rollouts.stop(releaseId: id, reason: reason) },
-                                  withRollout: { release in rollouts.withRollout(release) }),
-                              limits: bodyLimits, logger: logger)
-        Self.addRolloutRoutes(to: &router, rollouts: rollouts, admin: admin, limits: bodyLimits, logger: logger)
-        Self.addFlagRoutes(to: &router, store: store, registry: registry, admin: admin, limits: bodyLimits, logger: logger)
-        Self.addOFREPRoutes(to: &router, registry: registry, keys: clientKeys, limits: bodyLimits)
-        Self.addGrowthBookRoutes(to: &router, registry: registry, keys: clientKeys)
+        FlowController(flows: FlowService(store: store, registry: registry, logger: logger), admin: admin, limits: bodyLimits)
+            .register(on: &router)
+        ReplayController(replays: ReplayService(store: store, registry: registry, logger: logger), releases: releases, admin: admin,
+                         limits: bodyLimits).register(on: &router)
+        AuditController(store: store, admin: admin, limits: bodyLimits, logger: logger).register(on: &router)
+        ReleaseController(releases: releases, admin: admin, limits: bodyLimits).register(on: &router)
+        RolloutController(rollouts: rollouts, admin: admin, limits: bodyLimits, logger: logger).register(on: &router)
+        FlagController(flags: FlagService(store: store, registry: registry, logger: logger), admin: admin, limits: bodyLimits)
+            .register(on: &router)
+        ExperimentController(experiments: ExperimentService(store: store, registry: registry, logger: logger), admin: admin,
+                             limits: bodyLimits).register(on: &router)
+        OFREPController(registry: registry, keys: clientKeys, limits: bodyLimits).register(on: &router)
+        GrowthBookController(registry: registry, keys: clientKeys, limits: bodyLimits).register(on: &router)
         metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
         adminRouteSet = AdminRouteSet(admin.routes.all.map { ($0.method, $0.pattern) })

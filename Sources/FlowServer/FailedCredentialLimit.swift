@@ -72,7 +72,7 @@ final class FailedCredentialLimit: Sendable {
     /// guessing), which takes a token from the address's bucket; past the limit, a 429 with
     /// `Retry-After` in its place.
     func answer(_ response: Response, kind: CredentialKind, address: IPAddress) -> Response {
-        guard response.status == 401, let limiter = limiters[kind], !SessionError.isExpiry(response),
+        guard response.status == 401, let limiter = limiters[kind], response.credentialRefusal != .expired,
               let wait = limiter.take(address) else { return response }
         return AccessPolicy.tooMany("failed \(kind.described) checks", wait: wait).response
     }

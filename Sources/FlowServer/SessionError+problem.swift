@@ -24,12 +24,14 @@ extension SessionError {
             }
             var response = Response.problem(401, detail, type: ProblemType.unauthorized)
             response.headers["WWW-Authenticate"] = "Bearer"
+            response.credentialRefusal = .unknown
             return response
         case .expired(let id, let idle):
             var response = Response.problem(
                 401, "Session \(id) expired after \(DurationText.format(idle)) without an action; start a new session.",
                 title: "Session Expired", type: ProblemType.sessionExpired)
             response.headers["WWW-Authenticate"] = "Bearer"
+            response.credentialRefusal = .expired
             return response
         case .notFound(let id):
             return .problem(404, "There is no session \(id).", type: ProblemType.notFound)
@@ -129,15 +131,6 @@ extension SessionError {
         let detail = error.message.prefix(1).uppercased() + error.message.dropFirst() + "."
         return .problem(status, detail, type: ProblemType.of(error), errors: errors, extensions: extensions)
     }
-
-    /// Whether `response` is the 401 of an expired session: its token is real, so the
-    /// failed-token limiter does not count it (see `Application.answer`). Looked at only for 401s.
-    static func isExpiry(_ response: Response) -> Bool {
-        response.status == 401 && response.body.count < 1024
-            && response.body.firstRange(of: expiredType) != nil
-    }
-
-    private static let expiredType = Array("\"\(ProblemType.sessionExpired)\"".utf8)
 }
 
 extension TurnAnswer {
@@ -246,6 +239,7 @@ extension SessionService {
     static func unauthorized(_ detail: String) -> ResponseError {
         var response = Response.problem(401, detail, type: ProblemType.unauthorized)
         response.headers["WWW-Authenticate"] = "Bearer"
+        response.credentialRefusal = .unknown
         return ResponseError(response)
     }
 }

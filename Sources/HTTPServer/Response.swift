@@ -16,6 +16,9 @@ public struct Response: Sendable {
     /// For a 304 made by `Response.notModified(_:)`: the representation a 200 would have
     /// carried, never sent; its length is the 304's `Content-Length` (RFC 9110 §8.6).
     public internal(set) var representation: Representation?
+    /// For a 401: why the credential was refused, when the handler knows; never sent. A
+    /// limiter of failed credentials counts guesses, not a lapsed credential its holder shows.
+    public var credentialRefusal: CredentialRefusal?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
@@ -24,6 +27,7 @@ public struct Response: Sendable {
         self.deferred = nil
         self.stream = nil
         self.representation = nil
+        self.credentialRefusal = nil
     }
 
     /// A response whose body `stream` writes while the client stays connected (chunked).
@@ -62,4 +66,12 @@ public struct Response: Sendable {
     public static func text(_ body: String, status: Int = 200) -> Response {
         bytes(Array(body.utf8), contentType: "text/plain; charset=utf-8", status: status)
     }
+}
+
+/// Why a 401 refused the credential it was shown.
+public enum CredentialRefusal: Sendable, Equatable {
+    /// The credential opens nothing: a mistake, or a guess.
+    case unknown
+    /// The credential was genuine and has lapsed (an idle session's token): not a guess.
+    case expired
 }

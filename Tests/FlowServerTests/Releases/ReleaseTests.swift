@@ -328,7 +328,7 @@ struct ReleaseTests {
     /// rolls it back with the verdict as reason and the figures in the audit log's detail.
     @Test func rolloutHooksActivateAndRollBack() throws {
         let test = try TestApp()
-        let hooks = Application.releaseHooks(store: test.store, registry: test.app.registry, logger: Logger(label: "test"))
+        let hooks = ReleaseService.rolloutHooks(store: test.store, registry: test.app.registry, logger: Logger(label: "test"))
         #expect(try test.direct.send("POST", "/v1/releases", body: Self.basketRelease(), headers: Self.admin).status == 201)
         let rolling = try #require(try test.store.beginReleaseRollout(id: 1, rules: ReleaseActivationRules(), audit: AuditStamp(credential: "admin")))
         #expect(rolling.state == .rollingOut && rolling.previous == nil)

@@ -82,7 +82,7 @@ struct CacheBoundsTests {
         let renderer = GraphRenderer(logger: .init(label: "test"), capacity: 2)
         let catalog = BundledFlows.catalog().catalog
         let graphs = ["app", "onboarding", "home"].map { FlowGraph(catalog: catalog, root: $0) }
-        for index in [0, 1, 0, 2] { _ = try renderer.response(graphs[index], format: .svg) }
+        for index in [0, 1, 0, 2] { _ = try renderer.render(graphs[index], format: .svg) }
         #expect(renderer.picturesByRecency == [graphs[2].dot(), graphs[0].dot()], "app was used again; onboarding went")
         #expect(renderer.figures == CacheFigures(entries: 2, capacity: 2, evictions: 1))
     }

@@ -67,8 +67,13 @@ struct SessionErrorTests {
         #expect(json["detail"].stringValue?.isEmpty == false)
         // 401s ask for a bearer token, and only 401s do.
         #expect((response.headers["WWW-Authenticate"] == "Bearer") == (expected.status == 401))
-        // The failed-token limiter skips exactly the expired session's 401.
-        if case .expired = expected.error { #expect(SessionError.isExpiry(response)) } else { #expect(!SessionError.isExpiry(response)) }
+        // The failed-token limiter skips exactly the expired session's 401: every 401 says why as
+        // a value (no reading of the body), and only the expiry says `.expired`.
+        if case .expired = expected.error {
+            #expect(response.credentialRefusal == .expired)
+        } else {
+            #expect(response.credentialRefusal == (expected.status == 401 ? .unknown : nil))
+        }
         // A route's ResponseError carries the same answer, and the engine's refusal for rollouts.
         let routed = ResponseError(expected.error)
         #expect(routed.response.status == expected.status && routed.response.body == response.body)

@@ -1,4 +1,5 @@
-// Replay of recorded sessions against other flow versions (a draft): the admin route and the run.
+// Replay of recorded sessions against other flow versions (a draft): what a replay request
+// holds, and the run, between the replay routes and the store.
 import FlowEngine
 import FlowStore
 import Foundation
@@ -66,32 +67,29 @@ struct ReplayRequest: Sendable, Equatable {
     }
 }
 
-extension Application {
-    static func addReplayRoutes(to router: inout Router, store: any FlowStore, registry: DefinitionRegistry,
-                                admin: AdminAuthorization, limits: BodyLimits, logger: Logger) {
-        router.adminRoute("POST", "/v1/replays", admin) { request throws(ResponseError) in
-            let json: JSONValue? = request.body.isEmpty ? Optional<JSONValue>.none : try request.jsonBody(limits).get()
-            let replay = try ReplayRequest(json: json)
-            return .json(try Self.runReplay(replay, store: store, registry: registry, logger: logger))
-        }
-        // The versions a release makes live, over the versions each session ran.
-        router.adminRoute("POST", "/v1/releases/{id}/replay", admin) { request throws(ResponseError) in
-            let release = try Self.storedRelease(request, store: store, logger: logger)
-            let json: JSONValue? = request.body.isEmpty ? Optional<JSONValue>.none : try request.jsonBody(limits).get()
-            var replay = try ReplayRequest(json: json)
-            guard json?.objectValue?["flows"] == nil else {
-                throw ResponseError(.problem(400, "A release replays with its own versions; send only {days?, sample?}.",
-                                             type: ProblemType.malformed, errors: [.init(pointer: "/flows", detail: "not allowed here")]))
-            }
-            replay.versions = release.versions
-            return .json(try Self.runReplay(replay, store: store, registry: registry, logger: logger))
-        }
+/// What the replay routes do: read recorded sessions from the store and run them again on other
+/// flow versions, on every core.
+///
+/// ```swift
+/// let replays = ReplayService(store: store, registry: registry, logger: logger)
+/// let outcome = try replays.run(ReplayRequest(versions: ["onboarding": 2]))
+/// outcome.report.totals   // sessions, same, diverged, refused, deadEnd, skipped
+/// ```
+final class ReplayService: Sendable {
+    let store: any FlowStore
+    let registry: DefinitionRegistry
+    let logger: Logger
+
+    init(store: any FlowStore, registry: DefinitionRegistry, logger: Logger) {
+        self.store = store
+        self.registry = registry
+        self.logger = logger
     }
 
     /// Sessions read per batch: one read transaction (SQLite) or two round trips (PostgreSQL) each.
-    static let replayBatch = 500
+    static let batchSize = 500
     /// Actions replayed per session at most; a longer session is replayed up to there.
-    static let replayMaxActions = 1000
+    static let maxActions = 1000
 
     /// Replays the newest `sample` sessions of the last `days` days with `versions` in place of
     /// their own, and answers the report (see README "Replay real sessions against a draft").
@@ -102,8 +100,7 @@ extension Application {
     /// state under which the session's own versions rebuild its recorded first screens: none
     /// (a new user) or, failing that, the user's state now. A session neither rebuilds, or whose
     /// trees are not all stored, is `skipped`.
-    static func runReplay(_ replay: ReplayRequest, store: any FlowStore, registry: DefinitionRegistry,
-                          logger: Logger, now: Date = Date()) throws(ResponseError) -> [UInt8] {
+    func run(_ replay: ReplayRequest, now: Date = Date()) throws(ResponseError) -> ReplayOutcome {
         for (name, version) in replay.versions.sorted(by: { $0.key < $1.key }) where registry.flow(name, version: version) == nil {
             throw ResponseError(.problem(
                 422, "Flow \(name) has no version \(version) to replay with.", type: ProblemType.unknownFlowVersion,
@@ -115,11 +112,11 @@ extension Application {
         var cursor: RecordedSessionCursor?
         var remaining = replay.sample
         while remaining > 0 {
-            let wanted = min(replayBatch, remaining)
+            let wanted = min(Self.batchSize, remaining)
             let batch: [RecordedSessionRecord]
             do {
                 batch = try store.recordedSessions(createdSince: since, before: cursor, limit: wanted,
-                                                   maxActions: replayMaxActions)
+                                                   maxActions: Self.maxActions)
             } catch {
                 throw SessionService.storageFailure(error, logger: logger)
             }
@@ -130,7 +127,7 @@ extension Application {
         }
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        return replayReportJSON(report, replay: replay, since: since, milliseconds: milliseconds)
+        return ReplayOutcome(report: report, replay: replay, since: since, milliseconds: milliseconds)
     }
 
     /// Replays one batch in parts on every core (the engine is pure; each part counts its own).
@@ -153,7 +150,7 @@ extension Application {
     }
 
     /// The recorded session ready to replay and the catalog it replays on, or nil when it
-    /// cannot be replayed (see ``runReplay(_:store:registry:logger:now:)``).
+    /// cannot be replayed (see ``run(_:now:)``).
     static func recordedRun(_ recorded: RecordedSessionRecord, versions: [String: Int], registry: DefinitionRegistry,
                             store: any FlowStore) -> (session: RecordedSession, candidate: FlowCatalog)? {
         let record = recorded.session
@@ -189,87 +186,13 @@ extension Application {
         }
         return (RecordedSession(start: start, context: context, steps: steps), candidate)
     }
+}
 
-    /// `{versions, since, days, sample, durationMs, totals: {sessions, same, diverged, refused,
-    /// deadEnd, skipped}, flows: {name: {sessions, same, diverged, refused, deadEnd, notReached,
-    /// firstDivergence: [{screen, replayedScreen, count}], refusals: [{screen, action, code,
-    /// count}], deadEnds: [{screen, count}]}}}`, lists most frequent first.
-    static func replayReportJSON(_ report: ReplayReport, replay: ReplayRequest, since: String, milliseconds: Double) -> [UInt8] {
-        var writer = JSONWriter(capacity: 1024)
-        writer.beginObject()
-        writer.writeKey("versions")
-        writer.writeRawValue(DefinitionRegistry.encode(replay.versions))
-        writer.writeKey("since")
-        writer.writeString(since)
-        writer.writeKey("days")
-        writer.writeInteger(replay.days)
-        writer.writeKey("sample")
-        writer.writeInteger(replay.sample)
-        writer.writeKey("durationMs")
-        writer.writeNumber((milliseconds * 10).rounded() / 10)
-        writer.writeKey("totals")
-        writer.beginObject()
-        for (key, value) in [("sessions", report.sessions), ("same", report.same), ("diverged", report.diverged),
-                             ("refused", report.refused), ("deadEnd", report.deadEnd), ("skipped", report.skipped)] {
-            writer.writeKey(key)
-            writer.writeInteger(value)
-        }
-        writer.endObject()
-        writer.writeKey("flows")
-        writer.beginObject()
-        for (flow, counts) in report.flows.sorted(by: { $0.key < $1.key }) where counts.sessions > 0 {
-            writer.writeKey(flow)
-            writer.beginObject()
-            for (key, value) in [("sessions", counts.sessions), ("same", counts.same), ("diverged", counts.diverged),
-                                 ("refused", counts.refused), ("deadEnd", counts.deadEnd), ("notReached", counts.notReached)] {
-                writer.writeKey(key)
-                writer.writeInteger(value)
-            }
-            writer.writeKey("firstDivergence")
-            writer.beginArray()
-            for (divergence, count) in counts.firstDivergence.sorted(by: { ($1.value, $0.key.screen.feature, $0.key.replayedScreen?.feature ?? "")
-                < ($0.value, $1.key.screen.feature, $1.key.replayedScreen?.feature ?? "") }) {
-                writer.beginObject()
-                writer.writeKey("screen")
-                writer.writeString(divergence.screen.feature)
-                writer.writeKey("replayedScreen")
-                writer.writeOptionalString(divergence.replayedScreen?.feature)
-                writer.writeKey("count")
-                writer.writeInteger(count)
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.writeKey("refusals")
-            writer.beginArray()
-            for (refusal, count) in counts.refusals.sorted(by: { ($1.value, $0.key.screen.feature, $0.key.action)
-                < ($0.value, $1.key.screen.feature, $1.key.action) }) {
-                writer.beginObject()
-                writer.writeKey("screen")
-                writer.writeString(refusal.screen.feature)
-                writer.writeKey("action")
-                writer.writeString(refusal.action)
-                writer.writeKey("code")
-                writer.writeString(refusal.code)
-                writer.writeKey("count")
-                writer.writeInteger(count)
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.writeKey("deadEnds")
-            writer.beginArray()
-            for (screen, count) in counts.deadEnds.sorted(by: { ($1.value, $0.key.feature) < ($0.value, $1.key.feature) }) {
-                writer.beginObject()
-                writer.writeKey("screen")
-                writer.writeString(screen.feature)
-                writer.writeKey("count")
-                writer.writeInteger(count)
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.endObject()
-        }
-        writer.endObject()
-        writer.endObject()
-        return writer.takeBytes()
-    }
+/// A replay's report, with what was asked and how long it took.
+struct ReplayOutcome {
+    let report: ReplayReport
+    let replay: ReplayRequest
+    /// The creation time from which sessions were replayed.
+    let since: String
+    let milliseconds: Double
 }

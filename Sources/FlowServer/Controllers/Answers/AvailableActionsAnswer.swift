@@ -1,29 +1,24 @@
-// GET /v1/sessions/{id}/actions/available: what the delegate chain would accept now.
+// GET /v1/sessions/{id}/actions/available's answer: what the delegate chain would accept now,
+// and what each action would answer.
 import FlowEngine
 import HTTPServer
 import JSON
 
-extension Application {
-    static func addAvailableActionsRoute(to router: inout Router, sessions: SessionService) {
-        router.route("GET", "/v1/sessions/{id}/actions/available") { request throws(ResponseError) in
-            let id = request.pathParameters["id"] ?? ""
-            let (session, available, predictions) = try sessionCall { () throws(SessionError) in
-                try sessions.availableActions(id, token: BearerToken.presented(in: request))
-            }
-            var response = Response.json(availableActionsDocument(session, available, predictions: predictions))
-            response.headers["ETag"] = SessionService.etag(session.version)
-            return response
-        }
-    }
+/// `{sessionId, version, from, actions: [{type, handledBy, from, params: [{name, type, required}], interactive,
+/// next, nextInteractive?}]}`; `from` is the screen on top, which the listed actions come from (null for the
+/// interaction actions, which address the pending interaction rather than a screen). `next` is the state
+/// posting the action with no params would answer (null when it needs params); `nextInteractive`, for an
+/// action that may run interactively, the state posting it with `"interactive": true` would answer.
+struct AvailableActionsAnswer: JSONAnswer {
+    let session: LiveSession
+    let available: [AvailableAction]
+    let predictions: [Prediction]
 
-    /// `{sessionId, version, from, actions: [{type, handledBy, from, params: [{name, type, required}], interactive,
-    /// next, nextInteractive?}]}`; `from` is the screen on top, which the listed actions come from (null for the
-    /// interaction actions, which address the pending interaction rather than a screen). `next` is the state
-    /// posting the action with no params would answer (null when it needs params); `nextInteractive`, for an
-    /// action that may run interactively, the state posting it with `"interactive": true` would answer.
-    static func availableActionsDocument(_ session: LiveSession, _ available: [AvailableAction], predictions: [Prediction]) -> [UInt8] {
+    var etag: String? { SessionService.etag(session.version) }
+    var capacity: Int { 256 + available.count * 2048 }
+
+    func encode(into writer: inout JSONWriter) {
         let top = session.tree.top
-        var writer = JSONWriter(capacity: 256 + available.count * 2048)
         writer.beginObject()
         writer.writeKey("sessionId")
         writer.writeString(session.id)
@@ -40,7 +35,7 @@ extension Application {
             writer.writeKey("handledBy")
             writer.writeString(action.handledBy)
             writer.writeKey("from")
-            let source: String? = interactionTypes.contains(action.type) ? nil : top?.entryId
+            let source: String? = Self.interactionTypes.contains(action.type) ? nil : top?.entryId
             writer.writeOptionalString(source)
             writer.writeKey("params")
             writer.beginArray()
@@ -58,16 +53,15 @@ extension Application {
             writer.writeKey("interactive")
             writer.writeBool(action.interactive)
             writer.writeKey("next")
-            writePrediction(predictions.first { $0.action.type == action.type && !$0.action.interactive }, into: &writer)
+            Self.writePrediction(predictions.first { $0.action.type == action.type && !$0.action.interactive }, into: &writer)
             if action.interactive && session.tree.interaction == nil {
                 writer.writeKey("nextInteractive")
-                writePrediction(predictions.first { $0.action.type == action.type && $0.action.interactive }, into: &writer)
+                Self.writePrediction(predictions.first { $0.action.type == action.type && $0.action.interactive }, into: &writer)
             }
             writer.endObject()
         }
         writer.endArray()
         writer.endObject()
-        return writer.takeBytes()
     }
 
     static let interactionTypes: Set<String> = [FlowAction.interactionUpdate, FlowAction.interactionEnd, FlowAction.interactionCancel]

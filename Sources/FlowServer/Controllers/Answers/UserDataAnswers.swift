@@ -1,54 +1,14 @@
-// Admin routes for a user's data: erasure (DELETE /v1/users/{userId}) and export.
+// The answers of the user data routes: what an erasure removed, and a user's export.
 import FlowStore
-import HTTPServer
 import JSON
-import Logging
 
-extension Application {
-    /// Erasure and export read or destroy everything about a person: `admin` only. The roles
-    /// below manage flows and releases and have no need of one person's whole history (`read`
-    /// still reads a user's state, `GET /v1/users/{userId}`).
-    static let userDataRole = AdminRole.admin
+/// `{"userId", "auditSubject", "erased": {"users": 1, "sessions": 2, …}}`.
+struct UserErasureAnswer: JSONAnswer {
+    let userId: String
+    let subject: String
+    let erased: UserErasure
 
-    static func addUserDataRoutes(to router: inout Router, userData: UserDataService, admin: AdminAuthorization, logger: Logger) {
-        router.adminRoute("DELETE", "/v1/users/{userId}", admin, role: userDataRole) { request throws(ResponseError) in
-            let userId = request.pathParameters["userId"] ?? ""
-            let (erased, subject): (UserErasure, String)
-            do throws(UserDataError) {
-                (erased, subject) = try userData.erase(userId, by: admin.audit)
-            } catch {
-                throw problem(error, logger: logger)
-            }
-            return .json(erasureDocument(userId: userId, subject: subject, erased))
-        }
-        router.adminRoute("GET", "/v1/users/{userId}/export", admin, role: userDataRole) { request throws(ResponseError) in
-            let userId = request.pathParameters["userId"] ?? ""
-            let export: UserExport
-            do throws(UserDataError) {
-                export = try userData.export(userId)
-            } catch {
-                throw problem(error, logger: logger)
-            }
-            return .json(exportDocument(userId: userId, export, limits: userData.limits, state: userData.stateDocument(of:)))
-        }
-    }
-
-    static func problem(_ error: UserDataError, logger: Logger) -> ResponseError {
-        switch error {
-        case .invalidUserId:
-            return ResponseError(.problem(
-                400, "A user id is 1 to \(SessionInput.maxUserIdLength) characters with no control characters: this one names no user.",
-                type: ProblemType.malformed, errors: [.init(pointer: "userId", detail: "must be 1 to \(SessionInput.maxUserIdLength) characters with no control characters")]))
-        case .notFound(let userId):
-            return ResponseError(.problem(404, "Nothing is stored about user \(userId).", type: ProblemType.notFound))
-        case .storage(let error):
-            return SessionService.storageFailure(error, logger: logger)
-        }
-    }
-
-    /// `{"userId", "auditSubject", "erased": {"users": 1, "sessions": 2, …}}`.
-    static func erasureDocument(userId: String, subject: String, _ erased: UserErasure) -> [UInt8] {
-        var writer = JSONWriter()
+    func encode(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.writeKey("userId")
         writer.writeString(userId)
@@ -62,14 +22,21 @@ extension Application {
         }
         writer.endObject()
         writer.endObject()
-        return writer.takeBytes()
     }
+}
 
-    /// The export document (see README, "Erasure and export"). Stored JSON texts are parsed
-    /// before they are written, so a damaged one is `null` rather than a broken document.
-    static func exportDocument(userId: String, _ export: UserExport, limits: UserExportLimits,
-                               state: (SessionRecord) -> [UInt8]?) -> [UInt8] {
-        var writer = JSONWriter(capacity: 4096 + export.sessions.count * 4096)
+/// The export document (see README, "Erasure and export"). Stored JSON texts are parsed before
+/// they are written, so a damaged one is `null` rather than a broken document.
+struct UserExportAnswer: JSONAnswer {
+    let userId: String
+    let export: UserExport
+    let limits: UserExportLimits
+    /// The state document of an exported session, when it can be made.
+    let state: (SessionRecord) -> [UInt8]?
+
+    var capacity: Int { 4096 + export.sessions.count * 4096 }
+
+    func encode(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.writeKey("userId")
         writer.writeString(userId)
@@ -79,7 +46,7 @@ extension Application {
         if let user = export.user {
             writer.beginObject()
             writer.writeKey("state")
-            writeStoredJSON(user.state, into: &writer)
+            Self.writeStoredJSON(user.state, into: &writer)
             writer.writeKey("createdAt")
             writer.writeString(user.createdAt)
             writer.writeKey("updatedAt")
@@ -91,7 +58,7 @@ extension Application {
         writer.writeKey("sessions")
         writer.beginArray()
         for exported in export.sessions {
-            writeSession(exported, state: state(exported.session), into: &writer)
+            Self.writeSession(exported, state: state(exported.session), into: &writer)
         }
         writer.endArray()
         for (key, rows) in [("exposures", export.exposures), ("exclusions", export.exclusions)] {
@@ -159,7 +126,6 @@ extension Application {
         writer.writeInteger(limits.rows)
         writer.endObject()
         writer.endObject()
-        return writer.takeBytes()
     }
 
     private static func writeSession(_ exported: ExportedSession, state: [UInt8]?, into writer: inout JSONWriter) {
@@ -175,23 +141,23 @@ extension Application {
         writer.writeKey("version")
         writer.writeInteger(session.version)
         writer.writeKey("client")
-        writeStoredJSON(session.client, into: &writer)
+        Self.writeStoredJSON(session.client, into: &writer)
         for key in ["attributes", "traits"] {
             writer.writeKey(key)
             writer.writeValue(context?[key] ?? .object(JSONObject()))
         }
         writer.writeKey("flags")
-        writeStoredJSON(session.flags, into: &writer)
+        Self.writeStoredJSON(session.flags, into: &writer)
         writer.writeKey("experiments")
-        writeStoredJSON(session.experiments, into: &writer)
+        Self.writeStoredJSON(session.experiments, into: &writer)
         writer.writeKey("flowVersions")
-        writeStoredJSON(session.flowVersions, into: &writer)
+        Self.writeStoredJSON(session.flowVersions, into: &writer)
         writer.writeKey("state")
         if let state { writer.writeRawValue(state) } else { writer.writeNull() }
         writer.writeKey("actions")
         writer.beginArray()
         for action in exported.actions {
-            writeLogEntry(action, checked: true, into: &writer)
+            action.write(into: &writer, checked: true)
         }
         writer.endArray()
         writer.writeKey("actionsTruncated")
