@@ -141,8 +141,8 @@ public final class Application: Sendable {
         UserDataController(userData: UserDataService(store: store, sessions: sessions), admin: admin, limits: bodyLimits, logger: logger)
             .register(on: &router)
         LinkController(sessions: sessions, admin: admin, limits: bodyLimits).register(on: &router)
-        Self.addClientKeyRoutes(to: &router, keys: clientKeys, admin: admin, limits: bodyLimits)
-        Self.addAdminKeyRoutes(to: &router, admin: admin, limits: bodyLimits)
+        KeyController(clientKeys: clientKeys, adminKeys: AdminKeys(store: store, logger: logger), admin: admin, limits: bodyLimits)
+            .register(on: &router)
         FlowController(flows: FlowService(store: store, registry: registry, logger: logger), admin: admin, limits: bodyLimits)
             .register(on: &router)
         ReplayController(replays: ReplayService(store: store, registry: registry, logger: logger), releases: releases, admin: admin,

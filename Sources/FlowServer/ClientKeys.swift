@@ -1,7 +1,6 @@
 // Client keys: what ships inside an app. They may create sessions and evaluate flags, nothing else.
 import FlowStore
 import HTTPServer
-import JSON
 import Logging
 
 /// A live client key, as a route that accepts one sees it.
@@ -60,66 +59,16 @@ final class ClientKeys: Sendable {
     /// Every client key starts so, which tells it from a session token or the admin token.
     static let keyPrefix = "fsk_"
 
-    static func document(_ record: ClientKeyRecord, key: String? = nil) -> JSONValue {
-        var object: JSONObject = ["id": .string(record.id), "name": .string(record.name)]
-        if let key { object["key"] = .string(key) }
-        object["createdAt"] = .string(record.createdAt)
-        object["revokedAt"] = record.revokedAt.map { .string($0) } ?? .null
-        return .object(object)
+    /// Every client key, live and revoked, oldest first.
+    func all() throws(ResponseError) -> [ClientKeyRecord] {
+        try Application.store(logger) { try store.clientKeys() }
     }
-}
 
-extension Application {
-    static func addClientKeyRoutes(to router: inout Router, keys: ClientKeys, admin: AdminAuthorization, limits: BodyLimits) {
-        router.adminRoute("POST", "/v1/client-keys", admin, role: .admin) { request throws(ResponseError) in
-            let json = try request.jsonBody(limits).get()
-            guard let object = json.objectValue else {
-                throw ResponseError(.problem(400, "The body must be an object {name}; found \(json.typeName).", type: ProblemType.malformed))
-            }
-            var errors: [ProblemDetails.FieldError] = []
-            for key in object.keys where key != "name" {
-                errors.append(.init(pointer: JSONPointer([key]).description, detail: "unknown field; expected name"))
-            }
-            let name = object["name"]?.stringValue ?? ""
-            if name.isEmpty || name.unicodeScalars.count > 100 || name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                errors.append(.init(pointer: "/name", detail: "is required: 1 to 100 characters with no control characters, such as \"ios app\""))
-            }
-            guard errors.isEmpty else {
-                throw ResponseError(.problem(400, "The client key request has \(errors.count) invalid field\(errors.count == 1 ? "" : "s").",
-                                             type: ProblemType.malformed, errors: errors))
-            }
-            let (record, key) = try keys.create(name: name, audit: admin.audit)
-            var response = Response.json(Array(ClientKeys.document(record, key: key).jsonText.utf8), status: 201)
-            response.headers["Location"] = "/v1/client-keys/\(record.id)"
-            response.headers["Cache-Control"] = "no-store"
-            return response
-        }
-
-        router.adminRoute("GET", "/v1/client-keys", admin) { _ throws(ResponseError) in
-            let records: [ClientKeyRecord]
-            do {
-                records = try keys.store.clientKeys()
-            } catch {
-                throw SessionService.storageFailure(error, logger: keys.logger)
-            }
-            let document = JSONValue.object(["clientKeys": .array(records.map { ClientKeys.document($0) })])
-            return .json(Array(document.jsonText.utf8))
-        }
-
-        router.adminRoute("DELETE", "/v1/client-keys/{id}", admin, role: .admin) { request throws(ResponseError) in
-            let id = request.pathParameters["id"] ?? ""
-            let revoked: ClientKeyRecord?
-            do {
-                // Ids are short and URL-safe, like session ids: anything else names no key and is
-                // not worth a look-up (a NUL would not even reach PostgreSQL).
-                revoked = SessionService.isPlausibleId(id) ? try keys.store.revokeClientKey(id: id, at: Timestamp.string(), audit: admin.audit) : nil
-            } catch {
-                throw SessionService.storageFailure(error, logger: keys.logger)
-            }
-            guard revoked != nil else {
-                throw ResponseError(.problem(404, "There is no client key \(id).", type: ProblemType.notFound))
-            }
-            return Response(status: 204)
-        }
+    /// Revokes key `id` (recorded in the audit log); nil when there is no such key.
+    func revoke(_ id: String, audit: AuditStamp?) throws(ResponseError) -> ClientKeyRecord? {
+        // Ids are short and URL-safe, like session ids: anything else names no key and is not
+        // worth a look-up (a NUL would not even reach PostgreSQL).
+        guard SessionService.isPlausibleId(id) else { return nil }
+        return try Application.store(logger) { try store.revokeClientKey(id: id, at: Timestamp.string(), audit: audit) }
     }
 }
