@@ -23,7 +23,7 @@ extension Application {
     /// parent is what avoids it), or nothing fits it any more (`unsupported`, with `missing`).
     /// Clients that listed no features render everything; a flow the root never reaches affects
     /// nobody.
-    static func activationImpact(flow name: String, registry: DefinitionRegistry, store: any FlowStore,
+    static func activationImpact(flow name: String, registry: DefinitionRegistry, store: any DefinitionStore & SessionRecordStore,
                                  logger: Logger = Logger(label: "flowstack.impact"),
                                  now: Date = Date()) -> [UInt8]? {
         let since = Timestamp.string(now.addingTimeInterval(-impactWindow))

@@ -48,11 +48,11 @@ final class ExperimentService: Sendable {
     /// The metric a report converts on unless `?metric=` names another.
     static let defaultMetric = "onboarded"
 
-    let store: any FlowStore
+    let store: any DefinitionStore
     let registry: DefinitionRegistry
     let logger: Logger
 
-    init(store: any FlowStore, registry: DefinitionRegistry, logger: Logger) {
+    init(store: any DefinitionStore, registry: DefinitionRegistry, logger: Logger) {
         self.store = store
         self.registry = registry
         self.logger = logger

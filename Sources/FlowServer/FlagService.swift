@@ -23,11 +23,11 @@ final class FlagService: Sendable {
         var warnings: [ProblemDetails.FieldError]
     }
 
-    let store: any FlowStore
+    let store: any DefinitionStore
     let registry: DefinitionRegistry
     let logger: Logger
 
-    init(store: any FlowStore, registry: DefinitionRegistry, logger: Logger) {
+    init(store: any DefinitionStore, registry: DefinitionRegistry, logger: Logger) {
         self.store = store
         self.registry = registry
         self.logger = logger

@@ -29,11 +29,11 @@ final class FlowService: Sendable {
         var warnings: [JSONValue]
     }
 
-    let store: any FlowStore
+    let store: any DefinitionStore & SessionRecordStore
     let registry: DefinitionRegistry
     let logger: Logger
 
-    init(store: any FlowStore, registry: DefinitionRegistry, logger: Logger) {
+    init(store: any DefinitionStore & SessionRecordStore, registry: DefinitionRegistry, logger: Logger) {
         self.store = store
         self.registry = registry
         self.logger = logger

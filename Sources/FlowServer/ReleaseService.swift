@@ -31,14 +31,14 @@ final class ReleaseService: Sendable {
         var withRollout: @Sendable (ReleaseRecord) -> ReleaseRecord = { $0 }
     }
 
-    let store: any FlowStore
+    let store: any ReleaseStore & DefinitionStore & RolloutStore
     let registry: DefinitionRegistry
     /// `--require-review`: an activation needs an approval by someone other than the creator.
     let requireReview: Bool
     let rollouts: Rollouts?
     let logger: Logger
 
-    init(store: any FlowStore, registry: DefinitionRegistry, requireReview: Bool, rollouts: Rollouts?, logger: Logger) {
+    init(store: any ReleaseStore & DefinitionStore & RolloutStore, registry: DefinitionRegistry, requireReview: Bool, rollouts: Rollouts?, logger: Logger) {
         self.store = store
         self.registry = registry
         self.requireReview = requireReview
@@ -64,7 +64,7 @@ final class ReleaseService: Sendable {
         try Self.stored(id, in: store, logger: logger)
     }
 
-    static func stored(_ id: Int, in store: any FlowStore, logger: Logger) throws(ResponseError) -> ReleaseRecord {
+    static func stored(_ id: Int, in store: any ReleaseStore & DefinitionStore & RolloutStore, logger: Logger) throws(ResponseError) -> ReleaseRecord {
         guard let release = try Application.store(logger, { try store.release(id: id) }) else {
             throw Self.notFound(id)
         }
@@ -193,7 +193,7 @@ final class ReleaseService: Sendable {
     /// What `RolloutService.Hooks` does to releases: a rollout reaching 100 % activates its
     /// release fully (tests and review were checked when it began), a guardrail that failed
     /// rolls it back with the verdict as its reason and the figures in the audit log's detail.
-    static func rolloutHooks(store: any FlowStore, registry: DefinitionRegistry, logger: Logger)
+    static func rolloutHooks(store: any ReleaseStore & DefinitionStore & RolloutStore, registry: DefinitionRegistry, logger: Logger)
         -> (activate: @Sendable (Int) throws -> Void, rollBack: @Sendable (Int, String, String) throws -> Void) {
         let activate: @Sendable (Int) throws -> Void = { id in
             _ = try store.activateRelease(id: id, rules: ReleaseActivationRules(allowUntested: true), audit: AuditStamp(credential: "rollout:\(id)"))
@@ -209,7 +209,7 @@ final class ReleaseService: Sendable {
 
     /// Reads every definition again and swaps the registry's content in one step, so a session
     /// created during an activation sees all the old versions or all the new ones.
-    static func reloadDefinitions(store: any FlowStore, registry: DefinitionRegistry, logger: Logger) throws(ResponseError) {
+    static func reloadDefinitions(store: any ReleaseStore & DefinitionStore & RolloutStore, registry: DefinitionRegistry, logger: Logger) throws(ResponseError) {
         let loaded = try Application.store(logger) {
             DefinitionRegistry.load(flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
                                     activations: try store.flowActivations(), flags: try store.allDefinitions(.flag),

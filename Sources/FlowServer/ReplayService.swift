@@ -76,11 +76,11 @@ struct ReplayRequest: Sendable, Equatable {
 /// outcome.report.totals   // sessions, same, diverged, refused, deadEnd, skipped
 /// ```
 final class ReplayService: Sendable {
-    let store: any FlowStore
+    let store: any DefinitionStore & SessionRecordStore & UserDataStore
     let registry: DefinitionRegistry
     let logger: Logger
 
-    init(store: any FlowStore, registry: DefinitionRegistry, logger: Logger) {
+    init(store: any DefinitionStore & SessionRecordStore & UserDataStore, registry: DefinitionRegistry, logger: Logger) {
         self.store = store
         self.registry = registry
         self.logger = logger
@@ -132,7 +132,7 @@ final class ReplayService: Sendable {
 
     /// Replays one batch in parts on every core (the engine is pure; each part counts its own).
     static func replayBatch(_ batch: [RecordedSessionRecord], versions: [String: Int], registry: DefinitionRegistry,
-                            store: any FlowStore) -> ReplayReport {
+                            store: any DefinitionStore & SessionRecordStore & UserDataStore) -> ReplayReport {
         let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, batch.count / 50))
         let reports = PThreadMutex<[ReplayReport]>([])
         DispatchQueue.concurrentPerform(iterations: parts) { part in
@@ -152,7 +152,7 @@ final class ReplayService: Sendable {
     /// The recorded session ready to replay and the catalog it replays on, or nil when it
     /// cannot be replayed (see ``run(_:now:)``).
     static func recordedRun(_ recorded: RecordedSessionRecord, versions: [String: Int], registry: DefinitionRegistry,
-                            store: any FlowStore) -> (session: RecordedSession, candidate: FlowCatalog)? {
+                            store: any DefinitionStore & SessionRecordStore & UserDataStore) -> (session: RecordedSession, candidate: FlowCatalog)? {
         let record = recorded.session
         // A log that retention cut (its first entries older than --retention) no longer starts
         // at the first screen: skipped, like a row that compaction moved past version 0.

@@ -8,7 +8,7 @@ struct AuditController: Controller {
     static let defaultPage = 100
     static let maxPage = 1000
 
-    let store: any FlowStore
+    let store: any AuditStore
     let admin: AdminAuthorization
     let limits: BodyLimits
     let logger: Logger

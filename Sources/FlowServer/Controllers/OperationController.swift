@@ -7,7 +7,7 @@ import HTTPServer
 /// /v1/schemas` and `/v1/schemas/{name}`. The health check asks the store itself: it is what
 /// the check is about.
 struct OperationController: Controller {
-    let store: any FlowStore
+    let store: any StoreLifecycle & SessionRecordStore
     let metrics: ServerMetrics
     let limits: BodyLimits
 
