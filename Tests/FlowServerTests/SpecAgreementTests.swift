@@ -82,6 +82,35 @@ struct SpecAgreementTests {
         }
     }
 
+    /// A batch may repeat a key, as its schema allows (JSON Schema cannot ask an array of objects
+    /// for keys of their own; it was 400): an item repeating an earlier item's key is judged as a
+    /// POST repeating that key after it, so the same action is skipped with the version the first
+    /// produced, and another action is refused as a reused key, stopping the batch.
+    @Test func batchRepeatingAKeyIsJudgedAsARepeatedPost() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "repeats")
+        let same = try client.batch(session, [
+            Tap(key: "a", version: 0, action: #"{"type":"onboarding.showSecond"}"#),
+            Tap(key: "a", version: 1, action: #"{"type":"onboarding.showSecond"}"#),
+            Tap(key: "b", version: 1, action: #"{"type":"back"}"#),
+        ])
+        #expect(same.status == 200, "\(same.text)")
+        #expect(same.json.batchStatuses == ["applied", "skipped", "applied"])
+        #expect(same.json.batchVersions == [1, 1, 2])
+        #expect(same.json["applied"] == 2 && same.json["skipped"] == 1)
+        #expect(try client.log(session).count == 2)
+        let other = try client.batch(session, [
+            Tap(key: "c", version: 2, action: #"{"type":"onboarding.showSecond"}"#),
+            Tap(key: "c", version: 3, action: #"{"type":"back"}"#),
+        ])
+        #expect(other.status == 200, "\(other.text)")
+        #expect(other.json.batchStatuses == ["applied", "refused"])
+        #expect(other.json["refused"]["status"] == 422)
+        #expect(other.json["refused"]["code"] == "idempotency-key-reused", "\(other.text)")
+        #expect(try client.state(session).json["version"] == 3)
+    }
+
     /// A flow test scenario's name is up to 200 characters, not bytes; its user id up to 128.
     @Test func scenarioLimitsCountCharacters() throws {
         let test = try TestApp()
