@@ -186,6 +186,27 @@ struct SpecAgreementTests {
         }
     }
 
+    /// Every operation on a resource named in its path is the target of a link in openapi.yaml,
+    /// so the stateful phase of scripts/conformance.sh calls it with an id the server made (a
+    /// generated id only ever meets the 404), and every link names an operation that exists.
+    /// The playground's files and the schemas are named by the binary, not made by a call.
+    @Test func everyOperationOnAResourceIsTheTargetOfALink() throws {
+        let text = try String(contentsOf: Self.repo.appending(path: "openapi.yaml"), encoding: .utf8)
+        var pathOf: [String: String] = [:]
+        var targets: Set<String> = []
+        var path = ""
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("  /"), line.hasSuffix(":") { path = String(line.dropFirst(2).dropLast()) }
+            if line.hasPrefix("      operationId: ") { pathOf[String(line.dropFirst(19))] = path }
+            if line.hasPrefix("              operationId: ") { targets.insert(String(line.dropFirst(27))) }
+        }
+        #expect(pathOf.count >= 60)
+        #expect(targets.subtracting(pathOf.keys).isEmpty, "links to no operation: \(targets.subtracting(pathOf.keys).sorted())")
+        let fixedNames: Set = ["getPlaygroundFile", "getSchema"]
+        let unlinked = pathOf.filter { $0.value.contains("{") && !targets.contains($0.key) && !fixedNames.contains($0.key) }.keys.sorted()
+        #expect(unlinked.isEmpty, "no link leads to \(unlinked)")
+    }
+
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL
 }
 
