@@ -207,6 +207,22 @@ struct SpecAgreementTests {
         #expect(unlinked.isEmpty, "no link leads to \(unlinked)")
     }
 
+    /// The names `/playground/{file}` and `/v1/schemas/{name}` serve are the files of their
+    /// folders, embedded at build time, and openapi.yaml lists exactly those as the parameter's
+    /// `enum` (so a schema-valid request names a file that is served).
+    @Test func servedFileNamesAreTheSpecsEnums() throws {
+        let text = try String(contentsOf: Self.repo.appending(path: "openapi.yaml"), encoding: .utf8)
+        let enums = text.split(separator: "\n").filter { $0.contains("enum: [") && $0.contains(".js") || $0.contains("enum: [") && $0.contains(".schema.json") }
+            .map { Set($0.split(separator: "[")[1].dropLast().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        for folder in ["playground", "schemas"] {
+            let files = Set(try FileManager.default.contentsOfDirectory(atPath: Self.repo.appending(path: folder).path))
+            #expect(enums.contains(files), "\(folder): \(files.sorted()) is no enum of openapi.yaml")
+        }
+        let test = try TestApp()
+        for name in ["app.js", "index.html"] { #expect(try test.direct.send("GET", "/playground/\(name)").status == 200) }
+        #expect(try test.direct.send("GET", "/v1/schemas/flow.schema.json").status == 200)
+    }
+
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL
 }
 
