@@ -16,7 +16,9 @@ struct BatchItem: Sendable {
     let requestHash: [UInt8]
 }
 
-/// `{"actions": [{key, version, at?, action}, …]}`, validated: 1 to `maxItems` items, keys unique.
+/// `{"actions": [{key, version, at?, action}, …]}`, validated: 1 to `maxItems` items. A key may
+/// repeat (JSON Schema cannot forbid it, and a client that sends a tap twice means it once): the
+/// session service judges a repeat as a POST repeating the key would be.
 struct BatchInput {
     static let maxItems = 100
     static let itemKeys = ["key", "version", "at", "action"]
@@ -44,7 +46,6 @@ struct BatchInput {
                                                  detail: "must hold 1 to \(Self.maxItems) actions; found \(elements.count) (send more as further batches)")])
         }
         var items: [BatchItem] = []
-        var firstUse: [String: Int] = [:]
         for (index, element) in elements.enumerated() {
             let path = JSONPointer(["actions", String(index)])
             guard let item = element.objectValue else {
@@ -58,12 +59,6 @@ struct BatchInput {
             var itemKey = ""
             if let raw = item["key"], let text = raw.stringValue, Self.isIdempotencyKey(text) {
                 itemKey = text
-                if let earlier = firstUse[text] {
-                    errors.append(.init(pointer: path.appending("key").description,
-                                        detail: "repeats the key of /actions/\(earlier); each tap needs a key of its own"))
-                } else {
-                    firstUse[text] = index
-                }
             } else {
                 let found = item["key"].map { $0.stringValue == nil ? "found \($0.typeName)" : "found \($0.abbreviatedJSON())" } ?? "it is missing"
                 errors.append(.init(pointer: path.appending("key").description,

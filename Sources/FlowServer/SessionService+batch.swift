@@ -66,13 +66,16 @@ extension SessionService {
         // `stored`: every key at once, read before the turn (one round trip to PostgreSQL, not
         // one per tap). A key not found stays unused while the session's turn lasts, but for
         // another node, whose commit of it makes this batch's commit a conflict (the database
-        // checks keys): the batch then runs again.
+        // checks keys): the batch then runs again. The keys of the items judged here join them,
+        // so an item repeating an earlier item's key is judged as a POST repeating that key
+        // after it: the same action is skipped, another is refused (`idempotency-key-reused`).
+        var answers = stored
         for (index, item) in request.items.enumerated() {
             let attempt: Attempt
             do throws(SessionError) {
                 attempt = try applyLocked(item.action, to: &working, ifMatch: IfMatch(version: item.version),
                                           idempotency: (item.key, item.requestHash), clientAt: item.clientAt, user: user,
-                                          known: .some(stored[item.key]))
+                                          known: .some(answers[item.key]))
             } catch {
                 // The database not answering is no refusal of the item: the whole request fails.
                 guard !error.isServerFailure else { throw error }
@@ -111,6 +114,7 @@ extension SessionService {
                     }
                     user.revision += 1
                 }
+                if let idempotency = step.commit.idempotency { answers[idempotency.key] = idempotency.answer }
                 plan.steps.append(step)
                 plan.stepItems.append(index)
                 plan.results.append(BatchItemResult(key: item.key, status: .applied, version: step.next.version))

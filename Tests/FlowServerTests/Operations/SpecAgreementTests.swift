@@ -82,6 +82,35 @@ struct SpecAgreementTests {
         }
     }
 
+    /// A batch may repeat a key, as its schema allows (JSON Schema cannot ask an array of objects
+    /// for keys of their own; it was 400): an item repeating an earlier item's key is judged as a
+    /// POST repeating that key after it, so the same action is skipped with the version the first
+    /// produced, and another action is refused as a reused key, stopping the batch.
+    @Test func batchRepeatingAKeyIsJudgedAsARepeatedPost() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "repeats")
+        let same = try client.batch(session, [
+            Tap(key: "a", version: 0, action: #"{"type":"onboarding.showSecond"}"#),
+            Tap(key: "a", version: 1, action: #"{"type":"onboarding.showSecond"}"#),
+            Tap(key: "b", version: 1, action: #"{"type":"back"}"#),
+        ])
+        #expect(same.status == 200, "\(same.text)")
+        #expect(same.json.batchStatuses == ["applied", "skipped", "applied"])
+        #expect(same.json.batchVersions == [1, 1, 2])
+        #expect(same.json["applied"] == 2 && same.json["skipped"] == 1)
+        #expect(try client.log(session).count == 2)
+        let other = try client.batch(session, [
+            Tap(key: "c", version: 2, action: #"{"type":"onboarding.showSecond"}"#),
+            Tap(key: "c", version: 3, action: #"{"type":"back"}"#),
+        ])
+        #expect(other.status == 200, "\(other.text)")
+        #expect(other.json.batchStatuses == ["applied", "refused"])
+        #expect(other.json["refused"]["status"] == 422)
+        #expect(other.json["refused"]["code"] == "idempotency-key-reused", "\(other.text)")
+        #expect(try client.state(session).json["version"] == 3)
+    }
+
     /// A flow test scenario's name is up to 200 characters, not bytes; its user id up to 128.
     @Test func scenarioLimitsCountCharacters() throws {
         let test = try TestApp()
@@ -155,6 +184,43 @@ struct SpecAgreementTests {
             }
             spec.checkNodes(document["root"])
         }
+    }
+
+    /// Every operation on a resource named in its path is the target of a link in openapi.yaml,
+    /// so the stateful phase of scripts/conformance.sh calls it with an id the server made (a
+    /// generated id only ever meets the 404), and every link names an operation that exists.
+    /// The playground's files and the schemas are named by the binary, not made by a call.
+    @Test func everyOperationOnAResourceIsTheTargetOfALink() throws {
+        let text = try String(contentsOf: Self.repo.appending(path: "openapi.yaml"), encoding: .utf8)
+        var pathOf: [String: String] = [:]
+        var targets: Set<String> = []
+        var path = ""
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("  /"), line.hasSuffix(":") { path = String(line.dropFirst(2).dropLast()) }
+            if line.hasPrefix("      operationId: ") { pathOf[String(line.dropFirst(19))] = path }
+            if line.hasPrefix("              operationId: ") { targets.insert(String(line.dropFirst(27))) }
+        }
+        #expect(pathOf.count >= 60)
+        #expect(targets.subtracting(pathOf.keys).isEmpty, "links to no operation: \(targets.subtracting(pathOf.keys).sorted())")
+        let fixedNames: Set = ["getPlaygroundFile", "getSchema"]
+        let unlinked = pathOf.filter { $0.value.contains("{") && !targets.contains($0.key) && !fixedNames.contains($0.key) }.keys.sorted()
+        #expect(unlinked.isEmpty, "no link leads to \(unlinked)")
+    }
+
+    /// The names `/playground/{file}` and `/v1/schemas/{name}` serve are the files of their
+    /// folders, embedded at build time, and openapi.yaml lists exactly those as the parameter's
+    /// `enum` (so a schema-valid request names a file that is served).
+    @Test func servedFileNamesAreTheSpecsEnums() throws {
+        let text = try String(contentsOf: Self.repo.appending(path: "openapi.yaml"), encoding: .utf8)
+        let enums = text.split(separator: "\n").filter { $0.contains("enum: [") && $0.contains(".js") || $0.contains("enum: [") && $0.contains(".schema.json") }
+            .map { Set($0.split(separator: "[")[1].dropLast().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        for folder in ["playground", "schemas"] {
+            let files = Set(try FileManager.default.contentsOfDirectory(atPath: Self.repo.appending(path: folder).path))
+            #expect(enums.contains(files), "\(folder): \(files.sorted()) is no enum of openapi.yaml")
+        }
+        let test = try TestApp()
+        for name in ["app.js", "index.html"] { #expect(try test.direct.send("GET", "/playground/\(name)").status == 200) }
+        #expect(try test.direct.send("GET", "/v1/schemas/flow.schema.json").status == 200)
     }
 
     static let repo = Repository.root

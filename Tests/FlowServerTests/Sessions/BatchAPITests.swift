@@ -342,7 +342,6 @@ struct BatchAPITests {
         (#"{"actions":[{"key":"a","version":0,"at":"yesterday","action":{"type":"back"}}]}"#, "/actions/0/at"),
         (#"{"actions":[{"key":"a","version":0,"at":"2026-11-25T10:00:00","action":{"type":"back"}}]}"#, "/actions/0/at"),
         (#"{"actions":[{"key":"a","version":0,"at":1764064800,"action":{"type":"back"}}]}"#, "/actions/0/at"),
-        (#"{"actions":[{"key":"a","version":0,"action":{"type":"back"}},{"key":"a","version":1,"action":{"type":"back"}}]}"#, "/actions/1/key"),
     ])
     func malformedBatchesAreRefusedWhole(body: String, pointer: String) throws {
         let test = try TestApp()
