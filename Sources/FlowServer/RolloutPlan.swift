@@ -82,7 +82,7 @@ struct RolloutPlan: Sendable, Equatable {
                     problem("/guardrails/" + member.key, "unknown member; expected metric, alpha, minSessions or tuning")
                 }
                 if let metric = guards["metric"] {
-                    if let text = metric.stringValue, !text.isEmpty, text.utf8.count <= 200 {
+                    if let text = metric.stringValue, !text.isEmpty, text.unicodeScalars.count <= 200 {
                         guardrails.metric = text == "onboarding.completed" ? Self.onboarded : text
                     } else {
                         problem("/guardrails/metric", "must be \"onboarded\" or the feature of a screen")

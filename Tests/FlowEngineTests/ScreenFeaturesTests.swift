@@ -127,4 +127,16 @@ struct ClientCapabilitiesTests {
         let fits = JSONValue.object(["features": .array((1...ClientCapabilities.maxFeatures).map { .string("f\($0)") })])
         #expect(try ClientCapabilities(json: fits, at: JSONPointer()).features?.count == 1000)
     }
+
+    /// Names are limited in characters, as JSON Schema's `maxLength` counts them (the spec says
+    /// what the server takes): 200 `é` (400 bytes) are a feature, and an action type; 201 are not.
+    @Test func limitsCountCharactersNotBytes() throws {
+        let wide = String(repeating: "é", count: 200)
+        let features = JSONValue.object(["features": .array([.string(wide)])])
+        #expect(try ClientCapabilities(json: features, at: JSONPointer()).features?.count == 1)
+        #expect(try FlowAction(json: .object(["type": .string(wide)])).type == wide)
+        #expect(throws: FlowError.self) { try FlowAction(json: .object(["type": .string(wide + "é")])) }
+        let tooWide = JSONValue.object(["features": .array([.string(wide + "é")])])
+        #expect(throws: DefinitionProblems.self) { try ClientCapabilities(json: tooWide, at: JSONPointer()) }
+    }
 }

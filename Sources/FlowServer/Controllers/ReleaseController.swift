@@ -130,7 +130,7 @@ struct ActivateReleaseRequest: RouteRequest {
     }
 }
 
-/// `POST /v1/releases/{id}/rollback`: the optional body `{"reason": "…"}` (at most 1000 bytes).
+/// `POST /v1/releases/{id}/rollback`: the optional body `{"reason": "…"}` (at most 1000 characters).
 struct RollbackRequest: RouteRequest {
     let id: Int
     let reason: String?
@@ -148,9 +148,9 @@ struct RollbackRequest: RouteRequest {
             reason = nil
             return
         }
-        guard let text = value.stringValue, text.utf8.count <= 1000 else {
-            throw ResponseError(.problem(400, "reason must be a string of at most 1000 bytes.", type: ProblemType.malformed,
-                                         errors: [.init(pointer: "/reason", detail: "must be a string of at most 1000 bytes")]))
+        guard let text = value.stringValue, text.unicodeScalars.count <= 1000 else {
+            throw ResponseError(.problem(400, "reason must be a string of at most 1000 characters.", type: ProblemType.malformed,
+                                         errors: [.init(pointer: "/reason", detail: "must be a string of at most 1000 characters")]))
         }
         reason = text
     }

@@ -17,8 +17,11 @@ public struct ClientCapabilities: Sendable, Equatable, Hashable {
 
     /// Features one client may list, at most.
     public static let maxFeatures = 1000
-    /// Bytes of a feature name, at most (a definition's limit too).
-    public static let maxFeatureBytes = 200
+    /// Characters (Unicode scalars, as JSON Schema's `maxLength` counts them) of a feature name,
+    /// at most (a definition's limit too).
+    public static let maxFeatureLength = 200
+    @available(*, deprecated, renamed: "maxFeatureLength", message: "a feature's limit counts characters, not bytes")
+    public static var maxFeatureBytes: Int { maxFeatureLength }
     /// Bytes of `platform` and of `appVersion`, at most.
     public static let maxLabelBytes = 64
 
@@ -58,11 +61,11 @@ public struct ClientCapabilities: Sendable, Equatable, Hashable {
                 } else {
                     var set: Set<String> = []
                     for (index, element) in elements.enumerated() {
-                        if let feature = element.stringValue, !feature.isEmpty, feature.utf8.count <= Self.maxFeatureBytes {
+                        if let feature = element.stringValue, !feature.isEmpty, feature.unicodeScalars.count <= Self.maxFeatureLength {
                             set.insert(feature)
                         } else {
                             report(featuresPath.appending(index),
-                                   "a feature is a non-empty string of at most \(Self.maxFeatureBytes) bytes, such as \"onboarding.first\"; found \(element.abbreviatedJSON(limit: 40))")
+                                   "a feature is a non-empty string of at most \(Self.maxFeatureLength) characters, such as \"onboarding.first\"; found \(element.abbreviatedJSON(limit: 40))")
                         }
                     }
                     features = set

@@ -106,7 +106,7 @@ extension DefinitionReader {
         checkKeys(object, allowed: ["into", "value", "to"], at: path, what: "result")
         var into: String?
         if let rawInto = object["into"] {
-            if let name = rawInto.stringValue, !name.isEmpty, name.utf8.count <= 200 {
+            if let name = rawInto.stringValue, !name.isEmpty, name.unicodeScalars.count <= 200 {
                 into = name
             } else {
                 report(path.appending("into"), "into names the param of the receiving screen that gets the value, a non-empty string; found \(rawInto.abbreviatedJSON())")

@@ -116,8 +116,8 @@ extension DefinitionReader {
     }
 
     mutating func readFeature(_ value: JSONValue, at path: JSONPointer) -> String? {
-        guard let feature = value.stringValue, !feature.isEmpty, feature.utf8.count <= 200 else {
-            report(path, "a feature must be a non-empty string of at most 200 bytes, such as \"onboarding.first\"; found \(value.abbreviatedJSON())")
+        guard let feature = value.stringValue, !feature.isEmpty, feature.unicodeScalars.count <= 200 else {
+            report(path, "a feature must be a non-empty string of at most 200 characters, such as \"onboarding.first\"; found \(value.abbreviatedJSON())")
             return nil
         }
         return feature

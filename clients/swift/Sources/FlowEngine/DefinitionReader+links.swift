@@ -158,14 +158,14 @@ extension DefinitionReader {
         }
         var type: String?
         if let raw = object["type"] {
-            if let text = raw.stringValue, !text.isEmpty, text.utf8.count <= 200 {
+            if let text = raw.stringValue, !text.isEmpty, text.unicodeScalars.count <= 200 {
                 if Self.reservedActions.contains(text) {
                     report(path.appending("type"), "\(text) cannot be one of a link's actions; a link's actions move through the flows")
                 } else {
                     type = text
                 }
             } else {
-                report(path.appending("type"), "type must be a non-empty action type of at most 200 bytes, such as \"home.selectTab\"; found \(raw.abbreviatedJSON())")
+                report(path.appending("type"), "type must be a non-empty action type of at most 200 characters, such as \"home.selectTab\"; found \(raw.abbreviatedJSON())")
             }
         } else {
             report(path, "a link's action needs a type, such as \"home.selectTab\"")

@@ -13,8 +13,8 @@ extension DefinitionReader {
         var valid = true
         for member in object.members {
             let handlerPath = path.appending(member.key)
-            if member.key.isEmpty || member.key.utf8.count > 200 {
-                report(handlerPath, "an action type must be a non-empty string of at most 200 bytes")
+            if member.key.isEmpty || member.key.unicodeScalars.count > 200 {
+                report(handlerPath, "an action type must be a non-empty string of at most 200 characters")
                 valid = false
                 continue
             }
