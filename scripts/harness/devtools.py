@@ -24,6 +24,7 @@ import time
 from harness.server import die_with_parent
 
 WAIT = 10.0  # seconds a command, or a condition in a page, may take by default
+STARTUP = 60.0  # seconds the browser may take to answer its first command
 
 
 class CDPError(Exception):
@@ -80,6 +81,10 @@ class Chromium:
         self._out = os.fdopen(to_browser_w, "wb", buffering=0)
         self._reader = threading.Thread(target=self._read, args=(from_browser_r,), daemon=True)
         self._reader.start()
+        # The first answer comes once the browser has started: seconds on a busy machine (a fresh
+        # profile, fonts, the CI's build beside it; 10 s was seen to run out), so it waits longer
+        # than a command does.
+        self.call("Browser.getVersion", timeout=STARTUP)
 
     def _read(self, fd):
         buffer = b""
