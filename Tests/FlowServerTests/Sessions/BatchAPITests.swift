@@ -222,6 +222,24 @@ struct BatchAPITests {
         #expect(try client.log(session).count == 2)
     }
 
+    /// A key repeated inside one batch is judged as a POST repeating the key after the first:
+    /// the same tap again is skipped (the client sent it twice), another action under it is
+    /// refused 422 idempotency-key-reused; the tap is applied and logged once.
+    @Test func aKeyRepeatedInOneBatchIsOneTap() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "repeated-key")
+        let same = Tap(key: "k-1", version: 0, action: #"{"type":"onboarding.showSecond"}"#)
+        let twice = try client.batch(session, [same, same]).json
+        #expect(twice.batchStatuses == ["applied", "skipped"])
+        #expect(twice["state"]["version"] == 1)
+        let other = try client.batch(session, [Tap(key: "k-2", version: 1, action: #"{"type":"back"}"#),
+                                               Tap(key: "k-2", version: 2, action: #"{"type":"onboarding.showSecond"}"#)]).json
+        #expect(other.batchStatuses == ["applied", "refused"])
+        #expect(other["refused"]["type"] == "urn:flowstack:problem:idempotency-key-reused")
+        #expect(try client.log(session).count == 2)
+    }
+
     /// A batch made on a version the session has left (another action came first) stops at its
     /// first item not already applied: 412 version-mismatch with the current version.
     @Test func staleBatchIsRefusedAtTheFirstMismatch() throws {
