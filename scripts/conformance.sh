@@ -228,7 +228,12 @@ PYTHONPATH=scripts SCHEMATHESIS_HOOKS=conformance_hooks "$tools/schemathesis" --
     --seed 1 --no-color --report ndjson --report-ndjson-path "$work/report.ndjson" || status=$?
 [ -z "${FLOWSTACK_CONFORMANCE_REPORT:-}" ] || cp "$work/report.ndjson" "$FLOWSTACK_CONFORMANCE_REPORT"
 "$tools/python" scripts/conformance_report.py "$work/report.ndjson" openapi.yaml || status=$?
-[ "$status" -eq 0 ] || exit "$status"
+if [ "$status" -ne 0 ]; then
+    # What the server said of it: a 5xx is logged with its cause (a database error names it).
+    echo "conformance: the server's warnings and errors (the last 40):" >&2
+    grep -E 'error|warning|critical' "$work/out.log" | tail -40 >&2 || true
+    exit "$status"
+fi
 # GET /openapi.yaml as a client that parses YAML reads it (schemathesis lets this body pass
 # unchecked): the document it gets must match the schema the document declares for itself.
 "$tools/python" - "http://127.0.0.1:$port/openapi.yaml" <<'PY'
