@@ -24,6 +24,14 @@ function request()
   return wrk.format("POST", "/v1/sessions/" .. s.id .. "/actions", headers, body)
 end
 
+-- PACE_MS paces the run: each connection waits that long before each request, so wrk offers a
+-- fixed rate (connections x 1000 / PACE_MS per second) instead of as many as the server takes,
+-- and the latencies are those of a server that keeps up, not of a queue.
+local pace = tonumber(os.getenv("PACE_MS") or "")
+if pace then
+  function delay() return pace end
+end
+
 local non200 = 0
 function response(status, headers, body)
   if status ~= 200 then non200 = non200 + 1 end

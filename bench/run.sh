@@ -4,7 +4,8 @@
 # runs wrk -t2 -c64 against each route, alternating with the peer's hello world, then prints
 # requests/s, p50, p99, non-2xx and the ratio to the peer. Before each store's durable actions
 # the peer's durable write runs too (the same wrk script; Hummingbird + GRDB appending the action
-# to a SQLite log in one transaction), and the actions' ratio to it is printed (issue 35: 4x).
+# to a SQLite log in one transaction), and the actions' ratio to it is printed (issue 35: 4x);
+# then both again paced at one offered rate (BENCH_PACED_RATE, 3,200/s unless set) for p99.
 # The store is SQLite unless told otherwise (third argument, or BENCH_DB): `postgresql` runs on
 # a throwaway PostgreSQL on this machine (scripts/pgserver.py: fsync and synchronous_commit on,
 # removed after); `both` runs FlowStack on each store side by side in one invocation (each round
@@ -20,6 +21,10 @@ source scripts/lib.sh
 seconds=${1:-10}
 rounds=${2:-2}
 store=${3:-${BENCH_DB:-sqlite}}
+# The offered rate of the paced runs (BENCH_PACED_RATE, per second over wrk's 64 connections):
+# one the peer's durable write keeps up with on this machine.
+rate=${BENCH_PACED_RATE:-3200}
+pace_ms=$((64000 / rate))
 case $store in
     sqlite) stores=(sqlite) ;;
     postgresql | postgres) stores=(postgresql) ;;
@@ -99,6 +104,9 @@ routes() {
     run "peer hello world" "http://127.0.0.1:$peer_port/"; peer_rps=$(cat "$work/last")
     run "peer durable write" "http://127.0.0.1:$peer_port" bench/actions.lua; peer_write=$(cat "$work/last")
     run "${label}actions (durable)" "$base" bench/actions.lua; actions=$(cat "$work/last"); actions_p99=$(cat "$work/last_p99")
+    # Paced: the same offered rate to both, one both keep up with, so p99 is the server's and not the queue's.
+    PACE_MS=$pace_ms run "peer durable write, paced" "http://127.0.0.1:$peer_port" bench/actions.lua; peer_paced_p99=$(cat "$work/last_p99")
+    PACE_MS=$pace_ms run "${label}actions, paced" "$base" bench/actions.lua; paced_p99=$(cat "$work/last_p99")
     run "peer hello world" "http://127.0.0.1:$peer_port/"; peer_rps2=$(cat "$work/last")
     run "${label}state reads" "$base" bench/reads.lua; reads=$(cat "$work/last"); reads_p99=$(cat "$work/last_p99")
     run "${label}session creation" "$base" bench/create.lua; creates=$(cat "$work/last")
@@ -111,6 +119,17 @@ peer, peer_write, actions, reads, creates, health = map(float, sys.argv[2:])
 print(f"{label}ratios to the peer's hello world ({peer:.0f} req/s): actions {actions / peer:.2f}x (issue 35: 0.6x), "
       f"reads {reads / peer:.2f}x (target 1.5x), creation {creates / peer:.2f}x, /healthz {health / peer:.2f}x")
 print(f"{label}durable actions to the peer's durable write ({peer_write:.0f} req/s): {actions / peer_write:.2f}x (issue 35: 4x)")
+PY
+    python3 - "$label" "$rate" "$paced_p99" "$peer_paced_p99" <<'PY'
+import sys
+def ms(text):
+    for unit, scale in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    return float("nan")
+label, rate, ours, peer = sys.argv[1], sys.argv[2], ms(sys.argv[3]), ms(sys.argv[4])
+print(f"{label}paced at {rate} actions/s: p99 {ours:.2f} ms against the peer's durable write {peer:.2f} ms: "
+      f"{ours / peer:.2f}x (issue 35: at most 0.2x)")
 PY
     echo "$round $s $actions $actions_p99 $reads $reads_p99 $peer_mean" >>"$work/results"
 }
