@@ -35,8 +35,14 @@ public protocol SessionRecordStore: AnyObject, Sendable {
     /// last is over. A commit whose predecessor failed fails too: its version is not next, or,
     /// when another writer took that version, the entry below it is not the one it `follows`.
     func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void)
-    /// Up to `limit` log entries with a version above `after`, oldest first.
+    /// Up to `limit` log entries with a version above `after`, oldest first, as stored: an
+    /// entry that carries no tree has no `handledBy` or `transition` (see ``LogSnapshots``).
     func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord]
+    /// The log entries of session `sessionId` up to version `after + limit`, starting after the
+    /// newest tree kept at or below `after` (a snapshot entry's, else the session row's), with
+    /// that tree: what a reader needs to rebuild each entry's tree, handler and transition.
+    /// Nil when there is no such session.
+    func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice?
     /// The answer stored under `key` for this session, or nil.
     func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer?
     /// The answers stored under any of `keys` for this session, by key, in one look-up (a batch

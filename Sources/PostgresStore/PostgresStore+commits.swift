@@ -91,6 +91,7 @@ extension PostgresStore {
             .text(commit.sessionId), .integer(commit.version), .text(action.type), .optional(action.source),
             .text(action.params), .boolean(action.interactive), .optional(action.handledBy), .optional(action.transition),
             .text(action.createdAt), .bytes(commit.tree), .text(commit.userId), .optional(action.clientAt),
+            .optional(action.userState),
         ]
         if let (key, answer) = commit.idempotency {
             parts.insert(.key)
@@ -138,10 +139,11 @@ extension PostgresStore {
     /// The commit statement's text for each combination of parts, by raw value.
     static let commitSQL: [String] = (0..<64).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
 
-    /// $1…$12 are always the session, version, action fields, tree, user and client time; the
+    /// $1…$13 are always the session, version, action fields, tree, user, client time and the
+    /// user's state the action was judged with (see `LogSnapshots`); the
     /// optional parts' parameters follow in the order key (4), revision, patch, feature, follows.
     static func commitSQL(_ parts: CommitParts) -> String {
-        var next = 13
+        var next = 14
         func parameter() -> String {
             defer { next += 1 }
             return "$\(next)"
@@ -213,9 +215,9 @@ extension PostgresStore {
             \(headSQL) FOR KEY SHARE OF s
             ), applied AS (
                 INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition,
-                    created_at, tree, client_at)
+                    created_at, tree, client_at, user_state)
                 SELECT $1::text, $2::integer, $3::text, $4::text, $5::text, $6::boolean, $7::text, $8::text, $9::text,
-                    $10::bytea, $12::text
+                    $10::bytea, $12::text, $13::text
                 FROM head
                 WHERE head.version = $2::integer - 1
             \(conditions)    ON CONFLICT (session_id, version) DO NOTHING
