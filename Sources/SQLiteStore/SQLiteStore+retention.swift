@@ -29,6 +29,7 @@ extension SQLiteStore {
             var last: Int64?
             var newest: [String: Int] = [:]
             var snapshots: [String: Int] = [:]
+            var seen: [(session: String, version: Int)] = []
             let rows = try Row.fetchAll(db.cachedStatement(sql: Self.oldActionsSQL), arguments: [compactionCursor.load(ordering: .relaxed), limit])
             for row in rows {
                 let at: String = try row.decode(atIndex: 3)
@@ -38,6 +39,7 @@ extension SQLiteStore {
                 let session: String = try row.decode(atIndex: 1)
                 let version: Int = try row.decode(atIndex: 2)
                 newest[session] = max(newest[session] ?? version, version)
+                seen.append((session, version))
                 if try row.decode(atIndex: 4) as Bool { snapshots[session] = max(snapshots[session] ?? version, version) }
             }
             let logHead = try db.cachedStatement(sql: "SELECT version FROM actions WHERE session_id = ? ORDER BY version DESC LIMIT 1")
@@ -48,9 +50,11 @@ extension SQLiteStore {
                 UPDATE sessions SET version = ?, tree = ?, last_transition = ?, handled_by = ?, updated_at = ?
                 WHERE id = ? AND version < ?
                 """)
+            let rowVersion = try db.cachedStatement(sql: "SELECT version FROM sessions WHERE id = ?")
             let delete = try db.cachedStatement(sql: "DELETE FROM actions WHERE session_id = ? AND version < ?")
             var removed = 0
-            var kept = 0
+            var folded = 0
+            var cuts: [String: Int] = [:]
             for (session, version) in newest {
                 var below = snapshots[session]
                 if try Int.fetchOne(logHead, arguments: [session]) == version,
@@ -58,16 +62,21 @@ extension SQLiteStore {
                     try fold.execute(arguments: [version, row[1] as DatabaseValue, row[2] as DatabaseValue, row[3] as DatabaseValue,
                                                  row[4] as DatabaseValue, session, version])
                     below = version + 1
+                    folded += 1
                 }
-                // An entry without a tree (written before 0004, or between snapshots) and no
-                // head to stand for it stays.
+                // Entries the row stands at or after (written before 0004) are superseded by it.
+                if let row = try Int.fetchOne(rowVersion, arguments: [session]), row > 0 { below = max(below ?? 0, row + 1) }
+                // An entry without a tree (between snapshots, or damaged) and no head to
+                // stand for it stays.
                 guard let below else { continue }
                 try delete.execute(arguments: [session, below])
                 removed += db.changesCount
-                kept += 1
+                cuts[session] = below
             }
             if let last { compactionCursor.store(last, ordering: .relaxed) }
-            return RetentionBatch(removed: removed, kept: kept, examined: examined)
+            // Entries passed over stay below the cursor: the run goes on to the next batch.
+            let passed = seen.filter { $0.version >= cuts[$0.session] ?? Int.min }.count
+            return RetentionBatch(removed: removed, kept: folded + passed, examined: examined)
         }
     }
 
