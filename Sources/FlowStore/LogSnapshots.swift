@@ -16,12 +16,14 @@
 /// elsewhere. Entries written before this (each with its tree) are snapshots too.
 ///
 /// ```swift
-/// LogSnapshots.keepsTree(32)   // true: version 32's entry carries the tree
+/// LogSnapshots.keepsTree(64)   // true: version 64's entry carries the tree
 /// ```
 public enum LogSnapshots {
     /// Every this many versions an entry carries the tree: a rebuild applies at most
-    /// `interval - 1` actions, and a snapshot adds its tree's size / `interval` to each action.
-    public static let interval = 32
+    /// `interval - 1` actions (a few µs each), and a snapshot (its tree, handler and transition,
+    /// about 450 bytes on the sample app's home) adds its size / `interval` to each action:
+    /// 7 bytes at 64 (`bench/logbytes.py`: 142 bytes per action in all, 150 at 32).
+    public static let interval = 64
 
     /// Whether the entry of `version` carries the tree it left.
     public static func keepsTree(_ version: Int) -> Bool { version % interval == 0 }

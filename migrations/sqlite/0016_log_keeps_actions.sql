@@ -1,5 +1,5 @@
 -- The log keeps what happened, not the whole tree (see LogSnapshots in Sources/FlowStore): an
--- entry carries its tree, handler and transition only every 32 versions (a snapshot), and the
+-- entry carries its tree, handler and transition only every 64 versions (a snapshot), and the
 -- user's state it was judged with where a rebuild could not derive it; every other version's
 -- tree is rebuilt with the engine from the nearest snapshot. The session's newest tree lives in
 -- a small head row that each commit rewrites in place, so the database grows by the entry

@@ -80,7 +80,7 @@ struct LogRebuildTests {
     /// `after` (so from a snapshot), and reads the history route: each tree, handler and
     /// transition is the one committed. Returns how many versions were checked.
     static func check(_ app: Application, store: any FlowStore,
-                      _ walks: [String: (session: CreatedSession, versions: [Int: Committed])], seed: UInt64) throws -> Int {
+                      _ walks: [String: (session: CreatedSession, versions: [Int: Committed])], users: Int, seed: UInt64) throws -> Int {
         var random = SeededGenerator(seed: seed)
         let client = SessionClient(sender: DirectSender(app.handle))
         var checked = 0
@@ -112,6 +112,18 @@ struct LogRebuildTests {
                 #expect(listed["transition"] == (transition ?? .null), "\(id) version \(version) listed")
             }
         }
+        // The export gives each session's log as the history route lists it.
+        for user in (0..<users).map({ "walker-\($0)" }) {
+            let export = try client.sender.send("GET", "/v1/users/\(user)/export", headers: [("Authorization", "Bearer \(TestApp.adminToken)")])
+            #expect(export.status == 200)
+            for session in export.json["sessions"].arrayValue ?? [] {
+                // The user's sessions of another walk on the same database are that walk's to check.
+                guard let id = session["id"].stringValue, let walk = walks[id] else { continue }
+                let listed = try client.sender.send("GET", "/v1/sessions/\(id)/actions?limit=1000", headers: walk.session.auth)
+                #expect(session["actions"] as JSONValue == listed.json["actions"] as JSONValue, "\(id) exported as listed")
+                #expect((session["actions"].arrayValue ?? []).count == walks[id]?.versions.count, "\(id) exported whole")
+            }
+        }
         return checked
     }
 
@@ -128,7 +140,7 @@ struct LogRebuildTests {
             let versions = walks.values.map { $0.versions.count }
             #expect(versions.reduce(0, +) > 12 * LogSnapshots.interval, "the walks applied actions: \(versions)")
             #expect(versions.filter { $0 > LogSnapshots.interval + 1 }.count >= 6, "most sessions crossed a snapshot: \(versions)")
-            #expect(try Self.check(app, store: store, walks, seed: seed) >= versions.reduce(0, +))
+            #expect(try Self.check(app, store: store, walks, users: 4, seed: seed) >= versions.reduce(0, +))
         }
     }
 }
