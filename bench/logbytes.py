@@ -100,7 +100,7 @@ def measure_sqlite(binary, work, count, actions):
 
 def measure_postgresql(binary, work, count, actions):
     from harness.postgres import PostgresServer
-    with PostgresServer(os.path.join(work, "pg")) as pg:
+    with PostgresServer() as pg:  # its own directory, open to the postgres user
         server = FlowStackProcess(binary, work, db=pg.url)
         server.start()
         sessions = make_sessions(server.port, count)
