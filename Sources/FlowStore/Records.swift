@@ -402,13 +402,13 @@ public enum AuditAction {
     }
 }
 
-/// A stored session as a replay reads it: its row as created, and its log with each entry's tree.
+/// A stored session as a replay reads it: its row as created, and its log with the trees it keeps.
 public struct RecordedSessionRecord: Sendable, Equatable {
     /// The row: `version` and `tree` are the session's as created (0 for every session made
     /// since the log carries trees; an older row may stand at a later version).
     public var session: SessionRecord
-    /// Log entries oldest first, each with the tree it left (nil when written before the log
-    /// carried trees).
+    /// Log entries oldest first, each with the tree it left where it keeps one (a snapshot, see
+    /// ``LogSnapshots``; nil for the others, and for entries written before the log carried trees).
     public var actions: [(action: ActionRecord, tree: [UInt8]?)]
 
     public init(session: SessionRecord, actions: [(action: ActionRecord, tree: [UInt8]?)]) {

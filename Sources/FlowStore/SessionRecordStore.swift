@@ -71,8 +71,9 @@ public protocol SessionRecordStore: AnyObject, Sendable {
     func headVersions(sessionIds: [String]) throws -> [String: Int]
     /// Up to `limit` sessions created at or after `since` (a stored time), newest first
     /// (`created_at`, then id, descending), starting below `cursor` (the last one of the batch
-    /// before), each as created (its row) with the first `maxActions` entries of its log and the
-    /// tree each left: what a replay reads, in batches, on a read connection.
+    /// before), each as created (its row) with the first `maxActions` entries of its log, each
+    /// with its tree where it keeps one (see ``LogSnapshots``): what a replay reads, in batches,
+    /// on a read connection, and rebuilds the other trees from.
     func recordedSessions(createdSince since: String, before cursor: RecordedSessionCursor?, limit: Int,
                           maxActions: Int) throws -> [RecordedSessionRecord]
 }

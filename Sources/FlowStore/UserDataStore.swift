@@ -58,7 +58,7 @@ public struct UserExportLimits: Sendable, Equatable {
     }
 }
 
-/// One session of an export: its row as it stands now (the newest log entry's tree), the first
+/// One session of an export: its row as it stands now (its head's tree), the first
 /// entries of its log, and the Idempotency-Keys it used (not the answers kept under them).
 public struct ExportedSession: Sendable, Equatable {
     public var session: SessionRecord

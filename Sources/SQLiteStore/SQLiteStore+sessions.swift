@@ -138,9 +138,6 @@ extension SQLiteStore {
         FROM sessions s WHERE s.id = ?
         """
 
-    /// One action's writes: its log entry (with the tree only at a snapshot, see
-    /// `LogSnapshots`) and the session's head row, rewritten in place. The session row is not
-    /// rewritten, whatever the size of its context and flags; the database grows by the entry.
     /// The version of a session's row and of its newest log entry (NULL without one); no row
     /// when the session does not exist.
     static let rowAndLogSQL = """
@@ -148,6 +145,9 @@ extension SQLiteStore {
         FROM sessions s WHERE s.id = ?
         """
 
+    /// One action's writes: its log entry (with the tree only at a snapshot, see
+    /// `LogSnapshots`) and the session's head row, rewritten in place. The session row is not
+    /// rewritten, whatever the size of its context and flags; the database grows by the entry.
     static func write(_ commit: ActionCommit, in db: Database) throws {
         let head = try db.cachedStatement(sql: rowAndLogSQL)
         guard let versions = try Row.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
