@@ -6,7 +6,7 @@ public struct RetentionBatch: Sendable, Equatable {
     public var removed: Int
     /// Action compaction: sessions whose head was folded into their row before their log went
     /// (the row then holds the tree, version, transition, handler and time of that version),
-    /// and, on SQLite, entries passed over (left until a later snapshot of their session is
+    /// and entries passed over (left until a later snapshot of their session is
     /// old, see `LogSnapshots`; the next batch starts after them).
     /// Session removal: sessions still active whose row time was brought forward to their
     /// newest entry's, so the next batch does not look at them again.

@@ -43,15 +43,18 @@ extension PostgresStore {
         try write(statements)
     }
 
-    /// The session's row and its newest log entry, in one statement.
+    /// The session's row, its newest log entry and its head row, in one statement: the head
+    /// when it stands at the log's newest version, else that entry's own tree (see `LogSnapshots`).
     public func session(id: String) throws -> SessionRecord? {
         let rows = try read([PGStatement("""
             SELECT s.id, s.user_id, s.token_hash, s.version, s.tree, s.context, s.flags, s.experiments, s.flow_versions,
                    s.last_transition, s.handled_by, s.created_at, s.updated_at,
-                   a.version, a.tree, a.transition, a.handled_by, a.created_at, s.client
+                   a.version, COALESCE(h.tree, a.tree), CASE WHEN h.version IS NULL THEN a.transition ELSE h.last_transition END,
+                   CASE WHEN h.version IS NULL THEN a.handled_by ELSE h.handled_by END, COALESCE(h.updated_at, a.created_at), s.client
             FROM sessions s LEFT JOIN LATERAL (
                 SELECT version, tree, transition, handled_by, created_at FROM actions
                 WHERE session_id = s.id ORDER BY version DESC LIMIT 1) a ON true
+            LEFT JOIN session_heads h ON h.session_id = s.id AND h.version = a.version
             WHERE s.id = $1::text
             """, [.text(id)])])[0]
         guard rows.count == 1 else { return nil }
@@ -62,10 +65,11 @@ extension PostgresStore {
             lastTransition: try rows.string(0, 9), handledBy: try rows.string(0, 10), createdAt: try rows.text(0, 11),
             updatedAt: try rows.text(0, 12), client: try rows.string(0, 18))
         if let version = try rows.integer(0, 13), version > record.version {
-            // An entry newer than the row carries its tree; an unreadable one is reported as
-            // such by the engine, never replaced by the older row.
+            // The log is newer than the row; a head lost with no tree on the entry (a damaged
+            // database) reads as an empty tree, reported as such by the engine, never replaced
+            // by the older row.
             record.version = version
-            record.tree = try rows.data(0, 14)
+            record.tree = try rows.bytes(0, 14) ?? []
             record.lastTransition = try rows.string(0, 15)
             record.handledBy = try rows.string(0, 16)
             record.updatedAt = try rows.string(0, 17) ?? record.updatedAt

@@ -119,7 +119,7 @@ extension PostgresStore {
 
     /// One `REPEATABLE READ READ ONLY` transaction, so every part comes from one snapshot, in
     /// one round trip but for the logs: the user's row, their sessions newest first (each with
-    /// its newest log entry's tree), then the rows keyed by the user or their sessions.
+    /// its head's tree), then the rows keyed by the user or their sessions.
     public func exportUser(id: String, limits: UserExportLimits) throws -> UserExport {
         let sessions = """
             SELECT id FROM sessions WHERE user_id = $1::text
@@ -135,10 +135,13 @@ extension PostgresStore {
                 PGStatement("""
                     SELECT s.id, s.user_id, s.version, s.tree, s.context, s.flags, s.experiments, s.flow_versions,
                            s.last_transition, s.handled_by, s.created_at, s.updated_at, s.client,
-                           a.version, a.tree, a.transition, a.handled_by, a.created_at
+                           a.version, COALESCE(h.tree, a.tree),
+                           CASE WHEN h.version IS NULL THEN a.transition ELSE h.last_transition END,
+                           CASE WHEN h.version IS NULL THEN a.handled_by ELSE h.handled_by END, COALESCE(h.updated_at, a.created_at)
                     FROM sessions s LEFT JOIN LATERAL (
                         SELECT version, tree, transition, handled_by, created_at FROM actions
                         WHERE session_id = s.id ORDER BY version DESC LIMIT 1) a ON true
+                    LEFT JOIN session_heads h ON h.session_id = s.id AND h.version = a.version
                     WHERE s.user_id = $1::text ORDER BY s.created_at DESC, s.id DESC LIMIT $2::bigint
                     """, [.text(id), .integer(limits.sessions + 1)]),
                 PGStatement("""

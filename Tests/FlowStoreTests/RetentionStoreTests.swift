@@ -23,10 +23,9 @@ struct RetentionStoreTests {
 
     /// Batches remove the entries before the horizon, oldest first, at most `limit` examined at a
     /// time; newer entries stay; each session keeps its tree and version (an idle session's
-    /// head is folded into its row), numbering continues, and a second pass removes nothing. On
-    /// SQLite, whose entries carry trees only at snapshots (see `LogSnapshots`), a session still
-    /// acting keeps its old entries from its newest old snapshot on, so the ones after it can
-    /// be rebuilt; on PostgreSQL every entry is a snapshot.
+    /// head is folded into its row), numbering continues, and a second pass removes nothing.
+    /// Entries carry trees only at snapshots (see `LogSnapshots`), so a session still acting
+    /// keeps its old entries from its newest old snapshot on: the ones after it can be rebuilt.
     @Test(arguments: TestStoreKind.allCases) func compactsOldEntriesInBatchesAndKeepsSessionsGoing(_ kind: TestStoreKind) throws {
         let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
@@ -53,15 +52,12 @@ struct RetentionStoreTests {
             batches += 1
             if batch.examined < 3 { break }
         }
-        #expect(batches == (old + 3) / 3 + 1)
+        // At most one batch per 3 old entries and the one that finds fewer: a cut deletes a
+        // session's entries below its snapshot by key, ahead of the cursor too.
+        #expect(batches <= (old + 3) / 3 + 1)
         let busyLog = try store.actions(sessionId: "busy", after: 0, limit: 100).map(\.version)
-        if kind == .sqlite {
-            #expect(removed == snapshot - 1 + 3)
-            #expect(busyLog == Array(snapshot...old + 2))
-        } else {
-            #expect(removed == old + 3)
-            #expect(busyLog == [old + 1, old + 2])
-        }
+        #expect(removed == snapshot - 1 + 3)
+        #expect(busyLog == Array(snapshot...old + 2))
         #expect(try store.actions(sessionId: "idle", after: 0, limit: 100).isEmpty)
         let busyNow = try #require(try store.session(id: "busy"))
         #expect(busyNow.version == old + 2)

@@ -222,10 +222,8 @@ extension SessionStoreTests {
         let log = try store.actions(sessionId: "s-1", after: 0, limit: 10)
         #expect(log.map(\.clientAt) == ["2026-11-25T10:00:00.123Z", nil])
         var stored = offline.action
-        if kind == .sqlite {
-            // Not a snapshot: its handler and transition are rebuilt by readers, not stored.
-            (stored.handledBy, stored.transition) = (nil, nil)
-        }
+        // Not a snapshot: its handler and transition are rebuilt by readers, not stored.
+        (stored.handledBy, stored.transition) = (nil, nil)
         #expect(log.first == stored)
     }
 

@@ -177,8 +177,8 @@ struct RetentionAPITests {
     }
 
     /// Replay sees only whole logs: a session whose first entries retention removed is
-    /// `skipped`, one whose log is whole is replayed as before. On SQLite the log is cut below
-    /// its newest old snapshot (see `LogSnapshots`), so the cut session acts past one first.
+    /// `skipped`, one whose log is whole is replayed as before. The log is cut below its newest
+    /// old snapshot (see `LogSnapshots`), so the cut session acts past one first.
     @Test func replaySkipsSessionsWhoseLogWasCut() throws {
         let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
         let client = SessionClient(sender: test.direct)
@@ -187,7 +187,7 @@ struct RetentionAPITests {
         for step in 1...old { try client.apply(cut, step % 2 == 1 ? #"{"type":"onboarding.showSecond"}"# : #"{"type":"back"}"#) }
         Thread.sleep(forTimeInterval: 1.2)
         try client.apply(cut, #"{"type":"back"}"#)
-        #expect(try test.app.retention.run().actions == (TestStoreKind.isSQLite ? LogSnapshots.interval - 1 : old))
+        #expect(try test.app.retention.run().actions == LogSnapshots.interval - 1)
         let whole = try client.create(userId: "whole")
         try client.apply(whole, #"{"type":"onboarding.showSecond"}"#)
         let report = try test.direct.send("POST", "/v1/replays", body: "", headers: Self.admin).json
