@@ -29,6 +29,10 @@ struct LiveSession: Sendable {
     var lastActiveAt: Date
     /// Set by a delete, so the slot drops the state under the same lock.
     var deleted = false
+    /// The user's state the log implies after `version` (see `LogRebuild`): the state the
+    /// action of `version` was judged with, with its changes. Nil when this node did not write
+    /// that entry (a session loaded from the store), so the next entry stores its own.
+    var loggedUser: [String: JSONValue]?
     /// The state document of this version, once encoded: reads answer with it as it is. Every
     /// property the document shows clears it when set.
     private(set) var document: [UInt8]?

@@ -99,7 +99,7 @@ final class ReplayService: Sendable {
     /// the one stored at creation; the user's state at creation is not stored, so it is the
     /// state under which the session's own versions rebuild its recorded first screens: none
     /// (a new user) or, failing that, the user's state now. A session neither rebuilds, or whose
-    /// trees are not all stored, is `skipped`.
+    /// log does not rebuild (see `LogRebuild`), is `skipped`.
     func run(_ replay: ReplayRequest, now: Date = Date()) throws(ResponseError) -> ReplayOutcome {
         for (name, version) in replay.versions.sorted(by: { $0.key < $1.key }) where registry.flow(name, version: version) == nil {
             throw ResponseError(.problem(
@@ -161,14 +161,6 @@ final class ReplayService: Sendable {
               let baseline = registry.catalog(for: own),
               let candidate = registry.catalog(for: own.merging(versions) { _, draft in draft }),
               let start = try? FlowTree(storage: record.tree) else { return nil }
-        var steps: [RecordedStep] = []
-        steps.reserveCapacity(recorded.actions.count)
-        for (entry, tree) in recorded.actions {
-            guard let tree, let after = try? FlowTree(storage: tree) else { return nil }
-            let params = (try? JSONParser.parse(entry.params, limits: .storedData))?.objectValue ?? JSONObject()
-            steps.append(RecordedStep(action: FlowAction(type: entry.type, from: entry.source, params: params,
-                                                         interactive: entry.interactive), tree: after))
-        }
         var context = SessionCodecs.decodeContext(record.context, userId: record.userId)
         let shown = start.screens.map { ($0.feature, $0.params) }
         func rebuilds(_ user: [String: JSONValue]) -> Bool {
@@ -183,6 +175,16 @@ final class ReplayService: Sendable {
             var user: [String: JSONValue] = [:]
             for member in state.members { user[member.key] = member.value }
             guard rebuilds(user) else { return nil }
+        }
+        // The trees the log does not keep, rebuilt on the session's own versions (exact: each
+        // entry says which user's state it was judged with where the log does not imply it).
+        guard let rebuilt = LogRebuild(catalog: baseline, context: context).rebuild(from: record.tree, entries: recorded.actions) else {
+            return nil
+        }
+        let steps = rebuilt.map { entry in
+            RecordedStep(action: FlowAction(type: entry.action.type, from: entry.action.source,
+                                            params: (try? JSONParser.parse(entry.action.params, limits: .storedData))?.objectValue ?? JSONObject(),
+                                            interactive: entry.action.interactive), tree: entry.tree)
         }
         return (RecordedSession(start: start, context: context, steps: steps), candidate)
     }

@@ -76,6 +76,10 @@ extension SessionService {
             return .replayed(stored)
         }
         try Self.check(ifMatch, session)
+        // The log stores the user's state the action is judged with where a rebuild could not
+        // derive it (see `LogSnapshots`): after a snapshot, or when it changed elsewhere.
+        let judgedText = LogRebuild.userStateText(user.state)
+        let judged = LogSnapshots.startsStretch(session.version + 1) || session.loggedUser != user.state ? judgedText : nil
         session.context.user = user.state
         let outcome: ActionOutcome
         do throws(FlowError) {
@@ -88,6 +92,7 @@ extension SessionService {
         next.tree = outcome.tree
         next.handledBy = outcome.handledBy
         next.lastTransitionJSON = outcome.transition.map(SessionState.encode)
+        next.loggedUser = LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
             var writer = JSONWriter()
@@ -105,7 +110,7 @@ extension SessionService {
             params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
             handledBy: outcome.handledBy,
             transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
-            createdAt: Timestamp.string(), clientAt: clientAt)
+            createdAt: Timestamp.string(), clientAt: clientAt, userState: judged)
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
         let commit = ActionCommit(
             sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
@@ -115,7 +120,7 @@ extension SessionService {
             },
             reachedFeature: reached,
             completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },
-            userRevision: shared ? user.revision : nil)
+            userRevision: shared ? user.revision : nil, judgedUserState: judgedText)
         var answer: [UInt8]?
         if predict {
             var userAfter = user.state

@@ -168,10 +168,16 @@ extension SessionService {
     }
 
     /// A page of session `id`'s action log, after the token check: up to `limit` actions after
-    /// version `after`, read outside the session's lock.
+    /// version `after`, read outside the session's lock, each with the handler and transition
+    /// rebuilt from the nearest kept tree (see `LogRebuild`).
     func actionLog(_ id: String, token: String?, after: Int, limit: Int) throws(SessionError) -> [ActionRecord] {
-        _ = try withSession(id, token: token) { $0.version }
-        return try storage { try store.actions(sessionId: id, after: after, limit: limit) }
+        let (catalog, context) = try withSession(id, token: token) { ($0.catalog, $0.context) }
+        guard let slice = try storage({ try store.actionLog(sessionId: id, after: after, limit: limit) }) else { return [] }
+        guard let rebuilt = LogRebuild(catalog: catalog, context: context).rebuild(from: slice.startTree, entries: slice.entries) else {
+            logger.error("stored log does not rebuild", metadata: ["session": "\(id)"])
+            throw .unreadable(id)
+        }
+        return rebuilt.lazy.map(\.action).filter { $0.version > after }.prefix(limit).map { $0 }
     }
 
     /// The committed state document of session `id` and its version, after the token check.

@@ -60,7 +60,26 @@ final class UserDataService: Sendable {
             throw .storage(error)
         }
         guard !export.isEmpty else { throw .notFound(userId) }
-        return export
+        var rebuilt = export
+        rebuilt.sessions = export.sessions.map(rebuildingLog)
+        return rebuilt
+    }
+
+    /// The session with the handlers and transitions its log does not keep rebuilt (see
+    /// `LogRebuild`); as stored when its flow versions are unknown here or it does not rebuild
+    /// (the export then still has everything that is stored).
+    func rebuildingLog(_ exported: ExportedSession) -> ExportedSession {
+        let trees = exported.actionTrees.count == exported.actions.count ? exported.actionTrees : exported.actions.map { _ in nil }
+        let later = zip(exported.actions, trees).filter { $0.0.version > exported.startVersion }.map { (action: $0.0, tree: $0.1) }
+        guard later.contains(where: { $0.tree == nil }) else { return exported }
+        let record = exported.session
+        guard let versions = DefinitionRegistry.decode(record.flowVersions), let catalog = sessions.registry.catalog(for: versions),
+              let entries = LogRebuild(catalog: catalog, context: SessionCodecs.decodeContext(record.context, userId: record.userId))
+                  .rebuild(from: exported.startTree, entries: later) else { return exported }
+        var result = exported
+        let earlier = exported.actions.count - entries.count
+        result.actions = Array(exported.actions.prefix(earlier)) + entries.map(\.action)
+        return result
     }
 
     /// The state document of an exported session, as `GET /v1/sessions/{id}` shows it; nil when

@@ -85,7 +85,9 @@ public struct ClientSessionCount: Sendable, Equatable {
     }
 }
 
-/// One entry of a session's action log.
+/// One entry of a session's action log: what happened and what replaying it needs. The log
+/// does not keep the tree each action left (see ``LogSnapshots``): `handledBy` and `transition`
+/// are stored only on the entries that carry a tree, and rebuilt with the engine for the others.
 public struct ActionRecord: Sendable, Equatable {
     public var version: Int
     public var type: String
@@ -101,9 +103,13 @@ public struct ActionRecord: Sendable, Equatable {
     /// When the client says the action happened, in the same format: set for taps made offline
     /// and sent later in a batch, nil otherwise.
     public var clientAt: String?
+    /// The user's state the action was judged with (a JSON object, keys sorted), stored where a
+    /// rebuild could not derive it from the entries before (see ``LogSnapshots``); nil elsewhere.
+    public var userState: String?
 
     public init(version: Int, type: String, source: String?, params: String, interactive: Bool,
-                handledBy: String?, transition: String?, createdAt: String, clientAt: String? = nil) {
+                handledBy: String?, transition: String?, createdAt: String, clientAt: String? = nil,
+                userState: String? = nil) {
         self.version = version
         self.type = type
         self.source = source
@@ -113,6 +119,7 @@ public struct ActionRecord: Sendable, Equatable {
         self.transition = transition
         self.createdAt = createdAt
         self.clientAt = clientAt
+        self.userState = userState
     }
 }
 
@@ -215,11 +222,17 @@ public struct ActionCommit: Sendable {
     /// earlier tap lost its version to another writer would be written on top of that writer's
     /// entry, which it was not judged on. Nil: only the version is checked.
     public var follows: String?
+    /// The user's state the action was judged with (a JSON object, keys sorted), whether or not
+    /// `action.userState` stores it: a store that keeps trees only at snapshots stores it too
+    /// when the entry before is not in the log (the session's start, or retention folded the
+    /// log into the session's row), where a rebuild must start without it.
+    public var judgedUserState: String?
 
     public init(sessionId: String, userId: String, version: Int, tree: [UInt8], action: ActionRecord,
                 userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil,
                 reachedFeature: String? = nil, completesOnboarding: Bool = false, userRevision: Int? = nil,
-                follows: String? = nil) {
+                follows: String? = nil, judgedUserState: String? = nil) {
+        self.judgedUserState = judgedUserState
         self.sessionId = sessionId
         self.userId = userId
         self.version = version
@@ -389,13 +402,13 @@ public enum AuditAction {
     }
 }
 
-/// A stored session as a replay reads it: its row as created, and its log with each entry's tree.
+/// A stored session as a replay reads it: its row as created, and its log with the trees it keeps.
 public struct RecordedSessionRecord: Sendable, Equatable {
     /// The row: `version` and `tree` are the session's as created (0 for every session made
     /// since the log carries trees; an older row may stand at a later version).
     public var session: SessionRecord
-    /// Log entries oldest first, each with the tree it left (nil when written before the log
-    /// carried trees).
+    /// Log entries oldest first, each with the tree it left where it keeps one (a snapshot, see
+    /// ``LogSnapshots``; nil for the others, and for entries written before the log carried trees).
     public var actions: [(action: ActionRecord, tree: [UInt8]?)]
 
     public init(session: SessionRecord, actions: [(action: ActionRecord, tree: [UInt8]?)]) {

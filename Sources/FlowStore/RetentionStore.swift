@@ -4,8 +4,10 @@
 public struct RetentionBatch: Sendable, Equatable {
     /// Rows deleted (action log entries, sessions, or idempotency records).
     public var removed: Int
-    /// Action compaction: sessions whose newest entry was folded into their row before it went
-    /// (the row then holds the tree, version, transition, handler and time of that entry).
+    /// Action compaction: sessions whose head was folded into their row before their log went
+    /// (the row then holds the tree, version, transition, handler and time of that version),
+    /// and entries passed over (left until a later snapshot of their session is
+    /// old, see `LogSnapshots`; the next batch starts after them).
     /// Session removal: sessions still active whose row time was brought forward to their
     /// newest entry's, so the next batch does not look at them again.
     public var kept: Int

@@ -35,8 +35,14 @@ public protocol SessionRecordStore: AnyObject, Sendable {
     /// last is over. A commit whose predecessor failed fails too: its version is not next, or,
     /// when another writer took that version, the entry below it is not the one it `follows`.
     func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void)
-    /// Up to `limit` log entries with a version above `after`, oldest first.
+    /// Up to `limit` log entries with a version above `after`, oldest first, as stored: an
+    /// entry that carries no tree has no `handledBy` or `transition` (see ``LogSnapshots``).
     func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord]
+    /// The log entries of session `sessionId` up to version `after + limit`, starting after the
+    /// newest tree kept at or below `after` (a snapshot entry's, else the session row's), with
+    /// that tree: what a reader needs to rebuild each entry's tree, handler and transition.
+    /// Nil when there is no such session.
+    func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice?
     /// The answer stored under `key` for this session, or nil.
     func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer?
     /// The answers stored under any of `keys` for this session, by key, in one look-up (a batch
@@ -65,8 +71,9 @@ public protocol SessionRecordStore: AnyObject, Sendable {
     func headVersions(sessionIds: [String]) throws -> [String: Int]
     /// Up to `limit` sessions created at or after `since` (a stored time), newest first
     /// (`created_at`, then id, descending), starting below `cursor` (the last one of the batch
-    /// before), each as created (its row) with the first `maxActions` entries of its log and the
-    /// tree each left: what a replay reads, in batches, on a read connection.
+    /// before), each as created (its row) with the first `maxActions` entries of its log, each
+    /// with its tree where it keeps one (see ``LogSnapshots``): what a replay reads, in batches,
+    /// on a read connection, and rebuilds the other trees from.
     func recordedSessions(createdSince since: String, before cursor: RecordedSessionCursor?, limit: Int,
                           maxActions: Int) throws -> [RecordedSessionRecord]
 }

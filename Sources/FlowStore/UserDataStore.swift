@@ -58,11 +58,17 @@ public struct UserExportLimits: Sendable, Equatable {
     }
 }
 
-/// One session of an export: its row as it stands now (the newest log entry's tree), the first
+/// One session of an export: its row as it stands now (its head's tree), the first
 /// entries of its log, and the Idempotency-Keys it used (not the answers kept under them).
 public struct ExportedSession: Sendable, Equatable {
     public var session: SessionRecord
     public var actions: [ActionRecord]
+    /// The tree each of `actions` carries (a snapshot, see ``LogSnapshots``), nil for the others.
+    public var actionTrees: [[UInt8]?] = []
+    /// The session row's own version and tree, which the first of `actions` after it follows:
+    /// where a rebuild of the others' handlers and transitions starts.
+    public var startVersion = 0
+    public var startTree: [UInt8] = []
     /// Its log goes on past `actions` (the export's action bound was reached).
     public var actionsTruncated: Bool
     public var idempotencyKeys: [ExportedIdempotencyKey]

@@ -69,7 +69,10 @@ extension PostgresStore {
         return results
     }
 
-    /// One action's writes as one statement. Nothing is written unless the session stands at
+    /// One action's writes as one statement: its log entry (with the tree, handler and
+    /// transition only at a snapshot, see `LogSnapshots`; with the user's state it was judged
+    /// with when told to, or when the entry before is not in the log) and the session's head
+    /// row. Nothing is written unless the session stands at
     /// version − 1 (its row, or its newest log entry), the Idempotency-Key is unused, and the
     /// user's state is at the revision the action was judged with (when given); the
     /// log's key `(session_id, version)` turns a concurrent writer of the same version into no
@@ -91,6 +94,7 @@ extension PostgresStore {
             .text(commit.sessionId), .integer(commit.version), .text(action.type), .optional(action.source),
             .text(action.params), .boolean(action.interactive), .optional(action.handledBy), .optional(action.transition),
             .text(action.createdAt), .bytes(commit.tree), .text(commit.userId), .optional(action.clientAt),
+            .optional(action.userState), .optional(commit.judgedUserState),
         ]
         if let (key, answer) = commit.idempotency {
             parts.insert(.key)
@@ -138,10 +142,11 @@ extension PostgresStore {
     /// The commit statement's text for each combination of parts, by raw value.
     static let commitSQL: [String] = (0..<64).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
 
-    /// $1…$12 are always the session, version, action fields, tree, user and client time; the
+    /// $1…$14 are always the session, version, action fields, tree, user, client time, the
+    /// user's state to store and the one the action was judged with (see `LogSnapshots`); the
     /// optional parts' parameters follow in the order key (4), revision, patch, feature, follows.
     static func commitSQL(_ parts: CommitParts) -> String {
-        var next = 13
+        var next = 15
         func parameter() -> String {
             defer { next += 1 }
             return "$\(next)"
@@ -213,13 +218,22 @@ extension PostgresStore {
             \(headSQL) FOR KEY SHARE OF s
             ), applied AS (
                 INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition,
-                    created_at, tree, client_at)
-                SELECT $1::text, $2::integer, $3::text, $4::text, $5::text, $6::boolean, $7::text, $8::text, $9::text,
-                    $10::bytea, $12::text
+                    created_at, tree, client_at, user_state)
+                SELECT $1::text, $2::integer, $3::text, $4::text, $5::text, $6::boolean,
+                    CASE WHEN $2::integer % \(LogSnapshots.interval) = 0 THEN $7::text END,
+                    CASE WHEN $2::integer % \(LogSnapshots.interval) = 0 THEN $8::text END, $9::text,
+                    CASE WHEN $2::integer % \(LogSnapshots.interval) = 0 THEN $10::bytea END, $12::text,
+                    COALESCE($13::text, CASE WHEN NOT EXISTS (SELECT 1 FROM actions p WHERE p.session_id = $1::text
+                        AND p.version = $2::integer - 1) THEN $14::text END)
                 FROM head
                 WHERE head.version = $2::integer - 1
             \(conditions)    ON CONFLICT (session_id, version) DO NOTHING
                 RETURNING 1
+            ), headed AS (
+                INSERT INTO session_heads (session_id, version, tree, last_transition, handled_by, updated_at)
+                SELECT $1::text, $2::integer, $10::bytea, $8::text, $7::text, $9::text FROM applied
+                ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, tree = excluded.tree,
+                    last_transition = excluded.last_transition, handled_by = excluded.handled_by, updated_at = excluded.updated_at
             )
             \(writes)SELECT (SELECT count(*) FROM applied), (SELECT version FROM head), $11::text
             """

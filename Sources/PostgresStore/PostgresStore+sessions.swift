@@ -43,15 +43,18 @@ extension PostgresStore {
         try write(statements)
     }
 
-    /// The session's row and its newest log entry, in one statement.
+    /// The session's row, its newest log entry and its head row, in one statement: the head
+    /// when it stands at the log's newest version, else that entry's own tree (see `LogSnapshots`).
     public func session(id: String) throws -> SessionRecord? {
         let rows = try read([PGStatement("""
             SELECT s.id, s.user_id, s.token_hash, s.version, s.tree, s.context, s.flags, s.experiments, s.flow_versions,
                    s.last_transition, s.handled_by, s.created_at, s.updated_at,
-                   a.version, a.tree, a.transition, a.handled_by, a.created_at, s.client
+                   a.version, COALESCE(h.tree, a.tree), CASE WHEN h.version IS NULL THEN a.transition ELSE h.last_transition END,
+                   CASE WHEN h.version IS NULL THEN a.handled_by ELSE h.handled_by END, COALESCE(h.updated_at, a.created_at), s.client
             FROM sessions s LEFT JOIN LATERAL (
                 SELECT version, tree, transition, handled_by, created_at FROM actions
                 WHERE session_id = s.id ORDER BY version DESC LIMIT 1) a ON true
+            LEFT JOIN session_heads h ON h.session_id = s.id AND h.version = a.version
             WHERE s.id = $1::text
             """, [.text(id)])])[0]
         guard rows.count == 1 else { return nil }
@@ -62,10 +65,11 @@ extension PostgresStore {
             lastTransition: try rows.string(0, 9), handledBy: try rows.string(0, 10), createdAt: try rows.text(0, 11),
             updatedAt: try rows.text(0, 12), client: try rows.string(0, 18))
         if let version = try rows.integer(0, 13), version > record.version {
-            // An entry newer than the row carries its tree; an unreadable one is reported as
-            // such by the engine, never replaced by the older row.
+            // The log is newer than the row; a head lost with no tree on the entry (a damaged
+            // database) reads as an empty tree, reported as such by the engine, never replaced
+            // by the older row.
             record.version = version
-            record.tree = try rows.data(0, 14)
+            record.tree = try rows.bytes(0, 14) ?? []
             record.lastTransition = try rows.string(0, 15)
             record.handledBy = try rows.string(0, 16)
             record.updatedAt = try rows.string(0, 17) ?? record.updatedAt
@@ -84,16 +88,41 @@ extension PostgresStore {
     }
 
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
+        let rows = try read([PGStatement(Self.logSQL, [.text(sessionId), .integer(after), .integer(limit)])])[0]
+        return try (0..<rows.count).map { try Self.logEntry(rows, $0).action }
+    }
+
+    /// A session's log entries after a version, oldest first, as `logEntry` reads them.
+    static let logSQL = """
+        SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at, user_state, tree
+        FROM actions WHERE session_id = $1::text AND version > $2::bigint ORDER BY version LIMIT $3::bigint
+        """
+
+    static func logEntry(_ rows: PGRows, _ row: Int, from column: Int = 0) throws -> (action: ActionRecord, tree: [UInt8]?) {
+        (action: ActionRecord(version: try rows.int(row, column), type: try rows.text(row, column + 1), source: try rows.string(row, column + 2),
+                              params: try rows.text(row, column + 3), interactive: try rows.boolean(row, column + 4),
+                              handledBy: try rows.string(row, column + 5), transition: try rows.string(row, column + 6),
+                              createdAt: try rows.text(row, column + 7), clientAt: try rows.string(row, column + 8),
+                              userState: try rows.string(row, column + 9)),
+         tree: try rows.bytes(row, column + 10))
+    }
+
+    /// Two round trips on a read connection: the start (the newest entry with a tree at or
+    /// below `after`, else the row), then the entries after it.
+    public func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice? {
         let rows = try read([PGStatement("""
-            SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
-            FROM actions WHERE session_id = $1::text AND version > $2::bigint ORDER BY version LIMIT $3::bigint
-            """, [.text(sessionId), .integer(after), .integer(limit)])])[0]
-        return try (0..<rows.count).map { row in
-            ActionRecord(version: try rows.int(row, 0), type: try rows.text(row, 1), source: try rows.string(row, 2),
-                         params: try rows.text(row, 3), interactive: try rows.boolean(row, 4),
-                         handledBy: try rows.string(row, 5), transition: try rows.string(row, 6), createdAt: try rows.text(row, 7),
-                         clientAt: try rows.string(row, 8))
-        }
+            SELECT s.version, s.tree, a.version, a.tree FROM sessions s LEFT JOIN LATERAL (
+                SELECT version, tree FROM actions WHERE session_id = s.id AND version <= $2::bigint AND version > s.version
+                    AND tree IS NOT NULL ORDER BY version DESC LIMIT 1) a ON true
+            WHERE s.id = $1::text
+            """, [.text(sessionId), .integer(after)])])[0]
+        guard rows.count == 1 else { return nil }
+        var start = (version: try rows.int(0, 0), tree: try rows.data(0, 1))
+        if let version = try rows.integer(0, 2) { start = (version, try rows.data(0, 3)) }
+        let log = try read([PGStatement(Self.logSQL, [.text(sessionId), .integer(start.version),
+                                                      .integer(max(0, after - start.version) + limit)])])[0]
+        return ActionLogSlice(startVersion: start.version, startTree: start.tree,
+                              entries: try (0..<log.count).map { try Self.logEntry(log, $0) })
     }
 
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? {
@@ -218,7 +247,7 @@ extension PostgresStore {
         guard !sessions.isEmpty else { return [] }
         let log = try read([PGStatement("""
             SELECT a.session_id, a.version, a.type, a.source, a.params, a.interactive, a.handled_by, a.transition,
-                   a.created_at, a.client_at, a.tree
+                   a.created_at, a.client_at, a.user_state, a.tree
             FROM actions a JOIN sessions s ON s.id = a.session_id
             WHERE a.session_id = ANY($1::text[]) AND a.version > s.version AND a.version <= s.version + $2::bigint
             ORDER BY a.session_id, a.version
@@ -226,13 +255,7 @@ extension PostgresStore {
         var actions: [String: [(action: ActionRecord, tree: [UInt8]?)]] = [:]
         for row in 0..<log.count {
             guard let id = try log.string(row, 0) else { continue }
-            actions[id, default: []].append((
-                action: ActionRecord(version: try log.int(row, 1), type: try log.text(row, 2),
-                                     source: try log.string(row, 3), params: try log.text(row, 4),
-                                     interactive: try log.boolean(row, 5), handledBy: try log.string(row, 6),
-                                     transition: try log.string(row, 7), createdAt: try log.text(row, 8),
-                                     clientAt: try log.string(row, 9)),
-                tree: try log.bytes(row, 10)))
+            actions[id, default: []].append(try Self.logEntry(log, row, from: 1))
         }
         return sessions.map { RecordedSessionRecord(session: $0, actions: actions[$0.id] ?? []) }
     }

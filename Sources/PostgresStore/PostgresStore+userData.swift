@@ -119,7 +119,7 @@ extension PostgresStore {
 
     /// One `REPEATABLE READ READ ONLY` transaction, so every part comes from one snapshot, in
     /// one round trip but for the logs: the user's row, their sessions newest first (each with
-    /// its newest log entry's tree), then the rows keyed by the user or their sessions.
+    /// its head's tree), then the rows keyed by the user or their sessions.
     public func exportUser(id: String, limits: UserExportLimits) throws -> UserExport {
         let sessions = """
             SELECT id FROM sessions WHERE user_id = $1::text
@@ -135,10 +135,13 @@ extension PostgresStore {
                 PGStatement("""
                     SELECT s.id, s.user_id, s.version, s.tree, s.context, s.flags, s.experiments, s.flow_versions,
                            s.last_transition, s.handled_by, s.created_at, s.updated_at, s.client,
-                           a.version, a.tree, a.transition, a.handled_by, a.created_at
+                           a.version, COALESCE(h.tree, a.tree),
+                           CASE WHEN h.version IS NULL THEN a.transition ELSE h.last_transition END,
+                           CASE WHEN h.version IS NULL THEN a.handled_by ELSE h.handled_by END, COALESCE(h.updated_at, a.created_at)
                     FROM sessions s LEFT JOIN LATERAL (
                         SELECT version, tree, transition, handled_by, created_at FROM actions
                         WHERE session_id = s.id ORDER BY version DESC LIMIT 1) a ON true
+                    LEFT JOIN session_heads h ON h.session_id = s.id AND h.version = a.version
                     WHERE s.user_id = $1::text ORDER BY s.created_at DESC, s.id DESC LIMIT $2::bigint
                     """, [.text(id), .integer(limits.sessions + 1)]),
                 PGStatement("""
@@ -168,7 +171,7 @@ extension PostgresStore {
             let rest = try connection.runTransaction([
                 PGStatement("""
                     SELECT o.id, a.version, a.type, a.source, a.params, a.interactive, a.handled_by, a.transition,
-                           a.created_at, a.client_at
+                           a.created_at, a.client_at, a.user_state, a.tree
                     FROM unnest($1::text[]) WITH ORDINALITY AS o(id, n)
                     JOIN LATERAL (SELECT * FROM actions WHERE session_id = o.id ORDER BY version LIMIT $2::bigint) a ON true
                     ORDER BY o.n, a.version LIMIT $2::bigint
@@ -195,14 +198,11 @@ extension PostgresStore {
             export.user = UserRecord(id: id, state: try user.string(0, 1) ?? "{}", createdAt: try user.string(0, 2) ?? "",
                                      updatedAt: try user.string(0, 3) ?? "", revision: try user.integer(0, 4) ?? 0)
         }
-        var entries: [String: [ActionRecord]] = [:]
+        var entries: [String: [(action: ActionRecord, tree: [UInt8]?)]] = [:]
         let cut = log.count > limits.actions
         for row in 0..<min(log.count, limits.actions) {
             guard let session = try log.string(row, 0) else { continue }
-            entries[session, default: []].append(ActionRecord(
-                version: try log.integer(row, 1) ?? 0, type: try log.string(row, 2) ?? "", source: try log.string(row, 3),
-                params: try log.string(row, 4) ?? "{}", interactive: try log.boolean(row, 5), handledBy: try log.string(row, 6),
-                transition: try log.string(row, 7), createdAt: try log.string(row, 8) ?? "", clientAt: try log.string(row, 9)))
+            entries[session, default: []].append(try logEntry(log, row, from: 1))
         }
         // The entry past the budget belongs to the first session whose log was cut; the ones
         // after it in the order got none of the budget.
@@ -222,6 +222,7 @@ extension PostgresStore {
                 experiments: try sessions.string(row, 6) ?? "{}", flowVersions: try sessions.string(row, 7) ?? "{}",
                 lastTransition: try sessions.string(row, 8), handledBy: try sessions.string(row, 9), createdAt: try sessions.string(row, 10) ?? "",
                 updatedAt: try sessions.string(row, 11) ?? "", client: try sessions.string(row, 12))
+            let (startVersion, startTree) = (record.version, record.tree)
             if let version = try sessions.integer(row, 13), version > record.version {
                 record.version = version
                 record.tree = try sessions.bytes(row, 14) ?? []
@@ -233,8 +234,10 @@ extension PostgresStore {
             let actions = entries[id] ?? []
             // A session at or after the cut whose log is not empty lost entries to the budget.
             let truncated = pastCut && (id == cutAt || record.version > 0)
-            export.sessions.append(ExportedSession(session: record, actions: actions, actionsTruncated: truncated,
-                                                   idempotencyKeys: used[id] ?? []))
+            var exported = ExportedSession(session: record, actions: actions.map(\.action), actionsTruncated: truncated,
+                                           idempotencyKeys: used[id] ?? [])
+            (exported.actionTrees, exported.startVersion, exported.startTree) = (actions.map(\.tree), startVersion, startTree)
+            export.sessions.append(exported)
         }
         export.exposures = try (0..<min(exposures.count, limits.rows)).map { row in
             ExportedExperimentRow(sessionId: try exposures.string(row, 0) ?? "", experiment: try exposures.string(row, 1) ?? "",

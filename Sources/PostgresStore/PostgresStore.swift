@@ -23,6 +23,9 @@ public final class PostgresStore: FlowStore {
     public let durability: Durability
     let pool: PGPool
     let groupCommit: GroupCommit
+    /// The (created_at, session_id, version) up to which this node's retention has examined
+    /// the log (see `compactActions`).
+    let compactionCursor = Mutex<(at: String, session: String, version: Int)>(("", "", 0))
     /// Split-brain refusal on a multi-host URL (nil for one host); see FailoverGuard.
     let failover: FailoverGuard?
     let commitWatch = CommitWatch()

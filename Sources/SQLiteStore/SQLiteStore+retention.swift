@@ -5,75 +5,85 @@ import FlowStore
 import GRDB
 
 extension SQLiteStore {
-    /// One write transaction: the oldest `limit` entries before `horizon`, each session's newest
-    /// among them folded into its row first, then deleted. The group commit's transactions wait
-    /// for it (one writer), so a batch stays small.
+    /// One write transaction over the oldest `limit` entries before `horizon` that this
+    /// process's earlier batches did not examine. Of each session among them: when its newest
+    /// log entry is among them (an idle session), its head (`session_heads`) is folded into its
+    /// row and its log deleted; otherwise everything below its newest snapshot among them (an
+    /// entry with a tree, see `LogSnapshots`) is deleted, and that snapshot stays so that the
+    /// entries after it can still be rebuilt. A session acting on and off keeps at most
+    /// `LogSnapshots.interval - 1` entries past the horizon until a later snapshot of it is old
+    /// too, or until it is idle. The group commit's transactions wait for it (one writer), so
+    /// a batch stays small.
     ///
     /// "Oldest" is the log's insertion order (rowid), not an index on `created_at`: the one
     /// writer stamps and appends entries in time order, so the entries before `horizon` are the
-    /// table's first ones, and a batch reads its first `limit` rows and takes the leading run
-    /// older than `horizon`. An index on `created_at` cost every action a second B-tree insert
-    /// (6-9 % of durable actions a second in bench/compare.sh). An entry whose stored time is
-    /// out of that order (the clock stepped back) goes when the entries before it have gone.
+    /// table's first ones, and a batch reads `limit` rows from where the last one stopped and
+    /// takes the leading run older than `horizon`. An index on `created_at` cost every action a
+    /// second B-tree insert (6-9 % of durable actions a second in bench/compare.sh). Entries a
+    /// batch leaves are deleted by key (`actions_by_session`) when a later batch cuts or folds
+    /// their session, so they are not read again batch after batch. An entry whose stored time
+    /// is out of that order (the clock stepped back) goes when the entries before it have gone.
     public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
         try writing { db in
-            var candidates: [Row] = []
-            for row in try Row.fetchAll(db.cachedStatement(sql: Self.oldActionsSQL), arguments: [limit]) {
+            var examined = 0
+            var last: Int64?
+            var newest: [String: Int] = [:]
+            var snapshots: [String: Int] = [:]
+            var seen: [(session: String, version: Int)] = []
+            let rows = try Row.fetchAll(db.cachedStatement(sql: Self.oldActionsSQL), arguments: [compactionCursor.load(ordering: .relaxed), limit])
+            for row in rows {
                 let at: String = try row.decode(atIndex: 3)
                 guard at < horizon else { break }
-                candidates.append(row)
-            }
-            var newest: [String: Int] = [:]
-            for row in candidates {
+                examined += 1
+                last = try row.decode(atIndex: 0)
                 let session: String = try row.decode(atIndex: 1)
                 let version: Int = try row.decode(atIndex: 2)
                 newest[session] = max(newest[session] ?? version, version)
+                seen.append((session, version))
+                if try row.decode(atIndex: 4) as Bool { snapshots[session] = max(snapshots[session] ?? version, version) }
             }
+            let logHead = try db.cachedStatement(sql: "SELECT version FROM actions WHERE session_id = ? ORDER BY version DESC LIMIT 1")
             let head = try db.cachedStatement(sql: """
-                SELECT version, tree, transition, handled_by, created_at FROM actions
-                WHERE session_id = ? ORDER BY version DESC LIMIT 1
+                SELECT version, tree, last_transition, handled_by, updated_at FROM session_heads WHERE session_id = ?
                 """)
             let fold = try db.cachedStatement(sql: """
                 UPDATE sessions SET version = ?, tree = ?, last_transition = ?, handled_by = ?, updated_at = ?
                 WHERE id = ? AND version < ?
                 """)
             let rowVersion = try db.cachedStatement(sql: "SELECT version FROM sessions WHERE id = ?")
-            var kept = 0
-            var unfoldable: Set<String> = []
-            for (session, version) in newest {
-                guard let entry = try Row.fetchOne(head, arguments: [session]), let headVersion: Int = try entry.decode(atIndex: 0),
-                      headVersion == version else { continue }
-                // An entry without its tree (written before 0004) cannot stand for the session,
-                // and stays, unless the session's row already holds that version.
-                guard let tree: Data = try entry.decode(atIndex: 1) else {
-                    let stored = try Int.fetchOne(rowVersion, arguments: [session]) ?? -1
-                    if stored < version { unfoldable.insert(session) }
-                    continue
-                }
-                let transition: String? = try entry.decode(atIndex: 2)
-                let handledBy: String? = try entry.decode(atIndex: 3)
-                let at: String? = try entry.decode(atIndex: 4)
-                try fold.execute(arguments: [version, tree, transition, handledBy, at, session, version])
-                kept += 1
-            }
-            let delete = try db.cachedStatement(sql: "DELETE FROM actions WHERE rowid = ?")
+            let delete = try db.cachedStatement(sql: "DELETE FROM actions WHERE session_id = ? AND version < ?")
             var removed = 0
-            for row in candidates {
-                let session: String = try row.decode(atIndex: 1)
-                let version: Int = try row.decode(atIndex: 2)
-                if unfoldable.contains(session), newest[session] == version { continue }
-                let rowid: Int64 = try row.decode(atIndex: 0)
-                try delete.execute(arguments: [rowid])
+            var folded = 0
+            var cuts: [String: Int] = [:]
+            for (session, version) in newest {
+                var below = snapshots[session]
+                if try Int.fetchOne(logHead, arguments: [session]) == version,
+                   let row = try Row.fetchOne(head, arguments: [session]), try row.decode(atIndex: 0) as Int == version {
+                    try fold.execute(arguments: [version, row[1] as DatabaseValue, row[2] as DatabaseValue, row[3] as DatabaseValue,
+                                                 row[4] as DatabaseValue, session, version])
+                    below = version + 1
+                    folded += 1
+                }
+                // Entries the row stands at or after (written before 0004) are superseded by it.
+                if let row = try Int.fetchOne(rowVersion, arguments: [session]), row > 0 { below = max(below ?? 0, row + 1) }
+                // An entry without a tree (between snapshots, or damaged) and no head to
+                // stand for it stays.
+                guard let below else { continue }
+                try delete.execute(arguments: [session, below])
                 removed += db.changesCount
+                cuts[session] = below
             }
-            return RetentionBatch(removed: removed, kept: kept, examined: candidates.count)
+            if let last { compactionCursor.store(last, ordering: .relaxed) }
+            // Entries passed over stay below the cursor: the run goes on to the next batch.
+            let passed = seen.filter { $0.version >= cuts[$0.session] ?? Int.min }.count
+            return RetentionBatch(removed: removed, kept: folded + passed, examined: examined)
         }
     }
 
-    /// The log's first entries, in insertion order (see `compactActions`; its plan is the
-    /// table's own B-tree read from its start, as far as the limit: `RetentionTests`).
+    /// The log's first entries after the cursor, in insertion order (see `compactActions`; its
+    /// plan is a range of the table's own B-tree, as far as the limit: `RetentionTests`).
     static let oldActionsSQL = """
-        SELECT rowid, session_id, version, created_at FROM actions ORDER BY rowid LIMIT ?
+        SELECT rowid, session_id, version, created_at, tree IS NOT NULL FROM actions WHERE rowid > ? ORDER BY rowid LIMIT ?
         """
 
     /// Sessions whose row time is before `horizon`, oldest first (by the index on
@@ -122,7 +132,7 @@ extension SQLiteStore {
     public func retentionPlans() throws -> [String] {
         try reading { db in
             var plans: [String] = []
-            let looks: [(String, StatementArguments)] = [(Self.oldActionsSQL, [1]), (Self.idleSessionsSQL, ["x", 1]),
+            let looks: [(String, StatementArguments)] = [(Self.oldActionsSQL, [0, 1]), (Self.idleSessionsSQL, ["x", 1]),
                                                          (Self.oldIdempotencySQL, ["x", 1])]
             for (sql, arguments) in looks {
                 let rows = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments)

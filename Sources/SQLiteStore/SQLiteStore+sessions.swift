@@ -38,27 +38,42 @@ extension SQLiteStore {
     }
 
     /// The session with this id as it stands now, or nil: its row, with the version, tree, last
-    /// transition, handler and update time of its newest log entry when that entry is newer
-    /// than the row (see `write(_:in:)`).
+    /// transition, handler and update time of its head (`session_heads`, written by every
+    /// commit) when the log is newer than the row (see `write(_:in:)`).
     public func session(id: String) throws -> SessionRecord? {
         try reading { db in
             let statement = try db.cachedStatement(sql: "SELECT * FROM sessions WHERE id = ?")
             guard var record = try Row.fetchOne(statement, arguments: [id]).map(Self.sessionRecord) else { return nil }
-            let newest = try db.cachedStatement(sql: """
-                SELECT version, tree, transition, handled_by, created_at FROM actions
-                WHERE session_id = ? ORDER BY version DESC LIMIT 1
-                """)
-            if let entry = try Row.fetchOne(newest, arguments: [id]), let version: Int = try entry.decode(atIndex: 0), version > record.version {
-                // Entries newer than the row were all written with their tree; an empty one
-                // (a damaged file) fails to decode and is reported as such, never replaced by
-                // the older row.
-                record.version = version
-                record.tree = [UInt8]((try entry.decode(atIndex: 1) as Data?) ?? Data())
-                record.lastTransition = try entry.decode(atIndex: 2)
-                record.handledBy = try entry.decode(atIndex: 3)
-                record.updatedAt = try entry.decode(atIndex: 4)
-            }
+            try Self.bringToHead(&record, db)
             return record
+        }
+    }
+
+    /// Moves `record` (a session's row) to its head when the log is newer than the row: the
+    /// head row when it stands at the log's newest version, else that entry's own tree. An
+    /// empty tree (a damaged file, or a head row missing) fails to decode and is reported as
+    /// such, never replaced by the older row.
+    static func bringToHead(_ record: inout SessionRecord, _ db: Database) throws {
+        let newest = try db.cachedStatement(sql: """
+            SELECT version, tree, transition, handled_by, created_at FROM actions
+            WHERE session_id = ? ORDER BY version DESC LIMIT 1
+            """)
+        guard let entry = try Row.fetchOne(newest, arguments: [record.id]), let version: Int = try entry.decode(atIndex: 0),
+              version > record.version else { return }
+        record.version = version
+        let head = try db.cachedStatement(sql: """
+            SELECT version, tree, last_transition, handled_by, updated_at FROM session_heads WHERE session_id = ?
+            """)
+        if let row = try Row.fetchOne(head, arguments: [record.id]), let headVersion: Int = try row.decode(atIndex: 0), headVersion == version {
+            record.tree = [UInt8]((try row.decode(atIndex: 1) as Data?) ?? Data())
+            record.lastTransition = try row.decode(atIndex: 2)
+            record.handledBy = try row.decode(atIndex: 3)
+            record.updatedAt = try row.decode(atIndex: 4)
+        } else {
+            record.tree = [UInt8]((try entry.decode(atIndex: 1) as Data?) ?? Data())
+            record.lastTransition = try entry.decode(atIndex: 2)
+            record.handledBy = try entry.decode(atIndex: 3)
+            record.updatedAt = try entry.decode(atIndex: 4)
         }
     }
 
@@ -115,10 +130,6 @@ extension SQLiteStore {
         return results
     }
 
-    /// One action's writes. The session row is not rewritten: the log entry carries the tree,
-    /// and the session's head is the newer of the row's version and its newest entry's. Only
-    /// the log's tail page and one index page change, whatever the size of the session's
-    /// context and flags.
     /// The version a session stands at: the newer of its row's and its newest log entry's; no
     /// row when the session does not exist.
     static let headSQL = """
@@ -127,9 +138,21 @@ extension SQLiteStore {
         FROM sessions s WHERE s.id = ?
         """
 
+    /// The version of a session's row and of its newest log entry (NULL without one); no row
+    /// when the session does not exist.
+    static let rowAndLogSQL = """
+        SELECT s.version, (SELECT a.version FROM actions a WHERE a.session_id = s.id ORDER BY a.version DESC LIMIT 1)
+        FROM sessions s WHERE s.id = ?
+        """
+
+    /// One action's writes: its log entry (with the tree only at a snapshot, see
+    /// `LogSnapshots`) and the session's head row, rewritten in place. The session row is not
+    /// rewritten, whatever the size of its context and flags; the database grows by the entry.
     static func write(_ commit: ActionCommit, in db: Database) throws {
-        let head = try db.cachedStatement(sql: headSQL)
-        guard let stored = try Int.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
+        let head = try db.cachedStatement(sql: rowAndLogSQL)
+        guard let versions = try Row.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
+        let logged: Int? = try versions.decode(atIndex: 1)
+        let stored = max(try versions.decode(atIndex: 0) as Int, logged ?? 0)
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {
             // The entry below is the previous tap of the same batch, not another writer's.
@@ -148,14 +171,25 @@ extension SQLiteStore {
         }
         let insert = try db.cachedStatement(sql: """
             INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree,
-                client_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                client_at, user_state)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let action = commit.action
+        let snapshot = LogSnapshots.keepsTree(commit.version)
+        // A rebuild of this entry starts from the row when the entry before is not in the log.
+        let userState = action.userState ?? (logged == stored ? nil : commit.judgedUserState)
         try insert.execute(arguments: [
             commit.sessionId, commit.version, action.type, action.source, action.params, action.interactive,
-            action.handledBy, action.transition, action.createdAt, Data(commit.tree), action.clientAt,
+            snapshot ? action.handledBy : nil, snapshot ? action.transition : nil, action.createdAt,
+            snapshot ? Data(commit.tree) : nil, action.clientAt, userState,
         ])
+        let heads = try db.cachedStatement(sql: """
+            INSERT INTO session_heads (session_id, version, tree, last_transition, handled_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, tree = excluded.tree,
+                last_transition = excluded.last_transition, handled_by = excluded.handled_by, updated_at = excluded.updated_at
+            """)
+        try heads.execute(arguments: [commit.sessionId, commit.version, Data(commit.tree), action.transition, action.handledBy,
+                                     action.createdAt])
         if let patch = commit.userPatch {
             let merge = try db.cachedStatement(sql: """
                 UPDATE users SET state = json_patch(state, ?), updated_at = ? WHERE id = ?
@@ -184,14 +218,43 @@ extension SQLiteStore {
     /// Up to `limit` log entries with a version above `after`, oldest first.
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
         try reading { db in
-            let statement = try db.cachedStatement(sql: """
-                SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
-                FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
+            let statement = try db.cachedStatement(sql: Self.logSQL)
+            return try Row.fetchAll(statement, arguments: [sessionId, after, limit]).map { try Self.logEntry($0).action }
+        }
+    }
+
+    /// A session's log entries after a version, oldest first, as `logEntry` reads them.
+    static let logSQL = """
+        SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at, user_state, tree
+        FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
+        """
+
+    static func logEntry(_ row: Row) throws -> (action: ActionRecord, tree: [UInt8]?) {
+        (action: ActionRecord(version: try row.decode(atIndex: 0), type: try row.decode(atIndex: 1), source: try row.decode(atIndex: 2),
+                              params: try row.decode(atIndex: 3), interactive: try row.decode(atIndex: 4), handledBy: try row.decode(atIndex: 5),
+                              transition: try row.decode(atIndex: 6), createdAt: try row.decode(atIndex: 7), clientAt: try row.decode(atIndex: 8),
+                              userState: try row.decode(atIndex: 9)),
+         tree: (try row.decode(atIndex: 10) as Data?).map { [UInt8]($0) })
+    }
+
+    /// The entries up to `after + limit` from the nearest tree at or below `after`: the newest
+    /// entry with one (found through `actions_by_session`, at most `LogSnapshots.interval`
+    /// entries back), else the session's row.
+    public func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice? {
+        try reading { db in
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT version, tree FROM sessions WHERE id = ?"),
+                                             arguments: [sessionId]) else { return nil }
+            var start: (version: Int, tree: [UInt8]) = (try row.decode(atIndex: 0), [UInt8]((try row.decode(atIndex: 1) as Data?) ?? Data()))
+            let snapshot = try db.cachedStatement(sql: """
+                SELECT version, tree FROM actions WHERE session_id = ? AND version <= ? AND version > ? AND tree IS NOT NULL
+                ORDER BY version DESC LIMIT 1
                 """)
-            return try Row.fetchAll(statement, arguments: [sessionId, after, limit]).map { row in
-                ActionRecord(version: try row.decode(atIndex: 0), type: try row.decode(atIndex: 1), source: try row.decode(atIndex: 2), params: try row.decode(atIndex: 3), interactive: try row.decode(atIndex: 4),
-                             handledBy: try row.decode(atIndex: 5), transition: try row.decode(atIndex: 6), createdAt: try row.decode(atIndex: 7), clientAt: try row.decode(atIndex: 8))
+            if let entry = try Row.fetchOne(snapshot, arguments: [sessionId, after, start.version]) {
+                start = (try entry.decode(atIndex: 0), [UInt8]((try entry.decode(atIndex: 1) as Data?) ?? Data()))
             }
+            let entries = try Row.fetchAll(db.cachedStatement(sql: Self.logSQL),
+                                           arguments: [sessionId, start.version, max(0, after - start.version) + limit]).map(Self.logEntry)
+            return ActionLogSlice(startVersion: start.version, startTree: start.tree, entries: entries)
         }
     }
 
@@ -350,18 +413,10 @@ extension SQLiteStore {
                     SELECT * FROM sessions WHERE created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?
                     """), arguments: [since, limit])
             }
-            let log = try db.cachedStatement(sql: """
-                SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at, tree
-                FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
-                """)
+            let log = try db.cachedStatement(sql: Self.logSQL)
             return try rows.map { row in
                 let session = try Self.sessionRecord(row)
-                let actions = try Row.fetchAll(log, arguments: [session.id, session.version, maxActions]).map { entry in
-                    (action: ActionRecord(version: try entry.decode(atIndex: 0), type: try entry.decode(atIndex: 1), source: try entry.decode(atIndex: 2), params: try entry.decode(atIndex: 3),
-                                          interactive: try entry.decode(atIndex: 4), handledBy: try entry.decode(atIndex: 5), transition: try entry.decode(atIndex: 6),
-                                          createdAt: try entry.decode(atIndex: 7), clientAt: try entry.decode(atIndex: 8)),
-                     tree: (try entry.decode(atIndex: 9) as Data?).map { [UInt8]($0) })
-                }
+                let actions = try Row.fetchAll(log, arguments: [session.id, session.version, maxActions]).map(Self.logEntry)
                 return RecordedSessionRecord(session: session, actions: actions)
             }
         }

@@ -94,14 +94,7 @@ extension SQLiteStore {
                 rows.removeLast()
                 export.truncated = true
             }
-            let newest = try db.cachedStatement(sql: """
-                SELECT version, tree, transition, handled_by, created_at FROM actions
-                WHERE session_id = ? ORDER BY version DESC LIMIT 1
-                """)
-            let log = try db.cachedStatement(sql: """
-                SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at
-                FROM actions WHERE session_id = ? ORDER BY version LIMIT ?
-                """)
+            let log = try db.cachedStatement(sql: Self.logSQL)
             let keys = try db.cachedStatement(sql: """
                 SELECT key, status, version, created_at FROM idempotency_keys WHERE session_id = ? ORDER BY created_at, key LIMIT ?
                 """)
@@ -109,18 +102,10 @@ extension SQLiteStore {
             var keyBudget = limits.rows
             for row in rows {
                 var session = try Self.sessionRecord(row)
-                if let entry = try Row.fetchOne(newest, arguments: [session.id]), let version: Int = try entry.decode(atIndex: 0), version > session.version {
-                    session.version = version
-                    session.tree = [UInt8]((try entry.decode(atIndex: 1) as Data?) ?? Data())
-                    session.lastTransition = try entry.decode(atIndex: 2)
-                    session.handledBy = try entry.decode(atIndex: 3)
-                    session.updatedAt = try entry.decode(atIndex: 4)
-                }
+                let (startVersion, startTree) = (session.version, session.tree)
+                try Self.bringToHead(&session, db)
                 // One more than the budget tells whether the log goes on.
-                var actions = try Row.fetchAll(log, arguments: [session.id, actionBudget + 1]).map { row in
-                    ActionRecord(version: try row.decode(atIndex: 0), type: try row.decode(atIndex: 1), source: try row.decode(atIndex: 2), params: try row.decode(atIndex: 3), interactive: try row.decode(atIndex: 4),
-                                 handledBy: try row.decode(atIndex: 5), transition: try row.decode(atIndex: 6), createdAt: try row.decode(atIndex: 7), clientAt: try row.decode(atIndex: 8))
-                }
+                var actions = try Row.fetchAll(log, arguments: [session.id, -1, actionBudget + 1]).map(Self.logEntry)
                 let actionsTruncated = actions.count > actionBudget
                 if actionsTruncated { actions.removeLast() }
                 actionBudget -= actions.count
@@ -133,8 +118,10 @@ extension SQLiteStore {
                 }
                 keyBudget -= used.count
                 export.truncated = export.truncated || actionsTruncated
-                export.sessions.append(ExportedSession(session: session, actions: actions, actionsTruncated: actionsTruncated,
-                                                       idempotencyKeys: used))
+                var exported = ExportedSession(session: session, actions: actions.map(\.action), actionsTruncated: actionsTruncated,
+                                               idempotencyKeys: used)
+                (exported.actionTrees, exported.startVersion, exported.startTree) = (actions.map(\.tree), startVersion, startTree)
+                export.sessions.append(exported)
             }
             let limit = limits.rows + 1
             export.exposures = try Row.fetchAll(db, sql: """

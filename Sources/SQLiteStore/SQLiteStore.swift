@@ -24,6 +24,8 @@ public final class SQLiteStore: FlowStore {
     private let closed = Atomic<Bool>(false)
     let groupCommit: GroupCommit
     let checkpointer: WALCheckpointer
+    /// The rowid up to which retention has examined the log (see `compactActions`).
+    let compactionCursor = Atomic<Int64>(0)
     /// Held from `init(exclusive: true)` to `close()`.
     private let ownerLock: OwnerLock?
 

@@ -85,7 +85,10 @@ struct SessionStoreTests {
     }
 
     /// An action appends to the log and leaves the session's row as it was: the row's bytes do
-    /// not change, the newest entry carries the tree, and reading the session joins the two.
+    /// not change, the entry carries its tree only at a snapshot (every `LogSnapshots.interval`
+    /// versions, with its handler and transition), the head row holds the newest tree, and
+    /// reading the session joins the row and the head. The first entry, and the one after a
+    /// snapshot, store the user's state they were judged with; the others only when told to.
     @Test(arguments: [TestStoreKind.sqlite]) func commitsAppendWithoutRewritingTheSessionRow(_ kind: TestStoreKind) throws {
         let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
@@ -93,15 +96,34 @@ struct SessionStoreTests {
         try store.insert(Self.session("s-1"))
         let row = { try store.pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE id = 's-1'") } }
         let before = try row()
-        for version in 1...3 { try store.commit(Self.commit("s-1", version: version)) }
-        #expect(try row() == before)
-        let trees = try store.pool.read { db in
-            try Data.fetchAll(db, sql: "SELECT tree FROM actions WHERE session_id = 's-1' ORDER BY version")
+        let last = LogSnapshots.interval + 2
+        for version in 1...last {
+            var commit = Self.commit("s-1", version: version)
+            commit.judgedUserState = "{\"v\":\(version)}"
+            if version == 5 { commit.action.userState = "{\"changed\":true}" }
+            try store.commit(commit)
         }
-        #expect(trees.map { String(decoding: $0, as: UTF8.self) } == ["{\"t\":1}", "{\"t\":2}", "{\"t\":3}"])
+        #expect(try row() == before)
+        let entries = try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT version, tree, handled_by, transition, user_state FROM actions WHERE session_id = 's-1' ORDER BY version")
+        }
+        let snapshot = LogSnapshots.interval
+        #expect(entries.filter { ($0[1] as Data?) != nil }.map { $0[0] as Int } == [snapshot])
+        #expect(entries.filter { ($0[2] as String?) != nil || ($0[3] as String?) != nil }.map { $0[0] as Int } == [snapshot])
+        #expect((entries[snapshot - 1][1] as Data?) == Data("{\"t\":\(snapshot)}".utf8))
+        #expect(entries.filter { ($0[4] as String?) != nil }.map { $0[0] as Int } == [1, 5])
+        #expect((entries[0][4] as String?) == "{\"v\":1}")
         let session = try #require(try store.session(id: "s-1"))
-        #expect(session.version == 3 && session.tree == Array("{\"t\":3}".utf8))
-        #expect(session.lastTransition == "{\"type\":\"push\"}" && session.flowVersions == "{\"app\":1}")
+        #expect(session.version == last && session.tree == Array("{\"t\":\(last)}".utf8))
+        #expect(session.lastTransition == "{\"type\":\"push\"}" && session.handledBy == "app" && session.flowVersions == "{\"app\":1}")
+        // What a reader rebuilds from: the snapshot at or below `after`, and the entries after it.
+        let slice = try #require(try store.actionLog(sessionId: "s-1", after: snapshot + 1, limit: 10))
+        #expect(slice.startVersion == snapshot && slice.startTree == Array("{\"t\":\(snapshot)}".utf8))
+        #expect(slice.entries.map(\.action.version) == [snapshot + 1, snapshot + 2])
+        let early = try #require(try store.actionLog(sessionId: "s-1", after: 3, limit: 2))
+        #expect(early.startVersion == 0 && early.startTree == Array("{\"t\":0}".utf8))
+        #expect(early.entries.map(\.action.version) == [1, 2, 3, 4, 5])
+        #expect(try store.actionLog(sessionId: "nope", after: 0, limit: 1) == nil)
     }
 
     /// A database written before migration 4 (the row rewritten at every action, entries without
@@ -199,7 +221,10 @@ extension SessionStoreTests {
         try store.commit(Self.commit("s-1", version: 2))
         let log = try store.actions(sessionId: "s-1", after: 0, limit: 10)
         #expect(log.map(\.clientAt) == ["2026-11-25T10:00:00.123Z", nil])
-        #expect(log.first == offline.action)
+        var stored = offline.action
+        // Not a snapshot: its handler and transition are rebuilt by readers, not stored.
+        (stored.handledBy, stored.transition) = (nil, nil)
+        #expect(log.first == stored)
     }
 
     /// Several keys are looked up at once: those stored for this session come back by key, keys

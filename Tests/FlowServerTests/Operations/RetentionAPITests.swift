@@ -121,10 +121,10 @@ struct RetentionAPITests {
         #expect(try test.app.retention.run().removed == 0)
     }
 
-    /// Log entries without a tree (written before migration 0004) are removed when the session's
-    /// row holds their version, as such rows do; a head that neither has a tree nor is held by
-    /// its row (a damaged file) stays, and whole batches of those end the run instead of
-    /// keeping it examining the same rows forever.
+    /// Log entries without a tree (written before migration 0004, or between snapshots) are
+    /// removed when the session's head or row holds their version; a newest entry that neither
+    /// has a tree nor a head row to stand for it (a damaged file) stays, and whole batches of
+    /// those end the run instead of keeping it examining the same rows forever.
     @Test(.enabled(if: TestStoreKind.isSQLite, "edits the SQLite file")) func headsWithoutTreesDoNotStallARun() throws {
         let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
         let client = SessionClient(sender: test.direct)
@@ -139,7 +139,9 @@ struct RetentionAPITests {
         try queue.write { db in
             try db.execute(sql: "UPDATE actions SET tree = NULL")
             try db.execute(sql: "UPDATE sessions SET version = 1 WHERE id IN (\(held))")
+            try db.execute(sql: "DELETE FROM session_heads WHERE session_id IN (\(held))")
             try db.execute(sql: "UPDATE sessions SET version = 0 WHERE id IN (\(damaged))")
+            try db.execute(sql: "DELETE FROM session_heads WHERE session_id IN (\(damaged))")
         }
         try queue.close()
         Thread.sleep(forTimeInterval: 1.2)
@@ -175,15 +177,17 @@ struct RetentionAPITests {
     }
 
     /// Replay sees only whole logs: a session whose first entries retention removed is
-    /// `skipped`, one whose log is whole is replayed as before.
+    /// `skipped`, one whose log is whole is replayed as before. The log is cut below its newest
+    /// old snapshot (see `LogSnapshots`), so the cut session acts past one first.
     @Test func replaySkipsSessionsWhoseLogWasCut() throws {
         let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
         let client = SessionClient(sender: test.direct)
         let cut = try client.create(userId: "cut")
-        try client.apply(cut, #"{"type":"onboarding.showSecond"}"#)
+        let old = LogSnapshots.interval + 1
+        for step in 1...old { try client.apply(cut, step % 2 == 1 ? #"{"type":"onboarding.showSecond"}"# : #"{"type":"back"}"#) }
         Thread.sleep(forTimeInterval: 1.2)
         try client.apply(cut, #"{"type":"back"}"#)
-        #expect(try test.app.retention.run().actions == 1)
+        #expect(try test.app.retention.run().actions == LogSnapshots.interval - 1)
         let whole = try client.create(userId: "whole")
         try client.apply(whole, #"{"type":"onboarding.showSecond"}"#)
         let report = try test.direct.send("POST", "/v1/replays", body: "", headers: Self.admin).json

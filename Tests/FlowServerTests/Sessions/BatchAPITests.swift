@@ -490,7 +490,8 @@ struct BatchCommitFailureTests {
             CREATE TRIGGER elsewhere AFTER INSERT ON actions WHEN NEW.client_at = '\(Self.magic)'
             BEGIN
                 INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree)
-                VALUES (NEW.session_id, NEW.version + 1, 'elsewhere', NULL, '{}', 0, NULL, NULL, NEW.created_at, NEW.tree);
+                VALUES (NEW.session_id, NEW.version + 1, 'elsewhere', NULL, '{}', 0, NULL, NULL, NEW.created_at,
+                        (SELECT tree FROM sessions WHERE id = NEW.session_id));
             END
             """)
         let answer = try client.batch(session, taps)

@@ -303,8 +303,9 @@ struct SessionAPITests {
         #expect(try again.create(userId: "r4").state.features == ["home.first"])
     }
 
-    /// A session whose newest log entry lost its tree (a damaged file) is answered with a 500
-    /// that says so, not with the older state of its row; other sessions are served as usual.
+    /// A session whose head row is lost (a damaged file: its newest log entry, not a snapshot,
+    /// has no tree to stand in) is answered with a 500 that says so, not with the older state
+    /// of its row; other sessions are served as usual.
     @Test(.enabled(if: TestStoreKind.isSQLite, "damages the SQLite file's log"))
     func damagedNewestEntryIsReportedNotRolledBack() throws {
         let test = try TestApp()
@@ -315,7 +316,7 @@ struct SessionAPITests {
         let healthyBefore = try client.state(healthy).body
         let sqlite = try #require(test.store as? SQLiteStore)
         try sqlite.pool.write { db in
-            try db.execute(sql: "UPDATE actions SET tree = NULL WHERE session_id = ? AND version = 1", arguments: [damaged.id])
+            try db.execute(sql: "DELETE FROM session_heads WHERE session_id = ?", arguments: [damaged.id])
         }
         let reopened = try test.reopened()
         defer { withExtendedLifetime(reopened) {} }

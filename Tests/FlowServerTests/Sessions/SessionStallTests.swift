@@ -50,6 +50,7 @@ final class StallingStore: FlowStore, Sendable {
     public func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) { base.submit(commit, completion: completion) }
     public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) { base.submit(commits, completion: completion) }
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] { try base.actions(sessionId: sessionId, after: after, limit: limit) }
+    public func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice? { try base.actionLog(sessionId: sessionId, after: after, limit: limit) }
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? { try base.idempotentAnswer(sessionId: sessionId, key: key) }
     public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] { try base.idempotentAnswers(sessionId: sessionId, keys: keys) }
     public func deleteSession(id: String) throws -> Bool { try base.deleteSession(id: id) }

@@ -1,0 +1,93 @@
+// Rebuilding what the action log does not keep: each entry's tree, handler and transition,
+// from the nearest tree kept before it, with the engine (see LogSnapshots in FlowStore).
+import FlowEngine
+import FlowStore
+import JSON
+
+/// Rebuilds a stretch of a session's log with the engine: the history, the replay and the
+/// export read trees, handlers and transitions that only snapshots keep.
+///
+/// The engine is deterministic: an action's outcome depends on the tree before it, the
+/// session's flow versions (`catalog`), its context as stored at creation, and the user's
+/// state it was judged with, which an entry stores wherever the entries before it do not imply
+/// it (`ActionRecord.userState`). So the rebuilt tree of every version equals the one the
+/// server committed, which `LogRebuildTests` checks over random walks on both stores.
+///
+/// ```swift
+/// let rebuild = LogRebuild(catalog: session.catalog, context: session.context)
+/// let entries = rebuild.rebuild(from: slice.startTree, entries: slice.entries)   // nil: cannot
+/// ```
+struct LogRebuild {
+    /// The flow definitions of the versions the session runs.
+    let catalog: FlowCatalog
+    /// The session's context as stored; `user` is replaced by each entry's.
+    let context: FlowContext
+
+    /// `entries` (which follow `start`'s version, oldest first), each with its handler,
+    /// transition and the tree it left; nil when one cannot be rebuilt: a tree that does not
+    /// decode, an action the engine refuses now, or an entry after a kept tree that does not
+    /// say which user's state it was judged with (a log this build did not write, damaged).
+    func rebuild(from start: [UInt8], entries: [(action: ActionRecord, tree: [UInt8]?)]) -> [(action: ActionRecord, tree: FlowTree)]? {
+        guard var tree = try? FlowTree(storage: start) else { return nil }
+        var context = self.context
+        // The user's state the log implies for the next entry; unknown after a kept tree.
+        var user: [String: JSONValue]?
+        var rebuilt: [(action: ActionRecord, tree: FlowTree)] = []
+        rebuilt.reserveCapacity(entries.count)
+        for (stored, kept) in entries {
+            var record = stored
+            if let kept {
+                // A snapshot: its tree, handler and transition are stored with it.
+                guard let decoded = try? FlowTree(storage: kept) else { return nil }
+                tree = decoded
+                user = nil
+                rebuilt.append((record, tree))
+                continue
+            }
+            if let text = record.userState {
+                guard let state = Self.userState(text) else { return nil }
+                user = state
+            }
+            guard let judged = user else { return nil }
+            context.user = judged
+            let params = (try? JSONParser.parse(record.params, limits: .storedData))?.objectValue ?? JSONObject()
+            let action = FlowAction(type: record.type, from: record.source, params: params, interactive: record.interactive)
+            guard let outcome = try? FlowEngine.apply(action, to: tree, catalog: catalog, context: context) else { return nil }
+            tree = outcome.tree
+            record.handledBy = outcome.handledBy
+            record.transition = outcome.transition.map { String(decoding: SessionState.encode($0), as: UTF8.self) }
+            user = Self.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: judged)
+            rebuilt.append((record, tree))
+        }
+        return rebuilt
+    }
+
+    /// The user's state after an action's changes, as `UserStates.apply` makes it (null removes
+    /// a key): what the log implies for the session's next action.
+    static func applying(_ changes: [(key: String, value: JSONValue)], to state: [String: JSONValue]) -> [String: JSONValue] {
+        var state = state
+        for change in changes {
+            if change.value.isNull { state[change.key] = nil } else { state[change.key] = change.value }
+        }
+        return state
+    }
+
+    /// A user's state as an entry stores it: a JSON object, keys sorted.
+    static func userStateText(_ state: [String: JSONValue]) -> String {
+        var writer = JSONWriter()
+        writer.beginObject()
+        for key in state.keys.sorted() {
+            writer.writeKey(key)
+            writer.writeValue(state[key] ?? .null)
+        }
+        writer.endObject()
+        return String(decoding: writer.takeBytes(), as: UTF8.self)
+    }
+
+    static func userState(_ text: String) -> [String: JSONValue]? {
+        guard let object = (try? JSONParser.parse(text, limits: .storedData))?.objectValue else { return nil }
+        var state: [String: JSONValue] = [:]
+        for member in object.members { state[member.key] = member.value }
+        return state
+    }
+}

@@ -1,0 +1,146 @@
+// The log keeps actions and only every LogSnapshots.interval-th tree: over seeded random walks of
+// the sample app (many sessions, users shared between them, across snapshot boundaries), every
+// version's tree, handler and transition rebuilt from the nearest snapshot equals what the
+// server committed, on SQLite and on PostgreSQL (each a named case).
+@testable import FlowServer
+import FlowEngine
+import FlowStore
+import Foundation
+import HTTPTestClient
+import JSON
+import StoreTestSupport
+import Testing
+import TestSupport
+
+@Suite("Log rebuild")
+struct LogRebuildTests {
+    /// What the server committed at one version, read from the store's head right after.
+    struct Committed: Equatable {
+        var tree: [UInt8]
+        var handledBy: String?
+        var transition: String?
+    }
+
+    /// Walks `sessions` sessions of `users` users (so one session's `setUser` changes the state
+    /// another is judged with: a login in one makes `home.checkout` open checkout in another),
+    /// `steps` steps in all, choosing among each session's available actions with random
+    /// parameters, plus `back`, interactive starts and, now and then, an admin's onboarding
+    /// reset. Returns every session's committed versions.
+    static func walk(_ app: Application, store: any FlowStore, seed: UInt64, sessions count: Int, users: Int,
+                     steps: Int) throws -> [String: (session: CreatedSession, versions: [Int: Committed])] {
+        var random = SeededGenerator(seed: seed)
+        let client = SessionClient(sender: DirectSender(app.handle))
+        var walks: [String: (session: CreatedSession, versions: [Int: Committed])] = [:]
+        var order: [String] = []
+        for index in 0..<count {
+            let session = try client.create(userId: "walker-\(index % users)", attributes: index % 3 == 0 ? #"{"country":"DE"}"# : "{}")
+            walks[session.id] = (session, [:])
+            order.append(session.id)
+        }
+        for _ in 0..<steps {
+            let id = order[Int.random(in: 0..<order.count, using: &random)]
+            guard let session = walks[id]?.session else { continue }
+            if Int.random(in: 0..<60, using: &random) == 0 {
+                let user = "walker-\(Int.random(in: 0..<users, using: &random))"
+                _ = try client.sender.send("DELETE", "/v1/users/\(user)/onboarding", headers: [("Authorization", "Bearer \(TestApp.adminToken)")])
+                continue
+            }
+            let available = try client.sender.send("GET", "/v1/sessions/\(id)/actions/available", headers: session.auth).json
+            let actions = available["actions"].arrayValue ?? []
+            var body = #"{"type":"back"}"#
+            if !actions.isEmpty && Int.random(in: 0..<8, using: &random) != 0 {
+                let chosen = actions[Int.random(in: 0..<actions.count, using: &random)]
+                var params: [String] = []
+                for param in chosen["params"].arrayValue ?? [] {
+                    guard let name = param["name"].stringValue else { continue }
+                    switch param["type"].stringValue {
+                    case "integer": params.append(#""\#(name)":\#(Int.random(in: 0...1, using: &random))"#)
+                    case "number": params.append(#""\#(name)":\#(Double(Int.random(in: 0...10, using: &random)) / 10)"#)
+                    case "object": params.append(#""\#(name)":{"city":"c\#(Int.random(in: 0...3, using: &random))"}"#)
+                    default: params.append(#""\#(name)":"v\#(Int.random(in: 0...3, using: &random))""#)
+                    }
+                }
+                if chosen["type"].stringValue == "interaction.end" {
+                    params.append(#""velocity":\#(Int.random(in: 0...600, using: &random))"#)
+                }
+                let from = chosen["from"].stringValue.map { #","from":"\#($0)""# } ?? ""
+                let interactive = chosen["interactive"].boolValue == true && Int.random(in: 0..<2, using: &random) == 0
+                body = #"{"type":"\#(chosen["type"].stringValue ?? "back")"\#(from),"params":{\#(params.joined(separator: ","))},"interactive":\#(interactive)}"#
+            }
+            let answer = try client.act(session, body)
+            guard answer.status == 200, let version = answer.json["version"].integerValue else { continue }
+            let head = try #require(try store.session(id: id))
+            #expect(head.version == version)
+            walks[id]?.versions[version] = Committed(tree: head.tree, handledBy: head.handledBy, transition: head.lastTransition)
+        }
+        return walks
+    }
+
+    /// Rebuilds every version of every walked session, from the start and from a random
+    /// `after` (so from a snapshot), and reads the history route: each tree, handler and
+    /// transition is the one committed. Returns how many versions were checked.
+    static func check(_ app: Application, store: any FlowStore,
+                      _ walks: [String: (session: CreatedSession, versions: [Int: Committed])], users: Int, seed: UInt64) throws -> Int {
+        var random = SeededGenerator(seed: seed)
+        let client = SessionClient(sender: DirectSender(app.handle))
+        var checked = 0
+        for (id, walk) in walks.sorted(by: { $0.key < $1.key }) {
+            let record = try #require(try store.session(id: id))
+            let catalog = try #require(DefinitionRegistry.decode(record.flowVersions).flatMap(app.registry.catalog(for:)))
+            let rebuild = LogRebuild(catalog: catalog, context: SessionCodecs.decodeContext(record.context, userId: record.userId))
+            let last = record.version
+            for after in [0, last > 0 ? Int.random(in: 0..<last, using: &random) : 0] {
+                let slice = try #require(try store.actionLog(sessionId: id, after: after, limit: 10_000))
+                let entries = try #require(rebuild.rebuild(from: slice.startTree, entries: slice.entries), "\(id) rebuilds after \(after)")
+                #expect(entries.map(\.action.version) == (last > slice.startVersion ? Array(slice.startVersion + 1 ... last) : []))
+                for entry in entries {
+                    let committed = try #require(walk.versions[entry.action.version])
+                    let rebuilt = Committed(tree: entry.tree.storageBytes(), handledBy: entry.action.handledBy, transition: entry.action.transition)
+                    #expect(rebuilt == committed, "\(id) version \(entry.action.version) rebuilt from \(slice.startVersion)")
+                    checked += 1
+                }
+            }
+            // The history route answers the committed handlers and transitions.
+            let after = last > 0 ? Int.random(in: 0..<last, using: &random) : 0
+            let page = try client.sender.send("GET", "/v1/sessions/\(id)/actions?after=\(after)&limit=100", headers: walk.session.auth)
+            #expect(page.status == 200, "\(page.text)")
+            for listed in page.json["actions"].arrayValue ?? [] {
+                let version = try #require(listed["version"].integerValue)
+                let committed = try #require(walk.versions[version])
+                #expect(listed["handledBy"].stringValue == committed.handledBy)
+                let transition = committed.transition.map { try? JSONParser.parse($0) } ?? nil
+                #expect(listed["transition"] == (transition ?? .null), "\(id) version \(version) listed")
+            }
+        }
+        // The export gives each session's log as the history route lists it.
+        for user in (0..<users).map({ "walker-\($0)" }) {
+            let export = try client.sender.send("GET", "/v1/users/\(user)/export", headers: [("Authorization", "Bearer \(TestApp.adminToken)")])
+            #expect(export.status == 200)
+            for session in export.json["sessions"].arrayValue ?? [] {
+                // The user's sessions of another walk on the same database are that walk's to check.
+                guard let id = session["id"].stringValue, let walk = walks[id] else { continue }
+                let listed = try client.sender.send("GET", "/v1/sessions/\(id)/actions?limit=1000", headers: walk.session.auth)
+                #expect(session["actions"] as JSONValue == listed.json["actions"] as JSONValue, "\(id) exported as listed")
+                #expect((session["actions"].arrayValue ?? []).count == walks[id]?.versions.count, "\(id) exported whole")
+            }
+        }
+        return checked
+    }
+
+    /// Seeded walks, many sessions, each well past several snapshots: every rebuilt version is
+    /// the committed one.
+    @Test(arguments: TestStoreKind.allCases) func rebuiltTreesEqualCommittedOnes(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        let app = try Application(store: store, adminToken: TestApp.adminToken)
+        for seed: UInt64 in [35, 3_500] {
+            let walks = try Self.walk(app, store: store, seed: seed, sessions: 12, users: 4, steps: 12 * 3 * LogSnapshots.interval)
+            let versions = walks.values.map { $0.versions.count }
+            #expect(versions.reduce(0, +) > 12 * LogSnapshots.interval, "the walks applied actions: \(versions)")
+            #expect(versions.filter { $0 > LogSnapshots.interval + 1 }.count >= 6, "most sessions crossed a snapshot: \(versions)")
+            #expect(try Self.check(app, store: store, walks, users: 4, seed: seed) >= versions.reduce(0, +))
+        }
+    }
+}

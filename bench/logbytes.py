@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""How many bytes of database and of WAL one action costs (issue 35: the log keeps actions).
+
+Starts BINARY (`flowstack`) on a fresh database, makes N sessions of onboarded users (each
+through onboarding: two actions), stops it, and counts the database; starts it again and posts M
+`home.selectTab` actions to every session from 8 threads; then counts again.
+
+SQLite: during the actions a read transaction is held open on the file, so no checkpoint can
+move the WAL back to its start: the WAL's growth is every frame written, divided by the actions
+(WAL bytes per action). Then the server stops, `PRAGMA wal_checkpoint(TRUNCATE)` moves the WAL
+into the file, and the growth of the pages in use, divided by the actions, is the database's
+bytes per action.
+
+PostgreSQL (`--db postgresql`, a throwaway server of scripts/harness): the growth of
+`pg_total_relation_size` over every table of the schema after a plain VACUUM, and of
+`pg_current_wal_lsn()`, each divided by the actions.
+
+Usage: bench/logbytes.py BINARY [--sessions N] [--actions M] [--db sqlite|postgresql]
+Prints one line: `KIND: A actions, D database bytes per action, W WAL bytes per action`.
+"""
+import argparse
+import http.client
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from harness.server import FlowStackProcess  # noqa: E402
+from harness.web import post_json  # noqa: E402
+
+
+def make_sessions(port, count):
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    sessions = []
+    for index in range(count):
+        created = post_json(connection, "/v1/sessions", {"userId": f"bytes-{index}", "attributes": {"country": "US"}})
+        sid, token = created["session"]["id"], created["session"]["token"]
+        post_json(connection, f"/v1/sessions/{sid}/actions", {"type": "onboarding.showSecond"}, token)
+        post_json(connection, f"/v1/sessions/{sid}/actions", {"type": "onboarding.completed"}, token)
+        sessions.append((sid, token))
+    return sessions
+
+
+def act(port, sessions, actions, threads=8):
+    """Posts `actions` tab switches to each session, the sessions split between threads; returns
+    how many were applied."""
+    applied = [0] * threads
+
+    def run(part):
+        connection = http.client.HTTPConnection("127.0.0.1", port)
+        mine = sessions[part::threads]
+        for step in range(actions):
+            for sid, token in mine:
+                post_json(connection, f"/v1/sessions/{sid}/actions",
+                          {"type": "home.selectTab", "params": {"index": (step + 1) % 2}}, token)
+                applied[part] += 1
+
+    workers = [threading.Thread(target=run, args=(part,)) for part in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return sum(applied)
+
+
+def sqlite_pages(path):
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages, size = db.execute("PRAGMA page_count").fetchone()[0], db.execute("PRAGMA page_size").fetchone()[0]
+    free = db.execute("PRAGMA freelist_count").fetchone()[0]
+    db.close()
+    return (pages - free) * size
+
+
+def measure_sqlite(binary, work, count, actions):
+    server = FlowStackProcess(binary, work)
+    server.start()
+    sessions = make_sessions(server.port, count)
+    server.stop()
+    before = sqlite_pages(server.db)
+    server.start()
+    # A reader holding its snapshot keeps every checkpoint short of the WAL's end, so the WAL
+    # is never started over and grows by every frame the actions write.
+    reader = sqlite3.connect(server.db, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM sessions").fetchone()
+    wal = server.db + "-wal"
+    wal_before = os.path.getsize(wal) if os.path.exists(wal) else 0
+    applied = act(server.port, sessions, actions)
+    wal_after = os.path.getsize(wal)
+    reader.execute("COMMIT")
+    reader.close()
+    server.stop()
+    after = sqlite_pages(server.db)
+    return applied, (after - before) / applied, (wal_after - wal_before) / applied
+
+
+def measure_postgresql(binary, work, count, actions):
+    from harness.postgres import PostgresServer
+    with PostgresServer() as pg:  # its own directory, open to the postgres user
+        server = FlowStackProcess(binary, work, db=pg.url)
+        server.start()
+        sessions = make_sessions(server.port, count)
+
+        def sizes():
+            pg.sql("VACUUM")
+            total = pg.sql("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                           "WHERE c.relkind = 'r' AND n.nspname = current_schema()")
+            lsn = pg.sql("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")
+            return int(float(total)), int(float(lsn))
+
+        before, lsn_before = sizes()
+        applied = act(server.port, sessions, actions)
+        after, lsn_after = sizes()
+        server.stop()
+        return applied, (after - before) / applied, (lsn_after - lsn_before) / applied
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("binary")
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--actions", type=int, default=100, help="actions per session")
+    parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        measure = measure_sqlite if options.db == "sqlite" else measure_postgresql
+        applied, database, wal = measure(os.path.abspath(options.binary), work, options.sessions, options.actions)
+    print(f"{options.db}: {applied} actions, {database:.0f} database bytes per action, {wal:.0f} WAL bytes per action")
+
+
+if __name__ == "__main__":
+    main()
