@@ -17,13 +17,19 @@ extension FlowTree {
     /// let again = try FlowTree(storage: bytes)   // again == tree
     /// ```
     public func writeStorage(into writer: inout JSONWriter) {
+        writeStorage(into: &writer) { node, writer in node.writeStorage(into: &writer) }
+    }
+
+    /// Writes the storage encoding with the root flow written by `writeRoot`, which
+    /// ``EncodingCache`` uses to copy the flows that did not change.
+    func writeStorage(into writer: inout JSONWriter, writeRoot: (FlowNode, inout JSONWriter) -> Void) {
         writer.beginObject()
         writer.writeKey("format")
         writer.writeInteger(Self.storageFormat)
         writer.writeKey("nextId")
         writer.writeInteger(nextId)
         writer.writeKey("root")
-        root.writeStorage(into: &writer)
+        writeRoot(root, &writer)
         if let interaction {
             writer.writeKey("interaction")
             writer.beginObject()
@@ -94,7 +100,13 @@ extension FlowTree {
 }
 
 extension FlowNode {
-    fileprivate func writeStorage(into writer: inout JSONWriter) {
+    func writeStorage(into writer: inout JSONWriter) {
+        writeStorage(into: &writer) { child, writer in child.writeStorage(into: &writer) }
+    }
+
+    /// Writes the node's storage encoding with each child flow (an entry, or the presented
+    /// flow) written by `writeChild`.
+    func writeStorage(into writer: inout JSONWriter, writeChild: (FlowNode, inout JSONWriter) -> Void) {
         writer.beginObject()
         writer.writeKey("id")
         writer.writeInteger(id)
@@ -130,13 +142,13 @@ extension FlowNode {
                 }
                 writer.endObject()
             case .flow(let child):
-                child.writeStorage(into: &writer)
+                writeChild(child, &writer)
             }
         }
         writer.endArray()
         if let presented {
             writer.writeKey("presented")
-            presented.writeStorage(into: &writer)
+            writeChild(presented, &writer)
         }
         writer.endObject()
     }
