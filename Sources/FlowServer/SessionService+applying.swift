@@ -84,10 +84,7 @@ extension SessionService {
             throw .refused(error)
         }
         var next = session
-        next.version += 1
-        next.tree = outcome.tree
-        next.handledBy = outcome.handledBy
-        next.lastTransitionJSON = outcome.transition.map(SessionState.encode)
+        let body = next.advance(by: outcome)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
             var writer = JSONWriter()
@@ -99,7 +96,6 @@ extension SessionService {
             writer.endObject()
             userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)
         }
-        let body = next.cachedStateDocument()
         let record = ActionRecord(
             version: next.version, type: action.type, source: action.from,
             params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
@@ -108,7 +104,7 @@ extension SessionService {
             createdAt: Timestamp.string(), clientAt: clientAt)
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
         let commit = ActionCommit(
-            sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
+            sessionId: id, userId: session.userId, version: next.version, tree: next.storedTree(),
             action: record, userPatch: userPatch,
             idempotency: idempotency.map {
                 ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))
