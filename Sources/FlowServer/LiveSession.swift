@@ -35,9 +35,9 @@ struct LiveSession: Sendable {
     /// The predictions of this version (see `cachedPredictions`), with the user state they
     /// were made for; cleared with `document`.
     private var predictions: (user: [String: JSONValue], json: [UInt8])?
-    /// The last document and stored tree with where their parts are, so the next version copies
-    /// what did not change (the session's fixed keys, unchanged flows and screens) instead of
-    /// encoding it again; its document is the same buffer as `document`.
+    /// The last document with where its parts are, so the next version copies what did not
+    /// change (the session's fixed keys, unchanged flows and screens) instead of encoding it
+    /// again; its document is the same buffer as `document`, and it dies with the session.
     private var encoding: EncodingCache
 
     init(id: String, userId: String, tokenHash: [UInt8], version: Int, tree: FlowTree, context: FlowContext,
@@ -81,12 +81,6 @@ struct LiveSession: Sendable {
         lastTransitionJSON = encoded.transition
         document = encoded.document
         return encoded.document
-    }
-
-    /// The tree in its storage encoding, copying the flows that did not change since the last
-    /// one stored.
-    mutating func storedTree() -> [UInt8] {
-        encoding.storage(of: tree)
     }
 
     /// The state document: every session answer's body.

@@ -104,7 +104,7 @@ extension SessionService {
             createdAt: Timestamp.string(), clientAt: clientAt)
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
         let commit = ActionCommit(
-            sessionId: id, userId: session.userId, version: next.version, tree: next.storedTree(),
+            sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
             action: record, userPatch: userPatch,
             idempotency: idempotency.map {
                 ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))

@@ -110,7 +110,7 @@ extension SessionService {
             inExperiment: !exposures.isEmpty, lastTransitionJSON: nil, handledBy: nil)
         let record = SessionRecord(
             id: session.id, userId: session.userId, tokenHash: session.tokenHash, version: 0,
-            tree: session.storedTree(), context: SessionCodecs.encodeContext(context),
+            tree: tree.storageBytes(), context: SessionCodecs.encodeContext(context),
             flags: String(decoding: session.flagsJSON, as: UTF8.self),
             experiments: String(decoding: session.experimentsJSON, as: UTF8.self),
             flowVersions: String(decoding: session.flowVersionsJSON, as: UTF8.self), createdAt: now, updatedAt: now,

@@ -2,7 +2,7 @@
 
 import JSON
 
-/// Writes one output (a state document or a stored tree), copying from `last` each flow and
+/// Writes one state document, copying from `last` (the last version's) each flow and
 /// screen whose value encodes like the one to write, and records where the new output's parts
 /// are, for the next version.
 struct PartWriter {
@@ -36,16 +36,6 @@ struct PartWriter {
             writeNode(child, isPresented: childIsPresented, old: old?.counterpart(of: child), into: &writer)
         }
         record(&flows, node.id, isPresented: isPresented, Self.valueRange(from: mark, in: writer))
-    }
-
-    /// Writes a flow in the storage format, copied when it encodes as `old` did.
-    mutating func writeStoredNode(_ node: FlowNode, old: FlowNode?, into writer: inout JSONWriter) {
-        if let old, copyFlow(node, isPresented: false, old: old, into: &writer) { return }
-        let mark = writer.count
-        node.writeStorage(into: &writer) { child, writer in
-            writeStoredNode(child, old: old?.counterpart(of: child), into: &writer)
-        }
-        record(&flows, node.id, isPresented: false, Self.valueRange(from: mark, in: writer))
     }
 
     /// Writes `screens`' elements for `node` and what it holds and presents, in
@@ -164,7 +154,7 @@ extension FlowNode {
 // comparisons whatever its size.
 
 extension FlowNode {
-    /// Whether `other` is written exactly as this node is, in the document and in storage:
+    /// Whether `other` is written exactly as this node is in the document:
     /// the same fields, and entries and presentation in the same storage. A node whose arrays
     /// were rebuilt counts as changed even when they hold the same (a copy missed, never a
     /// wrong one), which keeps the test a few comparisons on a changed path, however deep.

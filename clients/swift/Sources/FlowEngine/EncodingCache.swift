@@ -1,12 +1,16 @@
-// EncodingCache: each version's state document, transition and stored tree, copied from the last version's bytes where a part did not change.
+// EncodingCache: each version's state document and transition, copied from the last version's bytes where a part did not change.
 
 import JSON
 
-/// Encodes a session's versions one after another, copying the bytes of every part that encodes
-/// exactly as it did in the last version (a flow and everything inside it, a screen of
-/// `screens`, `top`, a transition's ends, the session's fixed keys) and encoding only what
-/// changed. The output is byte for byte what ``SessionState/document(sessionId:userId:version:tree:transitionJSON:handledBy:flagsJSON:experimentsJSON:)``,
-/// ``SessionState/encode(_:)`` and ``FlowTree/storageBytes()`` write.
+/// Encodes a session's state documents one version after another, copying the bytes of every
+/// part that encodes exactly as it did in the last version (a flow and everything inside it, a
+/// screen of `screens`, `top`, a transition's ends, the session's fixed keys) and encoding only
+/// what changed. The output is byte for byte what ``SessionState/document(sessionId:userId:version:tree:transitionJSON:handledBy:flagsJSON:experimentsJSON:)``
+/// and ``SessionState/encode(_:)`` write.
+///
+/// The stored tree is not made this way: measured over the sample app's walks
+/// (`bench/encode.sh`), copying its flows cost more than writing them, because nearly every
+/// action changes the root and the flow it acts on, and those are most of its bytes.
 ///
 /// A part is reused only when the value it was written from *encodes like* the value now
 /// (every field; params member by member, in order; strings byte for byte), never on an id
@@ -23,7 +27,6 @@ import JSON
 /// let first = cache.document(version: 1, tree: tree, transitionJSON: nil, handledBy: nil)
 /// let (document, transition) = cache.document(
 ///     version: 2, tree: outcome.tree, transition: outcome.transition, handledBy: outcome.handledBy)
-/// let stored = cache.storage(of: outcome.tree)   // == outcome.tree.storageBytes()
 /// ```
 public struct EncodingCache: Sendable {
     /// The session's id and user, written at the start of every document.
@@ -38,8 +41,6 @@ public struct EncodingCache: Sendable {
     var headCount = 0
     /// The last state document and where its parts are.
     var lastDocument = EncodedParts()
-    /// The last stored tree and where its flows are.
-    var lastStorage = EncodedParts()
 
     public init(sessionId: String, userId: String, flagsJSON: [UInt8], experimentsJSON: [UInt8]) {
         self.sessionId = sessionId
@@ -72,22 +73,11 @@ public struct EncodingCache: Sendable {
         }
     }
 
-    /// The storage encoding of `tree` (``FlowTree/storageBytes()``), and remembers its parts.
-    public mutating func storage(of tree: FlowTree) -> [UInt8] {
-        var parts = PartWriter(last: lastStorage)
-        var writer = JSONWriter(capacity: lastStorage.bytes.count + 64)
-        let lastRoot = parts.lastRoot(for: tree.root)
-        tree.writeStorage(into: &writer) { root, writer in parts.writeStoredNode(root, old: lastRoot, into: &writer) }
-        lastStorage = parts.finish(exactly(writer.takeBytes()), root: tree.root)
-        return lastStorage.bytes
-    }
-
-    /// Forgets the last outputs, keeping the session's fixed keys (for a tree that did not come
-    /// from the last one, or to measure encoding from nothing).
+    /// Forgets the last document, keeping the session's fixed keys (to measure encoding from
+    /// nothing; a tree that did not come from the last one needs no such call).
     public mutating func forget() {
         headCount = 0
         lastDocument = EncodedParts()
-        lastStorage = EncodedParts()
     }
 
     private mutating func encodeDocument(
@@ -177,7 +167,7 @@ struct EncodedParts: Sendable {
     var bytes: [UInt8] = []
     /// The root flow of the tree the output was written from.
     var root: FlowNode?
-    /// Flows written whole (in the document's `root`, or in storage).
+    /// Flows written whole in the document's `root`.
     var flows: [Part] = []
     /// Screens as `screens` shows them (with their owning flow).
     var screens: [Part] = []

@@ -17,19 +17,13 @@ extension FlowTree {
     /// let again = try FlowTree(storage: bytes)   // again == tree
     /// ```
     public func writeStorage(into writer: inout JSONWriter) {
-        writeStorage(into: &writer) { node, writer in node.writeStorage(into: &writer) }
-    }
-
-    /// Writes the storage encoding with the root flow written by `writeRoot`, which
-    /// ``EncodingCache`` uses to copy the flows that did not change.
-    func writeStorage(into writer: inout JSONWriter, writeRoot: (FlowNode, inout JSONWriter) -> Void) {
         writer.beginObject()
         writer.writeKey("format")
         writer.writeInteger(Self.storageFormat)
         writer.writeKey("nextId")
         writer.writeInteger(nextId)
         writer.writeKey("root")
-        writeRoot(root, &writer)
+        root.writeStorage(into: &writer)
         if let interaction {
             writer.writeKey("interaction")
             writer.beginObject()
@@ -100,13 +94,7 @@ extension FlowTree {
 }
 
 extension FlowNode {
-    func writeStorage(into writer: inout JSONWriter) {
-        writeStorage(into: &writer) { child, writer in child.writeStorage(into: &writer) }
-    }
-
-    /// Writes the node's storage encoding with each child flow (an entry, or the presented
-    /// flow) written by `writeChild`.
-    func writeStorage(into writer: inout JSONWriter, writeChild: (FlowNode, inout JSONWriter) -> Void) {
+    fileprivate func writeStorage(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.writeKey("id")
         writer.writeInteger(id)
@@ -142,13 +130,13 @@ extension FlowNode {
                 }
                 writer.endObject()
             case .flow(let child):
-                writeChild(child, &writer)
+                child.writeStorage(into: &writer)
             }
         }
         writer.endArray()
         if let presented {
             writer.writeKey("presented")
-            writeChild(presented, &writer)
+            presented.writeStorage(into: &writer)
         }
         writer.endObject()
     }
