@@ -12,12 +12,12 @@ import JSON
 /// (`bench/encode.sh`), copying its flows cost more than writing them, because nearly every
 /// action changes the root and the flow it acts on, and those are most of its bytes.
 ///
-/// A part is reused only when the value it was written from *encodes like* the value now
-/// (every field; params member by member, in order; strings byte for byte), never on an id
-/// alone: a flow keeps its id while its entries, its tab or a screen's params change. The test is
-/// cheap for what did not change: an unchanged subtree shares its arrays with the last version's
-/// tree (value semantics copy only what an action touched), and shared storage is recognised
-/// without looking inside.
+/// A part is reused only when the value it was written from *encodes like* the value now, never
+/// on an id alone (a flow keeps its id while its entries, its tab or a screen's params change):
+/// a flow when its fields are the same bytes and its entries and presentation the same arrays
+/// (an unchanged subtree shares its storage with the last version's tree, as value semantics
+/// copy only what an action touched; a rebuilt one is written again), a screen when its fields,
+/// its owner and its params (member by member, in order, strings byte for byte) are.
 ///
 /// It keeps the last output only, so it grows with the tree and no further, and it lives and
 /// dies with the session value that holds it. A copy is independent (a value, like the tree).
