@@ -39,6 +39,10 @@ struct LiveSession: Sendable {
     /// The predictions of this version (see `cachedPredictions`), with the user state they
     /// were made for; cleared with `document`.
     private var predictions: (user: [String: JSONValue], json: [UInt8])?
+    /// The last document with where its parts are, so the next version copies what did not
+    /// change (the session's fixed keys, unchanged flows and screens) instead of encoding it
+    /// again; its document is the same buffer as `document`, and it dies with the session.
+    private var encoding: EncodingCache
 
     init(id: String, userId: String, tokenHash: [UInt8], version: Int, tree: FlowTree, context: FlowContext,
          catalog: FlowCatalog, flagsJSON: [UInt8], experimentsJSON: [UInt8], flowVersionsJSON: [UInt8],
@@ -57,20 +61,30 @@ struct LiveSession: Sendable {
         self.inExperiment = inExperiment
         self.lastTransitionJSON = lastTransitionJSON
         self.handledBy = handledBy
+        encoding = EncodingCache(sessionId: id, userId: userId, flagsJSON: flagsJSON, experimentsJSON: experimentsJSON)
     }
 
-    /// The state document, encoded at most once per version.
+    /// The state document, encoded at most once per version. What is kept takes only its bytes
+    /// (the cache trims the writer's spare room), as every cached session keeps one
+    /// (bench/memory.py: 4,405 bytes per session with the spare room kept, against the limit of
+    /// 4 KiB).
     mutating func cachedStateDocument() -> [UInt8] {
         if let document { return document }
-        // The writer's buffer has room to spare (2 KiB); what is kept takes only its bytes, as
-        // every cached session keeps one (bench/memory.py: 4,405 bytes per session with the
-        // spare room kept, against the limit of 4 KiB).
-        let encoded = stateDocument()
-        let compact = [UInt8](unsafeUninitializedCapacity: encoded.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: encoded)
-        }
-        document = compact
-        return compact
+        let encoded = encoding.document(version: version, tree: tree, transitionJSON: lastTransitionJSON, handledBy: handledBy)
+        document = encoded
+        return encoded
+    }
+
+    /// Moves to the version `outcome` produced and returns its state document, encoded with its
+    /// transition in one pass from the parts of this version's that did not change.
+    mutating func advance(by outcome: ActionOutcome) -> [UInt8] {
+        version += 1
+        tree = outcome.tree
+        handledBy = outcome.handledBy
+        let encoded = encoding.document(version: version, tree: tree, transition: outcome.transition, handledBy: handledBy)
+        lastTransitionJSON = encoded.transition
+        document = encoded.document
+        return encoded.document
     }
 
     /// The state document: every session answer's body.

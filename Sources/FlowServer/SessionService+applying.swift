@@ -88,10 +88,7 @@ extension SessionService {
             throw .refused(error)
         }
         var next = session
-        next.version += 1
-        next.tree = outcome.tree
-        next.handledBy = outcome.handledBy
-        next.lastTransitionJSON = outcome.transition.map(SessionState.encode)
+        let body = next.advance(by: outcome)
         next.loggedUser = LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
@@ -104,7 +101,6 @@ extension SessionService {
             writer.endObject()
             userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)
         }
-        let body = next.cachedStateDocument()
         let record = ActionRecord(
             version: next.version, type: action.type, source: action.from,
             params: JSONValue.object(action.params).jsonText, interactive: action.interactive,

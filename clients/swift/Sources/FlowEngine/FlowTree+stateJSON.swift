@@ -116,6 +116,16 @@ extension FlowNode {
     /// Writes the node as `{"id","flow","kind","style"?,"selected"?,"entries","presented"}`:
     /// `style` on presented nodes, `selected` on tabbed ones.
     func write(into writer: inout JSONWriter, isPresented: Bool) {
+        write(into: &writer, isPresented: isPresented) { child, childIsPresented, writer in
+            child.write(into: &writer, isPresented: childIsPresented)
+        }
+    }
+
+    /// Writes the node with each child flow (an entry, or the presented flow: `true`) written by
+    /// `writeChild`, which ``EncodingCache`` uses to copy the children that did not change.
+    func write(
+        into writer: inout JSONWriter, isPresented: Bool, writeChild: (FlowNode, Bool, inout JSONWriter) -> Void
+    ) {
         writer.beginObject()
         writer.writeKey("id")
         writer.writeEntryId(prefix: EntryId.flowPrefix, id)
@@ -149,12 +159,12 @@ extension FlowNode {
                 }
                 writer.endObject()
             case .flow(let child):
-                child.write(into: &writer, isPresented: false)
+                writeChild(child, false, &writer)
             }
         }
         writer.endArray()
         writer.writeKey("presented")
-        if let presented { presented.write(into: &writer, isPresented: true) } else { writer.writeNull() }
+        if let presented { writeChild(presented, true, &writer) } else { writer.writeNull() }
         writer.endObject()
     }
 
@@ -216,13 +226,19 @@ extension Transition {
     /// Writes `{"type","from","to","animated","style","interactive"}`, and `"result": {"id",
     /// "feature","into"}` when a screen received a result.
     public func write(into writer: inout JSONWriter) {
+        write(into: &writer) { screen, writer in screen.write(into: &writer) }
+    }
+
+    /// Writes the transition with its ends written by `writeScreen`, which ``EncodingCache``
+    /// uses to copy them from `screens` and from the last version's document.
+    func write(into writer: inout JSONWriter, writeScreen: (ScreenRef, inout JSONWriter) -> Void) {
         writer.beginObject()
         writer.writeKey("type")
         writer.writeString(type.rawValue)
         writer.writeKey("from")
-        if let from { from.write(into: &writer) } else { writer.writeNull() }
+        if let from { writeScreen(from, &writer) } else { writer.writeNull() }
         writer.writeKey("to")
-        if let to { to.write(into: &writer) } else { writer.writeNull() }
+        if let to { writeScreen(to, &writer) } else { writer.writeNull() }
         writer.writeKey("animated")
         writer.writeBool(animated)
         writer.writeKey("style")

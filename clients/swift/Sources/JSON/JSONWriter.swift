@@ -164,6 +164,51 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes an already-encoded JSON value verbatim; as ``writeRawValue(_:)``, without the
+    /// generic path.
+    public mutating func writeRawValue(_ fragment: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: fragment)
+        needsComma = true
+    }
+
+    /// Writes an already-encoded JSON value held in a slice of another output (a part of the last
+    /// version's document, reused because it did not change); as ``writeRawValue(_:)``.
+    public mutating func writeRawValue(_ fragment: ArraySlice<UInt8>) {
+        separate()
+        bytes.append(contentsOf: fragment)
+        needsComma = true
+    }
+
+    /// Writes again, as the next value, the bytes this writer wrote at `range` (a part written
+    /// once and shown twice, such as the top screen, last of `screens`). `range` must hold one
+    /// whole JSON value written earlier.
+    public mutating func writeRawValue(copyOf range: Range<Int>) {
+        separate()
+        let count = range.count
+        guard count > 0, range.lowerBound >= 0, range.upperBound <= bytes.count else { return }
+        let start = bytes.count
+        // Room first, then a copy within one buffer: appending `bytes[range]` would hold a second
+        // reference to the buffer and copy all of it.
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            (base + start).update(from: base + range.lowerBound, count: count)
+        }
+        needsComma = true
+    }
+
+    /// Appends bytes as they are, with no separator and no change to where commas go: the fixed
+    /// start of an object a caller encoded once (`{"sessionId":"…","userId":"…","version":`),
+    /// after which a value follows. The caller guarantees the result is valid JSON.
+    public mutating func appendRaw(_ fragment: ArraySlice<UInt8>) {
+        bytes.append(contentsOf: fragment)
+    }
+
+    /// The number of bytes written so far (a value written next starts here, or one byte later
+    /// after its comma).
+    public var count: Int { bytes.count }
+
     /// Writes a string made of one ASCII prefix byte and a number, such as `"e7"`, without
     /// building a `String` (entry ids are written this way on every answer).
     public mutating func writeEntryId(prefix: UInt8, _ number: Int) {

@@ -1,0 +1,214 @@
+// EncodingCacheTests: documents and transitions copied from the last version equal fresh encodings byte for byte.
+
+import JSON
+import TestSupport
+import Testing
+
+import FlowEngine
+
+/// Drives one session through seeded actions and checks, at every step, that what the cache
+/// writes equals what the encoders write from nothing.
+private struct CacheWalk {
+    var generator: SeededGenerator
+    let catalog: FlowCatalog
+    var context: FlowContext
+    var tree: FlowTree
+    var version = 0
+    var cache: EncodingCache
+    let sessionId: String
+    let userId: String
+    let flags = Array(#"{"eu-face-scan":{"value":true,"variant":"on","reason":"TARGETING_MATCH"}}"#.utf8)
+    let experiments = Array(#"{"onboarding-length":"short"}"#.utf8)
+    /// Steps whose output was compared, so a walk that goes nowhere is noticed.
+    var compared = 0
+    /// Outputs that differed; a walk stops at its first, so a broken cache reports a few.
+    var mismatches = 0
+
+    /// Strings that encode differently while `==` (canonical equivalence) or `JSONObject`'s
+    /// `==` (any member order) calls them equal, and ones the writer escapes.
+    static let strings = ["Hello", "caf\u{E9}", "cafe\u{301}", "a \"quoted\" \\ line\n", "😀", ""]
+
+    init(seed: UInt64, catalog: FlowCatalog) throws {
+        generator = SeededGenerator(seed: seed)
+        self.catalog = catalog
+        var user: [String: JSONValue] = [:]
+        if seed % 3 == 0 { user["onboarded"] = true }
+        context = FlowContext(userId: "u-\(seed)", flags: ["eu-face-scan": .bool(seed % 2 == 0)], user: user)
+        tree = try FlowEngine.start(catalog: catalog, context: context)
+        sessionId = "s-\(seed)"
+        userId = Self.strings[Int(seed % UInt64(Self.strings.count))]
+        cache = EncodingCache(sessionId: sessionId, userId: userId, flagsJSON: flags, experimentsJSON: experiments)
+    }
+
+    mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &generator)] }
+    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &generator) < probability }
+
+    mutating func value() -> JSONValue {
+        switch Int.random(in: 0..<6, using: &generator) {
+        case 0: return .string(pick(Self.strings))
+        case 1: return chance(0.5) ? .integer(1) : .number(1.0)
+        case 2: return .number(pick([0.5, -0.0, 0.0, 1e21]))
+        case 3: return .object(chance(0.5) ? JSONObject(uniqueMembers: [.init(key: "x", value: .integer(1)), .init(key: "y", value: .string("é"))])
+                                           : JSONObject(uniqueMembers: [.init(key: "y", value: .string("é")), .init(key: "x", value: .integer(1))]))
+        case 4: return .array([.string(pick(Self.strings)), .bool(chance(0.5)), .null])
+        default: return .bool(chance(0.5))
+        }
+    }
+
+    /// Mostly an action the state offers, with params of every kind; sometimes anything.
+    mutating func action() -> FlowAction {
+        let available = FlowEngine.availableActions(in: tree, catalog: catalog, context: context)
+        let from = chance(0.9) ? tree.top?.entryId : nil
+        guard chance(0.85), !available.isEmpty else {
+            return FlowAction(type: pick(["back", "nope", "interaction.cancel", "link.cancel"]), from: from)
+        }
+        let choice = pick(available)
+        var params = JSONObject()
+        for param in choice.params {
+            switch param.type {
+            case .integer: params[param.name] = .integer(Int.random(in: 0...1, using: &generator))
+            case .number: params[param.name] = .number(Double.random(in: 0...1, using: &generator))
+            case .string: params[param.name] = .string(pick(Self.strings))
+            case .boolean: params[param.name] = .bool(chance(0.5))
+            default: params[param.name] = value()
+            }
+        }
+        if choice.type.hasPrefix("interaction.") {
+            params["progress"] = .number(Double.random(in: 0...1, using: &generator))
+            if chance(0.5) { params["velocity"] = .number(Double.random(in: -500...900, using: &generator)) }
+        }
+        return FlowAction(type: choice.type, from: from, params: params, interactive: choice.interactive && chance(0.5))
+    }
+
+    /// The fresh state document of the current version.
+    func freshDocument(transitionJSON: [UInt8]?, handledBy: String?) -> [UInt8] {
+        SessionState.document(sessionId: sessionId, userId: userId, version: version, tree: tree, transitionJSON: transitionJSON,
+                              handledBy: handledBy, flagsJSON: flags, experimentsJSON: experiments)
+    }
+
+    /// Expects `cached` to be `fresh`, byte for byte, shown as text when it is not.
+    mutating func expectSame(_ cached: [UInt8]?, _ fresh: [UInt8]?, _ what: String) {
+        guard cached != fresh else { return }
+        mismatches += 1
+        let text = { (bytes: [UInt8]?) in bytes.map { String(decoding: $0, as: UTF8.self) } ?? "nil" }
+        Issue.record("\(what): cached\n\(text(cached))\nfresh\n\(text(fresh))")
+    }
+
+    /// Checks a read of the current version (the transition already encoded).
+    mutating func checkRead(transitionJSON: [UInt8]?, handledBy: String?, _ note: String) {
+        let cached = cache.document(version: version, tree: tree, transitionJSON: transitionJSON, handledBy: handledBy)
+        expectSame(cached, freshDocument(transitionJSON: transitionJSON, handledBy: handledBy), "document \(note)")
+        compared += 1
+    }
+
+    /// One step: an action applied (document and transition checked), a read, a
+    /// tree out of order, or a tree perturbed through storage.
+    mutating func step(_ note: String) {
+        switch Int.random(in: 0..<20, using: &generator) {
+        case 0:
+            checkRead(transitionJSON: nil, handledBy: nil, "read again \(note)")
+        case 1:
+            // A tree the cache never wrote from (another session's state, a reload): still exact.
+            let other = try? FlowEngine.start(catalog: catalog, context: context)
+            if let other { tree = other }
+            checkRead(transitionJSON: nil, handledBy: "app", "foreign tree \(note)")
+        case 2:
+            if let perturbed = Self.perturbed(tree) { tree = perturbed }
+            checkRead(transitionJSON: nil, handledBy: nil, "perturbed tree \(note)")
+        case 3:
+            cache.forget()
+            checkRead(transitionJSON: nil, handledBy: nil, "after forget \(note)")
+        default:
+            let action = action()
+            guard let outcome = try? FlowEngine.apply(action, to: tree, catalog: catalog, context: context) else { return }
+            version += 1
+            tree = outcome.tree
+            for change in outcome.userChanges { context.user[change.key] = change.value }
+            let (document, transition) = cache.document(
+                version: version, tree: tree, transition: outcome.transition, handledBy: outcome.handledBy)
+            let freshTransition = outcome.transition.map(SessionState.encode)
+            expectSame(transition, freshTransition, "transition after \(action.type) \(note)")
+            expectSame(document, freshDocument(transitionJSON: freshTransition, handledBy: outcome.handledBy),
+                       "document after \(action.type) \(note)")
+            compared += 1
+        }
+    }
+
+    /// The tree read back from its storage with every params object's members reversed and
+    /// every "é" decomposed: ids and `==` unchanged, bytes not.
+    static func perturbed(_ tree: FlowTree) -> FlowTree? {
+        guard let value = try? JSONParser.parse(tree.storageBytes()) else { return nil }
+        var writer = JSONWriter()
+        writer.writeValue(perturb(value, key: nil))
+        return try? FlowTree(storage: writer.takeBytes())
+    }
+
+    private static func perturb(_ value: JSONValue, key: String?) -> JSONValue {
+        switch value {
+        case .string(let text): return .string(text.replacingNFC())
+        case .array(let values): return .array(values.map { perturb($0, key: nil) })
+        case .object(let object):
+            var members = object.members.map { JSONObject.Member(key: $0.key, value: perturb($0.value, key: $0.key)) }
+            if key == "params" { members.reverse() }
+            return .object(JSONObject(uniqueMembers: members))
+        default: return value
+        }
+    }
+}
+
+extension String {
+    /// "é" as "e" and a combining acute accent: canonically equal, other bytes.
+    fileprivate func replacingNFC() -> String {
+        var result = ""
+        for scalar in unicodeScalars {
+            if scalar == "\u{E9}" { result.unicodeScalars.append("e"); result.unicodeScalars.append("\u{301}") }
+            else { result.unicodeScalars.append(scalar) }
+        }
+        return result
+    }
+}
+
+struct EncodingCacheTests {
+    static let catalogs: [(name: String, catalog: FlowCatalog)] = [
+        ("sample", Fixtures.sampleCatalog), ("shop", ShopFlows.catalog), ("lab", LabFlows.catalog),
+    ]
+    static let batches = Array(0..<6)
+    static let sessionsPerBatch = 60
+    static let steps = 30
+
+    /// Over seeded walks of many sessions (the sample app, the shop and the lab flows), with
+    /// reads, reloads, foreign and perturbed trees between the actions, the cached document
+    /// and transition equal fresh encodings byte for byte at every step.
+    @Test(arguments: batches)
+    func cachedEncodingsEqualFreshOnes(batch: Int) throws {
+        var compared = 0
+        var mismatches = 0
+        for (name, catalog) in Self.catalogs where mismatches < 3 {
+            for index in 0..<Self.sessionsPerBatch where mismatches < 3 {
+                let seed = UInt64(batch * Self.sessionsPerBatch + index) &* 0x9E37_79B9 &+ 7
+                var walk = try CacheWalk(seed: seed, catalog: catalog)
+                walk.checkRead(transitionJSON: nil, handledBy: nil, "at creation, \(name) seed \(seed)")
+                for step in 0..<Self.steps where walk.mismatches == 0 { walk.step("at step \(step), \(name) seed \(seed)") }
+                compared += walk.compared
+                mismatches += walk.mismatches
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(compared > Self.catalogs.count * Self.sessionsPerBatch * Self.steps / 2)
+    }
+
+    /// Two trees with the same ids and `==` whose params differ in member order and in the form
+    /// of an "é": the second is encoded, not copied from the first.
+    @Test func equalButDifferentlyEncodedPartsAreNotReused() throws {
+        let first = #"{"format":1,"nextId":4,"root":{"id":1,"flow":"app","kind":"stacked","entries":[{"id":2,"flow":"modal","kind":"stacked","entries":[{"id":3,"feature":"modal","params":{"a":"caf\#u{E9}","b":1}}]}]}}"#
+        let second = #"{"format":1,"nextId":4,"root":{"id":1,"flow":"app","kind":"stacked","entries":[{"id":2,"flow":"modal","kind":"stacked","entries":[{"id":3,"feature":"modal","params":{"b":1,"a":"cafe\#u{301}"}}]}]}}"#
+        let trees = try [first, second].map { try FlowTree(storage: Array($0.utf8)) }
+        #expect(trees[0] == trees[1])
+        var cache = EncodingCache(sessionId: "s", userId: "u", flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
+        for (version, tree) in trees.enumerated() {
+            let fresh = SessionState.document(sessionId: "s", userId: "u", version: version, tree: tree, transitionJSON: nil,
+                                              handledBy: nil, flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
+            #expect(cache.document(version: version, tree: tree, transitionJSON: nil, handledBy: nil) == fresh)
+        }
+    }
+}
