@@ -3,20 +3,33 @@
 # (bench/reads.lua) with wrk -t2 -c64, against build A and build B in turns, each on a fresh
 # SQLite file with 500 onboarded users' sessions; prints requests/s, p99 and the server's CPU
 # time per request (utime + stime from /proc/PID/stat over the run), then the B/A ratios.
-# Usage: bench/compare.sh A_BIN B_BIN [seconds per run] [rounds]      (needs the Debian package wrk)
+# With `postgresql` each build gets a database of its own on one throwaway PostgreSQL
+# (scripts/pgserver.py) instead of a SQLite file.
+# Usage: bench/compare.sh A_BIN B_BIN [seconds per run] [rounds] [sqlite|postgresql]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-[ $# -ge 2 ] || { echo "usage: bench/compare.sh A_BIN B_BIN [seconds] [rounds]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: bench/compare.sh A_BIN B_BIN [seconds] [rounds] [sqlite|postgresql]" >&2; exit 2; }
 bins=("$1" "$2")
 seconds=${3:-10}
 rounds=${4:-3}
+store=${5:-sqlite}
 command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
 work=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+pg_dir=""
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null
+      [ -z "$pg_dir" ] || python3 scripts/pgserver.py stop --dir "$pg_dir"; rm -rf "$work"' EXIT
+dbs=("$work/db0.sqlite" "$work/db1.sqlite")
+if [ "$store" = postgresql ]; then
+    pg_env=$(python3 scripts/pgserver.py start) || { echo "bench: PostgreSQL did not start" >&2; exit 1; }
+    eval "$pg_env"
+    pg_dir=$DIR
+    dbs[0]=$URL
+    dbs[1]=$(python3 scripts/pgserver.py add-role --dir "$pg_dir" --role build_b --password build_b | sed -n 's/^URL=//p')
+fi
 for i in 0 1; do
-    "${bins[$i]}" serve --port 0 --db "$work/db$i.sqlite" --log-level warning >"$work/server$i.log" 2>&1 &
+    "${bins[$i]}" serve --port 0 --db "${dbs[$i]}" --log-level warning >"$work/server$i.log" 2>&1 &
     pids+=($!)
     port=$(listening_port "$work/server$i.log")
     [ -n "$port" ] || { echo "bench: ${bins[$i]} did not start" >&2; cat "$work/server$i.log" >&2; exit 1; }
@@ -43,7 +56,7 @@ PY
 }
 echo "A: ${bins[0]}"
 echo "B: ${bins[1]}"
-echo "wrk -t2 -c64 -d${seconds}s, $rounds rounds; build name req/s p99 server-CPU-us/request"
+echo "wrk -t2 -c64 -d${seconds}s, $rounds rounds, on $store; build name req/s p99 server-CPU-us/request"
 for round in $(seq "$rounds"); do
     echo "-- round $round"
     order=(0 1); [ $((round % 2)) -eq 0 ] && order=(1 0)
