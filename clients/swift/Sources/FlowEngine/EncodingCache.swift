@@ -115,19 +115,8 @@ public struct EncodingCache: Sendable {
         let transitionStart = writer.count  // a key leaves no comma before its value
         writeTransition(&parts, &writer)
         let transitionBytes = keepsTransition ? Array(writer.bytes[transitionStart..<writer.count]) : nil
-        writer.writeKey("interaction")
-        tree.writeInteraction(into: &writer)
-        writer.writeKey("pendingLink")
-        tree.writePendingLink(into: &writer)
-        writer.writeKey("pendingActions")
-        tree.writePendingActions(into: &writer)
-        writer.writeKey("handledBy")
-        writer.writeOptionalString(handledBy)
-        writer.writeKey("flags")
-        writer.writeRawValue(flagsJSON)
-        writer.writeKey("experiments")
-        writer.writeRawValue(experimentsJSON)
-        writer.endObject()
+        SessionState.writeDocumentEnd(tree: tree, handledBy: handledBy, flagsJSON: flagsJSON, experimentsJSON: experimentsJSON,
+                                      into: &writer)
         lastDocument = parts.finish(exactly(writer.takeBytes()), root: tree.root)
         headCount = head
         return (lastDocument.bytes, transitionBytes)

@@ -94,6 +94,14 @@ public struct SessionState: Sendable {
         tree.writeTop(into: &writer)
         writer.writeKey("transition")
         if let transitionJSON { writer.writeRawValue(transitionJSON) } else { writer.writeNull() }
+        writeDocumentEnd(tree: tree, handledBy: handledBy, flagsJSON: flagsJSON, experimentsJSON: experimentsJSON, into: &writer)
+        return writer.takeBytes()
+    }
+
+    /// The state document's members after `transition`, and its end: written alike by
+    /// `document` and by `EncodingCache`, which writes the members before them its own way.
+    static func writeDocumentEnd(tree: FlowTree, handledBy: String?, flagsJSON: [UInt8], experimentsJSON: [UInt8],
+                                 into writer: inout JSONWriter) {
         writer.writeKey("interaction")
         tree.writeInteraction(into: &writer)
         writer.writeKey("pendingLink")
@@ -107,7 +115,6 @@ public struct SessionState: Sendable {
         writer.writeKey("experiments")
         writer.writeRawValue(experimentsJSON)
         writer.endObject()
-        return writer.takeBytes()
     }
 
     /// A transition as the document and the action log show it.
