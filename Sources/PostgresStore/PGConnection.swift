@@ -156,7 +156,8 @@ final class PGConnection {
                 var preparation: PGOutcome?
                 if preparing[index] {
                     preparation = try readOutcome(deadline: deadline)
-                    if case .rows = preparation { prepared.insert(statement.sql) }
+                    // `send` counted it prepared; a Prepare refused or skipped made nothing.
+                    if case .rows = preparation {} else { prepared.remove(statement.sql) }
                 }
                 let outcome = try readOutcome(deadline: deadline)
                 // A statement that did not prepare is skipped; its Prepare's error is the answer.
@@ -263,6 +264,11 @@ final class PGConnection {
             guard PQsendPrepare(raw, statementName, statement.sql, count, nil) == 1 else {
                 throw .connection(errorMessage, sent: false)
             }
+            // Counted at once, so that the same statement later in this round trip (two
+            // exposures of a new session, say) is not prepared twice: the server would refuse
+            // the second Prepare (42P05, the name exists) and skip the rest. `run` takes it
+            // back if the Prepare fails.
+            prepared.insert(statement.sql)
             preparing = true
         }
         let accepted = buffer.withUnsafeBufferPointer { bytes in

@@ -74,6 +74,26 @@ struct StoredRowDecodingTests {
         #expect(throws: PGError.self) { try rows.text(0, 3) }
     }
 
+    /// One round trip may carry the same statement twice on a connection that has not
+    /// prepared it yet (a new session's two exposures): it is prepared once, and both run.
+    /// Preparing it for each gave 42P05 (the name exists) and a 503 for the request.
+    @Test(arguments: [TestStoreKind.postgresql]) func postgresStatementTwiceInOneRoundTrip(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let deadline = ContinuousClock.now + .seconds(10)
+        let connection = try PGConnection.connect(uri: database.location, setup: [], deadline: deadline)
+        let twice = try connection.run([PGStatement("SELECT $1::integer + 1", [.integer(1)]),
+                                        PGStatement("SELECT $1::integer + 1", [.integer(2)])], deadline: deadline).rows()
+        #expect(twice.map { try? $0.integer(0, 0) } == [2, 3])
+        // A Prepare that fails leaves the statement unprepared: the next round trip prepares it
+        // again and reports the same error, not a missing statement.
+        for _ in 0..<2 {
+            let outcome = try connection.run([PGStatement("SELECT $1::integer FROM no_such_table", [.integer(1)])], deadline: deadline)
+            #expect(outcome.first?.rows == nil)
+        }
+        #expect(try connection.run([PGStatement("SELECT $1::integer + 1", [.integer(5)])], deadline: deadline).rows()[0].integer(0, 0) == 6)
+    }
+
     /// Every read of a result is checked: rows and columns out of range, NULLs where a value is
     /// required, and values of the wrong form throw.
     @Test func pgRowsCheckEveryRead() throws {
