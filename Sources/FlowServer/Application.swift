@@ -33,6 +33,10 @@ public final class Application: Sendable {
     private let cors: CORSPolicy?
     /// Polls the definitions of a shared database (nil on SQLite, where this process is the writer).
     private let definitionSync: DefinitionSync?
+    /// Sends a session's writes to the node that owns it (nil unless this node holds leases).
+    private let owners: OwnerRouting?
+    /// This node's session leases (nil unless `nodeAddress` was given on a shared database).
+    private let leases: SessionLeases?
 
     /// Why an application could not be made.
     public struct SetupError: Error, CustomStringConvertible {
@@ -46,11 +50,16 @@ public final class Application: Sendable {
     ///   - singleNode: this process is the only FlowStack on a shared database (PostgreSQL): it
     ///     trusts its caches as on SQLite instead of checking them against the database. Wrong
     ///     with a second node: that node's writes would not be seen.
+    ///   - nodeAddress: on a shared database, this node's `http://host:port` as the other nodes
+    ///     reach it: the node then owns sessions under leases (`SessionLeases`), answers their
+    ///     reads from memory, and forwards writes of sessions other nodes own. Nil: every read
+    ///     checks the head version in the database.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String?, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
                 cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack"),
-                retention: RetentionOptions = RetentionOptions()) throws {
+                retention: RetentionOptions = RetentionOptions(), nodeAddress: String? = nil,
+                leaseDuration: Duration = .seconds(2)) throws {
         self.store = store
         self.cors = CORSPolicy(cors)
         self.logger = logger
@@ -104,10 +113,17 @@ public final class Application: Sendable {
             hooks.rollBack = releaseHooks.rollBack
         }
         rollouts.start()
+        let leases: SessionLeases? = if shared, let nodeAddress, let leaseStore = store as? any SessionLeaseStore {
+            SessionLeases(node: nodeAddress, store: leaseStore, duration: leaseDuration, counters: metrics.cluster)
+        } else {
+            nil
+        }
+        self.leases = leases
+        owners = leases.map { OwnerRouting(leases: $0, logger: logger) }
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
                                       shared: shared, counters: metrics.cluster, events: events,
                                       refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts,
-                                      expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention))
+                                      expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention), leases: leases)
         self.sessions = sessions
         let retentionService = RetentionService(store: store, options: retention, counters: metrics.retention, logger: logger,
                                                 removedSessions: { [weak sessions] ids in sessions?.evictRemoved(ids) })
@@ -162,6 +178,12 @@ public final class Application: Sendable {
         Self.watchCaches(metrics, sessions: sessions, registry: registry, access: access, graphs: graphRenderer)
     }
 
+    /// Gives up this node's session leases (a node stopping), so other nodes take its sessions
+    /// at once instead of when the leases run out. Call it once no request is served any more.
+    public func releaseLeases() {
+        leases?.releaseAll()
+    }
+
     /// The routes served, for documentation and tests.
     public var routes: [(method: String, pattern: String)] { router.patterns }
 
@@ -197,7 +219,14 @@ public final class Application: Sendable {
             definitionSync.refresh()
         }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
-        let dispatched = router.dispatch(request)
+        let dispatched: (Response, String?)
+        if let owners, let id = OwnerRouting.writtenSession(request) {
+            // A write goes to the session's owner (leases on a shared database).
+            let router = self.router
+            dispatched = (owners.answer(request, session: id) { router.dispatch($0).response }, router.pattern(forPath: request.path))
+        } else {
+            dispatched = router.dispatch(request)
+        }
         var response = dispatched.0
         let pattern = dispatched.1
         // The credential was checked first: a valid one is served whatever its address got wrong

@@ -19,6 +19,14 @@ public final class ClusterCounters: Sendable {
     public let refusalsRechecked = Atomic<Int>(0)
     /// Times the definitions were read again because another node changed them.
     public let definitionReloads = Atomic<Int>(0)
+    /// Round trips that took or renewed a session's lease (a node that owns sessions).
+    public let leaseRequests = Atomic<Int>(0)
+    /// Lease requests answered that another node holds the lease.
+    public let leasesHeldElsewhere = Atomic<Int>(0)
+    /// Reads answered from memory under this node's lease: no round trip.
+    public let ownedReads = Atomic<Int>(0)
+    /// Writes forwarded to the node that owns their session.
+    public let forwardedWrites = Atomic<Int>(0)
 
     public init() {}
 }

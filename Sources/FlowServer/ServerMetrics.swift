@@ -124,6 +124,14 @@ public final class ServerMetrics: Sendable {
              cluster.refusalsRechecked.load(ordering: .relaxed)),
             ("flowstack_definition_reloads_total", "Times the definitions were read again after another node changed them.",
              cluster.definitionReloads.load(ordering: .relaxed)),
+            ("flowstack_lease_requests_total", "Round trips that took or renewed a session's lease.",
+             cluster.leaseRequests.load(ordering: .relaxed)),
+            ("flowstack_leases_held_elsewhere_total", "Lease requests answered that another node holds the session's lease.",
+             cluster.leasesHeldElsewhere.load(ordering: .relaxed)),
+            ("flowstack_owned_reads_total", "Reads answered from memory under this node's lease of the session (no round trip).",
+             cluster.ownedReads.load(ordering: .relaxed)),
+            ("flowstack_forwarded_writes_total", "Writes forwarded to the node that owns their session.",
+             cluster.forwardedWrites.load(ordering: .relaxed)),
         ]
         counters += [
             ("flowstack_event_streams_opened_total", "Event streams opened (GET /v1/sessions/{id}/events).",

@@ -108,7 +108,7 @@ extension SessionService {
             transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
             createdAt: Timestamp.string(), clientAt: clientAt, userState: judged)
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
-        let commit = ActionCommit(
+        var commit = ActionCommit(
             sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
             action: record, userPatch: userPatch,
             idempotency: idempotency.map {
@@ -117,6 +117,11 @@ extension SessionService {
             reachedFeature: reached,
             completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },
             userRevision: shared ? user.revision : nil, judgedUserState: judgedText)
+        if let leases {
+            // No epoch is never one: a lease that ran out since the turn took it fails the commit
+            // (a conflict: the turn takes the lease again and applies again).
+            commit.leaseEpoch = leases.epoch(id) ?? -1
+        }
         var answer: [UInt8]?
         if predict {
             var userAfter = user.state

@@ -19,6 +19,14 @@ extension SessionService {
             contents.session = nil
             return .answer(.failed(.notFound(id)), dropState: true)
         }
+        if let leases, request.job.writes, !leases.fresh(id) {
+            // Only the lease's owner commits: take or renew it first (the read also says
+            // whether the cached state is current).
+            guard progress.leaseAsks < 3 else { return .answer(.failed(.contention(id, reading: false)), dropState: false) }
+            progress.leaseAsks += 1
+            progress.reads.lease = true
+            return .needsRead
+        }
         let justRead = progress.reads.session != nil
         if let loaded = progress.reads.session.take() {
             // Read while the turn waited for it: no commit of this node can have raced the read.

@@ -49,7 +49,15 @@ extension SessionService {
         let slot = try pinnedSlot(id, access: access)
         defer { cache.unpin(slot) }
         var head: Int?? = .none
-        if shared {
+        if let leases {
+            // Owned: the cached state is the committed one (no other node commits it while the
+            // lease holds). Otherwise the lease is asked for, which reads the head too.
+            if leases.fresh(id) {
+                leases.counters.ownedReads.add(1, ordering: .relaxed)
+            } else {
+                head = .some(try leaseHead(id, leases))
+            }
+        } else if shared {
             counters.headChecks.add(1, ordering: .relaxed)
             head = .some(try storage { try store.headVersion(sessionId: id) })
         }
@@ -74,6 +82,15 @@ extension SessionService {
             }
         }
         throw .contention(id, reading: true)
+    }
+
+    /// Asks for session `id`'s lease (taken or renewed when no other node holds it) and returns
+    /// the head version read with it, nil when the session is gone.
+    func leaseHead(_ id: String, _ leases: SessionLeases) throws(SessionError) -> Int? {
+        switch try storage({ try leases.acquire(id) }) {
+        case .granted(_, let head), .held(_, _, let head): return head
+        case .missing: return nil
+        }
     }
 
     /// A read's step under the slot's lock: installs what was read, or says what to read.

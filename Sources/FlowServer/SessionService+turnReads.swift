@@ -12,6 +12,20 @@ extension SessionService {
     func read(for request: TurnRequest, _ reads: TurnReads, cached: (version: Int, userId: String)?) throws(SessionError) -> TurnReads {
         var reads = reads
         var reload = reads.reload || cached == nil
+        if reads.lease, let leases {
+            reads.lease = false
+            switch try storage({ try leases.acquire(request.id) }) {
+            case .granted(_, let head):
+                if head != cached?.version { reload = true }
+            case .held:
+                // Another node took the session meanwhile; the client tries again (and is
+                // forwarded to the owner then, see `OwnerRouting`).
+                throw .contention(request.id, reading: false)
+            case .missing:
+                reads.missing = true
+                return reads
+            }
+        }
         if reads.recheck, let cached {
             let head = try storage { try store.headVersion(sessionId: request.id) }
             if head != cached.version {

@@ -45,11 +45,16 @@ final class SessionService: Sendable {
     /// Where reads go that must not run on the thread that needs them: a conflict's reload and
     /// a waiting request's reads after a commit (never on the group-commit writer thread).
     let readQueue = DispatchQueue(label: "fs-session-reads", attributes: .concurrent)
+    /// This node's session leases, on a shared database whose nodes own sessions (nil on SQLite,
+    /// with --single-node, or without leases): a session whose lease this node holds is read
+    /// from memory, and only its owner commits it (see `SessionLeases`).
+    let leases: SessionLeases?
 
     init(store: any SessionRecordStore & UserDataStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
          refreshDefinitions: @escaping @Sendable () -> Void = {}, rollouts: RolloutService? = nil,
-         expiry: SessionExpiry = SessionExpiry()) {
+         expiry: SessionExpiry = SessionExpiry(), leases: SessionLeases? = nil) {
+        self.leases = shared ? leases : nil
         self.expiry = expiry
         self.rollouts = rollouts
         self.events = events ?? SessionEvents(logger: logger)

@@ -24,6 +24,14 @@ final class TurnRequest: Sendable {
         /// The server's own: the session's data was erased; its cached state leaves the slot
         /// in the session's turn, after a commit in flight (see `evictErased`).
         case evict
+
+        /// Whether the job writes the session (on a shared database, only its lease's owner may).
+        var writes: Bool {
+            switch self {
+            case .action, .batch, .delete: true
+            case .evict: false
+            }
+        }
     }
 
     let job: Job
@@ -128,6 +136,9 @@ struct TurnReads: Sendable {
     var reload = false
     /// A refusal on the cached state is to be checked against the stored head first.
     var recheck = false
+    /// The session's lease is to be taken or renewed first (a write on a shared database whose
+    /// nodes own sessions, see `SessionLeases`).
+    var lease = false
 }
 
 /// What a request's turn has gathered so far, kept by `SessionTurn` beside the request: what was
@@ -142,6 +153,8 @@ struct RequestProgress: TurnProgress, Sendable {
     var committed: [String: Int] = [:]
     /// Times a batch found the cache behind the store under items already judged.
     var staleReads = 0
+    /// Times the session's lease was asked for in this request's turn.
+    var leaseAsks = 0
 
     init() {}
 

@@ -227,6 +227,10 @@ public struct ActionCommit: Sendable {
     /// when the entry before is not in the log (the session's start, or retention folded the
     /// log into the session's row), where a rebuild must start without it.
     public var judgedUserState: String?
+    /// The epoch of this node's lease of the session (see `SessionLeaseStore`): when set, nothing
+    /// is written unless the session's lease is still under it (another node took the lease over
+    /// is a `CommitError.versionConflict`). Nil: no lease is checked (one node owns the database).
+    public var leaseEpoch: Int?
 
     public init(sessionId: String, userId: String, version: Int, tree: [UInt8], action: ActionRecord,
                 userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil,

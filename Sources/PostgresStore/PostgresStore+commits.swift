@@ -86,7 +86,7 @@ extension PostgresStore {
     /// behind an erasure the read finds no row and the commit is `sessionNotFound`.
     ///
     /// The statement holds only the parts this commit needs (most actions carry no key, change
-    /// no user state and are in no experiment): one of 64 texts, each prepared once per connection.
+    /// no user state and are in no experiment): one of 128 texts, each prepared once per connection.
     static func commitStatement(_ commit: ActionCommit) -> PGStatement {
         let action = commit.action
         var parts = CommitParts()
@@ -117,6 +117,10 @@ extension PostgresStore {
             parts.insert(.follows)
             parameters.append(.text(previous))
         }
+        if let epoch = commit.leaseEpoch {
+            parts.insert(.lease)
+            parameters.append(.integer(epoch))
+        }
         return PGStatement(commitSQL[Int(parts.rawValue)], parameters)
     }
 
@@ -129,6 +133,7 @@ extension PostgresStore {
         static let feature = CommitParts(rawValue: 8)
         static let onboarded = CommitParts(rawValue: 16)
         static let follows = CommitParts(rawValue: 32)
+        static let lease = CommitParts(rawValue: 64)
     }
 
     /// The version session $1 stands at: the newer of its row's and its newest log entry's; no
@@ -140,11 +145,12 @@ extension PostgresStore {
         """
 
     /// The commit statement's text for each combination of parts, by raw value.
-    static let commitSQL: [String] = (0..<64).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
+    static let commitSQL: [String] = (0..<128).map { commitSQL(CommitParts(rawValue: UInt8($0))) }
 
     /// $1…$14 are always the session, version, action fields, tree, user, client time, the
     /// user's state to store and the one the action was judged with (see `LogSnapshots`); the
-    /// optional parts' parameters follow in the order key (4), revision, patch, feature, follows.
+    /// optional parts' parameters follow in the order key (4), revision, patch, feature, follows,
+    /// lease.
     static func commitSQL(_ parts: CommitParts) -> String {
         var next = 15
         func parameter() -> String {
@@ -202,6 +208,16 @@ extension PostgresStore {
             conditions += """
                   AND EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.session_id = $1::text AND k.key = \(parameter())::text
                       AND k.version = $2::integer - 1)
+
+                """
+        }
+        if parts.contains(.lease) {
+            // The fence (migration 0014): the session's lease is still under the epoch this node
+            // holds. FOR SHARE: a takeover's UPDATE waits for this commit, and a commit that
+            // waited for a takeover reads the new epoch and writes nothing.
+            conditions += """
+                  AND EXISTS (SELECT 1 FROM (SELECT l.epoch FROM session_leases l WHERE l.session_id = $1::text FOR SHARE) held
+                      WHERE held.epoch = \(parameter())::bigint)
 
                 """
         }

@@ -41,6 +41,15 @@ final class TestApp: Sendable {
         keepAlive = other
     }
 
+    /// A node that owns sessions under leases (`node`: its address), on a fresh database, or
+    /// beside `other` on its database.
+    init(node: String, lease: Duration, beside other: TestApp? = nil) throws {
+        database = try other?.database ?? TestDatabase()
+        store = try database.migratedStore()
+        app = try Application(store: store, adminToken: TestApp.adminToken, nodeAddress: node, leaseDuration: lease)
+        keepAlive = other
+    }
+
     func reopened(access: AccessOptions = AccessOptions()) throws -> TestApp { try TestApp(reopening: self, access: access) }
 
     private let keepAlive: TestApp?

@@ -1,0 +1,45 @@
+// Session leases in PostgreSQL (migration 0014): taken, renewed and given up in one round trip.
+import FlowStore
+
+extension PostgresStore: SessionLeaseStore {
+    public func acquireLease(sessionId: String, node: String, milliseconds: Int) throws -> LeaseGrant {
+        // One transaction, three statements: the upsert waits for the commits in flight under the
+        // old epoch (they hold the row FOR SHARE); the head and the holder are read by statements
+        // of their own, after it, so they see those commits.
+        let rows = try write([
+            PGStatement("BEGIN"),
+            PGStatement(Self.acquireLeaseSQL, [.text(sessionId), .text(node), .integer(milliseconds)]),
+            PGStatement("SELECT node, epoch FROM session_leases WHERE session_id = $1::text", [.text(sessionId)]),
+            PGStatement(Self.headSQL, [.text(sessionId)]),
+            PGStatement("COMMIT"),
+        ])
+        guard rows[3].count == 1, let head = try rows[3].integer(0, 0) else { return .missing }
+        if rows[1].count == 1, let epoch = try rows[1].integer(0, 0) { return .granted(epoch: epoch, head: head) }
+        guard rows[2].count == 1, let owner = try rows[2].string(0, 0), let epoch = try rows[2].integer(0, 1) else { return .missing }
+        return .held(owner: owner, epoch: epoch, head: head)
+    }
+
+    public func releaseLeases(node: String, sessionIds: [String]) throws {
+        guard !sessionIds.isEmpty else { return }
+        try write([PGStatement("DELETE FROM session_leases WHERE node = $1::text AND session_id = ANY($2::text[])",
+                               [.text(node), .text(Self.textArray(sessionIds))])])
+    }
+
+    /// $1 the session, $2 the node, $3 the lease's length in milliseconds. A new lease, or the
+    /// asker's own renewed (its epoch kept while it has not expired), or an expired one taken
+    /// over with a new epoch; no row when another node's lease holds, or there is no session.
+    ///
+    /// A lease another node holds is seen in the statement's snapshot first and left alone, so
+    /// that asking (which every read of a session this node does not own does) neither locks the
+    /// row nor waits for the owner's commits.
+    static let acquireLeaseSQL = """
+        INSERT INTO session_leases AS l (session_id, node, epoch, expires_at)
+        SELECT s.id, $2::text, nextval('session_lease_epochs'), now() + $3::integer * interval '1 millisecond'
+        FROM sessions s WHERE s.id = $1::text
+            AND NOT EXISTS (SELECT 1 FROM session_leases h WHERE h.session_id = $1::text AND h.node <> $2::text AND h.expires_at > now())
+        ON CONFLICT (session_id) DO UPDATE SET node = excluded.node, expires_at = excluded.expires_at,
+            epoch = CASE WHEN l.node = excluded.node AND l.expires_at > now() THEN l.epoch ELSE excluded.epoch END
+        WHERE l.node = excluded.node OR l.expires_at <= now()
+        RETURNING epoch
+        """
+}

@@ -1,0 +1,89 @@
+// Nodes that own sessions under leases (issue 35): the owner reads from memory with no round
+// trip, the other nodes forward its writes to it, and once an owner stops answering its
+// sessions are taken over after its lease, and it never answers from memory after that.
+import FlowServer
+import FlowStore
+import Foundation
+import HTTPServer
+import HTTPTestClient
+import StoreTestSupport
+import Synchronization
+import Testing
+
+@Suite(.enabled(if: TestStoreKind.isPostgreSQL, "leases are kept in a shared PostgreSQL database"))
+struct SessionLeaseTests {
+    /// Two lease-holding nodes on one fresh database, each with the port it will listen on.
+    static func nodes(lease: Duration) throws -> (TestApp, Int, TestApp, Int) {
+        let (portA, portB) = (try TestPostgresServer.freePort(), try TestPostgresServer.freePort())
+        let a = try TestApp(node: "http://127.0.0.1:\(portA)", lease: lease)
+        let b = try TestApp(node: "http://127.0.0.1:\(portB)", lease: lease, beside: a)
+        return (a, portA, b, portB)
+    }
+
+    static func version(_ response: Response) -> Int? { response.json["version"].integerValue }
+
+    /// The node that read a session first owns it: its next reads make no round trip at all,
+    /// and a write sent to the other node is forwarded to it, applied once, and seen in its
+    /// memory at once.
+    @Test func ownerReadsFromMemoryAndGetsTheOtherNodesWrites() throws {
+        let (a, portA, b, portB) = try Self.nodes(lease: .seconds(30))
+        try a.withServer({ $0.port = portA }) { _ in
+            try b.withServer({ $0.port = portB }) { _ in
+                let onA = SessionClient(sender: SocketSender(port: portA))
+                let onB = SessionClient(sender: SocketSender(port: portB))
+                let session = try MultiNodeTests.onboarded(onA, user: "owned")
+                #expect(Self.version(try onA.state(session)) == 2)
+                let trips = a.store.counters.roundTrips.load(ordering: .relaxed)
+                let owned = a.app.metrics.cluster.ownedReads.load(ordering: .relaxed)
+                for _ in 0..<20 { #expect(Self.version(try onA.state(session)) == 2) }
+                #expect(a.store.counters.roundTrips.load(ordering: .relaxed) == trips, "an owned read makes no round trip")
+                #expect(a.app.metrics.cluster.ownedReads.load(ordering: .relaxed) == owned + 20)
+                let applied = try onB.act(session, #"{"type":"home.selectTab","params":{"index":1}}"#)
+                #expect(applied.status == 200)
+                #expect(Self.version(applied) == 3)
+                #expect(b.app.metrics.cluster.forwardedWrites.load(ordering: .relaxed) == 1)
+                #expect(Self.version(try onA.state(session)) == 3, "the owner applied it, in memory")
+                #expect(Self.version(try onB.state(session)) == 3, "the other node reads the head")
+                let log = try onB.sender.send("GET", "/v1/sessions/\(session.id)/actions", headers: session.auth)
+                #expect(log.json["actions"].arrayValue?.count == 3, "applied once")
+                // Not forwarded twice: a request that says it was forwarded under another lease is refused.
+                var headers = session.auth
+                headers.append(("X-FlowStack-Lease-Epoch", "987654321"))
+                let stale = try onA.act(session, #"{"type":"home.selectTab","params":{"index":0}}"#, headers: headers)
+                #expect(stale.status == 503)
+                #expect(Self.version(try onA.state(session)) == 3)
+            }
+        }
+    }
+
+    /// An owner that stops answering (here: its server is gone, its lease not renewed) loses
+    /// its sessions after its lease: a write sent to the other node waits the lease out, takes
+    /// the session over and applies; the old owner, answering again, does not read from memory
+    /// (its lease ran out on its own clock): it sees the new version, and its writes go to the
+    /// new owner.
+    @Test func aSilentOwnerIsTakenOverAndNeverAnswersStale() throws {
+        let (a, portA, b, portB) = try Self.nodes(lease: .milliseconds(600))
+        let onA = SessionClient(sender: SocketSender(port: portA))
+        let onB = SessionClient(sender: SocketSender(port: portB))
+        let session = try a.withServer({ $0.port = portA }) { _ in
+            let session = try MultiNodeTests.onboarded(onA, user: "silent")
+            #expect(Self.version(try onA.state(session)) == 2)
+            return session
+        }
+        try b.withServer({ $0.port = portB }) { _ in
+            let started = ContinuousClock.now
+            let applied = try onB.act(session, #"{"type":"home.selectTab","params":{"index":1}}"#)
+            #expect(applied.status == 200, "taken over: \(applied.status) \(String(decoding: applied.body, as: UTF8.self))")
+            #expect(Self.version(applied) == 3)
+            #expect(ContinuousClock.now - started < .seconds(3))
+            try a.withServer({ $0.port = portA }) { _ in
+                #expect(Self.version(try onA.state(session)) == 3, "the old owner reads the head, not its memory")
+                let next = try onA.act(session, #"{"type":"home.selectTab","params":{"index":0}}"#)
+                #expect(next.status == 200)
+                #expect(Self.version(next) == 4)
+                #expect(a.app.metrics.cluster.forwardedWrites.load(ordering: .relaxed) >= 1, "forwarded to the new owner")
+                #expect(Self.version(try onB.state(session)) == 4)
+            }
+        }
+    }
+}
