@@ -29,6 +29,9 @@ until an answer is definitive; a retry that is refused leaves the action unknown
 attempt may have been applied, or be applied later: a commit held in a cut network).
 Meanwhile the fault thread injects, on a fixed schedule:
   - kill-node: kill -9 of a node under load, restarted on the same port 2 s later;
+  - pause-node: SIGSTOP of a node for PAUSE_SECONDS, past its session leases (the other nodes
+    take its sessions over meanwhile), then SIGCONT: it must answer no read from memory and
+    commit nothing under the leases it held (the read and log checks below find it);
   - bypass: for a few seconds a set of sessions is sent straight to two nodes, bypassing
     HAProxy (action on A, read on B, action on B, read on A, ...), and a racer thread posts
     actions on the same sessions through the other node at the same time;

@@ -64,7 +64,9 @@ final class OwnerRouting: Sendable {
         do {
             grant = try leases.acquire(id)
         } catch {
-            return local(request)  // the database did not answer: the turn says so (503)
+            // The database did not answer (the node is cut off from it): no node can be asked
+            // who owns the session, and this one cannot commit it.
+            return SessionError.storage(StoreError.unavailable(location: "the database", detail: "\(error)")).response
         }
         guard case .held(let owner, let epoch, _) = grant, owner != leases.node else { return local(request) }
         leases.counters.forwardedWrites.add(1, ordering: .relaxed)

@@ -2,6 +2,7 @@
 import Crypto
 import FlowEngine
 import FlowStore
+import Foundation
 import Logging
 
 /// Why a request about a user's data was not done; the routes turn each into a problem.
@@ -34,7 +35,9 @@ final class UserDataService: Sendable {
     }
 
     /// Erases user `userId` in one transaction (see `UserDataStore.eraseUser`), then evicts
-    /// their sessions and state from this node's caches. Erasing a user with nothing stored
+    /// their sessions and state from this node's caches; on nodes that own sessions under leases,
+    /// it answers after a lease's length, once no other node answers their reads from memory.
+    /// Erasing a user with nothing stored
     /// erases nothing and is recorded all the same: the audit log shows every request.
     /// Returns the counts and the subject of the audit entry.
     func erase(_ userId: String, by audit: AuditStamp) throws(UserDataError) -> (erased: UserErasure, subject: String) {
@@ -47,6 +50,12 @@ final class UserDataService: Sendable {
             throw .storage(error)
         }
         sessions.evictErased(userId: userId, sessionIds: erased.sessionIds)
+        if let leases = sessions.leases, !erased.sessionIds.isEmpty {
+            // Another node may own one of the sessions and answer its reads from memory until
+            // its lease runs out (it cannot renew a lease of a session that is gone): the
+            // erasure is answered once no node can.
+            Thread.sleep(forTimeInterval: Double((leases.duration / .milliseconds(1)).rounded(.up)) / 1000)
+        }
         return (erased, subject)
     }
 

@@ -179,7 +179,7 @@ def property_results(checks):
 def check_faults(faults, ok_times, load_ended):
     """The fault checks over the recorded faults: a node cut off the database answers 503 (never
     200) after ISOLATED_GRACE s, within ISOLATED_SLOWEST s each, and serves again within
-    REJOIN_WITHIN s of the heal; after a kill -9 or the failover, an action is acknowledged
+    REJOIN_WITHIN s of the heal; after a kill -9, a pause or the failover, an action is acknowledged
     within RECOVER_WITHIN s (`ok_times`: when each acknowledged action completed).
     Returns ([(name, failure or None, details)], [what could not be checked])."""
     results, notes = [], []
@@ -200,10 +200,11 @@ def check_faults(faults, ok_times, load_ended):
                             None if fault["rejoined"] else "it did not"))
     ok_times = sorted(ok_times)
     for fault in faults:
-        if fault["kind"] in ("kill-node", "failover"):
-            since = fault.get("promoted") or fault.get("restarted")
+        if fault["kind"] in ("kill-node", "failover", "pause-node"):
+            since = fault.get("promoted") or fault.get("restarted") or fault.get("resumed")
             later = next((t for t in ok_times if t > since), None)
-            what = "the promotion" if fault["kind"] == "failover" else f"node{fault['node'] + 1}'s restart"
+            what = ("the promotion" if fault["kind"] == "failover"
+                    else f"node{fault['node'] + 1}'s {'restart' if fault['kind'] == 'kill-node' else 'resumption'}")
             if later is None and since + RECOVER_WITHIN > load_ended:
                 notes.append(f"not checked: acknowledgements after {what} (the load ended {load_ended - since:.1f}s after it)")
                 continue

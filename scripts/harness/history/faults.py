@@ -1,16 +1,17 @@
-"""The history check's faults: kill -9 of a node, HAProxy bypassed (two nodes on one session at
-once), a node cut off the database (its TCP proxies stop forwarding), and the failover of
-PostgreSQL. Each is recorded (kind, start, end and what its check needs) for
+"""The history check's faults: kill -9 of a node, a node paused (SIGSTOP) past its session leases,
+HAProxy bypassed (two nodes on one session at once), a node cut off the database (its TCP proxies
+stop forwarding), and the failover of PostgreSQL. Each is recorded (kind, start, end and what its check needs) for
 harness.history.checker.check_faults.
 """
 import json
 import secrets
+import signal
 import threading
 import time
 
 from harness.web import Http
 
-from .settings import BREAK, BYPASS_SESSIONS, ISOLATE_SECONDS, LOAD_SECONDS, NODES, REJOIN_WITHIN, log
+from .settings import BREAK, BYPASS_SESSIONS, ISOLATE_SECONDS, LOAD_SECONDS, NODES, PAUSE_SECONDS, REJOIN_WITHIN, log
 
 
 class Prober(threading.Thread):
@@ -55,8 +56,9 @@ class Faults(threading.Thread):
     def schedule(self):
         """(fraction of the load time, kind, argument). Every kind twice (the failover once:
         after it there is no standby left), interleaved so that faults overlap with recoveries."""
-        plan = [(0.06, "bypass", 0), (0.12, "kill-node", 0), (0.25, "isolate-node", 1), (0.36, "bypass", 1),
-                (0.48, "failover", None), (0.62, "kill-node", 2), (0.72, "isolate-node", 0), (0.80, "bypass", 2)]
+        plan = [(0.06, "bypass", 0), (0.12, "kill-node", 0), (0.18, "pause-node", 1), (0.25, "isolate-node", 1),
+                (0.36, "bypass", 1), (0.48, "failover", None), (0.55, "pause-node", 2), (0.62, "kill-node", 2),
+                (0.72, "isolate-node", 0), (0.80, "bypass", 2)]
         if "no-bypass" in BREAK:
             plan = [step for step in plan if step[1] != "bypass"]
         return plan
@@ -104,6 +106,21 @@ class Faults(threading.Thread):
         node.wait_healthy()
         log(f"fault: {node.name} restarted ({time.monotonic() - start:.1f}s after the kill)")
         self.record("kill-node", start, node=index, restarted=time.monotonic())
+
+    def pause_node(self, index):
+        """SIGSTOP for PAUSE_SECONDS, past the node's leases: meanwhile the other nodes take its
+        sessions over; once it runs again it must not answer a read from memory nor commit under
+        the leases it held (the history's read and log checks find it if it does)."""
+        node = self.cluster.nodes[index]
+        start = time.monotonic()
+        log(f"fault: SIGSTOP {node.name} for {PAUSE_SECONDS:.1f}s (past its session leases)")
+        node.process.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(PAUSE_SECONDS)  # the whole time, even when the load ends meanwhile
+        finally:
+            node.process.send_signal(signal.SIGCONT)
+        log(f"fault: {node.name} runs again")
+        self.record("pause-node", start, node=index, resumed=time.monotonic())
 
     def isolate_node(self, index):
         node = self.cluster.nodes[index]

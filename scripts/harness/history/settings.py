@@ -17,6 +17,7 @@ ISOLATE_SECONDS = 4.0        # how long a node is cut off from the database
 ISOLATED_SLOWEST = 2.5       # seconds an answer of a cut-off node may take (the issue: 503 within 2 s)
 ISOLATED_GRACE = 2.5         # after the cut, answers may still be 200 for this long (commits finishing)
 REJOIN_WITHIN = 10.0         # seconds after the cut ends for the node to serve again
+PAUSE_SECONDS = 3.5          # how long a node is stopped (SIGSTOP): past its leases (2 s, `serve --lease-ms`)
 RECOVER_WITHIN = 20.0        # seconds after a fault for the cluster to acknowledge actions again
 SETTLE_SECONDS = 10.0        # at the end, time to settle unknown actions (retried with their key)
 LOG_PAGE = 25                # ?limit= when reading the logs back (small: paging is exercised)

@@ -232,6 +232,13 @@ class FaultChecks(unittest.TestCase):
         unchecked, notes = check_faults([kill], [5.0], 13.0)  # the load ended right after the restart
         self.assertEqual((unchecked, len(notes)), ([], 1))
 
+    def test_recovery_after_a_pause(self):
+        pause = {"kind": "pause-node", "node": 1, "start": 10.0, "end": 13.5, "resumed": 13.5}
+        ok, _ = check_faults([pause], [5.0, 14.0], 60.0)
+        self.assertEqual((ok[0][0], ok[0][1]), (f"actions are acknowledged within {RECOVER_WITHIN:.0f}s of node2's resumption", None))
+        late, _ = check_faults([pause], [5.0, 13.5 + RECOVER_WITHIN + 1], 60.0)
+        self.assertEqual(late[0][1], "they were not")
+
 
 if __name__ == "__main__":
     unittest.main()
