@@ -56,6 +56,17 @@ struct EngineSuiteCommand: ParsableCommand {
                     throw FailureMessage("\(path): cannot write the case")
                 }
             }
+            // The feature list, for harnesses in any language (scripts/engine_suite.py prints its table from it).
+            let entries = EngineSuite.features.map { feature -> String in
+                var writer = JSONWriter()
+                writer.writeValue(["feature": .string(feature.name), "meaning": .string(feature.meaning)])
+                return String(decoding: writer.takeBytes(), as: UTF8.self)
+            }
+            let featureList = "[\n" + entries.joined(separator: ",\n") + "\n]\n"
+            let featuresPath = (out as NSString).appendingPathComponent("features.json")
+            guard FileManager.default.createFile(atPath: featuresPath, contents: Data(featureList.utf8)) else {
+                throw FailureMessage("\(featuresPath): cannot write the feature list")
+            }
             let table = CoverageTable(generated)
             print(table.text)
             let steps = generated.reduce(0) { $0 + ($1.lines.count - 1) / 2 }
