@@ -25,6 +25,7 @@ public enum EngineSuite {
         ("effect.setUser", "an action changed the user's state"),
         ("effect.bubble", "an action was handled by a flow above the source screen's"),
         ("effect.result", "a transition returned a result to a screen"),
+        ("effect.sequence", "a handling rule ran two navigation effects in order"),
         ("entry.screenParams", "a screen with params was on the tree"),
         ("entry.flow", "a child flow was an entry of a stack"),
         ("entry.handoff", "a hand-off was on the tree"),

@@ -83,6 +83,11 @@ enum FeatureObserver {
             if after.pendingActions.count > before.tree.pendingActions.count { effects = guarded.otherwise }
         }
         for effect in effects where effect != .bubble { features.insert("effect." + effect.name) }
+        // Order shows only when a rule moves the tree twice (a pop then a push): one navigation
+        // effect and any number of setUser give the same answer in any order.
+        if effects.count(where: { !["bubble", "setUser", "result"].contains($0.name) }) >= 2 {
+            features.insert("effect.sequence")
+        }
         for condition in conditions { sources(of: condition, into: &features) }
     }
 
