@@ -34,6 +34,20 @@ struct EngineSuiteTests {
         }
     }
 
+    /// Every feature the suite lists is exercised by some checked-in case (as observed when it was
+    /// generated), and features.json, which other harnesses read, is that list.
+    @Test func everyFeatureIsCovered() throws {
+        var covered = Set<String>()
+        for name in Self.caseNames {
+            let header = try JSONParser.parse(try Self.lines(of: name)[0])
+            for feature in header["features"]?.arrayValue ?? [] { if let text = feature.stringValue { covered.insert(text) } }
+        }
+        let missing = EngineSuite.features.map(\.name).filter { !covered.contains($0) }
+        #expect(missing.isEmpty, "no case exercises \(missing)")
+        let listed = try JSONParser.parse([UInt8](try Data(contentsOf: Self.suite.appending(path: "features.json"))))
+        #expect((listed.arrayValue ?? []).compactMap { $0["feature"]?.stringValue } == EngineSuite.features.map(\.name))
+    }
+
     /// Every checked-in case, run through the runner in-process, answers each line byte for byte.
     @Test(arguments: caseNames)
     func caseAnswersByteForByte(name: String) throws {
