@@ -65,6 +65,9 @@ let package = Package(
         .target(name: "ExperimentStats", dependencies: [json]),
         // Pure: flow tests — scenarios of actions and what must follow, run on a catalog with the engine.
         .target(name: "FlowScenarios", dependencies: [engine, json]),
+        // Pure: the engine conformance suite — case sources run into cases, the runner protocol,
+        // coverage. No I/O, no database: every port's runner is checked against its answers.
+        .target(name: "EngineSuite", dependencies: [engine, json, "FeatureFlags"]),
         // Flow graphs: screens, actions and flows as DOT, Mermaid, or SVG laid out by Graphviz.
         .target(name: "FlowGraph", dependencies: [engine, json, "CGraphviz"]),
         // What the server needs from storage: the protocol, records, errors, migrations. No database.
@@ -95,6 +98,7 @@ let package = Package(
             dependencies: [
                 "FlowServer",
                 engine,
+                "EngineSuite",
                 "FlowScenarios",
                 "FlowGraph",
                 "ExperimentStats",
@@ -120,13 +124,14 @@ let package = Package(
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", json]),
         .testTarget(name: "ExperimentStatsTests", dependencies: ["ExperimentStats", json]),
         .testTarget(name: "FlowEngineTests", dependencies: [engine, json, "TestSupport"]),
+        .testTarget(name: "EngineSuiteTests", dependencies: ["EngineSuite", engine, json]),
         .testTarget(name: "FlowScenariosTests", dependencies: ["FlowScenarios", engine, json]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", engine, json]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // The client against a real flowstack process on a loopback port (the binary this build made).
         .testTarget(name: "FlowStackClientTests", dependencies: [client, engine, json, "TestSupport",
             .product(name: "FlowStackUIKit", package: "swift"), .product(name: "FlowStackSwiftUI", package: "swift")]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", engine, "FlowScenarios", "ExperimentStats", json, "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", engine, "EngineSuite", "FlowScenarios", "ExperimentStats", json, "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                                                       .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

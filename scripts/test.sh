@@ -37,6 +37,15 @@ scripts/smoke.sh
 bin="$(swift build --show-bin-path)/flowstack"
 # The sample app's flow tests (flows/tests/), offline, as a team would run its own in CI.
 "$bin" flows test flows/tests --flows flows --flags flags
+# The engine conformance suite (engine-suite/README.md): regenerated from its sources, it must be
+# what is checked in (commit the regenerated cases with the engine change that moved them); then
+# every case, and seeded random walks of the sample app against a real server, through the Swift runner.
+suite_out=$(mktemp -d)
+"$bin" engine-suite generate --sources engine-suite/sources --out "$suite_out" >/dev/null
+diff -r engine-suite/cases "$suite_out/cases"
+diff engine-suite/features.json "$suite_out/features.json"
+rm -rf "$suite_out"
+python3 scripts/engine_suite.py --server "$bin" "$bin" engine-suite run
 # The JSON Schemas (schemas/) against every shipped file and the reference page's examples, both
 # ways (what the schema refuses the server refuses, what it accepts the server accepts), with the
 # pinned jsonschema; the page and the schemas name every keyword the parsers accept.

@@ -107,59 +107,8 @@ struct LiveSession: Sendable {
     /// neither changes.
     mutating func cachedPredictions(user: [String: JSONValue]) -> [UInt8] {
         if let predictions, predictions.user == user { return predictions.json }
-        let json = Self.predictionsJSON(engineState(user: user))
+        let json = engineState(user: user).predictionsJSON()
         predictions = (user, json)
         return json
-    }
-
-    /// `[{"action": {type, from?, interactive?}, "state": {…}}]`: each action a client may post
-    /// next without params, as it should post it, and the state it will be answered.
-    static func predictionsJSON(_ state: SessionState) -> [UInt8] {
-        let predictions = state.predictions()
-        var writer = JSONWriter(capacity: 64 + predictions.count * 2048)
-        writer.beginArray()
-        for prediction in predictions {
-            writer.beginObject()
-            writer.writeKey("action")
-            writeAction(prediction.action, into: &writer)
-            writer.writeKey("state")
-            writer.writeRawValue(prediction.next.document())
-            writer.endObject()
-        }
-        writer.endArray()
-        return writer.takeBytes()
-    }
-
-    /// An action as a client posts it: `{type, from?, params?, interactive?}`, leaving out what
-    /// is absent.
-    static func writeAction(_ action: FlowAction, into writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.writeKey("type")
-        writer.writeString(action.type)
-        if let from = action.from {
-            writer.writeKey("from")
-            writer.writeString(from)
-        }
-        if !action.params.isEmpty {
-            writer.writeKey("params")
-            writer.writeObject(action.params)
-        }
-        if action.interactive {
-            writer.writeKey("interactive")
-            writer.writeBool(true)
-        }
-        writer.endObject()
-    }
-
-    /// A state document with `predictions` added as its last member.
-    static func withPredictions(_ document: [UInt8], _ predictions: [UInt8]) -> [UInt8] {
-        guard document.last == UInt8(ascii: "}") else { return document }
-        var body = [UInt8]()
-        body.reserveCapacity(document.count + predictions.count + 16)
-        body.append(contentsOf: document.dropLast())
-        body.append(contentsOf: Array(#","predictions":"#.utf8))
-        body.append(contentsOf: predictions)
-        body.append(UInt8(ascii: "}"))
-        return body
     }
 }

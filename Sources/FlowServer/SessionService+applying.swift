@@ -126,7 +126,7 @@ extension SessionService {
         if predict {
             var userAfter = user.state
             for change in outcome.userChanges { userAfter[change.key] = change.value }
-            answer = LiveSession.withPredictions(body, next.cachedPredictions(user: userAfter))
+            answer = SessionState.withPredictions(body, next.cachedPredictions(user: userAfter))
         }
         return .commit(ActionStep(commit: commit, next: next, body: body,
                                   userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))

@@ -17,7 +17,7 @@ extension SessionService {
     func predictedStateDocument(_ id: String, token: String?) throws(SessionError) -> (version: Int, document: [UInt8]) {
         try withSession(id, access: .bearer(token), user: true) { (session: inout LiveSession, user) throws(SessionError) in
             let predictions = session.cachedPredictions(user: user)
-            return (session.version, LiveSession.withPredictions(session.cachedStateDocument(), predictions))
+            return (session.version, SessionState.withPredictions(session.cachedStateDocument(), predictions))
         }
     }
 
@@ -35,7 +35,7 @@ extension SessionService {
                 throw .refused(error)
             }
             let document = next.document()
-            return predict ? LiveSession.withPredictions(document, LiveSession.predictionsJSON(next)) : document
+            return predict ? SessionState.withPredictions(document, next.predictionsJSON()) : document
         }
     }
 

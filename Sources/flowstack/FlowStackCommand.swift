@@ -17,7 +17,7 @@ struct FlowStackCommand: ParsableCommand {
             diff/pull/push could not be reached (starting again later may work).
             """,
         version: FlowStackVersion.number,
-        subcommands: [Serve.self, Migrate.self, Backup.self, Flows.self, Experiments.self, Init.self, AdminToken.self],
+        subcommands: [Serve.self, Migrate.self, Backup.self, Flows.self, Experiments.self, Init.self, AdminToken.self, EngineSuiteCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -1,5 +1,6 @@
 // The answers of the session routes: a new session, its state, an action's answer, its log and
 // its ending, each writing its own JSON.
+import FlowEngine
 import FlowStore
 import HTTPServer
 import JSON
@@ -36,7 +37,7 @@ struct SessionCreated: JSONAnswer {
         writer.writeKey("state")
         let state = session.cachedStateDocument()
         if predict {
-            writer.writeRawValue(LiveSession.withPredictions(state, session.cachedPredictions(user: session.context.user)))
+            writer.writeRawValue(SessionState.withPredictions(state, session.cachedPredictions(user: session.context.user)))
         } else {
             writer.writeRawValue(state)
         }
