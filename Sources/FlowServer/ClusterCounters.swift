@@ -19,8 +19,10 @@ public final class ClusterCounters: Sendable {
     public let refusalsRechecked = Atomic<Int>(0)
     /// Times the definitions were read again because another node changed them.
     public let definitionReloads = Atomic<Int>(0)
-    /// Round trips that took or renewed a session's lease (a node that owns sessions).
+    /// Round trips that asked for a session's lease, on a request's path (a node that owns sessions).
     public let leaseRequests = Atomic<Int>(0)
+    /// Round trips that renewed the leases due, in the background (one for many sessions).
+    public let leaseRenewals = Atomic<Int>(0)
     /// Lease requests answered that another node holds the lease.
     public let leasesHeldElsewhere = Atomic<Int>(0)
     /// Reads answered from memory under this node's lease: no round trip.

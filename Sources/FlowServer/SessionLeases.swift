@@ -1,5 +1,6 @@
 // This node's session leases on a shared database: which sessions it owns now, and until when it
 // may trust that without asking the database.
+import Dispatch
 import FlowStore
 import Locking
 
@@ -10,7 +11,8 @@ import Locking
 /// waking that its leases ran out, and asks again before it answers from memory.
 ///
 /// While it holds a session's lease the node answers the session's reads from memory, with no
-/// round trip; it renews the lease on a read or write once less than half of it is left. Its
+/// round trip; a read or write once less than half of the lease is left renews it in the
+/// background. Its
 /// commits name the lease's epoch (`ActionCommit.leaseEpoch`), so a commit made after another
 /// node took the lease over writes nothing.
 ///
@@ -28,6 +30,8 @@ final class SessionLeases: Sendable {
     let margin: Duration
     /// Leases granted, not yet released. Pruned of expired ones as it grows.
     private let held = PThreadMutex<Table>(Table())
+    /// Where leases are renewed, off the requests' threads.
+    private let renewals = DispatchQueue(label: "fs-lease-renewals")
     /// Round trips to take or renew a lease, reads answered from memory under one, writes
     /// forwarded (shown at /metrics).
     let counters: ClusterCounters
@@ -36,11 +40,16 @@ final class SessionLeases: Sendable {
         var epoch: Int
         /// Trusted until then.
         var until: ContinuousClock.Instant
+        /// A renewal is on its way.
+        var renewing = false
     }
 
     private struct Table {
         var leases: [String: Lease] = [:]
         var prunedAt = 0
+        /// Sessions whose leases are to be renewed, and whether a renewal is on its way.
+        var due: [String] = []
+        var renewalScheduled = false
     }
 
     init(node: String, store: any SessionLeaseStore, duration: Duration = .seconds(2), margin: Duration = .milliseconds(100),
@@ -52,11 +61,21 @@ final class SessionLeases: Sendable {
         self.margin = margin
     }
 
-    /// True when this node holds session `id`'s lease with more than half of it left: its
-    /// cached state is the committed one, and no other node can commit meanwhile.
+    /// True when this node holds session `id`'s lease and trusts it now: its cached state is
+    /// the committed one, and no other node can commit meanwhile. Once less than half of the
+    /// lease is left, it is renewed in the background (one renewal at a time per session), so
+    /// a read of an owned session never waits for the database.
     func fresh(_ id: String) -> Bool {
         let now = ContinuousClock.now
-        return held.withLock { $0.leases[id].map { $0.until - now > duration / 2 } ?? false }
+        let (trusted, renew) = held.withLock { table -> (Bool, Bool) in
+            guard var lease = table.leases[id], lease.until > now else { return (false, false) }
+            guard lease.until - now < duration / 2, !lease.renewing else { return (true, false) }
+            lease.renewing = true
+            table.leases[id] = lease
+            return (true, true)
+        }
+        if renew { scheduleRenewal(id) }
+        return trusted
     }
 
     /// The epoch of session `id`'s lease while this node trusts it, else nil.
@@ -86,6 +105,52 @@ final class SessionLeases: Sendable {
         }
         if case .held = grant { counters.leasesHeldElsewhere.add(1, ordering: .relaxed) }
         return grant
+    }
+
+    /// Adds session `id` to the next renewal: every lease due then is renewed in one round trip.
+    private func scheduleRenewal(_ id: String) {
+        let schedule = held.withLock { table -> Bool in
+            table.due.append(id)
+            defer { table.renewalScheduled = true }
+            return !table.renewalScheduled
+        }
+        guard schedule else { return }
+        renewals.async { [self] in
+            while true {
+                let due = held.withLock { table -> [String] in
+                    let batch = Array(table.due.prefix(1000))
+                    table.due.removeFirst(batch.count)
+                    if batch.isEmpty { table.renewalScheduled = false }
+                    return batch
+                }
+                guard !due.isEmpty else { return }
+                renew(due)
+            }
+        }
+    }
+
+    private func renew(_ ids: [String]) {
+        let sent = ContinuousClock.now
+        let renewed: Set<String>
+        do {
+            renewed = try store.renewLeases(node: node, sessionIds: ids, milliseconds: Int(duration / .milliseconds(1)))
+            counters.leaseRenewals.add(1, ordering: .relaxed)
+        } catch {
+            // The next use of each tries again (and, once the lease ran out, asks for it anew).
+            held.withLock { table in for id in ids { table.leases[id]?.renewing = false } }
+            return
+        }
+        let until = sent + duration - margin
+        held.withLock { table in
+            for id in ids {
+                if renewed.contains(id) {
+                    table.leases[id]?.until = until
+                    table.leases[id]?.renewing = false
+                } else {
+                    table.leases[id] = nil  // taken over, or the session went
+                }
+            }
+        }
     }
 
     /// Stops trusting session `id`'s lease (a commit under it failed, the session went).

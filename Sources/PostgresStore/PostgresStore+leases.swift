@@ -19,6 +19,24 @@ extension PostgresStore: SessionLeaseStore {
         return .held(owner: owner, epoch: epoch, head: head)
     }
 
+    public func renewLeases(node: String, sessionIds: [String], milliseconds: Int) throws -> Set<String> {
+        guard !sessionIds.isEmpty else { return [] }
+        let rows = try write([PGStatement(Self.renewLeasesSQL, [.text(node), .text(Self.textArray(sessionIds)), .integer(milliseconds)])])[0]
+        var renewed = Set<String>()
+        for row in 0..<rows.count {
+            if let id = try rows.string(row, 0) { renewed.insert(id) }
+        }
+        return renewed
+    }
+
+    /// $1 the node, $2 the sessions, $3 the lease's length in milliseconds: the node's leases of
+    /// them that have not expired, renewed under their epochs.
+    static let renewLeasesSQL = """
+        UPDATE session_leases SET expires_at = now() + $3::integer * interval '1 millisecond'
+        WHERE node = $1::text AND session_id = ANY($2::text[]) AND expires_at > now()
+        RETURNING session_id
+        """
+
     public func releaseLeases(node: String, sessionIds: [String]) throws {
         guard !sessionIds.isEmpty else { return }
         try write([PGStatement("DELETE FROM session_leases WHERE node = $1::text AND session_id = ANY($2::text[])",

@@ -33,11 +33,14 @@ struct SessionLeaseTests {
                 let onB = SessionClient(sender: SocketSender(port: portB))
                 let session = try MultiNodeTests.onboarded(onA, user: "owned")
                 #expect(Self.version(try onA.state(session)) == 2)
-                let trips = a.store.counters.roundTrips.load(ordering: .relaxed)
-                let owned = a.app.metrics.cluster.ownedReads.load(ordering: .relaxed)
+                let counters = a.app.metrics.cluster
+                let (owned, asked, checked, loads) = (counters.ownedReads.load(ordering: .relaxed), counters.leaseRequests.load(ordering: .relaxed),
+                                                      counters.headChecks.load(ordering: .relaxed), counters.sessionLoads.load(ordering: .relaxed))
                 for _ in 0..<20 { #expect(Self.version(try onA.state(session)) == 2) }
-                #expect(a.store.counters.roundTrips.load(ordering: .relaxed) == trips, "an owned read makes no round trip")
-                #expect(a.app.metrics.cluster.ownedReads.load(ordering: .relaxed) == owned + 20)
+                #expect(counters.ownedReads.load(ordering: .relaxed) == owned + 20)
+                #expect(counters.leaseRequests.load(ordering: .relaxed) == asked, "an owned read makes no round trip")
+                #expect(counters.headChecks.load(ordering: .relaxed) == checked)
+                #expect(counters.sessionLoads.load(ordering: .relaxed) == loads)
                 let applied = try onB.act(session, #"{"type":"home.selectTab","params":{"index":1}}"#)
                 #expect(applied.status == 200)
                 #expect(Self.version(applied) == 3)
@@ -53,6 +56,28 @@ struct SessionLeaseTests {
                 #expect(stale.status == 503)
                 #expect(Self.version(try onA.state(session)) == 3)
             }
+        }
+    }
+
+    /// An owner keeps its lease by renewing it in the background, in one round trip for every
+    /// lease due: over several lease lengths of reads, every read is answered from memory and
+    /// the only round trips are the renewals.
+    @Test func ownedReadsNeverWaitForARenewal() throws {
+        let (a, portA, _, _) = try Self.nodes(lease: .milliseconds(400))
+        try a.withServer({ $0.port = portA }) { _ in
+            let onA = SessionClient(sender: SocketSender(port: portA))
+            let sessions = try (0..<3).map { try MultiNodeTests.onboarded(onA, user: "renewed-\($0)") }
+            for session in sessions { #expect(Self.version(try onA.state(session)) == 2) }
+            let counters = a.app.metrics.cluster
+            let (owned, asked, renewed) = (counters.ownedReads.load(ordering: .relaxed), counters.leaseRequests.load(ordering: .relaxed),
+                                           counters.leaseRenewals.load(ordering: .relaxed))
+            for _ in 0..<40 {
+                for session in sessions { #expect(Self.version(try onA.state(session)) == 2) }
+                Thread.sleep(forTimeInterval: 0.03)
+            }
+            #expect(counters.ownedReads.load(ordering: .relaxed) - owned == 120, "every read from memory")
+            #expect(counters.leaseRequests.load(ordering: .relaxed) == asked, "no read asked for its lease")
+            #expect(counters.leaseRenewals.load(ordering: .relaxed) - renewed >= 2, "renewed in the background")
         }
     }
 
