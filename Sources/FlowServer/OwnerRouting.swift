@@ -68,9 +68,16 @@ final class OwnerRouting: Sendable {
             // who owns the session, and this one cannot commit it.
             return SessionError.storage(StoreError.unavailable(location: "the database", detail: "\(error)")).response
         }
-        guard case .held(let owner, let epoch, _) = grant, owner != leases.node else { return local(request) }
-        leases.counters.forwardedWrites.add(1, ordering: .relaxed)
+        guard case .held(let holder, let epoch, _) = grant else { return local(request) }
+        let owner = SessionLeases.address(of: holder)
         let answer = DeferredResponse()
+        if owner == leases.node {
+            // This node's previous process (restarted on the same address) holds the lease: it
+            // is gone, so its lease is waited out, at most its length.
+            queue.async { [self] in takeOver(request, session: id, local: local, answer: answer) }
+            return .later(answer)
+        }
+        leases.counters.forwardedWrites.add(1, ordering: .relaxed)
         queue.async { [self] in
             forward(request, session: id, to: owner, epoch: epoch, local: local, answer: answer)
         }
@@ -105,8 +112,14 @@ final class OwnerRouting: Sendable {
         } catch {
             logger.warning("session owner unreachable; waiting its lease out", metadata: ["owner": "\(owner)", "error": "\(error)"])
         }
-        // Never sent: the owner is down or cut off. Its lease runs out within its length, unless
-        // it still renews it (reachable by the database, not by this node): then 503.
+        takeOver(request, session: id, local: local, answer: answer)
+    }
+
+    /// Waits out the lease of an owner that cannot answer (down or cut off) and serves the write
+    /// here once it is taken over: within the lease's length, unless the owner still renews it
+    /// (reachable by the database, not by this node): then 503.
+    private func takeOver(_ request: Request, session id: String, local: @escaping @Sendable (Request) -> Response,
+                          answer: DeferredResponse) {
         let deadline = ContinuousClock.now + leases.duration + .milliseconds(500)
         while ContinuousClock.now < deadline {
             switch try? leases.acquire(id) {

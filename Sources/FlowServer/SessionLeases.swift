@@ -24,6 +24,11 @@ import Locking
 final class SessionLeases: Sendable {
     /// This node's address as the other nodes reach it (they forward writes there).
     let node: String
+    /// Who holds the leases: the address and this process's own random mark
+    /// (`http://10.0.0.11:8080#3f9a…`), so that a node restarted on the same address does not
+    /// renew, under the same epoch, a lease its previous process held (whose commits may still
+    /// be landing); the address is what comes before `#`.
+    let holder: String
     let store: any SessionLeaseStore
     /// How long a lease lasts, and how much of it is not trusted (clock rates differ a little).
     let duration: Duration
@@ -56,6 +61,7 @@ final class SessionLeases: Sendable {
          counters: ClusterCounters = ClusterCounters()) {
         self.counters = counters
         self.node = node
+        self.holder = node + "#" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
         self.store = store
         self.duration = duration
         self.margin = margin
@@ -87,7 +93,7 @@ final class SessionLeases: Sendable {
     /// Takes or renews session `id`'s lease (one round trip), and keeps it when granted.
     func acquire(_ id: String) throws -> LeaseGrant {
         let sent = ContinuousClock.now
-        let grant = try store.acquireLease(sessionId: id, node: node, milliseconds: Int(duration / .milliseconds(1)))
+        let grant = try store.acquireLease(sessionId: id, node: holder, milliseconds: Int(duration / .milliseconds(1)))
         counters.leaseRequests.add(1, ordering: .relaxed)
         let until = sent + duration - margin
         held.withLock { table in
@@ -133,7 +139,7 @@ final class SessionLeases: Sendable {
         let sent = ContinuousClock.now
         let renewed: Set<String>
         do {
-            renewed = try store.renewLeases(node: node, sessionIds: ids, milliseconds: Int(duration / .milliseconds(1)))
+            renewed = try store.renewLeases(node: holder, sessionIds: ids, milliseconds: Int(duration / .milliseconds(1)))
             counters.leaseRenewals.add(1, ordering: .relaxed)
         } catch {
             // The next use of each tries again (and, once the lease ran out, asks for it anew).
@@ -153,6 +159,11 @@ final class SessionLeases: Sendable {
         }
     }
 
+    /// The address of a lease's holder, as the other nodes reach it.
+    static func address(of holder: String) -> String {
+        holder.firstIndex(of: "#").map { String(holder[..<$0]) } ?? holder
+    }
+
     /// Stops trusting session `id`'s lease (a commit under it failed, the session went).
     func forget(_ id: String) {
         _ = held.withLock { $0.leases.removeValue(forKey: id) }
@@ -166,7 +177,7 @@ final class SessionLeases: Sendable {
             return Array(table.leases.keys)
         }
         for start in stride(from: 0, to: ids.count, by: 1000) {
-            try? store.releaseLeases(node: node, sessionIds: Array(ids[start..<min(start + 1000, ids.count)]))
+            try? store.releaseLeases(node: holder, sessionIds: Array(ids[start..<min(start + 1000, ids.count)]))
         }
     }
 }
