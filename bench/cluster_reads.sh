@@ -9,7 +9,8 @@
 # ones included: definition polls, lease renewals) with the reads answered from memory under a
 # lease. Last, the ratio of the three nodes' reads per CPU second to the one node's (the issue's
 # target: at least 0.8). Everything runs on this machine's cores.
-# Usage: bench/cluster_reads.sh [seconds per run] [rounds]   (FLOWSTACK_BIN=PATH skips the release build)
+# Usage: bench/cluster_reads.sh [seconds per run] [rounds]   (FLOWSTACK_BIN=PATH skips the release build;
+#        ONE_ARGS='--node-url off' or MANY_ARGS='--node-url off' change the nodes' arguments, to compare)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -41,8 +42,8 @@ declare -A per_cpu
 for round in $(seq "$rounds"); do
     for nodes in 1 3; do
         port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-        args=()
-        [ "$nodes" = 1 ] && args=(-- --single-node)
+        # ONE_ARGS / MANY_ARGS: the nodes' arguments in each setup (to compare others).
+        if [ "$nodes" = 1 ]; then read -ra args <<<"-- ${ONE_ARGS:---single-node}"; else read -ra args <<<"${MANY_ARGS:+-- $MANY_ARGS}"; fi
         FLOWSTACK_BIN=$flowstack CLUSTER_NODES=$nodes CLUSTER_PORT=$port scripts/cluster.sh "${args[@]}" >"$work/out" 2>"$work/err" &
         cluster=$!
         for _ in $(seq 120); do grep -q "admin token" "$work/out" && break; sleep 0.5; done

@@ -121,7 +121,9 @@ final class SessionLeases: Sendable {
             return !table.renewalScheduled
         }
         guard schedule else { return }
-        renewals.async { [self] in
+        // An eighth of a lease later, with every other lease that fell due meanwhile: a few round
+        // trips a second renew all of a busy node's sessions, each before it has a quarter left.
+        renewals.asyncAfter(deadline: .now() + .nanoseconds(Int(duration / .nanoseconds(1)) / 8)) { [self] in
             while true {
                 let due = held.withLock { table -> [String] in
                     let batch = Array(table.due.prefix(1000))
