@@ -3,7 +3,8 @@
 # scripts/cluster.sh setup both times, so only the node count differs): 500 onboarded
 # sessions, then wrk -t2 -c64 durable actions and state reads through HAProxy, each store of
 # nodes in turn, `rounds` times. Everything runs on this machine's cores.
-# Usage: bench/cluster.sh [seconds per run] [rounds]   (FLOWSTACK_BIN=PATH skips the release build)
+# Usage: bench/cluster.sh [seconds per run] [rounds]   (FLOWSTACK_BIN=PATH skips the release build;
+#        NODE_ARGS='--node-url off' gives every node these arguments)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -29,7 +30,9 @@ printf 'wrk -t2 -c64 -d%ss through HAProxy, PostgreSQL primary + synchronous sta
 for round in $(seq "$rounds"); do
     for nodes in 1 3; do
         port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-        FLOWSTACK_BIN=$flowstack CLUSTER_NODES=$nodes CLUSTER_PORT=$port scripts/cluster.sh >"$work/out" 2>"$work/err" &
+        # NODE_ARGS: every node's extra arguments (such as '--node-url off', to compare).
+        read -ra args <<<"${NODE_ARGS:+-- $NODE_ARGS}"
+        FLOWSTACK_BIN=$flowstack CLUSTER_NODES=$nodes CLUSTER_PORT=$port scripts/cluster.sh "${args[@]}" >"$work/out" 2>"$work/err" &
         cluster=$!
         for _ in $(seq 120); do grep -q "admin token" "$work/out" && break; sleep 0.5; done
         grep -q "admin token" "$work/out" || { echo "bench: the cluster did not start" >&2; tail "$work/err" >&2; exit 1; }

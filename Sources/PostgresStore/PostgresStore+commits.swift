@@ -213,10 +213,11 @@ extension PostgresStore {
         }
         if parts.contains(.lease) {
             // The fence (migration 0014): the session's lease is still under the epoch this node
-            // holds. FOR SHARE: a takeover's UPDATE waits for this commit, and a commit that
-            // waited for a takeover reads the new epoch and writes nothing.
+            // holds. FOR SHARE of the fence row, which only takeovers update (renewals update the
+            // lease row): a takeover waits for this commit, and a commit that waited for a
+            // takeover reads the new epoch and writes nothing.
             conditions += """
-                  AND EXISTS (SELECT 1 FROM (SELECT l.epoch FROM session_leases l WHERE l.session_id = $1::text FOR SHARE) held
+                  AND EXISTS (SELECT 1 FROM (SELECT f.epoch FROM session_lease_fences f WHERE f.session_id = $1::text FOR SHARE) held
                       WHERE held.epoch = \(parameter())::bigint)
 
                 """

@@ -46,18 +46,30 @@ extension PostgresStore: SessionLeaseStore {
     /// $1 the session, $2 the node, $3 the lease's length in milliseconds. A new lease, or the
     /// asker's own renewed (its epoch kept while it has not expired), or an expired one taken
     /// over with a new epoch; no row when another node's lease holds, or there is no session.
+    /// A new epoch is also set in the session's fence row (after the lease row: the same order
+    /// everywhere), whose UPDATE waits for the commits in flight under the old one.
     ///
     /// A lease another node holds is seen in the statement's snapshot first and left alone, so
     /// that asking (which every read of a session this node does not own does) neither locks the
-    /// row nor waits for the owner's commits.
+    /// row nor waits for the owner's commits; so is the fence row when the epoch is kept.
     static let acquireLeaseSQL = """
-        INSERT INTO session_leases AS l (session_id, node, epoch, expires_at)
-        SELECT s.id, $2::text, nextval('session_lease_epochs'), now() + $3::integer * interval '1 millisecond'
-        FROM sessions s WHERE s.id = $1::text
-            AND NOT EXISTS (SELECT 1 FROM session_leases h WHERE h.session_id = $1::text AND h.node <> $2::text AND h.expires_at > now())
-        ON CONFLICT (session_id) DO UPDATE SET node = excluded.node, expires_at = excluded.expires_at,
-            epoch = CASE WHEN l.node = excluded.node AND l.expires_at > now() THEN l.epoch ELSE excluded.epoch END
-        WHERE l.node = excluded.node OR l.expires_at <= now()
-        RETURNING epoch
+        WITH current AS (
+            SELECT h.node, h.epoch, h.expires_at > now() AS live FROM session_leases h WHERE h.session_id = $1::text
+        ), taken AS (
+            INSERT INTO session_leases AS l (session_id, node, epoch, expires_at)
+            SELECT s.id, $2::text, nextval('session_lease_epochs'), now() + $3::integer * interval '1 millisecond'
+            FROM sessions s WHERE s.id = $1::text
+                AND NOT EXISTS (SELECT 1 FROM current WHERE current.live AND current.node <> $2::text)
+            ON CONFLICT (session_id) DO UPDATE SET node = excluded.node, expires_at = excluded.expires_at,
+                epoch = CASE WHEN l.node = excluded.node AND l.expires_at > now() THEN l.epoch ELSE excluded.epoch END
+            WHERE l.node = excluded.node OR l.expires_at <= now()
+            RETURNING l.session_id, l.epoch
+        ), fenced AS (
+            INSERT INTO session_lease_fences AS f (session_id, epoch)
+            SELECT taken.session_id, taken.epoch FROM taken
+            WHERE taken.epoch IS DISTINCT FROM (SELECT current.epoch FROM current)
+            ON CONFLICT (session_id) DO UPDATE SET epoch = excluded.epoch
+        )
+        SELECT epoch FROM taken
         """
 }
