@@ -81,6 +81,26 @@ struct SessionLeaseTests {
         }
     }
 
+    /// An erasure made through a node that does not own the user's session answers once the
+    /// owner's lease has run out: the owner cannot renew a lease of a session that is gone, so
+    /// from the erasure's answer on, no node answers the session from memory.
+    @Test func anErasureOutlastsTheOwnersLease() throws {
+        let (a, portA, b, portB) = try Self.nodes(lease: .milliseconds(800))
+        try a.withServer({ $0.port = portA }) { _ in
+            try b.withServer({ $0.port = portB }) { _ in
+                let onA = SessionClient(sender: SocketSender(port: portA))
+                let session = try MultiNodeTests.onboarded(onA, user: "erased")
+                #expect(Self.version(try onA.state(session)) == 2)
+                let started = ContinuousClock.now
+                let erased = try SocketSender(port: portB).send("DELETE", "/v1/users/erased",
+                                                                headers: [("Authorization", "Bearer \(TestApp.adminToken)")])
+                #expect(erased.status == 200)
+                #expect(ContinuousClock.now - started >= .milliseconds(800), "answered after a lease's length")
+                #expect(try onA.state(session).status == 404, "the owner no longer answers from memory")
+            }
+        }
+    }
+
     /// An owner that stops answering (here: its server is gone, its lease not renewed) loses
     /// its sessions after its lease: a write sent to the other node waits the lease out, takes
     /// the session over and applies; the old owner, answering again, does not read from memory
