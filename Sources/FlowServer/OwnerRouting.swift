@@ -25,6 +25,10 @@ final class OwnerRouting: Sendable {
     /// the owner's lease it was forwarded under.
     static let forwardedHeader = "X-FlowStack-Forwarded-By"
     static let epochHeader = "X-FlowStack-Lease-Epoch"
+    /// Headers of a forwarded request that stay on this node: the answer comes back through it,
+    /// and this node applies CORS and compresses for its client (an owner that compressed
+    /// would have it compressed twice); and the forwarding headers, which this node sets.
+    static let kept: Set<String> = ["origin", "accept-encoding", forwardedHeader.lowercased(), epochHeader.lowercased()]
 
     init(leases: SessionLeases, logger: Logger, peers: PeerClient = PeerClient()) {
         self.leases = leases
@@ -93,16 +97,14 @@ final class OwnerRouting: Sendable {
     private func forward(_ request: Request, session id: String, to owner: String, epoch: Int,
                          local: @escaping @Sendable (Request) -> Response, answer: DeferredResponse) {
         var outgoing = request
-        // The owner applies its own CORS policy to nothing: the answer goes back through here.
         outgoing.headers = HTTPHeaders()
-        for (name, value) in request.headers {
-            let lowered = name.lowercased()
-            guard lowered != "origin", lowered != Self.forwardedHeader.lowercased(), lowered != Self.epochHeader.lowercased() else { continue }
+        for (name, value) in request.headers where !Self.kept.contains(name.lowercased()) {
             outgoing.headers.add(name: name, value: value)
         }
         do throws(PeerClient.Failure) {
             let response = try peers.send(outgoing, to: owner,
-                                          extraHeaders: [(Self.forwardedHeader, leases.node), (Self.epochHeader, String(epoch))])
+                                          extraHeaders: [(Self.forwardedHeader, leases.node), (Self.epochHeader, String(epoch))],
+                                          resendOnStaleConnection: true)
             answer.complete(response)
             return
         } catch where error.sent {

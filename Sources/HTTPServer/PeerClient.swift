@@ -23,6 +23,14 @@ public final class PeerClient: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public let sent: Bool
         public let description: String
+        /// Some bytes of an answer came back before it failed.
+        public var answered = false
+
+        init(sent: Bool, description: String, answered: Bool = false) {
+            self.sent = sent
+            self.description = description
+            self.answered = answered
+        }
     }
 
     private struct Idle {
@@ -48,16 +56,32 @@ public final class PeerClient: Sendable {
 
     /// Sends `request` (its method, path, query, the headers but hop-by-hop ones, the body) to
     /// `peer`, plus `extraHeaders`, and returns the peer's answer.
-    public func send(_ request: Request, to peer: String, extraHeaders: [(String, String)] = []) throws(Failure) -> Response {
+    ///
+    /// A kept connection the peer closed meanwhile (its idle timeout, or a restart) fails before
+    /// any byte of an answer. With `resendOnStaleConnection` the request is then sent once more
+    /// on a new connection: only for a request the peer refuses to apply twice (a forwarded write
+    /// names the lease it was sent under, which a restarted peer no longer holds).
+    public func send(_ request: Request, to peer: String, extraHeaders: [(String, String)] = [],
+                     resendOnStaleConnection: Bool = false) throws(Failure) -> Response {
         guard let (host, port) = Self.hostAndPort(peer) else {
             throw Failure(sent: false, description: "\(peer) is not an http://host:port address")
         }
         let bytes = Self.encode(request, host: "\(host):\(port)", extraHeaders: extraHeaders)
         let key = "\(host):\(port)"
         if let kept = takeIdle(key) {
-            // A kept connection the peer closed meanwhile fails before any answer byte; a fresh
-            // one is not tried after that: the peer may have read the request.
-            return try exchange(bytes, fd: kept, key: key)
+            do throws(Failure) {
+                return try exchange(bytes, fd: kept, key: key)
+            } catch where error.answered || !resendOnStaleConnection {
+                throw error
+            } catch {
+                // Nothing came back on the kept connection: a new one. The first may have been
+                // read (the peer died before answering), so whatever goes wrong now may be sent.
+                do throws(Failure) {
+                    return try exchange(bytes, fd: try connect(host: host, port: port), key: key)
+                } catch {
+                    throw Failure(sent: true, description: error.description, answered: error.answered)
+                }
+            }
         }
         let fd = try connect(host: host, port: port)
         return try exchange(bytes, fd: fd, key: key)
@@ -76,7 +100,7 @@ public final class PeerClient: Sendable {
             return response
         } catch {
             close(fd)
-            throw error
+            throw Failure(sent: error.sent, description: error.description, answered: reader.received)
         }
     }
 
