@@ -39,8 +39,8 @@ USER flowstack
 WORKDIR /data
 VOLUME ["/data"]
 # Several containers on one PostgreSQL (FLOWSTACK_DB=postgresql://…): give each the address the
-# others reach it at, FLOWSTACK_NODE_URL=http://<its name on the network>:8080 (the default, the
-# container's hostname, is reachable only where the network resolves it).
+# others reach it at, FLOWSTACK_NODE_URL=http://<its name on the network>:8080, and each owns
+# sessions under leases, reading them from memory (docs/operations.md, Running several nodes).
 ENV FLOWSTACK_DB=/data/flowstack.sqlite \
     FLOWSTACK_PORT=8080
 EXPOSE 8080

@@ -113,10 +113,10 @@ read -r -a node_ports <<<"$(free_ports "$nodes")"
 # Node i's command line, kept in $work/node$i.cmd (for `scripts/cluster.sh restart i`).
 start_node() {
     local i=$1 port=${node_ports[$(($1 - 1))]}
-    FLOWSTACK_ADMIN_TOKEN=$admin "$bin" serve --host 127.0.0.1 --port "$port" --db "$db" ${node_args[@]+"${node_args[@]}"} \
+    FLOWSTACK_ADMIN_TOKEN=$admin "$bin" serve --host 127.0.0.1 --port "$port" --db "$db" --node-url "http://127.0.0.1:$port" ${node_args[@]+"${node_args[@]}"} \
         >>"$work/node$i.log" 2>&1 &
     pids[$((i - 1))]=$!
-    printf '%q ' "$bin" serve --host 127.0.0.1 --port "$port" --db "$db" ${node_args[@]+"${node_args[@]}"} >"$work/node$i.cmd"
+    printf '%q ' "$bin" serve --host 127.0.0.1 --port "$port" --db "$db" --node-url "http://127.0.0.1:$port" ${node_args[@]+"${node_args[@]}"} >"$work/node$i.cmd"
 }
 wait_healthy() {
     local i=$1 port=${node_ports[$(($1 - 1))]}

@@ -5,6 +5,7 @@ import FlowStore
 import Foundation
 import HTTPServer
 import Logging
+import Synchronization
 
 /// Sends a session's writes (actions, batches, its deletion) to the node that holds its lease,
 /// on a shared database whose nodes own sessions (see `SessionLeases`).
@@ -20,7 +21,11 @@ final class OwnerRouting: Sendable {
     let leases: SessionLeases
     let peers: PeerClient
     let logger: Logger
-    private let queue = DispatchQueue(label: "fs-forward", attributes: .concurrent)
+    /// Forwards and takeovers under way: each blocks a thread of its own (a receive of up to
+    /// 4.5 s, a lease waited out), not one of the shared dispatch pool, and at most `maxInFlight`
+    /// at once; past that a write is answered 503.
+    private let inFlight = Atomic<Int>(0)
+    static let maxInFlight = 64
     /// The headers a forwarded request carries: the forwarding node's address, and the epoch of
     /// the owner's lease it was forwarded under.
     static let forwardedHeader = "X-FlowStack-Forwarded-By"
@@ -78,12 +83,22 @@ final class OwnerRouting: Sendable {
         if owner == leases.node {
             // This node's previous process (restarted on the same address) holds the lease: it
             // is gone, so its lease is waited out, at most its length.
-            queue.async { [self] in takeOver(request, session: id, local: local, answer: answer) }
-            return .later(answer)
+            return run(id, answer) { [self] in takeOver(request, session: id, local: local, answer: answer) }
         }
         leases.counters.forwardedWrites.add(1, ordering: .relaxed)
-        queue.async { [self] in
-            forward(request, session: id, to: owner, epoch: epoch, local: local, answer: answer)
+        return run(id, answer) { [self] in forward(request, session: id, to: owner, epoch: epoch, local: local, answer: answer) }
+    }
+
+    /// Runs `work` on a thread of its own, which answers `answer`; 503 at once when too many
+    /// run already.
+    private func run(_ id: String, _ answer: DeferredResponse, _ work: @escaping @Sendable () -> Void) -> Response {
+        guard inFlight.add(1, ordering: .relaxed).newValue <= Self.maxInFlight else {
+            inFlight.subtract(1, ordering: .relaxed)
+            return SessionError.contention(id, reading: false).response
+        }
+        Thread.detachNewThread { [self] in
+            work()
+            inFlight.subtract(1, ordering: .relaxed)
         }
         return .later(answer)
     }
@@ -103,8 +118,7 @@ final class OwnerRouting: Sendable {
         }
         do throws(PeerClient.Failure) {
             let response = try peers.send(outgoing, to: owner,
-                                          extraHeaders: [(Self.forwardedHeader, leases.node), (Self.epochHeader, String(epoch))],
-                                          resendOnStaleConnection: true)
+                                          extraHeaders: [(Self.forwardedHeader, leases.node), (Self.epochHeader, String(epoch))])
             answer.complete(response)
             return
         } catch where error.sent {

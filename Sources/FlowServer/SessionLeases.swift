@@ -45,6 +45,10 @@ final class SessionLeases: Sendable {
         var epoch: Int
         /// Trusted until then.
         var until: ContinuousClock.Instant
+        /// The session's version when the lease was granted: a cached state older than this is
+        /// not the committed one (another node committed before this one took the lease), and
+        /// only this node's own commits move the version past it while the lease holds.
+        var floor: Int
         /// A renewal is on its way.
         var renewing = false
     }
@@ -67,21 +71,27 @@ final class SessionLeases: Sendable {
         self.margin = margin
     }
 
-    /// True when this node holds session `id`'s lease and trusts it now: its cached state is
-    /// the committed one, and no other node can commit meanwhile. Once less than half of the
-    /// lease is left, it is renewed in the background (one renewal at a time per session), so
-    /// a read of an owned session never waits for the database.
+    /// True when this node holds session `id`'s lease and trusts it now (see `owned`).
     func fresh(_ id: String) -> Bool {
+        owned(id) != nil
+    }
+
+    /// The session's version when this node was granted the lease it holds and trusts now (a
+    /// cached state at least this new is the committed one, and no other node can commit
+    /// meanwhile), nil when it holds none it trusts. Once less than half of the lease is left, it
+    /// is renewed in the background, with the other leases due, so a read of an owned session
+    /// never waits for the database.
+    func owned(_ id: String) -> Int? {
         let now = ContinuousClock.now
-        let (trusted, renew) = held.withLock { table -> (Bool, Bool) in
-            guard var lease = table.leases[id], lease.until > now else { return (false, false) }
-            guard lease.until - now < duration / 2, !lease.renewing else { return (true, false) }
+        let (floor, renew) = held.withLock { table -> (Int?, Bool) in
+            guard var lease = table.leases[id], lease.until > now else { return (nil, false) }
+            guard lease.until - now < duration / 2, !lease.renewing else { return (lease.floor, false) }
             lease.renewing = true
             table.leases[id] = lease
-            return (true, true)
+            return (lease.floor, true)
         }
         if renew { scheduleRenewal(id) }
-        return trusted
+        return floor
     }
 
     /// The epoch of session `id`'s lease while this node trusts it, else nil.
@@ -98,8 +108,8 @@ final class SessionLeases: Sendable {
         let until = sent + duration - margin
         held.withLock { table in
             switch grant {
-            case .granted(let epoch, _):
-                table.leases[id] = Lease(epoch: epoch, until: until)
+            case .granted(let epoch, let head):
+                table.leases[id] = Lease(epoch: epoch, until: until, floor: head)
                 if table.leases.count > max(1024, 2 * table.prunedAt) {
                     let now = ContinuousClock.now
                     table.leases = table.leases.filter { $0.value.until > now }
@@ -139,7 +149,7 @@ final class SessionLeases: Sendable {
 
     private func renew(_ ids: [String]) {
         let sent = ContinuousClock.now
-        let renewed: Set<String>
+        let renewed: [String: Int]
         do {
             renewed = try store.renewLeases(node: holder, sessionIds: ids, milliseconds: Int(duration / .milliseconds(1)))
             counters.leaseRenewals.add(1, ordering: .relaxed)
@@ -151,10 +161,12 @@ final class SessionLeases: Sendable {
         let until = sent + duration - margin
         held.withLock { table in
             for id in ids {
-                if renewed.contains(id) {
-                    table.leases[id]?.until = until
-                    table.leases[id]?.renewing = false
-                } else {
+                guard var lease = table.leases[id] else { continue }
+                if renewed[id] == lease.epoch {
+                    lease.until = max(until, lease.until)
+                    lease.renewing = false
+                    table.leases[id] = lease
+                } else if renewed[id] == nil {
                     table.leases[id] = nil  // taken over, or the session went
                 }
             }

@@ -19,13 +19,20 @@ extension SessionService {
             contents.session = nil
             return .answer(.failed(.notFound(id)), dropState: true)
         }
-        if let leases, request.job.writes, !leases.fresh(id) {
-            // Only the lease's owner commits: take or renew it first (the read also says
-            // whether the cached state is current).
-            guard progress.leaseAsks < 3 else { return .answer(.failed(.contention(id, reading: false)), dropState: false) }
-            progress.leaseAsks += 1
-            progress.reads.lease = true
-            return .needsRead
+        if let leases, request.job.writes {
+            guard let floor = leases.owned(id) else {
+                // Only the lease's owner commits: take or renew it first (the read also says
+                // whether the cached state is current).
+                guard progress.leaseAsks < 3 else { return .answer(.failed(.contention(id, reading: false)), dropState: false) }
+                progress.leaseAsks += 1
+                progress.reads.lease = true
+                return .needsRead
+            }
+            if progress.reads.session == nil, let cached = contents.session?.version, cached < floor {
+                // Cached before this node took the lease: another node committed meanwhile.
+                progress.reads.reload = true
+                return .needsRead
+            }
         }
         let justRead = progress.reads.session != nil
         if let loaded = progress.reads.session.take() {

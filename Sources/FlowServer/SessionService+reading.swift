@@ -49,11 +49,14 @@ extension SessionService {
         let slot = try pinnedSlot(id, access: access)
         defer { cache.unpin(slot) }
         var head: Int?? = .none
+        var floor: Int?
         if let leases {
-            // Owned: the cached state is the committed one (no other node commits it while the
-            // lease holds). Otherwise the lease is asked for, which reads the head too.
-            if leases.fresh(id) {
+            // Owned: a cached state at least as new as when the lease was granted is the
+            // committed one (no other node commits it while the lease holds). Otherwise the
+            // lease is asked for, which reads the head too.
+            if let owned = leases.owned(id) {
                 leases.counters.ownedReads.add(1, ordering: .relaxed)
+                floor = owned
             } else {
                 head = .some(try leaseHead(id, leases))
             }
@@ -65,8 +68,8 @@ extension SessionService {
         var user: [String: JSONValue]?
         for _ in 0..<4 {
             let step = try slot.state.withLock { (contents: inout SlotContents) throws(SessionError) -> ReadStep<T> in
-                try readLocked(id, access: access, slot: slot, head: head, loaded: &loaded, needsUser: needsUser, user: user,
-                               &contents, body)
+                try readLocked(id, access: access, slot: slot, head: head, floor: floor, loaded: &loaded, needsUser: needsUser,
+                               user: user, &contents, body)
             }
             switch step {
             case .done(let result):
@@ -95,7 +98,7 @@ extension SessionService {
 
     /// A read's step under the slot's lock: installs what was read, or says what to read.
     private func readLocked<T: Sendable>(
-        _ id: String, access: SessionAccess, slot: SessionSlot, head: Int??, loaded: inout LiveSession?, needsUser: Bool,
+        _ id: String, access: SessionAccess, slot: SessionSlot, head: Int??, floor: Int?, loaded: inout LiveSession?, needsUser: Bool,
         user: [String: JSONValue]?, _ contents: inout SlotContents, _ body: (inout LiveSession, [String: JSONValue]) throws(SessionError) -> T
     ) throws(SessionError) -> ReadStep<T> {
         try access.checkPresented()
@@ -107,6 +110,11 @@ extension SessionService {
         }
         if loaded == nil {
             guard let cached = contents.session?.version else { return .load }
+            if let floor, cached < floor {
+                // Cached before this node took the lease; another node committed meanwhile.
+                counters.staleReloads.add(1, ordering: .relaxed)
+                return .load
+            }
             if case .some(let stored) = head, stored != cached {
                 guard stored != nil else {
                     // Deleted through another node.

@@ -50,11 +50,8 @@ final class UserDataService: Sendable {
             throw .storage(error)
         }
         sessions.evictErased(userId: userId, sessionIds: erased.sessionIds)
-        if let leases = sessions.leases, !erased.sessionIds.isEmpty {
-            // Another node may own one of the sessions and answer its reads from memory until
-            // its lease runs out (it cannot renew a lease of a session that is gone): the
-            // erasure is answered once no node can.
-            Thread.sleep(forTimeInterval: Double((leases.duration / .milliseconds(1)).rounded(.up)) / 1000)
+        if !erased.sessionIds.isEmpty {
+            sessions.waitOutOtherOwners()  // the erasure is answered once no node answers them from memory
         }
         return (erased, subject)
     }

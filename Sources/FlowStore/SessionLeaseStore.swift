@@ -20,8 +20,9 @@ public protocol SessionLeaseStore: Sendable {
     /// is read after the lease is taken, so it counts every commit made under an earlier epoch.
     func acquireLease(sessionId: String, node: String, milliseconds: Int) throws -> LeaseGrant
     /// Renews `node`'s leases of these sessions that have not expired, for `milliseconds` from
-    /// now, their epochs kept; returns the sessions renewed (one round trip for them all).
-    func renewLeases(node: String, sessionIds: [String], milliseconds: Int) throws -> Set<String>
+    /// now (never shortened), their epochs kept; returns the sessions renewed with their epochs
+    /// (one round trip for them all).
+    func renewLeases(node: String, sessionIds: [String], milliseconds: Int) throws -> [String: Int]
     /// Gives up `node`'s leases of these sessions (a node shutting down hands its sessions on at
     /// once instead of after their leases run out).
     func releaseLeases(node: String, sessionIds: [String]) throws

@@ -23,14 +23,6 @@ public final class PeerClient: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public let sent: Bool
         public let description: String
-        /// Some bytes of an answer came back before it failed.
-        public var answered = false
-
-        init(sent: Bool, description: String, answered: Bool = false) {
-            self.sent = sent
-            self.description = description
-            self.answered = answered
-        }
     }
 
     private struct Idle {
@@ -44,7 +36,7 @@ public final class PeerClient: Sendable {
     /// Answers larger than this are refused (a peer's answer is a session's state, a few KB).
     let maxBody: Int
 
-    public init(timeout: Duration = .seconds(3), keepIdle: Duration = .seconds(5), maxBody: Int = 16 << 20) {
+    public init(timeout: Duration = .milliseconds(4500), keepIdle: Duration = .seconds(5), maxBody: Int = 16 << 20) {
         self.timeout = timeout
         self.keepIdle = keepIdle
         self.maxBody = maxBody
@@ -55,35 +47,21 @@ public final class PeerClient: Sendable {
     }
 
     /// Sends `request` (its method, path, query, the headers but hop-by-hop ones, the body) to
-    /// `peer`, plus `extraHeaders`, and returns the peer's answer.
-    ///
-    /// A kept connection the peer closed meanwhile (its idle timeout, or a restart) fails before
-    /// any byte of an answer. With `resendOnStaleConnection` the request is then sent once more
-    /// on a new connection: only for a request the peer refuses to apply twice (a forwarded write
-    /// names the lease it was sent under, which a restarted peer no longer holds).
-    public func send(_ request: Request, to peer: String, extraHeaders: [(String, String)] = [],
-                     resendOnStaleConnection: Bool = false) throws(Failure) -> Response {
+    /// `peer`, plus `extraHeaders`, and returns the peer's answer. A kept connection is used
+    /// again only when the peer has not closed it (checked before sending); the request is never
+    /// sent twice.
+    public func send(_ request: Request, to peer: String, extraHeaders: [(String, String)] = []) throws(Failure) -> Response {
         guard let (host, port) = Self.hostAndPort(peer) else {
             throw Failure(sent: false, description: "\(peer) is not an http://host:port address")
         }
-        let bytes = Self.encode(request, host: "\(host):\(port)", extraHeaders: extraHeaders)
+        let bytes = Self.encode(request, host: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)", extraHeaders: extraHeaders)
         let key = "\(host):\(port)"
+        let fd: Int32
         if let kept = takeIdle(key) {
-            do throws(Failure) {
-                return try exchange(bytes, fd: kept, key: key)
-            } catch where error.answered || !resendOnStaleConnection {
-                throw error
-            } catch {
-                // Nothing came back on the kept connection: a new one. The first may have been
-                // read (the peer died before answering), so whatever goes wrong now may be sent.
-                do throws(Failure) {
-                    return try exchange(bytes, fd: try connect(host: host, port: port), key: key)
-                } catch {
-                    throw Failure(sent: true, description: error.description, answered: error.answered)
-                }
-            }
+            fd = kept
+        } else {
+            fd = try connect(host: host, port: port)
         }
-        let fd = try connect(host: host, port: port)
         return try exchange(bytes, fd: fd, key: key)
     }
 
@@ -100,7 +78,7 @@ public final class PeerClient: Sendable {
             return response
         } catch {
             close(fd)
-            throw Failure(sent: error.sent, description: error.description, answered: reader.received)
+            throw error
         }
     }
 
@@ -110,7 +88,7 @@ public final class PeerClient: Sendable {
         let fd = idle.withLock { table -> Int32? in
             var list = table[key] ?? []
             while let last = list.popLast() {
-                if now - last.since < keepIdle {
+                if now - last.since < keepIdle, Self.isOpen(last.fd) {
                     table[key] = list
                     return last.fd
                 }
@@ -121,6 +99,14 @@ public final class PeerClient: Sendable {
         }
         for old in stale { close(old) }
         return fd
+    }
+
+    /// True when a kept connection is still open and has nothing unread: the peer closed it
+    /// when a read that does not wait finds its end (0), or bytes nobody asked for.
+    static func isOpen(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
     }
 
     private func connect(host: String, port: Int) throws(Failure) -> Int32 {
@@ -162,7 +148,7 @@ public final class PeerClient: Sendable {
     }
 
     /// `http://host:port` (a trailing slash allowed) as its host and port; 80 without one.
-    static func hostAndPort(_ address: String) -> (String, Int)? {
+    public static func hostAndPort(_ address: String) -> (String, Int)? {
         guard address.hasPrefix("http://") else { return nil }
         var rest = address.dropFirst("http://".count)
         if rest.hasSuffix("/") { rest = rest.dropLast() }
@@ -279,8 +265,8 @@ public final class PeerClient: Sendable {
             if chunked {
                 while true {
                     let sizeLine = try line()
-                    guard let size = Int(sizeLine.split(separator: ";")[0].trimmingSpaces, radix: 16), size >= 0,
-                          body.count + size <= maxBody else {
+                    guard let field = sizeLine.split(separator: ";", omittingEmptySubsequences: false).first,
+                          let size = Int(field.trimmingSpaces, radix: 16), size >= 0, size <= maxBody - body.count else {
                         throw Failure(sent: true, description: "a bad chunk size")
                     }
                     if size == 0 {
@@ -291,7 +277,7 @@ public final class PeerClient: Sendable {
                     _ = try line()
                 }
             } else if let length {
-                guard length <= maxBody else { throw Failure(sent: true, description: "an answer too large") }
+                guard length >= 0, length <= maxBody else { throw Failure(sent: true, description: "a bad or too large Content-Length") }
                 body = try bytes(length)
             } else if code != 204 && code != 304 {
                 keepAlive = false
@@ -300,7 +286,8 @@ public final class PeerClient: Sendable {
                 }
                 body = Array(buffer[start...])
             }
-            return (Response(status: code, headers: headers, body: body), keepAlive)
+            // A connection with bytes left over (more than the answer said) is not used again.
+            return (Response(status: code, headers: headers, body: body), keepAlive && start == buffer.count)
         }
     }
 }

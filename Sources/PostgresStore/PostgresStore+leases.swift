@@ -3,6 +3,16 @@ import FlowStore
 
 extension PostgresStore: SessionLeaseStore {
     public func acquireLease(sessionId: String, node: String, milliseconds: Int) throws -> LeaseGrant {
+        // The holder's row may go between the statements (a node giving its leases up as it
+        // stops): asked again, it is free.
+        for _ in 0..<2 {
+            if let grant = try acquireOnce(sessionId: sessionId, node: node, milliseconds: milliseconds) { return grant }
+        }
+        return try acquireOnce(sessionId: sessionId, node: node, milliseconds: milliseconds) ?? .missing
+    }
+
+    /// One try: nil when the session exists and no one held its lease, yet it was not taken.
+    private func acquireOnce(sessionId: String, node: String, milliseconds: Int) throws -> LeaseGrant? {
         // One transaction, three statements: the upsert waits for the commits in flight under the
         // old epoch (they hold the row FOR SHARE); the head and the holder are read by statements
         // of their own, after it, so they see those commits.
@@ -15,26 +25,30 @@ extension PostgresStore: SessionLeaseStore {
         ])
         guard rows[3].count == 1, let head = try rows[3].integer(0, 0) else { return .missing }
         if rows[1].count == 1, let epoch = try rows[1].integer(0, 0) { return .granted(epoch: epoch, head: head) }
-        guard rows[2].count == 1, let owner = try rows[2].string(0, 0), let epoch = try rows[2].integer(0, 1) else { return .missing }
+        guard rows[2].count == 1, let owner = try rows[2].string(0, 0), let epoch = try rows[2].integer(0, 1) else { return nil }
         return .held(owner: owner, epoch: epoch, head: head)
     }
 
-    public func renewLeases(node: String, sessionIds: [String], milliseconds: Int) throws -> Set<String> {
-        guard !sessionIds.isEmpty else { return [] }
+    public func renewLeases(node: String, sessionIds: [String], milliseconds: Int) throws -> [String: Int] {
+        guard !sessionIds.isEmpty else { return [:] }
         let rows = try write([PGStatement(Self.renewLeasesSQL, [.text(node), .text(Self.textArray(sessionIds)), .integer(milliseconds)])])[0]
-        var renewed = Set<String>()
+        var renewed: [String: Int] = [:]
         for row in 0..<rows.count {
-            if let id = try rows.string(row, 0) { renewed.insert(id) }
+            if let id = try rows.string(row, 0), let epoch = try rows.integer(row, 1) { renewed[id] = epoch }
         }
         return renewed
     }
 
     /// $1 the node, $2 the sessions, $3 the lease's length in milliseconds: the node's leases of
-    /// them that have not expired, renewed under their epochs.
+    /// them that have not expired, renewed under their epochs. Never shortened: a renewal that
+    /// waited for locks counts from when its transaction began, maybe before an acquire that
+    /// went first. The rows are locked in the order of their ids, as other batches lock them.
     static let renewLeasesSQL = """
-        UPDATE session_leases SET expires_at = now() + $3::integer * interval '1 millisecond'
-        WHERE node = $1::text AND session_id = ANY($2::text[]) AND expires_at > now()
-        RETURNING session_id
+        UPDATE session_leases l SET expires_at = GREATEST(l.expires_at, now() + $3::integer * interval '1 millisecond')
+        WHERE l.session_id IN (SELECT d.session_id FROM session_leases d WHERE d.session_id = ANY($2::text[]) AND d.node = $1::text
+                ORDER BY d.session_id FOR UPDATE)
+            AND l.node = $1::text AND l.expires_at > now()
+        RETURNING l.session_id, l.epoch
         """
 
     public func releaseLeases(node: String, sessionIds: [String]) throws {

@@ -50,7 +50,7 @@ struct Serve: ParsableCommand {
     var shutdownGrace: Int?
     @Flag(name: .customLong("single-node"), help: "On PostgreSQL: this is the only FlowStack on the database, so trust the caches (reads answered from memory) instead of checking them; wrong with a second node (env FLOWSTACK_SINGLE_NODE=1).")
     var singleNode = false
-    @Option(name: .customLong("node-url"), help: "On PostgreSQL with several nodes: this node's address as the other nodes reach it (http://host:port). The node then owns sessions under leases: it answers their reads from memory and the other nodes forward their writes to it. Default: http://HOST:PORT when --host is one address, this machine's name with 0.0.0.0; 'off': no leases, every read checks the database (env FLOWSTACK_NODE_URL).")
+    @Option(name: .customLong("node-url"), help: "On PostgreSQL with several nodes: this node's address as the other nodes reach it (http://host:port). Given to every node (all running this version), the nodes own sessions under leases: each answers its sessions' reads from memory and the others forward their writes to it. Without it every read checks the database (env FLOWSTACK_NODE_URL).")
     var nodeURL: String?
     @Option(name: .customLong("lease-ms"), help: "On PostgreSQL with several nodes: how long a node owns a session after it last asked, in milliseconds; a node that stops answering hands its sessions on after this (env FLOWSTACK_LEASE_MS; default 2000).")
     var leaseMilliseconds: Int?
@@ -102,8 +102,7 @@ struct Serve: ParsableCommand {
         server.perIPConnectionLimit = try env.integer(maxConnectionsPerIP, "FLOWSTACK_MAX_CONNECTIONS_PER_IP", default: 2048, range: 1...1_000_000)
         let cacheCapacity = try env.integer(cacheSessions, "FLOWSTACK_CACHE_SESSIONS", default: 100_000, range: 1...100_000_000)
         let leaseLength = try env.integer(leaseMilliseconds, "FLOWSTACK_LEASE_MS", default: 2000, range: 200...600_000)
-        let nodeAddress = try Self.nodeAddress(env.string(nodeURL, "FLOWSTACK_NODE_URL", default: ""), host: server.host,
-                                               port: server.port)
+        let nodeAddress = try Self.nodeAddress(env.string(nodeURL, "FLOWSTACK_NODE_URL", default: ""))
         let grace = try env.integer(shutdownGrace, "FLOWSTACK_SHUTDOWN_GRACE", default: 5, range: 0...300)
         let durabilityName = env.string(durability, "FLOWSTACK_DURABILITY", default: "normal")
         guard let durability = Durability(rawValue: durabilityName) else {
@@ -192,25 +191,16 @@ struct Serve: ParsableCommand {
         logger.info("stopped")
     }
 
-    /// This node's address for the other nodes (`--node-url`): as given, nil for `off`; by
-    /// default from the address it listens on (this machine's name for 0.0.0.0 or ::), nil on
-    /// an ephemeral port (0), which no other node could know.
-    static func nodeAddress(_ given: String, host: String, port: Int) throws -> String? {
-        if given == "off" { return nil }
-        if !given.isEmpty {
-            guard given.hasPrefix("http://"), given.count > "http://".count else {
-                throw ValidationError("--node-url must be http://host:port (how the other nodes reach this one) or off; got '\(given)'.")
-            }
-            return given.hasSuffix("/") ? String(given.dropLast()) : given
+    /// This node's address for the other nodes (`--node-url`), nil when not given (no leases).
+    /// Leases are opt-in: a node without them commits without the fence, so every node of a
+    /// database must run with them before any does (a rolling upgrade turns them on last), and
+    /// each needs an address of its own, which only the operator knows.
+    static func nodeAddress(_ given: String) throws -> String? {
+        guard !given.isEmpty, given != "off" else { return nil }
+        guard PeerClient.hostAndPort(given) != nil else {
+            throw ValidationError("--node-url must be http://host:port, the address the other nodes reach this one at; got '\(given)'.")
         }
-        guard port != 0 else { return nil }
-        var name = host
-        if host == "0.0.0.0" || host == "::" {
-            var buffer = [CChar](repeating: 0, count: 256)
-            guard gethostname(&buffer, buffer.count) == 0 else { return nil }
-            name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        return name.contains(":") ? "http://[\(name)]:\(port)" : "http://\(name):\(port)"
+        return given.hasSuffix("/") ? String(given.dropLast()) : given
     }
 
     /// Client keys, user hashes, rate limits and trusted proxies, from the options and the environment.

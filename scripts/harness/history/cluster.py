@@ -77,6 +77,7 @@ class Node:
         out = open(os.path.join(self.work, f"{self.name}-{self.starts}.log"), "wb")
         self.process = SPAWNER.popen(
             [self.binary, "serve", "--host", HOST, "--port", str(self.port), "--db", self.db,
+             "--node-url", f"http://{HOST}:{self.port}",
              "--log-level", "warning", *self.extra_args],
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             env=dict(os.environ, FLOWSTACK_ADMIN_TOKEN=self.admin_token))
