@@ -12,7 +12,18 @@ extension SessionService {
         let answer: TurnAnswer
         let deleted: Bool
         do throws(SessionError) {
-            _ = try storage { try store.deleteSession(id: request.id) }
+            if let leases {
+                // Only under this node's lease: one that ran out since the turn judged the
+                // delete, or was taken over meanwhile, deletes nothing (503; the client tries
+                // again, and is sent to the owner).
+                guard let epoch = leases.epoch(request.id),
+                      try storage({ try leases.store.deleteLeasedSession(id: request.id, epoch: epoch) }) != nil else {
+                    leases.forget(request.id)
+                    throw .contention(request.id, reading: false)
+                }
+            } else {
+                _ = try storage { try store.deleteSession(id: request.id) }
+            }
             answer = .noContent
             deleted = true
         } catch {

@@ -23,6 +23,10 @@ public protocol SessionLeaseStore: Sendable {
     /// now (never shortened), their epochs kept; returns the sessions renewed with their epochs
     /// (one round trip for them all).
     func renewLeases(node: String, sessionIds: [String], milliseconds: Int) throws -> [String: Int]
+    /// Deletes session `sessionId` if its lease is still under `epoch` (the deleting node's):
+    /// true when deleted, false when there is no such session, nil when another node has taken
+    /// the lease over (nothing is deleted; the owner decides).
+    func deleteLeasedSession(id sessionId: String, epoch: Int) throws -> Bool?
     /// Gives up `node`'s leases of these sessions (a node shutting down hands its sessions on at
     /// once instead of after their leases run out).
     func releaseLeases(node: String, sessionIds: [String]) throws

@@ -51,6 +51,25 @@ extension PostgresStore: SessionLeaseStore {
         RETURNING l.session_id, l.epoch
         """
 
+    public func deleteLeasedSession(id sessionId: String, epoch: Int) throws -> Bool? {
+        // The session's row first (waits for its commits in flight; later ones wait for this),
+        // then its lease row (waits for a takeover in flight), as a takeover locks the lease row
+        // before the fence; then the fence is read, current, by the DELETE's own statement.
+        let rows = try write([
+            PGStatement("BEGIN"),
+            PGStatement("SELECT 1 FROM sessions WHERE id = $1::text FOR UPDATE", [.text(sessionId)]),
+            PGStatement("SELECT 1 FROM session_leases WHERE session_id = $1::text FOR UPDATE", [.text(sessionId)]),
+            PGStatement("""
+                DELETE FROM sessions s WHERE s.id = $1::text
+                    AND EXISTS (SELECT 1 FROM session_lease_fences f WHERE f.session_id = $1::text AND f.epoch = $2::bigint)
+                RETURNING 1
+                """, [.text(sessionId), .integer(epoch)]),
+            PGStatement("COMMIT"),
+        ])
+        if rows[3].count == 1 { return true }
+        return rows[1].count == 1 ? nil : false
+    }
+
     public func releaseLeases(node: String, sessionIds: [String]) throws {
         guard !sessionIds.isEmpty else { return }
         try write([PGStatement("DELETE FROM session_leases WHERE node = $1::text AND session_id = ANY($2::text[])",

@@ -94,6 +94,22 @@ struct SessionLeaseStoreTests {
         }
     }
 
+    /// A delete under an epoch another node has taken over deletes nothing; the owner's does,
+    /// once; a session that is gone is not found.
+    @Test func deletesAreFencedToo() throws {
+        let (database, a, b) = try Self.stores()
+        defer { withExtendedLifetime(database) {} }
+        try a.insert(SessionStoreTests.session("deleted"))
+        let old = try #require(Self.epoch(try a.acquireLease(sessionId: "deleted", node: "http://a", milliseconds: 100)))
+        Thread.sleep(forTimeInterval: 0.2)
+        let new = try #require(Self.epoch(try b.acquireLease(sessionId: "deleted", node: "http://b", milliseconds: 10_000)))
+        #expect(try a.deleteLeasedSession(id: "deleted", epoch: old) == nil, "fenced: the owner decides")
+        #expect(try a.headVersion(sessionId: "deleted") == 0, "still there")
+        #expect(try b.deleteLeasedSession(id: "deleted", epoch: new) == true)
+        #expect(try b.headVersion(sessionId: "deleted") == nil)
+        #expect(try b.deleteLeasedSession(id: "deleted", epoch: new) == false)
+    }
+
     /// A node that gives its leases up hands them on at once.
     @Test func releasedLeasesAreFree() throws {
         let (database, a, b) = try Self.stores()

@@ -55,6 +55,13 @@ struct SessionLeaseTests {
                 let stale = try onA.act(session, #"{"type":"home.selectTab","params":{"index":0}}"#, headers: headers)
                 #expect(stale.status == 503)
                 #expect(Self.version(try onA.state(session)) == 3)
+                // Its holder deletes it through the other node: forwarded, deleted under the
+                // owner's lease, gone from both.
+                let deleted = try onB.sender.send("DELETE", "/v1/sessions/\(session.id)", headers: session.auth)
+                #expect(deleted.status == 204)
+                #expect(b.app.metrics.cluster.forwardedWrites.load(ordering: .relaxed) == 2)
+                #expect(try onA.state(session).status == 404)
+                #expect(try onB.state(session).status == 404)
             }
         }
     }
