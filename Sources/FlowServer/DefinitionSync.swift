@@ -16,6 +16,11 @@ final class DefinitionSync: Sendable {
     let registry: DefinitionRegistry
     let logger: Logger
     let counters: ClusterCounters
+    /// The fingerprint of the definitions the registry holds, set once they are read. Its lock
+    /// is held while they are read: a request that finds the fingerprint moved waits for a read
+    /// already under way (the poller's) instead of finding the fingerprint updated and the
+    /// registry not yet (a flow version PUT through one node, then an experiment pinning it
+    /// PUT through another 28 ms later, was refused 422 there).
     private let fingerprint = Mutex<String?>(nil)
     private let stop = DispatchSemaphore(value: 0)
 
@@ -45,23 +50,29 @@ final class DefinitionSync: Sendable {
 
     /// Reads the definitions again when the fingerprint moved (or `force`).
     func refresh(force: Bool = false) {
+        let current: String
         do {
-            let current = try store.definitionsFingerprint()
-            let changed = fingerprint.withLock { known -> Bool in
-                defer { known = current }
-                return known != current
-            }
-            guard changed || force else { return }
-            let loaded = DefinitionRegistry.load(
-                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(), activations: try store.flowActivations(),
-                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
-            for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
-            registry.replace(with: loaded.registry)
-            counters.definitionReloads.add(1, ordering: .relaxed)
+            current = try store.definitionsFingerprint()  // outside the lock: most refreshes stop here
         } catch {
             // The database is away: the next poll tries again; /healthz reports the outage.
             fingerprint.withLock { $0 = nil }
             logger.debug("definitions not refreshed", metadata: ["error": "\(error)"])
+            return
+        }
+        fingerprint.withLock { known in
+            guard known != current || force else { return }
+            do {
+                let loaded = DefinitionRegistry.load(
+                    flows: try store.allFlowVersions(), live: try store.liveFlowVersions(), activations: try store.flowActivations(),
+                    flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
+                for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
+                registry.replace(with: loaded.registry)
+                known = current
+                counters.definitionReloads.add(1, ordering: .relaxed)
+            } catch {
+                known = nil
+                logger.debug("definitions not refreshed", metadata: ["error": "\(error)"])
+            }
         }
     }
 }
