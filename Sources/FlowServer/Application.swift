@@ -220,10 +220,10 @@ public final class Application: Sendable {
         }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
         let dispatched: (Response, String?)
-        if let owners, let id = OwnerRouting.writtenSession(request) {
-            // A write goes to the session's owner (leases on a shared database).
-            let router = self.router
-            dispatched = (owners.answer(request, session: id) { router.dispatch($0).response }, router.pattern(forPath: request.path))
+        if let owners, let id = OwnerRouting.writtenSession(request),
+           let elsewhere = owners.answer(request, session: id, local: { [router] in router.dispatch($0).response }) {
+            // A write of a session another node owns (leases on a shared database).
+            dispatched = (elsewhere, router.pattern(forPath: request.path))
         } else {
             dispatched = router.dispatch(request)
         }

@@ -44,6 +44,7 @@ final class OwnerRouting: Sendable {
     /// The session `request` writes: `POST /v1/sessions/{id}/actions`, `…/actions/batch` and
     /// `DELETE /v1/sessions/{id}`; nil for every other request.
     static func writtenSession(_ request: Request) -> String? {
+        guard request.method == "POST" || request.method == "DELETE" else { return nil }
         let parts = request.path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard parts.count >= 4, parts.count <= 6, parts[0].isEmpty, parts[1].elementsEqual("v1".utf8),
               parts[2].elementsEqual("sessions".utf8), !parts[3].isEmpty, !parts[3].contains(UInt8(ascii: "%")) else { return nil }
@@ -56,8 +57,10 @@ final class OwnerRouting: Sendable {
         return String(decoding: parts[3], as: UTF8.self)
     }
 
-    /// Serves `request`, a write of session `id`, here (`local`) or at the session's owner.
-    func answer(_ request: Request, session id: String, local: @escaping @Sendable (Request) -> Response) -> Response {
+    /// The answer to `request`, a write of session `id`, when it is not served here now: the
+    /// owner's (forwarded), or a refusal; nil when this node serves it (it owns the session, or
+    /// just took it). `local` serves it here later, after a lease waited out.
+    func answer(_ request: Request, session id: String, local: @escaping @Sendable (Request) -> Response) -> Response? {
         if let sent = request.headers[Self.epochHeader] {
             // Forwarded here under lease epoch `sent`: served only under that same lease, which
             // this node still holds (renewed, at most). A request that waited in this node's
@@ -66,9 +69,9 @@ final class OwnerRouting: Sendable {
             guard let epoch = Int(sent), (leases.epoch(id) == epoch && leases.fresh(id)) || renewed(id, epoch: epoch) else {
                 return SessionError.contention(id, reading: false).response
             }
-            return local(request)
+            return nil
         }
-        guard !leases.fresh(id) else { return local(request) }
+        guard !leases.fresh(id) else { return nil }
         let grant: LeaseGrant
         do {
             grant = try leases.acquire(id)
@@ -77,7 +80,7 @@ final class OwnerRouting: Sendable {
             // who owns the session, and this one cannot commit it.
             return SessionError.storage(StoreError.unavailable(location: "the database", detail: "\(error)")).response
         }
-        guard case .held(let holder, let epoch, _) = grant else { return local(request) }
+        guard case .held(let holder, let epoch, _) = grant else { return nil }
         let owner = SessionLeases.address(of: holder)
         let answer = DeferredResponse()
         if owner == leases.node {
