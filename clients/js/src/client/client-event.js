@@ -47,7 +47,11 @@ import { sameJSON } from './json.js';
  *   | {type: 'restarted', restart: Restart}} ClientEvent
  */
 
-/** The actions of the taps a correction names. @param {Correction} correction @returns {FlowAction[]} */
+/**
+ * The actions of the taps a correction names.
+ * @param {Correction} correction
+ * @returns {FlowAction[]}
+ */
 export function refusedActions(correction) {
   return correction.taps.map((tap) => tap.action);
 }
@@ -82,7 +86,11 @@ export function batchItem(item) {
   return written;
 }
 
-/** The tap as the store keeps it. @param {QueuedAction} item @returns {QueuedAction} */
+/**
+ * The tap as the store keeps it.
+ * @param {QueuedAction} item
+ * @returns {QueuedAction}
+ */
 export function keptItem(item) {
   return batchItem(item);
 }

@@ -81,20 +81,33 @@ export class ClientMachine {
    * @param {NavigationState} confirmed
    * @param {{predictions?: Prediction[], retry?: RetryPolicy}} [options]
    */
-  constructor(confirmed, { predictions = [], retry = new RetryPolicy() } = {}) {
+  constructor(confirmed, options = {}) {
+    const { predictions = [], retry = new RetryPolicy() } = options;
     /** The last state the server answered. */
     this.confirmed = confirmed;
     /** What the app shows: `confirmed` with the queued taps applied. */
     this.shown = confirmed;
-    /** The local engine at `shown`, when the session's bundle is loaded and still valid. @type {EngineState | undefined} */
+    /**
+     * The local engine at `shown`, when the session's bundle is loaded and still valid.
+     * @type {EngineState | undefined}
+     */
     this.engine = undefined;
-    /** The local engine at `confirmed`, for rolling back (and for the store to keep). @type {EngineState | undefined} */
+    /**
+     * The local engine at `confirmed`, for rolling back (and for the store to keep).
+     * @type {EngineState | undefined}
+     */
     this.confirmedEngine = undefined;
-    /** The engine after each queued tap, to move `confirmedEngine` on as answers confirm them. @type {Map<string, EngineState>} */
+    /**
+     * The engine after each queued tap, to move `confirmedEngine` on as answers confirm them.
+     * @type {Map<string, EngineState>}
+     */
     this.enginesAfter = new Map();
     /** The server's predictions for `confirmed`, used when there is no engine; kept until the answer that replaces them. */
     this.predictions = predictions;
-    /** Taps shown (or waiting) and not yet answered, oldest first. @type {QueuedAction[]} */
+    /**
+     * Taps shown (or waiting) and not yet answered, oldest first.
+     * @type {QueuedAction[]}
+     */
     this.queue = [];
     /** How many of the oldest queued taps are on the wire (-1: a reload or a creation). */
     this.inFlight = 0;
@@ -102,19 +115,31 @@ export class ClientMachine {
     this.offline = false;
     /** True when the local engine is gone and the bundle must be fetched again. */
     this.needsBundle = true;
-    /** Set when the server said the session is gone: the next command creates a new one. @type {{status: number, problem?: JSONValue} | undefined} */
+    /**
+     * Set when the server said the session is gone: the next command creates a new one.
+     * @type {{status: number, problem?: JSONValue} | undefined}
+     */
     this.gone = undefined;
     /** How requests that got no usable answer are retried. */
     this.retry = retry;
     /** Unknown outcomes in a row (reset by any answer that says what happened). */
     this.failures = 0;
-    /** What the last unknown outcome was ("status 500", "no answer: timed out", …). @type {string | undefined} */
+    /**
+     * What the last unknown outcome was ("status 500", "no answer: timed out", …).
+     * @type {string | undefined}
+     */
     this.lastFailure = undefined;
     /** @type {number | undefined} */
     this.pauseOwed = undefined;
-    /** Keys of queued taps that have been on the wire (their action can no longer change). @type {Set<string>} */
+    /**
+     * Keys of queued taps that have been on the wire (their action can no longer change).
+     * @type {Set<string>}
+     */
     this.sent = new Set();
-    /** Set after a 412: the state is read again, and the problem reported with the correction. @type {{problem?: JSONValue} | undefined} */
+    /**
+     * Set after a 412: the state is read again, and the problem reported with the correction.
+     * @type {{problem?: JSONValue} | undefined}
+     */
     this.reloadPending = undefined;
   }
 

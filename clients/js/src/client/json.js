@@ -1,9 +1,11 @@
 // json: the few JSON helpers the client needs over plain parsed values (no engine model).
 
 /**
- * @typedef {null | boolean | number | string | JSONValue[] | {[key: string]: JSONValue}} JSONValue
- * @typedef {{[key: string]: JSONValue}} JSONObject
+ * A parsed JSON value. Members are typed loosely (`any`): tsc 4.8 cannot declare the recursive
+ * alias in JSDoc; readers check each value's type where they use it.
+ * @typedef {null | boolean | number | string | any[] | JSONObject} JSONValue
  */
+/** @typedef {{[key: string]: any}} JSONObject */
 
 /**
  * Whether two parsed JSON values are the same document. Member order does not matter (the

@@ -68,13 +68,22 @@ export class NavigationState {
     this.version = read.integer(document.version, '/version');
     /** The flow tree: nested flow controllers and their screens. */
     this.root = read.node(document.root, '/root');
-    /** What is on screen and behind it, bottom to top. @type {Screen[]} */
+    /**
+     * What is on screen and behind it, bottom to top.
+     * @type {Screen[]}
+     */
     this.screens = read.array(document.screens, '/screens').map((value, index) => read.screen(value, `/screens/${index}`));
     /** @type {Screen | undefined} */
     this.top = read.optional(document.top, '/top', (value, path) => read.screen(value, path));
-    /** How the state came from the one before (none at creation). @type {Transition | undefined} */
+    /**
+     * How the state came from the one before (none at creation).
+     * @type {Transition | undefined}
+     */
     this.transition = read.optional(document.transition, '/transition', (value, path) => read.transition(value, path));
-    /** A pending interactive transition (an edge swipe in progress). @type {Interaction | undefined} */
+    /**
+     * A pending interactive transition (an edge swipe in progress).
+     * @type {Interaction | undefined}
+     */
     this.interaction = read.optional(document.interaction, '/interaction', (value, path) => {
       const fields = read.object(value, path);
       return {
@@ -85,17 +94,26 @@ export class NavigationState {
         transition: read.optional(fields.transition, path + '/transition', (v, p) => read.transition(v, p)),
       };
     });
-    /** A deep link waiting for its `when` to hold. @type {{uri: string, pattern: string} | undefined} */
+    /**
+     * A deep link waiting for its `when` to hold.
+     * @type {{uri: string, pattern: string} | undefined}
+     */
     this.pendingLink = read.optional(document.pendingLink, '/pendingLink', (value, path) => {
       const fields = read.object(value, path);
       return { uri: read.string(fields.uri, path + '/uri'), pattern: read.string(fields.pattern, path + '/pattern') };
     });
-    /** Actions held back by guards, outermost first (empty from servers that do not send them). @type {PendingAction[]} */
+    /**
+     * Actions held back by guards, outermost first (empty from servers that do not send them).
+     * @type {PendingAction[]}
+     */
     this.pendingActions = document.pendingActions == null ? []
       : read.array(document.pendingActions, '/pendingActions').map((value, index) => read.pendingAction(value, `/pendingActions/${index}`));
     /** The flow whose delegate handled the action that made this version. */
     this.handledBy = read.optionalString(document.handledBy, '/handledBy');
-    /** Flag evaluations fixed at creation, by key. @type {Record<string, FlagEvaluation>} */
+    /**
+     * Flag evaluations fixed at creation, by key.
+     * @type {Record<string, FlagEvaluation>}
+     */
     this.flags = {};
     for (const [key, value] of Object.entries(read.object(document.flags, '/flags'))) {
       const path = '/flags/' + key;
@@ -106,7 +124,10 @@ export class NavigationState {
         reason: read.optionalString(fields.reason, path + '/reason'),
       };
     }
-    /** Experiment variants fixed at creation, by experiment key. @type {Record<string, string>} */
+    /**
+     * Experiment variants fixed at creation, by experiment key.
+     * @type {Record<string, string>}
+     */
     this.experiments = {};
     for (const [key, value] of Object.entries(read.object(document.experiments, '/experiments'))) {
       this.experiments[key] = read.string(value, '/experiments/' + key);
@@ -173,43 +194,71 @@ export function sameState(a, b) {
 
 /** Reads the parts of a state document, naming the path of the first that is wrong. */
 class Reader {
-  /** @param {unknown} value @param {string} path @returns {JSONObject} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {JSONObject}
+   */
   object(value, path) {
     const object = asObject(value);
     if (!object) throw new MalformedState(path, 'must be an object');
     return object;
   }
 
-  /** @param {unknown} value @param {string} path @returns {JSONValue[]} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {JSONValue[]}
+   */
   array(value, path) {
     if (!Array.isArray(value)) throw new MalformedState(path, 'must be an array');
     return value;
   }
 
-  /** @param {unknown} value @param {string} path @returns {string} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {string}
+   */
   string(value, path) {
     if (typeof value !== 'string') throw new MalformedState(path, 'must be a string');
     return value;
   }
 
-  /** @param {unknown} value @param {string} path @returns {string | undefined} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {string | undefined}
+   */
   optionalString(value, path) {
     return value == null ? undefined : this.string(value, path);
   }
 
-  /** @param {unknown} value @param {string} path @returns {number} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {number}
+   */
   integer(value, path) {
     if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new MalformedState(path, 'must be a whole number');
     return value;
   }
 
-  /** @param {unknown} value @param {string} path @returns {number} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {number}
+   */
   number(value, path) {
     if (typeof value !== 'number' || !Number.isFinite(value)) throw new MalformedState(path, 'must be a number');
     return value;
   }
 
-  /** @param {unknown} value @param {string} path @returns {boolean} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {boolean}
+   */
   bool(value, path) {
     if (typeof value !== 'boolean') throw new MalformedState(path, 'must be true or false');
     return value;
@@ -226,7 +275,11 @@ class Reader {
     return value == null ? undefined : read(/** @type {JSONValue} */ (value), path);
   }
 
-  /** @param {unknown} value @param {string} path @returns {Screen} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {Screen}
+   */
   screen(value, path) {
     const fields = this.object(value, path);
     return {
@@ -239,7 +292,11 @@ class Reader {
     };
   }
 
-  /** @param {unknown} value @param {string} path @returns {PendingAction} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {PendingAction}
+   */
   pendingAction(value, path) {
     const fields = this.object(value, path);
     const action = this.object(fields.action, path + '/action');
@@ -258,7 +315,11 @@ class Reader {
     };
   }
 
-  /** @param {unknown} value @param {string} path @returns {Transition} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {Transition}
+   */
   transition(value, path) {
     const fields = this.object(value, path);
     return {
@@ -275,7 +336,11 @@ class Reader {
     };
   }
 
-  /** @param {unknown} value @param {string} path @returns {FlowNode} */
+  /**
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {FlowNode}
+   */
   node(value, path) {
     const fields = this.object(value, path);
     /** @type {FlowNode['entries']} */

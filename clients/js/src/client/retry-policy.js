@@ -11,7 +11,8 @@
  */
 export class RetryPolicy {
   /** @param {{attempts?: number, initialDelay?: number, maximumDelay?: number}} [options] */
-  constructor({ attempts = 3, initialDelay = 100, maximumDelay = 2000 } = {}) {
+  constructor(options = {}) {
+    const { attempts = 3, initialDelay = 100, maximumDelay = 2000 } = options;
     this.attempts = Math.max(1, Math.floor(attempts));
     this.initialDelay = initialDelay;
     this.maximumDelay = maximumDelay;
