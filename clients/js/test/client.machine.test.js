@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { ClientMachine } from '../src/client/client-machine.js';
 import { NavigationState } from '../src/client/navigation-state.js';
 import { RetryPolicy } from '../src/client/retry-policy.js';
-import { DoubleEngine } from './engine-double.js';
+import { DoubleEngine } from './support/engine-double.js';
 
 /** @param {DoubleEngine} engine */
 const stateOf = (engine) => NavigationState.fromEngine(engine);
