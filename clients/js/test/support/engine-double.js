@@ -30,6 +30,22 @@ export class DoubleEngine {
     this.handledBy = fields.handledBy ?? null;
   }
 
+  /**
+   * The double's "bundle": its fields as JSON text (a real bundle is the server's
+   * `GET …/bundle`, read by the engine's `SessionState.fromBundle`).
+   */
+  bundle() {
+    const { sessionId, userId, version, screens, home, tab, nextId, handledBy } = this;
+    return JSON.stringify({ double: true, sessionId, userId, version, screens, home, tab, nextId, handledBy });
+  }
+
+  /** @param {string} text */
+  static fromBundle(text) {
+    const fields = JSON.parse(text);
+    if (fields.double !== true) throw new Error('not a double\'s bundle');
+    return new DoubleEngine(fields);
+  }
+
   /** @param {Partial<ConstructorParameters<typeof DoubleEngine>[0]>} changes */
   with(changes) {
     return new DoubleEngine({ ...this, version: this.version + 1, ...changes });
