@@ -26,9 +26,16 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
 /** @typedef {import('./session-store.js').SessionStore} SessionStore */
 
 /**
+ * The local engine as the session uses it: the machine's engine, with the session it is for, the
+ * bundle it writes at its version (kept in the store), and the actions it offers.
+ * @typedef {EngineState & {readonly sessionId: string, bundle?(from: string): string,
+ *   availableActions?(): Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}} SessionEngine
+ */
+
+/**
  * How a session makes its local engine from the bundle's text (`localEngine(engineModule)`, or a
  * test's double).
- * @typedef {{fromBundle(text: string): EngineState & {readonly sessionId: string}}} EngineFactory
+ * @typedef {{fromBundle(text: string): SessionEngine}} EngineFactory
  */
 
 /**
@@ -100,7 +107,7 @@ export class FlowSession {
     this.now = configuration.now ?? (() => new Date().toISOString());
     /** @type {string | undefined} */
     this.bundleTag = undefined;
-    /** @type {(EngineState & {readonly sessionId: string}) | undefined} */
+    /** @type {(SessionEngine) | undefined} */
     this.bundleCache = undefined;
     /** @type {number | undefined} */
     this.bundleTriedAt = undefined;
@@ -283,7 +290,7 @@ export class FlowSession {
 
   /**
    * Resumed online on the kept bundle: the first request the drain makes when idle revalidates it.
-   * @param {EngineState & {readonly sessionId: string}} bundle
+   * @param {SessionEngine} bundle
    * @param {StoredSession} kept
    */
   resumedOnline(bundle, kept) {
@@ -352,6 +359,10 @@ export class FlowSession {
    * @returns {Array<{type: string, handledBy: string, interactive: boolean}>}
    */
   get availableActions() {
+    const engine = /** @type {SessionEngine | undefined} */ (this.machine.engine);
+    if (engine && typeof engine.availableActions === 'function') {
+      return engine.availableActions().map(({ type, handledBy, interactive }) => ({ type, handledBy, interactive }));
+    }
     if (!this.machine.shown.equals(this.machine.confirmed)) return [];
     const seen = new Set();
     /** @type {Array<{type: string, handledBy: string, interactive: boolean}>} */
@@ -689,7 +700,7 @@ export class FlowSession {
   }
 
   /**
-   * @param {EngineState & {readonly sessionId: string}} bundle
+   * @param {SessionEngine} bundle
    * @param {string} text
    * @param {string | undefined} tag
    */
@@ -752,17 +763,26 @@ export class FlowSession {
       stored.confirmed = machine.confirmed.document;
       changed = true;
     }
-    const engine = machine.confirmedEngine;
+    const engine = /** @type {SessionEngine | undefined} */ (machine.confirmedEngine);
     const fetched = this.fetchedBundle;
-    if (this.configuration.engine && engine && engine.version === machine.confirmed.version && this.persistedBundleVersion !== engine.version
-      && fetched && fetched.version === engine.version) {
-      // Only the bundle as the server sent it is kept: one the engine moved on is not written back
-      // (a restart offline at a later version then shows the confirmed state, its taps queued).
+    if (this.configuration.engine && engine && engine.version === machine.confirmed.version && this.persistedBundleVersion !== engine.version && fetched) {
       this.persistedBundleVersion = engine.version;
-      stored.bundle = fetched.text;
-      if (fetched.tag !== undefined) stored.bundleTag = fetched.tag;
-      else delete stored.bundleTag;
-      changed = true;
+      if (fetched.version === engine.version) {
+        stored.bundle = fetched.text;
+        if (fetched.tag !== undefined) stored.bundleTag = fetched.tag;
+        else delete stored.bundleTag;
+        changed = true;
+      } else if (typeof engine.bundle === 'function') {
+        // The engine moved on from the bundle fetched (answers confirmed local taps): its own
+        // bundle is kept, without a tag (it is not one the server sent).
+        try {
+          stored.bundle = engine.bundle(fetched.text);
+          delete stored.bundleTag;
+          changed = true;
+        } catch {
+          // An engine that cannot write its bundle: the one kept stays (older, so unused offline).
+        }
+      }
     }
     if (!changed) return this.saving;
     const snapshot = { ...stored, queue: stored.queue.slice() };
