@@ -2,16 +2,20 @@
 // probe, start and store, over a simulated transport (lost requests and answers, 500s, 502s and
 // bodies that are not JSON before and after commits, the server down, the app killed and started
 // again with another spelling of the server's address, and started while every answer is a 500).
-// The simulated server and the client's local engine are the engine double until src/engine lands.
+// The simulated server and the client's local engine run src/engine (on the sample app's bundles
+// read once from a real server), and again on the engine double (no server needed).
 // FLOWSTACK_SIM_SEED=13 [FLOWSTACK_SIM_KIND=predictions] [FLOWSTACK_SIM_TRACE=1] replays one schedule.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   ActionRefused, FlowSession, KeyValueSessionStore, MemorySessionStore, NavigationState, RetryPolicy, SessionKey, Unreachable,
 } from '../src/client/index.js';
+import * as engineModule from '../src/engine/index.js';
+import { localEngine } from '../src/client/index.js';
 import { DoubleEngine } from './support/engine-double.js';
+import { realEngineWorld } from './support/engine-world.js';
 import { SeededGenerator } from './support/random.js';
-import { SimulatedServer } from './support/simulated-server.js';
+import { doubleWorld, SimulatedServer } from './support/simulated-server.js';
 import { KillableStore, SimulatedTransport } from './support/simulated-transport.js';
 
 /** Equivalent spellings of one server: every launch must find the session the last one kept. */
@@ -20,6 +24,19 @@ const tracing = process.env.FLOWSTACK_SIM_TRACE !== undefined;
 /** @param {string} line */
 const trace = (line) => { if (tracing) console.log('  ' + line); };
 const doubleEngine = { fromBundle: (/** @type {string} */ text) => DoubleEngine.fromBundle(text) };
+const realEngine = localEngine(engineModule);
+/** The real engine's world, made once (it reads two bundles from a real server). @type {Promise<import('./support/simulated-server.js').World> | undefined} */
+let realWorld;
+
+/**
+ * @param {'real' | 'double'} kind
+ * @returns {Promise<{world: import('./support/simulated-server.js').World, engine: import('../src/client/flow-session.js').EngineFactory}>}
+ */
+async function worldOf(kind) {
+  if (kind === 'double') return { world: doubleWorld, engine: doubleEngine };
+  realWorld ??= realEngineWorld();
+  return { world: await realWorld, engine: realEngine };
+}
 const retry = new RetryPolicy({ attempts: 3, initialDelay: 1, maximumDelay: 8 });
 
 /**
@@ -27,11 +44,13 @@ const retry = new RetryPolicy({ attempts: 3, initialDelay: 1, maximumDelay: 8 })
  * the client's contract.
  * @param {number} seed
  * @param {boolean} usesEngine
+ * @param {'real' | 'double'} kind
  */
-async function schedule(seed, usesEngine) {
+async function schedule(seed, usesEngine, kind) {
+  const { world, engine } = await worldOf(kind);
   const outcome = { seed, made: 0, stored: 0, reported: 0, launches: 0, faults: 0, /** @type {string[]} */ failures: [] };
   const random = new SeededGenerator(seed);
-  const server = new SimulatedServer();
+  const server = new SimulatedServer(world);
   /** @type {Map<string, string>} */
   const file = new Map();
   const kept = new KeyValueSessionStore({ getItem: (key) => file.get(key), setItem: (key, value) => { file.set(key, value); }, removeItem: (key) => { file.delete(key); } });
@@ -63,7 +82,7 @@ async function schedule(seed, usesEngine) {
       if (random.below(2) === 0) server.down = true;
       else transport.failEverything(true);
     }
-    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, engine: usesEngine ? doubleEngine : undefined });
+    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, engine: usesEngine ? engine : undefined });
     server.down = false;
     transport.failEverything(false);
     outcome.launches += 1;
@@ -87,7 +106,7 @@ async function schedule(seed, usesEngine) {
       continue;
     }
     if (random.below(100) < 4) server.down = !server.down;
-    const action = chooseAction(session.state, random);
+    const action = chooseAction(session, random);
     try {
       const shown = await session.send(action);
       trace(`tap ${action.type} shown v${shown.version} ${shown.top?.feature}`);
@@ -136,18 +155,37 @@ async function schedule(seed, usesEngine) {
 }
 
 /**
- * What the sample app's screen on top offers (and, on home, now and then an action no flow
- * handles, which the local engine or the server refuses).
- * @param {NavigationState} state
+ * One of the actions the session offers (from its engine, or its last answer's predictions), the
+ * params it needs filled in; with neither, what the sample app's screen on top offers, and the
+ * server decides (FlowSessionSimulationTests.chooseAction).
+ * @param {FlowSession} session
  * @param {SeededGenerator} random
  */
-function chooseAction(state, random) {
+function chooseAction(session, random) {
+  const state = session.state;
+  const available = session.availableActions.filter((entry) => !entry.type.startsWith('interaction.') && entry.type !== 'link');
   /** @type {import('../src/client/index.js').NavigationState['pendingActions'][number]['action'][]} */
   let candidates;
-  switch (state.top?.feature) {
-    case 'onboarding.first': candidates = [{ type: 'onboarding.showSecond' }]; break;
-    case 'onboarding.second': candidates = [{ type: 'onboarding.completed' }, { type: 'onboarding.returnToFirst' }]; break;
-    default: candidates = [{ type: 'home.selectTab', params: { index: state.top?.feature === 'home.first' ? 1 : 0 } }, { type: 'home.presentModal', params: { content: 'Hi' } }];
+  if (available.length > 0) {
+    candidates = available.map((entry) => {
+      /** @type {Record<string, unknown>} */
+      const params = {};
+      for (const param of entry.params) {
+        if (param.required) params[param.name] = param.name === 'index' ? (state.top?.feature === 'home.first' ? 1 : 0) : 'sample';
+      }
+      return Object.keys(params).length > 0 ? { type: entry.type, params: /** @type {any} */ (params) } : { type: entry.type };
+    });
+  } else {
+    switch (state.top?.feature) {
+      case 'onboarding.first': candidates = [{ type: 'onboarding.showSecond' }]; break;
+      case 'onboarding.second': candidates = [{ type: 'onboarding.completed' }, { type: 'back' }]; break;
+      case 'home.first':
+      case 'home.second':
+        candidates = [{ type: 'home.selectTab', params: { index: state.top?.feature === 'home.first' ? 1 : 0 } }, { type: 'home.presentModal', params: { content: 'Hi' } }];
+        break;
+      case 'modal': candidates = [{ type: 'modal.dismiss' }]; break;
+      default: candidates = [{ type: 'back' }];
+    }
   }
   return candidates[random.below(candidates.length)];
 }
@@ -155,12 +193,13 @@ function chooseAction(state, random) {
 /**
  * @param {boolean} usesEngine
  * @param {number} count
+ * @param {'real' | 'double'} kind
  */
-async function run(usesEngine, count) {
+async function run(usesEngine, count, kind) {
   const totals = { made: 0, stored: 0, reported: 0, launches: 0, faults: 0 };
   const failed = [];
   for (let seed = 1; seed <= count; seed++) {
-    const outcome = await schedule(seed, usesEngine);
+    const outcome = await schedule(seed, usesEngine, kind);
     totals.made += outcome.made;
     totals.stored += outcome.stored;
     totals.reported += outcome.reported;
@@ -168,7 +207,7 @@ async function run(usesEngine, count) {
     totals.faults += outcome.faults;
     if (outcome.failures.length > 0) failed.push(outcome);
   }
-  console.log(`FlowSession simulation (${usesEngine ? 'engine' : 'predictions'}): ${count} schedules, ${totals.made} taps made, ${totals.stored} stored, `
+  console.log(`FlowSession simulation (${usesEngine ? 'engine' : 'predictions'}, ${kind} engine): ${count} schedules, ${totals.made} taps made, ${totals.stored} stored, `
     + `${totals.reported} reported not taken, ${totals.launches} launches, ${totals.faults} faults; ${failed.length} failed`);
   assert.deepEqual(failed.slice(0, 5).map((o) => `seed ${o.seed}: ${o.failures.join('; ')}`), []);
   assert.ok(totals.faults > count, 'faults were injected');
@@ -177,11 +216,15 @@ async function run(usesEngine, count) {
 const only = process.env.FLOWSTACK_SIM_SEED;
 if (only !== undefined) {
   test(`replays seed ${only}`, async () => {
-    console.log(await schedule(Number(only), process.env.FLOWSTACK_SIM_KIND !== 'predictions'));
+    console.log(await schedule(Number(only), process.env.FLOWSTACK_SIM_KIND !== 'predictions', process.env.FLOWSTACK_SIM_ENGINE === 'double' ? 'double' : 'real'));
   });
 } else {
-  test('60 schedules with the local engine: every tap stored exactly once or reported, and the client shows the server\'s state', () => run(true, 60));
-  test('20 schedules with predictions only', () => run(false, 20));
+  test('60 schedules with the local engine: every tap stored exactly once or reported, and the client shows the server\'s state', () => run(true, 60, 'real'));
+  test('20 schedules with predictions only', () => run(false, 20, 'real'));
+  test('the same schedules on the engine double (60 and 20)', async () => {
+    await run(true, 60, 'double');
+    await run(false, 20, 'double');
+  });
 }
 
 test('a kept session and a server answering 500 to everything: starts from the store, offline, then sends its queue', async () => {

@@ -353,24 +353,22 @@ export class FlowSession {
   }
 
   /**
-   * The actions the screen on top can post now, from the last answer's predictions (those that
-   * need no params), which are for the confirmed state only: none while a tap shown ahead of them
-   * waits for its answer.
-   * @returns {Array<{type: string, handledBy: string, interactive: boolean}>}
+   * The actions the screen on top can post now, from the local engine (with their params), or
+   * else from the last answer's predictions (those that need no params), which are for the
+   * confirmed state only: none while a tap shown ahead of them waits for its answer.
+   * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}
    */
   get availableActions() {
     const engine = /** @type {SessionEngine | undefined} */ (this.machine.engine);
-    if (engine && typeof engine.availableActions === 'function') {
-      return engine.availableActions().map(({ type, handledBy, interactive }) => ({ type, handledBy, interactive }));
-    }
+    if (engine && typeof engine.availableActions === 'function') return engine.availableActions();
     if (!this.machine.shown.equals(this.machine.confirmed)) return [];
     const seen = new Set();
-    /** @type {Array<{type: string, handledBy: string, interactive: boolean}>} */
+    /** @type {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>} */
     const actions = [];
     for (const prediction of this.machine.predictions) {
       if (seen.has(prediction.action.type)) continue;
       seen.add(prediction.action.type);
-      actions.push({ type: prediction.action.type, handledBy: prediction.state.handledBy ?? '', interactive: Boolean(prediction.action.interactive) });
+      actions.push({ type: prediction.action.type, handledBy: prediction.state.handledBy ?? '', interactive: Boolean(prediction.action.interactive), params: [] });
     }
     return actions;
   }

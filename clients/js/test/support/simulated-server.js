@@ -1,10 +1,33 @@
 // SimulatedServer: FlowStack's session routes as the client simulation needs them, in memory, over
-// the engine double (as Tests/FlowStackClientTests/Simulation/SimulatedServer.swift does over the
-// real engine): If-Match, Idempotency-Key replays, batches that stop at the first refusal,
-// predictions, bundles, another device acting. Its answers have the real server's shapes (state
-// documents, problem documents with status and code); client.session.test.js checks the client
-// against the real server.
+// an engine (src/engine's, as Tests/FlowStackClientTests/Simulation/SimulatedServer.swift runs over
+// the Swift one, or the test double): If-Match, Idempotency-Key replays, batches that stop at the
+// first refusal, predictions, bundles. Its answers have the real server's shapes (state documents
+// byte for byte with the real engine, problem documents with status and code);
+// client.session.test.js and client.engine.test.js check the client against the real server.
 import { DoubleEngine } from './engine-double.js';
+
+/**
+ * The engine a simulated server runs, at one version of one session.
+ * @typedef {{readonly version: number, applying(action: any): {next: SimEngine}, document(): string}} SimEngine
+ */
+
+/**
+ * How the simulated server makes sessions and writes what the engine knows: a session's start
+ * (at home once the user finished onboarding), a state document with or without predictions, and
+ * the bundle of a session at its version.
+ * @typedef {{start(sessionId: string, userId: string, onboarded: boolean): {state: SimEngine, bundle: string},
+ *   body(state: SimEngine, predict: boolean): string, bundle(state: SimEngine, from: string): string}} World
+ */
+
+/** The engine double's world: sessions of the double, its own bundles and predictions. @type {World} */
+export const doubleWorld = {
+  start(sessionId, userId, onboarded) {
+    const state = new DoubleEngine({ sessionId, userId, home: onboarded, handledBy: null });
+    return { state, bundle: state.bundle() };
+  },
+  body: (state, predict) => body(/** @type {DoubleEngine} */ (state), predict),
+  bundle: (state) => /** @type {DoubleEngine} */ (state).bundle(),
+};
 
 /** @typedef {import('../../src/client/http-transport.js').FlowRequest} FlowRequest */
 /** @typedef {import('../../src/client/http-transport.js').FlowAnswer} FlowAnswer */
@@ -13,8 +36,10 @@ import { DoubleEngine } from './engine-double.js';
 const canonical = (action) => JSON.stringify({ type: action.type, from: action.from ?? null, params: action.params ?? {}, interactive: Boolean(action.interactive) });
 
 export class SimulatedServer {
-  constructor() {
-    /** @type {Map<string, {id: string, token: string, userId: string, state: DoubleEngine, alive: boolean}>} */
+  /** @param {World} [world] */
+  constructor(world = doubleWorld) {
+    this.world = world;
+    /** @type {Map<string, {id: string, token: string, userId: string, state: SimEngine, start: string, alive: boolean}>} */
     this.sessions = new Map();
     /** @type {Array<{session: string, version: number, key?: string, type: string}>} */
     this.log = [];
@@ -58,11 +83,11 @@ export class SimulatedServer {
     if (!session || !session.alive) return problem(404, 'not-found', `There is no session ${id}.`);
     if (headers.Authorization !== `Bearer ${session.token}`) return problem(401, 'unauthorized', 'wrong token');
     const rest = parts.slice(3).join('/');
-    if (request.method === 'GET' && rest === '') return { status: 200, body: body(session.state, predict) };
+    if (request.method === 'GET' && rest === '') return { status: 200, body: this.world.body(session.state, predict) };
     if (request.method === 'GET' && rest === 'bundle') {
       const tag = `"${session.state.version}"`;
       if (headers['If-None-Match'] === tag) return { status: 304, etag: tag, body: '' };
-      return { status: 200, etag: tag, body: session.state.bundle() };
+      return { status: 200, etag: tag, body: this.world.bundle(session.state, session.start) };
     }
     if (request.method === 'POST' && rest === 'actions') {
       let action;
@@ -99,9 +124,9 @@ export class SimulatedServer {
     const id = `s_${this.nextId}`;
     const token = `t_${this.nextId}`;
     this.nextId += 1;
-    const state = new DoubleEngine({ sessionId: id, userId, home: this.onboarded.has(userId), handledBy: null });
-    this.sessions.set(id, { id, token, userId, state, alive: true });
-    return { status: 201, body: `{"session":{"id":${JSON.stringify(id)},"token":${JSON.stringify(token)}},"state":${body(state, predict)}}` };
+    const { state, bundle } = this.world.start(id, userId, this.onboarded.has(userId));
+    this.sessions.set(id, { id, token, userId, state, start: bundle, alive: true });
+    return { status: 201, body: `{"session":{"id":${JSON.stringify(id)},"token":${JSON.stringify(token)}},"state":${this.world.body(state, predict)}}` };
   }
 
   /**
@@ -110,7 +135,7 @@ export class SimulatedServer {
    * @param {any} action
    * @param {string | undefined} key
    * @param {number | undefined} ifMatch
-   * @param {{id: string, state: DoubleEngine, userId: string}} session
+   * @param {{id: string, state: SimEngine, userId: string}} session
    * @param {boolean} predict
    * @returns {FlowAnswer}
    */
@@ -125,7 +150,7 @@ export class SimulatedServer {
     }
     const error = this.commit(action, key, session);
     if (error) return problem(error.status, error.code, error.message);
-    const answer = body(session.state, predict);
+    const answer = this.world.body(session.state, predict);
     if (key !== undefined) this.remember(session.id, key, action, session.state.version, answer);
     return { status: 200, body: answer };
   }
@@ -140,14 +165,14 @@ export class SimulatedServer {
   /**
    * @param {any} action
    * @param {string | undefined} key
-   * @param {{id: string, state: DoubleEngine, userId: string}} session
+   * @param {{id: string, state: SimEngine, userId: string}} session
    * @returns {{status: number, code: string, message: string} | undefined}
    */
   commit(action, key, session) {
     try {
       const { next } = session.state.applying(action);
       session.state = next;
-      if (next.home) this.onboarded.add(session.userId);
+      if (JSON.parse(next.document()).screens.some((/** @type {{feature: string}} */ screen) => screen.feature.startsWith('home.'))) this.onboarded.add(session.userId);
       /** @type {{session: string, version: number, key?: string, type: string}} */
       const entry = { session: session.id, version: next.version, type: action.type };
       if (key !== undefined) entry.key = key;
@@ -163,7 +188,7 @@ export class SimulatedServer {
    * `POST …/actions/batch`: each item as if posted with its key and version, in order, stopping at
    * the first refusal.
    * @param {any[]} items
-   * @param {{id: string, state: DoubleEngine, userId: string}} session
+   * @param {{id: string, state: SimEngine, userId: string}} session
    * @returns {FlowAnswer}
    */
   batch(items, session) {
@@ -203,7 +228,7 @@ export class SimulatedServer {
         continue;
       }
       applied += 1;
-      this.remember(session.id, key, action, session.state.version, body(session.state, false));
+      this.remember(session.id, key, action, session.state.version, this.world.body(session.state, false));
       results.push({ key, status: 'applied', version: session.state.version });
     }
     return { status: 200, body: `{"applied":${applied},"skipped":${skipped},"results":${JSON.stringify(results)},"refused":${JSON.stringify(refused)},"state":${session.state.document()}}` };
