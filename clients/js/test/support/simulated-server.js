@@ -39,7 +39,10 @@ export class SimulatedServer {
   /** @param {World} [world] */
   constructor(world = doubleWorld) {
     this.world = world;
-    /** @type {Map<string, {id: string, token: string, userId: string, state: SimEngine, start: string, alive: boolean}>} */
+    /**
+     * Each session: its engine state, the bundle it started from, and every version's state document (index = version).
+     * @type {Map<string, {id: string, token: string, userId: string, state: SimEngine, start: string, alive: boolean, documents: string[]}>}
+     */
     this.sessions = new Map();
     /** @type {Array<{session: string, version: number, key?: string, type: string}>} */
     this.log = [];
@@ -64,6 +67,38 @@ export class SimulatedServer {
       if (this.sessions.get(entry.session)?.alive) live.set(entry.key, (live.get(entry.key) ?? 0) + 1);
     }
     return { all, live };
+  }
+
+  /**
+   * The state document a session had at a version, if it had one.
+   * @param {string} id
+   * @param {number} version
+   */
+  document(id, version) {
+    return this.sessions.get(id)?.documents[version];
+  }
+
+  /**
+   * Another device posts one of the actions the session accepts now (no key, no If-Match).
+   * @param {string} id
+   * @param {import('./random.js').SeededGenerator} random
+   */
+  actAsAnotherDevice(id, random) {
+    const session = this.sessions.get(id);
+    if (!session || !session.alive) return false;
+    const available = /** @type {any} */ (session.state).predictions();
+    if (available.length === 0) return false;
+    const pick = available[random.below(available.length)];
+    return this.commit(pick.action, undefined, session) === undefined;
+  }
+
+  /**
+   * The session is deleted (support ended it, or it expired): its routes answer 404.
+   * @param {string} id
+   */
+  delete(id) {
+    const session = this.sessions.get(id);
+    if (session) session.alive = false;
   }
 
   /**
@@ -125,7 +160,7 @@ export class SimulatedServer {
     const token = `t_${this.nextId}`;
     this.nextId += 1;
     const { state, bundle } = this.world.start(id, userId, this.onboarded.has(userId));
-    this.sessions.set(id, { id, token, userId, state, start: bundle, alive: true });
+    this.sessions.set(id, { id, token, userId, state, start: bundle, alive: true, documents: [state.document()] });
     return { status: 201, body: `{"session":{"id":${JSON.stringify(id)},"token":${JSON.stringify(token)}},"state":${this.world.body(state, predict)}}` };
   }
 
@@ -135,7 +170,7 @@ export class SimulatedServer {
    * @param {any} action
    * @param {string | undefined} key
    * @param {number | undefined} ifMatch
-   * @param {{id: string, state: SimEngine, userId: string}} session
+   * @param {{id: string, state: SimEngine, userId: string, documents: string[]}} session
    * @param {boolean} predict
    * @returns {FlowAnswer}
    */
@@ -165,13 +200,14 @@ export class SimulatedServer {
   /**
    * @param {any} action
    * @param {string | undefined} key
-   * @param {{id: string, state: SimEngine, userId: string}} session
+   * @param {{id: string, state: SimEngine, userId: string, documents: string[]}} session
    * @returns {{status: number, code: string, message: string} | undefined}
    */
   commit(action, key, session) {
     try {
       const { next } = session.state.applying(action);
       session.state = next;
+      session.documents.push(next.document());
       if (JSON.parse(next.document()).screens.some((/** @type {{feature: string}} */ screen) => screen.feature.startsWith('home.'))) this.onboarded.add(session.userId);
       /** @type {{session: string, version: number, key?: string, type: string}} */
       const entry = { session: session.id, version: next.version, type: action.type };
@@ -188,7 +224,7 @@ export class SimulatedServer {
    * `POST …/actions/batch`: each item as if posted with its key and version, in order, stopping at
    * the first refusal.
    * @param {any[]} items
-   * @param {{id: string, state: SimEngine, userId: string}} session
+   * @param {{id: string, state: SimEngine, userId: string, documents: string[]}} session
    * @returns {FlowAnswer}
    */
   batch(items, session) {
