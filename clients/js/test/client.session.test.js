@@ -102,11 +102,15 @@ test('taps made while a batch is on the wire stay queued and go next, each store
   session.setOffline(true);
   await session.send({ type: 'onboarding.showSecond' });
   await assert.rejects(session.send({ type: 'onboarding.completed' }), Unreachable);
-  network.plan({ match: (method, url) => method === 'POST' && url.endsWith('/batch'), kind: 'delay', ms: 300 });
+  /** @type {(value?: unknown) => void} */
+  let release = () => {};
+  network.plan({ match: (method, url) => method === 'POST' && url.endsWith('/batch'), kind: 'hold', until: new Promise((resolve) => { release = resolve; }) });
   session.setOffline(false);
   await eventually(() => network.requests('POST', /\/batch$/).length === 1, 'the batch on the wire');
   const third = session.send({ type: 'home.selectTab', params: { index: 1 } });
   const fourth = session.send({ type: 'home.selectTab', params: { index: 0 } });
+  assert.equal(session.pendingCount, 4, 'taps made while the batch is on the wire stay queued behind it');
+  release();
   // With no engine and no prediction for them they wait; a waiting tap's caller gets what is
   // shown once it is answered (as the Swift client's does), here after both went as one batch.
   const [shownThird, shownFourth] = await Promise.all([third, fourth]);

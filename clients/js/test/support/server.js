@@ -111,9 +111,10 @@ export class FlowStackServer {
  * - `500-before` / `500-after`: a 500 problem instead of sending / after the server handled it;
  * - `garbage-after`: the server handled it, the client gets a 200 proxy page;
  * - `429-before`: rate limited, with a problem document;
- * - `delay`: waits `ms` before sending (a slow network, or a request held on the wire).
+ * - `delay`: waits `ms` before sending (a slow network, or a request held on the wire);
+ * - `hold`: waits until `until` resolves before sending (a request held on the wire as long as the test says).
  * @typedef {{match: (method: string, url: string) => boolean, kind: 'fail-before' | 'lose-answer' | '500-before' | '500-after'
- *   | 'garbage-after' | '429-before' | 'delay', times?: number, ms?: number}} Fault
+ *   | 'garbage-after' | '429-before' | 'delay' | 'hold', times?: number, ms?: number, until?: Promise<unknown>}} Fault
  */
 
 /**
@@ -161,6 +162,7 @@ export class FaultyFetch {
       case '500-before': return problem(500);
       case '429-before': return problem(429);
       case 'delay': await new Promise((resolve) => setTimeout(resolve, fault.ms ?? 100)); break;
+      case 'hold': await fault.until; break;
       default: break;
     }
     const response = await fetch(url, init);
