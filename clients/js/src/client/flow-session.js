@@ -158,6 +158,11 @@ export class FlowSession {
      */
     this.lastStoreError = undefined;
     /**
+     * An error the drain stopped on: a bug, never a network fault (those are replies).
+     * @type {unknown}
+     */
+    this.lastDrainError = undefined;
+    /**
      * Every event reported so far, oldest first (the last 1,000).
      * @type {ClientEvent[]}
      */
@@ -532,7 +537,7 @@ export class FlowSession {
     this.drainLoop().catch((error) => {
       // A bug, not a network fault (those are replies): stop draining rather than spin, and say so.
       this.draining = false;
-      this.lastStoreError = error;
+      this.lastDrainError = error;
     });
   }
 
