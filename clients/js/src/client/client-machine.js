@@ -75,7 +75,9 @@ import { RetryPolicy } from './retry-policy.js';
  */
 export class ClientMachine {
   /** The most taps one batch carries (the server takes at most 100). */
-  static batchLimit = 100;
+  static get batchLimit() {
+    return 100;
+  }
 
   /**
    * @param {NavigationState} confirmed
