@@ -218,7 +218,10 @@ class DefinitionReader {
     this.flowNameValue = null;
     /** @type {number | null} */
     this.tabCount = null;
-    /** Param references of the rule being read, checked against its declared params. @type {{ name: string, path: Path }[]} */
+    /**
+     * Param references of the rule being read, checked against its declared params.
+     * @type {{ name: string, path: Path }[]}
+     */
     this.paramReferences = [];
   }
 

@@ -56,11 +56,17 @@ export class EffectRun {
     this.handlerGone = false;
     /** @type {{ kind: Transition['type'], animated: boolean, style: string | null } | null} */
     this.lastNavigation = null;
-    /** The `result` effect, delivered once every other effect has applied. @type {Extract<FlowEffect, { name: 'result' }> | null} */
+    /**
+     * The `result` effect, delivered once every other effect has applied.
+     * @type {Extract<FlowEffect, { name: 'result' }> | null}
+     */
     this.result = null;
     /** @type {ResultReceipt | null} */
     this.receipt = null;
-    /** The flows that push, setRoot or present put into the tree, in order (a guard shows its flow so). @type {{ id: number, name: string }[]} */
+    /**
+     * The flows that push, setRoot or present put into the tree, in order (a guard shows its flow so).
+     * @type {{ id: number, name: string }[]}
+     */
     this.shownFlows = [];
   }
 

@@ -13,10 +13,18 @@
  * const params = parseJSON('{"content":"Hello","index":1}');
  * params.get('index');   // 1
  * ```
- * @typedef {null | boolean | number | bigint | string | JSONValue[] | Map<string, JSONValue>} JSONValue
+ * @typedef {null | boolean | number | bigint | string | JSONArray | JSONObject} JSONValue
  */
 
-/** @typedef {Map<string, JSONValue>} JSONObject */
+/**
+ * A JSON array.
+ * @typedef {Array<JSONValue>} JSONArray
+ */
+
+/**
+ * A JSON object: members in written order, keys unique.
+ * @typedef {Map<string, JSONValue>} JSONObject
+ */
 
 /**
  * Bounds on what one parse may consume, so a hostile body costs little.

@@ -50,6 +50,7 @@ import {
  * @throws {FlowError} invalid-params, unknown-link
  */
 export function resolveLink(uri, catalog, field = '/params/uri') {
+  /** @type {import('./linkPattern.js').LinkURI} */
   let parsed;
   try {
     parsed = parseLinkURI(uri);

@@ -110,7 +110,10 @@
  * @property {PendingAction[]} pendingActions outermost first
  */
 
-/** One step from a node to a child: an entry's index, or into the presented flow. @typedef {number | 'presented'} TreeStep */
+/**
+ * One step from a node to a child: an entry's index, or into the presented flow.
+ * @typedef {number | 'presented'} TreeStep
+ */
 
 /**
  * The visible path: the nodes from the root to the flow owning the top screen, and that screen.
