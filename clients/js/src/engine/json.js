@@ -216,7 +216,8 @@ class Parser {
       }
       const keyOffset = this.index;
       const key = this.parseString();
-      if (object.has(key)) {
+      // Swift's parser finds keys by canonical equivalence: "é" and "e\u0301" are one key.
+      if (object.has(key) || (object.size > 0 && getMember(object, key) !== undefined)) {
         throw new JSONParseError('duplicateKey', keyOffset,
           `duplicate key ${abbreviatedJSON(key)} in object; each key may appear once`);
       }
@@ -721,6 +722,64 @@ export function writeJSON(value) {
   return writer.text();
 }
 
+// MARK: text as Swift compares it
+
+/** Any code unit outside ASCII; an ASCII-only string is canonically equivalent to itself only among ASCII strings. */
+// eslint-disable-next-line no-control-regex
+const nonASCII = /[^\u0000-\u007f]/;
+
+/**
+ * Whether two strings are equal as Swift's `String ==` says: canonically equivalent (`"é"` and
+ * `"e\u0301"`, `"K"` and the Kelvin sign), not merely the same code units. Rules, conditions and
+ * params written in one normalization match actions posted in another, as on the server.
+ * @param {string} lhs
+ * @param {string} rhs
+ */
+export function sameText(lhs, rhs) {
+  if (lhs === rhs) return true;
+  if (!nonASCII.test(lhs) && !nonASCII.test(rhs)) return false;
+  return lhs.normalize('NFD') === rhs.normalize('NFD');
+}
+
+/**
+ * The value of `key` in `map`, found as a Swift dictionary or `JSONObject` finds it: by canonical
+ * equivalence. The direct look-up is tried first; the scan only runs for keys outside ASCII.
+ * @template T
+ * @param {Map<string, T>} map
+ * @param {string} key
+ * @returns {T | undefined}
+ */
+export function getMember(map, key) {
+  const direct = map.get(key);
+  if (direct !== undefined) return direct;
+  const keyIsASCII = !nonASCII.test(key);
+  for (const [name, value] of map) {
+    if (keyIsASCII && !nonASCII.test(name)) continue;
+    if (sameText(name, key)) return value;
+  }
+  return undefined;
+}
+
+/**
+ * Sets `key` in `map` as Swift's subscript assignment does: a member whose key is canonically
+ * equivalent is replaced in place and keeps its spelling; otherwise the member is appended.
+ * @template T
+ * @param {Map<string, T>} map
+ * @param {string} key
+ * @param {T} value
+ */
+export function setMember(map, key, value) {
+  if (!map.has(key)) {
+    for (const name of map.keys()) {
+      if (sameText(name, key)) {
+        map.set(name, value);
+        return;
+      }
+    }
+  }
+  map.set(key, value);
+}
+
 // MARK: reading values
 
 /**
@@ -797,7 +856,8 @@ export function doubleValue(value) {
 }
 
 /**
- * JSON equality: numbers by value across integers and doubles, objects ignoring member order.
+ * JSON equality: numbers by value across integers and doubles, objects ignoring member order,
+ * strings by canonical equivalence (as Swift compares them).
  * @param {JSONValue | undefined} lhs
  * @param {JSONValue | undefined} rhs
  * @returns {boolean}
@@ -821,10 +881,12 @@ export function jsonEquals(lhs, rhs) {
   if (lhs instanceof Map) {
     if (!(rhs instanceof Map) || lhs.size !== rhs.size) return false;
     for (const [name, member] of lhs) {
-      if (!rhs.has(name) || !jsonEquals(member, rhs.get(name))) return false;
+      const other = getMember(rhs, name);
+      if (other === undefined || !jsonEquals(member, other)) return false;
     }
     return true;
   }
+  if (typeof lhs === 'string' && typeof rhs === 'string') return sameText(lhs, rhs);
   return false;
 }
 
