@@ -161,4 +161,35 @@ struct SessionLeaseTests {
             }
         }
     }
+
+    /// A wrong token on a write forwarded to the owner is counted by the node the client
+    /// reached, against the client's address (its burst of three, then 429), and not by the
+    /// owner, which would charge it to the forwarding node's address: the owner still gives a
+    /// wrong token sent straight to it its own burst.
+    @Test func forwardedFailuresAreCountedWhereTheClientIs() throws {
+        var access = AccessOptions()
+        access.sessionRate = RateLimit("0.01/3")
+        let (portA, portB) = (try TestPostgresServer.freePort(), try TestPostgresServer.freePort())
+        let a = try TestApp(node: "http://127.0.0.1:\(portA)", lease: .seconds(30), access: access)
+        let b = try TestApp(node: "http://127.0.0.1:\(portB)", lease: .seconds(30), beside: a, access: access)
+        try a.withServer({ $0.port = portA }) { _ in
+            try b.withServer({ $0.port = portB }) { _ in
+                let onA = SessionClient(sender: SocketSender(port: portA))
+                let session = try MultiNodeTests.onboarded(onA, user: "guessed")
+                let tap = #"{"type":"home.selectTab","params":{"index":1}}"#
+                let wrong = [("Authorization", "Bearer wrong-guess")]
+                let throughB = try (0..<5).map { _ in
+                    try SocketSender(port: portB).send("POST", "/v1/sessions/\(session.id)/actions", body: tap, headers: wrong).status
+                }
+                #expect(throughB == [401, 401, 401, 429, 429])
+                #expect(b.app.metrics.cluster.forwardedWrites.load(ordering: .relaxed) == 5)
+                let straight = try (0..<4).map { _ in
+                    try SocketSender(port: portA).send("POST", "/v1/sessions/\(session.id)/actions", body: tap, headers: wrong).status
+                }
+                #expect(straight == [401, 401, 401, 429], "the owner counted none of the forwarded ones")
+                let applied = try SessionClient(sender: SocketSender(port: portB)).act(session, tap)
+                #expect(applied.status == 200, "a valid token is served through either node")
+            }
+        }
+    }
 }
