@@ -37,6 +37,8 @@ public final class Application: Sendable {
     private let owners: OwnerRouting?
     /// This node's session leases (nil unless `nodeAddress` was given on a shared database).
     private let leases: SessionLeases?
+    /// This node's row among the nodes serving on a shared database (nil on one of its own).
+    private let membership: ClusterMembership?
 
     /// Why an application could not be made.
     public struct SetupError: Error, CustomStringConvertible {
@@ -120,6 +122,17 @@ public final class Application: Sendable {
         }
         self.leases = leases
         owners = leases.map { OwnerRouting(leases: $0, logger: logger) }
+        if shared, let nodeStore = store as? any ClusterNodeStore {
+            let membership = ClusterMembership(store: nodeStore, leases: leases, logger: logger)
+            do {
+                try membership.join()
+            } catch {
+                throw SetupError(description: "cannot announce this node in the database: \(error)")
+            }
+            self.membership = membership
+        } else {
+            membership = nil
+        }
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
                                       shared: shared, counters: metrics.cluster, events: events,
                                       refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts,
@@ -179,9 +192,11 @@ public final class Application: Sendable {
     }
 
     /// Gives up this node's session leases (a node stopping), so other nodes take its sessions
-    /// at once instead of when the leases run out. Call it once no request is served any more.
+    /// at once instead of when the leases run out, and its row among the nodes serving (see
+    /// `ClusterMembership`). Call it once no request is served any more.
     public func releaseLeases() {
         leases?.releaseAll()
+        membership?.leave()
     }
 
     /// The routes served, for documentation and tests.

@@ -192,4 +192,41 @@ struct SessionLeaseTests {
             }
         }
     }
+
+    /// A node without leases started beside an owner (leases being turned on or off, one node
+    /// at a time) waits until the owner stops trusting its memory: the owner's reads then check
+    /// the database, so a write committed by the new node is read at once; once that node has
+    /// stopped, the owner reads from memory again.
+    @Test func aNodeWithoutLeasesMakesOwnersReadTheDatabase() throws {
+        let portA = try TestPostgresServer.freePort()
+        let a = try TestApp(node: "http://127.0.0.1:\(portA)", lease: .seconds(30))
+        try a.withServer({ $0.port = portA }) { _ in
+            let onA = SessionClient(sender: SocketSender(port: portA))
+            let session = try MultiNodeTests.onboarded(onA, user: "mixed")
+            let counters = a.app.metrics.cluster
+            #expect(Self.version(try onA.state(session)) == 2)
+            let owned = counters.ownedReads.load(ordering: .relaxed)
+            #expect(Self.version(try onA.state(session)) == 2)
+            #expect(counters.ownedReads.load(ordering: .relaxed) == owned + 1, "alone in its kind, the owner reads from memory")
+            let started = ContinuousClock.now
+            let plain = try TestApp(beside: a)
+            #expect(ContinuousClock.now - started >= .seconds(2), "the node without leases waited out the owner's trust")
+            let applied = try SessionClient(sender: plain.direct).act(session, #"{"type":"home.selectTab","params":{"index":1}}"#)
+            #expect(applied.status == 200)
+            #expect(Self.version(applied) == 3)
+            let before = counters.ownedReads.load(ordering: .relaxed)
+            #expect(Self.version(try onA.state(session)) == 3, "the owner read the other node's commit")
+            #expect(counters.ownedReads.load(ordering: .relaxed) == before, "not from memory")
+            plain.app.releaseLeases()
+            let deadline = ContinuousClock.now + .seconds(5)
+            var fromMemory = false
+            while !fromMemory, ContinuousClock.now < deadline {
+                let reads = counters.ownedReads.load(ordering: .relaxed)
+                #expect(Self.version(try onA.state(session)) == 3)
+                fromMemory = counters.ownedReads.load(ordering: .relaxed) > reads
+                if !fromMemory { Thread.sleep(forTimeInterval: 0.1) }
+            }
+            #expect(fromMemory, "once the node without leases stopped, the owner reads from memory again")
+        }
+    }
 }
