@@ -1,6 +1,7 @@
-// runner: the engine conformance suite's protocol (engine-suite/README.md) without I/O — one JSON
-// line in, exactly one line out — so the command-line runner and the tests share it (a port of
-// EngineSuite's EngineRunner and EngineRefusal).
+// conformance: the engine conformance suite's runner protocol (engine-suite/README.md) without I/O — one JSON
+// line in, exactly one line out — so the command-line runner (bin/engine-suite-runner.mjs), the
+// browser page (test/browser/runner.html) and the tests share it (a port of EngineSuite's
+// EngineRunner and EngineRefusal).
 
 import { FlowError, FlowStorageError } from './errors.js';
 import { JSONWriter, parseJSON, storedDataLimits } from './json.js';
@@ -68,6 +69,14 @@ export class EngineRunner {
     if (json.get('predict') !== true) return document;
     return withPredictions(document, next.predictionsJSON());
   }
+}
+
+/**
+ * A fresh runner, as the browser page makes it: `createConformanceRunner().answer(line)`.
+ * @returns {EngineRunner}
+ */
+export function createConformanceRunner() {
+  return new EngineRunner();
 }
 
 /**
