@@ -99,3 +99,17 @@ test('pointers escape ~ and / in tokens', () => {
   assert.equal(jsonPointer([]), '');
   assert.equal(jsonPointer(['on', 'a/b', 'c~d', 0]), '/on/a~1b/c~0d/0');
 });
+
+test('integral numbers read as integers as Swift\'s Int(exactly:) reads them', async () => {
+  const { integerValue } = await import('../src/engine/json.js');
+  const { paramAccepts } = await import('../src/engine/definition.js');
+  assert.equal(integerValue(parseJSON('1.0')), 1);
+  assert.equal(integerValue(1e17), 1e17);
+  assert.equal(integerValue(-(2 ** 63)), -(2 ** 63));
+  assert.equal(integerValue(2 ** 63), undefined);
+  assert.equal(integerValue(1.5), undefined);
+  assert.equal(integerValue('1'), undefined);
+  assert.equal(integerValue(parseJSON('9223372036854775807')), 2 ** 63);
+  assert.ok(paramAccepts('integer', 1e17) && paramAccepts('integer', 9007199254740993n) && !paramAccepts('integer', 0.5));
+  assert.ok(paramAccepts('number', 1) && paramAccepts('number', 0.5) && !paramAccepts('number', '1'));
+});

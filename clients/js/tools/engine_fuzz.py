@@ -39,7 +39,7 @@ def make_lines(seed, count, cases):
     types = sorted(types) + ['back'] * 6 + ['interaction.update', 'interaction.end', 'link'] * 3
     uris = ['/modal/Hi', '/modal/%E2%9C%93', '/home/1', '/home/abc', '/home/99', 'myapp://x/home/1', 'myapp://X/modal/a+b?x=1', '/nowhere', '', 'no space', '/a/{b}', '//x', 'myapp:/modal/Hi', '/modal/%ZZ', '/modal/%C3', '/checkout', '/paywall', '/home/1?tab=2', '/settings', 'https://example.com/home/0#frag', '/modal/%2F', 'x'*3000]
     def number():
-        return rng.choice([0, 1, -1, 2, 0.5, 0.51, 1.0, 2.5e-5, 1e-7, 0.0001, 1e20, 9007199254740993, 12345678901234567890, -0.0, 301, 299.9, 1e300, 0.49999, 3, 10])
+        return rng.choice([0, 1, -1, 2, 0.5, 0.51, 1.0, 2.5e-5, 1e-7, 0.0001, 1e20, 9007199254740993, 12345678901234567890, -0.0, 301, 299.9, 1e300, 0.49999, 3, 10, 1e17, 9.3e18, -9223372036854775808, 9223372036854775807, 1.5])
     def value(depth=0):
         k = rng.randrange(8 if depth < 2 else 5)
         if k == 0: return None

@@ -833,14 +833,18 @@ export function boolValue(value) {
 }
 
 /**
- * The value as an integer when it is one, or a number with no fraction that fits in 64 bits.
- * Integers beyond ±2^53 are not exact as JavaScript numbers; they are refused here, as nothing
- * the engine counts (ids, versions, tab indexes) comes near them.
+ * The value as an integer when it is one, or a number with no fraction that fits in 64 bits (as
+ * Swift's `Int(exactly:)` takes `1.0` or `1e17`). An integer beyond ±2^53 comes back as the
+ * nearest JavaScript number: what the engine counts (ids, versions, tab indexes) is only ever
+ * compared with small bounds, which such a number is outside of either way.
  * @param {JSONValue | undefined} value
  * @returns {number | undefined}
  */
 export function integerValue(value) {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+  if (typeof value === 'number') {
+    return Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63 ? value : undefined;
+  }
+  if (typeof value === 'bigint') return Number(value);
   return undefined;
 }
 
