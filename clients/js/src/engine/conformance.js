@@ -4,7 +4,7 @@
 // EngineRunner and EngineRefusal).
 
 import { FlowError, FlowStorageError } from './errors.js';
-import { JSONWriter, parseJSON, storedDataLimits } from './json.js';
+import { JSONWriter, parseJSON, storedDataLimits, typeName } from './json.js';
 import { readAction } from './action.js';
 import { SessionState, withPredictions } from './session.js';
 
@@ -40,7 +40,7 @@ export class EngineRunner {
     } catch (problem) {
       return errorLine('', `the line is not JSON: ${problem instanceof Error ? problem.message : String(problem)}`);
     }
-    if (!(json instanceof Map)) return errorLine('', 'a line is an object');
+    if (!(json instanceof Map)) return errorLine('', `a line is an object; found ${typeName(json)}`);
     const bundle = json.get('bundle');
     if (bundle !== undefined) {
       try {
