@@ -8,6 +8,7 @@ runner side by side, step for step.
                             [--walks 8] [--steps 60] [--seed 36] RUNNER-COMMAND...
 
     scripts/engine_suite.py --server .build/debug/flowstack .build/debug/flowstack engine-suite run
+    scripts/engine_suite.py --server .build/debug/flowstack --browser clients/js/test/browser/runner.html
 
 The runner is started once and kept for the whole run (a case starts with its bundle line), so a
 port that keeps state from one case into the next fails. The walks start `flowstack serve` on a
@@ -15,7 +16,9 @@ temporary SQLite file and a free loopback port; each walk is a new session whose
 (GET /v1/sessions/{id}/bundle) starts a case in the runner; at every step an action is chosen
 from the state's available actions and from actions with params (some refused), posted to the
 server and given to the runner, and the two answers must be the same bytes (a refusal: the same
-status, code and members). Exit status: 0 all passed, 1 a check failed, 2 usage.
+status, code and members). With --browser PAGE the runner is a page in headless Chromium (Debian's
+`chromium`, or $CHROMIUM) served from this repository: the JavaScript engine runs the same cases
+and walks in a browser. Exit status: 0 all passed, 1 a check failed, 2 usage.
 """
 
 import argparse
@@ -55,6 +58,65 @@ class Runner:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+class BrowserRunner:
+    """A runner inside a page of headless Chromium: `page`, a page of this repository served by a
+    static server on a free loopback port, keeps `window.flowstackRunner` (an object whose
+    `answer(line)` returns the answer line); each line is handed to it over the DevTools
+    protocol. Any exception or console error in the page fails the run."""
+
+    def __init__(self, page):
+        import http.server
+        import threading
+        from harness.devtools import Chromium, Page
+
+        root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+        class Files(http.server.SimpleHTTPRequestHandler):
+            extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                              ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json"}
+
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, directory=root, **kwargs)
+
+            def log_message(self, *args):
+                pass
+
+        self.command = ["chromium", page]
+        self.files = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Files)
+        threading.Thread(target=self.files.serve_forever, daemon=True).start()
+        self.work = tempfile.mkdtemp(prefix="engine-suite-browser-")
+        self.browser = Chromium(self.work)
+        self.browser.start()
+        self.page = Page(self.browser)
+        self.page.call("Page.navigate", {"url": f"http://127.0.0.1:{self.files.server_address[1]}/{page}"})
+        if not self.page.until("window.flowstackRunner !== undefined", timeout=30):
+            raise RuntimeError(f"{page} never made window.flowstackRunner: {self.errors() or self.page.last_error}")
+
+    def errors(self):
+        """Exceptions thrown and errors logged in the page so far."""
+        found = []
+        for method, params, _ in self.browser.events:
+            if method == "Runtime.exceptionThrown":
+                details = params.get("exceptionDetails", {})
+                found.append(details.get("exception", {}).get("description") or details.get("text"))
+            elif method == "Runtime.consoleAPICalled" and params.get("type") == "error":
+                found.append(" ".join(str(arg.get("value", arg.get("description"))) for arg in params.get("args", [])))
+            elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+                found.append(params["entry"].get("text"))
+        return found
+
+    def answer(self, line):
+        got = self.page.js(f"window.flowstackRunner.answer({json.dumps(line.decode())})")
+        if not isinstance(got, str):
+            raise RuntimeError(f"the page's runner answered {got!r} to {line[:200]!r}")
+        return got.encode()
+
+    def close(self):
+        self.browser.stop()
+        self.files.shutdown()
+        shutil.rmtree(self.work, ignore_errors=True)
 
 
 def read_cases(suite):
@@ -271,13 +333,15 @@ def main():
     parser.add_argument("--walks", type=int, default=8)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--seed", type=int, default=36)
+    parser.add_argument("--browser", metavar="PAGE",
+                        help="run the runner in headless Chromium: PAGE, a path in this repository, sets window.flowstackRunner")
     parser.add_argument("runner", nargs=argparse.REMAINDER, help="the runner's command and its arguments")
     args = parser.parse_args()
-    if not args.runner:
+    if not args.runner and not args.browser:
         parser.print_usage(sys.stderr)
         return 2
     cases = read_cases(args.suite)
-    runner = Runner(args.runner)
+    runner = BrowserRunner(args.browser) if args.browser else Runner(args.runner)
     failed_any = False
     try:
         passed, failed, lines_passed, lines_failed = run_cases(runner, cases)
@@ -293,6 +357,11 @@ def main():
             print(f"walks: {args.walks} walks (seed {args.seed}), {agreed} steps agreed with the server ({shown}), {disagreed} disagreed")
             # Walks that never compared a state or never a refusal would prove little.
             failed_any = failed_any or disagreed > 0 or not kinds.get("states") or not kinds.get("refusals")
+        if args.browser:
+            errors = runner.errors()
+            for error in errors:
+                print(f"FAIL the page: {error}")
+            failed_any = failed_any or bool(errors)
     finally:
         runner.close()
     print("engine suite: " + ("FAILED" if failed_any else "passed"))

@@ -37,6 +37,8 @@ public final class Application: Sendable {
     private let owners: OwnerRouting?
     /// This node's session leases (nil unless `nodeAddress` was given on a shared database).
     private let leases: SessionLeases?
+    /// This node's row among the nodes serving on a shared database (nil on one of its own).
+    private let membership: ClusterMembership?
 
     /// Why an application could not be made.
     public struct SetupError: Error, CustomStringConvertible {
@@ -120,6 +122,17 @@ public final class Application: Sendable {
         }
         self.leases = leases
         owners = leases.map { OwnerRouting(leases: $0, logger: logger) }
+        if shared, let nodeStore = store as? any ClusterNodeStore {
+            let membership = ClusterMembership(store: nodeStore, leases: leases, logger: logger)
+            do {
+                try membership.join()
+            } catch {
+                throw SetupError(description: "cannot announce this node in the database: \(error)")
+            }
+            self.membership = membership
+        } else {
+            membership = nil
+        }
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
                                       shared: shared, counters: metrics.cluster, events: events,
                                       refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts,
@@ -179,9 +192,11 @@ public final class Application: Sendable {
     }
 
     /// Gives up this node's session leases (a node stopping), so other nodes take its sessions
-    /// at once instead of when the leases run out. Call it once no request is served any more.
+    /// at once instead of when the leases run out, and its row among the nodes serving (see
+    /// `ClusterMembership`). Call it once no request is served any more.
     public func releaseLeases() {
         leases?.releaseAll()
+        membership?.leave()
     }
 
     /// The routes served, for documentation and tests.
@@ -220,10 +235,22 @@ public final class Application: Sendable {
         }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
         let dispatched: (Response, String?)
-        if let owners, let id = OwnerRouting.writtenSession(request),
-           let elsewhere = owners.answer(request, session: id, local: { [router] in router.dispatch($0).response }) {
-            // A write of a session another node owns (leases on a shared database).
-            dispatched = (elsewhere, router.pattern(forPath: request.path))
+        // A write another node forwarded here under this node's lease: its client's failed
+        // credentials are counted by the node it reached, which sees the client's address and
+        // passes this answer back; counted here too, they would be charged to that node's
+        // address, and past the limit every forwarded write with a stale token would be answered
+        // 429 (retry) instead of 401 (restart), whichever client sent it. (A client that names an
+        // epoch itself reaches here only under the current one, and gains no guesses from it: its
+        // failures on the node it really reached are counted there.)
+        var forwardedHere = false
+        if let owners, let id = OwnerRouting.writtenSession(request) {
+            if let elsewhere = owners.answer(request, session: id, local: { [router] in router.dispatch($0).response }) {
+                // A write of a session another node owns (leases on a shared database).
+                dispatched = (elsewhere, router.pattern(forPath: request.path))
+            } else {
+                dispatched = router.dispatch(request)
+                forwardedHere = request.headers[OwnerRouting.epochHeader] != nil
+            }
         } else {
             dispatched = router.dispatch(request)
         }
@@ -232,7 +259,7 @@ public final class Application: Sendable {
         // The credential was checked first: a valid one is served whatever its address got wrong
         // before; a failed check of one presented is counted, and answered 429 past the limit
         // (a request that presents none is not guessing: its 401 says what to send).
-        let failures = access.failures
+        let failures = forwardedHere ? nil : access.failures
         if let failures, response.status == 401, Self.carriesCredentials(request), let address = access.clientAddress(request) {
             response = failures.answer(response, kind: credentialKind(request, pattern: pattern), address: address)
         }

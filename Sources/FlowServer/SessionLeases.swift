@@ -3,6 +3,7 @@
 import Dispatch
 import FlowStore
 import Locking
+import Synchronization
 
 /// The leases this node holds (see `SessionLeaseStore`), counted on this node's clock from
 /// before it asked for them: a lease granted for `duration` is trusted until
@@ -35,6 +36,11 @@ final class SessionLeases: Sendable {
     let margin: Duration
     /// Leases granted, not yet released. Pruned of expired ones as it grows.
     private let held = PThreadMutex<Table>(Table())
+    /// Until when owned sessions' memory may be trusted at all, in nanoseconds after `started`
+    /// (`ClusterMembership`: while no node without leases serves beside this one); `Int.max`
+    /// when nothing limits it, −1 when not now.
+    private let trustedUntil = Atomic<Int>(Int.max)
+    private let started = ContinuousClock.now
     /// Where leases are renewed, off the requests' threads.
     private let renewals = DispatchQueue(label: "fs-lease-renewals")
     /// Round trips to take or renew a lease, reads answered from memory under one, writes
@@ -83,6 +89,7 @@ final class SessionLeases: Sendable {
     /// never waits for the database.
     func owned(_ id: String) -> Int? {
         let now = ContinuousClock.now
+        guard Self.nanoseconds(now - started) < trustedUntil.load(ordering: .relaxed) else { return nil }
         let (floor, renew) = held.withLock { table -> (Int?, Bool) in
             guard var lease = table.leases[id], lease.until > now else { return (nil, false) }
             guard lease.until - now < duration / 2, !lease.renewing else { return (lease.floor, false) }
@@ -92,6 +99,15 @@ final class SessionLeases: Sendable {
         }
         if renew { scheduleRenewal(id) }
         return floor
+    }
+
+    /// Trusts owned sessions' memory until `instant` at most (nil: not now), whatever their leases.
+    func trustMemory(until instant: ContinuousClock.Instant?) {
+        trustedUntil.store(instant.map { Self.nanoseconds($0 - started) } ?? -1, ordering: .relaxed)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds) * 1_000_000_000 + Int(duration.components.attoseconds / 1_000_000_000)
     }
 
     /// The epoch of session `id`'s lease while this node trusts it, else nil.

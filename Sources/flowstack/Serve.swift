@@ -50,7 +50,7 @@ struct Serve: ParsableCommand {
     var shutdownGrace: Int?
     @Flag(name: .customLong("single-node"), help: "On PostgreSQL: this is the only FlowStack on the database, so trust the caches (reads answered from memory) instead of checking them; wrong with a second node (env FLOWSTACK_SINGLE_NODE=1).")
     var singleNode = false
-    @Option(name: .customLong("node-url"), help: "On PostgreSQL with several nodes: this node's address as the other nodes reach it (http://host:port). Given to every node (all running this version), the nodes own sessions under leases: each answers its sessions' reads from memory and the others forward their writes to it. Without it every read checks the database (env FLOWSTACK_NODE_URL).")
+    @Option(name: .customLong("node-url"), help: "On PostgreSQL with several nodes: this node's address as the other nodes reach it (http://host:port). Given to every node, the nodes own sessions under leases: each answers its sessions' reads from memory and the others forward their writes to it. Without it every read checks the database (env FLOWSTACK_NODE_URL).")
     var nodeURL: String?
     @Option(name: .customLong("lease-ms"), help: "On PostgreSQL with several nodes: how long a node owns a session after it last asked, in milliseconds; a node that stops answering hands its sessions on after this (env FLOWSTACK_LEASE_MS; default 2000).")
     var leaseMilliseconds: Int?
@@ -192,9 +192,9 @@ struct Serve: ParsableCommand {
     }
 
     /// This node's address for the other nodes (`--node-url`), nil when not given (no leases).
-    /// Leases are opt-in: a node without them commits without the fence, so every node of a
-    /// database must run with them before any does (a rolling upgrade turns them on last), and
-    /// each needs an address of its own, which only the operator knows.
+    /// Leases are opt-in: each node needs an address of its own, which only the operator knows.
+    /// A node without them commits without the fence; while one serves, the owners read the
+    /// database too (`ClusterMembership`), so they are turned on by a rolling restart.
     static func nodeAddress(_ given: String) throws -> String? {
         guard !given.isEmpty, given != "off" else { return nil }
         guard PeerClient.hostAndPort(given) != nil else {

@@ -43,10 +43,10 @@ final class TestApp: Sendable {
 
     /// A node that owns sessions under leases (`node`: its address), on a fresh database, or
     /// beside `other` on its database.
-    init(node: String, lease: Duration, beside other: TestApp? = nil) throws {
+    init(node: String, lease: Duration, beside other: TestApp? = nil, access: AccessOptions = AccessOptions()) throws {
         database = try other?.database ?? TestDatabase()
         store = try database.migratedStore()
-        app = try Application(store: store, adminToken: TestApp.adminToken, nodeAddress: node, leaseDuration: lease)
+        app = try Application(store: store, adminToken: TestApp.adminToken, access: access, nodeAddress: node, leaseDuration: lease)
         keepAlive = other
     }
 

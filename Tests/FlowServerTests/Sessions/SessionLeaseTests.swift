@@ -161,4 +161,72 @@ struct SessionLeaseTests {
             }
         }
     }
+
+    /// A wrong token on a write forwarded to the owner is counted by the node the client
+    /// reached, against the client's address (its burst of three, then 429), and not by the
+    /// owner, which would charge it to the forwarding node's address: the owner still gives a
+    /// wrong token sent straight to it its own burst.
+    @Test func forwardedFailuresAreCountedWhereTheClientIs() throws {
+        var access = AccessOptions()
+        access.sessionRate = RateLimit("0.01/3")
+        let (portA, portB) = (try TestPostgresServer.freePort(), try TestPostgresServer.freePort())
+        let a = try TestApp(node: "http://127.0.0.1:\(portA)", lease: .seconds(30), access: access)
+        let b = try TestApp(node: "http://127.0.0.1:\(portB)", lease: .seconds(30), beside: a, access: access)
+        try a.withServer({ $0.port = portA }) { _ in
+            try b.withServer({ $0.port = portB }) { _ in
+                let onA = SessionClient(sender: SocketSender(port: portA))
+                let session = try MultiNodeTests.onboarded(onA, user: "guessed")
+                let tap = #"{"type":"home.selectTab","params":{"index":1}}"#
+                let wrong = [("Authorization", "Bearer wrong-guess")]
+                let throughB = try (0..<5).map { _ in
+                    try SocketSender(port: portB).send("POST", "/v1/sessions/\(session.id)/actions", body: tap, headers: wrong).status
+                }
+                #expect(throughB == [401, 401, 401, 429, 429])
+                #expect(b.app.metrics.cluster.forwardedWrites.load(ordering: .relaxed) == 5)
+                let straight = try (0..<4).map { _ in
+                    try SocketSender(port: portA).send("POST", "/v1/sessions/\(session.id)/actions", body: tap, headers: wrong).status
+                }
+                #expect(straight == [401, 401, 401, 429], "the owner counted none of the forwarded ones")
+                let applied = try SessionClient(sender: SocketSender(port: portB)).act(session, tap)
+                #expect(applied.status == 200, "a valid token is served through either node")
+            }
+        }
+    }
+
+    /// A node without leases started beside an owner (leases being turned on or off, one node
+    /// at a time) waits until the owner stops trusting its memory: the owner's reads then check
+    /// the database, so a write committed by the new node is read at once; once that node has
+    /// stopped, the owner reads from memory again.
+    @Test func aNodeWithoutLeasesMakesOwnersReadTheDatabase() throws {
+        let portA = try TestPostgresServer.freePort()
+        let a = try TestApp(node: "http://127.0.0.1:\(portA)", lease: .seconds(30))
+        try a.withServer({ $0.port = portA }) { _ in
+            let onA = SessionClient(sender: SocketSender(port: portA))
+            let session = try MultiNodeTests.onboarded(onA, user: "mixed")
+            let counters = a.app.metrics.cluster
+            #expect(Self.version(try onA.state(session)) == 2)
+            let owned = counters.ownedReads.load(ordering: .relaxed)
+            #expect(Self.version(try onA.state(session)) == 2)
+            #expect(counters.ownedReads.load(ordering: .relaxed) == owned + 1, "alone in its kind, the owner reads from memory")
+            let started = ContinuousClock.now
+            let plain = try TestApp(beside: a)
+            #expect(ContinuousClock.now - started >= .seconds(2), "the node without leases waited out the owner's trust")
+            let applied = try SessionClient(sender: plain.direct).act(session, #"{"type":"home.selectTab","params":{"index":1}}"#)
+            #expect(applied.status == 200)
+            #expect(Self.version(applied) == 3)
+            let before = counters.ownedReads.load(ordering: .relaxed)
+            #expect(Self.version(try onA.state(session)) == 3, "the owner read the other node's commit")
+            #expect(counters.ownedReads.load(ordering: .relaxed) == before, "not from memory")
+            plain.app.releaseLeases()
+            let deadline = ContinuousClock.now + .seconds(5)
+            var fromMemory = false
+            while !fromMemory, ContinuousClock.now < deadline {
+                let reads = counters.ownedReads.load(ordering: .relaxed)
+                #expect(Self.version(try onA.state(session)) == 3)
+                fromMemory = counters.ownedReads.load(ordering: .relaxed) > reads
+                if !fromMemory { Thread.sleep(forTimeInterval: 0.1) }
+            }
+            #expect(fromMemory, "once the node without leases stopped, the owner reads from memory again")
+        }
+    }
 }

@@ -2,7 +2,7 @@
 // counter (a port of FlowBuilder).
 
 import { FlowError } from './errors.js';
-import { writeJSON } from './json.js';
+import { setMember, writeJSON } from './json.js';
 import { evaluateCondition } from './condition.js';
 import { makeNode, makeScreenEntry } from './tree.js';
 
@@ -110,6 +110,6 @@ export function mergeParams(base, own) {
   if (base.size === 0) return own;
   if (own.size === 0) return base;
   const merged = new Map(base);
-  for (const [key, value] of own) merged.set(key, value);
+  for (const [key, value] of own) setMember(merged, key, value);
   return merged;
 }

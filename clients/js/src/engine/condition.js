@@ -1,7 +1,7 @@
 // condition: a `when` of an initial entry, a rule, a guard or a link, and its evaluation
 // (a port of FlowCondition).
 
-import { jsonEquals } from './json.js';
+import { getMember, jsonEquals } from './json.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
@@ -48,11 +48,11 @@ export function evaluateCondition(condition, context, params) {
       /** @type {JSONValue | undefined} */
       let value;
       switch (condition.source) {
-        case 'flag': value = context.flags.get(condition.key); break;
-        case 'user': value = context.user.get(condition.key); break;
-        case 'attribute': value = context.attributes.get(condition.key); break;
-        case 'trait': value = context.traits.get(condition.key); break;
-        default: value = params.get(condition.key); break;
+        case 'flag': value = getMember(context.flags, condition.key); break;
+        case 'user': value = getMember(context.user, condition.key); break;
+        case 'attribute': value = getMember(context.attributes, condition.key); break;
+        case 'trait': value = getMember(context.traits, condition.key); break;
+        default: value = getMember(params, condition.key); break;
       }
       return testHolds(condition.test, value);
     }

@@ -144,7 +144,7 @@ export function paramAccepts(type, value) {
   switch (type) {
     case 'any': return true;
     case 'string': return typeof value === 'string';
-    case 'integer': return integerValue(value) !== undefined || typeof value === 'bigint';
+    case 'integer': return integerValue(value) !== undefined;
     case 'number': return typeof value === 'number' || typeof value === 'bigint';
     case 'boolean': return typeof value === 'boolean';
     case 'object': return value instanceof Map;
@@ -218,7 +218,10 @@ class DefinitionReader {
     this.flowNameValue = null;
     /** @type {number | null} */
     this.tabCount = null;
-    /** Param references of the rule being read, checked against its declared params. @type {{ name: string, path: Path }[]} */
+    /**
+     * Param references of the rule being read, checked against its declared params.
+     * @type {{ name: string, path: Path }[]}
+     */
     this.paramReferences = [];
   }
 

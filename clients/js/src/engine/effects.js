@@ -4,7 +4,7 @@
 
 import { FlowError } from './errors.js';
 import { FlowBuilder } from './builder.js';
-import { jsonPointer, writeJSON, abbreviatedJSON, integerValue, stringValue } from './json.js';
+import { jsonPointer, writeJSON, abbreviatedJSON, getMember, integerValue, sameText, setMember, stringValue } from './json.js';
 import {
   activeIndex, cloneTree, dismissAllPresentations, dismissHiddenPresentations, makeScreenEntry, measure, nodeAt,
   parseEntryId, topmostScreen, treeTop, visiblePath,
@@ -56,11 +56,17 @@ export class EffectRun {
     this.handlerGone = false;
     /** @type {{ kind: Transition['type'], animated: boolean, style: string | null } | null} */
     this.lastNavigation = null;
-    /** The `result` effect, delivered once every other effect has applied. @type {Extract<FlowEffect, { name: 'result' }> | null} */
+    /**
+     * The `result` effect, delivered once every other effect has applied.
+     * @type {Extract<FlowEffect, { name: 'result' }> | null}
+     */
     this.result = null;
     /** @type {ResultReceipt | null} */
     this.receipt = null;
-    /** The flows that push, setRoot or present put into the tree, in order (a guard shows its flow so). @type {{ id: number, name: string }[]} */
+    /**
+     * The flows that push, setRoot or present put into the tree, in order (a guard shows its flow so).
+     * @type {{ id: number, name: string }[]}
+     */
     this.shownFlows = [];
   }
 
@@ -200,7 +206,7 @@ export class EffectRun {
         const node = this.builder.makeNode(effect.flow, params);
         const style = 'fixed' in effect.style
           ? effect.style.fixed
-          : (this.builder.context.traits.get('horizontalSizeClass') === 'regular' ? effect.style.regular : effect.style.compact);
+          : (getMember(this.builder.context.traits, 'horizontalSizeClass') === 'regular' ? effect.style.regular : effect.style.compact);
         node.presentationStyle = style;
         this.shownFlows.push({ id: node.id, name: node.flow });
         handler.presented = node;
@@ -289,7 +295,7 @@ export class EffectRun {
       throw FlowError.corruptTree('the screen receiving a result is not where it was found');
     }
     const params = new Map(screen.params);
-    params.set(result.into, value);
+    setMember(params, result.into, value);
     owner.entries[place.index] = makeScreenEntry(screen.id, screen.feature, params, screen.isHandoff);
     this.receipt = { id: screen.id, feature: screen.feature, into: result.into };
   }
@@ -302,7 +308,7 @@ export class EffectRun {
     if ('feature' in target) {
       const feature = target.feature;
       /** @param {FlowEntry} entry */
-      const shows = (entry) => entry.type === 'screen' && entry.feature === feature;
+      const shows = (entry) => entry.type === 'screen' && sameText(entry.feature, feature);
       for (let index = handler.entries.length - 2; index >= 0; index -= 1) {
         if (shows(handler.entries[index])) return index;
       }
@@ -313,7 +319,7 @@ export class EffectRun {
     if ('id' in target) return this.indexOfEntry(target.id, handler);
     const name = target.idParam;
     const path = jsonPointer(['params', name]);
-    const value = this.action.params.get(name);
+    const value = getMember(this.action.params, name);
     if (value === undefined) {
       throw FlowError.invalidParams(path, `${this.action.type} needs param ${writeJSON(name)}: the id of the entry to pop to, such as "e3"`);
     }
@@ -354,7 +360,7 @@ export class EffectRun {
     }
     const name = choice.param;
     const path = jsonPointer(['params', name]);
-    const value = this.action.params.get(name);
+    const value = getMember(this.action.params, name);
     if (value === undefined) throw FlowError.invalidParams(path, `${this.action.type} needs param ${writeJSON(name)}: the tab index`);
     const index = integerValue(value);
     if (index === undefined) {
@@ -387,9 +393,9 @@ export class EffectRun {
    */
   resolve(value, effect) {
     if (value instanceof Map) {
-      const name = value.size === 1 ? stringValue(value.get('$param')) : undefined;
+      const name = value.size === 1 ? stringValue(getMember(value, '$param')) : undefined;
       if (name !== undefined) {
-        const param = this.action.params.get(name);
+        const param = getMember(this.action.params, name);
         if (param === undefined) {
           throw FlowError.invalidParams(jsonPointer(['params', name]),
             `${this.action.type} needs param ${writeJSON(name)} (used by its ${effect} effect)`);
@@ -416,7 +422,7 @@ export class EffectRun {
  */
 function containsReference(value) {
   if (value instanceof Map) {
-    if (value.size === 1 && typeof value.get('$param') === 'string') return true;
+    if (value.size === 1 && typeof getMember(value, '$param') === 'string') return true;
     for (const member of value.values()) if (containsReference(member)) return true;
     return false;
   }

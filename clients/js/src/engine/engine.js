@@ -14,7 +14,7 @@ import { FlowBuilder } from './builder.js';
 import { EffectRun } from './effects.js';
 import { evaluateCondition } from './condition.js';
 import { paramAccepts, ruleBubbles, rootFlowName } from './definition.js';
-import { abbreviatedJSON, doubleValue, jsonPointer, typeName, writeJSON } from './json.js';
+import { abbreviatedJSON, doubleValue, getMember, jsonPointer, sameText, setMember, typeName, writeJSON } from './json.js';
 import {
   containsFlow, containsScreen, defaultFlowLimits, isPresentedAt, maxId, maxPendingActions, measure, parseEntryId,
   treeTop, visiblePath,
@@ -279,7 +279,7 @@ function route(action, visible, catalog, context) {
 function decide(action, node, source, child, catalog, context) {
   const definition = catalog.get(node.flow);
   if (!definition) return { kind: 'pass' };
-  const rules = definition.rulesByAction.get(action.type);
+  const rules = getMember(definition.rulesByAction, action.type);
   if (!rules) return { kind: 'pass' };
   for (const rule of rules) {
     if (!ruleMatches(rule, source.feature, child, context, action.params)) continue;
@@ -303,7 +303,7 @@ function decide(action, node, source, child, catalog, context) {
  * @param {JSONObject} params
  */
 export function ruleMatches(rule, feature, child, context, params) {
-  if (rule.from && !rule.from.includes(feature)) return false;
+  if (rule.from && !rule.from.some((candidate) => sameText(candidate, feature))) return false;
   if (rule.via && (child === null || !rule.via.includes(child))) return false;
   if (rule.when && !evaluateCondition(rule.when, context, params)) return false;
   return true;
@@ -317,7 +317,7 @@ export function ruleMatches(rule, feature, child, context, params) {
 function checkParams(declared, action) {
   for (const param of declared) {
     const path = jsonPointer(['params', param.name]);
-    const value = action.params.get(param.name);
+    const value = getMember(action.params, param.name);
     if (value === undefined) {
       if (param.required) throw FlowError.invalidParams(path, `${action.type} needs param ${writeJSON(param.name)} (${param.type})`);
       continue;
@@ -344,7 +344,7 @@ function explainNoMatch(rules, feature, child, source) {
     const came = child !== null ? `it came up through ${child}` : `it came from a screen of this flow (${feature}, e${source.id})`;
     return `it is accepted only through ${expected.join(' or ')}, but ${came}`;
   }
-  const fromMatches = rules.some((rule) => (rule.from ? rule.from.includes(feature) : true));
+  const fromMatches = rules.some((rule) => (rule.from ? rule.from.some((candidate) => sameText(candidate, feature)) : true));
   if (!fromMatches) {
     /** @type {string[]} */
     const expected = [];
@@ -477,7 +477,7 @@ function resumePendingActions(outcome, before, catalog, context, limits) {
 export function withUserChanges(context, changes) {
   if (changes.length === 0) return context;
   const user = new Map(context.user);
-  for (const change of changes) user.set(change.key, change.value);
+  for (const change of changes) setMember(user, change.key, change.value);
   return { ...context, user };
 }
 
@@ -530,7 +530,7 @@ function cancelled(interaction, tree) {
  * @returns {number | null}
  */
 function progressParam(action, required) {
-  const value = action.params.get('progress');
+  const value = getMember(action.params, 'progress');
   if (value === undefined) {
     if (required) throw FlowError.invalidParams('/params/progress', `${action.type} needs param "progress", a number from 0 to 1`);
     return null;
@@ -547,7 +547,7 @@ function progressParam(action, required) {
  * @returns {number | null}
  */
 function velocityParam(action) {
-  const value = action.params.get('velocity');
+  const value = getMember(action.params, 'velocity');
   if (value === undefined) return null;
   const velocity = doubleValue(value);
   if (velocity === undefined || !Number.isFinite(velocity)) {

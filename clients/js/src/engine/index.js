@@ -22,3 +22,4 @@ export { resolveLink, followLink } from './links.js';
 export { treeTop, treeScreens, visiblePath, structuralProblems, parseEntryId, defaultFlowLimits } from './tree.js';
 export { readTreeStorage, writeTreeStorage } from './storage.js';
 export { encodeTransition } from './document.js';
+export { EngineRunner, createConformanceRunner, refusalLine } from './conformance.js';

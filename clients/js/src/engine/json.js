@@ -13,10 +13,18 @@
  * const params = parseJSON('{"content":"Hello","index":1}');
  * params.get('index');   // 1
  * ```
- * @typedef {null | boolean | number | bigint | string | JSONValue[] | Map<string, JSONValue>} JSONValue
+ * @typedef {null | boolean | number | bigint | string | JSONArray | JSONObject} JSONValue
  */
 
-/** @typedef {Map<string, JSONValue>} JSONObject */
+/**
+ * A JSON array.
+ * @typedef {Array<JSONValue>} JSONArray
+ */
+
+/**
+ * A JSON object: members in written order, keys unique.
+ * @typedef {Map<string, JSONValue>} JSONObject
+ */
 
 /**
  * Bounds on what one parse may consume, so a hostile body costs little.
@@ -208,7 +216,8 @@ class Parser {
       }
       const keyOffset = this.index;
       const key = this.parseString();
-      if (object.has(key)) {
+      // Swift's parser finds keys by canonical equivalence: "é" and "e\u0301" are one key.
+      if (object.has(key) || (object.size > 0 && getMember(object, key) !== undefined)) {
         throw new JSONParseError('duplicateKey', keyOffset,
           `duplicate key ${abbreviatedJSON(key)} in object; each key may appear once`);
       }
@@ -713,6 +722,64 @@ export function writeJSON(value) {
   return writer.text();
 }
 
+// MARK: text as Swift compares it
+
+/** Any code unit outside ASCII; an ASCII-only string is canonically equivalent to itself only among ASCII strings. */
+// eslint-disable-next-line no-control-regex
+const nonASCII = /[^\u0000-\u007f]/;
+
+/**
+ * Whether two strings are equal as Swift's `String ==` says: canonically equivalent (`"é"` and
+ * `"e\u0301"`, `"K"` and the Kelvin sign), not merely the same code units. Rules, conditions and
+ * params written in one normalization match actions posted in another, as on the server.
+ * @param {string} lhs
+ * @param {string} rhs
+ */
+export function sameText(lhs, rhs) {
+  if (lhs === rhs) return true;
+  if (!nonASCII.test(lhs) && !nonASCII.test(rhs)) return false;
+  return lhs.normalize('NFD') === rhs.normalize('NFD');
+}
+
+/**
+ * The value of `key` in `map`, found as a Swift dictionary or `JSONObject` finds it: by canonical
+ * equivalence. The direct look-up is tried first; the scan only runs for keys outside ASCII.
+ * @template T
+ * @param {Map<string, T>} map
+ * @param {string} key
+ * @returns {T | undefined}
+ */
+export function getMember(map, key) {
+  const direct = map.get(key);
+  if (direct !== undefined) return direct;
+  const keyIsASCII = !nonASCII.test(key);
+  for (const [name, value] of map) {
+    if (keyIsASCII && !nonASCII.test(name)) continue;
+    if (sameText(name, key)) return value;
+  }
+  return undefined;
+}
+
+/**
+ * Sets `key` in `map` as Swift's subscript assignment does: a member whose key is canonically
+ * equivalent is replaced in place and keeps its spelling; otherwise the member is appended.
+ * @template T
+ * @param {Map<string, T>} map
+ * @param {string} key
+ * @param {T} value
+ */
+export function setMember(map, key, value) {
+  if (!map.has(key)) {
+    for (const name of map.keys()) {
+      if (sameText(name, key)) {
+        map.set(name, value);
+        return;
+      }
+    }
+  }
+  map.set(key, value);
+}
+
 // MARK: reading values
 
 /**
@@ -766,14 +833,18 @@ export function boolValue(value) {
 }
 
 /**
- * The value as an integer when it is one, or a number with no fraction that fits in 64 bits.
- * Integers beyond ±2^53 are not exact as JavaScript numbers; they are refused here, as nothing
- * the engine counts (ids, versions, tab indexes) comes near them.
+ * The value as an integer when it is one, or a number with no fraction that fits in 64 bits (as
+ * Swift's `Int(exactly:)` takes `1.0` or `1e17`). An integer beyond ±2^53 comes back as the
+ * nearest JavaScript number: what the engine counts (ids, versions, tab indexes) is only ever
+ * compared with small bounds, which such a number is outside of either way.
  * @param {JSONValue | undefined} value
  * @returns {number | undefined}
  */
 export function integerValue(value) {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+  if (typeof value === 'number') {
+    return Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63 ? value : undefined;
+  }
+  if (typeof value === 'bigint') return Number(value);
   return undefined;
 }
 
@@ -789,7 +860,8 @@ export function doubleValue(value) {
 }
 
 /**
- * JSON equality: numbers by value across integers and doubles, objects ignoring member order.
+ * JSON equality: numbers by value across integers and doubles, objects ignoring member order,
+ * strings by canonical equivalence (as Swift compares them).
  * @param {JSONValue | undefined} lhs
  * @param {JSONValue | undefined} rhs
  * @returns {boolean}
@@ -813,10 +885,12 @@ export function jsonEquals(lhs, rhs) {
   if (lhs instanceof Map) {
     if (!(rhs instanceof Map) || lhs.size !== rhs.size) return false;
     for (const [name, member] of lhs) {
-      if (!rhs.has(name) || !jsonEquals(member, rhs.get(name))) return false;
+      const other = getMember(rhs, name);
+      if (other === undefined || !jsonEquals(member, other)) return false;
     }
     return true;
   }
+  if (typeof lhs === 'string' && typeof rhs === 'string') return sameText(lhs, rhs);
   return false;
 }
 

@@ -2,7 +2,7 @@
 // clients open, and how one matches the other (a port of LinkPattern and LinkURI). Both work on
 // UTF-8 bytes, as the Swift code does, so percent-encodings decode to the same text.
 
-import { abbreviatedJSON } from './json.js';
+import { abbreviatedJSON, sameText } from './json.js';
 
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -358,16 +358,16 @@ export function captures(pattern, uri) {
     const part = pattern.path[index];
     const segment = uri.segments[index];
     if ('literal' in part) {
-      if (part.literal !== segment) return null;
+      if (!sameText(part.literal, segment)) return null;
     } else {
       captured.push({ name: part.placeholder, value: segment });
     }
   }
   for (const item of pattern.query) {
-    const found = uri.query.find((entry) => entry.key === item.key);
+    const found = uri.query.find((entry) => sameText(entry.key, item.key));
     if (!found) return null;
     if ('literal' in item.value) {
-      if (item.value.literal !== found.value) return null;
+      if (!sameText(item.value.literal, found.value)) return null;
     } else {
       captured.push({ name: item.value.placeholder, value: found.value });
     }

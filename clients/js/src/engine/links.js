@@ -2,7 +2,7 @@
 // start would, deferring it until its `when` holds, cancelling it (a port of FlowEngine+links).
 
 import { FlowError } from './errors.js';
-import { abbreviatedJSON, jsonEquals, jsonPointer, stringValue, typeName, writeJSON } from './json.js';
+import { abbreviatedJSON, getMember, setMember, jsonEquals, jsonPointer, sameText, stringValue, typeName, writeJSON } from './json.js';
 import { evaluateCondition } from './condition.js';
 import { rootFlowName } from './definition.js';
 import { LinkSyntaxError, captures, isMoreSpecific, parseLinkURI } from './linkPattern.js';
@@ -50,6 +50,7 @@ import {
  * @throws {FlowError} invalid-params, unknown-link
  */
 export function resolveLink(uri, catalog, field = '/params/uri') {
+  /** @type {import('./linkPattern.js').LinkURI} */
   let parsed;
   try {
     parsed = parseLinkURI(uri);
@@ -73,14 +74,14 @@ export function resolveLink(uri, catalog, field = '/params/uri') {
   /** @type {JSONObject} */
   const params = new Map();
   for (const capture of found.captures) {
-    const type = found.link.params.find((param) => param.name === capture.name)?.type ?? 'string';
+    const type = found.link.params.find((param) => sameText(param.name, capture.name))?.type ?? 'string';
     const value = linkValue(capture.value, type);
     if (value === undefined) {
       const article = ['integer', 'object', 'array', 'any'].includes(type) ? 'an' : 'a';
       throw FlowError.invalidParams(field,
         `placeholder {${capture.name}} of link ${pattern} must be ${article} ${type}; found ${abbreviatedJSON(capture.value, 40)}`);
     }
-    params.set(capture.name, value);
+    setMember(params, capture.name, value);
   }
   const actions = found.link.actions.map((action) => {
     const substituted = substitute(action.params, params, pattern);
@@ -175,11 +176,11 @@ export function applyLinkAction(action, tree, catalog, context, limits) {
     return { tree: { ...tree, pendingLink: null }, transition: null, handledBy: rootFlowName, userChanges: [], interactionEvent: null };
   }
   for (const key of action.params.keys()) {
-    if (key !== 'uri') {
+    if (!sameText(key, 'uri')) {
       throw FlowError.invalidParams(jsonPointer(['params', key]), `unknown param ${abbreviatedJSON(key)} of link; it takes uri only`);
     }
   }
-  const raw = action.params.get('uri');
+  const raw = getMember(action.params, 'uri');
   if (raw === undefined) {
     throw FlowError.invalidParams('/params/uri', 'link needs param "uri": the URI to open, such as "/modal/Hi" or "myapp://x/home/1"');
   }
@@ -301,7 +302,7 @@ function linkTransition(old, rebuilt) {
  */
 function showSame(lhs, rhs) {
   return lhs.length === rhs.length
-    && lhs.every((screen, index) => screen.flow === rhs[index].flow && screen.feature === rhs[index].feature
+    && lhs.every((screen, index) => screen.flow === rhs[index].flow && sameText(screen.feature, rhs[index].feature)
       && jsonEquals(screen.params, rhs[index].params));
 }
 
@@ -357,9 +358,9 @@ function exactInteger(text) {
  */
 function substitute(value, params, pattern) {
   if (value instanceof Map) {
-    const name = value.size === 1 ? stringValue(value.get('$link')) : undefined;
+    const name = value.size === 1 ? stringValue(getMember(value, '$link')) : undefined;
     if (name !== undefined) {
-      const captured = params.get(name);
+      const captured = getMember(params, name);
       if (captured === undefined) {
         throw FlowError.brokenDefinition(rootFlowName,
           `link ${pattern} uses {"$link": ${writeJSON(name)}}, which its pattern does not capture`);

@@ -5,6 +5,8 @@
 // Trees are values: the engine never changes a tree it was given. Applying an action works on a
 // copy (`cloneTree`) and returns it, so a client may keep any version it saw.
 
+import { sameText } from './json.js';
+
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 
@@ -110,7 +112,10 @@
  * @property {PendingAction[]} pendingActions outermost first
  */
 
-/** One step from a node to a child: an entry's index, or into the presented flow. @typedef {number | 'presented'} TreeStep */
+/**
+ * One step from a node to a child: an entry's index, or into the presented flow.
+ * @typedef {number | 'presented'} TreeStep
+ */
 
 /**
  * The visible path: the nodes from the root to the flow owning the top screen, and that screen.
@@ -452,7 +457,7 @@ export function topmostScreen(tree, feature) {
     for (const index of shown) {
       const entry = node.entries[index];
       if (entry.type === 'screen') {
-        if (entry.feature === feature) found = { path: path.slice(), index };
+        if (sameText(entry.feature, feature)) found = { path: path.slice(), index };
       } else {
         path.push(index);
         visit(entry);
