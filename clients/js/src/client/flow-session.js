@@ -47,12 +47,13 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  * - `engine`: runs the session's bundle locally (`localEngine(engine)`); without it, taps are shown
  *   from the server's predictions and a tap with none waits for its answer;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
- * - `retry`, `timeout` (ms), `transport` or `fetch` (how requests reach the server), `sleep`,
- *   `newKey` and `now` (injected where a test needs control of time and keys).
+ * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
+ *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
+ *   (injected where a test needs control of time and keys).
  *
  * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
- *   store?: SessionStore, engine?: EngineFactory, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number,
+ *   store?: SessionStore, engine?: EngineFactory, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
  *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
  *   newKey?: () => string, now?: () => string}} Configuration
  */
@@ -193,7 +194,8 @@ export class FlowSession {
    * @throws {Unreachable} when no working server answers and nothing is kept to start from
    */
   static async start(configuration) {
-    const transport = configuration.transport ?? new FetchTransport({ server: configuration.server, fetch: configuration.fetch, timeout: configuration.timeout });
+    const transport = configuration.transport
+      ?? new FetchTransport({ server: configuration.server, fetch: configuration.fetch, timeout: configuration.timeout, latency: configuration.latency });
     const retry = configuration.retry ?? new RetryPolicy();
     const store = configuration.store ?? new MemorySessionStore();
     configuration = { ...configuration, store, retry };

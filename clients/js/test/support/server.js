@@ -1,6 +1,6 @@
 // A real `flowstack serve` on a loopback port for the client's tests, and a fetch that injects faults in front of it.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -30,6 +30,7 @@ export class FlowStackServer {
 
   /** Starts the server (on the port it had, after a stop) and waits for its "listening" line. */
   async start() {
+    if (!existsSync(binary)) throw new Error(`no flowstack binary at ${binary}: build it (swift build) or set FLOWSTACK_BIN`);
     const log = join(this.directory, `serve-${this.starts++}.log`);
     const { openSync } = await import('node:fs');
     const out = openSync(log, 'w');
