@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  EventStreamParser, KeyValueSessionStore, MalformedState, MemorySessionStore, NavigationState, RetryPolicy, SessionKey,
+  EventStreamParser, KeyValueSessionStore, openEventStream, MalformedState, MemorySessionStore, NavigationState, RetryPolicy, SessionKey,
   SessionRequests, decodeStoredSession, encodeStoredSession, randomKey,
 } from '../src/client/index.js';
 import { DoubleEngine } from './support/engine-double.js';
@@ -102,4 +102,20 @@ test('retries back off by doubling up to the cap; keys are random v4 UUIDs', () 
   const keys = new Set(Array.from({ length: 100 }, randomKey));
   assert.equal(keys.size, 100);
   assert.ok([...keys].every((key) => /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(key)));
+});
+
+test('the event stream ends at once, saying so, where fetch cannot stream a body (React Native); it reads events where it can', async () => {
+  const ended = await new Promise((resolve) => {
+    openEventStream({ fetch: async () => new Response(null, { status: 200 }), url: 'http://x/events', headers: {}, onEvent: () => {},
+      onEnd: (status, detail, unsupported) => resolve({ status, detail, unsupported }) });
+  });
+  assert.deepEqual(ended, { status: 200, detail: 'no streaming body', unsupported: true });
+  /** @type {import('../src/client/index.js').ServerSentEvent[]} */
+  const events = [];
+  const finished = await new Promise((resolve) => {
+    openEventStream({ fetch: async () => new Response('id: 3\nevent: state\ndata: {"v":3}\n\n', { status: 200 }), url: 'http://x/events', headers: {},
+      onEvent: (event) => events.push(event), onEnd: (status, detail, unsupported) => resolve({ status, unsupported }) });
+  });
+  assert.deepEqual(events, [{ id: '3', event: 'state', data: '{"v":3}' }]);
+  assert.deepEqual(finished, { status: 200, unsupported: false });
 });

@@ -61,11 +61,11 @@ export class EventStreamParser {
  * A live `GET …/events` request over `fetch` (which, unlike `EventSource`, can send the session's
  * token in a header and `Last-Event-ID` on reconnection): hands each event to `onEvent` and calls
  * `onEnd` once when the stream closes or fails, with the HTTP status when the server refused it.
- * Needs a streaming `fetch` body (browsers, node 18+); where `fetch` has none (React Native's), the
- * stream ends at once and the session is followed by its own answers only.
+ * Needs a streaming `fetch` body (browsers, node 18+); where `fetch` has none (React Native's), it
+ * ends at once with `unsupported` set, and the session is followed by its own answers only.
  *
  * @param {{fetch: import('./http-transport.js').Fetch, url: string, headers: Record<string, string>,
- *   onEvent: (event: ServerSentEvent) => void, onEnd: (status: number | undefined, detail: string) => void}} options
+ *   onEvent: (event: ServerSentEvent) => void, onEnd: (status: number | undefined, detail: string, unsupported?: boolean) => void}} options
  * @returns {{cancel(): void}}
  */
 export function openEventStream({ fetch, url, headers, onEvent, onEnd }) {
@@ -74,11 +74,12 @@ export function openEventStream({ fetch, url, headers, onEvent, onEnd }) {
   /**
    * @param {number | undefined} status
    * @param {string} detail
+   * @param {boolean} [unsupported]
    */
-  const end = (status, detail) => {
+  const end = (status, detail, unsupported = false) => {
     if (ended) return;
     ended = true;
-    onEnd(status, detail);
+    onEnd(status, detail, unsupported);
   };
   (async () => {
     let response;
@@ -94,7 +95,7 @@ export function openEventStream({ fetch, url, headers, onEvent, onEnd }) {
       } catch {
         // already closed
       }
-      end(response.status, response.body ? `status ${response.status}` : 'no streaming body');
+      end(response.status, response.body ? `status ${response.status}` : 'no streaming body', response.status === 200 && !response.body);
       return;
     }
     const reader = response.body.getReader();

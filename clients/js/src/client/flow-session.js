@@ -857,7 +857,11 @@ export class FlowSession {
       this.stream = openEventStream({
         fetch: fetchFunction, url, headers,
         onEvent: (event) => this.receivedEvent(event, generation),
-        onEnd: () => this.streamEnded(generation),
+        onEnd: (_status, _detail, unsupported) => {
+          // A fetch that cannot stream (React Native's) would only ask again and again.
+          if (unsupported && generation === this.streamGeneration) this.stopFollowing();
+          else this.streamEnded(generation);
+        },
       });
     })();
   }
