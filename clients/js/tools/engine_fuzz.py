@@ -14,6 +14,7 @@ Exit status 0 when every answer agreed, 1 otherwise (the first differences are p
 """
 
 import argparse
+import copy
 import json
 import os
 import random
@@ -78,6 +79,44 @@ def make_lines(seed, count, cases):
     return out
 
 
+def make_broken_bundles(seed, count, cases):
+    """The input of one seed in bundle mode: `count` suite bundles, each broken at one or two
+    random places (a value replaced by another or by junk, a member dropped or added, an element
+    appended) in its definitions, tree, context or versions, then an available-actions line; the
+    readers of definitions and trees must fail at the same pointer."""
+    rng = random.Random(seed)
+    bundles = [json.loads(open(os.path.join(cases, n), encoding='utf-8').read().split('\n')[1])['bundle'] for n in sorted(os.listdir(cases))]
+    junk = [None, True, 0, -1, 1.5, 99, '', 'x', 'stacked', 'tabbed', 'e3', 'home', 'app', '/modal/{content}', '/a/{x}/{x}', 'myapp://h/x?y={z}', [], [1], {}, {'push': 'x'}, {'pop': {}}, {'bubble': {}}, {'flag': 'f', 'is': True}, {'user': 'u', 'in': [1]}, {'all': []}, {'not': {'param': 'p', 'exists': True}}, {'$param': 'index'}, {'$link': 'content'}, {'screen': 'a'}, {'flow': 'modal'}, {'handoff': 'purchase'}, {'present': {'flow': 'modal', 'style': {'compact': 'pageSheet'}}}, {'selectTab': 5}, {'result': {'into': 'a', 'value': 1}}, {'popTo': {'id': 'e0'}}, {'setUser': {}}, 'interaction.end', {'description': 3}]
+    def paths(value, path=()):
+        yield path
+        if isinstance(value, dict):
+            for k, v in value.items(): yield from paths(v, path + (k,))
+        elif isinstance(value, list):
+            for i, v in enumerate(value): yield from paths(v, path + (i,))
+    def get(v, p):
+        for t in p: v = v[t]
+        return v
+    out = []
+    for _ in range(count):
+        b = copy.deepcopy(rng.choice(bundles))
+        for _ in range(rng.randrange(1, 3)):
+            area = rng.choice(['definitions'] * 5 + ['tree', 'context', 'flowVersions', None])
+            root = b if area is None else b[area]
+            ps = list(paths(root))
+            p = rng.choice(ps[1:] if len(ps) > 1 else ps)
+            parent = get(root, p[:-1]) if p else None
+            op = rng.random()
+            if parent is None: continue
+            if op < 0.35: parent[p[-1]] = copy.deepcopy(rng.choice(junk))
+            elif op < 0.55 and isinstance(parent, dict): del parent[p[-1]]
+            elif op < 0.7 and isinstance(parent, dict): parent[rng.choice(['frm', 'when', 'via', 'params', 'interactive', 'guard', 'links', 'selected', 'style', 'extra'])] = copy.deepcopy(rng.choice(junk))
+            elif op < 0.85 and isinstance(parent, list): parent.append(copy.deepcopy(rng.choice(junk)))
+            else: parent[p[-1]] = copy.deepcopy(get(root, rng.choice(ps)))
+        out.append(json.dumps({'bundle': b}, ensure_ascii=False, separators=(',', ':')))
+        out.append('{"available":true}')
+    return out
+
+
 def run(command, lines):
     result = subprocess.run(shlex.split(command), input=('\n'.join(lines) + '\n').encode(), stdout=subprocess.PIPE, check=True)
     return result.stdout.decode().split('\n')[:-1]
@@ -90,11 +129,14 @@ def main():
     parser.add_argument('--suite', default=os.path.join(HERE, '..', '..', '..', 'engine-suite'))
     parser.add_argument('--reference', required=True, help='the reference runner command')
     parser.add_argument('--candidate', required=True, help='the runner under test')
+    parser.add_argument('--mode', choices=['actions', 'bundles'], default='actions',
+                        help='random actions on intact bundles, or broken bundles')
     args = parser.parse_args()
     first, _, last = args.seeds.partition('-')
     total = failed = 0
     for seed in range(int(first), int(last or first) + 1):
-        lines = make_lines(seed, args.cases, os.path.join(args.suite, 'cases'))
+        make = make_lines if args.mode == 'actions' else make_broken_bundles
+        lines = make(seed, args.cases, os.path.join(args.suite, 'cases'))
         expected = run(args.reference, lines)
         got = run(args.candidate, lines)
         for index, line in enumerate(lines):

@@ -16,7 +16,8 @@ export {
   parseJSON, writeJSON, JSONWriter, JSONParseError, jsonEquals, jsonPointer, formatNumber, quoteJSON,
   defaultLimits, storedDataLimits,
 } from './json.js';
-export { readDefinition, DefinitionProblems, rootFlowName } from './definition.js';
+export { DefinitionProblems, rootFlowName } from './definition.js';
+export { readDefinition } from './reader.js';
 export { applyAction, startTree, availableActions, makeAction, isInteractionAction } from './engine.js';
 export { resolveLink, followLink } from './links.js';
 export { treeTop, treeScreens, visiblePath, structuralProblems, parseEntryId, defaultFlowLimits } from './tree.js';

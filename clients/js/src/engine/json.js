@@ -571,7 +571,7 @@ export function formatNumber(value) {
 }
 
 /**
- * Writes compact JSON into a growing list of pieces: keys, values and containers in order, with
+ * Writes compact JSON into a growing string: keys, values and containers in order, with
  * commas placed automatically, as the Swift `JSONWriter` does.
  *
  * ```js
@@ -584,55 +584,55 @@ export function formatNumber(value) {
  */
 export class JSONWriter {
   constructor() {
-    /** @type {string[]} */
-    this.pieces = [];
+    /** The JSON so far: V8 joins appended strings lazily, which beats collecting pieces. */
+    this.out = '';
     /** Whether the next value or key needs a comma: keys and container starts reset it, values set it. */
     this.needsComma = false;
   }
 
   /** The JSON written so far. */
   text() {
-    return this.pieces.join('');
+    return this.out;
   }
 
   /** @private */
   separate() {
-    if (this.needsComma) this.pieces.push(',');
+    if (this.needsComma) this.out += ',';
   }
 
   beginObject() {
     this.separate();
-    this.pieces.push('{');
+    this.out += '{';
     this.needsComma = false;
   }
 
   endObject() {
-    this.pieces.push('}');
+    this.out += '}';
     this.needsComma = true;
   }
 
   beginArray() {
     this.separate();
-    this.pieces.push('[');
+    this.out += '[';
     this.needsComma = false;
   }
 
   endArray() {
-    this.pieces.push(']');
+    this.out += ']';
     this.needsComma = true;
   }
 
   /** @param {string} name */
   key(name) {
     this.separate();
-    this.pieces.push(quoteJSON(name), ':');
+    this.out += quoteJSON(name) + ':';
     this.needsComma = false;
   }
 
   /** @param {string} value */
   string(value) {
     this.separate();
-    this.pieces.push(quoteJSON(value));
+    this.out += quoteJSON(value);
     this.needsComma = true;
   }
 
@@ -645,20 +645,20 @@ export class JSONWriter {
   /** @param {number | bigint} value */
   number(value) {
     this.separate();
-    this.pieces.push(formatNumber(value));
+    this.out += formatNumber(value);
     this.needsComma = true;
   }
 
   /** @param {boolean} value */
   bool(value) {
     this.separate();
-    this.pieces.push(value ? 'true' : 'false');
+    this.out += value ? 'true' : 'false';
     this.needsComma = true;
   }
 
   null() {
     this.separate();
-    this.pieces.push('null');
+    this.out += 'null';
     this.needsComma = true;
   }
 
@@ -669,7 +669,7 @@ export class JSONWriter {
    */
   entryId(prefix, number) {
     this.separate();
-    this.pieces.push('"' + prefix + number + '"');
+    this.out += '"' + prefix + number + '"';
     this.needsComma = true;
   }
 
@@ -679,7 +679,7 @@ export class JSONWriter {
    */
   raw(fragment) {
     this.separate();
-    this.pieces.push(fragment);
+    this.out += fragment;
     this.needsComma = true;
   }
 

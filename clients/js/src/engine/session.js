@@ -7,7 +7,8 @@ import {
   JSONWriter, abbreviatedJSON, integerValue, jsonPointer, objectValue, parseJSON, storedDataLimits, stringValue, typeName,
   writeJSON, JSONParseError,
 } from './json.js';
-import { DefinitionProblems, readDefinition } from './definition.js';
+import { DefinitionProblems } from './definition.js';
+import { readDefinition } from './reader.js';
 import { applyAction, availableActions, isInteractionAction, makeAction, withUserChanges } from './engine.js';
 import { encodeTransition, stateDocument, writeAction, writeTop } from './document.js';
 import { readTreeStorage, writeTreeStorage } from './storage.js';
