@@ -7,7 +7,7 @@ are sent to both runners, which must answer the same bytes; `message` members of
 are left out of the comparison, as the suite leaves them out. Needs no server.
 
     python3 clients/js/tools/engine_fuzz.py --seeds 1-30 --cases 80 \
-        --reference "/work/bin/flowstack engine-suite run" \
+        --reference ".build/debug/flowstack engine-suite run" \
         --candidate "node clients/js/bin/engine-suite-runner.mjs"
 
 Exit status 0 when every answer agreed, 1 otherwise (the first differences are printed).

@@ -3,9 +3,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-/** The server binary: FLOWSTACK_BIN, else the ready debug build of main. */
-export const binary = process.env.FLOWSTACK_BIN ?? '/work/bin/flowstack';
+/**
+ * The server binary: FLOWSTACK_BIN (scripts/js.sh sets it), else the repository's debug build
+ * (`swift build` at its root).
+ */
+export const binary = process.env.FLOWSTACK_BIN
+  ?? fileURLToPath(new URL('../../../../.build/debug/flowstack', import.meta.url));
 
 /** A `flowstack serve --port 0` on a temporary SQLite file, stopped and started again on the same database and port. */
 export class FlowStackServer {
