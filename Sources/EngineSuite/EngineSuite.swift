@@ -51,6 +51,7 @@ public enum EngineSuite {
         ("condition.user", "a matched rule's when or guard read user state"),
         ("condition.attribute", "a matched rule's when read an attribute"),
         ("condition.param", "a matched rule's when read a param"),
+        ("condition.trait", "a matched rule's when read a trait"),
         ("predictions", "an answer with predictions (?predict=true)"),
         ("dryRun", "a dry run (?dryRun=true)"),
         ("available", "the available actions answer"),
@@ -61,5 +62,6 @@ public enum EngineSuite {
         ("refusal.no-interaction", "refused 409 no-interaction"),
         ("refusal.invalid-params", "refused 400 invalid-params"),
         ("refusal.unknown-link", "refused 422 unknown-link"),
+        ("refusal.link-refused", "refused: a link's action was refused (link-refused)"),
     ]
 }
