@@ -228,8 +228,12 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   // client and draws it; the session the page showed before is closed (it stays on the server).
   async function openSession(context, {resume = false} = {}) {
     const generation = ++sessions.generation;
+    const previous = app.session;
     closeClient();
+    // One session kept per page: a new one replaces what the store kept for this user, and for
+    // the user shown before (a tab following that session keeps its token for itself).
     if (!resume) await store.remove(new SessionKey(location.origin, context.userId));
+    if (previous && previous.userId !== context.userId) await store.remove(new SessionKey(location.origin, previous.userId));
     const client = await FlowSession.start({
       server: location.origin, userId: context.userId, attributes: context.attributes, traits: context.traits,
       store, engine: engineFactory, fetch: pageFetch(generation), newKey: () => (lastKey = randomKey()),
@@ -339,7 +343,10 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     const client = app.client;
     if (!client || (app.session && app.session.deleted)) return Promise.resolve(null);
     taps += 1;
-    const record = {id: taps, key: null, action: body.type, local: false, status: "waiting", startedAt, drawMs: null, answerMs: null, reason: null};
+    // Without its engine (a version made elsewhere drops it until the bundle is read again) the
+    // client draws a tap from the server's predictions when it can, and otherwise waits.
+    const drawnBy = client.hasLocalEngine ? "engine" : "prediction";
+    const record = {id: taps, key: null, action: body.type, local: false, drawnBy: "answer", status: "waiting", startedAt, drawMs: null, answerMs: null, reason: null};
     app.tap = record;
     tapping = record;
     lastKey = null;
@@ -353,6 +360,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     const queued = client.pending.find((item) => item.key === record.key);
     if (queued && queued.expected) {
       record.local = true;
+      record.drawnBy = drawnBy;
       record.status = client.isOffline ? "queued" : "pending";
       open.set(record.key, record);
     }
@@ -463,9 +471,10 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     const record = app.tap;
     if (!record) return;
     const ms = (value) => (value === null ? "" : `${value < 10 ? value.toFixed(1) : Math.round(value)} ms`);
+    const by = record.drawnBy === "engine" ? "by the local engine" : "from the server's prediction";
     const text = {
-      pending: `${record.action}: drawn by the local engine in ${ms(record.drawMs)}, waiting for the server…`,
-      queued: `${record.action}: drawn by the local engine in ${ms(record.drawMs)}, queued while offline`,
+      pending: `${record.action}: drawn ${by} in ${ms(record.drawMs)}, waiting for the server…`,
+      queued: `${record.action}: drawn ${by} in ${ms(record.drawMs)}, queued while offline`,
       waiting: `${record.action}: no local engine yet, waiting for the server…`,
       confirmed: `${record.action}: confirmed (drawn in ${ms(record.drawMs)}, answered in ${ms(record.answerMs)})`,
       corrected: `${record.action}: corrected by the server (${record.reason}; drawn in ${ms(record.drawMs)}, answered in ${ms(record.answerMs)})`,
@@ -476,7 +485,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     line.dataset.status = record.status;
     line.dataset.tap = record.id;
     line.dataset.action = record.action;
-    line.dataset.drawnBy = record.local ? "engine" : "answer";
+    line.dataset.drawnBy = record.drawnBy;
     line.dataset.drawMs = record.drawMs === null ? "" : record.drawMs.toFixed(2);
     line.dataset.answerMs = record.answerMs === null ? "" : record.answerMs.toFixed(1);
   }
