@@ -650,6 +650,13 @@ class Walk:
                 page.wait("true")
         except CDPError as error:
             self.check("offline: taps are drawn and queued", str(error))
+        kept = page.js(f"""(() => {{
+            const key = Object.keys(localStorage).find((name) => name.startsWith('flowstack.session:') && name.includes({json.dumps(state['userId'])}));
+            const stored = key ? JSON.parse(localStorage.getItem(key)) : null;
+            return stored && {{sessionId: stored.sessionId, queue: stored.queue.map((item) => item.action.type), bundle: Boolean(stored.bundle)}};
+        }})()""")
+        self.check("offline: the queued taps are kept in the browser's localStorage (with the session and its bundle)",
+                   None if kept and kept["sessionId"] == session["id"] and kept["queue"] == [step[2] for step in steps] and kept["bundle"] else "they are not", kept)
         now = self.server(f"/v1/sessions/{session['id']}", session["token"])
         self.check("offline: nothing reached the server", None if now["version"] == state["version"]
                    and len(self.posts(page)) == posts and len(self.posts(page, "/actions/batch")) == batches else "something did",
