@@ -4,7 +4,7 @@ import HTTPServer
 
 extension Application {
     /// The modules by their path under /sdk/ (`index.js`, `engine/engine.js`, `client/flow-session.js`),
-    /// with their tags; the relative imports between them (`./engine/index.js`, `../client/json.js`)
+    /// with their tags; the relative imports between them (`./engine/index.js`, `./json.js`)
     /// resolve to these paths because the folders are kept.
     static let sdkFiles: [String: (bytes: [UInt8], etag: String)] = {
         var files: [String: (bytes: [UInt8], etag: String)] = [:]
