@@ -49,7 +49,9 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
  *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
- *   (injected where a test needs control of time and keys).
+ *   (injected where a test needs control of time and keys; `newKey` also where the platform has
+ *   no `crypto.getRandomValues`: it must return a new key, unique to the tap, on every call, as a
+ *   random UUID is; a key already used is refused).
  *
  * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
