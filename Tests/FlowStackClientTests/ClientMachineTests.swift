@@ -158,6 +158,71 @@ struct ClientMachineTests {
         #expect([1, 2, 3, 4].map(policy.delay(before:)) == [.milliseconds(100), .milliseconds(200), .milliseconds(350), .milliseconds(350)])
     }
 
+    /// A server that answers `/healthz` but fails every request: the backoff goes on across
+    /// going offline and back (not the first delay after every probe), until an answer says what
+    /// happened; after that, or after an outage the app made, no pause is owed on coming back.
+    @Test func theBackoffGoesOnAcrossOfflineCycles() throws {
+        var (machine, _) = try Self.machine()
+        machine.retry = RetryPolicy(attempts: 2, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(1000))
+        _ = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k1")
+        let failed = ClientMachine.Reply.answer(status: 500, body: [])
+        func cycle() -> [Duration] {
+            var pauses: [Duration] = []
+            while true {
+                var command = machine.nextCommand()
+                if case .pause(let delay) = command {
+                    pauses.append(delay)
+                    command = machine.nextCommand()
+                }
+                guard let post = command, case .post = post else { Issue.record("expected a post, got \(String(describing: command))"); return pauses }
+                if machine.handle(failed, to: post).contains(.offline) { return pauses }
+            }
+        }
+        #expect(cycle() == [.milliseconds(10)])
+        #expect(machine.reachable() == [.online])
+        #expect(cycle() == [.milliseconds(20), .milliseconds(40)])
+        _ = machine.reachable()
+        #expect(cycle() == [.milliseconds(80), .milliseconds(160)])
+        _ = machine.reachable()
+        #expect(machine.nextCommand() == .pause(.milliseconds(320)))
+        guard case .post(let item) = machine.nextCommand(), let shown = item.expected else { Issue.record("expected a post"); return }
+        #expect(machine.answered(key: item.key, state: shown) == [.confirmed(shown)])
+        #expect(machine.streak == 0)
+        _ = machine.unreachable()
+        _ = try machine.tap(FlowAction(type: "onboarding.completed"), key: "k2")
+        _ = machine.reachable()
+        guard case .post = machine.nextCommand() else { Issue.record("no pause is owed after an answer"); return }
+    }
+
+    /// A `Retry-After` longer than the backoff is the pause owed; a shorter one changes nothing.
+    /// The header reads as seconds or an HTTP date, capped at five minutes.
+    @Test func retryAfterIsAtLeastThePause() throws {
+        var (machine, _) = try Self.machine()
+        machine.retry = RetryPolicy(attempts: 3, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(1000))
+        _ = try machine.tap(FlowAction(type: "onboarding.showSecond"), key: "k1")
+        guard let post = machine.nextCommand() else { Issue.record("expected a post"); return }
+        _ = machine.handle(.answer(status: 429, body: []), to: post)
+        machine.retryAfter(.seconds(2))
+        #expect(machine.nextCommand() == .pause(.seconds(2)))
+        guard let again = machine.nextCommand() else { Issue.record("expected a post"); return }
+        _ = machine.handle(.answer(status: 429, body: []), to: again)
+        machine.retryAfter(.milliseconds(5))
+        #expect(machine.nextCommand() == .pause(.milliseconds(20)))
+
+        let now = Date(timeIntervalSince1970: 1_796_000_000)
+        #expect(FlowAnswer.retryAfter("3", now: now) == .seconds(3))
+        #expect(FlowAnswer.retryAfter("86400", now: now) == .seconds(300))
+        #expect(FlowAnswer.retryAfter("soon", now: now) == nil)
+        #expect(FlowAnswer.retryAfter("-1", now: now) == nil)
+        #expect(FlowAnswer.retryAfter(nil, now: now) == nil)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        #expect(FlowAnswer.retryAfter(formatter.string(from: now.addingTimeInterval(10)), now: now) == .seconds(10))
+        #expect(FlowAnswer.retryAfter(formatter.string(from: now.addingTimeInterval(-10)), now: now) == .zero)
+    }
+
     /// Started again from the store while offline: the kept taps replay on the kept bundle (the
     /// app shows what it showed), a new tap runs locally, and nothing is sent until back; then
     /// everything goes as one batch. Without a bundle, the confirmed state shows and the taps wait.

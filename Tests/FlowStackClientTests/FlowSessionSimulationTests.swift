@@ -283,6 +283,69 @@ struct FlowSessionSimulationTests {
         await second.close()
     }
 
+    /// A transport in front of a simulated server that answers every posted action with what
+    /// `answer` gives (nil: passes it on), and notes when each was posted.
+    final class ActionFaults: FlowTransport, @unchecked Sendable {
+        private let lock = NSLock()
+        private let inner: SimulatedTransport
+        private let answer: @Sendable (Int) -> FlowAnswer?
+        private var posted: [ContinuousClock.Instant] = []
+
+        init(_ inner: SimulatedTransport, answer: @escaping @Sendable (Int) -> FlowAnswer?) {
+            self.inner = inner
+            self.answer = answer
+        }
+
+        var posts: [ContinuousClock.Instant] { lock.withLock { posted } }
+
+        func send(_ request: FlowRequest) async throws -> FlowAnswer {
+            if request.method == "POST", request.path.contains("/actions") {
+                let index = lock.withLock { posted.append(.now); return posted.count }
+                if let answer = answer(index) { return answer }
+            }
+            return try await inner.send(request)
+        }
+    }
+
+    /// A 500 on every action while `/healthz` answers: the session goes offline, probes, comes
+    /// back, and the pauses go on growing instead of starting again at the first delay (it posted
+    /// about a hundred times a second before).
+    @Test func aPersisting500BacksOffAcrossOfflineCycles() async throws {
+        let server = SimulatedServer(catalog: SimulatedServer.sampleCatalog)
+        let inner = SimulatedTransport(server: server, seed: 3)
+        inner.heal()
+        let failing = ActionFaults(inner) { _ in FlowAnswer(status: 500, contentType: "text/html", body: Array("<html>500</html>".utf8)) }
+        let session = try await FlowSession.start(FlowSession.Configuration(
+            server: URL(string: "http://sim.test")!, userId: "ada", store: MemorySessionStore(),
+            retry: RetryPolicy(attempts: 3, initialDelay: .milliseconds(5), maximumDelay: .milliseconds(160)), transport: failing))
+        _ = try? await session.send(FlowAction(type: "onboarding.showSecond"))
+        try await Task.sleep(for: .milliseconds(1200))
+        let posts = failing.posts
+        await session.close()
+        #expect(posts.count <= 16, "\(posts.count) posts in 1.2 s")
+        let gaps = zip(posts.dropFirst(), posts).map { $0 - $1 }
+        #expect(gaps.suffix(2).allSatisfy { $0 >= .milliseconds(150) }, "\(gaps)")
+    }
+
+    /// A 429 with `Retry-After`: the action goes again no sooner than the server asked.
+    @Test func aRetryAfterIsWaited() async throws {
+        let server = SimulatedServer(catalog: SimulatedServer.sampleCatalog)
+        let inner = SimulatedTransport(server: server, seed: 4)
+        inner.heal()
+        let limited = ActionFaults(inner) { index in
+            index == 1 ? FlowAnswer(status: 429, contentType: "application/problem+json", retryAfter: .milliseconds(400),
+                                    body: Array(#"{"type":"urn:flowstack:problem:rate-limited","status":429}"#.utf8)) : nil
+        }
+        let session = try await Self.start(limited)
+        _ = try? await session.send(FlowAction(type: "onboarding.showSecond"))
+        await session.settled()
+        let posts = limited.posts
+        #expect(posts.count == 2)
+        if posts.count == 2 { #expect(posts[1] - posts[0] >= .milliseconds(400), "\(posts[1] - posts[0])") }
+        #expect(await session.pendingCount == 0)
+        await session.close()
+    }
+
     /// FLOWSTACK_SIM_SEED=13 FLOWSTACK_SIM_TRACE=1 swift test --filter replaysOneSession
     @Test func replaysOneSession() async throws {
         guard let text = ProcessInfo.processInfo.environment["FLOWSTACK_SIM_SEED"], let seed = UInt64(text) else { return }

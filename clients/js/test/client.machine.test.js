@@ -158,6 +158,60 @@ test('unknown outcomes retry the same request under the same key after growing p
   assert.equal(m.lastFailure, 'no answer: connection reset');
 });
 
+test('the backoff goes on across going offline and back: after a probe the next try waits longer, until an answer says what happened', () => {
+  const engine = new DoubleEngine();
+  const m = new ClientMachine(stateOf(engine), { retry: new RetryPolicy({ attempts: 2, initialDelay: 10, maximumDelay: 1000 }) });
+  m.loaded(engine);
+  m.tap(showSecond, 'k1');
+  const failed = { status: 500, body: '' };
+  /** The pauses before each try of one offline cycle, and whether it went offline. */
+  const cycle = () => {
+    const pauses = [];
+    for (;;) {
+      let command = m.nextCommand();
+      if (command?.kind === 'pause') {
+        pauses.push(command.ms);
+        command = m.nextCommand();
+      }
+      assert.ok(command?.kind === 'post');
+      if (m.handle(failed, command).some((event) => event.type === 'offline')) return pauses;
+    }
+  };
+  assert.deepEqual(cycle(), [10]);
+  assert.deepEqual(m.reachable(), [{ type: 'online' }]);  // /healthz answers, the actions still fail
+  assert.deepEqual(cycle(), [20, 40], 'not 10 again');
+  m.reachable();
+  assert.deepEqual(cycle(), [80, 160]);
+  m.reachable();
+  const command = m.nextCommand();
+  assert.deepEqual(command, { kind: 'pause', ms: 320 });
+  const post = m.nextCommand();
+  assert.ok(post?.kind === 'post');
+  assert.equal(m.handle({ status: 200, body: JSON.stringify(m.shown.document) }, post)[0].type, 'confirmed');
+  assert.equal(m.streak, 0);
+  m.unreachable();
+  m.tap(completed, 'k2');
+  m.reachable();
+  assert.equal(m.nextCommand()?.kind, 'post', 'after an answer (and an outage the app made) no pause is owed');
+});
+
+test('a Retry-After longer than the backoff is the pause owed; a shorter one changes nothing', () => {
+  const engine = new DoubleEngine();
+  const m = new ClientMachine(stateOf(engine), { retry: new RetryPolicy({ attempts: 3, initialDelay: 10, maximumDelay: 1000 }) });
+  m.loaded(engine);
+  m.tap(showSecond, 'k1');
+  let post = m.nextCommand();
+  assert.ok(post?.kind === 'post');
+  m.handle({ status: 429, body: JSON.stringify({ type: 'about:blank', status: 429 }) }, post);
+  m.retryAfter(2000);
+  assert.deepEqual(m.nextCommand(), { kind: 'pause', ms: 2000 });
+  post = m.nextCommand();
+  assert.ok(post?.kind === 'post');
+  m.handle({ status: 429, body: '' }, post);
+  m.retryAfter(5);
+  assert.deepEqual(m.nextCommand(), { kind: 'pause', ms: 20 });
+});
+
 test('only the server\'s own problem documents refuse; a 503 problem, a 429 and a proxy page are unknown', () => {
   const problem = (/** @type {number} */ status) => JSON.stringify({ type: 'about:blank', status, title: 't' });
   assert.equal(ClientMachine.classify({ status: 409, body: problem(409) }).kind, 'refusal');

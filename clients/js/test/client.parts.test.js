@@ -8,6 +8,15 @@ import {
 } from '../src/client/index.js';
 import { DoubleEngine } from './support/engine-double.js';
 
+test('an event or a line that grows past the limit throws rather than fill the memory; one under it reads', () => {
+  const parser = new EventStreamParser({ limit: 100 });
+  assert.deepEqual(parser.feed(`data: ${'x'.repeat(80)}\n\n`), [{ event: 'message', data: 'x'.repeat(80) }]);
+  assert.throws(() => parser.feed('data: ' + 'y'.repeat(120)), RangeError, 'a line that never ends');
+  const many = new EventStreamParser({ limit: 100 });
+  assert.throws(() => { for (let i = 0; i < 20; i++) many.feed('data: 0123456789\n'); }, RangeError, 'an event that never ends');
+  assert.equal(new EventStreamParser().limit, 8 << 20);
+});
+
 test('events are cut at empty lines whatever the chunks; comments are skipped, CRLF is a newline, the last id is kept', () => {
   const parser = new EventStreamParser();
   const text = ': keep-alive\n\nid: 5\r\nevent: state\r\ndata: {"version":5}\r\n\r\nid: 6\nevent: state\ndata: {"a":\ndata: 1}\n\nevent: deleted\ndata: {}\n\n';
@@ -44,7 +53,9 @@ test('a stored session round-trips, queue, confirmed state and bundle text; what
   assert.deepEqual(decodeStoredSession(text), session);
   assert.equal(decodeStoredSession('{}'), undefined);
   assert.equal(decodeStoredSession('not json'), undefined);
-  assert.equal(decodeStoredSession(JSON.stringify({ ...JSON.parse(text), queue: [{ key: 'k', version: 'x', action: { type: 't' } }] })), undefined);
+  // A tap that does not read is left out and counted; the session is kept.
+  const skipping = decodeStoredSession(JSON.stringify({ ...JSON.parse(text), queue: [{ key: 'k', version: 'x', action: { type: 't' } }] }));
+  assert.deepEqual([skipping?.sessionId, skipping?.queue, skipping?.skipped], [session.sessionId, [], 1]);
 });
 
 test('a key-value store (sync like localStorage, or async like AsyncStorage) keeps each server\'s and user\'s session apart', async () => {

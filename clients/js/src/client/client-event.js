@@ -73,6 +73,97 @@ export function postedAction(action) {
 }
 
 /**
+ * The action as the client can keep and post it, or a `TypeError` that names what is wrong:
+ * `type` a non-empty string, `from` a string when given, `interactive` a boolean when given, and
+ * `params` an object of JSON values only (no BigInt, cycle, function, `NaN`, `Date` or other
+ * class instance; members that are `undefined` are left out, as `JSON.stringify` does). It is
+ * checked before a tap is queued: a tap the request cannot be written for would stop the drain,
+ * and one the store cannot read back would lose the kept session at the next launch. The params
+ * are copied, so an app that changes its object after `send` does not change the tap.
+ *
+ * @param {unknown} action
+ * @returns {FlowAction}
+ * @throws {TypeError}
+ */
+export function checkedAction(action) {
+  const fields = /** @type {Record<string, unknown>} */ (action !== null && typeof action === 'object' && !Array.isArray(action) ? action : undefined);
+  if (!fields) throw new TypeError(`an action must be an object like {type: 'onboarding.showSecond'}, not ${kindOf(action)}`);
+  if (typeof fields.type !== 'string' || fields.type === '') throw new TypeError(`an action's type must be a non-empty string, not ${kindOf(fields.type)}`);
+  if (fields.from != null && typeof fields.from !== 'string') throw new TypeError(`${fields.type}: from must be a screen's id (a string), not ${kindOf(fields.from)}`);
+  if (fields.interactive != null && typeof fields.interactive !== 'boolean') throw new TypeError(`${fields.type}: interactive must be a boolean, not ${kindOf(fields.interactive)}`);
+  /** @type {FlowAction} */
+  const checked = { type: fields.type };
+  if (fields.from != null) checked.from = /** @type {string} */ (fields.from);
+  if (fields.interactive) checked.interactive = true;
+  if (fields.params != null) {
+    if (!isPlainObject(fields.params)) throw new TypeError(`${fields.type}: params must be a plain object, not ${kindOf(fields.params)}`);
+    const params = /** @type {Record<string, any>} */ (jsonCopy(fields.params, `${fields.type}: params`, []));
+    if (Object.keys(params).length > 0) checked.params = params;
+  }
+  return checked;
+}
+
+/**
+ * A copy of `value` made of JSON values only, or a `TypeError` naming the first member that is
+ * not one.
+ * @param {unknown} value
+ * @param {string} path
+ * @param {object[]} open the objects being copied (a cycle comes back to one)
+ * @returns {import('./json.js').JSONValue}
+ */
+function jsonCopy(value, path, open) {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError(`${path} is ${value}, which JSON cannot write`);
+    return value;
+  }
+  if (typeof value !== 'object') throw new TypeError(`${path} is ${kindOf(value)}, which JSON cannot write`);
+  if (open.includes(value)) throw new TypeError(`${path} refers back to an object that contains it (a cycle), which JSON cannot write`);
+  if (Array.isArray(value)) {
+    open.push(value);
+    const copy = value.map((item, index) => {
+      if (item === undefined) throw new TypeError(`${path}[${index}] is undefined, which JSON cannot write`);
+      return jsonCopy(item, `${path}[${index}]`, open);
+    });
+    open.pop();
+    return copy;
+  }
+  if (!isPlainObject(value)) throw new TypeError(`${path} is ${kindOf(value)}, which JSON cannot write as it is (convert it to a string or a number)`);
+  open.push(value);
+  /** @type {Record<string, import('./json.js').JSONValue>} */
+  const copy = {};
+  for (const [key, member] of Object.entries(value)) {
+    if (member !== undefined) copy[key] = jsonCopy(member, `${path}.${key}`, open);
+  }
+  open.pop();
+  return copy;
+}
+
+/** @param {unknown} value */
+function isPlainObject(value) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * What a value is, in words, for an error message.
+ * @param {unknown} value
+ */
+function kindOf(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'bigint') return `a BigInt (${value}n)`;
+  if (typeof value === 'object') {
+    const name = Object.getPrototypeOf(value)?.constructor?.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  if (typeof value === 'undefined') return 'undefined';
+  return `${typeof value === 'function' ? 'a function' : `the ${typeof value} ${String(value)}`}`;
+}
+
+/**
  * `{key, version, action, at?}`: a batch item as `POST …/actions/batch` takes it, and as the store
  * keeps a queued tap (without the state it showed: replayed on the bundle when read).
  *

@@ -124,8 +124,14 @@ export class ClientMachine {
     this.gone = undefined;
     /** How requests that got no usable answer are retried. */
     this.retry = retry;
-    /** Unknown outcomes in a row (reset by any answer that says what happened). */
+    /** Unknown outcomes in a row since the last try went out online (reset by any answer that says what happened, and when the server answers again). */
     this.failures = 0;
+    /**
+     * Unknown outcomes in a row, across going offline and back (reset only by an answer that
+     * says what happened): the backoff grows with it, so a server that answers `/healthz` but
+     * fails every request (a persisting 500) is not asked at the first delay after every probe.
+     */
+    this.streak = 0;
     /**
      * What the last unknown outcome was ("status 500", "no answer: timed out", …).
      * @type {string | undefined}
@@ -530,6 +536,7 @@ export class ClientMachine {
   unknownOutcome(detail) {
     this.inFlight = 0;
     this.failures += 1;
+    this.streak += 1;
     this.lastFailure = detail;
     if (this.failures >= this.retry.attempts) {
       this.pauseOwed = undefined;
@@ -537,8 +544,17 @@ export class ClientMachine {
       this.offline = true;
       return [{ type: 'offline' }];
     }
-    this.pauseOwed = this.retry.delay(this.failures);
+    this.pauseOwed = this.retry.delay(this.streak);
     return [];
+  }
+
+  /**
+   * The server asked for a wait before the next try (`Retry-After` on a 429 or a 503, in
+   * milliseconds): the pause owed is at least that long. Offline, the driver's probe waits it.
+   * @param {number} ms
+   */
+  retryAfter(ms) {
+    if (this.pauseOwed !== undefined && ms > this.pauseOwed) this.pauseOwed = ms;
   }
 
   // MARK: outcomes
@@ -553,6 +569,7 @@ export class ClientMachine {
   answered(key, state, predictions = []) {
     this.inFlight = 0;
     this.failures = 0;
+    this.streak = 0;
     const index = this.queue.findIndex((item) => item.key === key);
     if (index < 0) return [];
     const item = this.queue[index];
@@ -625,6 +642,7 @@ export class ClientMachine {
   refused(key, status, problem) {
     this.inFlight = 0;
     this.failures = 0;
+    this.streak = 0;
     if (status === 412) {
       this.reloadPending = { problem };
       return [];
@@ -654,6 +672,7 @@ export class ClientMachine {
   reloaded(state, predictions = []) {
     this.inFlight = 0;
     this.failures = 0;
+    this.streak = 0;
     const problem = this.reloadPending?.problem;
     this.reloadPending = undefined;
     return this.adopt(state, predictions, this.queue, problem, 'versionMismatch');
@@ -672,6 +691,7 @@ export class ClientMachine {
   batchAnswered(sent, done, refusal, state) {
     this.inFlight = 0;
     this.failures = 0;
+    this.streak = 0;
     const sentItems = this.queue.slice(0, sent);
     let taken = 0;
     while (taken < sentItems.length && done.has(sentItems[taken].key)) taken += 1;
@@ -731,6 +751,7 @@ export class ClientMachine {
   sessionGone(status, problem) {
     this.inFlight = 0;
     this.failures = 0;
+    this.streak = 0;
     this.gone = { status, problem };
     return [];
   }
@@ -782,12 +803,14 @@ export class ClientMachine {
   }
 
   /**
-   * The server answers again: what is queued goes next.
+   * The server answers again: what is queued goes next, after the backoff the unknown outcomes
+   * in a row reached (none after an answer that said what happened, or an outage the app made).
    * @returns {ClientEvent[]}
    */
   reachable() {
     this.failures = 0;
     if (!this.offline) return [];
+    if (this.streak > 0) this.pauseOwed = this.retry.delay(this.streak);
     this.offline = false;
     return [{ type: 'online' }];
   }

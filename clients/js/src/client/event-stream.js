@@ -8,10 +8,18 @@ import { describe } from './http-transport.js';
 
 /**
  * Splits text into events (lines `field: value`, an empty line ends an event; lines starting with
- * `:` are comments). Fed pieces as they arrive, cut anywhere.
+ * `:` are comments). Fed pieces as they arrive, cut anywhere. An event (or a line) longer than
+ * `limit` characters is no state document: `feed` throws rather than hold a stream that never
+ * ends a line in memory.
  */
 export class EventStreamParser {
-  constructor() {
+  /** @param {{limit?: number}} [options] */
+  constructor(options = {}) {
+    const { limit = 8 << 20 } = options;
+    /** The most characters one event (its unfinished line included) may hold. */
+    this.limit = limit;
+    /** Characters of `data` held for the event being read. */
+    this.held = 0;
     this.buffer = '';
     /** @type {string | undefined} */
     this.id = undefined;
@@ -23,6 +31,7 @@ export class EventStreamParser {
   /**
    * @param {string} text
    * @returns {ServerSentEvent[]}
+   * @throws {RangeError} when the event being read grows past `limit`
    */
   feed(text) {
     this.buffer += text;
@@ -42,6 +51,7 @@ export class EventStreamParser {
         }
         this.event = '';
         this.data = [];
+        this.held = 0;
         continue;
       }
       if (line.startsWith(':')) continue;
@@ -51,7 +61,13 @@ export class EventStreamParser {
       if (value.startsWith(' ')) value = value.slice(1);
       if (field === 'id') this.id = value;
       else if (field === 'event') this.event = value;
-      else if (field === 'data') this.data.push(value);
+      else if (field === 'data') {
+        this.data.push(value);
+        this.held += value.length + 1;
+      }
+    }
+    if (this.held + this.buffer.length > this.limit) {
+      throw new RangeError(`an event of more than ${this.limit} characters: not a FlowStack event stream`);
     }
     return events;
   }
@@ -112,6 +128,7 @@ export function openEventStream({ fetch, url, headers, onEvent, onEnd }) {
       }
       end(200, 'the stream ended');
     } catch (error) {
+      controller.abort();
       end(200, describe(error));
     }
   })();

@@ -1,5 +1,5 @@
 // FlowSession: the client driver, which performs what ClientMachine asks (HTTP, store, events) one request at a time.
-import { ActionRefused, keptItem, Unreachable } from './client-event.js';
+import { ActionRefused, checkedAction, keptItem, Unreachable } from './client-event.js';
 import { ClientMachine } from './client-machine.js';
 import { openEventStream } from './event-stream.js';
 import { describe, FetchTransport, replyOf } from './http-transport.js';
@@ -49,7 +49,9 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
  *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
- *   (injected where a test needs control of time and keys).
+ *   (injected where a test needs control of time and keys; `newKey` also where the platform has
+ *   no `crypto.getRandomValues`: it must return a new key, unique to the tap, on every call, as a
+ *   random UUID is; a key already used is refused).
  *
  * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
@@ -154,7 +156,7 @@ export class FlowSession {
      */
     this.saving = Promise.resolve();
     /**
-     * The last error the store threw (a save is retried with the next change).
+     * The last error the store threw (the save is retried with backoff until one succeeds).
      * @type {unknown}
      */
     this.lastStoreError = undefined;
@@ -163,6 +165,22 @@ export class FlowSession {
      * @type {unknown}
      */
     this.lastDrainError = undefined;
+    /**
+     * The last error one of the app's listeners threw (the session goes on without it).
+     * @type {unknown}
+     */
+    this.lastListenerError = undefined;
+    /** Saves that failed in a row: the next is retried after the retry policy's delay for it. */
+    this.saveFailures = 0;
+    /** True while a retry of a failed save is scheduled. */
+    this.saveRetryScheduled = false;
+    /**
+     * The wait the last answer's `Retry-After` asked for (ms), until the drain hands it on.
+     * @type {number | undefined}
+     */
+    this.lastRetryAfter = undefined;
+    /** The least the probe waits before its first try (a `Retry-After` seen as it went offline). */
+    this.probeWait = 0;
     /**
      * Every event reported so far, oldest first (the last 1,000).
      * @type {ClientEvent[]}
@@ -194,6 +212,9 @@ export class FlowSession {
    * @throws {Unreachable} when no working server answers and nothing is kept to start from
    */
   static async start(configuration) {
+    if (!configuration.newKey && typeof globalThis.crypto?.getRandomValues !== 'function') {
+      throw new TypeError(noRandomKeys);
+    }
     const transport = configuration.transport
       ?? new FetchTransport({ server: configuration.server, fetch: configuration.fetch, timeout: configuration.timeout, latency: configuration.latency });
     const retry = configuration.retry ?? new RetryPolicy();
@@ -421,7 +442,7 @@ export class FlowSession {
         }
       }
       this.history.push(event);
-      for (const listener of [...this.listeners]) listener(event);
+      for (const listener of [...this.listeners]) this.call(listener, event);
     }
     if (this.history.length > 1000) this.history.splice(0, this.history.length - 1000);
     this.publish();
@@ -432,7 +453,33 @@ export class FlowSession {
     const shown = this.machine.shown;
     if (shown.equals(this.published)) return;
     this.published = shown;
-    for (const listener of [...this.stateListeners]) listener(shown);
+    for (const listener of [...this.stateListeners]) this.call(listener, shown);
+  }
+
+  /**
+   * Calls one of the app's listeners. One that throws is the app's bug, not the session's: it must
+   * not stop the drain (taps would never be sent, \`settled()\` and waiting taps never settle) nor
+   * reject a \`send\` whose tap is queued (an app that retried would apply it twice). Its error is
+   * kept in \`lastListenerError\` and reported with \`reportError\` where the platform has it (a
+   * browser's console and \`error\` event).
+   * @template T
+   * @param {(value: T) => void} listener
+   * @param {T} value
+   */
+  call(listener, value) {
+    try {
+      listener(value);
+    } catch (error) {
+      this.lastListenerError = error;
+      const report = /** @type {{reportError?: (error: unknown) => void}} */ (globalThis).reportError;
+      if (typeof report === 'function') {
+        try {
+          report(error);
+        } catch {
+          // Reporting is best effort.
+        }
+      }
+    }
   }
 
   // MARK: acting
@@ -441,27 +488,51 @@ export class FlowSession {
    * Applies `action` and returns what to show, at once when the local engine (or a prediction)
    * can tell; then posts it with `If-Match` and an idempotency key in the background. The answer
    * confirms it, or corrects it (a `corrected` event). With neither engine nor prediction, it
-   * waits for the answer. The tap is in the store before the promise resolves.
+   * waits for the answer.
+   *
+   * The tap is in the store before the promise resolves, unless the store fails (a full
+   * `localStorage`): then the save is retried with backoff until it succeeds (`lastStoreError`
+   * says why it failed) and the tap is still sent while the app runs. The promise does not reject
+   * for a failed save: the tap is queued and goes to the server, so an app that sent it again
+   * would apply it twice. A promise that rejects means the tap was not queued, except for a tap
+   * that waited and was refused by the server or could not be answered (below).
+   *
+   * Each tap's idempotency key (`newKey`) must be new: a key already queued or on the wire is
+   * refused, since the server would answer the second tap with the first's state (or 422
+   * `idempotency-key-reused`).
    *
    * @param {FlowAction} action
    * @returns {Promise<NavigationState>}
-   * @throws the engine's refusal when the local engine refuses it (nothing is posted),
-   *   `ActionRefused` when a tap that waited was not taken by the server, or `Unreachable` when
-   *   a tap that waited cannot be answered because the client is offline (it stays queued)
+   * @throws {TypeError} when the action is not one the client can post and keep (see
+   *   `checkedAction`: a BigInt or a cycle in its params, a `from` that is not a string), or the
+   *   key `newKey` gave is not new (nothing is queued)
+   * @throws {Unreachable} when the session is closed (nothing is queued), or a tap that waited
+   *   cannot be answered because the client is offline (it stays queued)
+   * @throws the engine's refusal when the local engine refuses it (nothing is posted), or
+   *   `ActionRefused` when a tap that waited was not taken by the server
    */
   async send(action) {
+    if (this.closed) throw new Unreachable('the session is closed; the tap was not queued');
+    const checked = checkedAction(action);
     const key = this.newKey();
-    const result = this.machine.tap(action, key, this.now());
+    if (typeof key !== 'string' || key === '') throw new TypeError(`newKey must return a non-empty string, not ${typeof key}; the tap was not queued`);
+    if (this.machine.queue.some((item) => item.key === key) || this.machine.sent.has(key) || this.waiters.has(key)) {
+      throw new TypeError(`newKey returned ${JSON.stringify(key)}, a key already used for a tap of this session; each tap needs a new key (the tap was not queued)`);
+    }
+    const result = this.machine.tap(checked, key, this.now());
     const saved = this.persist();
-    this.publish();
     if (result.kind === 'shown') {
+      // Sent first, then shown: a state listener's error is the app's and does not reject a tap
+      // that is queued.
       this.drain();
+      this.publish();
       await saved;
       return result.state;
     }
     /** @type {Promise<NavigationState>} */
     const answered = new Promise((resolve, reject) => this.waiters.set(key, { resolve, reject }));
     this.drain();
+    this.publish();
     this.resolveWaiters();
     await saved;
     return answered;
@@ -488,11 +559,12 @@ export class FlowSession {
   }
 
   /**
-   * Resolves when nothing is queued or on the wire (after coming back online if need be).
+   * Resolves when nothing is queued or on the wire (after coming back online if need be), or
+   * once the session is closed or its drain stopped on a bug (`lastDrainError`).
    * @returns {Promise<void>}
    */
   settled() {
-    if (this.isSettled) return this.saving;
+    if (this.isSettled || this.closed) return this.saving;
     return new Promise((resolve) => this.settleWaiters.push(() => resolve(this.saving)));
   }
 
@@ -510,10 +582,17 @@ export class FlowSession {
   /**
    * Stops following events, probing and sending; the session stays on the server (and in the
    * store, with the taps not yet confirmed: the next `start` sends them). A tap still waiting for
-   * its answer rejects with `Unreachable`, and `settled()` resolves.
+   * its answer rejects with `Unreachable`, `settled()` resolves, and a later `send` rejects with
+   * `Unreachable`. Nothing is written to the store after the promise resolves: an answer still on
+   * the wire is not kept (the tap stays queued in the store and the next `start` sends it again
+   * under its key, answered from the server's log), so a new session on the same store (a
+   * remount) is not overwritten by this one.
    * @returns {Promise<void>} when the store has everything
    */
   close() {
+    // What changed since the last save (or a save that failed and waits for its retry) is written
+    // now: it is the last chance.
+    if (!this.closed) this.persist();
     this.closed = true;
     this.following = false;
     this.stopStream();
@@ -537,9 +616,20 @@ export class FlowSession {
     if (this.draining || this.closed) return;
     this.draining = true;
     this.drainLoop().catch((error) => {
-      // A bug, not a network fault (those are replies): stop draining rather than spin, and say so.
+      // A bug, not a network fault (those are replies): stop draining rather than spin, and say
+      // so. The request it stopped in is not on the wire any more (the next drain sends it
+      // again, under its key); taps that wait are told, and `settled()` resolves.
       this.draining = false;
       this.lastDrainError = error;
+      this.machine.unsent();
+      this.resolveWaiters();
+      for (const [key, waiter] of this.waiters) {
+        this.waiters.delete(key);
+        waiter.reject(new Error(`the session stopped sending on a bug (${describe(error)}); the tap stays queued and goes with the next one`));
+      }
+      const settling = this.settleWaiters;
+      this.settleWaiters = [];
+      for (const waiter of settling) waiter();
     });
   }
 
@@ -575,6 +665,7 @@ export class FlowSession {
             await this.recreate();
             break;
         }
+        this.honourRetryAfter();
         if (this.machine.offline && !this.forcedOffline) this.startProbe();
         this.persist();
         this.publish();
@@ -605,11 +696,26 @@ export class FlowSession {
    * @returns {Promise<Reply>}
    */
   async perform(request) {
+    this.lastRetryAfter = undefined;
     try {
-      return replyOf(await this.transport.send(request));
+      const answer = await this.transport.send(request);
+      if (answer.retryAfter !== undefined && (answer.status === 429 || answer.status === 503)) this.lastRetryAfter = answer.retryAfter;
+      return replyOf(answer);
     } catch (error) {
       return { noAnswer: error instanceof Unreachable ? error.detail : describe(error) };
     }
+  }
+
+  /**
+   * The last answer asked for a wait (`Retry-After` on a 429 or 503): the machine's pause is at
+   * least that long, and so is the probe's first wait when it went offline.
+   */
+  honourRetryAfter() {
+    const ms = this.lastRetryAfter;
+    if (ms === undefined) return;
+    this.lastRetryAfter = undefined;
+    this.machine.retryAfter(ms);
+    if (this.machine.offline) this.probeWait = Math.max(this.probeWait, ms);
   }
 
   /** The requests of the session as it is now (a restart changes its id and token). */
@@ -716,7 +822,9 @@ export class FlowSession {
   }
 
   /**
-   * Probes `/healthz` with backoff until the server answers, then sends what is queued.
+   * Probes `/healthz` with backoff until the server answers, then sends what is queued (after the
+   * pause the machine owes for the unknown outcomes in a row, which do not start again at the
+   * first delay).
    */
   startProbe() {
     if (this.probe || this.forcedOffline || this.closed) return;
@@ -724,7 +832,12 @@ export class FlowSession {
     this.probe = probe;
     (async () => {
       for (let attempt = 1; !probe.cancelled; attempt++) {
-        await this.sleep(this.retry.delay(attempt));
+        // The backoff goes on from where the unknown outcomes left it (a server that answers
+        // `/healthz` and fails every request is not asked at the first delay after each probe),
+        // and the first wait is at least what a `Retry-After` asked for.
+        const wait = Math.max(this.retry.delay(this.machine.streak + attempt - 1), this.probeWait);
+        this.probeWait = 0;
+        await this.sleep(wait);
         if (probe.cancelled) return;
         try {
           const answer = await this.transport.send({ method: 'GET', path: '/healthz' });
@@ -755,6 +868,8 @@ export class FlowSession {
    * @returns {Promise<void>}
    */
   persist() {
+    // Once closed, the store is no longer this session's: a new one (a remount) may own it.
+    if (this.closed) return this.saving;
     const machine = this.machine;
     const stored = this.stored;
     let changed = false;
@@ -789,16 +904,38 @@ export class FlowSession {
         }
       }
     }
-    if (!changed) return this.saving;
-    const snapshot = { ...stored, queue: stored.queue.slice() };
+    if (!changed && this.saveFailures === 0) return this.saving;
+    return this.saveNow();
+  }
+
+  /**
+   * Saves what the store keeps as it is now, after the saves before it. A save that fails is
+   * retried with the retry policy's backoff (and by any later change) until one succeeds: a tap
+   * the store lost would be lost with the app.
+   * @returns {Promise<void>}
+   */
+  saveNow() {
+    const snapshot = { ...this.stored, queue: this.stored.queue.slice() };
     this.saving = this.saving.then(async () => {
       try {
         await this.store.save(snapshot);
+        this.saveFailures = 0;
       } catch (error) {
         this.lastStoreError = error;
+        this.saveFailures += 1;
+        this.scheduleSaveRetry();
       }
     });
     return this.saving;
+  }
+
+  scheduleSaveRetry() {
+    if (this.saveRetryScheduled || this.closed) return;
+    this.saveRetryScheduled = true;
+    this.sleep(this.retry.delay(this.saveFailures)).then(() => {
+      this.saveRetryScheduled = false;
+      if (this.saveFailures > 0) this.persist();
+    });
   }
 
   // MARK: following
@@ -990,13 +1127,20 @@ function keptBundle(configuration, kept, version) {
   }
 }
 
+const noRandomKeys = 'no globalThis.crypto.getRandomValues to make idempotency keys with (node 18 without '
+  + '--experimental-global-webcrypto, React Native without react-native-get-random-values): install it, '
+  + 'or pass newKey (a function returning a new random string for every tap)';
+
 /**
  * A new idempotency key: a random UUID (version 4) from `crypto.getRandomValues`, which browsers,
- * node 18+ and React Native (with its usual polyfill) have.
+ * node 19+ and React Native (with its usual polyfill) have as a global. Node 18 has it only with
+ * `--experimental-global-webcrypto`: there, pass `newKey` (e.g. `() => crypto.randomUUID()` from
+ * `node:crypto`). The package imports no node module, so it cannot take it itself.
  * @returns {string}
  */
 export function randomKey() {
   const bytes = new Uint8Array(16);
+  if (typeof globalThis.crypto?.getRandomValues !== 'function') throw new TypeError(noRandomKeys);
   globalThis.crypto.getRandomValues(bytes);
   bytes[6] = (bytes[6] & 0x0f) | 0x40;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;

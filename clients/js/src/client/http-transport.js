@@ -8,7 +8,8 @@ import { Unreachable } from './client-event.js';
 
 /**
  * An answer, whatever its status: the status, the headers that matter here, and the body as text.
- * @typedef {{status: number, etag?: string, contentType?: string, body: string}} FlowAnswer
+ * `retryAfter` is the wait a `Retry-After` header asked for, in milliseconds.
+ * @typedef {{status: number, etag?: string, contentType?: string, retryAfter?: number, body: string}} FlowAnswer
  */
 
 /**
@@ -80,6 +81,8 @@ export class FetchTransport {
       if (etag != null) answer.etag = etag;
       const contentType = response.headers.get('Content-Type');
       if (contentType != null) answer.contentType = contentType;
+      const retryAfter = retryAfterMilliseconds(response.headers.get('Retry-After'), Date.now());
+      if (retryAfter !== undefined) answer.retryAfter = retryAfter;
       return answer;
     } finally {
       if (timer !== undefined) this.clearTimeout(timer);
@@ -98,6 +101,30 @@ export function describe(error) {
     return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
   }
   return String(error);
+}
+
+/** The longest wait a `Retry-After` is honoured for: a client waits no longer than that to try again. */
+export const longestRetryAfter = 5 * 60 * 1000;
+
+/**
+ * A `Retry-After` header's wait in milliseconds (delay-seconds, or an HTTP date after `now`),
+ * at most {@link longestRetryAfter}; undefined when there is none or it does not read.
+ * @param {string | null | undefined} header
+ * @param {number} now milliseconds since the epoch
+ * @returns {number | undefined}
+ */
+export function retryAfterMilliseconds(header, now) {
+  if (header == null) return undefined;
+  const text = header.trim();
+  let ms;
+  if (/^\d+$/.test(text)) {
+    ms = Number(text) * 1000;
+  } else {
+    const date = Date.parse(text);
+    if (Number.isNaN(date) || !/[A-Za-z]/.test(text)) return undefined;
+    ms = Math.max(0, date - now);
+  }
+  return Math.min(ms, longestRetryAfter);
 }
 
 /**

@@ -1,5 +1,5 @@
 // FlowStack's client for JavaScript: the pure machine, the session driver over fetch, stores and the event stream.
-export { ActionRefused, Unreachable, batchItem, postedAction, refusedActions } from './client-event.js';
+export { ActionRefused, Unreachable, batchItem, checkedAction, postedAction, refusedActions } from './client-event.js';
 export { ClientMachine } from './client-machine.js';
 export { EventStreamParser, openEventStream } from './event-stream.js';
 /** @typedef {import('./event-stream.js').ServerSentEvent} ServerSentEvent */

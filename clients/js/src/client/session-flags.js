@@ -22,6 +22,15 @@ export class SessionFlags {
   }
 
   /**
+   * The flag's evaluation, when the session has one by that key: an own member only, so
+   * `constructor` or `__proto__` is no flag.
+   * @param {string} key
+   */
+  detail(key) {
+    return Object.prototype.hasOwnProperty.call(this.details, key) ? this.details[key] : undefined;
+  }
+
+  /**
    * The flag's value when it is true or false; the fallback (undefined unless given) when the
    * flag is unknown or of another type.
    * @template {boolean | undefined} [F=undefined]
@@ -30,7 +39,7 @@ export class SessionFlags {
    * @returns {boolean | F}
    */
   bool(key, fallback) {
-    const value = this.details[key]?.value;
+    const value = this.detail(key)?.value;
     return typeof value === 'boolean' ? value : /** @type {F} */ (fallback);
   }
 
@@ -41,7 +50,7 @@ export class SessionFlags {
    * @returns {string | F}
    */
   string(key, fallback) {
-    const value = this.details[key]?.value;
+    const value = this.detail(key)?.value;
     return typeof value === 'string' ? value : /** @type {F} */ (fallback);
   }
 
@@ -52,7 +61,7 @@ export class SessionFlags {
    * @returns {number | F}
    */
   number(key, fallback) {
-    const value = this.details[key]?.value;
+    const value = this.detail(key)?.value;
     return typeof value === 'number' ? value : /** @type {F} */ (fallback);
   }
 
@@ -61,7 +70,7 @@ export class SessionFlags {
    * @param {string} key
    */
   json(key) {
-    return this.details[key]?.value;
+    return this.detail(key)?.value;
   }
 
   /**
@@ -69,7 +78,7 @@ export class SessionFlags {
    * @param {string} key
    */
   flagVariant(key) {
-    return this.details[key]?.variant;
+    return this.detail(key)?.variant;
   }
 
   /**
@@ -78,6 +87,8 @@ export class SessionFlags {
    * @returns {string | undefined}
    */
   variant(experiment) {
-    return this.experiments[experiment];
+    if (!Object.prototype.hasOwnProperty.call(this.experiments, experiment)) return undefined;
+    const variant = this.experiments[experiment];
+    return typeof variant === 'string' ? variant : undefined;
   }
 }

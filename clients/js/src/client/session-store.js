@@ -1,5 +1,5 @@
 // SessionStore: where an app keeps its session's token and queued taps across being killed, behind a pluggable store.
-import { batchItem, postedAction } from './client-event.js';
+import { batchItem, checkedAction } from './client-event.js';
 import { asObject, tryParse } from './json.js';
 
 /** @typedef {import('./client-event.js').QueuedAction} QueuedAction */
@@ -11,8 +11,11 @@ import { asObject, tryParse } from './json.js';
  * again while still offline, the last confirmed state document and the session's bundle (JSON
  * text, as the server sent it) with its `ETag`.
  *
+ * `skipped`, set only when read from its stored form, counts the kept taps that did not read and
+ * were left out (never written: a tap is checked before it is queued).
+ *
  * @typedef {{server: string, sessionId: string, token: string, userId: string, queue: QueuedAction[],
- *   confirmed?: JSONObject, bundle?: string, bundleTag?: string}} StoredSession
+ *   confirmed?: JSONObject, bundle?: string, bundleTag?: string, skipped?: number}} StoredSession
  */
 
 /**
@@ -98,7 +101,8 @@ export function encodeStoredSession(session) {
 
 /**
  * Reads the stored form; undefined when it is not one (written by something else, or corrupt:
- * the client then starts a new session).
+ * the client then starts a new session). A queued tap that does not read is left out and
+ * counted in `skipped`; the session and the other taps are kept.
  * @param {string | unknown} encoded text, or its parsed value
  * @returns {StoredSession | undefined}
  */
@@ -111,19 +115,30 @@ export function decodeStoredSession(encoded) {
   }
   /** @type {QueuedAction[]} */
   const items = [];
+  let skipped = 0;
   for (const raw of queue) {
     const item = asObject(raw);
-    const action = asObject(item?.action);
-    if (!item || typeof item.key !== 'string' || !Number.isSafeInteger(item.version) || !action || typeof action.type !== 'string') return undefined;
-    if (action.from != null && typeof action.from !== 'string') return undefined;
-    if (action.params != null && !asObject(action.params)) return undefined;
+    let action;
+    try {
+      action = checkedAction(item?.action);
+    } catch {
+      action = undefined;
+    }
+    // One tap that does not read (written by an older client that did not check its taps) is left
+    // out, not the session with every other tap: the taps after it were made on a version it
+    // moved to, so the server refuses them (412) and the correction reports them.
+    if (!item || typeof item.key !== 'string' || !Number.isSafeInteger(item.version) || !action) {
+      skipped += 1;
+      continue;
+    }
     /** @type {QueuedAction} */
-    const kept = { key: item.key, version: /** @type {number} */ (item.version), action: postedAction(/** @type {any} */ (action)) };
+    const kept = { key: item.key, version: /** @type {number} */ (item.version), action };
     if (typeof item.at === 'string') kept.at = item.at;
     items.push(kept);
   }
   /** @type {StoredSession} */
   const session = { server: normalizeServer(server), sessionId, token, userId, queue: items };
+  if (skipped > 0) session.skipped = skipped;
   const confirmed = asObject(value.confirmed);
   if (confirmed) session.confirmed = confirmed;
   if (asObject(value.bundle)) session.bundle = JSON.stringify(value.bundle);

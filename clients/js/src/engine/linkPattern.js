@@ -5,8 +5,21 @@
 import { abbreviatedJSON, sameText } from './json.js';
 
 const encoder = new TextEncoder();
-const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+/**
+ * The UTF-8 decoders, made at first use, not at import: React Native's Hermes has no
+ * `TextDecoder`, and an app must still load the engine and match ASCII links (decoded without
+ * one); only a link with other characters needs a polyfill there.
+ * @type {{strict: TextDecoder, lenient: TextDecoder} | undefined}
+ */
+let decoders;
+function utf8Decoders() {
+  if (decoders) return decoders;
+  if (typeof TextDecoder !== 'function') {
+    throw new TypeError('matching links needs TextDecoder, which this platform lacks (React Native\'s Hermes): install a polyfill for it');
+  }
+  decoders = { strict: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }), lenient: new TextDecoder('utf-8', { ignoreBOM: true }) };
+  return decoders;
+}
 
 /** Why a URI or a pattern could not be read: a sentence for people. */
 export class LinkSyntaxError extends Error {}
@@ -25,7 +38,13 @@ const isDigit = (byte) => byte >= 0x30 && byte <= 0x39;
 const isHexDigit = (byte) => isDigit(byte) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66);
 
 /** @param {Uint8Array} bytes */
-const text = (bytes) => decoder.decode(bytes);
+const text = (bytes) => (isASCII(bytes) ? String.fromCharCode(...bytes) : utf8Decoders().lenient.decode(bytes));
+
+/**
+ * Whether every byte is ASCII (most links are): then they are their own text, with no decoder.
+ * @param {Uint8Array | number[]} bytes
+ */
+const isASCII = (bytes) => bytes.length <= 4096 && bytes.every((byte) => byte < 0x80);
 
 /**
  * RFC 3986: a letter, then letters, digits, `+`, `-` or `.`.
@@ -91,8 +110,10 @@ export function percentDecoded(bytes, plusIsSpace) {
       index += 1;
     }
   }
+  if (isASCII(decoded)) return String.fromCharCode(...decoded);
+  const { strict } = utf8Decoders();
   try {
-    return strictDecoder.decode(new Uint8Array(decoded));
+    return strict.decode(new Uint8Array(decoded));
   } catch {
     throw new LinkSyntaxError(`${abbreviatedJSON(text(bytes), 60)} decodes to bytes that are not UTF-8`);
   }

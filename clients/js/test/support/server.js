@@ -116,11 +116,11 @@ export class FlowStackServer {
  * - `lose-answer`: the request goes and is handled, then fetch rejects (the answer is lost);
  * - `500-before` / `500-after`: a 500 problem instead of sending / after the server handled it;
  * - `garbage-after`: the server handled it, the client gets a 200 proxy page;
- * - `429-before`: rate limited, with a problem document;
+ * - `429-before`: rate limited, with a problem document (and `Retry-After: <retryAfter>` when given);
  * - `delay`: waits `ms` before sending (a slow network, or a request held on the wire);
  * - `hold`: waits until `until` resolves before sending (a request held on the wire as long as the test says).
  * @typedef {{match: (method: string, url: string) => boolean, kind: 'fail-before' | 'lose-answer' | '500-before' | '500-after'
- *   | 'garbage-after' | '429-before' | 'delay' | 'hold', times?: number, ms?: number, until?: Promise<unknown>}} Fault
+ *   | 'garbage-after' | '429-before' | 'delay' | 'hold', times?: number, ms?: number, until?: Promise<unknown>, retryAfter?: string}} Fault
  */
 
 /**
@@ -130,7 +130,7 @@ export class FaultyFetch {
   constructor() {
     /** @type {Fault[]} */
     this.faults = [];
-    /** @type {Array<{method: string, url: string, headers: Record<string, string>, body?: string, fault?: string}>} */
+    /** @type {Array<{method: string, url: string, headers: Record<string, string>, body?: string, fault?: string, at: number}>} */
     this.log = [];
     /** While true every request fails before it is sent (the network is down). */
     this.down = false;
@@ -150,7 +150,7 @@ export class FaultyFetch {
   async fetch(url, init = {}) {
     const method = init.method ?? 'GET';
     const headers = /** @type {Record<string, string>} */ ({ ...(init.headers ?? {}) });
-    const entry = { method, url, headers, body: typeof init.body === 'string' ? init.body : undefined, fault: /** @type {string | undefined} */ (undefined) };
+    const entry = { method, url, headers, body: typeof init.body === 'string' ? init.body : undefined, fault: /** @type {string | undefined} */ (undefined), at: Date.now() };
     this.log.push(entry);
     if (this.down) {
       entry.fault = 'down';
@@ -162,7 +162,7 @@ export class FaultyFetch {
       entry.fault = fault.kind;
     }
     const problem = (/** @type {number} */ status) => new Response(JSON.stringify({ type: 'urn:test', title: 'injected', status }),
-      { status, headers: { 'Content-Type': 'application/problem+json' } });
+      { status, headers: { 'Content-Type': 'application/problem+json', ...(fault?.retryAfter !== undefined ? { 'Retry-After': fault.retryAfter } : {}) } });
     switch (fault?.kind) {
       case 'fail-before': throw new TypeError('fetch failed', { cause: new Error('socket hang up (injected)') });
       case '500-before': return problem(500);

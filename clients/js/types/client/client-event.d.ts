@@ -54,6 +54,20 @@ export function refusedActions(correction: Correction): FlowAction[];
  */
 export function postedAction(action: FlowAction): FlowAction;
 /**
+ * The action as the client can keep and post it, or a `TypeError` that names what is wrong:
+ * `type` a non-empty string, `from` a string when given, `interactive` a boolean when given, and
+ * `params` an object of JSON values only (no BigInt, cycle, function, `NaN`, `Date` or other
+ * class instance; members that are `undefined` are left out, as `JSON.stringify` does). It is
+ * checked before a tap is queued: a tap the request cannot be written for would stop the drain,
+ * and one the store cannot read back would lose the kept session at the next launch. The params
+ * are copied, so an app that changes its object after `send` does not change the tap.
+ *
+ * @param {unknown} action
+ * @returns {FlowAction}
+ * @throws {TypeError}
+ */
+export function checkedAction(action: unknown): FlowAction;
+/**
  * `{key, version, action, at?}`: a batch item as `POST …/actions/batch` takes it, and as the store
  * keeps a queued tap (without the state it showed: replayed on the bundle when read).
  *

@@ -160,8 +160,14 @@ export class ClientMachine {
     } | undefined;
     /** How requests that got no usable answer are retried. */
     retry: RetryPolicy;
-    /** Unknown outcomes in a row (reset by any answer that says what happened). */
+    /** Unknown outcomes in a row since the last try went out online (reset by any answer that says what happened, and when the server answers again). */
     failures: number;
+    /**
+     * Unknown outcomes in a row, across going offline and back (reset only by an answer that
+     * says what happened): the backoff grows with it, so a server that answers `/healthz` but
+     * fails every request (a persisting 500) is not asked at the first delay after every probe.
+     */
+    streak: number;
     /**
      * What the last unknown outcome was ("status 500", "no answer: timed out", …).
      * @type {string | undefined}
@@ -276,6 +282,12 @@ export class ClientMachine {
      */
     unknownOutcome(detail: string): ClientEvent[];
     /**
+     * The server asked for a wait before the next try (`Retry-After` on a 429 or a 503, in
+     * milliseconds): the pause owed is at least that long. Offline, the driver's probe waits it.
+     * @param {number} ms
+     */
+    retryAfter(ms: number): void;
+    /**
      * The server stored `key` (a post's 200, or its replay) and is at `state`.
      * @param {string} key
      * @param {NavigationState} state
@@ -369,7 +381,8 @@ export class ClientMachine {
      */
     unreachable(): ClientEvent[];
     /**
-     * The server answers again: what is queued goes next.
+     * The server answers again: what is queued goes next, after the backoff the unknown outcomes
+     * in a row reached (none after an answer that said what happened, or an outage the app made).
      * @returns {ClientEvent[]}
      */
     reachable(): ClientEvent[];

@@ -24,9 +24,19 @@ export function openEventStream({ fetch, url, headers, onEvent, onEnd }: {
  */
 /**
  * Splits text into events (lines `field: value`, an empty line ends an event; lines starting with
- * `:` are comments). Fed pieces as they arrive, cut anywhere.
+ * `:` are comments). Fed pieces as they arrive, cut anywhere. An event (or a line) longer than
+ * `limit` characters is no state document: `feed` throws rather than hold a stream that never
+ * ends a line in memory.
  */
 export class EventStreamParser {
+    /** @param {{limit?: number}} [options] */
+    constructor(options?: {
+        limit?: number | undefined;
+    } | undefined);
+    /** The most characters one event (its unfinished line included) may hold. */
+    limit: number;
+    /** Characters of `data` held for the event being read. */
+    held: number;
     buffer: string;
     /** @type {string | undefined} */
     id: string | undefined;
@@ -36,6 +46,7 @@ export class EventStreamParser {
     /**
      * @param {string} text
      * @returns {ServerSentEvent[]}
+     * @throws {RangeError} when the event being read grows past `limit`
      */
     feed(text: string): ServerSentEvent[];
 }

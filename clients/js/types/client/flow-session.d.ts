@@ -1,6 +1,8 @@
 /**
  * A new idempotency key: a random UUID (version 4) from `crypto.getRandomValues`, which browsers,
- * node 18+ and React Native (with its usual polyfill) have.
+ * node 19+ and React Native (with its usual polyfill) have as a global. Node 18 has it only with
+ * `--experimental-global-webcrypto`: there, pass `newKey` (e.g. `() => crypto.randomUUID()` from
+ * `node:crypto`). The package imports no node module, so it cannot take it itself.
  * @returns {string}
  */
 export function randomKey(): string;
@@ -40,7 +42,9 @@ export function randomKey(): string;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
  *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
- *   (injected where a test needs control of time and keys).
+ *   (injected where a test needs control of time and keys; `newKey` also where the platform has
+ *   no `crypto.getRandomValues`: it must return a new key, unique to the tap, on every call, as a
+ *   random UUID is; a key already used is refused).
  *
  * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
@@ -173,7 +177,7 @@ export class FlowSession {
      */
     saving: Promise<void>;
     /**
-     * The last error the store threw (a save is retried with the next change).
+     * The last error the store threw (the save is retried with backoff until one succeeds).
      * @type {unknown}
      */
     lastStoreError: unknown;
@@ -182,6 +186,22 @@ export class FlowSession {
      * @type {unknown}
      */
     lastDrainError: unknown;
+    /**
+     * The last error one of the app's listeners threw (the session goes on without it).
+     * @type {unknown}
+     */
+    lastListenerError: unknown;
+    /** Saves that failed in a row: the next is retried after the retry policy's delay for it. */
+    saveFailures: number;
+    /** True while a retry of a failed save is scheduled. */
+    saveRetryScheduled: boolean;
+    /**
+     * The wait the last answer's `Retry-After` asked for (ms), until the drain hands it on.
+     * @type {number | undefined}
+     */
+    lastRetryAfter: number | undefined;
+    /** The least the probe waits before its first try (a `Retry-After` seen as it went offline). */
+    probeWait: number;
     /**
      * Every event reported so far, oldest first (the last 1,000).
      * @type {ClientEvent[]}
@@ -253,16 +273,42 @@ export class FlowSession {
     /** Sends the state shown to the state listeners when it changed. */
     publish(): void;
     /**
+     * Calls one of the app's listeners. One that throws is the app's bug, not the session's: it must
+     * not stop the drain (taps would never be sent, \`settled()\` and waiting taps never settle) nor
+     * reject a \`send\` whose tap is queued (an app that retried would apply it twice). Its error is
+     * kept in \`lastListenerError\` and reported with \`reportError\` where the platform has it (a
+     * browser's console and \`error\` event).
+     * @template T
+     * @param {(value: T) => void} listener
+     * @param {T} value
+     */
+    call<T>(listener: (value: T) => void, value: T): void;
+    /**
      * Applies `action` and returns what to show, at once when the local engine (or a prediction)
      * can tell; then posts it with `If-Match` and an idempotency key in the background. The answer
      * confirms it, or corrects it (a `corrected` event). With neither engine nor prediction, it
-     * waits for the answer. The tap is in the store before the promise resolves.
+     * waits for the answer.
+     *
+     * The tap is in the store before the promise resolves, unless the store fails (a full
+     * `localStorage`): then the save is retried with backoff until it succeeds (`lastStoreError`
+     * says why it failed) and the tap is still sent while the app runs. The promise does not reject
+     * for a failed save: the tap is queued and goes to the server, so an app that sent it again
+     * would apply it twice. A promise that rejects means the tap was not queued, except for a tap
+     * that waited and was refused by the server or could not be answered (below).
+     *
+     * Each tap's idempotency key (`newKey`) must be new: a key already queued or on the wire is
+     * refused, since the server would answer the second tap with the first's state (or 422
+     * `idempotency-key-reused`).
      *
      * @param {FlowAction} action
      * @returns {Promise<NavigationState>}
-     * @throws the engine's refusal when the local engine refuses it (nothing is posted),
-     *   `ActionRefused` when a tap that waited was not taken by the server, or `Unreachable` when
-     *   a tap that waited cannot be answered because the client is offline (it stays queued)
+     * @throws {TypeError} when the action is not one the client can post and keep (see
+     *   `checkedAction`: a BigInt or a cycle in its params, a `from` that is not a string), or the
+     *   key `newKey` gave is not new (nothing is queued)
+     * @throws {Unreachable} when the session is closed (nothing is queued), or a tap that waited
+     *   cannot be answered because the client is offline (it stays queued)
+     * @throws the engine's refusal when the local engine refuses it (nothing is posted), or
+     *   `ActionRefused` when a tap that waited was not taken by the server
      */
     send(action: FlowAction): Promise<NavigationState>;
     /**
@@ -272,7 +318,8 @@ export class FlowSession {
      */
     setOffline(offline: boolean): void;
     /**
-     * Resolves when nothing is queued or on the wire (after coming back online if need be).
+     * Resolves when nothing is queued or on the wire (after coming back online if need be), or
+     * once the session is closed or its drain stopped on a bug (`lastDrainError`).
      * @returns {Promise<void>}
      */
     settled(): Promise<void>;
@@ -281,7 +328,11 @@ export class FlowSession {
     /**
      * Stops following events, probing and sending; the session stays on the server (and in the
      * store, with the taps not yet confirmed: the next `start` sends them). A tap still waiting for
-     * its answer rejects with `Unreachable`, and `settled()` resolves.
+     * its answer rejects with `Unreachable`, `settled()` resolves, and a later `send` rejects with
+     * `Unreachable`. Nothing is written to the store after the promise resolves: an answer still on
+     * the wire is not kept (the tap stays queued in the store and the next `start` sends it again
+     * under its key, answered from the server's log), so a new session on the same store (a
+     * remount) is not overwritten by this one.
      * @returns {Promise<void>} when the store has everything
      */
     close(): Promise<void>;
@@ -294,6 +345,11 @@ export class FlowSession {
      * @returns {Promise<Reply>}
      */
     perform(request: FlowRequest): Promise<Reply>;
+    /**
+     * The last answer asked for a wait (`Retry-After` on a 429 or 503): the machine's pause is at
+     * least that long, and so is the probe's first wait when it went offline.
+     */
+    honourRetryAfter(): void;
     /** The requests of the session as it is now (a restart changes its id and token). */
     get requests(): SessionRequests;
     /**
@@ -317,7 +373,9 @@ export class FlowSession {
      */
     rememberBundle(bundle: SessionEngine, text: string, tag: string | undefined): void;
     /**
-     * Probes `/healthz` with backoff until the server answers, then sends what is queued.
+     * Probes `/healthz` with backoff until the server answers, then sends what is queued (after the
+     * pause the machine owes for the unknown outcomes in a row, which do not start again at the
+     * first delay).
      */
     startProbe(): void;
     backOnline(): void;
@@ -328,6 +386,14 @@ export class FlowSession {
      * @returns {Promise<void>}
      */
     persist(): Promise<void>;
+    /**
+     * Saves what the store keeps as it is now, after the saves before it. A save that fails is
+     * retried with the retry policy's backoff (and by any later change) until one succeeds: a tap
+     * the store lost would be lost with the app.
+     * @returns {Promise<void>}
+     */
+    saveNow(): Promise<void>;
+    scheduleSaveRetry(): void;
     /**
      * Follows the session's event stream (`GET …/events`, `Last-Event-ID` on reconnection, with
      * backoff): versions other devices make are adopted and reported as `remote`. With `ticket`,
@@ -400,7 +466,9 @@ export type EngineFactory = {
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
  *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
- *   (injected where a test needs control of time and keys).
+ *   (injected where a test needs control of time and keys; `newKey` also where the platform has
+ *   no `crypto.getRandomValues`: it must return a new key, unique to the tap, on every call, as a
+ *   random UUID is; a key already used is refused).
  */
 export type Configuration = {
     server: string;

@@ -5,6 +5,14 @@
  */
 export function describe(error: unknown): string;
 /**
+ * A `Retry-After` header's wait in milliseconds (delay-seconds, or an HTTP date after `now`),
+ * at most {@link longestRetryAfter}; undefined when there is none or it does not read.
+ * @param {string | null | undefined} header
+ * @param {number} now milliseconds since the epoch
+ * @returns {number | undefined}
+ */
+export function retryAfterMilliseconds(header: string | null | undefined, now: number): number | undefined;
+/**
  * The answer as the machine reads it.
  * @param {FlowAnswer} answer
  * @returns {import('./client-machine.js').Reply}
@@ -16,7 +24,8 @@ export function replyOf(answer: FlowAnswer): import('./client-machine.js').Reply
  */
 /**
  * An answer, whatever its status: the status, the headers that matter here, and the body as text.
- * @typedef {{status: number, etag?: string, contentType?: string, body: string}} FlowAnswer
+ * `retryAfter` is the wait a `Retry-After` header asked for, in milliseconds.
+ * @typedef {{status: number, etag?: string, contentType?: string, retryAfter?: number, body: string}} FlowAnswer
  */
 /**
  * How the client reaches the server: one request, one answer of any status; rejects with
@@ -60,6 +69,8 @@ export class FetchTransport {
      */
     send(request: FlowRequest): Promise<FlowAnswer>;
 }
+/** The longest wait a `Retry-After` is honoured for: a client waits no longer than that to try again. */
+export const longestRetryAfter: number;
 /**
  * One request to the server: method, path from `/`, query without `?`, headers, a JSON body.
  */
@@ -72,11 +83,13 @@ export type FlowRequest = {
 };
 /**
  * An answer, whatever its status: the status, the headers that matter here, and the body as text.
+ * `retryAfter` is the wait a `Retry-After` header asked for, in milliseconds.
  */
 export type FlowAnswer = {
     status: number;
     etag?: string;
     contentType?: string;
+    retryAfter?: number;
     body: string;
 };
 /**

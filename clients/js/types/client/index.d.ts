@@ -18,7 +18,7 @@ export type StoredSession = import('./session-store.js').StoredSession;
 export type SessionStore = import('./session-store.js').SessionStore;
 export type KeyValueStorage = import('./session-store.js').KeyValueStorage;
 export type FlowTransport = import('./http-transport.js').FlowTransport;
-export { ActionRefused, Unreachable, batchItem, postedAction, refusedActions } from "./client-event.js";
+export { ActionRefused, Unreachable, batchItem, checkedAction, postedAction, refusedActions } from "./client-event.js";
 export { EventStreamParser, openEventStream } from "./event-stream.js";
 export { FlowSession, SessionFailure, randomKey } from "./flow-session.js";
 export { LocalEngine, localEngine } from "./local-engine.js";

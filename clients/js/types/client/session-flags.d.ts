@@ -17,6 +17,12 @@ export class SessionFlags {
     /** Variant keys by experiment key; an experiment the session is not in is absent. */
     experiments: Record<string, string>;
     /**
+     * The flag's evaluation, when the session has one by that key: an own member only, so
+     * `constructor` or `__proto__` is no flag.
+     * @param {string} key
+     */
+    detail(key: string): import("./navigation-state.js").FlagEvaluation | undefined;
+    /**
      * The flag's value when it is true or false; the fallback (undefined unless given) when the
      * flag is unknown or of another type.
      * @template {boolean | undefined} [F=undefined]
@@ -43,7 +49,7 @@ export class SessionFlags {
      * The value as JSON, whatever its type.
      * @param {string} key
      */
-    json(key: string): import("./json.js").JSONValue;
+    json(key: string): import("./json.js").JSONValue | undefined;
     /**
      * The variant the flag evaluated to (`on`, `off`, …).
      * @param {string} key

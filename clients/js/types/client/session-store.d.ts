@@ -19,7 +19,8 @@ export function keyOf(session: StoredSession): SessionKey;
 export function encodeStoredSession(session: StoredSession): string;
 /**
  * Reads the stored form; undefined when it is not one (written by something else, or corrupt:
- * the client then starts a new session).
+ * the client then starts a new session). A queued tap that does not read is left out and
+ * counted in `skipped`; the session and the other taps are kept.
  * @param {string | unknown} encoded text, or its parsed value
  * @returns {StoredSession | undefined}
  */
@@ -32,8 +33,11 @@ export function decodeStoredSession(encoded: string | unknown): StoredSession | 
  * again while still offline, the last confirmed state document and the session's bundle (JSON
  * text, as the server sent it) with its `ETag`.
  *
+ * `skipped`, set only when read from its stored form, counts the kept taps that did not read and
+ * were left out (never written: a tap is checked before it is queued).
+ *
  * @typedef {{server: string, sessionId: string, token: string, userId: string, queue: QueuedAction[],
- *   confirmed?: JSONObject, bundle?: string, bundleTag?: string}} StoredSession
+ *   confirmed?: JSONObject, bundle?: string, bundleTag?: string, skipped?: number}} StoredSession
  */
 /**
  * Where the client keeps its sessions, one per server and user. Every method may answer a value
@@ -117,6 +121,9 @@ export type JSONObject = import('./json.js').JSONObject;
  * (`{key, version, action, at?}`, oldest first), and, so an app killed while offline can start
  * again while still offline, the last confirmed state document and the session's bundle (JSON
  * text, as the server sent it) with its `ETag`.
+ *
+ * `skipped`, set only when read from its stored form, counts the kept taps that did not read and
+ * were left out (never written: a tap is checked before it is queued).
  */
 export type StoredSession = {
     server: string;
@@ -127,6 +134,7 @@ export type StoredSession = {
     confirmed?: JSONObject;
     bundle?: string;
     bundleTag?: string;
+    skipped?: number;
 };
 /**
  * Where the client keeps its sessions, one per server and user. Every method may answer a value

@@ -130,6 +130,7 @@ extension ClientMachine {
     mutating func unknownOutcome(_ detail: String) -> [ClientEvent] {
         inFlight = 0
         failures += 1
+        streak += 1
         lastFailure = detail
         if failures >= retry.attempts {
             pauseOwed = nil
@@ -137,7 +138,13 @@ extension ClientMachine {
             offline = true
             return [.offline]
         }
-        pauseOwed = retry.delay(before: failures)
+        pauseOwed = retry.delay(before: streak)
         return []
+    }
+
+    /// The server asked for a wait before the next try (`Retry-After` on a 429 or a 503): the
+    /// pause owed is at least that long. Offline, the driver's probe waits it.
+    public mutating func retryAfter(_ wait: Duration) {
+        if let owed = pauseOwed, wait > owed { pauseOwed = wait }
     }
 }

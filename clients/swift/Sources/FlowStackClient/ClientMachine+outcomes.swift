@@ -8,6 +8,7 @@ extension ClientMachine {
     public mutating func answered(key: String, state: NavigationState, predictions: [(action: FlowAction, state: NavigationState)] = []) -> [ClientEvent] {
         inFlight = 0
         failures = 0
+        streak = 0
         guard let index = queue.firstIndex(where: { $0.key == key }) else { return [] }
         let item = queue[index]
         for taken in queue[...index] where taken.key != key { enginesAfter[taken.key] = nil }
@@ -66,6 +67,7 @@ extension ClientMachine {
     public mutating func refused(key: String, status: Int, problem: JSONValue?) -> [ClientEvent] {
         inFlight = 0
         failures = 0
+        streak = 0
         if status == 412 {
             reloadPending = .some(problem)
             return []
@@ -90,6 +92,7 @@ extension ClientMachine {
     public mutating func reloaded(_ state: NavigationState, predictions: [(action: FlowAction, state: NavigationState)] = []) -> [ClientEvent] {
         inFlight = 0
         failures = 0
+        streak = 0
         let problem = reloadPending ?? nil
         reloadPending = nil
         return adopt(state, predictions: predictions, dropped: queue, problem: problem, reason: .versionMismatch)
@@ -101,6 +104,7 @@ extension ClientMachine {
     public mutating func batchAnswered(sent: Int, done: Set<String>, refusal: JSONValue?, state: NavigationState) -> [ClientEvent] {
         inFlight = 0
         failures = 0
+        streak = 0
         let sentItems = queue.prefix(sent)
         let taken = sentItems.prefix(while: { done.contains($0.key) }).count
         if taken == 0 && refusal == nil {
@@ -149,6 +153,7 @@ extension ClientMachine {
     mutating func sessionGone(status: Int, problem: JSONValue?) -> [ClientEvent] {
         inFlight = 0
         failures = 0
+        streak = 0
         gone = (status, problem)
         return []
     }
@@ -183,10 +188,12 @@ extension ClientMachine {
         return [.offline]
     }
 
-    /// The server answers again: what is queued goes next.
+    /// The server answers again: what is queued goes next, after the backoff the unknown outcomes
+    /// in a row reached (none after an answer that said what happened, or an outage the app made).
     public mutating func reachable() -> [ClientEvent] {
         failures = 0
         guard offline else { return [] }
+        if streak > 0 { pauseOwed = retry.delay(before: streak) }
         offline = false
         return [.online]
     }

@@ -53,8 +53,13 @@ public struct ClientMachine: Sendable {
     public internal(set) var gone: (status: Int, problem: JSONValue?)?
     /// How requests that got no usable answer are retried.
     public var retry: RetryPolicy
-    /// Unknown outcomes in a row (reset by any answer that says what happened).
+    /// Unknown outcomes in a row since the last try went out online (reset by any answer that
+    /// says what happened, and when the server answers again).
     public internal(set) var failures = 0
+    /// Unknown outcomes in a row, across going offline and back (reset only by an answer that
+    /// says what happened): the backoff grows with it, so a server that answers `/healthz` but
+    /// fails every request (a persisting 500) is not asked at the first delay after every probe.
+    public internal(set) var streak = 0
     /// What the last unknown outcome was ("status 500", "no answer: timed out", …).
     public internal(set) var lastFailure: String?
     /// The most taps one batch carries (the server takes at most 100).

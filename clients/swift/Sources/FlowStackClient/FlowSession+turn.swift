@@ -37,6 +37,7 @@ extension FlowSession {
                 case .create:
                     await recreate()
                 }
+                honourRetryAfter()
                 if machine.offline && !forcedOffline { startProbe() }
                 persist()
                 publish()
@@ -62,11 +63,23 @@ extension FlowSession {
 
     /// Sends one request: the answer as a reply for the machine, or no answer.
     func perform(_ request: FlowRequest) async -> ClientMachine.Reply {
+        lastRetryAfter = nil
         do {
-            return try await transport.send(request).reply
+            let answer = try await transport.send(request)
+            if answer.status == 429 || answer.status == 503 { lastRetryAfter = answer.retryAfter }
+            return answer.reply
         } catch {
             return .noAnswer((error as? Unreachable)?.detail ?? "\(error)")
         }
+    }
+
+    /// The last answer asked for a wait (`Retry-After` on a 429 or 503): the machine's pause is
+    /// at least that long, and so is the probe's first wait when it went offline.
+    func honourRetryAfter() {
+        guard let wait = lastRetryAfter else { return }
+        lastRetryAfter = nil
+        machine.retryAfter(wait)
+        if machine.offline { probeWait = max(probeWait, wait) }
     }
 
     /// The requests of the session as it is now (a restart changes its id and token).
@@ -143,15 +156,24 @@ extension FlowSession {
         machine.loaded(bundle.state)
     }
 
-    /// Probes `/healthz` with backoff until the server answers, then sends what is queued.
+    /// Probes `/healthz` with backoff until the server answers, then sends what is queued (after
+    /// the pause the machine owes for the unknown outcomes in a row, which do not start again at
+    /// the first delay).
     func startProbe() {
         guard probe == nil, !forcedOffline else { return }
         let policy = configuration.retry
         let transport = transport
+        // The backoff goes on from where the unknown outcomes left it (a server that answers
+        // `/healthz` and fails every request is not asked at the first delay after each probe),
+        // and the first wait is at least what a `Retry-After` asked for.
+        let streak = machine.streak
+        var firstWait = probeWait
+        probeWait = .zero
         probe = Task { [weak self] in
             var attempt = 1
             while !Task.isCancelled {
-                try? await Task.sleep(for: policy.delay(before: attempt))
+                try? await Task.sleep(for: max(policy.delay(before: streak + attempt - 1), firstWait))
+                firstWait = .zero
                 attempt += 1
                 if let answer = try? await transport.send(FlowRequest(method: "GET", path: "/healthz")), answer.status == 200 {
                     await self?.backOnline()

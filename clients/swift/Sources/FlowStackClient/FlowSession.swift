@@ -34,6 +34,10 @@ public actor FlowSession {
     var draining = false
     var forcedOffline = false
     var probe: Task<Void, Never>?
+    /// The wait the last answer's `Retry-After` asked for (a 429 or 503), until the drain hands it on.
+    var lastRetryAfter: Duration?
+    /// The least the probe waits before its first try (a `Retry-After` seen as it went offline).
+    var probeWait: Duration = .zero
     var waiters: [String: CheckedContinuation<NavigationState, any Error>] = [:]
     var refusals: [String: ActionRefused] = [:]
     var subscribers: [UUID: AsyncStream<ClientEvent>.Continuation] = [:]

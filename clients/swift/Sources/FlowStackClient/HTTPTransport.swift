@@ -26,17 +26,42 @@ public struct FlowRequest: Sendable, Equatable {
 }
 
 /// An answer, whatever its status: the status, the headers that matter here, and the body.
+/// `retryAfter` is the wait a `Retry-After` header asked for.
 public struct FlowAnswer: Sendable, Equatable {
     public var status: Int
     public var etag: String?
     public var contentType: String?
+    public var retryAfter: Duration?
     public var body: [UInt8]
 
-    public init(status: Int, etag: String? = nil, contentType: String? = nil, body: [UInt8]) {
+    public init(status: Int, etag: String? = nil, contentType: String? = nil, retryAfter: Duration? = nil, body: [UInt8]) {
         self.status = status
         self.etag = etag
         self.contentType = contentType
+        self.retryAfter = retryAfter
         self.body = body
+    }
+
+    /// The longest wait a `Retry-After` is honoured for: a client waits no longer than that.
+    public static let longestRetryAfter: Duration = .seconds(300)
+
+    /// A `Retry-After` header's wait (delay-seconds, or an HTTP date after `now`), at most
+    /// ``longestRetryAfter``; nil when there is none or it does not read.
+    public static func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
+        guard let text = header?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        let wait: Duration
+        if text.allSatisfy(\.isASCIIDigitCharacter) {
+            guard let seconds = Int(text.prefix(9)) else { return nil }
+            wait = .seconds(seconds)
+        } else {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+            guard let date = formatter.date(from: text) else { return nil }
+            wait = .milliseconds(max(0, Int((date.timeIntervalSince(now) * 1000).rounded())))
+        }
+        return min(wait, longestRetryAfter)
     }
 
     var json: JSONValue? { body.isEmpty ? nil : try? JSONParser.parse(body) }
@@ -117,7 +142,8 @@ public final class URLSessionTransport: FlowTransport {
         }
         guard let http = response as? HTTPURLResponse else { throw Unreachable(detail: "not an HTTP answer") }
         return FlowAnswer(status: http.statusCode, etag: http.value(forHTTPHeaderField: "ETag"),
-                          contentType: http.value(forHTTPHeaderField: "Content-Type"), body: Array(data))
+                          contentType: http.value(forHTTPHeaderField: "Content-Type"),
+                          retryAfter: FlowAnswer.retryAfter(http.value(forHTTPHeaderField: "Retry-After")), body: Array(data))
     }
 }
 
@@ -145,4 +171,9 @@ public struct RetryPolicy: Sendable, Equatable {
         for _ in 1..<max(1, attempt) where delay < maximumDelay { delay = delay * 2 }
         return min(delay, maximumDelay)
     }
+}
+
+extension Character {
+    /// `0`…`9`, and nothing else (no other script's digits).
+    fileprivate var isASCIIDigitCharacter: Bool { isASCII && isNumber }
 }
