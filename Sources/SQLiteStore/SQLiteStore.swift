@@ -22,6 +22,10 @@ public final class SQLiteStore: FlowStore {
     /// The connections; repositories read and write through it.
     public let pool: DatabasePool
     private let closed = Atomic<Bool>(false)
+    /// Reads and writes under way through `reading`, `writing` and `healthCheck`: `close()`
+    /// waits for them before it closes the connections (a background thread's read racing a
+    /// close used a freed connection: a crash, not an error), and refuses new ones from then on.
+    private let inFlight = Atomic<Int>(0)
     let groupCommit: GroupCommit
     let checkpointer: WALCheckpointer
     /// The rowid up to which retention has examined the log (see `compactActions`).
@@ -113,7 +117,8 @@ public final class SQLiteStore: FlowStore {
 
     /// The schema version when the database answers a query, nil when it does not.
     public func healthCheck() -> Int? {
-        guard !closed.load(ordering: .acquiring) else { return nil }
+        guard enter() else { return nil }
+        defer { leave() }
         // One statement needs no snapshot transaction; the cached statement skips re-parsing it.
         return try? pool.unsafeRead { db in
             try Int.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations")) ?? 0
@@ -122,7 +127,13 @@ public final class SQLiteStore: FlowStore {
 
     /// Checkpoints the WAL and closes every connection. Calling it again does nothing.
     public func close() throws {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !closed.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        // Operations that entered before `closed` was set finish first (at most the busy
+        // timeout's wait each); none enters after.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while inFlight.load(ordering: .sequentiallyConsistent) > 0, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
         checkpointer.shutdown()
         groupCommit.shutdown()
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
@@ -142,6 +153,8 @@ extension SQLiteStore {
     /// `StoreError.undecodableRow` naming its column only: GRDB's own error prints the whole row
     /// and its statement's arguments (users' attributes, their state) into the log line.
     func reading<T>(_ body: (Database) throws -> T) throws -> T {
+        guard enter() else { throw StoreError.unavailable(location: path, detail: "the store is closed") }
+        defer { leave() }
         do {
             return try pool.read(body)
         } catch let error as RowDecodingError {
@@ -151,11 +164,29 @@ extension SQLiteStore {
 
     /// A write transaction of the pool; an undecodable row as in `reading`.
     func writing<T>(_ body: (Database) throws -> T) throws -> T {
+        guard enter() else { throw StoreError.unavailable(location: path, detail: "the store is closed") }
+        defer { leave() }
         do {
             return try pool.write(body)
         } catch let error as RowDecodingError {
             throw Self.redacted(error, location: path)
         }
+    }
+
+    /// Counts an operation in; false (and nothing counted) once the store is closing.
+    private func enter() -> Bool {
+        // Sequentially consistent, as `close()`'s: it sets `closed` then reads `inFlight`, this
+        // adds to `inFlight` then reads `closed`, so at least one of the two sees the other.
+        inFlight.add(1, ordering: .sequentiallyConsistent)
+        guard !closed.load(ordering: .sequentiallyConsistent) else {
+            inFlight.subtract(1, ordering: .sequentiallyConsistent)
+            return false
+        }
+        return true
+    }
+
+    private func leave() {
+        inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     /// The error without the row's values: the column (named or numbered) and the expected type.

@@ -4,6 +4,7 @@ import FlowStore
 import Foundation
 import SQLiteStore
 import Testing
+import Synchronization
 
 @Suite("--db locations: refused")
 struct LocationCheckTests {
@@ -99,5 +100,45 @@ struct DatabaseLocationTests {
     ])
     func redactsPasswords(value: String, shown: String) {
         #expect(DatabaseLocation(value).redacted == shown)
+    }
+}
+
+@Suite("SQLite: closing while in use")
+struct SQLiteClosingTests {
+    /// Background threads (a rollout monitor, retention) may still read when the store is closed
+    /// at shutdown: `close()` waits for the reads under way, and later ones throw `unavailable`
+    /// instead of touching a closed connection (which crashed the process, once, in CI).
+    @Test func closeWaitsForReadsUnderWayAndRefusesLaterOnes() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-close-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteStore(path: folder.appendingPathComponent("db.sqlite").path)
+        try store.migrate(Migration.bundled(.sqlite))
+        let stop = Atomic<Bool>(false)
+        let refused = Atomic<Int>(0), answered = Atomic<Int>(0), other = Atomic<Int>(0)
+        let readers = DispatchGroup()
+        for _ in 0..<4 {
+            DispatchQueue.global().async(group: readers) {
+                while !stop.load(ordering: .relaxed) {
+                    do {
+                        _ = try store.headVersion(sessionId: "nobody")
+                        answered.add(1, ordering: .relaxed)
+                    } catch let error as StoreError {
+                        if case .unavailable = error { refused.add(1, ordering: .relaxed) } else { other.add(1, ordering: .relaxed) }
+                    } catch {
+                        other.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+        }
+        while answered.load(ordering: .relaxed) < 100 { Thread.sleep(forTimeInterval: 0.001) }
+        try store.close()
+        try FileManager.default.removeItem(at: folder)
+        Thread.sleep(forTimeInterval: 0.05)
+        stop.store(true, ordering: .relaxed)
+        readers.wait()
+        #expect(refused.load(ordering: .relaxed) > 0, "reads after close are refused")
+        #expect(other.load(ordering: .relaxed) == 0)
+        #expect(store.healthCheck() == nil)
     }
 }
