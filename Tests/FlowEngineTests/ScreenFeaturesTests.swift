@@ -49,7 +49,7 @@ struct ScreenFeaturesTests {
         #expect(!old.canRender(shown))
         #expect(old.missing(shown) == ["onboarding.faceScan"])
         #expect(ClientCapabilities(platform: "ios").canRender(shown))
-        #expect(ClientCapabilities(features: Self.everySampleScreen.union(["extra"])).canRender(shown))
+        #expect(ClientCapabilities(features: Self.everySampleScreen.union(["address.row", "extra"])).canRender(shown))
     }
 
     /// Flows that reach each other (a presents b, b pushes a) are each followed once; the
