@@ -45,7 +45,7 @@ struct ScreenFeaturesTests {
     /// A client lacking one screen misses exactly it; a client listing no features renders all.
     @Test func missingFeaturesOfAClient() {
         let shown = Fixtures.sampleCatalog.screenFeatures()
-        let old = ClientCapabilities(platform: "ios", appVersion: "1.0", features: Self.everySampleScreen.subtracting(["onboarding.faceScan"]))
+        let old = ClientCapabilities(platform: "ios", appVersion: "1.0", features: Self.everySampleScreen.union(["address.row"]).subtracting(["onboarding.faceScan"]))
         #expect(!old.canRender(shown))
         #expect(old.missing(shown) == ["onboarding.faceScan"])
         #expect(ClientCapabilities(platform: "ios").canRender(shown))
