@@ -214,7 +214,7 @@ public enum FlowEngine {
     /// The action with the tapped row's `row.id`, `row.kind` and `row.values` in its params (any
     /// params of those names removed when it taps no row); refused when the row is not in the
     /// source screen's list.
-    static func withRowParams(_ action: FlowAction, screen: ScreenEntry) throws(FlowError) -> FlowAction {
+    public static func withRowParams(_ action: FlowAction, screen: ScreenEntry) throws(FlowError) -> FlowAction {
         guard let rowId = action.row else {
             guard FlowAction.rowParams.contains(where: action.params.contains(key:)) else { return action }
             var plain = action
