@@ -51,6 +51,7 @@ public enum EngineSuite {
         ("condition.user", "a matched rule's when or guard read user state"),
         ("condition.attribute", "a matched rule's when read an attribute"),
         ("condition.param", "a matched rule's when read a param"),
+        ("condition.trait", "a matched rule's when read a trait"),
         ("predictions", "an answer with predictions (?predict=true)"),
         ("dryRun", "a dry run (?dryRun=true)"),
         ("available", "the available actions answer"),
@@ -77,5 +78,6 @@ public enum EngineSuite {
         ("effect.moveRow", "a handling rule's moveRow ran"),
         ("effect.updateRow", "a handling rule's updateRow ran"),
         ("refusal.stale-row", "refused 409 stale-row"),
+        ("refusal.link-refused", "refused: a link's action was refused (link-refused)"),
     ]
 }
