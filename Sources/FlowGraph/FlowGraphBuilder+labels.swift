@@ -13,7 +13,7 @@ extension FlowGraphBuilder {
 
     static func moves(_ effect: FlowEffect) -> Bool {
         switch effect {
-        case .setUser, .bubble, .result: false
+        case .setUser, .bubble, .result, .list: false  // a list changes in place: nothing moves
         default: true
         }
     }

@@ -8,7 +8,7 @@ import JSON
 /// a change of the list is reported by id (``ListChanges``) and a tap names the row it hit.
 /// `kind` is the cell the app registers for it, and a feature for capabilities, as a screen's
 /// feature is: a client must list it in its `features` to be served a flow version that shows it.
-public struct ListRow: Sendable, Equatable {
+public struct ListRow: Sendable, Equatable, Identifiable {
     public var id: String
     public var kind: String
     /// What the cell shows; any JSON object. A row whose kind or values change is reloaded.
@@ -22,7 +22,10 @@ public struct ListRow: Sendable, Equatable {
 }
 
 /// One section of a screen's list: `{"id": "FR", "title"?: "France", "indexTitle"?: "F", "rows": […]}`.
-public struct ListSection: Sendable, Equatable {
+///
+/// Sections and rows are `Identifiable` by their ids, so a SwiftUI `List` over them
+/// (`ForEach(sections) { Section { ForEach($0.rows) { … } } }`) animates changes by id itself.
+public struct ListSection: Sendable, Equatable, Identifiable {
     /// Unique among the list's sections.
     public var id: String
     /// The header; a section whose title or index title changes is reloaded.
