@@ -57,7 +57,7 @@ export function refusedActions(correction) {
 }
 
 /**
- * The action as posted, with nothing empty in it: `{type, from?, params?, interactive?}` (no empty
+ * The action as posted, with nothing empty in it: `{type, from?, row?, params?, interactive?}` (no empty
  * params, no `interactive: false`), so two spellings of one tap compare equal.
  *
  * @param {FlowAction} action
@@ -67,6 +67,7 @@ export function postedAction(action) {
   /** @type {FlowAction} */
   const posted = { type: action.type };
   if (action.from != null) posted.from = action.from;
+  if (action.row != null) posted.row = action.row;
   if (action.params != null && Object.keys(action.params).length > 0) posted.params = action.params;
   if (action.interactive) posted.interactive = true;
   return posted;

@@ -46,7 +46,7 @@
  */
 export function refusedActions(correction: Correction): FlowAction[];
 /**
- * The action as posted, with nothing empty in it: `{type, from?, params?, interactive?}` (no empty
+ * The action as posted, with nothing empty in it: `{type, from?, row?, params?, interactive?}` (no empty
  * params, no `interactive: false`), so two spellings of one tap compare equal.
  *
  * @param {FlowAction} action
