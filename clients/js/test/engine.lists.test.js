@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { JSONWriter, parseJSON, readSections, diffLists, applyListChanges, longestIncreasingRun } from '../src/engine/index.js';
-import { writeListChanges, listChangesAreEmpty } from '../src/engine/listChanges.js';
+import { JSONWriter, parseJSON, readSections, diffLists, longestIncreasingRun } from '../src/engine/index.js';
+import { applyListChanges, writeListChanges, listChangesAreEmpty } from '../src/engine/listChanges.js';
 import { sameSections } from '../src/engine/screenList.js';
 
 /** @typedef {import('../src/engine/screenList.js').ListSection} ListSection */

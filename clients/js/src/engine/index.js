@@ -24,5 +24,5 @@ export { treeTop, treeScreens, visiblePath, structuralProblems, parseEntryId, de
 export { readTreeStorage, writeTreeStorage } from './storage.js';
 export { encodeTransition } from './document.js';
 export { readSections, ListProblem } from './screenList.js';
-export { diffLists, applyListChanges, longestIncreasingRun } from './listChanges.js';
+export { diffLists, longestIncreasingRun } from './listChanges.js';
 export { EngineRunner, createConformanceRunner, refusalLine } from './conformance.js';

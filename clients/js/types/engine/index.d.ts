@@ -10,5 +10,5 @@ export { resolveLink, followLink } from "./links.js";
 export { treeTop, treeScreens, visiblePath, structuralProblems, parseEntryId, defaultFlowLimits } from "./tree.js";
 export { readTreeStorage, writeTreeStorage } from "./storage.js";
 export { readSections, ListProblem } from "./screenList.js";
-export { diffLists, applyListChanges, longestIncreasingRun } from "./listChanges.js";
+export { diffLists, longestIncreasingRun } from "./listChanges.js";
 export { EngineRunner, createConformanceRunner, refusalLine } from "./conformance.js";
