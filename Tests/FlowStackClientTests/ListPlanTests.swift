@@ -115,6 +115,13 @@ struct ListPlanTests {
         }
     }
 
+    /// A row tap posts its row, and reads back as posted (a queued tap keeps it).
+    @Test func rowTapsArePostedWithTheirRow() throws {
+        let tap = FlowAction(type: "list.open", from: "e2", row: "x", params: ["n": 1])
+        #expect(tap.json.jsonText == #"{"type":"list.open","from":"e2","row":"x","params":{"n":1}}"#)
+        #expect(try FlowAction(json: tap.json) == tap)
+    }
+
     /// A list-only version is one list step on the screen's stack, animated; the state reads
     /// the screen's list and the transition's changes.
     @Test func aListOnlyVersionIsOneListStep() throws {

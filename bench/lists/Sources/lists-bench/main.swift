@@ -4,7 +4,7 @@
 //     swift build -c release --package-path bench/lists
 //     bench/lists/.build/release/lists-bench [VERSIONS]     # default 400 versions per size
 //
-// Per size, one session holds one list screen of N rows (10 sections); each version changes one
+// Per size, one session holds one list screen of N rows (in 10 sections, and 10,000 in one); each version changes one
 // row, in turn: its values (reload), a removal, an insertion, a move to another section. For each
 // version it times, in process CPU time: the engine's apply (routing, effects, and the diff that
 // makes the transition's `lists`), the diff alone (ListChanges.diff on the two lists), the state
@@ -40,16 +40,16 @@ func row(_ id: Int) -> JSONValue {
     ["id": .string("r\(id)"), "kind": "contact", "values": ["name": .string("Contact \(id)"), "city": "Lyon", "starred": false]]
 }
 
-print("| rows | apply (with diff) µs | diff alone µs | state document µs | stored tree µs | answer bytes | `lists` bytes | whole list bytes |")
+print("| rows (sections) | apply (with diff) µs | diff alone µs | state document µs | stored tree µs | answer bytes | `lists` bytes | whole list bytes |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- |")
 var checksum = 0
-for size in [10, 1_000, 10_000] {
+for (size, sectionCount) in [(10, 10), (1_000, 10), (10_000, 10), (10_000, 1)] {
     let context = FlowContext(userId: "u")
     let tree = try FlowEngine.start(catalog: catalog, context: context)
     var state = SessionState(sessionId: "s", userId: "u", version: 0, tree: tree, context: context, catalog: catalog,
                              flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
-    let perSection = size / 10
-    let sections: [JSONValue] = (0..<10).map { s in
+    let perSection = size / sectionCount
+    let sections: [JSONValue] = (0..<sectionCount).map { s in
         ["id": .string("s\(s)"), "title": .string("Section \(s)"), "rows": .array((0..<perSection).map { row(s * perSection + $0) })]
     }
     state = try state.applying(FlowAction(type: "list.load", from: "e2", params: ["sections": .array(sections)])).next
@@ -58,7 +58,8 @@ for size in [10, 1_000, 10_000] {
     var answerBytes = 0, changeBytes = 0, listBytes = 0
     for version in 0..<versions {
         let list = state.tree.screen(id: 2)?.sections ?? []
-        let target = list[version % 10]
+        // A section with rows, from the version's onward (a small list's removals empty some).
+        guard let target = (0..<list.count).lazy.map({ list[(version + $0) % list.count] }).first(where: { !$0.rows.isEmpty }) else { break }
         let pick = target.rows[(version * 7919) % target.rows.count].id
         let action: FlowAction
         switch version % 4 {
@@ -68,7 +69,7 @@ for size in [10, 1_000, 10_000] {
             next += 1
             action = FlowAction(type: "list.insert", from: "e2", params: ["section": .string(target.id), "at": .integer(target.rows.count / 2), "row": row(next)])
         default:
-            action = FlowAction(type: "list.move", from: "e2", params: ["id": .string(pick), "section": .string(list[(version + 1) % 10].id), "at": 0])
+            action = FlowAction(type: "list.move", from: "e2", params: ["id": .string(pick), "section": .string(list[(version + 1) % list.count].id), "at": 0])
         }
         var start = cpuNanoseconds()
         let outcome = try FlowEngine.apply(action, to: state.tree, catalog: catalog, context: state.context)
@@ -104,6 +105,6 @@ for size in [10, 1_000, 10_000] {
         listBytes += whole.count
     }
     func micro(_ total: UInt64) -> String { String(format: "%.1f", Double(total) / Double(versions) / 1000) }
-    print("| \(size) | \(micro(apply)) | \(micro(diff)) | \(micro(document)) | \(micro(stored)) | \(answerBytes / versions) | \(changeBytes / versions) | \(listBytes / versions) |")
+    print("| \(size) (\(sectionCount)) | \(micro(apply)) | \(micro(diff)) | \(micro(document)) | \(micro(stored)) | \(answerBytes / versions) | \(changeBytes / versions) | \(listBytes / versions) |")
 }
 print("checksum \(checksum)")

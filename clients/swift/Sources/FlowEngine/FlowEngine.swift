@@ -34,6 +34,11 @@ import JSON
 ///   and again when it finishes; if finishing fails (the catalog changed meanwhile), the error
 ///   is returned and the interaction stays pending until `interaction.cancel`.
 /// - Flow params reach a flow's initial screens, overlaid by each screen's own params.
+/// - Lists (``ListSection``) belong to their screen entry. List effects apply in order with the
+///   rule's others, to the source screen by default; a row tap's row is checked against the
+///   source screen's list before routing (`staleRow`). The transition's `lists` compare every
+///   screen present before and after by id (``ListChanges/diff(from:to:)``), whatever changed it;
+///   a version that changed only lists gets a `list` transition from the top to itself.
 /// - A link rebuilds the cold-start stack with fresh ids and applies its actions as one
 ///   outcome; its transition rule, deferral and the dropping of a pending link that fails
 ///   later are described at ``followLink(_:from:catalog:context:limits:field:)``.

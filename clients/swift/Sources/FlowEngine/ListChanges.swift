@@ -140,36 +140,38 @@ extension ListChanges {
             }
         }
 
-        // Rows: where each row was (only rows of kept sections matter on the old side).
+        // Rows. Only sections kept on both sides whose rows differ can hold row changes: a row
+        // of a kept section whose rows are all the same stayed there (ids are unique), so those
+        // sections are skipped whole (an array shared by both lists compares in constant time).
+        var changedOld = [Bool](repeating: false, count: old.count)
+        var changedNew = [Bool](repeating: false, count: new.count)
+        for kept in keptSections where old[kept.old].rows != new[kept.new].rows {
+            changedOld[kept.old] = true
+            changedNew[kept.new] = true
+        }
         var oldRows: [String: (section: Int, row: Int)] = [:]
-        oldRows.reserveCapacity(old.reduce(0) { $0 + $1.rows.count })
-        for (sectionIndex, section) in old.enumerated() {
+        for (sectionIndex, section) in old.enumerated() where changedOld[sectionIndex] {
             for (rowIndex, row) in section.rows.enumerated() { oldRows[row.id] = (sectionIndex, rowIndex) }
         }
-        var newRows: [String: Int] = [:]  // row id → new section index
-        newRows.reserveCapacity(new.reduce(0) { $0 + $1.rows.count })
-        for (sectionIndex, section) in new.enumerated() {
-            for row in section.rows { newRows[row.id] = sectionIndex }
+        var newRows: Set<String> = []
+        for (sectionIndex, section) in new.enumerated() where changedNew[sectionIndex] {
+            for row in section.rows { newRows.insert(row.id) }
         }
-        let oldSectionKept = old.map { newSectionIndex[$0.id] != nil }
-        let newSectionKept = new.map { oldSectionIndex[$0.id] != nil }
-
-        for (sectionIndex, section) in old.enumerated() where oldSectionKept[sectionIndex] {
-            for (rowIndex, row) in section.rows.enumerated() {
-                guard let newSection = newRows[row.id], newSectionKept[newSection] else {
-                    changes.rows.deleted.append(Change(id: row.id, at: RowPath(section: sectionIndex, row: rowIndex)))
-                    continue
-                }
+        // A row of a changed kept section that is in no changed kept section now is gone, or in
+        // an inserted section: deleted.
+        for (sectionIndex, section) in old.enumerated() where changedOld[sectionIndex] {
+            for (rowIndex, row) in section.rows.enumerated() where !newRows.contains(row.id) {
+                changes.rows.deleted.append(Change(id: row.id, at: RowPath(section: sectionIndex, row: rowIndex)))
             }
         }
-        for (sectionIndex, section) in new.enumerated() where newSectionKept[sectionIndex] {
+        for (sectionIndex, section) in new.enumerated() where changedNew[sectionIndex] {
             let sameSection = oldSectionIndex[section.id] ?? -1
             // Rows that were in this same section, in new order, with their old index.
             var stayed: [(new: Int, old: Int)] = []
             for (rowIndex, row) in section.rows.enumerated() {
-                let path = RowPath(section: sectionIndex, row: rowIndex)
-                guard let was = oldRows[row.id], oldSectionKept[was.section] else {
-                    changes.rows.inserted.append(Change(id: row.id, at: path))
+                // Not in a changed kept section before: new, or from a deleted section.
+                guard let was = oldRows[row.id] else {
+                    changes.rows.inserted.append(Change(id: row.id, at: RowPath(section: sectionIndex, row: rowIndex)))
                     continue
                 }
                 if was.section == sameSection { stayed.append((rowIndex, was.row)) }
@@ -179,7 +181,7 @@ extension ListChanges {
             stayingRows.reserveCapacity(stayed.count)
             for (position, entry) in stayed.enumerated() where staying[position] { stayingRows.insert(entry.new) }
             for (rowIndex, row) in section.rows.enumerated() {
-                guard let was = oldRows[row.id], oldSectionKept[was.section] else { continue }
+                guard let was = oldRows[row.id] else { continue }
                 let path = RowPath(section: sectionIndex, row: rowIndex)
                 if !stayingRows.contains(rowIndex) {
                     changes.rows.moved.append(Move(id: row.id, from: RowPath(section: was.section, row: was.row), to: path))
