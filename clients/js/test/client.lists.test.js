@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MalformedState, NavigationState } from '../src/client/index.js';
+import { MalformedState, NavigationState, decodeStoredSession, encodeStoredSession } from '../src/client/index.js';
 import { postedAction } from '../src/client/client-event.js';
 import { SessionState, readAction } from '../src/engine/index.js';
 
@@ -69,8 +69,15 @@ test('a pop that inserts a row carries the list change beside the navigation; a 
   assert.deepEqual(back.transition?.lists[list.id]?.rows.inserted, [{ id: 'abe', at: { section: 0, row: 1 } }]);
 });
 
-test('a row tap is posted with its row, and a pending action keeps it', () => {
+test('a row tap is posted with its row, kept with it in the store, and a pending action keeps it', () => {
   assert.deepEqual(postedAction({ type: 'contact.open', from: 'e2', row: 'ben', params: {} }), { type: 'contact.open', from: 'e2', row: 'ben' });
+  const stored = {
+    server: 'http://127.0.0.1:1', sessionId: 's_1', token: 't', userId: 'u',
+    queue: [{ key: 'k', version: 3, action: { type: 'contact.open', from: 'e2', row: 'ben' } }],
+  };
+  assert.deepEqual(decodeStoredSession(encodeStoredSession(stored))?.queue[0].action, { type: 'contact.open', from: 'e2', row: 'ben' });
+  const badRow = { ...stored, queue: [{ key: 'k', version: 3, action: { type: 'contact.open', row: 7 } }] };
+  assert.equal(decodeStoredSession(JSON.stringify(badRow))?.queue.length ?? 0, 0);
   const document = JSON.parse(start(bundle).document());
   document.pendingActions = [{
     action: { type: 'contact.open', from: 'e2', row: 'ben', params: {} }, source: 'e2', guard: { flow: 'login', flowId: 'f9' },

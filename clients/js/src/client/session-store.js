@@ -116,6 +116,7 @@ export function decodeStoredSession(encoded) {
     const action = asObject(item?.action);
     if (!item || typeof item.key !== 'string' || !Number.isSafeInteger(item.version) || !action || typeof action.type !== 'string') return undefined;
     if (action.from != null && typeof action.from !== 'string') return undefined;
+    if (action.row != null && typeof action.row !== 'string') return undefined;
     if (action.params != null && !asObject(action.params)) return undefined;
     /** @type {QueuedAction} */
     const kept = { key: item.key, version: /** @type {number} */ (item.version), action: postedAction(/** @type {any} */ (action)) };

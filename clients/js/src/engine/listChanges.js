@@ -3,7 +3,7 @@
 // (a port of ListChanges and ScreenListChange).
 
 import { jsonEquals, sameText } from './json.js';
-import { idKey, sameOptionalText } from './screenList.js';
+import { idKey, sameOptionalText, sameRows } from './screenList.js';
 
 /** @typedef {import('./json.js').JSONWriter} JSONWriter */
 /** @typedef {import('./screenList.js').ListSection} ListSection */
@@ -102,38 +102,46 @@ export function diffLists(old, next) {
     }
   });
 
-  // Rows: where each row was (only rows of kept sections matter on the old side).
+  // Rows. Only sections kept on both sides whose rows differ can hold row changes: a row of a
+  // kept section whose rows are all the same stayed there (ids are unique), so those sections
+  // are skipped whole (an array shared by both lists compares in constant time).
+  const changedOld = old.map(() => false);
+  const changedNew = next.map(() => false);
+  for (const kept of keptSections) {
+    if (sameRows(old[kept.old].rows, next[kept.next].rows)) continue;
+    changedOld[kept.old] = true;
+    changedNew[kept.next] = true;
+  }
   /** @type {Map<string, RowPath>} */
   const oldRows = new Map();
   old.forEach((section, sectionIndex) => {
+    if (!changedOld[sectionIndex]) return;
     section.rows.forEach((row, rowIndex) => oldRows.set(idKey(row.id), { section: sectionIndex, row: rowIndex }));
   });
-  /** @type {Map<string, number>} row id → new section index */
-  const newRows = new Map();
+  /** @type {Set<string>} */
+  const newRows = new Set();
   next.forEach((section, sectionIndex) => {
-    for (const row of section.rows) newRows.set(idKey(row.id), sectionIndex);
+    if (!changedNew[sectionIndex]) return;
+    for (const row of section.rows) newRows.add(idKey(row.id));
   });
-  const oldSectionKept = old.map((section) => newSectionIndex.has(idKey(section.id)));
-  const newSectionKept = next.map((section) => oldSectionIndex.has(idKey(section.id)));
-
+  // A row of a changed kept section that is in no changed kept section now is gone, or in an
+  // inserted section: deleted.
   old.forEach((section, sectionIndex) => {
-    if (!oldSectionKept[sectionIndex]) return;
+    if (!changedOld[sectionIndex]) return;
     section.rows.forEach((row, rowIndex) => {
-      const newSection = newRows.get(idKey(row.id));
-      if (newSection === undefined || !newSectionKept[newSection]) {
-        changes.rows.deleted.push({ id: row.id, at: { section: sectionIndex, row: rowIndex } });
-      }
+      if (!newRows.has(idKey(row.id))) changes.rows.deleted.push({ id: row.id, at: { section: sectionIndex, row: rowIndex } });
     });
   });
   next.forEach((section, sectionIndex) => {
-    if (!newSectionKept[sectionIndex]) return;
+    if (!changedNew[sectionIndex]) return;
     const sameSection = oldSectionIndex.get(idKey(section.id)) ?? -1;
     // Rows that were in this same section, in new order, with their old index.
     /** @type {{ next: number, old: number }[]} */
     const stayed = [];
     section.rows.forEach((row, rowIndex) => {
       const was = oldRows.get(idKey(row.id));
-      if (was === undefined || !oldSectionKept[was.section]) {
+      // Not in a changed kept section before: new, or from a deleted section.
+      if (was === undefined) {
         changes.rows.inserted.push({ id: row.id, at: { section: sectionIndex, row: rowIndex } });
         return;
       }
@@ -147,7 +155,7 @@ export function diffLists(old, next) {
     });
     section.rows.forEach((row, rowIndex) => {
       const was = oldRows.get(idKey(row.id));
-      if (was === undefined || !oldSectionKept[was.section]) return;
+      if (was === undefined) return;
       const path = { section: sectionIndex, row: rowIndex };
       if (!stayingRows.has(rowIndex)) changes.rows.moved.push({ id: row.id, from: { section: was.section, row: was.row }, to: path });
       const before = old[was.section].rows[was.row];

@@ -325,12 +325,24 @@ export function sameSections(lhs, rhs) {
     const left = lhs[index];
     const right = rhs[index];
     if (!sameText(left.id, right.id) || !sameOptionalText(left.title, right.title)
-      || !sameOptionalText(left.indexTitle, right.indexTitle) || left.rows.length !== right.rows.length) return false;
-    for (let row = 0; row < left.rows.length; row += 1) {
-      const a = left.rows[row];
-      const b = right.rows[row];
-      if (!sameText(a.id, b.id) || !sameText(a.kind, b.kind) || !jsonEquals(a.values, b.values)) return false;
-    }
+      || !sameOptionalText(left.indexTitle, right.indexTitle) || !sameRows(left.rows, right.rows)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether two sections' rows are equal as Swift's `[ListRow] ==` says; an array shared by both
+ * sides (a section no effect touched) compares at once.
+ * @param {ListRow[]} lhs
+ * @param {ListRow[]} rhs
+ */
+export function sameRows(lhs, rhs) {
+  if (lhs === rhs) return true;
+  if (lhs.length !== rhs.length) return false;
+  for (let index = 0; index < lhs.length; index += 1) {
+    const a = lhs[index];
+    const b = rhs[index];
+    if (a !== b && (!sameText(a.id, b.id) || !sameText(a.kind, b.kind) || !jsonEquals(a.values, b.values))) return false;
   }
   return true;
 }

@@ -78,6 +78,13 @@ export function placeOfRow(id: string, sections: ListSection[]): RowPath | null;
  */
 export function sameSections(lhs: ListSection[], rhs: ListSection[]): boolean;
 /**
+ * Whether two sections' rows are equal as Swift's `[ListRow] ==` says; an array shared by both
+ * sides (a section no effect touched) compares at once.
+ * @param {ListRow[]} lhs
+ * @param {ListRow[]} rhs
+ */
+export function sameRows(lhs: ListRow[], rhs: ListRow[]): boolean;
+/**
  * @param {string | null} lhs
  * @param {string | null} rhs
  */
