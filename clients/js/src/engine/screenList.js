@@ -262,7 +262,7 @@ export function writeSections(sections, writer) {
  * @param {ListRow} row
  * @param {JSONWriter} writer
  */
-export function writeRow(row, writer) {
+function writeRow(row, writer) {
   writer.beginObject();
   writer.key('id');
   writer.string(row.id);
@@ -271,32 +271,6 @@ export function writeRow(row, writer) {
   writer.key('values');
   writer.object(row.values);
   writer.endObject();
-}
-
-/**
- * The sections as a JSON value, as `writeSections` writes them.
- * @param {ListSection[]} sections
- * @returns {JSONValue}
- */
-export function sectionsJSON(sections) {
-  return sections.map((section) => {
-    /** @type {JSONObject} */
-    const object = new Map();
-    object.set('id', section.id);
-    if (section.title !== null) object.set('title', section.title);
-    if (section.indexTitle !== null) object.set('indexTitle', section.indexTitle);
-    object.set('rows', section.rows.map(rowJSON));
-    return object;
-  });
-}
-
-/**
- * The row as a JSON value: `{"id","kind","values"}`.
- * @param {ListRow} row
- * @returns {JSONValue}
- */
-export function rowJSON(row) {
-  return new Map(/** @type {[string, JSONValue][]} */ ([['id', row.id], ['kind', row.kind], ['values', row.values]]));
 }
 
 /**

@@ -46,24 +46,6 @@ export function readListId(value: JSONValue | undefined, path: (string | number)
  */
 export function writeSections(sections: ListSection[], writer: JSONWriter): void;
 /**
- * Writes `{"id","kind","values"}`.
- * @param {ListRow} row
- * @param {JSONWriter} writer
- */
-export function writeRow(row: ListRow, writer: JSONWriter): void;
-/**
- * The sections as a JSON value, as `writeSections` writes them.
- * @param {ListSection[]} sections
- * @returns {JSONValue}
- */
-export function sectionsJSON(sections: ListSection[]): JSONValue;
-/**
- * The row as a JSON value: `{"id","kind","values"}`.
- * @param {ListRow} row
- * @returns {JSONValue}
- */
-export function rowJSON(row: ListRow): JSONValue;
-/**
  * Where the row `id` is: its section's index and its index in that section.
  * @param {string} id
  * @param {ListSection[]} sections
