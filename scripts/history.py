@@ -86,6 +86,8 @@ Environment:
     retry-without-key   walkers retry an unknown action with a new Idempotency-Key (a client
                         bug): an action that had landed is applied a second time
     no-bypass           no bypass fault (a weaker checker: shows what the bypass step catches)
+  HISTORY_MIXED=1          the last node runs without --node-url (no leases) beside the owners,
+                           as while a rolling restart turns leases on
   HISTORY_KEEP=1           keep the work directory (node logs, haproxy.cfg, history.json)
 Standard library only; installs haproxy (and, through harness.postgres, postgresql) with apt-get
 when missing.

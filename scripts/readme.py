@@ -10,7 +10,10 @@ links them, then CONTRIBUTING.md), followed by any other docs/*.md in name order
 that order against one server, so a page may use what an earlier page's blocks made (a client
 key's user, a release id), and the curl sessions are one script in that order.
 
-Every ```sh and ```python block of those pages is accounted for by the line just above it:
+Every ```sh, ```python and ```js block of those pages is accounted for by the line just above it
+(a JavaScript block runs with node as an ES module, `@flowstack/client` resolving to clients/js,
+against a second server started as the README's first command starts one, without a user secret;
+its `// → ` lines are what it must print):
 - `<!-- readme-session:begin -->` (closed by `<!-- readme-session:end -->` below the block): part
   of the curl sessions, run by scripts/smoke.sh (on SQLite and on PostgreSQL) and
   scripts/cluster_smoke.sh (three nodes), which take them from `--session`; skipped here.
@@ -86,14 +89,15 @@ class Block:
         return f"{self.page} line {self.line} ({self.language})"
 
     def expected(self):
-        """The `# → ` lines: what the block must print, in order."""
+        """The `# → ` lines (`// → ` in JavaScript): what the block must print, in order."""
+        mark = "// → " if self.language == "js" else "# → "
         lines = []
         for line in self.text.splitlines():
             stripped = line.strip()
-            if stripped.startswith("# → "):
-                lines.append(stripped[len("# → "):])
-            elif "  # → " in line:
-                lines.append(line.split("  # → ", 1)[1].strip())
+            if stripped.startswith(mark):
+                lines.append(stripped[len(mark):])
+            elif "  " + mark in line:
+                lines.append(line.split("  " + mark, 1)[1].strip())
         return lines
 
 
@@ -111,7 +115,7 @@ def read_blocks(page):
         end = index + 1
         while end < len(lines) and not lines[end].lstrip(" ").startswith("```"):
             end += 1
-        if language in ("sh", "python"):
+        if language in ("sh", "python", "js"):
             above = lines[start - 1].strip() if start > 0 else ""
             match = MARKER.match(above)
             marker, argument = (match.group(1), match.group(2)) if match else (None, None)
@@ -145,6 +149,36 @@ def compare(tally, block, output, errors, status):
         tally.check(name, "it printed a problem document", details)
     else:
         tally.check(name, None)
+
+
+def plain_server(binary, work):
+    """A server as the README's first command starts one (no FLOWSTACK_USER_SECRET: user ids are
+    not verified), for the JavaScript blocks: a web page's example creates its sessions as an app
+    whose backend does not sign user ids would."""
+    secret = os.environ.pop("FLOWSTACK_USER_SECRET", None)
+    folder = os.path.join(work, "web-server")
+    os.makedirs(folder, exist_ok=True)
+    try:
+        web = FlowStackProcess(binary, folder)
+        web.start()
+    finally:
+        if secret is not None:
+            os.environ["FLOWSTACK_USER_SECRET"] = secret
+    return web
+
+
+def run_js(block, port, work):
+    """Runs a JavaScript block as an ES module with node, in a folder where `@flowstack/client`
+    resolves to clients/js (as an app that added the package has it in node_modules)."""
+    modules = os.path.join(work, "node_modules", "@flowstack")
+    os.makedirs(modules, exist_ok=True)
+    if not os.path.exists(os.path.join(modules, "client")):
+        os.symlink(os.path.join(REPO, "clients", "js"), os.path.join(modules, "client"))
+    path = os.path.join(work, f"block-{block.line}.mjs")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(block.text.replace("localhost:8080", f"127.0.0.1:{port}"))
+    done = subprocess.run(["node", path], capture_output=True, text=True, timeout=60, cwd=work)
+    return done.stdout, done.stderr, done.returncode
 
 
 def run_python(block, names):
@@ -318,6 +352,7 @@ def main():
         os.symlink(binary, os.path.join(bin_dir, "flowstack"))
         os.environ["FLOWSTACK_USER_SECRET"] = USER_SECRET
         server = FlowStackProcess(binary, work)
+        web = None
         try:
             server.start()
             key = post(server.port, "/v1/client-keys", {"name": "readme"}, server.admin_token)["key"]
@@ -338,7 +373,11 @@ def main():
                 if block.argument == "first-line":
                     run_first_line(tally, block, work)
                     continue
-                if block.language == "python":
+                if block.language == "js":
+                    if web is None:
+                        web = plain_server(binary, work)
+                    output, errors, status = run_js(block, web.port, work)
+                elif block.language == "python":
                     output, errors, status = run_python(block, names)
                     # The user-hash snippet's digest; a later block that also calls hmac.new (the
                     # rollout's users) prints something else, which is no hash.
@@ -353,6 +392,8 @@ def main():
                 compare(tally, block, output, errors, status)
         finally:
             server.stop()
+            if web is not None:
+                web.stop()
     sys.exit(tally.report("readme"))
 
 

@@ -46,7 +46,7 @@ final class ClusterMembership: Sendable {
         self.heartbeat = heartbeat
         self.liveWindow = liveWindow
         self.trustWindow = trustWindow
-        node = leases?.holder ?? "\(ProcessInfo.processInfo.hostName) pid \(getpid()) #\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        node = leases?.holder ?? "\(Self.hostName()) pid \(getpid()) #\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
         // Not trusted until this node has looked (`join`).
         leases?.trustMemory(until: nil)
     }
@@ -119,6 +119,14 @@ final class ClusterMembership: Sendable {
     func leave() {
         stop.signal()
         try? store.withdrawNode(node)
+    }
+
+    /// The machine's name as the kernel has it (`gethostname`), for the row of a node without an
+    /// address: no name service is asked (Foundation's `hostName` may wait on DNS).
+    static func hostName() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "unknown-host" }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

@@ -20,7 +20,13 @@ extension SessionService {
             return .answer(.failed(.notFound(id)), dropState: true)
         }
         if let leases, request.job.writes {
-            guard let floor = leases.owned(id) else {
+            if let floor = leases.owned(id) {
+                if progress.reads.session == nil, let cached = contents.session?.version, cached < floor {
+                    // Cached before this node took the lease: another node committed meanwhile.
+                    progress.reads.reload = true
+                    return .needsRead
+                }
+            } else if progress.leaseAsks == 0 || leases.epoch(id) == nil {
                 // Only the lease's owner commits: take or renew it first (the read also says
                 // whether the cached state is current).
                 guard progress.leaseAsks < 3 else { return .answer(.failed(.contention(id, reading: false)), dropState: false) }
@@ -28,11 +34,10 @@ extension SessionService {
                 progress.reads.lease = true
                 return .needsRead
             }
-            if progress.reads.session == nil, let cached = contents.session?.version, cached < floor {
-                // Cached before this node took the lease: another node committed meanwhile.
-                progress.reads.reload = true
-                return .needsRead
-            }
+            // Else this turn took the lease and read the head with it just now, while the node
+            // does not trust its memory (a node without leases serves beside it, see
+            // `ClusterMembership`): the cache was read again if it was behind, and a commit that
+            // lands meanwhile makes this one's version check fail, and the action is judged again.
         }
         let justRead = progress.reads.session != nil
         if let loaded = progress.reads.session.take() {

@@ -217,12 +217,21 @@ struct SessionLeaseTests {
             let before = counters.ownedReads.load(ordering: .relaxed)
             #expect(Self.version(try onA.state(session)) == 3, "the owner read the other node's commit")
             #expect(counters.ownedReads.load(ordering: .relaxed) == before, "not from memory")
+            // Writes go on through both: the owner's under its lease, after reading the head.
+            let onOwner = try onA.act(session, #"{"type":"home.selectTab","params":{"index":0}}"#)
+            #expect(onOwner.status == 200, "\(onOwner.status) \(String(decoding: onOwner.body, as: UTF8.self))")
+            #expect(Self.version(onOwner) == 4)
+            let again = try SessionClient(sender: plain.direct).act(session, #"{"type":"home.selectTab","params":{"index":1}}"#)
+            #expect(Self.version(again) == 5)
+            let next = try onA.act(session, #"{"type":"home.selectTab","params":{"index":0}}"#)
+            #expect(Self.version(next) == 6, "the owner's cache was behind: read again, then applied")
+            #expect(Self.version(try onA.state(session)) == 6)
             plain.app.releaseLeases()
             let deadline = ContinuousClock.now + .seconds(5)
             var fromMemory = false
             while !fromMemory, ContinuousClock.now < deadline {
                 let reads = counters.ownedReads.load(ordering: .relaxed)
-                #expect(Self.version(try onA.state(session)) == 3)
+                #expect(Self.version(try onA.state(session)) == 6)
                 fromMemory = counters.ownedReads.load(ordering: .relaxed) > reads
                 if !fromMemory { Thread.sleep(forTimeInterval: 0.1) }
             }

@@ -15,7 +15,7 @@ from harness.server import die_with_parent, free_ports, stop_process
 from harness.tcpproxy import TcpProxies
 from harness.web import status_of
 
-from .settings import HOST, NODES, log
+from .settings import HOST, MIXED, NODES, log
 
 
 class Spawner:
@@ -77,7 +77,7 @@ class Node:
         out = open(os.path.join(self.work, f"{self.name}-{self.starts}.log"), "wb")
         self.process = SPAWNER.popen(
             [self.binary, "serve", "--host", HOST, "--port", str(self.port), "--db", self.db,
-             "--node-url", f"http://{HOST}:{self.port}",
+             *([] if MIXED and self.index == NODES - 1 else ["--node-url", f"http://{HOST}:{self.port}"]),
              "--log-level", "warning", *self.extra_args],
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             env=dict(os.environ, FLOWSTACK_ADMIN_TOKEN=self.admin_token))

@@ -9,6 +9,9 @@ SESSIONS = int(os.environ.get("HISTORY_SESSIONS", "120"))
 WALKERS = int(os.environ.get("HISTORY_WALKERS", "12"))
 BREAK = {word.strip() for word in os.environ.get("HISTORY_BREAK", "").split(",") if word.strip()}
 KNOWN_BREAKS = {"async-standby", "retry-without-key", "no-bypass"}
+# The last node runs without --node-url (no leases) beside owners, as during a rolling restart
+# that turns leases on: the owners must read the database while it serves.
+MIXED = os.environ.get("HISTORY_MIXED") == "1"
 REQUEST_TIMEOUT = 10.0       # a client gives up on an answer after this long (then: unknown)
 READ_SHARE = 0.3             # of the walkers' operations, the share that are reads
 FROM_SHARE = 0.25            # of the actions, the share that name the screen they come from

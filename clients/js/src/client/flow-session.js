@@ -1,0 +1,1005 @@
+// FlowSession: the client driver, which performs what ClientMachine asks (HTTP, store, events) one request at a time.
+import { ActionRefused, keptItem, Unreachable } from './client-event.js';
+import { ClientMachine } from './client-machine.js';
+import { openEventStream } from './event-stream.js';
+import { describe, FetchTransport, replyOf } from './http-transport.js';
+import { asObject, tryParse } from './json.js';
+import { NavigationState } from './navigation-state.js';
+import { RetryPolicy } from './retry-policy.js';
+import { SessionFlags } from './session-flags.js';
+import { SessionRequests } from './session-requests.js';
+import { MemorySessionStore, normalizeServer, SessionKey } from './session-store.js';
+
+/** @typedef {import('./json.js').JSONValue} JSONValue */
+/** @typedef {import('./json.js').JSONObject} JSONObject */
+/** @typedef {import('./navigation-state.js').FlowAction} FlowAction */
+/** @typedef {import('./client-event.js').ClientEvent} ClientEvent */
+/** @typedef {import('./client-event.js').Restart} Restart */
+/** @typedef {import('./client-event.js').QueuedAction} QueuedAction */
+/** @typedef {import('./client-machine.js').Reply} Reply */
+/** @typedef {import('./client-machine.js').Prediction} Prediction */
+/** @typedef {import('./client-machine.js').EngineState} EngineState */
+/** @typedef {import('./http-transport.js').FlowRequest} FlowRequest */
+/** @typedef {import('./http-transport.js').FlowAnswer} FlowAnswer */
+/** @typedef {import('./http-transport.js').FlowTransport} FlowTransport */
+/** @typedef {import('./session-store.js').StoredSession} StoredSession */
+/** @typedef {import('./session-store.js').SessionStore} SessionStore */
+
+/**
+ * The local engine as the session uses it: the machine's engine, with the session it is for, the
+ * bundle it writes at its version (kept in the store), and the actions it offers.
+ * @typedef {EngineState & {readonly sessionId: string, bundle?(from: string): string,
+ *   availableActions?(): Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}} SessionEngine
+ */
+
+/**
+ * How a session makes its local engine from the bundle's text (`localEngine(engineModule)`, or a
+ * test's double).
+ * @typedef {{fromBundle(text: string): SessionEngine}} EngineFactory
+ */
+
+/**
+ * What the app gives a session:
+ * - `server`, `clientKey` (`fsk_…`, sent as `X-API-Key` when a session is created), `userId`,
+ *   `userHash` (HMAC of the user id from the app's backend), `attributes`, `traits`;
+ * - `client`: what this build draws (`{platform, appVersion, features}`);
+ * - `store`: where the session is kept between launches (memory unless given);
+ * - `engine`: runs the session's bundle locally (`localEngine(engine)`); without it, taps are shown
+ *   from the server's predictions and a tap with none waits for its answer;
+ * - `usesPredictions`: whether to show predictions when there is no local engine;
+ * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
+ *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
+ *   (injected where a test needs control of time and keys).
+ *
+ * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
+ *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
+ *   store?: SessionStore, engine?: EngineFactory, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
+ *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
+ *   newKey?: () => string, now?: () => string}} Configuration
+ */
+
+/**
+ * The server refused to create or resume a session (a problem document: a 422
+ * `unsupported-client`, a 403…), or answered something that is not a session.
+ */
+export class SessionFailure extends Error {
+  /** @param {FlowAnswer} answer */
+  constructor(answer) {
+    const problem = asObject(tryParse(answer.body));
+    const named = typeof problem?.detail === 'string' ? problem.detail : typeof problem?.title === 'string' ? problem.title : undefined;
+    const body = named === undefined ? answer.body.slice(0, 200) : undefined;
+    super(named !== undefined ? `FlowStack answered ${answer.status}: ${named}`
+      : body ? `FlowStack answered ${answer.status}, not a session nor a problem: ${body}` : `FlowStack answered ${answer.status} with no body`);
+    this.name = 'SessionFailure';
+    this.status = answer.status;
+    this.problem = problem;
+    this.body = body;
+  }
+}
+
+/**
+ * One FlowStack session seen from an app: taps show their next screen at once, are posted in the
+ * background, confirmed or corrected, queued while offline, and the session follows other devices.
+ *
+ * ```js
+ * const session = await FlowSession.start({ server: 'https://flows.example.com', userId: 'ada',
+ *   store: new KeyValueSessionStore(localStorage), engine: localEngine(engine) });
+ * session.subscribe((event) => { if (event.type === 'corrected') render(event.correction.to); });
+ * const next = await session.send({ type: 'onboarding.showSecond' });   // no network wait
+ * ```
+ */
+export class FlowSession {
+  /**
+   * @param {Configuration} configuration
+   * @param {FlowTransport} transport
+   * @param {StoredSession} stored
+   * @param {ClientMachine} machine
+   */
+  constructor(configuration, transport, stored, machine) {
+    this.configuration = configuration;
+    this.transport = transport;
+    this.stored = stored;
+    this.machine = machine;
+    this.store = configuration.store ?? new MemorySessionStore();
+    this.retry = configuration.retry ?? new RetryPolicy();
+    /** @type {(ms: number) => Promise<void>} */
+    this.sleep = configuration.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.newKey = configuration.newKey ?? randomKey;
+    this.now = configuration.now ?? (() => new Date().toISOString());
+    /** @type {string | undefined} */
+    this.bundleTag = undefined;
+    /** @type {(SessionEngine) | undefined} */
+    this.bundleCache = undefined;
+    /** @type {number | undefined} */
+    this.bundleTriedAt = undefined;
+    /**
+     * The bundle the server sent (or the store kept): its version, text and tag.
+     * @type {{version: number, text: string, tag?: string} | undefined}
+     */
+    this.fetchedBundle = undefined;
+    /** Set when the engine came from the store: its bundle is revalidated once the drain is idle. */
+    this.revalidateBundle = false;
+    this.batchSupported = true;
+    this.draining = false;
+    this.forcedOffline = false;
+    this.closed = false;
+    /** @type {{cancelled: boolean} | undefined} */
+    this.probe = undefined;
+    /** @type {Map<string, {resolve: (state: NavigationState) => void, reject: (error: Error) => void}>} */
+    this.waiters = new Map();
+    /** @type {Map<string, ActionRefused>} */
+    this.refusals = new Map();
+    /** @type {Set<(event: ClientEvent) => void>} */
+    this.listeners = new Set();
+    /** @type {Set<(state: NavigationState) => void>} */
+    this.stateListeners = new Set();
+    this.published = machine.shown;
+    /** @type {Array<() => void>} */
+    this.settleWaiters = [];
+    this.following = false;
+    this.followWithTicket = false;
+    /** @type {{cancel(): void} | undefined} */
+    this.stream = undefined;
+    this.streamGeneration = 0;
+    /** @type {string | undefined} */
+    this.lastEventId = undefined;
+    this.streamFailures = 0;
+    /** @type {number | undefined} */
+    this.persistedConfirmedVersion = undefined;
+    /** @type {number | undefined} */
+    this.persistedBundleVersion = undefined;
+    /**
+     * Saves run one after another, in the order they were made.
+     * @type {Promise<void>}
+     */
+    this.saving = Promise.resolve();
+    /**
+     * The last error the store threw (a save is retried with the next change).
+     * @type {unknown}
+     */
+    this.lastStoreError = undefined;
+    /**
+     * An error the drain stopped on: a bug, never a network fault (those are replies).
+     * @type {unknown}
+     */
+    this.lastDrainError = undefined;
+    /**
+     * Every event reported so far, oldest first (the last 1,000).
+     * @type {ClientEvent[]}
+     */
+    this.history = [];
+    /**
+     * The last time the session was found gone and a new one started.
+     * @type {Restart | undefined}
+     */
+    this.lastRestart = undefined;
+  }
+
+  // MARK: starting
+
+  /**
+   * Resumes the session kept in the store for this server and user, or starts a new one. A kept
+   * session the server no longer knows (a 401 or 404 problem) is replaced by a new one, and
+   * `lastRestart` (and a `restarted` event) says so, with the taps it dropped. Taps kept in the
+   * store are sent, under the keys they were made with.
+   *
+   * When no working server answers (no answer, a 5xx, a body that is not FlowStack's, after the
+   * retries) and the store kept the session's confirmed state, the session starts from the store
+   * alone, offline: the local engine from the kept bundle, the kept taps replayed on it, a probe
+   * of `/healthz` with backoff, and the queue sent as batches when the server is back.
+   *
+   * @param {Configuration} configuration
+   * @returns {Promise<FlowSession>}
+   * @throws {SessionFailure} when the server refuses to create the session (422 `unsupported-client`: "update the app")
+   * @throws {Unreachable} when no working server answers and nothing is kept to start from
+   */
+  static async start(configuration) {
+    const transport = configuration.transport
+      ?? new FetchTransport({ server: configuration.server, fetch: configuration.fetch, timeout: configuration.timeout, latency: configuration.latency });
+    const retry = configuration.retry ?? new RetryPolicy();
+    const store = configuration.store ?? new MemorySessionStore();
+    configuration = { ...configuration, store, retry };
+    const sleep = configuration.sleep ?? ((/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    const usesPredictions = configuration.usesPredictions ?? true;
+    const key = new SessionKey(configuration.server, configuration.userId);
+    /** @type {{kept: StoredSession, status: number, problem: JSONObject} | undefined} */
+    let gone;
+    const kept = await store.load(key);
+    if (kept) {
+      const requests = new SessionRequests(kept.sessionId, kept.token);
+      const { reply, answer } = await attempt(retry, transport, requests.reload(), 200, sleep);
+      const sorted = ClientMachine.classify(reply);
+      if (sorted.kind === 'success' || sorted.kind === 'unknown') {
+        const read = sorted.kind === 'success' ? ClientMachine.tryRead(sorted.json) : undefined;
+        if (read && read.state.sessionId === kept.sessionId) {
+          const machine = new ClientMachine(read.state, { predictions: usesPredictions ? read.predictions : [], retry });
+          machine.restore(kept.queue);
+          // The kept bundle, when it is at the version the server is at: the engine is there from
+          // the first tap, and revalidated (If-None-Match) in the background.
+          const bundle = keptBundle(configuration, kept, read.state.version);
+          if (bundle) machine.loaded(bundle);
+          const session = new FlowSession(configuration, transport, kept, machine);
+          if (bundle) {
+            session.resumedOnline(bundle, kept);
+          } else if (kept.queue.length > 0 && configuration.engine) {
+            // Taps kept from before the kill are replayed on the bundle, so they show again at once.
+            session.bundleTriedAt = machine.confirmed.version;
+            await session.refreshBundle();
+          }
+          session.afterStart();
+          return session;
+        }
+        // No working server: start from what the store kept, offline.
+        const session = FlowSession.restoredOffline(configuration, transport, kept);
+        if (session) return session;
+        if (answer) throw new SessionFailure(answer);
+        throw new Unreachable('noAnswer' in reply ? reply.noAnswer : 'no answer');
+      }
+      if (sorted.kind === 'gone') {
+        gone = { kept, status: sorted.status, problem: sorted.problem };
+      } else {
+        throw answer ? new SessionFailure(answer) : new Unreachable('no answer');
+      }
+    }
+    const { reply, answer } = await attempt(retry, transport, createRequest(configuration), 201, sleep);
+    if (!answer) throw new Unreachable('noAnswer' in reply ? reply.noAnswer : 'no answer');
+    const made = created(answer, usesPredictions);
+    if (!made) {
+      const sorted = ClientMachine.classify(reply, 201);
+      if (sorted.kind === 'unknown') throw new Unreachable(sorted.detail);
+      throw new SessionFailure(answer);
+    }
+    /** @type {StoredSession} */
+    const stored = { server: normalizeServer(configuration.server), sessionId: made.id, token: made.token, userId: configuration.userId, queue: [] };
+    await store.save(stored);
+    const machine = new ClientMachine(made.state, { predictions: made.predictions, retry });
+    /** @type {ClientEvent[]} */
+    let events = [];
+    if (gone) {
+      machine.restore(gone.kept.queue);
+      events = machine.restarted(made.state, { predictions: made.predictions, oldSession: gone.kept.sessionId, status: gone.status, problem: gone.problem });
+    }
+    const session = new FlowSession(configuration, transport, { ...stored, queue: [] }, machine);
+    session.emit(events);
+    session.afterStart();
+    return session;
+  }
+
+  /**
+   * A session made from the store alone: the confirmed state, the bundle (its engine), the queued
+   * taps replayed on it; offline, probing `/healthz`. Undefined when the store kept no state or
+   * what it kept does not read.
+   * @param {Configuration} configuration
+   * @param {FlowTransport} transport
+   * @param {StoredSession} kept
+   */
+  static restoredOffline(configuration, transport, kept) {
+    let confirmed;
+    try {
+      confirmed = kept.confirmed ? NavigationState.fromJSON(kept.confirmed) : undefined;
+    } catch {
+      confirmed = undefined;
+    }
+    if (!confirmed || confirmed.sessionId !== kept.sessionId) return undefined;
+    const bundle = keptBundle(configuration, kept);
+    const machine = ClientMachine.restoredOffline(confirmed, bundle, kept.queue, configuration.retry);
+    const session = new FlowSession(configuration, transport, kept, machine);
+    session.persistedConfirmedVersion = machine.confirmed.version;
+    if (bundle && kept.bundle !== undefined) {
+      session.rememberBundle(bundle, kept.bundle, kept.bundleTag);
+      session.persistedBundleVersion = bundle.version;
+    }
+    session.emit([{ type: 'offline' }]);
+    session.persist();
+    session.startProbe();
+    return session;
+  }
+
+  /**
+   * Resumed online on the kept bundle: the first request the drain makes when idle revalidates it.
+   * @param {SessionEngine} bundle
+   * @param {StoredSession} kept
+   */
+  resumedOnline(bundle, kept) {
+    if (kept.bundle !== undefined) this.rememberBundle(bundle, kept.bundle, kept.bundleTag);
+    this.persistedBundleVersion = bundle.version;
+    this.revalidateBundle = true;
+  }
+
+  afterStart() {
+    this.persist();
+    this.publish();
+    this.drain();
+  }
+
+  // MARK: what the app reads
+
+  /** What to show now: the confirmed state with the taps not yet confirmed applied. */
+  get state() {
+    return this.machine.shown;
+  }
+
+  /** The last state the server answered. */
+  get confirmedState() {
+    return this.machine.confirmed;
+  }
+
+  /** The session's id (`s_…`); a new one after the session was found gone. */
+  get sessionId() {
+    return this.stored.sessionId;
+  }
+
+  /** The session's token, as kept in the store. */
+  get token() {
+    return this.stored.token;
+  }
+
+  /** Taps shown and not yet confirmed. */
+  get pendingCount() {
+    return this.machine.queue.length;
+  }
+
+  /** The taps not yet confirmed, oldest first, with their keys. */
+  get pending() {
+    return this.machine.queue.slice();
+  }
+
+  /** True while the server cannot be reached (or `setOffline(true)` said so). */
+  get isOffline() {
+    return this.machine.offline;
+  }
+
+  /** True when taps run on the local engine (the session's bundle is loaded). */
+  get hasLocalEngine() {
+    return this.machine.engine !== undefined;
+  }
+
+  /** The session's flag values and experiment variants. */
+  get flags() {
+    return new SessionFlags(this.machine.shown);
+  }
+
+  /**
+   * The actions the screen on top can post now, from the local engine (with their params), or
+   * else from the last answer's predictions (those that need no params), which are for the
+   * confirmed state only: none while a tap shown ahead of them waits for its answer.
+   * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}
+   */
+  get availableActions() {
+    const engine = /** @type {SessionEngine | undefined} */ (this.machine.engine);
+    if (engine && typeof engine.availableActions === 'function') return engine.availableActions();
+    if (!this.machine.shown.equals(this.machine.confirmed)) return [];
+    const seen = new Set();
+    /** @type {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>} */
+    const actions = [];
+    for (const prediction of this.machine.predictions) {
+      if (seen.has(prediction.action.type)) continue;
+      seen.add(prediction.action.type);
+      actions.push({ type: prediction.action.type, handledBy: prediction.state.handledBy ?? '', interactive: Boolean(prediction.action.interactive), params: [] });
+    }
+    return actions;
+  }
+
+  /**
+   * Calls `listener` with everything that happens: confirmations, corrections, other devices'
+   * versions, offline and back online, restarts. Returns the function that stops it.
+   * @param {(event: ClientEvent) => void} listener
+   * @returns {() => void}
+   */
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` with every state the app should show, in order: the one shown now first,
+   * then each change (a tap shown at once, a correction, another device's version, a new
+   * session after a restart). Returns the function that stops it.
+   * @param {(state: NavigationState) => void} listener
+   * @returns {() => void}
+   */
+  subscribeStates(listener) {
+    listener(this.published);
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  /** @param {ClientEvent[]} events */
+  emit(events) {
+    for (const event of events) {
+      if (event.type === 'corrected') {
+        // A tap that waited and was not taken: its caller is told why.
+        const named = asObject(event.correction.problem)?.status;
+        const status = typeof named === 'number' ? named : 409;
+        for (const tap of event.correction.taps) {
+          if (this.waiters.has(tap.key)) this.refusals.set(tap.key, new ActionRefused(tap.action, status, event.correction.problem));
+        }
+      } else if (event.type === 'restarted') {
+        this.lastRestart = event.restart;
+        for (const tap of event.restart.dropped) {
+          if (this.waiters.has(tap.key)) this.refusals.set(tap.key, new ActionRefused(tap.action, event.restart.status, event.restart.problem));
+        }
+      }
+      this.history.push(event);
+      for (const listener of [...this.listeners]) listener(event);
+    }
+    if (this.history.length > 1000) this.history.splice(0, this.history.length - 1000);
+    this.publish();
+  }
+
+  /** Sends the state shown to the state listeners when it changed. */
+  publish() {
+    const shown = this.machine.shown;
+    if (shown.equals(this.published)) return;
+    this.published = shown;
+    for (const listener of [...this.stateListeners]) listener(shown);
+  }
+
+  // MARK: acting
+
+  /**
+   * Applies `action` and returns what to show, at once when the local engine (or a prediction)
+   * can tell; then posts it with `If-Match` and an idempotency key in the background. The answer
+   * confirms it, or corrects it (a `corrected` event). With neither engine nor prediction, it
+   * waits for the answer. The tap is in the store before the promise resolves.
+   *
+   * @param {FlowAction} action
+   * @returns {Promise<NavigationState>}
+   * @throws the engine's refusal when the local engine refuses it (nothing is posted),
+   *   `ActionRefused` when a tap that waited was not taken by the server, or `Unreachable` when
+   *   a tap that waited cannot be answered because the client is offline (it stays queued)
+   */
+  async send(action) {
+    const key = this.newKey();
+    const result = this.machine.tap(action, key, this.now());
+    const saved = this.persist();
+    this.publish();
+    if (result.kind === 'shown') {
+      this.drain();
+      await saved;
+      return result.state;
+    }
+    /** @type {Promise<NavigationState>} */
+    const answered = new Promise((resolve, reject) => this.waiters.set(key, { resolve, reject }));
+    this.drain();
+    this.resolveWaiters();
+    await saved;
+    return answered;
+  }
+
+  /**
+   * Simulates losing the network (true) or getting it back (false): while offline, taps are
+   * applied locally and queued; when back, the queue goes in batches.
+   * @param {boolean} offline
+   */
+  setOffline(offline) {
+    this.forcedOffline = offline;
+    if (offline) {
+      this.emit(this.machine.unreachable());
+      this.stopStream();
+      if (this.probe) this.probe.cancelled = true;
+      this.probe = undefined;
+      this.resolveWaiters();
+    } else {
+      this.emit(this.machine.reachable());
+      if (this.following) this.connectEvents();
+      this.drain();
+    }
+  }
+
+  /**
+   * Resolves when nothing is queued or on the wire (after coming back online if need be).
+   * @returns {Promise<void>}
+   */
+  settled() {
+    if (this.isSettled) return this.saving;
+    return new Promise((resolve) => this.settleWaiters.push(() => resolve(this.saving)));
+  }
+
+  get isSettled() {
+    return this.machine.queue.length === 0 && !this.draining && this.machine.gone === undefined;
+  }
+
+  notifySettled() {
+    if (!this.isSettled) return;
+    const waiting = this.settleWaiters;
+    this.settleWaiters = [];
+    for (const waiter of waiting) waiter();
+  }
+
+  /**
+   * Stops following events, probing and sending; the session stays on the server (and in the
+   * store, with the taps not yet confirmed: the next `start` sends them). A tap still waiting for
+   * its answer rejects with `Unreachable`, and `settled()` resolves.
+   * @returns {Promise<void>} when the store has everything
+   */
+  close() {
+    this.closed = true;
+    this.following = false;
+    this.stopStream();
+    if (this.probe) this.probe.cancelled = true;
+    this.probe = undefined;
+    for (const [key, waiter] of this.waiters) {
+      this.waiters.delete(key);
+      waiter.reject(new Unreachable('the session was closed; the tap stays queued in the store'));
+    }
+    const settling = this.settleWaiters;
+    this.settleWaiters = [];
+    for (const waiter of settling) waiter();
+    this.listeners.clear();
+    this.stateListeners.clear();
+    return this.saving;
+  }
+
+  // MARK: the turn
+
+  drain() {
+    if (this.draining || this.closed) return;
+    this.draining = true;
+    this.drainLoop().catch((error) => {
+      // A bug, not a network fault (those are replies): stop draining rather than spin, and say so.
+      this.draining = false;
+      this.lastDrainError = error;
+    });
+  }
+
+  /** Performs what the machine asks, one request at a time, and hands each reply back to it. */
+  async drainLoop() {
+    while (!this.closed) {
+      const command = this.machine.nextCommand(this.batchSupported);
+      if (command) {
+        switch (command.kind) {
+          case 'pause':
+            await this.sleep(command.ms);
+            break;
+          case 'post': {
+            const predict = this.machine.engine === undefined && (this.configuration.usesPredictions ?? true);
+            this.emit(this.machine.handle(await this.perform(this.requests.post(command.item, predict)), command));
+            break;
+          }
+          case 'batch': {
+            const reply = await this.perform(this.requests.batch(command.items));
+            if ('status' in reply && reply.status === 405) {
+              // A server without the batch route: the same taps go one by one.
+              this.batchSupported = false;
+              this.machine.unsent();
+            } else {
+              this.emit(this.machine.handle(reply, command));
+            }
+            break;
+          }
+          case 'reload':
+            this.emit(this.machine.handle(await this.perform(this.requests.reload()), command));
+            break;
+          case 'create':
+            await this.recreate();
+            break;
+        }
+        if (this.machine.offline && !this.forcedOffline) this.startProbe();
+        this.persist();
+        this.publish();
+        this.resolveWaiters();
+        continue;
+      }
+      const machine = this.machine;
+      if (this.configuration.engine && !machine.offline && (this.revalidateBundle
+        || (machine.needsBundle && machine.queue.every((item) => item.expected === undefined) && this.bundleTriedAt !== machine.confirmed.version))) {
+        this.revalidateBundle = false;
+        this.bundleTriedAt = machine.confirmed.version;
+        await this.refreshBundle();
+        this.persist();
+        this.publish();
+        this.resolveWaiters();
+        continue;
+      }
+      break;
+    }
+    this.draining = false;
+    this.resolveWaiters();
+    this.notifySettled();
+  }
+
+  /**
+   * Sends one request: the answer as a reply for the machine, or no answer.
+   * @param {FlowRequest} request
+   * @returns {Promise<Reply>}
+   */
+  async perform(request) {
+    try {
+      return replyOf(await this.transport.send(request));
+    } catch (error) {
+      return { noAnswer: error instanceof Unreachable ? error.detail : describe(error) };
+    }
+  }
+
+  /** The requests of the session as it is now (a restart changes its id and token). */
+  get requests() {
+    return new SessionRequests(this.stored.sessionId, this.stored.token);
+  }
+
+  /**
+   * Resolves the callers of taps that waited: with the state they show once they show one, with
+   * the server's reason when they were not taken, and with `Unreachable` while offline (the tap
+   * stays queued).
+   */
+  resolveWaiters() {
+    for (const [key, waiter] of this.waiters) {
+      const item = this.machine.queue.find((queued) => queued.key === key);
+      if (item) {
+        if (item.expected) {
+          this.waiters.delete(key);
+          waiter.resolve(item.expected);
+        } else if (this.machine.offline) {
+          this.waiters.delete(key);
+          waiter.reject(new Unreachable('offline, and no bundle or prediction to show the tap with; it stays queued'));
+        }
+        continue;
+      }
+      this.waiters.delete(key);
+      const refusal = this.refusals.get(key);
+      this.refusals.delete(key);
+      if (refusal) waiter.reject(refusal);
+      else waiter.resolve(this.machine.shown);
+    }
+  }
+
+  /**
+   * The session is gone (the machine read a 401 or 404 problem for it): a new one is created for
+   * the same user and the machine restarts on it, reporting the taps it drops; a creation that
+   * gets no usable answer is retried like any unknown outcome.
+   */
+  async recreate() {
+    const old = this.stored.sessionId;
+    let answer;
+    try {
+      answer = await this.transport.send(createRequest(this.configuration));
+    } catch (error) {
+      this.emit(this.machine.createFailed(`no answer: ${error instanceof Unreachable ? error.detail : describe(error)}`));
+      return;
+    }
+    const made = created(answer, this.configuration.usesPredictions ?? true);
+    if (!made) {
+      this.emit(this.machine.createFailed(`session creation answered ${answer.status}`));
+      return;
+    }
+    this.stopStream();
+    this.stored = { server: normalizeServer(this.configuration.server), sessionId: made.id, token: made.token, userId: this.configuration.userId, queue: [] };
+    this.fetchedBundle = undefined;
+    this.bundleTag = undefined;
+    this.bundleCache = undefined;
+    this.bundleTriedAt = undefined;
+    this.persistedConfirmedVersion = undefined;
+    this.persistedBundleVersion = undefined;
+    this.lastEventId = undefined;
+    this.batchSupported = true;
+    const events = this.machine.restarted(made.state, { predictions: made.predictions, oldSession: old });
+    this.persist();
+    this.emit(events);
+    if (this.following) this.connectEvents();
+  }
+
+  /** Fetches the session's bundle (revalidating the one kept) and loads it as the local engine. */
+  async refreshBundle() {
+    const factory = this.configuration.engine;
+    if (!factory) return;
+    let answer;
+    try {
+      answer = await this.transport.send(this.requests.bundle(this.bundleTag));
+    } catch {
+      return;
+    }
+    if (answer.status === 304 && this.bundleCache) {
+      this.machine.loaded(this.bundleCache);
+      return;
+    }
+    if (answer.status !== 200) return;
+    let bundle;
+    try {
+      bundle = factory.fromBundle(answer.body);
+    } catch {
+      return;
+    }
+    if (bundle.sessionId !== this.stored.sessionId) return;
+    this.rememberBundle(bundle, answer.body, answer.etag);
+    this.machine.loaded(bundle);
+  }
+
+  /**
+   * @param {SessionEngine} bundle
+   * @param {string} text
+   * @param {string | undefined} tag
+   */
+  rememberBundle(bundle, text, tag) {
+    this.fetchedBundle = { version: bundle.version, text, tag };
+    this.bundleTag = tag;
+    this.bundleCache = bundle;
+  }
+
+  /**
+   * Probes `/healthz` with backoff until the server answers, then sends what is queued.
+   */
+  startProbe() {
+    if (this.probe || this.forcedOffline || this.closed) return;
+    const probe = { cancelled: false };
+    this.probe = probe;
+    (async () => {
+      for (let attempt = 1; !probe.cancelled; attempt++) {
+        await this.sleep(this.retry.delay(attempt));
+        if (probe.cancelled) return;
+        try {
+          const answer = await this.transport.send({ method: 'GET', path: '/healthz' });
+          if (answer.status === 200 && !probe.cancelled) {
+            this.backOnline();
+            return;
+          }
+        } catch {
+          // still unreachable
+        }
+      }
+    })();
+  }
+
+  backOnline() {
+    this.probe = undefined;
+    if (this.forcedOffline || this.closed) return;
+    this.emit(this.machine.reachable());
+    this.bundleTriedAt = undefined;
+    if (this.following && !this.stream) this.connectEvents();
+    this.drain();
+  }
+
+  /**
+   * Writes the store when what it keeps changed: the queue (on every tap), the confirmed state
+   * (when its version moves), the bundle (when the engine at the confirmed version is the one the
+   * server sent). Saves go one after another; the promise is that of this one.
+   * @returns {Promise<void>}
+   */
+  persist() {
+    const machine = this.machine;
+    const stored = this.stored;
+    let changed = false;
+    const keys = machine.queue.map((item) => item.key);
+    if (keys.length !== stored.queue.length || keys.some((key, index) => stored.queue[index].key !== key)) {
+      stored.queue = machine.queue.map(keptItem);
+      changed = true;
+    }
+    if (this.persistedConfirmedVersion !== machine.confirmed.version) {
+      this.persistedConfirmedVersion = machine.confirmed.version;
+      stored.confirmed = machine.confirmed.document;
+      changed = true;
+    }
+    const engine = /** @type {SessionEngine | undefined} */ (machine.confirmedEngine);
+    const fetched = this.fetchedBundle;
+    if (this.configuration.engine && engine && engine.version === machine.confirmed.version && this.persistedBundleVersion !== engine.version && fetched) {
+      this.persistedBundleVersion = engine.version;
+      if (fetched.version === engine.version) {
+        stored.bundle = fetched.text;
+        if (fetched.tag !== undefined) stored.bundleTag = fetched.tag;
+        else delete stored.bundleTag;
+        changed = true;
+      } else if (typeof engine.bundle === 'function') {
+        // The engine moved on from the bundle fetched (answers confirmed local taps): its own
+        // bundle is kept, without a tag (it is not one the server sent).
+        try {
+          stored.bundle = engine.bundle(fetched.text);
+          delete stored.bundleTag;
+          changed = true;
+        } catch {
+          // An engine that cannot write its bundle: the one kept stays (older, so unused offline).
+        }
+      }
+    }
+    if (!changed) return this.saving;
+    const snapshot = { ...stored, queue: stored.queue.slice() };
+    this.saving = this.saving.then(async () => {
+      try {
+        await this.store.save(snapshot);
+      } catch (error) {
+        this.lastStoreError = error;
+      }
+    });
+    return this.saving;
+  }
+
+  // MARK: following
+
+  /**
+   * Follows the session's event stream (`GET …/events`, `Last-Event-ID` on reconnection, with
+   * backoff): versions other devices make are adopted and reported as `remote`. With `ticket`,
+   * each connection first asks `POST …/events/ticket` and opens `…/events?ticket=…` without the
+   * token, as a browser's `EventSource` must.
+   * @param {{ticket?: boolean}} [options]
+   */
+  follow(options = {}) {
+    const { ticket = false } = options;
+    if (this.following) return;
+    this.following = true;
+    this.followWithTicket = ticket;
+    this.connectEvents();
+  }
+
+  /** Stops following the event stream. */
+  stopFollowing() {
+    this.following = false;
+    this.stopStream();
+  }
+
+  stopStream() {
+    this.streamGeneration += 1;
+    this.stream?.cancel();
+    this.stream = undefined;
+  }
+
+  connectEvents() {
+    if (!this.following || this.forcedOffline || this.closed) return;
+    this.stopStream();
+    const generation = this.streamGeneration;
+    const fetchFunction = this.configuration.fetch ?? ((/** @type {string} */ input, /** @type {RequestInit | undefined} */ init) => globalThis.fetch(input, init));
+    const base = this.configuration.server.replace(/\/+$/, '') + this.requests.path + '/events';
+    /** A placeholder until the ticket is had, so `stopStream` during that wait is seen. */
+    this.stream = { cancel() {} };
+    (async () => {
+      /** @type {Record<string, string>} */
+      let headers = this.requests.authorization;
+      let url = base;
+      if (this.followWithTicket) {
+        const answer = await this.transport.send(this.requests.ticket()).catch(() => undefined);
+        const ticket = answer?.status === 201 || answer?.status === 200 ? asObject(tryParse(answer.body))?.ticket : undefined;
+        if (generation !== this.streamGeneration) return;
+        if (typeof ticket !== 'string') {
+          this.streamEnded(generation);
+          return;
+        }
+        headers = {};
+        url = `${base}?ticket=${encodeURIComponent(ticket)}`;
+      }
+      if (this.lastEventId !== undefined) headers['Last-Event-ID'] = this.lastEventId;
+      this.stream = openEventStream({
+        fetch: fetchFunction, url, headers,
+        onEvent: (event) => this.receivedEvent(event, generation),
+        onEnd: (_status, _detail, unsupported) => {
+          // A fetch that cannot stream (React Native's) would only ask again and again.
+          if (unsupported && generation === this.streamGeneration) this.stopFollowing();
+          else this.streamEnded(generation);
+        },
+      });
+    })();
+  }
+
+  /**
+   * @param {import('./event-stream.js').ServerSentEvent} event
+   * @param {number} generation
+   */
+  receivedEvent(event, generation) {
+    if (generation !== this.streamGeneration) return;
+    this.streamFailures = 0;
+    if (event.id !== undefined) this.lastEventId = event.id;
+    if (event.event === 'state') {
+      let state;
+      try {
+        state = NavigationState.fromJSON(JSON.parse(event.data));
+      } catch {
+        return;
+      }
+      this.emit(this.machine.received(state));
+      this.persist();
+      if (this.machine.needsBundle) this.drain();
+    } else if (event.event === 'deleted') {
+      this.following = false;
+    }
+  }
+
+  /** @param {number} generation */
+  async streamEnded(generation) {
+    if (generation !== this.streamGeneration || !this.following) return;
+    this.streamFailures += 1;
+    await this.sleep(this.retry.delay(this.streamFailures));
+    if (generation !== this.streamGeneration || !this.following) return;
+    this.connectEvents();
+  }
+}
+
+/**
+ * Sends `request` until it has an answer that says something (a success or a problem document),
+ * or the retry policy's tries are spent: the last reply, and its answer if any.
+ * @param {RetryPolicy} policy
+ * @param {FlowTransport} transport
+ * @param {FlowRequest} request
+ * @param {number} success
+ * @param {(ms: number) => Promise<void>} sleep
+ * @returns {Promise<{reply: Reply, answer?: FlowAnswer}>}
+ */
+async function attempt(policy, transport, request, success, sleep) {
+  for (let tried = 1; ; tried++) {
+    /** @type {FlowAnswer | undefined} */
+    let answer;
+    /** @type {Reply} */
+    let reply;
+    try {
+      answer = await transport.send(request);
+      reply = replyOf(answer);
+    } catch (error) {
+      reply = { noAnswer: error instanceof Unreachable ? error.detail : describe(error) };
+    }
+    if (ClientMachine.classify(reply, success).kind === 'unknown' && tried < policy.attempts) {
+      await sleep(policy.delay(tried));
+      continue;
+    }
+    return answer ? { reply, answer } : { reply };
+  }
+}
+
+/**
+ * `POST /v1/sessions?predict=true` for the configured user.
+ * @param {Configuration} configuration
+ * @returns {FlowRequest}
+ */
+function createRequest(configuration) {
+  /** @type {Record<string, unknown>} */
+  const body = { userId: configuration.userId };
+  if (configuration.userHash !== undefined) body.userHash = configuration.userHash;
+  if (configuration.attributes && Object.keys(configuration.attributes).length > 0) body.attributes = configuration.attributes;
+  if (configuration.traits && Object.keys(configuration.traits).length > 0) {
+    /** @type {Record<string, string>} */
+    const traits = {};
+    for (const key of Object.keys(configuration.traits).sort()) traits[key] = configuration.traits[key];
+    body.traits = traits;
+  }
+  if (configuration.client) {
+    const { platform, appVersion, features } = configuration.client;
+    body.client = { platform, appVersion, features };
+  }
+  return {
+    method: 'POST', path: '/v1/sessions', query: 'predict=true',
+    headers: configuration.clientKey !== undefined ? { 'X-API-Key': configuration.clientKey } : {}, body: JSON.stringify(body),
+  };
+}
+
+/**
+ * A session-creation answer: the new id and token, its state and predictions; undefined when it
+ * is not a 201 with all of them.
+ * @param {FlowAnswer} answer
+ * @param {boolean} usesPredictions
+ * @returns {{id: string, token: string, state: NavigationState, predictions: Prediction[]} | undefined}
+ */
+function created(answer, usesPredictions) {
+  if (answer.status !== 201) return undefined;
+  const json = asObject(tryParse(answer.body));
+  const session = asObject(json?.session);
+  if (!json || !session || typeof session.id !== 'string' || typeof session.token !== 'string' || json.state == null) return undefined;
+  const read = ClientMachine.tryRead(json.state);
+  if (!read) return undefined;
+  return { id: session.id, token: session.token, state: read.state, predictions: usesPredictions ? read.predictions : [] };
+}
+
+/**
+ * The bundle the store kept, as a local engine, when it reads, is the session's and (when
+ * `version` is given) is at that version.
+ * @param {Configuration} configuration
+ * @param {StoredSession} kept
+ * @param {number} [version]
+ */
+function keptBundle(configuration, kept, version) {
+  if (!configuration.engine || kept.bundle === undefined) return undefined;
+  try {
+    const engine = configuration.engine.fromBundle(kept.bundle);
+    if (engine.sessionId !== kept.sessionId || (version !== undefined && engine.version !== version)) return undefined;
+    return engine;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A new idempotency key: a random UUID (version 4) from `crypto.getRandomValues`, which browsers,
+ * node 18+ and React Native (with its usual polyfill) have.
+ * @returns {string}
+ */
+export function randomKey() {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,122 @@
+// LocalEngine: the engine's SessionState (src/engine) as the client machine uses it, over plain posted actions.
+import { postedAction } from './client-event.js';
+
+/** @typedef {import('./navigation-state.js').FlowAction} FlowAction */
+
+/**
+ * What the client needs of the engine module (`@flowstack/client/engine`): `SessionState`,
+ * `readAction`, and its JSON model's `parseJSON`, `writeJSON` and `storedDataLimits`. The engine
+ * is passed in, not imported, so a client without it runs on the server's predictions, and tests
+ * can give a double.
+ * @typedef {{SessionState: {fromBundle(bundle: any): any}, readAction(json: any): any,
+ *   parseJSON(text: string, limits?: any): any, writeJSON(value: any): string, storedDataLimits?: any}} EngineModule
+ */
+
+/** The engine at one version: applies posted actions, writes the state document and the bundle. */
+export class LocalEngine {
+  /**
+   * @param {any} state the engine's SessionState
+   * @param {EngineModule} module
+   */
+  constructor(state, module) {
+    this.state = state;
+    this.module = module;
+  }
+
+  /** @returns {number} */
+  get version() {
+    return this.state.version;
+  }
+
+  /** @returns {string} */
+  get sessionId() {
+    return this.state.sessionId;
+  }
+
+  /**
+   * The action applied: the next engine, or the engine's refusal thrown (a FlowError with `code`
+   * and `status`, as the server would answer).
+   * @param {FlowAction} action
+   * @returns {{next: LocalEngine, outcome: unknown}}
+   */
+  applying(action) {
+    const { next, outcome } = this.state.applying(this.module.readAction(JSON.stringify(action)));
+    return { next: new LocalEngine(next, this.module), outcome };
+  }
+
+  /** @returns {string} */
+  document() {
+    return this.state.document();
+  }
+
+  /**
+   * Every action the screen on top takes without params, with the engine after it.
+   * @returns {Array<{action: FlowAction, next: LocalEngine}>}
+   */
+  predictions() {
+    return this.state.predictions().map((/** @type {{action: any, next: any}} */ prediction) => ({
+      action: this.plain(prediction.action), next: new LocalEngine(prediction.next, this.module),
+    }));
+  }
+
+  /**
+   * The actions the screen on top can post now, with their params.
+   * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}
+   */
+  availableActions() {
+    return this.state.availableActions().map((/** @type {any} */ action) => ({
+      type: action.type, handledBy: action.handledBy, interactive: Boolean(action.interactive),
+      params: action.params.map((/** @type {any} */ param) => ({ name: param.name, type: param.type, required: Boolean(param.required) })),
+    }));
+  }
+
+  /**
+   * The session's bundle at this version, written over the one it was read from (which brings
+   * the definitions, flags and variants, none of which an action changes): the version, the
+   * tree, the user's state, the transition and the handler of this state. The store keeps it, so
+   * an app killed offline after local taps starts again on the engine where it was.
+   * @param {string} from the bundle text this engine's session was read from
+   * @returns {string}
+   */
+  bundle(from) {
+    const { parseJSON, writeJSON, storedDataLimits } = this.module;
+    const bundle = parseJSON(from, storedDataLimits);
+    const context = bundle instanceof Map ? bundle.get('context') : undefined;
+    if (!(bundle instanceof Map) || !(context instanceof Map)) throw new TypeError('the bundle read is not an object with a context');
+    const document = parseJSON(this.state.document(), storedDataLimits);
+    bundle.set('version', this.state.version);
+    context.set('user', new Map(this.state.context.user));
+    bundle.set('tree', parseJSON(this.state.treeStorageJSON(), storedDataLimits));
+    bundle.set('transition', document.get('transition') ?? null);
+    bundle.set('handledBy', document.get('handledBy') ?? null);
+    return writeJSON(bundle);
+  }
+
+  /**
+   * An engine action as a client posts it.
+   * @param {{type: string, from?: string | null, params?: Map<string, unknown>, interactive?: boolean}} action
+   * @returns {FlowAction}
+   */
+  plain(action) {
+    /** @type {FlowAction} */
+    const posted = { type: action.type };
+    if (action.from != null) posted.from = action.from;
+    if (action.params && action.params.size > 0) posted.params = JSON.parse(this.module.writeJSON(action.params));
+    if (action.interactive) posted.interactive = true;
+    return postedAction(posted);
+  }
+}
+
+/**
+ * The factory a session uses to run its bundle locally.
+ *
+ * ```js
+ * import * as engine from '@flowstack/client/engine';
+ * const session = await FlowSession.start({ server, userId, engine: localEngine(engine) });
+ * ```
+ * @param {EngineModule} module
+ * @returns {{fromBundle(text: string): LocalEngine}}
+ */
+export function localEngine(module) {
+  return { fromBundle: (text) => new LocalEngine(module.SessionState.fromBundle(text), module) };
+}

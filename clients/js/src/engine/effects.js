@@ -1,0 +1,431 @@
+// effects: applies a handled action's effects, in order, to a copy of the tree, recording the
+// transition (a port of EffectRun). If any effect cannot apply the whole run is dropped, so an
+// action changes all or nothing.
+
+import { FlowError } from './errors.js';
+import { FlowBuilder } from './builder.js';
+import { jsonPointer, writeJSON, abbreviatedJSON, getMember, integerValue, sameText, setMember, stringValue } from './json.js';
+import {
+  activeIndex, cloneTree, dismissAllPresentations, dismissHiddenPresentations, makeScreenEntry, measure, nodeAt,
+  parseEntryId, topmostScreen, treeTop, visiblePath,
+} from './tree.js';
+
+/** @typedef {import('./json.js').JSONValue} JSONValue */
+/** @typedef {import('./json.js').JSONObject} JSONObject */
+/** @typedef {import('./condition.js').FlowContext} FlowContext */
+/** @typedef {import('./builder.js').FlowCatalog} FlowCatalog */
+/** @typedef {import('./definition.js').FlowEffect} FlowEffect */
+/** @typedef {import('./definition.js').EntryTarget} EntryTarget */
+/** @typedef {import('./definition.js').PopTarget} PopTarget */
+/** @typedef {import('./tree.js').FlowTree} FlowTree */
+/** @typedef {import('./tree.js').FlowNode} FlowNode */
+/** @typedef {import('./tree.js').FlowEntry} FlowEntry */
+/** @typedef {import('./tree.js').FlowAction} FlowAction */
+/** @typedef {import('./tree.js').FlowLimits} FlowLimits */
+/** @typedef {import('./tree.js').ScreenRef} ScreenRef */
+/** @typedef {import('./tree.js').Transition} Transition */
+/** @typedef {import('./tree.js').TreeStep} TreeStep */
+/** @typedef {import('./tree.js').ResultReceipt} ResultReceipt */
+
+/**
+ * One user-state value set by an action, for the server (and a client) to keep.
+ * @typedef {{ key: string, value: JSONValue }} UserChange
+ */
+
+/** The run of one handled action's effects on a working copy of the tree. */
+export class EffectRun {
+  /**
+   * @param {FlowTree} tree the tree before; never changed
+   * @param {TreeStep[]} handlerPath
+   * @param {string} handlerFlow
+   * @param {FlowAction} action
+   * @param {FlowCatalog} catalog
+   * @param {FlowContext} context
+   * @param {FlowLimits} limits
+   */
+  constructor(tree, handlerPath, handlerFlow, action, catalog, context, limits) {
+    /** @type {FlowTree} */
+    this.tree = cloneTree(tree);
+    this.handlerPath = handlerPath;
+    this.handlerFlow = handlerFlow;
+    this.action = action;
+    this.builder = new FlowBuilder(catalog, context, limits, tree.nextId);
+    /** @type {UserChange[]} */
+    this.userChanges = [];
+    /** Set once the handling flow itself was dismissed; later effects have nothing to act on. */
+    this.handlerGone = false;
+    /** @type {{ kind: Transition['type'], animated: boolean, style: string | null } | null} */
+    this.lastNavigation = null;
+    /**
+     * The `result` effect, delivered once every other effect has applied.
+     * @type {Extract<FlowEffect, { name: 'result' }> | null}
+     */
+    this.result = null;
+    /** @type {ResultReceipt | null} */
+    this.receipt = null;
+    /**
+     * The flows that push, setRoot or present put into the tree, in order (a guard shows its flow so).
+     * @type {{ id: number, name: string }[]}
+     */
+    this.shownFlows = [];
+  }
+
+  /**
+   * The transition of the run: the last navigation effect, from the top before to the top now.
+   * @param {ScreenRef} before
+   * @param {boolean} interactive
+   * @returns {Transition | null}
+   */
+  transition(before, interactive) {
+    const last = this.lastNavigation;
+    if (!last) return null;
+    return {
+      type: last.kind, from: before, to: treeTop(this.tree), animated: last.animated, style: last.style, interactive,
+      result: this.receipt,
+    };
+  }
+
+  /**
+   * @param {FlowEffect[]} effects
+   * @throws {FlowError}
+   */
+  apply(effects) {
+    for (const effect of effects) this.applyEffect(effect);
+    this.tree.nextId = this.builder.nextId;
+    dismissHiddenPresentations(this.tree.root, true);
+    if (this.result) this.deliver(this.result);
+    const size = measure(this.tree.root);
+    const limits = this.builder.limits;
+    if (size.entries > limits.maxEntries) {
+      throw this.refusal(`the session would hold ${size.entries} entries; the limit is ${limits.maxEntries}`);
+    }
+    if (size.depth > limits.maxDepth) {
+      throw this.refusal(`flows would nest ${size.depth} levels deep; the limit is ${limits.maxDepth}`);
+    }
+  }
+
+  /** @param {string} reason */
+  refusal(reason) {
+    return FlowError.refused(this.handlerFlow, this.action.type, reason);
+  }
+
+  /**
+   * @param {Transition['type']} kind
+   * @param {boolean} [animated]
+   * @param {string | null} [style]
+   */
+  record(kind, animated = true, style = null) {
+    this.lastNavigation = { kind, animated, style };
+  }
+
+  /** @param {FlowEffect} effect */
+  applyEffect(effect) {
+    switch (effect.name) {
+      case 'setUser':
+        for (const [key, value] of effect.values) {
+          this.userChanges.push({ key, value: this.resolve(value, effect.name) });
+        }
+        return;
+      case 'bubble':
+        throw this.refusal('bubble must be the only effect of its rule');
+      case 'dismissAll': {
+        const style = dismissAllPresentations(this.tree.root);
+        if (style !== null) this.record('dismiss', true, style);
+        return;
+      }
+      case 'dismiss':
+        this.dismiss();
+        return;
+      case 'result':
+        if (this.result) throw this.refusal('a rule returns at most one result');
+        this.result = effect;
+        return;
+      default: {
+        if (this.handlerGone) {
+          throw this.refusal(`${effect.name} cannot apply: an earlier effect dismissed ${this.handlerFlow}`);
+        }
+        const handler = nodeAt(this.tree.root, this.handlerPath);
+        if (!handler) {
+          throw FlowError.corruptTree(`the handling flow ${this.handlerFlow} is not where the route found it`);
+        }
+        this.applyToHandler(effect, handler);
+      }
+    }
+  }
+
+  /**
+   * Effects that change only the handling flow (in place: the tree is this run's copy). Each
+   * checks before it changes anything, so a refusal leaves the handler as it was.
+   * @param {FlowEffect} effect
+   * @param {FlowNode} handler
+   */
+  applyToHandler(effect, handler) {
+    switch (effect.name) {
+      case 'push':
+        this.requireStack(handler, effect.name);
+        handler.entries.push(this.makeEntry(effect.target, effect.name));
+        this.record('push');
+        return;
+      case 'pop':
+        this.requireStack(handler, effect.name);
+        if (handler.entries.length <= 1) throw this.refusal(`cannot pop: the stack of ${handler.flow} has a single entry`);
+        handler.entries.pop();
+        this.record('pop');
+        return;
+      case 'popTo': {
+        this.requireStack(handler, effect.name);
+        const index = this.popToIndex(effect.to, handler);
+        handler.entries.length = index + 1;
+        this.record('popTo');
+        return;
+      }
+      case 'popToRoot':
+        this.requireStack(handler, effect.name);
+        if (handler.entries.length <= 1) throw this.refusal(`cannot pop to the root: the stack of ${handler.flow} has a single entry`);
+        handler.entries.length = 1;
+        this.record('popTo');
+        return;
+      case 'setRoot':
+        this.requireStack(handler, effect.name);
+        handler.entries = [this.makeEntry(effect.target, effect.name)];
+        this.record('setRoot');
+        return;
+      case 'replaceRoot': {
+        this.requireStack(handler, effect.name);
+        const entry = this.makeEntry(effect.target, effect.name);
+        handler.entries = [entry];
+        handler.presented = null;
+        this.record('replaceRoot', true, 'crossFade');
+        return;
+      }
+      case 'present': {
+        if (handler.presented) {
+          throw this.refusal(`${handler.flow} already presents ${handler.presented.flow} (f${handler.presented.id}); dismiss it first`);
+        }
+        const params = this.resolveObject(effect.params, effect.name);
+        const node = this.builder.makeNode(effect.flow, params);
+        const style = 'fixed' in effect.style
+          ? effect.style.fixed
+          : (getMember(this.builder.context.traits, 'horizontalSizeClass') === 'regular' ? effect.style.regular : effect.style.compact);
+        node.presentationStyle = style;
+        this.shownFlows.push({ id: node.id, name: node.flow });
+        handler.presented = node;
+        this.record('present', true, style);
+        return;
+      }
+      case 'selectTab':
+        if (handler.kind !== 'tabbed') throw this.refusal(`selectTab needs a tabbed flow, but ${handler.flow} is stacked`);
+        handler.selected = this.tabIndex(effect, handler);
+        this.record('selectTab', false);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * @param {FlowNode} handler
+   * @param {string} name
+   */
+  requireStack(handler, name) {
+    if (handler.kind !== 'stacked') throw this.refusal(`${name} needs a stacked flow, but ${handler.flow} is tabbed`);
+  }
+
+  /** UIKit's `dismiss`: what the handler presents, else the presented flow containing it. */
+  dismiss() {
+    if (this.handlerGone) throw this.refusal(`dismiss cannot apply: an earlier effect dismissed ${this.handlerFlow}`);
+    const handler = nodeAt(this.tree.root, this.handlerPath);
+    if (!handler) throw FlowError.corruptTree(`the handling flow ${this.handlerFlow} is not where the route found it`);
+    /** @type {TreeStep[]} */
+    let presenterPath;
+    if (handler.presented) {
+      presenterPath = this.handlerPath;
+    } else {
+      let depth = this.handlerPath.length;
+      while (depth > 0 && this.handlerPath[depth - 1] !== 'presented') depth -= 1;
+      if (depth === 0) throw this.refusal(`${this.handlerFlow} presents nothing and is not presented; there is nothing to dismiss`);
+      presenterPath = this.handlerPath.slice(0, depth - 1);
+      this.handlerGone = true;
+    }
+    const presenter = nodeAt(this.tree.root, presenterPath);
+    if (!presenter) throw FlowError.corruptTree(`the presenting flow of ${this.handlerFlow} is missing`);
+    const style = presenter.presented ? presenter.presented.presentationStyle : null;
+    presenter.presented = null;
+    this.record('dismiss', true, style);
+  }
+
+  /**
+   * @param {EntryTarget} target
+   * @param {string} effect
+   * @returns {FlowEntry}
+   */
+  makeEntry(target, effect) {
+    const params = this.resolveObject(target.params, effect);
+    if (target.target === 'screen') return this.builder.makeScreen(target.name, params);
+    if (target.target === 'handoff') return this.builder.makeScreen(target.name, params, true);
+    const node = this.builder.makeNode(target.name, params);
+    this.shownFlows.push({ id: node.id, name: node.flow });
+    return node;
+  }
+
+  /**
+   * Writes a `result` into the receiving screen's params: the topmost screen showing `to`, or
+   * the screen on top once the other effects have applied.
+   * @param {Extract<FlowEffect, { name: 'result' }>} result
+   */
+  deliver(result) {
+    if (!this.lastNavigation) {
+      throw this.refusal('result returns a value to the screen a pop or a dismiss brings back, but this rule moved nothing');
+    }
+    const value = this.resolve(result.value, 'result');
+    /** @type {{ path: TreeStep[], index: number }} */
+    let place;
+    if (result.to !== null) {
+      const found = topmostScreen(this.tree, result.to);
+      if (!found) throw this.refusal(`result goes to ${result.to}, but no screen of ${result.to} is in the stack any more`);
+      place = found;
+    } else {
+      const visible = visiblePath(this.tree);
+      if (!visible) throw FlowError.corruptTree('no screen is on top');
+      place = { path: visible.steps, index: activeIndex(visible.nodes[visible.nodes.length - 1]) };
+    }
+    const owner = nodeAt(this.tree.root, place.path);
+    const screen = owner ? owner.entries[place.index] : undefined;
+    if (!owner || !screen || screen.type !== 'screen') {
+      throw FlowError.corruptTree('the screen receiving a result is not where it was found');
+    }
+    const params = new Map(screen.params);
+    setMember(params, result.into, value);
+    owner.entries[place.index] = makeScreenEntry(screen.id, screen.feature, params, screen.isHandoff);
+    this.receipt = { id: screen.id, feature: screen.feature, into: result.into };
+  }
+
+  /**
+   * @param {PopTarget} target
+   * @param {FlowNode} handler
+   */
+  popToIndex(target, handler) {
+    if ('feature' in target) {
+      const feature = target.feature;
+      /** @param {FlowEntry} entry */
+      const shows = (entry) => entry.type === 'screen' && sameText(entry.feature, feature);
+      for (let index = handler.entries.length - 2; index >= 0; index -= 1) {
+        if (shows(handler.entries[index])) return index;
+      }
+      const top = handler.entries[handler.entries.length - 1];
+      if (top && shows(top)) throw this.refusal(`${feature} is already on top of ${handler.flow}`);
+      throw this.refusal(`no screen of ${feature} is below the top of ${handler.flow}`);
+    }
+    if ('id' in target) return this.indexOfEntry(target.id, handler);
+    const name = target.idParam;
+    const path = jsonPointer(['params', name]);
+    const value = getMember(this.action.params, name);
+    if (value === undefined) {
+      throw FlowError.invalidParams(path, `${this.action.type} needs param ${writeJSON(name)}: the id of the entry to pop to, such as "e3"`);
+    }
+    const text = stringValue(value);
+    if (text === undefined || !parseEntryId(text)) {
+      throw FlowError.invalidParams(path, `param ${writeJSON(name)} must be an entry id such as "e3"; found ${abbreviatedJSON(value, 40)}`);
+    }
+    return this.indexOfEntry(text, handler);
+  }
+
+  /**
+   * @param {string} text
+   * @param {FlowNode} handler
+   */
+  indexOfEntry(text, handler) {
+    const id = parseEntryId(text);
+    if (!id) throw this.refusal(`${text} is not an entry id`);
+    /** @param {FlowEntry} entry */
+    const matches = (entry) => (entry.type === 'screen' ? !id.isFlow && entry.id === id.number : id.isFlow && entry.id === id.number);
+    for (let index = handler.entries.length - 2; index >= 0; index -= 1) {
+      if (matches(handler.entries[index])) return index;
+    }
+    const top = handler.entries[handler.entries.length - 1];
+    if (top && matches(top)) throw this.refusal(`${text} is already on top of ${handler.flow}`);
+    throw this.refusal(`no entry ${text} is below the top of ${handler.flow}`);
+  }
+
+  /**
+   * @param {Extract<FlowEffect, { name: 'selectTab' }>} choice
+   * @param {FlowNode} handler
+   */
+  tabIndex(choice, handler) {
+    const range = () => `${handler.flow} has tabs 0...${Math.max(handler.entries.length - 1, 0)}`;
+    if (choice.param === null) {
+      const index = choice.index ?? 0;
+      if (!(index >= 0 && index < handler.entries.length)) throw this.refusal(`tab ${index} is out of range; ${range()}`);
+      return index;
+    }
+    const name = choice.param;
+    const path = jsonPointer(['params', name]);
+    const value = getMember(this.action.params, name);
+    if (value === undefined) throw FlowError.invalidParams(path, `${this.action.type} needs param ${writeJSON(name)}: the tab index`);
+    const index = integerValue(value);
+    if (index === undefined) {
+      throw FlowError.invalidParams(path, `param ${writeJSON(name)} must be an integer tab index; found ${abbreviatedJSON(value, 40)}`);
+    }
+    if (!(index >= 0 && index < handler.entries.length)) {
+      throw FlowError.invalidParams(path, `tab ${index} is out of range; ${range()}`);
+    }
+    return index;
+  }
+
+  // MARK: param references
+
+  /**
+   * @param {JSONObject} params
+   * @param {string} effect
+   * @returns {JSONObject}
+   */
+  resolveObject(params, effect) {
+    if (!containsReference(params)) return params;
+    const resolved = this.resolve(params, effect);
+    return resolved instanceof Map ? resolved : params;
+  }
+
+  /**
+   * Replaces each `{"$param": name}` with the action's param `name`.
+   * @param {JSONValue} value
+   * @param {string} effect
+   * @returns {JSONValue}
+   */
+  resolve(value, effect) {
+    if (value instanceof Map) {
+      const name = value.size === 1 ? stringValue(getMember(value, '$param')) : undefined;
+      if (name !== undefined) {
+        const param = getMember(this.action.params, name);
+        if (param === undefined) {
+          throw FlowError.invalidParams(jsonPointer(['params', name]),
+            `${this.action.type} needs param ${writeJSON(name)} (used by its ${effect} effect)`);
+        }
+        return param;
+      }
+      if (!containsReference(value)) return value;
+      /** @type {JSONObject} */
+      const resolved = new Map();
+      for (const [key, member] of value) resolved.set(key, this.resolve(member, effect));
+      return resolved;
+    }
+    if (Array.isArray(value)) {
+      if (!containsReference(value)) return value;
+      return value.map((element) => this.resolve(element, effect));
+    }
+    return value;
+  }
+}
+
+/**
+ * @param {JSONValue} value
+ * @returns {boolean}
+ */
+function containsReference(value) {
+  if (value instanceof Map) {
+    if (value.size === 1 && typeof getMember(value, '$param') === 'string') return true;
+    for (const member of value.values()) if (containsReference(member)) return true;
+    return false;
+  }
+  if (Array.isArray(value)) return value.some(containsReference);
+  return false;
+}

@@ -1,0 +1,427 @@
+// session: one session as the engine alone carries it forward — read from the server's bundle —
+// and its answers: the state document, predictions, available actions (a port of SessionState,
+// SessionState+answers, +predictions and SessionBundle's reading).
+
+import { FlowError, FlowStorageError } from './errors.js';
+import {
+  JSONWriter, abbreviatedJSON, integerValue, jsonPointer, objectValue, parseJSON, storedDataLimits, stringValue, typeName,
+  writeJSON, JSONParseError,
+} from './json.js';
+import { DefinitionProblems } from './definition.js';
+import { readDefinition } from './reader.js';
+import { applyAction, availableActions, isInteractionAction, makeAction, withUserChanges } from './engine.js';
+import { encodeTransition, stateDocument, writeAction, writeTop } from './document.js';
+import { readTreeStorage, writeTreeStorage } from './storage.js';
+import { defaultFlowLimits, treeTop } from './tree.js';
+
+/** @typedef {import('./json.js').JSONValue} JSONValue */
+/** @typedef {import('./json.js').JSONObject} JSONObject */
+/** @typedef {import('./condition.js').FlowContext} FlowContext */
+/** @typedef {import('./builder.js').FlowCatalog} FlowCatalog */
+/** @typedef {import('./definition.js').FlowDefinition} FlowDefinition */
+/** @typedef {import('./engine.js').ActionOutcome} ActionOutcome */
+/** @typedef {import('./engine.js').AvailableAction} AvailableAction */
+/** @typedef {import('./tree.js').FlowTree} FlowTree */
+/** @typedef {import('./tree.js').FlowAction} FlowAction */
+/** @typedef {import('./tree.js').FlowLimits} FlowLimits */
+
+/** The bundle format this engine reads. */
+export const bundleFormat = 1;
+
+/** The interaction actions address the pending interaction rather than a screen. */
+const interactionTypes = new Set(['interaction.update', 'interaction.end', 'interaction.cancel']);
+
+/**
+ * An action a client could post now and the state posting it would produce.
+ * @typedef {{ action: FlowAction, next: SessionState }} Prediction
+ */
+
+/**
+ * A session as the engine sees it: the tree at a version, the context its conditions read, the
+ * catalog of the flow versions it runs, and what its state document shows besides the tree.
+ * Values: `applying` returns a new state and leaves this one as it was.
+ *
+ * ```js
+ * const state = SessionState.fromBundle(await (await fetch(`/v1/sessions/${id}/bundle`)).text());
+ * const { next, outcome } = state.applying(readAction({ type: 'onboarding.showSecond', from: 'e3' }));
+ * next.document();             // what POST /v1/sessions/{id}/actions will answer, byte for byte
+ * outcome.transition?.type;    // 'push'
+ * ```
+ */
+export class SessionState {
+  /**
+   * @param {object} parts
+   * @param {string} parts.sessionId
+   * @param {string} parts.userId
+   * @param {number} parts.version
+   * @param {FlowTree} parts.tree
+   * @param {FlowContext} parts.context
+   * @param {FlowCatalog} parts.catalog
+   * @param {string} parts.flagsJSON the flag evaluation details the document shows, encoded
+   * @param {string} parts.experimentsJSON `{experiment: variant}`, encoded
+   * @param {string | null} [parts.transitionJSON] the transition that produced `version`
+   * @param {string | null} [parts.handledBy] the flow that handled the action that produced it
+   * @param {Map<string, number>} [parts.flowVersions] the version of each flow the session runs
+   */
+  constructor(parts) {
+    /** @readonly */
+    this.parts = Object.freeze({
+      sessionId: parts.sessionId,
+      userId: parts.userId,
+      version: parts.version,
+      tree: parts.tree,
+      context: parts.context,
+      catalog: parts.catalog,
+      flagsJSON: parts.flagsJSON,
+      experimentsJSON: parts.experimentsJSON,
+      transitionJSON: parts.transitionJSON ?? null,
+      handledBy: parts.handledBy ?? null,
+      flowVersions: parts.flowVersions ?? new Map(),
+    });
+  }
+
+  /** The session's id. */
+  get sessionId() { return this.parts.sessionId; }
+
+  /** The user the session belongs to. */
+  get userId() { return this.parts.userId; }
+
+  /** Grows by one with every applied action. */
+  get version() { return this.parts.version; }
+
+  /** The navigation tree at this version. */
+  get tree() { return this.parts.tree; }
+
+  /** The context conditions read, with the user's state as known now. */
+  get context() { return this.parts.context; }
+
+  /** The flow definitions the session runs, by name. */
+  get catalog() { return this.parts.catalog; }
+
+  /** The flow that handled the action that produced this version. */
+  get handledBy() { return this.parts.handledBy; }
+
+  /** The version of each flow the session runs. */
+  get flowVersions() { return this.parts.flowVersions; }
+
+  /**
+   * Reads a session bundle (`GET /v1/sessions/{id}/bundle`, format 1), checking every part: the
+   * definitions must read and hold every flow of `flowVersions`, and the tree must decode.
+   * @param {JSONValue | string | Uint8Array} bundle the parsed bundle, or its JSON text or bytes
+   * @returns {SessionState}
+   * @throws {FlowStorageError} with the JSON Pointer of the first part that is wrong
+   */
+  static fromBundle(bundle) {
+    /** @type {JSONValue} */
+    let json;
+    if (typeof bundle === 'string' || bundle instanceof Uint8Array) {
+      try {
+        json = parseJSON(bundle, storedDataLimits);
+      } catch (error) {
+        if (error instanceof JSONParseError) throw new FlowStorageError('', `invalid JSON: ${error.message}`);
+        throw error;
+      }
+    } else {
+      json = bundle;
+    }
+    return readBundle(json);
+  }
+
+  /**
+   * The state after `action`, as the server commits it: the next version, the new tree, its
+   * transition and handler, and the user's state with the action's changes. This state is
+   * unchanged; a refused action throws.
+   * @param {FlowAction} action
+   * @param {FlowLimits} [limits]
+   * @returns {{ next: SessionState, outcome: ActionOutcome }}
+   * @throws {FlowError}
+   */
+  applying(action, limits = defaultFlowLimits) {
+    const parts = this.parts;
+    const outcome = applyAction(action, parts.tree, parts.catalog, parts.context, limits);
+    const next = new SessionState({
+      ...parts,
+      version: parts.version + 1,
+      tree: outcome.tree,
+      handledBy: outcome.handledBy,
+      transitionJSON: outcome.transition ? encodeTransition(outcome.transition) : null,
+      context: withUserChanges(parts.context, outcome.userChanges),
+    });
+    return { next, outcome };
+  }
+
+  /**
+   * The state document: the body of every session answer, byte for byte the server's.
+   * @returns {string}
+   */
+  document() {
+    const parts = this.parts;
+    return stateDocument({
+      sessionId: parts.sessionId, userId: parts.userId, version: parts.version, tree: parts.tree,
+      transitionJSON: parts.transitionJSON, handledBy: parts.handledBy, flagsJSON: parts.flagsJSON,
+      experimentsJSON: parts.experimentsJSON,
+    });
+  }
+
+  /**
+   * The state document parsed into this engine's JSON model (member order kept).
+   * @returns {JSONValue}
+   */
+  documentValue() {
+    return parseJSON(this.document(), storedDataLimits);
+  }
+
+  /**
+   * The next state of every action available now that needs no params, nearest flow first; an
+   * action that may run interactively is predicted twice, plainly and then with
+   * `interactive: true`. An action the engine would refuse after all is left out.
+   *
+   * The promise: posting `prediction.action` on this version answers exactly
+   * `prediction.next.document()`, when nothing else acted on the session meanwhile.
+   * @param {FlowLimits} [limits]
+   * @returns {Prediction[]}
+   */
+  predictions(limits = defaultFlowLimits) {
+    const tree = this.parts.tree;
+    const available = availableActions(tree, this.parts.catalog, this.parts.context);
+    const top = treeTop(tree);
+    const source = top ? `e${top.id}` : null;
+    /** @type {Prediction[]} */
+    const predictions = [];
+    for (const entry of available) {
+      if (entry.params.some((param) => param.required)) continue;
+      const from = isInteractionAction(entry.type) ? null : source;
+      const forms = entry.interactive && !tree.interaction ? [false, true] : [false];
+      for (const interactive of forms) {
+        const action = makeAction(entry.type, { from, interactive });
+        try {
+          predictions.push({ action, next: this.applying(action, limits).next });
+        } catch (error) {
+          if (!(error instanceof FlowError)) throw error;
+        }
+      }
+    }
+    return predictions;
+  }
+
+  /**
+   * `[{"action": {type, from?, interactive?}, "state": {…}}]`, as `?predict=true` adds it.
+   * @param {FlowLimits} [limits]
+   */
+  predictionsJSON(limits = defaultFlowLimits) {
+    const writer = new JSONWriter();
+    writer.beginArray();
+    for (const prediction of this.predictions(limits)) {
+      writer.beginObject();
+      writer.key('action');
+      writeAction(prediction.action, writer);
+      writer.key('state');
+      writer.raw(prediction.next.document());
+      writer.endObject();
+    }
+    writer.endArray();
+    return writer.text();
+  }
+
+  /**
+   * The state document with `predictions` as its last member, as `?predict=true` answers.
+   * @returns {string}
+   */
+  documentWithPredictions() {
+    return withPredictions(this.document(), this.predictionsJSON());
+  }
+
+  /**
+   * The actions the state accepts now (see `availableActions` of the engine).
+   * @returns {AvailableAction[]}
+   */
+  availableActions() {
+    return availableActions(this.parts.tree, this.parts.catalog, this.parts.context);
+  }
+
+  /**
+   * `GET /v1/sessions/{id}/actions/available`'s answer: `{sessionId, version, from, actions:
+   * [{type, handledBy, from, params, interactive, next, nextInteractive?}]}`. `next` is the state
+   * posting the action with no params would answer (null when it needs params);
+   * `nextInteractive` the state posting it with `"interactive": true` would answer.
+   * @returns {string}
+   */
+  availableActionsDocument() {
+    const tree = this.parts.tree;
+    const available = this.availableActions();
+    const predictions = this.predictions();
+    const top = treeTop(tree);
+    const writer = new JSONWriter();
+    writer.beginObject();
+    writer.key('sessionId');
+    writer.string(this.parts.sessionId);
+    writer.key('version');
+    writer.number(this.parts.version);
+    writer.key('from');
+    writeTop(tree, writer);
+    writer.key('actions');
+    writer.beginArray();
+    for (const action of available) {
+      writer.beginObject();
+      writer.key('type');
+      writer.string(action.type);
+      writer.key('handledBy');
+      writer.string(action.handledBy);
+      writer.key('from');
+      writer.optionalString(interactionTypes.has(action.type) || !top ? null : `e${top.id}`);
+      writer.key('params');
+      writer.beginArray();
+      for (const param of action.params) {
+        writer.beginObject();
+        writer.key('name');
+        writer.string(param.name);
+        writer.key('type');
+        writer.string(param.type);
+        writer.key('required');
+        writer.bool(param.required);
+        writer.endObject();
+      }
+      writer.endArray();
+      writer.key('interactive');
+      writer.bool(action.interactive);
+      writer.key('next');
+      const plain = predictions.find((prediction) => prediction.action.type === action.type && !prediction.action.interactive);
+      if (plain) writer.raw(plain.next.document());
+      else writer.null();
+      if (action.interactive && !tree.interaction) {
+        writer.key('nextInteractive');
+        const interactive = predictions.find((prediction) => prediction.action.type === action.type && prediction.action.interactive);
+        if (interactive) writer.raw(interactive.next.document());
+        else writer.null();
+      }
+      writer.endObject();
+    }
+    writer.endArray();
+    writer.endObject();
+    return writer.text();
+  }
+
+  /**
+   * The tree in the engine's storage encoding, as a bundle's `tree` carries it.
+   * @returns {string}
+   */
+  treeStorageJSON() {
+    const writer = new JSONWriter();
+    writeTreeStorage(this.parts.tree, writer);
+    return writer.text();
+  }
+}
+
+/**
+ * A state document with `predictions` added as its last member.
+ * @param {string} document
+ * @param {string} predictions
+ */
+export function withPredictions(document, predictions) {
+  if (!document.endsWith('}')) return document;
+  return document.slice(0, -1) + ',"predictions":' + predictions + '}';
+}
+
+/**
+ * Reads a parsed bundle: `{format, sessionId, userId, version, flowVersions, definitions,
+ * context: {attributes, traits, flags, user}, flags, experiments, tree, transition, handledBy}`.
+ * @param {JSONValue} json
+ * @returns {SessionState}
+ */
+function readBundle(json) {
+  const object = objectValue(json);
+  if (!object) throw new FlowStorageError('', `a bundle is an object; found ${typeName(json)}`);
+  const format = object.get('format');
+  if (integerValue(format) !== bundleFormat) {
+    throw new FlowStorageError('/format', `expected format ${bundleFormat}; found ${format === undefined ? 'nothing' : abbreviatedJSON(format)}`);
+  }
+  /** @param {string} key */
+  const string = (key) => {
+    const value = stringValue(object.get(key));
+    if (value === undefined) throw new FlowStorageError(`/${key}`, 'must be a string');
+    return value;
+  };
+  /**
+   * @param {JSONValue | undefined} value
+   * @param {string} path
+   */
+  const members = (value, path) => {
+    const found = objectValue(value);
+    if (!found) throw new FlowStorageError(path, 'must be an object');
+    return found;
+  };
+  const sessionId = string('sessionId');
+  const userId = string('userId');
+  const version = integerValue(object.get('version'));
+  if (version === undefined || version < 0) throw new FlowStorageError('/version', 'must be a whole number from 0');
+  /** @type {Map<string, number>} */
+  const flowVersions = new Map();
+  for (const [name, value] of members(object.get('flowVersions'), '/flowVersions')) {
+    const number = integerValue(value);
+    if (number === undefined) throw new FlowStorageError(jsonPointer(['flowVersions', name]), 'must be a version number');
+    flowVersions.set(name, number);
+  }
+  /** @type {FlowCatalog} */
+  const catalog = new Map();
+  for (const [name, value] of members(object.get('definitions'), '/definitions')) {
+    try {
+      catalog.set(name, readDefinition(value, name));
+    } catch (error) {
+      if (!(error instanceof DefinitionProblems)) throw error;
+      const first = error.problems[0];
+      throw new FlowStorageError(jsonPointer(['definitions', name]) + (first ? first.path : ''), first ? first.message : 'invalid definition');
+    }
+  }
+  for (const name of flowVersions.keys()) {
+    if (!catalog.has(name)) {
+      throw new FlowStorageError(jsonPointer(['definitions', name]), `flow ${name} runs in the session but has no definition`);
+    }
+  }
+  const context = members(object.get('context'), '/context');
+  /** @type {Map<string, string>} */
+  const traits = new Map();
+  for (const [name, value] of members(context.get('traits'), '/context/traits')) {
+    const text = stringValue(value);
+    if (text === undefined) throw new FlowStorageError(jsonPointer(['context', 'traits', name]), 'must be a string');
+    traits.set(name, text);
+  }
+  /** @type {FlowContext} */
+  const flowContext = {
+    userId,
+    attributes: new Map(members(context.get('attributes'), '/context/attributes')),
+    traits,
+    flags: new Map(members(context.get('flags'), '/context/flags')),
+    user: new Map(members(context.get('user'), '/context/user')),
+  };
+  const flags = object.get('flags');
+  if (!objectValue(flags)) throw new FlowStorageError('/flags', 'must be an object');
+  const experiments = object.get('experiments');
+  if (!objectValue(experiments)) throw new FlowStorageError('/experiments', 'must be an object');
+  let tree;
+  try {
+    tree = readTreeStorage(object.get('tree') ?? null);
+  } catch (error) {
+    if (error instanceof FlowStorageError) throw new FlowStorageError('/tree' + error.path, error.detail);
+    throw error;
+  }
+  /** @type {string | null} */
+  let transitionJSON = null;
+  const transition = object.get('transition');
+  if (transition !== undefined && transition !== null) {
+    if (!objectValue(transition)) throw new FlowStorageError('/transition', 'must be an object or null');
+    transitionJSON = writeJSON(transition);
+  }
+  /** @type {string | null} */
+  let handledBy = null;
+  const rawHandledBy = object.get('handledBy');
+  if (rawHandledBy !== undefined && rawHandledBy !== null) {
+    const text = stringValue(rawHandledBy);
+    if (text === undefined) throw new FlowStorageError('/handledBy', 'must be a string or null');
+    handledBy = text;
+  }
+  return new SessionState({
+    sessionId, userId, version, tree, context: flowContext, catalog,
+    flagsJSON: writeJSON(/** @type {JSONValue} */ (flags)), experimentsJSON: writeJSON(/** @type {JSONValue} */ (experiments)),
+    transitionJSON, handledBy, flowVersions,
+  });
+}

@@ -1,0 +1,135 @@
+// FlowSession with the local engine (src/engine) against a real `flowstack serve`: taps run on the
+// session's bundle and show at once, the server's answers confirm them byte for byte, offline taps
+// keep working and go as batches, and an app killed offline starts again on the engine it kept.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as engineModule from '../src/engine/index.js';
+import { FlowSession, MemorySessionStore, RetryPolicy, SessionKey, localEngine } from '../src/client/index.js';
+import { eventually, FaultyFetch, FlowStackServer } from './support/server.js';
+
+/** @type {FlowStackServer} */
+let server;
+before(async () => {
+  server = await FlowStackServer.start();
+});
+after(async () => {
+  await server.dispose();
+});
+
+let users = 0;
+const retry = new RetryPolicy({ attempts: 3, initialDelay: 20, maximumDelay: 100 });
+const engine = localEngine(engineModule);
+
+/** @param {{store?: MemorySessionStore, userId?: string, network?: FaultyFetch}} [options] */
+async function start(options = {}) {
+  const network = options.network ?? new FaultyFetch();
+  const store = options.store ?? new MemorySessionStore();
+  const userId = options.userId ?? `engine-user-${process.pid}-${++users}`;
+  const session = await FlowSession.start({ server: server.url, userId, store, retry, fetch: network.fetch, engine });
+  /** @type {import('../src/client/index.js').ClientEvent[]} */
+  const events = [];
+  session.subscribe((event) => events.push(event));
+  await eventually(() => session.hasLocalEngine, 'the bundle loaded');
+  return { session, network, store, userId, events };
+}
+
+/** @param {{type: string}[]} events @param {string} type */
+const count = (events, type) => events.filter((event) => event.type === type).length;
+/** @param {FlowSession} session */
+const log = (session) => server.actionLog(session.sessionId, session.token);
+
+test('taps run on the local engine and show before any answer could come; every answer confirms them unchanged', async () => {
+  const network = new FaultyFetch();
+  const { session, events } = await start({ network });
+  /** @type {(value?: unknown) => void} */
+  let release = () => {};
+  const held = new Promise((resolve) => { release = resolve; });
+  network.plan({ match: (method, url) => method === 'POST' && url.includes('/actions'), kind: 'hold', until: held, times: 3 });
+  const second = await session.send({ type: 'onboarding.showSecond' });
+  const home = await session.send({ type: 'onboarding.completed' });
+  const tab = await session.send({ type: 'home.selectTab', params: { index: 1 } });
+  assert.deepEqual([second.top?.feature, home.top?.feature, tab.top?.feature], ['onboarding.second', 'home.first', 'home.second']);
+  assert.equal(session.confirmedState.version, 0, 'all three shown while the first post is still held on the wire');
+  assert.equal(session.pendingCount, 3);
+  release();
+  await session.settled();
+  assert.equal(count(events, 'corrected'), 0, 'the engine\'s documents are the server\'s');
+  assert.ok(count(events, 'confirmed') >= 1);
+  assert.ok(session.state.equals(session.confirmedState));
+  const served = await server.request('GET', `/v1/sessions/${session.sessionId}`, { token: session.token });
+  assert.deepEqual(session.state.document, served.json);
+  assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed', 'home.selectTab']);
+  assert.ok(session.availableActions.some((action) => action.type === 'home.presentModal'), 'the engine lists what the top screen takes');
+  await session.close();
+});
+
+test('a tap the local engine refuses throws its FlowError and is never posted', async () => {
+  const { session, network } = await start();
+  await assert.rejects(session.send({ type: 'onboarding.completed' }), (/** @type {any} */ error) => error instanceof engineModule.FlowError && error.status === 422);
+  assert.equal(session.pendingCount, 0);
+  assert.equal(network.requests('POST', /\/actions/).length, 0);
+  await session.close();
+});
+
+test('a thousand taps offline all show at once on the engine and go as ten batches; none is corrected', async () => {
+  const { session, network, events } = await start();
+  await session.send({ type: 'onboarding.showSecond' });
+  await session.send({ type: 'onboarding.completed' });
+  await session.settled();
+  session.setOffline(true);
+  for (let i = 0; i < 1000; i++) {
+    const shown = await session.send({ type: 'home.selectTab', params: { index: (i + 1) % 2 } });
+    assert.equal(shown.version, i + 3);
+  }
+  session.setOffline(false);
+  await session.settled();
+  assert.equal(network.requests('POST', /\/batch$/).length, 10);
+  assert.equal(count(events, 'corrected'), 0);
+  assert.equal((await log(session)).length, 1002);
+  assert.equal(session.confirmedState.version, 1002);
+  assert.ok(session.state.equals(session.confirmedState));
+  await session.close();
+});
+
+test('killed after offline taps and started again while the server is down: the kept bundle (moved on by confirmed taps) runs the kept taps and new ones', async () => {
+  const first = await start();
+  await first.session.send({ type: 'onboarding.showSecond' });
+  await first.session.settled();  // the engine moved on from the bundle fetched at version 0
+  const kept = await first.store.load(new SessionKey(server.url, first.userId));
+  assert.equal(JSON.parse(kept?.bundle ?? '{}').version, 1, 'the store keeps the bundle at the confirmed version');
+  first.session.setOffline(true);
+  const home = await first.session.send({ type: 'onboarding.completed' });
+  await first.session.close();
+  await server.stop();
+  try {
+    const session = await FlowSession.start({ server: server.url, userId: first.userId, store: first.store, retry, fetch: new FaultyFetch().fetch, engine });
+    assert.ok(session.isOffline && session.hasLocalEngine);
+    assert.ok(session.state.equals(home), 'shows what the user last saw');
+    const tab = await session.send({ type: 'home.selectTab', params: { index: 1 } });
+    assert.equal(tab.top?.feature, 'home.second');
+    await server.start();
+    await eventually(() => session.pendingCount === 0, 'sent when the server is back', 15000);
+    await session.settled();
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed', 'home.selectTab']);
+    assert.ok(session.state.equals(session.confirmedState));
+    await session.close();
+  } finally {
+    if (!server.process) await server.start();
+  }
+});
+
+test('another device acting first: the tap is corrected (412), the bundle is fetched again and the next tap runs on it', async () => {
+  const { session, events } = await start();
+  await server.request('POST', `/v1/sessions/${session.sessionId}/actions`, { token: session.token, body: { type: 'onboarding.showSecond' } });
+  await session.send({ type: 'onboarding.showSecond' });
+  await session.settled();
+  const correction = events.find((event) => event.type === 'corrected');
+  assert.ok(correction?.type === 'corrected' && correction.correction.reason === 'versionMismatch');
+  await eventually(() => session.hasLocalEngine, 'the bundle fetched again');
+  const home = await session.send({ type: 'onboarding.completed' });
+  assert.equal(home.version, 2);
+  await session.settled();
+  assert.equal(count(events, 'corrected'), 1);
+  assert.equal((await log(session)).length, 2);
+  await session.close();
+});

@@ -1,0 +1,268 @@
+// FlowSession under seeded schedules (FlowSessionSimulationTests' port): the drain loop, retries,
+// probe, start and store, over a simulated transport (lost requests and answers, 500s, 502s and
+// bodies that are not JSON before and after commits, the server down, the app killed and started
+// again with another spelling of the server's address, and started while every answer is a 500).
+// The simulated server and the client's local engine run src/engine (on the sample app's bundles
+// read once from a real server), and again on the engine double (no server needed).
+// FLOWSTACK_SIM_SEED=13 [FLOWSTACK_SIM_KIND=predictions] [FLOWSTACK_SIM_TRACE=1] replays one schedule.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  ActionRefused, FlowSession, KeyValueSessionStore, MemorySessionStore, NavigationState, RetryPolicy, SessionKey, Unreachable,
+} from '../src/client/index.js';
+import * as engineModule from '../src/engine/index.js';
+import { localEngine } from '../src/client/index.js';
+import { DoubleEngine } from './support/engine-double.js';
+import { realEngineWorld } from './support/engine-world.js';
+import { SeededGenerator } from './support/random.js';
+import { doubleWorld, SimulatedServer } from './support/simulated-server.js';
+import { KillableStore, SimulatedTransport } from './support/simulated-transport.js';
+
+/** Equivalent spellings of one server: every launch must find the session the last one kept. */
+const spellings = ['http://sim.test', 'HTTP://Sim.Test:80/', 'http://sim.test/', 'http://SIM.test:80'];
+const tracing = process.env.FLOWSTACK_SIM_TRACE !== undefined;
+/** @param {string} line */
+const trace = (line) => { if (tracing) console.log('  ' + line); };
+const doubleEngine = { fromBundle: (/** @type {string} */ text) => DoubleEngine.fromBundle(text) };
+const realEngine = localEngine(engineModule);
+/** The real engine's world, made once (it reads two bundles from a real server). @type {Promise<import('./support/simulated-server.js').World> | undefined} */
+let realWorld;
+
+/**
+ * @param {'real' | 'double'} kind
+ * @returns {Promise<{world: import('./support/simulated-server.js').World, engine: import('../src/client/flow-session.js').EngineFactory}>}
+ */
+async function worldOf(kind) {
+  if (kind === 'double') return { world: doubleWorld, engine: doubleEngine };
+  realWorld ??= realEngineWorld();
+  return { world: await realWorld, engine: realEngine };
+}
+const retry = new RetryPolicy({ attempts: 3, initialDelay: 1, maximumDelay: 8 });
+
+/**
+ * One schedule: a user taps 15 to 40 times through faults, kills and restarts; then the checks of
+ * the client's contract.
+ * @param {number} seed
+ * @param {boolean} usesEngine
+ * @param {'real' | 'double'} kind
+ */
+async function schedule(seed, usesEngine, kind) {
+  const { world, engine } = await worldOf(kind);
+  const outcome = { seed, made: 0, stored: 0, reported: 0, launches: 0, faults: 0, /** @type {string[]} */ failures: [] };
+  const random = new SeededGenerator(seed);
+  const server = new SimulatedServer(world);
+  /** @type {Map<string, string>} */
+  const file = new Map();
+  const kept = new KeyValueSessionStore({ getItem: (key) => file.get(key), setItem: (key, value) => { file.set(key, value); }, removeItem: (key) => { file.delete(key); } });
+  /** @type {Set<string>} */
+  const reported = new Set();
+  /** @type {string[]} */
+  const corrections = [];
+  const target = 15 + random.below(25);
+
+  /** @param {import('../src/client/index.js').ClientEvent} event */
+  const take = (event) => {
+    trace(`event ${event.type}`);
+    if (event.type === 'corrected') {
+      for (const tap of event.correction.taps) reported.add(tap.key);
+      corrections.push(event.correction.reason);
+    } else if (event.type === 'restarted') {
+      for (const tap of event.restart.dropped) reported.add(tap.key);
+      corrections.push('restarted');
+    }
+  };
+
+  /** @param {boolean} failingStart */
+  const launch = async (failingStart) => {
+    const transport = new SimulatedTransport(server, random.nextBig());
+    const store = new KillableStore(kept);
+    const spelling = spellings[random.below(spellings.length)];
+    // A start while no server answers: connection refused, or a 500 to everything.
+    if (failingStart) {
+      if (random.below(2) === 0) server.down = true;
+      else transport.failEverything(true);
+    }
+    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, engine: usesEngine ? engine : undefined });
+    server.down = false;
+    transport.failEverything(false);
+    outcome.launches += 1;
+    trace(`launched: shows v${session.state.version}, pending ${session.pending.map((p) => `v${p.version}${p.expected ? '' : ' blind'}`)}`);
+    for (const event of session.history) take(event);  // what start reported before the subscription
+    session.subscribe(take);
+    return { session, transport, store };
+  };
+
+  let { session, transport, store } = await launch(false);
+  while (outcome.made < target) {
+    if (random.below(100) < 6) {
+      // Killed: nothing more is sent or written; started again from the store, with another
+      // spelling of the server, and now and then while no server answers.
+      trace('kill');
+      transport.kill();
+      store.kill();
+      outcome.faults += transport.faultsInjected;
+      await session.close();
+      ({ session, transport, store } = await launch(random.below(4) === 0));
+      continue;
+    }
+    if (random.below(100) < 4) server.down = !server.down;
+    const action = chooseAction(session, random);
+    try {
+      const shown = await session.send(action);
+      trace(`tap ${action.type} shown v${shown.version} ${shown.top?.feature}`);
+      outcome.made += 1;
+    } catch (error) {
+      if (error instanceof ActionRefused || error instanceof Unreachable) {
+        outcome.made += 1;  // a tap that waited: refused by the server (reported), or offline (it stays queued)
+      } else if (!(typeof error === 'object' && error !== null && 'code' in error)) {
+        throw error;  // not the engine's refusal (which queues nothing, as the server would refuse it too)
+      }
+    }
+    if (random.below(3) === 0) await new Promise((resolve) => setTimeout(resolve, random.below(2)));
+  }
+  server.down = false;
+  transport.heal();
+  outcome.faults += transport.faultsInjected;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  const settled = await Promise.race([session.settled().then(() => true), new Promise((resolve) => { timer = setTimeout(() => resolve(false), 20000); })]);
+  clearTimeout(timer);
+  if (!settled) outcome.failures.push(`did not settle in 20 s (${session.pendingCount} queued, offline ${session.isOffline})`);
+  await session.close();
+
+  const counts = server.keyCounts();
+  const storedKeys = new Set(counts.all.keys());
+  outcome.stored = storedKeys.size;
+  outcome.reported = [...reported].filter((key) => !storedKeys.has(key)).length;
+  for (const [key, count] of counts.all) if (count > 1) outcome.failures.push(`key ${key} stored ${count} times`);
+  for (const key of reported) if (counts.live.has(key)) outcome.failures.push(`key ${key} stored but reported not taken`);
+  if (outcome.made !== outcome.stored + outcome.reported) {
+    outcome.failures.push(`${outcome.made} taps made, ${outcome.stored} stored, ${outcome.reported} reported: ${outcome.made - outcome.stored - outcome.reported} lost`);
+  }
+  const reasons = corrections.filter((reason) => reason !== 'refused');
+  if (reasons.length > 0) outcome.failures.push(`corrections with nobody else on the session: ${reasons}`);
+  const live = server.sessions.get(session.sessionId);
+  if (settled && live) {
+    const state = NavigationState.fromEngine(live.state);
+    if (!session.state.equals(state)) outcome.failures.push(`shows v${session.state.version}, the server is at v${state.version}`);
+  }
+  // (A creation whose 201 was lost is sent again and leaves an unused session on the server:
+  // POST /v1/sessions takes no Idempotency-Key. No tap is ever made on it.)
+  const used = new Set(server.log.map((entry) => entry.session));
+  if (used.size > 1) outcome.failures.push(`taps went to ${used.size} sessions of one user on one server: ${[...used]}`);
+  if (file.size !== 1) outcome.failures.push(`the store holds ${file.size} sessions`);
+  return outcome;
+}
+
+/**
+ * One of the actions the session offers (from its engine, or its last answer's predictions), the
+ * params it needs filled in; with neither, what the sample app's screen on top offers, and the
+ * server decides (FlowSessionSimulationTests.chooseAction).
+ * @param {FlowSession} session
+ * @param {SeededGenerator} random
+ */
+function chooseAction(session, random) {
+  const state = session.state;
+  const available = session.availableActions.filter((entry) => !entry.type.startsWith('interaction.') && entry.type !== 'link');
+  /** @type {import('../src/client/index.js').NavigationState['pendingActions'][number]['action'][]} */
+  let candidates;
+  if (available.length > 0) {
+    candidates = available.map((entry) => {
+      /** @type {Record<string, unknown>} */
+      const params = {};
+      for (const param of entry.params) {
+        if (param.required) params[param.name] = param.name === 'index' ? (state.top?.feature === 'home.first' ? 1 : 0) : 'sample';
+      }
+      return Object.keys(params).length > 0 ? { type: entry.type, params: /** @type {any} */ (params) } : { type: entry.type };
+    });
+  } else {
+    switch (state.top?.feature) {
+      case 'onboarding.first': candidates = [{ type: 'onboarding.showSecond' }]; break;
+      case 'onboarding.second': candidates = [{ type: 'onboarding.completed' }, { type: 'back' }]; break;
+      case 'home.first':
+      case 'home.second':
+        candidates = [{ type: 'home.selectTab', params: { index: state.top?.feature === 'home.first' ? 1 : 0 } }, { type: 'home.presentModal', params: { content: 'Hi' } }];
+        break;
+      case 'modal': candidates = [{ type: 'modal.dismiss' }]; break;
+      default: candidates = [{ type: 'back' }];
+    }
+  }
+  return candidates[random.below(candidates.length)];
+}
+
+/**
+ * @param {boolean} usesEngine
+ * @param {number} count
+ * @param {'real' | 'double'} kind
+ */
+async function run(usesEngine, count, kind) {
+  const totals = { made: 0, stored: 0, reported: 0, launches: 0, faults: 0 };
+  const failed = [];
+  for (let seed = 1; seed <= count; seed++) {
+    const outcome = await schedule(seed, usesEngine, kind);
+    totals.made += outcome.made;
+    totals.stored += outcome.stored;
+    totals.reported += outcome.reported;
+    totals.launches += outcome.launches;
+    totals.faults += outcome.faults;
+    if (outcome.failures.length > 0) failed.push(outcome);
+  }
+  console.log(`FlowSession simulation (${usesEngine ? 'engine' : 'predictions'}, ${kind} engine): ${count} schedules, ${totals.made} taps made, ${totals.stored} stored, `
+    + `${totals.reported} reported not taken, ${totals.launches} launches, ${totals.faults} faults; ${failed.length} failed`);
+  assert.deepEqual(failed.slice(0, 5).map((o) => `seed ${o.seed}: ${o.failures.join('; ')}`), []);
+  assert.ok(totals.faults > count, 'faults were injected');
+}
+
+const only = process.env.FLOWSTACK_SIM_SEED;
+if (only !== undefined) {
+  test(`replays seed ${only}`, async () => {
+    console.log(await schedule(Number(only), process.env.FLOWSTACK_SIM_KIND !== 'predictions', process.env.FLOWSTACK_SIM_ENGINE === 'double' ? 'double' : 'real'));
+  });
+} else {
+  test('60 schedules with the local engine: every tap stored exactly once or reported, and the client shows the server\'s state', () => run(true, 60, 'real'));
+  test('20 schedules with predictions only', () => run(false, 20, 'real'));
+  test('the same schedules on the engine double (60 and 20)', async () => {
+    await run(true, 60, 'double');
+    await run(false, 20, 'double');
+  });
+}
+
+test('a kept session and a server answering 500 to everything: starts from the store, offline, then sends its queue', async () => {
+  const server = new SimulatedServer();
+  const store = new MemorySessionStore();
+  const healthy = new SimulatedTransport(server, 1n);
+  healthy.heal();
+  const first = await FlowSession.start({ server: 'http://sim.test', userId: 'ada', store, retry, transport: healthy, engine: doubleEngine });
+  for (let i = 0; i < 100 && !first.hasLocalEngine; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.ok(first.hasLocalEngine);
+  first.setOffline(true);
+  const shown = await first.send({ type: 'onboarding.showSecond' });
+  await first.close();
+  const failing = new SimulatedTransport(server, 2n);
+  failing.failEverything(true);
+  const second = await FlowSession.start({ server: 'http://sim.test', userId: 'ada', store, retry, transport: failing, engine: doubleEngine });
+  assert.ok(second.isOffline);
+  assert.ok(second.state.equals(shown));
+  assert.equal(second.pendingCount, 1);
+  failing.failEverything(false);
+  failing.heal();
+  await second.settled();
+  assert.ok(second.confirmedState.equals(shown));
+  assert.equal(server.keyCounts().all.size, 1);
+  assert.ok(store.load(new SessionKey('http://sim.test', 'ada'))?.bundle, 'the bundle is kept');
+  await second.close();
+});
+
+test('start failures are typed: no server is Unreachable; a problem is a SessionFailure with its detail', async () => {
+  const fixed = (/** @type {import('../src/client/index.js').FlowSession['transport'] extends infer T ? any : never} */ answer) => ({
+    send: async () => { if (!answer) throw new Unreachable('connection refused'); return answer; },
+  });
+  const start = (/** @type {any} */ transport) => FlowSession.start({ server: 'http://sim.test', userId: 'ada', retry: new RetryPolicy({ attempts: 2, initialDelay: 1, maximumDelay: 2 }), transport });
+  await assert.rejects(start(fixed(undefined)), Unreachable);
+  await assert.rejects(start(fixed({ status: 500, body: '<html>Internal Server Error</html>' })), (error) => error instanceof Unreachable && error.detail.includes('500'));
+  await assert.rejects(start(fixed({ status: 422, body: '{"type":"https://flowstack.dev/problems/unsupported-client","status":422,"detail":"update the app"}' })),
+    (/** @type {any} */ error) => error.name === 'SessionFailure' && error.status === 422 && error.message === 'FlowStack answered 422: update the app');
+  await assert.rejects(start(fixed({ status: 201, body: '<html>Welcome to nginx</html>' })),
+    (error) => error instanceof Unreachable && error.detail === 'status 201 with a body that is not a JSON object');
+  await assert.rejects(start(fixed({ status: 201, body: '{"hello":"world"}' })), (/** @type {any} */ error) => error.name === 'SessionFailure' && error.message.includes('{"hello":"world"}'));
+});

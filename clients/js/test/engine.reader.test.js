@@ -1,0 +1,36 @@
+// The definition reader refuses what the Swift reader refuses, at the same place, in the same
+// words. fixtures/broken-definitions.jsonl pairs bundles whose definitions are broken in one way
+// each (a shadowed rule, a result with nothing revealed, a guard showing two flows, links of one
+// shape, a flow naming itself in via, a tab out of range, an optional param an effect needs, a
+// reserved action, a guard on a bubbling rule, a link's unknown placeholder, a bad selected)
+// with the answers of the Swift engine's runner.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { DefinitionProblems, EngineRunner, parseJSON, readDefinition } from '../src/engine/index.js';
+
+test('broken definitions are refused at the Swift reader\'s pointer with its message', () => {
+  const lines = readFileSync(fileURLToPath(new URL('fixtures/broken-definitions.jsonl', import.meta.url)), 'utf8').split('\n');
+  lines.pop();
+  assert.equal(lines.length, 24);
+  for (let index = 0; index < lines.length; index += 2) {
+    assert.equal(new EngineRunner().answer(lines[index]), lines[index + 1], `bundle ${index / 2}`);
+  }
+});
+
+test('every problem of a definition is reported, not only the first', () => {
+  const definition = parseJSON(JSON.stringify({
+    name: 'x', kind: 'stacked', initial: [], frm: 1,
+    on: { 'a.b': [{ do: [{ push: 'a' }, { bubble: {} }] }], link: [{ do: [{ pop: {} }] }] },
+  }));
+  assert.throws(() => readDefinition(definition, 'y'), (error) => {
+    assert.ok(error instanceof DefinitionProblems);
+    assert.deepEqual(error.problems.map((/** @type {{path: string}} */ problem) => problem.path),
+      ['/frm', '/initial', '/on/a.b/0/do/1/bubble', '/on/link']);
+    return true;
+  });
+  const good = readDefinition(parseJSON('{"name":"m","kind":"stacked","initial":["m"],"on":{"m.close":[{"do":[{"dismiss":{}}]}]}}'), 'm');
+  assert.equal(good.rulesByAction.get('m.close')?.[0].effects[0].name, 'dismiss');
+});

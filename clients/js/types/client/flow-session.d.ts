@@ -1,0 +1,434 @@
+/**
+ * A new idempotency key: a random UUID (version 4) from `crypto.getRandomValues`, which browsers,
+ * node 18+ and React Native (with its usual polyfill) have.
+ * @returns {string}
+ */
+export function randomKey(): string;
+/** @typedef {import('./json.js').JSONValue} JSONValue */
+/** @typedef {import('./json.js').JSONObject} JSONObject */
+/** @typedef {import('./navigation-state.js').FlowAction} FlowAction */
+/** @typedef {import('./client-event.js').ClientEvent} ClientEvent */
+/** @typedef {import('./client-event.js').Restart} Restart */
+/** @typedef {import('./client-event.js').QueuedAction} QueuedAction */
+/** @typedef {import('./client-machine.js').Reply} Reply */
+/** @typedef {import('./client-machine.js').Prediction} Prediction */
+/** @typedef {import('./client-machine.js').EngineState} EngineState */
+/** @typedef {import('./http-transport.js').FlowRequest} FlowRequest */
+/** @typedef {import('./http-transport.js').FlowAnswer} FlowAnswer */
+/** @typedef {import('./http-transport.js').FlowTransport} FlowTransport */
+/** @typedef {import('./session-store.js').StoredSession} StoredSession */
+/** @typedef {import('./session-store.js').SessionStore} SessionStore */
+/**
+ * The local engine as the session uses it: the machine's engine, with the session it is for, the
+ * bundle it writes at its version (kept in the store), and the actions it offers.
+ * @typedef {EngineState & {readonly sessionId: string, bundle?(from: string): string,
+ *   availableActions?(): Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}} SessionEngine
+ */
+/**
+ * How a session makes its local engine from the bundle's text (`localEngine(engineModule)`, or a
+ * test's double).
+ * @typedef {{fromBundle(text: string): SessionEngine}} EngineFactory
+ */
+/**
+ * What the app gives a session:
+ * - `server`, `clientKey` (`fsk_…`, sent as `X-API-Key` when a session is created), `userId`,
+ *   `userHash` (HMAC of the user id from the app's backend), `attributes`, `traits`;
+ * - `client`: what this build draws (`{platform, appVersion, features}`);
+ * - `store`: where the session is kept between launches (memory unless given);
+ * - `engine`: runs the session's bundle locally (`localEngine(engine)`); without it, taps are shown
+ *   from the server's predictions and a tap with none waits for its answer;
+ * - `usesPredictions`: whether to show predictions when there is no local engine;
+ * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
+ *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
+ *   (injected where a test needs control of time and keys).
+ *
+ * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
+ *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
+ *   store?: SessionStore, engine?: EngineFactory, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
+ *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
+ *   newKey?: () => string, now?: () => string}} Configuration
+ */
+/**
+ * The server refused to create or resume a session (a problem document: a 422
+ * `unsupported-client`, a 403…), or answered something that is not a session.
+ */
+export class SessionFailure extends Error {
+    /** @param {FlowAnswer} answer */
+    constructor(answer: FlowAnswer);
+    status: number;
+    problem: import("./json.js").JSONObject | undefined;
+    body: string | undefined;
+}
+/**
+ * One FlowStack session seen from an app: taps show their next screen at once, are posted in the
+ * background, confirmed or corrected, queued while offline, and the session follows other devices.
+ *
+ * ```js
+ * const session = await FlowSession.start({ server: 'https://flows.example.com', userId: 'ada',
+ *   store: new KeyValueSessionStore(localStorage), engine: localEngine(engine) });
+ * session.subscribe((event) => { if (event.type === 'corrected') render(event.correction.to); });
+ * const next = await session.send({ type: 'onboarding.showSecond' });   // no network wait
+ * ```
+ */
+export class FlowSession {
+    /**
+     * Resumes the session kept in the store for this server and user, or starts a new one. A kept
+     * session the server no longer knows (a 401 or 404 problem) is replaced by a new one, and
+     * `lastRestart` (and a `restarted` event) says so, with the taps it dropped. Taps kept in the
+     * store are sent, under the keys they were made with.
+     *
+     * When no working server answers (no answer, a 5xx, a body that is not FlowStack's, after the
+     * retries) and the store kept the session's confirmed state, the session starts from the store
+     * alone, offline: the local engine from the kept bundle, the kept taps replayed on it, a probe
+     * of `/healthz` with backoff, and the queue sent as batches when the server is back.
+     *
+     * @param {Configuration} configuration
+     * @returns {Promise<FlowSession>}
+     * @throws {SessionFailure} when the server refuses to create the session (422 `unsupported-client`: "update the app")
+     * @throws {Unreachable} when no working server answers and nothing is kept to start from
+     */
+    static start(configuration: Configuration): Promise<FlowSession>;
+    /**
+     * A session made from the store alone: the confirmed state, the bundle (its engine), the queued
+     * taps replayed on it; offline, probing `/healthz`. Undefined when the store kept no state or
+     * what it kept does not read.
+     * @param {Configuration} configuration
+     * @param {FlowTransport} transport
+     * @param {StoredSession} kept
+     */
+    static restoredOffline(configuration: Configuration, transport: FlowTransport, kept: StoredSession): FlowSession | undefined;
+    /**
+     * @param {Configuration} configuration
+     * @param {FlowTransport} transport
+     * @param {StoredSession} stored
+     * @param {ClientMachine} machine
+     */
+    constructor(configuration: Configuration, transport: FlowTransport, stored: StoredSession, machine: ClientMachine);
+    configuration: Configuration;
+    transport: import("./http-transport.js").FlowTransport;
+    stored: import("./session-store.js").StoredSession;
+    machine: ClientMachine;
+    store: import("./session-store.js").SessionStore;
+    retry: RetryPolicy;
+    /** @type {(ms: number) => Promise<void>} */
+    sleep: (ms: number) => Promise<void>;
+    newKey: () => string;
+    now: () => string;
+    /** @type {string | undefined} */
+    bundleTag: string | undefined;
+    /** @type {(SessionEngine) | undefined} */
+    bundleCache: (SessionEngine) | undefined;
+    /** @type {number | undefined} */
+    bundleTriedAt: number | undefined;
+    /**
+     * The bundle the server sent (or the store kept): its version, text and tag.
+     * @type {{version: number, text: string, tag?: string} | undefined}
+     */
+    fetchedBundle: {
+        version: number;
+        text: string;
+        tag?: string | undefined;
+    } | undefined;
+    /** Set when the engine came from the store: its bundle is revalidated once the drain is idle. */
+    revalidateBundle: boolean;
+    batchSupported: boolean;
+    draining: boolean;
+    forcedOffline: boolean;
+    closed: boolean;
+    /** @type {{cancelled: boolean} | undefined} */
+    probe: {
+        cancelled: boolean;
+    } | undefined;
+    /** @type {Map<string, {resolve: (state: NavigationState) => void, reject: (error: Error) => void}>} */
+    waiters: Map<string, {
+        resolve: (state: NavigationState) => void;
+        reject: (error: Error) => void;
+    }>;
+    /** @type {Map<string, ActionRefused>} */
+    refusals: Map<string, ActionRefused>;
+    /** @type {Set<(event: ClientEvent) => void>} */
+    listeners: Set<(event: ClientEvent) => void>;
+    /** @type {Set<(state: NavigationState) => void>} */
+    stateListeners: Set<(state: NavigationState) => void>;
+    published: NavigationState;
+    /** @type {Array<() => void>} */
+    settleWaiters: (() => void)[];
+    following: boolean;
+    followWithTicket: boolean;
+    /** @type {{cancel(): void} | undefined} */
+    stream: {
+        cancel(): void;
+    } | undefined;
+    streamGeneration: number;
+    /** @type {string | undefined} */
+    lastEventId: string | undefined;
+    streamFailures: number;
+    /** @type {number | undefined} */
+    persistedConfirmedVersion: number | undefined;
+    /** @type {number | undefined} */
+    persistedBundleVersion: number | undefined;
+    /**
+     * Saves run one after another, in the order they were made.
+     * @type {Promise<void>}
+     */
+    saving: Promise<void>;
+    /**
+     * The last error the store threw (a save is retried with the next change).
+     * @type {unknown}
+     */
+    lastStoreError: unknown;
+    /**
+     * An error the drain stopped on: a bug, never a network fault (those are replies).
+     * @type {unknown}
+     */
+    lastDrainError: unknown;
+    /**
+     * Every event reported so far, oldest first (the last 1,000).
+     * @type {ClientEvent[]}
+     */
+    history: ClientEvent[];
+    /**
+     * The last time the session was found gone and a new one started.
+     * @type {Restart | undefined}
+     */
+    lastRestart: Restart | undefined;
+    /**
+     * Resumed online on the kept bundle: the first request the drain makes when idle revalidates it.
+     * @param {SessionEngine} bundle
+     * @param {StoredSession} kept
+     */
+    resumedOnline(bundle: SessionEngine, kept: StoredSession): void;
+    afterStart(): void;
+    /** What to show now: the confirmed state with the taps not yet confirmed applied. */
+    get state(): NavigationState;
+    /** The last state the server answered. */
+    get confirmedState(): NavigationState;
+    /** The session's id (`s_…`); a new one after the session was found gone. */
+    get sessionId(): string;
+    /** The session's token, as kept in the store. */
+    get token(): string;
+    /** Taps shown and not yet confirmed. */
+    get pendingCount(): number;
+    /** The taps not yet confirmed, oldest first, with their keys. */
+    get pending(): import("./client-event.js").QueuedAction[];
+    /** True while the server cannot be reached (or `setOffline(true)` said so). */
+    get isOffline(): boolean;
+    /** True when taps run on the local engine (the session's bundle is loaded). */
+    get hasLocalEngine(): boolean;
+    /** The session's flag values and experiment variants. */
+    get flags(): SessionFlags;
+    /**
+     * The actions the screen on top can post now, from the local engine (with their params), or
+     * else from the last answer's predictions (those that need no params), which are for the
+     * confirmed state only: none while a tap shown ahead of them waits for its answer.
+     * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}
+     */
+    get availableActions(): {
+        type: string;
+        handledBy: string;
+        interactive: boolean;
+        params: Array<{
+            name: string;
+            type: string;
+            required: boolean;
+        }>;
+    }[];
+    /**
+     * Calls `listener` with everything that happens: confirmations, corrections, other devices'
+     * versions, offline and back online, restarts. Returns the function that stops it.
+     * @param {(event: ClientEvent) => void} listener
+     * @returns {() => void}
+     */
+    subscribe(listener: (event: ClientEvent) => void): () => void;
+    /**
+     * Calls `listener` with every state the app should show, in order: the one shown now first,
+     * then each change (a tap shown at once, a correction, another device's version, a new
+     * session after a restart). Returns the function that stops it.
+     * @param {(state: NavigationState) => void} listener
+     * @returns {() => void}
+     */
+    subscribeStates(listener: (state: NavigationState) => void): () => void;
+    /** @param {ClientEvent[]} events */
+    emit(events: ClientEvent[]): void;
+    /** Sends the state shown to the state listeners when it changed. */
+    publish(): void;
+    /**
+     * Applies `action` and returns what to show, at once when the local engine (or a prediction)
+     * can tell; then posts it with `If-Match` and an idempotency key in the background. The answer
+     * confirms it, or corrects it (a `corrected` event). With neither engine nor prediction, it
+     * waits for the answer. The tap is in the store before the promise resolves.
+     *
+     * @param {FlowAction} action
+     * @returns {Promise<NavigationState>}
+     * @throws the engine's refusal when the local engine refuses it (nothing is posted),
+     *   `ActionRefused` when a tap that waited was not taken by the server, or `Unreachable` when
+     *   a tap that waited cannot be answered because the client is offline (it stays queued)
+     */
+    send(action: FlowAction): Promise<NavigationState>;
+    /**
+     * Simulates losing the network (true) or getting it back (false): while offline, taps are
+     * applied locally and queued; when back, the queue goes in batches.
+     * @param {boolean} offline
+     */
+    setOffline(offline: boolean): void;
+    /**
+     * Resolves when nothing is queued or on the wire (after coming back online if need be).
+     * @returns {Promise<void>}
+     */
+    settled(): Promise<void>;
+    get isSettled(): boolean;
+    notifySettled(): void;
+    /**
+     * Stops following events, probing and sending; the session stays on the server (and in the
+     * store, with the taps not yet confirmed: the next `start` sends them). A tap still waiting for
+     * its answer rejects with `Unreachable`, and `settled()` resolves.
+     * @returns {Promise<void>} when the store has everything
+     */
+    close(): Promise<void>;
+    drain(): void;
+    /** Performs what the machine asks, one request at a time, and hands each reply back to it. */
+    drainLoop(): Promise<void>;
+    /**
+     * Sends one request: the answer as a reply for the machine, or no answer.
+     * @param {FlowRequest} request
+     * @returns {Promise<Reply>}
+     */
+    perform(request: FlowRequest): Promise<Reply>;
+    /** The requests of the session as it is now (a restart changes its id and token). */
+    get requests(): SessionRequests;
+    /**
+     * Resolves the callers of taps that waited: with the state they show once they show one, with
+     * the server's reason when they were not taken, and with `Unreachable` while offline (the tap
+     * stays queued).
+     */
+    resolveWaiters(): void;
+    /**
+     * The session is gone (the machine read a 401 or 404 problem for it): a new one is created for
+     * the same user and the machine restarts on it, reporting the taps it drops; a creation that
+     * gets no usable answer is retried like any unknown outcome.
+     */
+    recreate(): Promise<void>;
+    /** Fetches the session's bundle (revalidating the one kept) and loads it as the local engine. */
+    refreshBundle(): Promise<void>;
+    /**
+     * @param {SessionEngine} bundle
+     * @param {string} text
+     * @param {string | undefined} tag
+     */
+    rememberBundle(bundle: SessionEngine, text: string, tag: string | undefined): void;
+    /**
+     * Probes `/healthz` with backoff until the server answers, then sends what is queued.
+     */
+    startProbe(): void;
+    backOnline(): void;
+    /**
+     * Writes the store when what it keeps changed: the queue (on every tap), the confirmed state
+     * (when its version moves), the bundle (when the engine at the confirmed version is the one the
+     * server sent). Saves go one after another; the promise is that of this one.
+     * @returns {Promise<void>}
+     */
+    persist(): Promise<void>;
+    /**
+     * Follows the session's event stream (`GET …/events`, `Last-Event-ID` on reconnection, with
+     * backoff): versions other devices make are adopted and reported as `remote`. With `ticket`,
+     * each connection first asks `POST …/events/ticket` and opens `…/events?ticket=…` without the
+     * token, as a browser's `EventSource` must.
+     * @param {{ticket?: boolean}} [options]
+     */
+    follow(options?: {
+        ticket?: boolean | undefined;
+    } | undefined): void;
+    /** Stops following the event stream. */
+    stopFollowing(): void;
+    stopStream(): void;
+    connectEvents(): void;
+    /**
+     * @param {import('./event-stream.js').ServerSentEvent} event
+     * @param {number} generation
+     */
+    receivedEvent(event: import('./event-stream.js').ServerSentEvent, generation: number): void;
+    /** @param {number} generation */
+    streamEnded(generation: number): Promise<void>;
+}
+export type JSONValue = import('./json.js').JSONValue;
+export type JSONObject = import('./json.js').JSONObject;
+export type FlowAction = import('./navigation-state.js').FlowAction;
+export type ClientEvent = import('./client-event.js').ClientEvent;
+export type Restart = import('./client-event.js').Restart;
+export type QueuedAction = import('./client-event.js').QueuedAction;
+export type Reply = import('./client-machine.js').Reply;
+export type Prediction = import('./client-machine.js').Prediction;
+export type EngineState = import('./client-machine.js').EngineState;
+export type FlowRequest = import('./http-transport.js').FlowRequest;
+export type FlowAnswer = import('./http-transport.js').FlowAnswer;
+export type FlowTransport = import('./http-transport.js').FlowTransport;
+export type StoredSession = import('./session-store.js').StoredSession;
+export type SessionStore = import('./session-store.js').SessionStore;
+/**
+ * The local engine as the session uses it: the machine's engine, with the session it is for, the
+ * bundle it writes at its version (kept in the store), and the actions it offers.
+ */
+export type SessionEngine = import("./client-machine.js").EngineState & {
+    readonly sessionId: string;
+    bundle?(from: string): string;
+    availableActions?(): Array<{
+        type: string;
+        handledBy: string;
+        interactive: boolean;
+        params: Array<{
+            name: string;
+            type: string;
+            required: boolean;
+        }>;
+    }>;
+};
+/**
+ * How a session makes its local engine from the bundle's text (`localEngine(engineModule)`, or a
+ * test's double).
+ */
+export type EngineFactory = {
+    fromBundle(text: string): SessionEngine;
+};
+/**
+ * What the app gives a session:
+ * - `server`, `clientKey` (`fsk_…`, sent as `X-API-Key` when a session is created), `userId`,
+ *   `userHash` (HMAC of the user id from the app's backend), `attributes`, `traits`;
+ * - `client`: what this build draws (`{platform, appVersion, features}`);
+ * - `store`: where the session is kept between launches (memory unless given);
+ * - `engine`: runs the session's bundle locally (`localEngine(engine)`); without it, taps are shown
+ *   from the server's predictions and a tap with none waits for its answer;
+ * - `usesPredictions`: whether to show predictions when there is no local engine;
+ * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
+ *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
+ *   (injected where a test needs control of time and keys).
+ */
+export type Configuration = {
+    server: string;
+    clientKey?: string | undefined;
+    userId: string;
+    userHash?: string | undefined;
+    attributes?: import("./json.js").JSONObject | undefined;
+    traits?: Record<string, string> | undefined;
+    client?: {
+        platform: string;
+        appVersion: string;
+        features: string[];
+    } | undefined;
+    store?: import("./session-store.js").SessionStore | undefined;
+    engine?: EngineFactory | undefined;
+    usesPredictions?: boolean | undefined;
+    retry?: RetryPolicy | undefined;
+    timeout?: number | undefined;
+    latency?: number | undefined;
+    transport?: import("./http-transport.js").FlowTransport | undefined;
+    fetch?: import("./http-transport.js").Fetch | undefined;
+    sleep?: ((ms: number) => Promise<void>) | undefined;
+    newKey?: (() => string) | undefined;
+    now?: (() => string) | undefined;
+};
+import { ClientMachine } from "./client-machine.js";
+import { RetryPolicy } from "./retry-policy.js";
+import { NavigationState } from "./navigation-state.js";
+import { ActionRefused } from "./client-event.js";
+import { SessionFlags } from "./session-flags.js";
+import { SessionRequests } from "./session-requests.js";

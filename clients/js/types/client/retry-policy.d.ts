@@ -1,0 +1,25 @@
+/**
+ * How often and how long to retry a request the server did not answer: `attempts` tries per
+ * request (the first and the retries after an unknown outcome) before the client goes offline and
+ * waits for the server; the waits double from `initialDelay` up to `maximumDelay` (milliseconds).
+ *
+ * ```js
+ * new RetryPolicy({ attempts: 4, initialDelay: 100, maximumDelay: 2000 })
+ * ```
+ */
+export class RetryPolicy {
+    /** @param {{attempts?: number, initialDelay?: number, maximumDelay?: number}} [options] */
+    constructor(options?: {
+        attempts?: number | undefined;
+        initialDelay?: number | undefined;
+        maximumDelay?: number | undefined;
+    } | undefined);
+    attempts: number;
+    initialDelay: number;
+    maximumDelay: number;
+    /**
+     * The wait before try `attempt` (1 for the first retry), in milliseconds: doubling, capped.
+     * @param {number} attempt
+     */
+    delay(attempt: number): number;
+}

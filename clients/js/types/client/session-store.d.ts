@@ -1,0 +1,149 @@
+/**
+ * The server, normalized: `scheme://host[:port][/path]`, lowercased scheme and host, no default
+ * port, no trailing slash, no query. Text that is not such a URL is kept, less trailing slashes.
+ * @param {string} text
+ */
+export function normalizeServer(text: string): string;
+/**
+ * The key a stored session is kept under.
+ * @param {StoredSession} session
+ */
+export function keyOf(session: StoredSession): SessionKey;
+/**
+ * The stored form: `{server, sessionId, token, userId, queue: [{key, version, action, at?}],
+ * confirmed?, bundle?, bundleTag?}` (the bundle as its JSON value), the same as the Swift
+ * client's, so a store file reads in either.
+ * @param {StoredSession} session
+ * @returns {string}
+ */
+export function encodeStoredSession(session: StoredSession): string;
+/**
+ * Reads the stored form; undefined when it is not one (written by something else, or corrupt:
+ * the client then starts a new session).
+ * @param {string | unknown} encoded text, or its parsed value
+ * @returns {StoredSession | undefined}
+ */
+export function decodeStoredSession(encoded: string | unknown): StoredSession | undefined;
+/** @typedef {import('./client-event.js').QueuedAction} QueuedAction */
+/** @typedef {import('./json.js').JSONObject} JSONObject */
+/**
+ * What a client keeps between launches: the session, its token, the taps not yet confirmed
+ * (`{key, version, action, at?}`, oldest first), and, so an app killed while offline can start
+ * again while still offline, the last confirmed state document and the session's bundle (JSON
+ * text, as the server sent it) with its `ETag`.
+ *
+ * @typedef {{server: string, sessionId: string, token: string, userId: string, queue: QueuedAction[],
+ *   confirmed?: JSONObject, bundle?: string, bundleTag?: string}} StoredSession
+ */
+/**
+ * Where the client keeps its sessions, one per server and user. Every method may answer a value
+ * or a promise, so a synchronous store (memory, `localStorage`) and an asynchronous one (React
+ * Native's AsyncStorage, IndexedDB) both fit.
+ *
+ * @typedef {{load(key: SessionKey): StoredSession | undefined | Promise<StoredSession | undefined>,
+ *   save(session: StoredSession): void | Promise<void>, remove(key: SessionKey): void | Promise<void>}} SessionStore
+ */
+/**
+ * Which session a store keeps: one per server and user. Equivalent spellings of a server are one
+ * key (scheme and host in any case, the default port written or not, trailing slashes), so
+ * `HTTP://Flows.example.com:443/` after `https://flows.example.com` resumes the same session;
+ * different hosts (`localhost` and `127.0.0.1`) are different keys.
+ */
+export class SessionKey {
+    /**
+     * @param {string} server
+     * @param {string} userId
+     */
+    constructor(server: string, userId: string);
+    server: string;
+    userId: string;
+    /** The key as one string (for key-value stores). */
+    toString(): string;
+    /** @param {SessionKey} other */
+    equals(other: SessionKey): boolean;
+}
+/** A store that lives as long as the object: for tests, previews and sessions that need not survive a restart. */
+export class MemorySessionStore {
+    /** @param {StoredSession[]} sessions */
+    constructor(...sessions: StoredSession[]);
+    /** @type {Map<string, StoredSession>} */
+    sessions: Map<string, StoredSession>;
+    /** @param {SessionKey} key */
+    load(key: SessionKey): StoredSession | undefined;
+    /** @param {StoredSession} session */
+    save(session: StoredSession): void;
+    /** @param {SessionKey} key */
+    remove(key: SessionKey): void;
+    /** Every session kept. */
+    get all(): StoredSession[];
+}
+/**
+ * A key-value storage as the platforms have it: `localStorage` in a browser, AsyncStorage in
+ * React Native (promises), or anything with the same three methods.
+ * @typedef {{getItem(key: string): string | null | undefined | Promise<string | null | undefined>,
+ *   setItem(key: string, value: string): void | Promise<void>, removeItem(key: string): void | Promise<void>}} KeyValueStorage
+ */
+/**
+ * Keeps each server's and user's session in a key-value storage, under `<prefix><user> on
+ * <server>`, in the stored form (the Swift client's). The tokens are in it in clear: use storage
+ * only the app can read.
+ *
+ * ```js
+ * const store = new KeyValueSessionStore(window.localStorage);
+ * const session = await FlowSession.start({ server, userId: 'ada', store });
+ * ```
+ */
+export class KeyValueSessionStore {
+    /**
+     * @param {KeyValueStorage} storage
+     * @param {{prefix?: string}} [options]
+     */
+    constructor(storage: KeyValueStorage, options?: {
+        prefix?: string | undefined;
+    } | undefined);
+    storage: KeyValueStorage;
+    prefix: string;
+    /** @param {SessionKey} key */
+    load(key: SessionKey): Promise<StoredSession | undefined>;
+    /** @param {StoredSession} session */
+    save(session: StoredSession): Promise<void>;
+    /** @param {SessionKey} key */
+    remove(key: SessionKey): Promise<void>;
+}
+export type QueuedAction = import('./client-event.js').QueuedAction;
+export type JSONObject = import('./json.js').JSONObject;
+/**
+ * What a client keeps between launches: the session, its token, the taps not yet confirmed
+ * (`{key, version, action, at?}`, oldest first), and, so an app killed while offline can start
+ * again while still offline, the last confirmed state document and the session's bundle (JSON
+ * text, as the server sent it) with its `ETag`.
+ */
+export type StoredSession = {
+    server: string;
+    sessionId: string;
+    token: string;
+    userId: string;
+    queue: QueuedAction[];
+    confirmed?: JSONObject;
+    bundle?: string;
+    bundleTag?: string;
+};
+/**
+ * Where the client keeps its sessions, one per server and user. Every method may answer a value
+ * or a promise, so a synchronous store (memory, `localStorage`) and an asynchronous one (React
+ * Native's AsyncStorage, IndexedDB) both fit.
+ */
+export type SessionStore = {
+    load(key: SessionKey): StoredSession | undefined | Promise<StoredSession | undefined>;
+    save(session: StoredSession): void | Promise<void>;
+    remove(key: SessionKey): void | Promise<void>;
+};
+/**
+ * A key-value storage as the platforms have it: `localStorage` in a browser, AsyncStorage in
+ * React Native (promises), or anything with the same three methods.
+ */
+export type KeyValueStorage = {
+    getItem(key: string): string | null | undefined | Promise<string | null | undefined>;
+    setItem(key: string, value: string): void | Promise<void>;
+    removeItem(key: string): void | Promise<void>;
+};

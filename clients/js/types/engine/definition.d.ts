@@ -1,0 +1,309 @@
+/**
+ * A JSON Pointer's tokens, outermost first.
+ * @typedef {(string | number)[]} Path
+ */
+/**
+ * Whether `value` has the declared type: `integer` accepts integral numbers such as `1.0`,
+ * `number` accepts integers.
+ * @param {RuleParam['type']} type
+ * @param {JSONValue} value
+ */
+export function paramAccepts(type: RuleParam['type'], value: JSONValue): boolean;
+/**
+ * Flow names appear in URLs, so they stay URL-safe: 1 to 100 letters, digits, '.', '_' or '-'.
+ * @param {string} name
+ */
+export function isValidFlowName(name: string): boolean;
+/**
+ * Whether a rule only hands the action to its parent.
+ * @param {FlowRule} rule
+ */
+export function ruleBubbles(rule: FlowRule): boolean;
+/** @typedef {import('./json.js').JSONValue} JSONValue */
+/** @typedef {import('./json.js').JSONObject} JSONObject */
+/** @typedef {import('./condition.js').FlowCondition} FlowCondition */
+/** @typedef {import('./condition.js').ConditionTest} ConditionTest */
+/** @typedef {import('./tree.js').FlowAction} FlowAction */
+/** @typedef {import('./linkPattern.js').LinkPattern} LinkPattern */
+/**
+ * What goes into a flow: a screen of a feature, a child flow built from its definition, or a
+ * hand-off (a native step the app runs, shown like a screen whose feature is its kind). Params
+ * may hold `{"$param": name}` references when the target comes from an effect.
+ * @typedef {{ target: 'screen' | 'flow' | 'handoff', name: string, params: JSONObject }} EntryTarget
+ */
+/**
+ * A declared param: `"index": "integer"`, or `"note": "string?"` when optional.
+ * @typedef {object} RuleParam
+ * @property {string} name
+ * @property {'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'any'} type
+ * @property {boolean} required
+ */
+/**
+ * The modal presentation style: fixed, or chosen by the `horizontalSizeClass` trait.
+ * @typedef {{ fixed: string } | { compact: string, regular: string }} PresentationStyle
+ */
+/**
+ * Which entry `popTo` returns to: the topmost screen of a feature below the top, the entry with
+ * an id, or the entry whose id is an action param.
+ * @typedef {{ feature: string } | { id: string } | { idParam: string }} PopTarget
+ */
+/**
+ * One effect of a handled action, applied to the flow that handled it.
+ * @typedef {{ name: 'push' | 'setRoot' | 'replaceRoot', target: EntryTarget }
+ *   | { name: 'pop' | 'popToRoot' | 'dismiss' | 'dismissAll' | 'bubble' }
+ *   | { name: 'popTo', to: PopTarget }
+ *   | { name: 'present', flow: string, params: JSONObject, style: PresentationStyle }
+ *   | { name: 'selectTab', index: number | null, param: string | null }
+ *   | { name: 'setUser', values: JSONObject }
+ *   | { name: 'result', into: string, value: JSONValue, to: string | null }} FlowEffect
+ */
+/**
+ * A rule's guard: when `when` fails, `otherwise` applies (it shows the guard's flow) and the
+ * action waits until that flow is done.
+ * @typedef {{ when: FlowCondition, otherwise: FlowEffect[] }} FlowGuard
+ */
+/**
+ * One rule of a flow for an action type, tried in order with its siblings.
+ * @typedef {object} FlowRule
+ * @property {string[] | null} from the features the source screen may show; null: any
+ * @property {string[] | null} via the child flows the action may come up through; null: any
+ * @property {FlowCondition | null} when
+ * @property {boolean} interactive
+ * @property {RuleParam[]} params
+ * @property {FlowEffect[]} effects never empty
+ * @property {string | null} summary
+ * @property {FlowGuard | null} guarded
+ */
+/**
+ * A deep link of the root flow.
+ * @typedef {object} FlowLink
+ * @property {LinkPattern} pattern
+ * @property {RuleParam[]} params placeholder types; an undeclared placeholder is a string
+ * @property {FlowCondition | null} when
+ * @property {FlowAction[]} actions params may hold `{"$link": name}`
+ * @property {string | null} summary
+ */
+/**
+ * A flow controller described as data.
+ * @typedef {object} FlowDefinition
+ * @property {string} name
+ * @property {'stacked' | 'tabbed'} kind
+ * @property {{ target: EntryTarget, when: FlowCondition | null }[]} initial
+ * @property {number} selected
+ * @property {{ action: string, rules: FlowRule[] }[]} handlers in written order
+ * @property {Map<string, FlowRule[]>} rulesByAction the same, by action type
+ * @property {string | null} summary
+ * @property {FlowLink[]} links
+ */
+/**
+ * One problem in a definition: a JSON Pointer and what is wrong.
+ * @typedef {{ path: string, message: string }} DefinitionProblem
+ */
+/** Every problem found in a definition. */
+export class DefinitionProblems extends Error {
+    /** @param {DefinitionProblem[]} problems */
+    constructor(problems: DefinitionProblem[]);
+    problems: DefinitionProblem[];
+}
+/** The flow every session starts from. */
+export const rootFlowName: "app";
+/** Actions the engine understands itself, which no flow may name. */
+export const reservedActions: string[];
+/** Every effect name, in the order messages list them. */
+export const effectNames: string[];
+export function scalarCount(text: string): number;
+export function onlyBubbles(effects: FlowEffect[]): boolean;
+export function needsStack(effect: FlowEffect): boolean;
+export function revealsScreen(effect: FlowEffect): boolean;
+export function showsFlow(effect: FlowEffect): boolean;
+/**
+ * Reads a definition document, recording every problem with its path and carrying on, so one
+ * upload reports everything wrong at once.
+ */
+export class DefinitionReader {
+    /** @type {DefinitionProblem[]} */
+    problems: DefinitionProblem[];
+    /** @type {'stacked' | 'tabbed' | null} */
+    kind: 'stacked' | 'tabbed' | null;
+    flowName: string;
+    /** @type {string | null} */
+    flowNameValue: string | null;
+    /** @type {number | null} */
+    tabCount: number | null;
+    /**
+     * Param references of the rule being read, checked against its declared params.
+     * @type {{ name: string, path: Path }[]}
+     */
+    paramReferences: {
+        name: string;
+        path: Path;
+    }[];
+    /**
+     * @param {Path} path
+     * @param {string} message
+     */
+    report(path: Path, message: string): void;
+    /**
+     * Unknown keys are reported because a typo would otherwise silently change what a rule means.
+     * @param {JSONObject} object
+     * @param {string[]} allowed
+     * @param {Path} path
+     * @param {string} what
+     */
+    checkKeys(object: import("./json.js").JSONObject, allowed: string[], path: Path, what: string): void;
+}
+/**
+ * A JSON Pointer's tokens, outermost first.
+ */
+export type Path = (string | number)[];
+export type JSONValue = import('./json.js').JSONValue;
+export type JSONObject = import('./json.js').JSONObject;
+export type FlowCondition = import('./condition.js').FlowCondition;
+export type ConditionTest = import('./condition.js').ConditionTest;
+export type FlowAction = import('./tree.js').FlowAction;
+export type LinkPattern = import('./linkPattern.js').LinkPattern;
+/**
+ * What goes into a flow: a screen of a feature, a child flow built from its definition, or a
+ * hand-off (a native step the app runs, shown like a screen whose feature is its kind). Params
+ * may hold `{"$param": name}` references when the target comes from an effect.
+ */
+export type EntryTarget = {
+    target: 'screen' | 'flow' | 'handoff';
+    name: string;
+    params: Map<string, import("./json.js").JSONValue>;
+};
+/**
+ * A declared param: `"index": "integer"`, or `"note": "string?"` when optional.
+ */
+export type RuleParam = {
+    name: string;
+    type: 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'any';
+    required: boolean;
+};
+/**
+ * The modal presentation style: fixed, or chosen by the `horizontalSizeClass` trait.
+ */
+export type PresentationStyle = {
+    fixed: string;
+} | {
+    compact: string;
+    regular: string;
+};
+/**
+ * Which entry `popTo` returns to: the topmost screen of a feature below the top, the entry with
+ * an id, or the entry whose id is an action param.
+ */
+export type PopTarget = {
+    feature: string;
+} | {
+    id: string;
+} | {
+    idParam: string;
+};
+/**
+ * One effect of a handled action, applied to the flow that handled it.
+ */
+export type FlowEffect = {
+    name: 'push' | 'setRoot' | 'replaceRoot';
+    target: EntryTarget;
+} | {
+    name: 'pop' | 'popToRoot' | 'dismiss' | 'dismissAll' | 'bubble';
+} | {
+    name: 'popTo';
+    to: PopTarget;
+} | {
+    name: 'present';
+    flow: string;
+    params: Map<string, import("./json.js").JSONValue>;
+    style: PresentationStyle;
+} | {
+    name: 'selectTab';
+    index: number | null;
+    param: string | null;
+} | {
+    name: 'setUser';
+    values: Map<string, import("./json.js").JSONValue>;
+} | {
+    name: 'result';
+    into: string;
+    value: JSONValue;
+    to: string | null;
+};
+/**
+ * A rule's guard: when `when` fails, `otherwise` applies (it shows the guard's flow) and the
+ * action waits until that flow is done.
+ */
+export type FlowGuard = {
+    when: FlowCondition;
+    otherwise: FlowEffect[];
+};
+/**
+ * One rule of a flow for an action type, tried in order with its siblings.
+ */
+export type FlowRule = {
+    /**
+     * the features the source screen may show; null: any
+     */
+    from: string[] | null;
+    /**
+     * the child flows the action may come up through; null: any
+     */
+    via: string[] | null;
+    when: FlowCondition | null;
+    interactive: boolean;
+    params: RuleParam[];
+    /**
+     * never empty
+     */
+    effects: FlowEffect[];
+    summary: string | null;
+    guarded: FlowGuard | null;
+};
+/**
+ * A deep link of the root flow.
+ */
+export type FlowLink = {
+    pattern: LinkPattern;
+    /**
+     * placeholder types; an undeclared placeholder is a string
+     */
+    params: RuleParam[];
+    when: FlowCondition | null;
+    /**
+     * params may hold `{"$link": name}`
+     */
+    actions: FlowAction[];
+    summary: string | null;
+};
+/**
+ * A flow controller described as data.
+ */
+export type FlowDefinition = {
+    name: string;
+    kind: 'stacked' | 'tabbed';
+    initial: {
+        target: EntryTarget;
+        when: FlowCondition | null;
+    }[];
+    selected: number;
+    /**
+     * in written order
+     */
+    handlers: {
+        action: string;
+        rules: FlowRule[];
+    }[];
+    /**
+     * the same, by action type
+     */
+    rulesByAction: Map<string, FlowRule[]>;
+    summary: string | null;
+    links: FlowLink[];
+};
+/**
+ * One problem in a definition: a JSON Pointer and what is wrong.
+ */
+export type DefinitionProblem = {
+    path: string;
+    message: string;
+};

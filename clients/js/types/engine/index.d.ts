@@ -1,0 +1,12 @@
+export { readDefinition } from "./reader.js";
+export { encodeTransition } from "./document.js";
+export { SessionState, withPredictions, bundleFormat } from "./session.js";
+export { readAction, fromPlain } from "./action.js";
+export { FlowError, FlowStorageError } from "./errors.js";
+export { parseJSON, writeJSON, JSONWriter, JSONParseError, jsonEquals, jsonPointer, formatNumber, quoteJSON, defaultLimits, storedDataLimits } from "./json.js";
+export { DefinitionProblems, rootFlowName } from "./definition.js";
+export { applyAction, startTree, availableActions, makeAction, isInteractionAction } from "./engine.js";
+export { resolveLink, followLink } from "./links.js";
+export { treeTop, treeScreens, visiblePath, structuralProblems, parseEntryId, defaultFlowLimits } from "./tree.js";
+export { readTreeStorage, writeTreeStorage } from "./storage.js";
+export { EngineRunner, createConformanceRunner, refusalLine } from "./conformance.js";

@@ -1,0 +1,2 @@
+export * from "./engine/index.js";
+export * from "./client/index.js";
