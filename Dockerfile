@@ -18,12 +18,14 @@ COPY Plugins Plugins
 COPY Sources Sources
 COPY clients/swift/Sources clients/swift/Sources
 COPY Tests Tests
-# migrations/, flows/, flags/, schemas/, playground/ and openapi.yaml are embedded in the binary at build time.
+# migrations/, flows/, flags/, schemas/, playground/, the JavaScript package's modules (served
+# under /sdk/) and openapi.yaml are embedded in the binary at build time.
 COPY migrations migrations
 COPY flows flows
 COPY flags flags
 COPY schemas schemas
 COPY playground playground
+COPY clients/js/src clients/js/src
 COPY openapi.yaml ./
 RUN swift build -c release --product flowstack --static-swift-stdlib \
     && install -D "$(swift build -c release --show-bin-path)/flowstack" /out/flowstack

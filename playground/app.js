@@ -1,21 +1,26 @@
-// FlowStack playground: a thin client of the session API, drawn as a phone.
+// FlowStack playground: a session drawn as a phone, run by FlowStack's JavaScript client.
 //
-// The page holds no navigation logic of its own: it posts what the user pressed and draws the
-// state the server answers (the screen stack, the transition to animate, the actions on offer,
-// the log and the session graph). Requests go out one at a time, in the order they were made,
-// so slider updates reach the server in order. `document.body.dataset.state` is "busy" while a
-// request or an animation runs and "idle" otherwise; scripts/browser.py waits on it.
-//
-// The page also follows its session's event stream, so versions committed elsewhere (another
-// tab, another client) are drawn too; `/?follow=<session id>` opens a tab on an existing session,
+// The page is the client's first user (clients/js, served by the server under /sdk/ and imported
+// here with no build step): `FlowSession` starts or resumes the session, keeps it in this
+// browser's localStorage (`KeyValueSessionStore`), runs the session's bundle on the local engine,
+// so every tap, with params or not, is drawn at once, and posts it in the background with
+// `If-Match` and an idempotency key. The client's events say what the server made of it: a
+// confirmation draws nothing more, a correction (another device acted first, a refusal) fades the
+// phone to the server's state. Versions committed elsewhere (another tab, another client) come
+// through the client's event stream; `/?follow=<session id>` opens a tab on an existing session,
 // its token handed over through localStorage since it must never be in a URL.
 //
-// Taps do not wait for the network when the server said what they will produce: a press on an
-// action that needs no params draws the `next` state `/actions/available` gave for it at once,
-// posts the action with `If-Match` on the version shown, and the answer confirms what was drawn
-// or corrects it (a 412 or another state: the page adopts the server's). The latency slider
-// makes the network slow on purpose, in the page itself, to show the difference.
-"use strict";
+// The page holds no navigation logic of its own and no second path for taps: what it draws is the
+// client's state, the actions it offers are the local engine's. It still reads from the server
+// what only the server has: the action log and the session graph, once the client has nothing on
+// the wire. The offline switch makes the client offline (taps queue, shown at once; switched back,
+// they go as one batch); the latency slider makes the network slow on purpose, in the page itself,
+// for the client's requests as for the page's own. `document.body.dataset.state` is "busy" while
+// the client has taps on the wire, a read or an animation runs, and "idle" otherwise;
+// scripts/browser.py waits on it.
+import * as sdk from "/sdk/index.js";
+
+const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEngine, randomKey} = sdk;
 
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -26,24 +31,28 @@
   const PEEKS = 4; // screens drawn behind the top one; deeper ones are only listed
   const STATUS_BAR = 32; // px at the top of the phone left to the status bar
   const FINISH_PROGRESS = 0.5; // as the server decides interaction.end (for the status line only)
+  const LAST_USER = "flowstack.playground.user"; // the user whose session a reload resumes
 
   const app = {
     session: null, // {id, token, userId, version, deleted?}
+    client: null, // the FlowSession drawn
     context: null, // {attributes, traits} the session was started with
-    state: null,
-    available: null, // the answer of /actions/available, or null when it could not be read
+    state: null, // the state document drawn (the client's shown state)
+    actions: [], // what the local engine offers on the state drawn (with params)
     log: [],
     graphFormat: "svg",
     latency: 0, // ms the page waits before each request and before using each answer
-    tap: null, // the last tap: {id, action, predicted, status, drawMs, answerMs, reason}
+    tap: null, // the last tap: {id, key, action, local, status, drawMs, answerMs, reason}
+    tapTimes: [], // ms from each tap drawn by the local engine to its stack drawn (the last 1,000)
     draws: [], // the last states drawn, {sessionId, version, topId, why}: a version drawn twice shows here
+    corrections: 0, // corrections faded in
   };
   // For the console and the browser test: the live session, its state and what is on offer.
   window.FlowStackPlayground = app;
 
   // ---------------------------------------------------------------- busy / idle
 
-  // Requests run one after the other; a failed one does not stop the next.
+  // The page's own reads run one after the other; a failed one does not stop the next.
   let chain = Promise.resolve();
   function enqueue(task) {
     const release = hold();
@@ -52,16 +61,51 @@
     return run.finally(release);
   }
 
+  // While the client has taps on the wire (or fetches the bundle), the page is busy; once it has
+  // nothing left to send, the page reads the log and the graph of the version the server
+  // confirmed, then is idle. Offline, the queue waits and the page is idle.
+  const sync = {release: null, watching: false, refreshed: ""};
+
+  function track() {
+    setTimeout(syncBusy, 0); // after the client's own turn: a drain starts right after its events
+  }
+
+  function syncBusy() {
+    const client = app.client;
+    renderQueue();
+    const busy = Boolean(client) && !client.closed && !client.isOffline && !client.isSettled;
+    if (busy) {
+      if (!sync.release) sync.release = hold();
+      if (!sync.watching) {
+        sync.watching = true;
+        client.settled().then(() => {
+          sync.watching = false;
+          syncBusy();
+        });
+      }
+      return;
+    }
+    if (client && !client.closed && !client.isOffline && !(app.session && app.session.deleted)) {
+      const confirmed = client.confirmedState;
+      const stamp = `${confirmed.sessionId}@${confirmed.version}`;
+      if (stamp !== sync.refreshed) {
+        sync.refreshed = stamp;
+        refresh(); // holds the page itself until the log and the graph are drawn
+      }
+    }
+    if (sync.release) sync.release();
+    sync.release = null;
+  }
+
   // ---------------------------------------------------------------- HTTP
 
-  // Calls with this session's token unless told otherwise, after the simulated delay, and
-  // hands the answer (or the failure) over only after the delay again.
-  async function api(method, path, {body, token = app.session && app.session.token, accept = "application/json", ifMatch} = {}) {
-    const headers = ifMatch === undefined ? {} : {"If-Match": `"${ifMatch}"`};
+  // The page's own reads (the log, the graph) with this session's token unless told otherwise,
+  // after the simulated delay, handing the answer (or the failure) over only after the delay again.
+  async function api(method, path, {body, token = app.session && app.session.token, accept = "application/json"} = {}) {
     await networkDelay();
     let answer;
     try {
-      answer = await window.FlowStackCommon.request(method, path, {body, token, accept, headers});
+      answer = await window.FlowStackCommon.request(method, path, {body, token, accept});
     } catch (error) {
       await networkDelay();
       throw error;
@@ -74,6 +118,56 @@
   function networkDelay() {
     const ms = app.latency;
     return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+  }
+
+  // The `fetch` the client is given: the slider's delay before each request and before its
+  // answer is used; an event stream's events are each delayed too, and watched for the status
+  // line (live, reconnecting) and for the session being deleted. `generation` is the session's:
+  // a stream of a session the page left changes nothing.
+  function pageFetch(generation) {
+    return async (input, init) => {
+      const stream = /\/events(\?|$)/.test(String(input));
+      if (stream && generation === sessions.generation) setStreamStatus(sessions.streamed ? "reconnecting" : "connecting");
+      await networkDelay();
+      let response;
+      try {
+        response = await fetch(input, init);
+      } catch (error) {
+        await networkDelay();
+        throw error;
+      }
+      if (!stream || response.status !== 200 || !response.body) {
+        await networkDelay();
+        return response;
+      }
+      return watchedStream(response, generation);
+    };
+  }
+
+  function watchedStream(response, generation) {
+    const decoder = new TextDecoder();
+    const parser = new EventStreamParser();
+    const current = () => generation === sessions.generation;
+    const body = response.body.pipeThrough(new TransformStream({
+      async transform(chunk, controller) {
+        if (app.latency > 0) await new Promise((resolve) => setTimeout(resolve, app.latency));
+        for (const event of parser.feed(decoder.decode(chunk, {stream: true}))) {
+          if (!current()) continue;
+          if (event.event === "state") {
+            sessions.streamed = true;
+            setStreamStatus("live");
+            try { app.streamedVersion = JSON.parse(event.data).version; } catch (error) { /* the client ignores it too */ }
+          } else if (event.event === "deleted") {
+            setTimeout(() => current() && sessionDeleted(app.session), 0);
+          }
+        }
+        controller.enqueue(chunk);
+      },
+      flush() {
+        if (current() && app.client && app.client.following) setStreamStatus("reconnecting");
+      },
+    }));
+    return new Response(body, {status: response.status, statusText: response.statusText, headers: response.headers});
   }
 
   const sessionPath = (suffix = "") => `/v1/sessions/${encodeURIComponent(app.session.id)}${suffix}`;
@@ -107,7 +201,10 @@
     return `guest-${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
   }
 
-  // ---------------------------------------------------------------- sessions and actions
+  // ---------------------------------------------------------------- sessions
+
+  const store = new KeyValueSessionStore(window.localStorage);
+  const sessions = {generation: 0, streamed: false, unsubscribe: []};
 
   function formContext() {
     const country = $("form-country").value.trim().toUpperCase();
@@ -116,276 +213,333 @@
     return {userId: $("form-user").value.trim(), attributes, traits: {horizontalSizeClass: $("form-size").value}};
   }
 
-  function startSession() {
-    const context = formContext();
+  // The engine the client runs the bundle on; it tells the page when a bundle is loaded, so the
+  // actions on offer are drawn again (the client loads one after a version made elsewhere).
+  const engine = localEngine(sdk);
+  const engineFactory = {
+    fromBundle(text) {
+      const loaded = engine.fromBundle(text);
+      setTimeout(engineChanged, 0);
+      return loaded;
+    },
+  };
+
+  // Starts (or, with `resume`, resumes from the store) the session of `context.userId` on the
+  // client and draws it; the session the page showed before is closed (it stays on the server).
+  async function openSession(context, {resume = false} = {}) {
+    const generation = ++sessions.generation;
+    const previous = app.session;
+    closeClient();
+    // One session kept per page: a new one replaces what the store kept for this user, and for
+    // the user shown before (a tab following that session keeps its token for itself).
+    if (!resume) await store.remove(new SessionKey(location.origin, context.userId));
+    if (previous && previous.userId !== context.userId) await store.remove(new SessionKey(location.origin, previous.userId));
+    const client = await FlowSession.start({
+      server: location.origin, userId: context.userId, attributes: context.attributes, traits: context.traits,
+      store, engine: engineFactory, fetch: pageFetch(generation), newKey: () => (lastKey = randomKey()),
+    });
+    if (generation !== sessions.generation) {
+      client.close();
+      return;
+    }
+    app.client = client;
+    app.context = {attributes: context.attributes, traits: context.traits};
+    app.session = {id: client.sessionId, token: client.token, userId: context.userId, version: client.state.version};
+    app.log = [];
+    sync.refreshed = "";
+    clearProblem();
+    try { localStorage.setItem(LAST_USER, JSON.stringify(context)); } catch (error) { /* storage disabled */ }
+    let fresh = true;
+    sessions.unsubscribe = [
+      client.subscribe(clientEvent),
+      client.subscribeStates((state) => {
+        drawn(state, {fresh});
+        fresh = false;
+      }),
+    ];
+    $("offline-switch").checked = false;
+    renderOffline();
+    setStreamStatus("connecting");
+    client.follow({ticket: true});
+    track();
+  }
+
+  function closeClient() {
+    for (const stop of sessions.unsubscribe) stop();
+    sessions.unsubscribe = [];
+    sessions.streamed = false;
+    if (app.client) app.client.close();
+    app.client = null;
+    setStreamStatus("off");
+  }
+
+  function startSession({resume = false, context = formContext()} = {}) {
     if (!context.userId) {
       $("form-user").focus();
       return Promise.resolve();
     }
-    return enqueue(async () => {
-      try {
-        const created = await api("POST", "/v1/sessions", {body: context, token: null});
-        clearProblem();
-        app.session = created.session;
-        app.context = {attributes: context.attributes, traits: context.traits};
-        app.log = [];
-        leaveFollowedAddress();
-        setState(created.state, {fresh: true});
-        await refresh();
-        follow();
-      } catch (error) {
-        showProblem(error);
-      }
-    });
+    const release = hold();
+    return openSession(context, {resume})
+      .then(() => leaveFollowedAddress())
+      .catch(showProblem)
+      .finally(release);
   }
 
   // A tab opened on `/?follow=<id>` that starts its own session no longer needs that address
   // (a reload would go back to the old session) nor the token it kept for it.
   function leaveFollowedAddress() {
     const followed = new URLSearchParams(location.search).get("follow");
-    if (followed === null) return;
+    if (followed === null || (app.session && app.session.id === followed)) return;
     handOver.forget(followed);
     history.replaceState(null, "", "/");
   }
 
-  // Loads a session started in another tab (`/?follow=<id>`), with the token that tab handed over.
-  function followSession(id) {
-    return enqueue(async () => {
-      const handed = handOver.take(id);
-      if (!handed) {
-        showProblem(new Problem(0, {title: "No token for this session",
-          detail: `This browser holds no token for session ${id}: open the tab with “Follow in a new tab” on the page ` +
-            "that started it (a token never travels in a URL), or start a new session."}));
-        renderFollowLink();
-        return;
-      }
-      try {
-        const state = await api("GET", `/v1/sessions/${encodeURIComponent(id)}`, {token: handed.token});
-        clearProblem();
-        app.session = {id, token: handed.token, userId: state.userId, version: state.version};
-        app.context = handed.context || null;
-        app.log = [];
-        $("form-user").value = state.userId;
-        setState(state, {fresh: true});
-        await refresh();
-        follow();
-      } catch (error) {
-        showProblem(error);
-        if (error instanceof Problem && (error.status === 401 || error.status === 404)) handOver.forget(id);
-      }
-    });
-  }
-
-  // Posts an action, draws the answer and reads what follows from it. `onAnswer(state, error)`
-  // is told as soon as the answer is drawn (or refused), before what follows is read.
-  function act(action, {quiet = false, onAnswer = () => {}} = {}) {
-    return enqueue(async () => {
-      if (!app.session) return null;
-      try {
-        const state = await api("POST", sessionPath("/actions"), {body: action}).catch((error) => {
-          onAnswer(null, error);
-          throw error;
-        });
-        clearProblem();
-        // The stream may have drawn this version already (it never does before the answer, as
-        // both go through this queue, but a version is drawn once whichever comes first).
-        if (isNewer(state)) setState(state);
-        onAnswer(state, null);
-        if (app.state === state) await refresh({light: action.type === "interaction.update"});
-        return state;
-      } catch (error) {
-        if (!quiet) showProblem(error);
-        // The answer may have been refused because the page is behind: catch up.
-        if (error instanceof Problem && (error.status === 409 || error.status === 412)) await reload();
-        throw error;
-      }
-    });
-  }
-
-  // ---------------------------------------------------------------- taps, predicted or not
-  //
-  // A press on an action button. When the actions on offer were read for the version drawn and
-  // the action needs no params, the server said what it will answer (`next`): that state is drawn
-  // at once, and the action is posted with `If-Match` on the version the user saw. The answer
-  // either equals what was drawn (confirmed: nothing is drawn again) or the page adopts the
-  // server's state (corrected: a 412 or 409 means something else acted first, so the state is
-  // read again). Versions the stream brings meanwhile wait in the request queue behind the tap
-  // and are drawn only if newer than what the tap left, so one is never drawn twice. Any other
-  // press waits for the answer, as `act` always did.
-
-  let taps = 0;
-
-  function tap(action, body = actionFor(action), startedAt = performance.now()) {
-    const next = predictionFor(action, body);
-    if (!next) {
-      const record = beginTap(body, startedAt, false);
-      return act(body, {onAnswer: (state, error) => {
-        const answerAt = performance.now();
-        if (error) return finishTap(record, "refused", {answerAt, reason: refusalReason(error)});
-        record.drawMs = answerAt - startedAt; // drawn with the answer
-        finishTap(record, "applied", {answerAt});
-      }});
-    }
-    const shown = app.state;
-    const record = beginTap(body, startedAt, true);
-    setState(next, {why: "predicted"});
-    record.drawMs = performance.now() - startedAt;
-    renderTap();
-    return enqueue(async () => {
-      let answer;
-      try {
-        answer = await api("POST", sessionPath("/actions"), {body, ifMatch: shown.version});
-      } catch (error) {
-        const answerAt = performance.now();
-        // A 412 or 409 is someone else having acted first: the indicator says so, it is no error.
-        if (!(error instanceof Problem && (error.status === 409 || error.status === 412))) showProblem(error);
-        const adopted = await readState();
-        if (adopted) adopt(adopted);
-        else setState(shown, {why: "rolled back", correction: true}); // no answer at all: back to what the server confirmed
-        finishTap(record, "corrected", {answerAt, reason: refusalReason(error)});
-        await refresh();
-        throw error;
-      }
-      const answerAt = performance.now();
-      clearProblem();
-      if (sameState(answer, app.state)) {
-        finishTap(record, "confirmed", {answerAt});
-        app.state = answer; // the same screens: nothing moves, only the JSON panel takes the answer
-        renderJSON();
-      } else {
-        finishTap(record, "corrected", {answerAt, reason: "another state"});
-        adopt(answer);
-      }
-      await refresh();
-      return answer;
-    }).catch(() => null);
-  }
-
-  // The state the server promised for `body` on the version drawn, if it did.
-  function predictionFor(action, body) {
-    if (body.params || !availableFresh() || !action.next) return null;
-    if (pendingPrediction()) return null; // drawn ahead already: wait for its answer first
-    const next = action.next;
-    return next.sessionId === app.state.sessionId && next.version === app.state.version + 1 ? next : null;
-  }
-
-  function pendingPrediction() {
-    return Boolean(app.tap && app.tap.predicted && app.tap.status === "pending");
-  }
-
-  // The server's state, drawn over whatever the page drew ahead of it.
-  function adopt(state) {
-    if (sameState(state, app.state)) {
-      app.state = state;
-      renderJSON();
+  // Opens a session started in another tab (`/?follow=<id>`) with the token that tab handed over:
+  // it goes into the store as this user's session (unless the store has it already, with taps of
+  // its own), so the client resumes it.
+  async function followSession(id) {
+    const handed = handOver.take(id);
+    if (!handed) {
+      showProblem(new Problem(0, {title: "No token for this session",
+        detail: `This browser holds no token for session ${id}: open the tab with “Follow in a new tab” on the page ` +
+          "that started it (a token never travels in a URL), or start a new session."}));
+      renderFollowLink();
       return;
     }
-    setState(state, {why: "corrected", correction: true});
-  }
-
-  // The session's state now, or null (the problem shown) when it cannot be read.
-  async function readState() {
+    const release = hold();
     try {
-      return await api("GET", sessionPath());
+      const state = await api("GET", `/v1/sessions/${encodeURIComponent(id)}`, {token: handed.token});
+      const key = new SessionKey(location.origin, state.userId);
+      const kept = await store.load(key);
+      if (!kept || kept.sessionId !== id) {
+        await store.save({server: location.origin, sessionId: id, token: handed.token, userId: state.userId, queue: []});
+      }
+      $("form-user").value = state.userId;
+      const context = handed.context || {attributes: {}, traits: {}};
+      await openSession({userId: state.userId, attributes: context.attributes, traits: context.traits}, {resume: true});
     } catch (error) {
       showProblem(error);
-      return null;
+      if (error instanceof Problem && (error.status === 401 || error.status === 404)) handOver.forget(id);
+    } finally {
+      release();
     }
   }
 
-  // Two states are the same screens and facts when they are equal without their predictions.
-  function sameState(a, b) {
-    if (!a || !b) return false;
-    const canonical = (value) => JSON.stringify(value, (key, inner) => (inner && typeof inner === "object" && !Array.isArray(inner)
-      ? Object.fromEntries(Object.keys(inner).sort().filter((name) => name !== "predictions").map((name) => [name, inner[name]]))
-      : inner));
-    return canonical(a) === canonical(b);
-  }
+  // ---------------------------------------------------------------- taps
+  //
+  // A press posts nothing itself: `client.send` applies the action on the local engine, which
+  // draws the next state at once (through the state listener below), keeps the tap in the store
+  // and posts it in the background (several waiting taps go as one batch). What the server made
+  // of it comes as the client's events: confirmed (nothing is drawn again), corrected (the phone
+  // fades to the server's state), or, offline, the tap waits in the queue.
 
-  // Why the server did not apply a tap drawn ahead, in a few words.
-  function refusalReason(error) {
-    if (!(error instanceof Problem) || !error.status) return "no answer";
-    const problem = error.problem || {};
-    if (error.status === 412) {
-      return `412: another client acted first${problem.currentVersion !== undefined ? `, the session is at version ${problem.currentVersion}` : ""}`;
-    }
-    return `${error.status}${problem.code ? ` ${problem.code}` : problem.title ? ` ${problem.title}` : ""}`;
-  }
+  let taps = 0;
+  let lastKey = null; // the idempotency key the client made last (the tap's, read right after send)
+  let tapping = null; // the tap being drawn now, inside `send`
+  let drawReason = null; // why the next state the client publishes changes: "corrected", "remote", "restarted"
+  const open = new Map(); // key → tap record, until the server answered it
 
-  function beginTap(body, startedAt, predicted) {
+  function tap(body, startedAt = performance.now()) {
+    const client = app.client;
+    if (!client || (app.session && app.session.deleted)) return Promise.resolve(null);
     taps += 1;
-    app.tap = {id: taps, action: body.type, predicted, status: predicted ? "pending" : "waiting", startedAt, drawMs: null, answerMs: null, reason: null};
+    // Without its engine (a version made elsewhere drops it until the bundle is read again) the
+    // client draws a tap from the server's predictions when it can, and otherwise waits.
+    const drawnBy = client.hasLocalEngine ? "engine" : "prediction";
+    const record = {id: taps, key: null, action: body.type, local: false, drawnBy: "answer", status: "waiting", startedAt, drawMs: null, answerMs: null, reason: null};
+    app.tap = record;
+    tapping = record;
+    lastKey = null;
+    let sent;
+    try {
+      sent = client.send(body); // the local engine draws it before this returns
+    } finally {
+      tapping = null;
+    }
+    record.key = lastKey;
+    const queued = client.pending.find((item) => item.key === record.key);
+    if (queued && queued.expected) {
+      record.local = true;
+      record.drawnBy = drawnBy;
+      record.status = client.isOffline ? "queued" : "pending";
+      open.set(record.key, record);
+    }
     renderTap();
-    return app.tap;
+    renderQueue();
+    track();
+    return sent.then((state) => {
+      if (!record.local) finish(record, "applied");
+      return state;
+    }, (error) => {
+      // The local engine refused it (nothing was posted), or a tap that waited was refused.
+      open.delete(record.key);
+      finish(record, "refused", refusalReason(error));
+      showProblem(problemOf(error));
+      return null;
+    });
   }
 
-  function finishTap(record, status, {answerAt, reason = null}) {
+  function finish(record, status, reason = null) {
+    if (record.answerMs !== null && status !== "refused") return;
     record.status = status;
-    record.answerMs = answerAt - record.startedAt;
+    record.answerMs = performance.now() - record.startedAt;
     record.reason = reason;
     if (record === app.tap) renderTap();
+  }
+
+  // What the client reports: each open tap the server answered is confirmed or corrected; a
+  // correction or another device's version is drawn by the state listener, which is told why.
+  function clientEvent(event) {
+    if (event.type === "corrected") {
+      drawReason = "corrected";
+      const correction = event.correction;
+      for (const item of correction.taps) {
+        const record = open.get(item.key);
+        open.delete(item.key);
+        if (record) finish(record, "corrected", correctionReason(correction));
+      }
+      if (correction.reason === "refused" && correction.problem) {
+        showProblem(new Problem(Number(correction.problem.status) || 409, correction.problem, "POST " + sessionPath("/actions")));
+      }
+    } else if (event.type === "remote") {
+      drawReason = "remote";
+    } else if (event.type === "restarted") {
+      drawReason = "restarted";
+      app.session = {id: app.client.sessionId, token: app.client.token, userId: app.session.userId, version: event.restart.state.version};
+      for (const item of event.restart.dropped) {
+        const record = open.get(item.key);
+        open.delete(item.key);
+        if (record) finish(record, "corrected", `the session was gone: ${event.restart.reason}`);
+      }
+    } else if (event.type === "offline" || event.type === "online") {
+      renderOffline();
+    }
+    const pending = new Set((app.client ? app.client.pending : []).map((item) => item.key));
+    for (const [key, record] of open) {
+      if (pending.has(key)) {
+        record.status = app.client.isOffline ? "queued" : "pending";
+        if (record === app.tap) renderTap();
+        continue;
+      }
+      open.delete(key);
+      finish(record, "confirmed");
+    }
+    track();
+  }
+
+  // The client's state changed: a tap drawn by the local engine, a correction, another device's
+  // version, a new session.
+  function drawn(navigation, {fresh = false} = {}) {
+    const why = tapping ? "tap" : drawReason || (fresh ? "start" : "answer");
+    drawReason = null;
+    setState(navigation.document, {fresh, why, correction: why === "corrected"});
+    if (tapping) {
+      tapping.drawMs = performance.now() - tapping.startedAt;
+      app.tapTimes.push(tapping.drawMs);
+      if (app.tapTimes.length > 1000) app.tapTimes.shift();
+    }
+  }
+
+  // The engine's refusal, or the server's, as the page's problem box shows it.
+  function problemOf(error) {
+    if (error instanceof Problem) return error;
+    if (error && error.name === "FlowError") {
+      return new Problem(error.status || 422, {title: "Refused by the local engine (nothing was posted)", detail: error.message,
+        code: error.code, chain: error.chain});
+    }
+    if (error && error.name === "ActionRefused") return new Problem(error.status, error.problem || {title: error.message});
+    return new Problem(0, {title: "The client failed", detail: String(error && error.message || error)});
+  }
+
+  function refusalReason(error) {
+    const problem = problemOf(error);
+    return `${problem.status || "no answer"}${problem.problem.code ? ` ${problem.problem.code}` : ""}`;
+  }
+
+  // Why the server did not take what was drawn, in a few words.
+  function correctionReason(correction) {
+    const problem = correction.problem || {};
+    if (correction.reason === "versionMismatch") {
+      return `412: another client acted first${problem.currentVersion !== undefined ? `, the session is at version ${problem.currentVersion}` : ""}`;
+    }
+    if (correction.reason === "refused") return `${problem.status || 409}${problem.code ? ` ${problem.code}` : problem.title ? ` ${problem.title}` : ""}`;
+    return "the server answered another state";
   }
 
   function renderTap() {
     const line = $("tap-status");
     const record = app.tap;
     if (!record) return;
-    const ms = (value) => (value === null ? "" : `${Math.round(value)} ms`);
+    const ms = (value) => (value === null ? "" : `${value < 10 ? value.toFixed(1) : Math.round(value)} ms`);
+    const by = record.drawnBy === "engine" ? "by the local engine" : "from the server's prediction";
     const text = {
-      pending: `${record.action}: drawn from the prediction in ${ms(record.drawMs)}, waiting for the server…`,
-      waiting: `${record.action}: no prediction, waiting for the server…`,
+      pending: `${record.action}: drawn ${by} in ${ms(record.drawMs)}, waiting for the server…`,
+      queued: `${record.action}: drawn ${by} in ${ms(record.drawMs)}, queued while offline`,
+      waiting: `${record.action}: no local engine yet, waiting for the server…`,
       confirmed: `${record.action}: confirmed (drawn in ${ms(record.drawMs)}, answered in ${ms(record.answerMs)})`,
       corrected: `${record.action}: corrected by the server (${record.reason}; drawn in ${ms(record.drawMs)}, answered in ${ms(record.answerMs)})`,
-      applied: `${record.action}: applied (no prediction: drawn with the answer, in ${ms(record.answerMs)})`,
+      applied: `${record.action}: applied (no local engine: drawn with the answer, in ${ms(record.answerMs)})`,
       refused: `${record.action}: refused (${record.reason}, in ${ms(record.answerMs)})`,
     }[record.status];
     line.textContent = text;
     line.dataset.status = record.status;
     line.dataset.tap = record.id;
     line.dataset.action = record.action;
-    line.dataset.predicted = String(record.predicted);
-    line.dataset.drawMs = record.drawMs === null ? "" : record.drawMs.toFixed(1);
+    line.dataset.drawnBy = record.drawnBy;
+    line.dataset.drawMs = record.drawMs === null ? "" : record.drawMs.toFixed(2);
     line.dataset.answerMs = record.answerMs === null ? "" : record.answerMs.toFixed(1);
   }
 
-  async function reload() {
-    try {
-      const state = await api("GET", sessionPath());
-      if (!isNewer(state)) return;
-      setState(state);
-      await refresh();
-    } catch (error) {
-      showProblem(error);
-    }
+  // ---------------------------------------------------------------- offline
+
+  // The switch makes the client offline: taps are drawn and queued (the count shows), nothing is
+  // posted, the stream stops; switched back, the queue goes as one batch and the stream resumes.
+  function setOffline(offline) {
+    if (!app.client) return;
+    app.client.setOffline(offline);
+    renderOffline();
+    if (offline) setStreamStatus("offline");
+    track();
   }
 
-  // What the state implies: the actions on offer, the log and the graph (all three at once).
-  // An interaction update adds to the log but changes neither the actions nor the graph.
-  async function refresh({light = false} = {}) {
-    if (light) return loadLog();
-    await Promise.all([loadAvailable(), loadLog(), loadGraph()]);
+  function renderOffline() {
+    const offline = Boolean(app.client && app.client.isOffline);
+    document.body.dataset.offline = String(offline);
+    $("offline-status").textContent = !app.client ? "" : offline
+      ? (app.client.forcedOffline ? "offline (switched off): taps are queued" : "offline: the server does not answer; taps are queued")
+      : "online";
+    renderQueue();
   }
 
-  // `${session}@${version}` of the state drawn: an answer read for another one is not shown.
-  const drawnStamp = () => (app.state ? `${app.state.sessionId}@${app.state.version}` : "");
+  function renderQueue() {
+    const count = app.client ? app.client.pendingCount : 0;
+    const line = $("queue-length");
+    line.dataset.count = String(count);
+    line.textContent = count === 0 ? "nothing queued" : `${count} tap${count === 1 ? "" : "s"} not yet confirmed`;
+  }
 
-  async function loadAvailable() {
-    const stamp = drawnStamp();
-    try {
-      const available = await api("GET", sessionPath("/actions/available"));
-      if (drawnStamp() !== stamp) return; // a tap drew ahead meanwhile: its own refresh reads them
-      app.available = available;
-      $("actions-from").textContent = app.available.from
-        ? `From ${app.available.from.feature} (${app.available.from.id}), nearest flow first:`
-        : "Nothing is on screen.";
-    } catch (error) {
-      if (drawnStamp() !== stamp) return;
-      app.available = null;
-      $("actions-from").textContent = `The server did not list the available actions (${error.status || "no answer"}: ${error.message}).`;
-    }
+  // What the state implies that only the server has: the log and the graph of the version it
+  // confirmed (the actions on offer are the local engine's).
+  function refresh() {
+    return enqueue(() => Promise.all([loadLog(), loadGraph()]));
+  }
+
+  // A bundle was loaded: the actions on offer are the local engine's from now on.
+  function engineChanged() {
+    if (!app.state) return;
+    renderAvailable();
+    track();
+  }
+
+  function renderAvailable({cards = true} = {}) {
+    if (cards) app.actions = app.client && !(app.session && app.session.deleted) ? app.client.availableActions : [];
+    const top = app.state && app.state.top;
+    $("actions-from").textContent = !app.client ? "" : top
+      ? `From ${top.feature} (${top.id}), nearest flow first${app.client.hasLocalEngine ? "" : " (no local engine yet)"}:`
+      : "Nothing is on screen.";
     keepingFocus($("actions"), renderActions);
     renderInteractive();
-    keepingFocus($("phone"), refillCards, ".card.top");
+    if (cards) keepingFocus($("phone"), refillCards, ".card.top");
   }
 
   // The phone's own buttons (back, close, tabs) depend on the actions on offer: draw them again.
@@ -398,14 +552,14 @@
     });
   }
 
+  // The server's log and graph, read once the client has nothing on the wire: they are drawn as
+  // read (reads run one after the other, so the last one read is the newest).
   async function loadLog() {
-    const stamp = drawnStamp();
+    if (!app.session) return;
     try {
       const page = await api("GET", sessionPath("/actions?limit=1000"));
-      if (drawnStamp() !== stamp) return;
       app.log = page.actions || [];
     } catch (error) {
-      if (drawnStamp() !== stamp) return;
       app.log = [];
       showProblem(error);
     }
@@ -414,16 +568,14 @@
 
   async function loadGraph() {
     const graph = $("graph");
-    const stamp = drawnStamp();
+    if (!app.session) return;
     try {
       const svgText = await api("GET", sessionPath(`/graph?format=svg`), {accept: "image/svg+xml"});
-      if (drawnStamp() !== stamp) return;
       const svg = parseSVG(svgText);
       graph.replaceChildren(svg);
       graph.dataset.current = (svg.querySelector("g.node.current") || {}).id || "";
       scrollGraphToCurrent();
     } catch (error) {
-      if (drawnStamp() !== stamp) return;
       graph.dataset.current = "";
       graph.replaceChildren(el("p", {class: "placeholder"},
         `No graph: ${error.status ? `${error.status} ` : ""}${error.message}`));
@@ -485,23 +637,42 @@
     const previous = fresh ? null : app.state;
     app.state = state;
     if (app.session) app.session.version = state.version;
+    if (correction) app.corrections += 1;
     app.draws.push({sessionId: state.sessionId, version: state.version, topId: state.top ? state.top.id : null, why});
     if (app.draws.length > 50) app.draws.shift();
-    renderFacts();
+    // The local engine's actions for this state, before the cards (their back and tab buttons) are drawn.
+    app.actions = app.client && !(app.session && app.session.deleted) ? app.client.availableActions : [];
     keepingFocus($("phone"), () => renderPhone(previous, state, {correction}), ".card.top");
-    markActionsStale();
     renderStackList();
     renderTransition(previous, state);
-    renderJSON();
-    renderPendingLink();
-    renderPendingActions();
-    renderFollowLink();
     syncSlider();
+    renderPanelsSoon();
   }
 
-  // Whether `state` is not drawn yet: another session, or a later version of this one.
-  function isNewer(state) {
-    return !app.state || app.state.sessionId !== state.sessionId || state.version > app.state.version;
+  // The panels around the phone (the session's facts, the actions with their forms, the state's
+  // JSON, the pending link and actions, the follow link) are drawn in a task of their own right after the stack, so
+  // a tap's stack is on screen without waiting for them; taps in a row draw them once. The page
+  // is busy until they are drawn.
+  let panels = null;
+  function renderPanelsSoon() {
+    if (panels) return;
+    panels = hold();
+    setTimeout(() => {
+      const release = panels;
+      panels = null;
+      try {
+        if (app.state) {
+          renderFacts();
+          renderAvailable({cards: false});
+          renderJSON();
+          renderPendingLink();
+          renderPendingActions();
+          renderFollowLink();
+        }
+      } finally {
+        release();
+      }
+    }, 0);
   }
 
   function renderFacts() {
@@ -561,8 +732,14 @@
     for (const [id, element] of elements) {
       if (wanted.has(id)) continue;
       elements.delete(id);
-      if (element === oldTop) leaving = element;
-      else element.remove();
+      if (element === oldTop) {
+        // Marked at once, its animation starts at the next frame: it takes no press meanwhile.
+        leaving = element;
+        element.classList.add("leaving");
+        element.setAttribute("aria-hidden", "true");
+      } else {
+        element.remove();
+      }
     }
 
     // Keep the elements of screens still shown (so they move instead of reappearing), in order.
@@ -583,7 +760,8 @@
       element.style.setProperty("--depth", Math.min(depth, PEEKS));
       before = element;
     });
-    if (leaving) phone.append(leaving); // over everything while it leaves
+    // A screen leaving stays where it is (moving it would move the focus off the button just
+    // pressed, at a cost): `.card.leaving` draws it over the others while it leaves.
 
     const top = state.top;
     phone.dataset.topFeature = top ? top.feature : "";
@@ -593,7 +771,7 @@
     phone.classList.toggle("empty", cards.length === 0);
     if (cards.length === 0) phone.dataset.message = "Nothing on screen";
 
-    animateTransition(previous, state, leaving, top ? elements.get(top.id) : null, {correction});
+    animateSoon(() => animateTransition(previous, state, leaving, top ? elements.get(top.id) : null, {correction}));
     applyInteractionPreview();
   }
 
@@ -613,11 +791,11 @@
     const navLeft = card.previous
       ? el("button", {type: "button", class: "nav-back", "data-testid": isTop ? "phone-back" : null, tabindex: isTop ? null : "-1",
           disabled: !(isTop && back), title: back ? "back" : "back is not available",
-          onclick: () => back && tap(back).catch(() => {})}, `‹ ${shortName(card.previous.feature || card.previous.flow)}`)
+          onclick: () => back && tap(actionFor(back))}, `‹ ${shortName(card.previous.feature || card.previous.flow)}`)
       : card.sheetStart
         ? el("button", {type: "button", class: "nav-back", "data-testid": isTop ? "phone-close" : null, tabindex: isTop ? null : "-1",
             disabled: !(isTop && back), title: "back (dismisses the presented flow)",
-            onclick: () => back && tap(back).catch(() => {})}, "Close")
+            onclick: () => back && tap(actionFor(back))}, "Close")
         : el("span");
     const params = Object.entries(screen.params || {});
     element.replaceChildren(...[
@@ -690,7 +868,7 @@
           "data-testid": isTop ? `tab-${index}` : null, tabindex: isTop ? null : "-1",
           disabled: !isTop || !select || selected,
           title: select ? `${select.type} {index: ${index}}` : "no selectTab action is available",
-          onclick: () => select && act({...actionFor(select), params: {index}}),
+          onclick: () => select && tap({...actionFor(select), params: {index}}),
         }, el("span", {class: "tab-icon", "aria-hidden": "true"}), shortName(entry.feature || entry.flow));
       }));
   }
@@ -705,6 +883,22 @@
     const release = hold();
     const animation = element.animate(keyframes, {duration, easing: options.easing || "cubic-bezier(.2,.8,.2,1)", fill: "none"});
     return animation.finished.catch(() => {}).finally(release);
+  }
+
+  // Runs `start` (which starts a transition's animations) at the next frame: starting an
+  // animation makes the browser compute the whole page's style at once, which is that frame's
+  // work anyway, so a tap's stack is in the page without waiting for it. A hidden tab has no
+  // frames: it runs at once (and animates nothing). The page is busy until it ran.
+  function animateSoon(start) {
+    if (document.hidden) return start();
+    const release = hold();
+    requestAnimationFrame(() => {
+      try {
+        start();
+      } finally {
+        release();
+      }
+    });
   }
 
   function leave(element, keyframes) {
@@ -863,26 +1057,14 @@
 
   // ---------------------------------------------------------------- actions
 
-  // Whether the actions on offer were read for the state drawn (not for the one before a tap
-  // drew ahead, or before the stream brought a version).
-  function availableFresh() {
-    const available = app.available;
-    return Boolean(available && app.state && available.sessionId === app.state.sessionId && available.version === app.state.version);
-  }
-
-  // The actions the phone's own controls offer: only those read for the state drawn.
+  // The actions the local engine offers on the state drawn (the phone's own controls and the
+  // panel); none while the client has no engine and a tap waits for its answer.
   function freshActions() {
-    return availableFresh() ? app.available.actions || [] : [];
+    return app.actions;
   }
 
   function availableAction(type) {
-    return freshActions().find((action) => action.type === type);
-  }
-
-  // The panel keeps the list it has until the next one is read; it looks inactive meanwhile, and
-  // while a tap drawn ahead waits for its answer, its buttons do nothing.
-  function markActionsStale() {
-    $("actions").dataset.stale = String(Boolean(app.available) && !availableFresh());
+    return app.actions.find((action) => action.type === type);
   }
 
   function actionFor(action) {
@@ -982,14 +1164,13 @@
   }
 
   function renderActions() {
-    markActionsStale();
     const container = $("actions");
-    const actions = app.available ? app.available.actions || [] : [];
+    const actions = app.actions;
     if (app.session && app.session.deleted) {
       container.replaceChildren(el("p", {class: "placeholder", "data-testid": "session-deleted"}, "The session was deleted: start a new one."));
       return;
     }
-    if (!app.available) {
+    if (!app.client) {
       container.replaceChildren(el("p", {class: "placeholder"}, "Actions unknown."));
       return;
     }
@@ -1015,12 +1196,11 @@
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const startedAt = performance.now();
-      if (pendingPrediction()) return; // its buttons belong to the state before the one drawn ahead
       const params = readParams(form, action);
       if (params === null) return;
       const body = actionFor(action);
       if ((action.params || []).length) body.params = params;
-      tap(action, body, startedAt).catch(() => {});
+      tap(body, startedAt);
     });
     return form;
   }
@@ -1036,7 +1216,7 @@
   const drag = {phase: "idle", pointer: false, keyboard: false, samples: [], sent: null, inFlight: false, opening: null};
 
   function interactiveActions() {
-    return app.available ? (app.available.actions || []).filter((action) => action.interactive) : [];
+    return app.actions.filter((action) => action.interactive);
   }
 
   function sliderProgress() {
@@ -1095,8 +1275,9 @@
     if (!action) return;
     drag.phase = "starting";
     drag.sent = null;
-    drag.opening = act({...actionFor(action), interactive: true})
-      .then(() => {
+    drag.opening = tap({...actionFor(action), interactive: true})
+      .then((state) => {
+        if (!state) throw new Error("the interaction did not open");
         if (drag.phase !== "starting") return; // let go already: endInteraction takes it from here
         drag.phase = "open";
         applyInteractionPreview(sliderProgress());
@@ -1116,8 +1297,10 @@
     if (drag.sent === progress) return;
     drag.inFlight = true;
     drag.sent = progress;
-    act({type: "interaction.update", params: {progress}})
-      .catch(() => { drag.phase = "idle"; })
+    // Drawn at once by the local engine; the next one goes once this one is kept (the client
+    // sends the updates made meanwhile together).
+    tap({type: "interaction.update", params: {progress}})
+      .then((state) => { if (!state) drag.phase = "idle"; })
       .finally(() => {
         drag.inFlight = false;
         sendProgress();
@@ -1159,7 +1342,7 @@
     return (drag.opening || Promise.resolve()).then(() => {
       if (!app.state || !app.state.interaction) return null;
       const action = cancel ? {type: "interaction.cancel"} : {type: "interaction.end", params: {progress, velocity: velocityNow}};
-      return act(action).catch(() => {});
+      return tap(action);
     }).finally(() => {
       drag.phase = "idle";
       drag.sent = null;
@@ -1195,15 +1378,9 @@
 
   // ---------------------------------------------------------------- live events
   //
-  // One EventSource on the current session. A ticket reopens its stream only within a short
-  // window after the stream ended, so the page does not count on EventSource reconnecting by
-  // itself (after a longer outage it would get a 401 and stop): on any error it closes the
-  // stream, asks for a fresh ticket and opens a new one after a delay.
-  // The stream's states are drawn through the request queue, after the page's own requests, and
-  // only when newer than what the page shows; while several wait, only the newest is drawn.
-
-  const RECONNECT_DELAYS = [500, 1000, 2000, 5000, 10000]; // ms, then the last one again
-  const live = {generation: 0, source: null, timer: null, failures: 0, waiting: null, queued: false, release: null};
+  // The client follows the session's event stream (a ticket per connection, as a browser must:
+  // the token never goes in a URL) and draws what other devices commit; the page only watches the
+  // stream go by (`pageFetch`) for the status line and for the session being deleted.
 
   function setStreamStatus(status, text = status) {
     const element = $("stream-status");
@@ -1211,125 +1388,23 @@
     element.textContent = text;
   }
 
-  // Follows the current session (and stops following any other).
-  function follow() {
-    stopFollowing();
-    if (!app.session || app.session.deleted) return;
-    connect(live.generation, app.session, {first: true});
-  }
-
-  function stopFollowing(status = "off") {
-    live.generation += 1;
-    if (live.source) live.source.close();
-    live.source = null;
-    clearTimeout(live.timer);
-    live.timer = null;
-    live.failures = 0;
-    live.waiting = null;
-    if (live.release) live.release(); // a first connection never answered: the page is not busy with it
-    live.release = null;
-    setStreamStatus(status, status === "deleted" ? "session deleted" : status);
-  }
-
-  // Gets a ticket and opens the stream. The first connection holds the page busy until the
-  // stream's first state is drawn, so "idle" after a session starts means it is followed.
-  async function connect(generation, session, {first = false} = {}) {
-    const release = first ? hold() : () => {};
-    if (first) live.release = release;
-    const current = () => generation === live.generation;
-    const path = `/v1/sessions/${encodeURIComponent(session.id)}`;
-    setStreamStatus(first ? "connecting" : "reconnecting");
-    let ticket;
-    try {
-      ({ticket} = await api("POST", `${path}/events/ticket`, {token: session.token}));
-    } catch (error) {
-      release();
-      if (!current()) return;
-      if (error instanceof Problem && error.status === 404) return sessionDeleted(session);
-      if (error instanceof Problem && error.status === 401) return stopFollowing("refused");
-      return reconnectLater(generation, session);
-    }
-    if (!current()) return release();
-    const source = new EventSource(`${path}/events?ticket=${encodeURIComponent(ticket)}`);
-    live.source = source;
-    source.addEventListener("state", (event) => {
-      if (!current()) return;
-      let state;
-      try { state = JSON.parse(event.data); } catch (error) { return; }
-      live.failures = 0;
-      setStreamStatus("live");
-      // An event is an answer too: the simulated network delays it like the others (in order,
-      // as the delay is the same for each unless the slider moved).
-      const use = () => {
-        app.streamedVersion = state.version; // for the browser test: the stream brought it
-        receive(generation, state);
-        release(); // the draw just queued holds the page from here
-      };
-      if (app.latency > 0) {
-        const held = hold();
-        setTimeout(() => { use(); held(); }, app.latency);
-      } else {
-        use();
-      }
-    });
-    source.addEventListener("deleted", () => {
-      source.close();
-      release();
-      if (current()) sessionDeleted(session);
-    });
-    source.addEventListener("error", () => {
-      // Closed before EventSource retries with the same, spent, ticket.
-      source.close();
-      release();
-      if (!current()) return;
-      live.source = null;
-      reconnectLater(generation, session);
-    });
-  }
-
-  function reconnectLater(generation, session) {
-    const delay = RECONNECT_DELAYS[Math.min(live.failures, RECONNECT_DELAYS.length - 1)];
-    live.failures += 1;
-    setStreamStatus("reconnecting", `reconnecting in ${Math.round(delay / 100) / 10} s`);
-    clearTimeout(live.timer);
-    live.timer = setTimeout(() => {
-      live.timer = null;
-      if (generation === live.generation) connect(generation, session);
-    }, delay);
-  }
-
-  function receive(generation, state) {
-    const waiting = live.waiting;
-    if (waiting && waiting.generation === generation && waiting.state.version >= state.version) return;
-    live.waiting = {generation, state};
-    if (live.queued) return;
-    live.queued = true;
-    enqueue(async () => {
-      live.queued = false;
-      const {generation: from, state: next} = live.waiting || {};
-      live.waiting = null;
-      if (!next || from !== live.generation || !app.session || next.sessionId !== app.session.id || !isNewer(next)) return;
-      // A pending interaction that only moved changes neither the actions nor the graph.
-      const moved = app.state && app.state.interaction && next.interaction && app.state.interaction.action === next.interaction.action;
-      setState(next);
-      await refresh({light: Boolean(moved)});
-    }).catch(() => {});
-  }
-
   function sessionDeleted(session) {
-    stopFollowing("deleted");
+    if (!session || !app.session || app.session.id !== session.id || app.session.deleted) return;
+    sessions.generation += 1;
     handOver.forget(session.id);
-    if (!app.session || app.session.id !== session.id) return;
     app.session.deleted = true;
-    app.available = null;
+    closeClient();
+    store.remove(new SessionKey(location.origin, session.userId)).catch(() => {});
+    setStreamStatus("deleted", "session deleted");
+    app.actions = [];
     renderActions();
     renderInteractive();
     refillCards();
     renderFollowLink();
+    renderOffline();
     showProblem(new Problem(0, {title: "Session deleted",
       detail: `Session ${session.id} was deleted (by another tab or client). Start a new session to go on.`}));
   }
-
   // ---------------------------------------------------------------- following in another tab
   //
   // The link opens `/?follow=<id>`; the token waits in localStorage under the session id for the
@@ -1397,7 +1472,7 @@
       input.focus();
       return;
     }
-    act({type: "link", params: {uri}}).catch(() => {});
+    tap({type: "link", params: {uri}});
   }
 
   function renderPendingLink() {
@@ -1444,7 +1519,8 @@
     latency.addEventListener("input", setLatency);
     setLatency();
     $("link-form").addEventListener("submit", followLink);
-    $("pending-link-cancel").addEventListener("click", () => act({type: "link.cancel"}).catch(() => {}));
+    $("pending-link-cancel").addEventListener("click", () => tap({type: "link.cancel"}));
+    $("offline-switch").addEventListener("change", (event) => setOffline(event.target.checked));
     // Written on the press itself (a click, a middle click, Enter), just before the tab opens.
     const offer = (event) => {
       if (event.type === "auxclick" && event.button !== 1) return;
@@ -1455,9 +1531,34 @@
     handOver.sweep();
     document.body.dataset.state = "idle";
     const followed = new URLSearchParams(location.search).get("follow");
-    if (followed) followSession(followed);
-    else startSession();
+    if (followed) {
+      followSession(followed);
+      return;
+    }
+    // A reload resumes the session of the last user from the store (with its queued taps);
+    // a first visit starts one for a new user.
+    const last = lastContext();
+    if (!last) {
+      startSession();
+      return;
+    }
+    $("form-user").value = last.userId;
+    $("form-country").value = last.attributes.country || "";
+    $("form-platform").value = last.attributes.platform || "ios";
+    $("form-size").value = last.traits.horizontalSizeClass || "compact";
+    startSession({resume: true, context: last});
+  }
+
+  // The user (and attributes) the page last started or resumed a session for, if it reads.
+  function lastContext() {
+    try {
+      const context = JSON.parse(localStorage.getItem(LAST_USER));
+      return context && typeof context.userId === "string" && context.attributes && context.traits ? context : null;
+    } catch (error) {
+      return null;
+    }
   }
 
   init();
 })();
+

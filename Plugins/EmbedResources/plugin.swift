@@ -1,5 +1,5 @@
-// Build-tool plugin: embeds the repo's migrations/, flows/, flags/, schemas/, playground/ and openapi.yaml into
-// the binary, so the one copy at the repo root is what every build (local, CI, Docker image) serves.
+// Build-tool plugin: embeds the repo's migrations/, flows/, flags/, schemas/, playground/, the JavaScript
+// client's modules (clients/js/src/, served under /sdk/) and openapi.yaml into the binary, so the one copy at the repo root is what every build (local, CI, Docker image) serves.
 import Foundation
 import PackagePlugin
 
@@ -23,6 +23,11 @@ struct EmbedResources: BuildToolPlugin {
                 + (try files(in: root.appending(path: "flags"), withExtension: "json"))
                 + (try files(in: root.appending(path: "schemas"), withExtension: "json"))
                 + (try files(in: root.appending(path: "playground"), withExtensions: ["html", "css", "js", "svg"]))
+                // The package's modules, folder by folder, so a page imports them as they are (no build step).
+                + (try SDKFolders.names.flatMap { folder in
+                    let source = root.appending(path: "clients/js/src")
+                    return try files(in: folder.isEmpty ? source : source.appending(path: folder), withExtension: "js")
+                })
         default:
             return []
         }
@@ -46,6 +51,12 @@ struct EmbedResources: BuildToolPlugin {
             .filter { extensions.contains($0.pathExtension) }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
+}
+
+/// The folders of clients/js/src/ the server serves under /sdk/ ("" is the package's index), as
+/// `Application.sdkFiles` names them; a new folder of the package is added here and to openapi.yaml.
+enum SDKFolders {
+    static let names = ["", "engine", "client"]
 }
 
 /// The folders of migrations/, one per dialect the stores speak (FlowStore's `SQLDialect`).

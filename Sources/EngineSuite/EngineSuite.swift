@@ -62,6 +62,7 @@ public enum EngineSuite {
         ("refusal.no-interaction", "refused 409 no-interaction"),
         ("refusal.invalid-params", "refused 400 invalid-params"),
         ("refusal.unknown-link", "refused 422 unknown-link"),
+        ("refusal.link-refused", "refused: a link's action was refused (link-refused)"),
         ("list.sections", "a screen with a list (sections of rows) was on the tree"),
         ("list.rowTap", "an applied action tapped a row (row), matched by a rule's row kind"),
         ("list.only", "a version changed lists and nothing else (transition list)"),
@@ -78,6 +79,5 @@ public enum EngineSuite {
         ("effect.moveRow", "a handling rule's moveRow ran"),
         ("effect.updateRow", "a handling rule's updateRow ran"),
         ("refusal.stale-row", "refused 409 stale-row"),
-        ("refusal.link-refused", "refused: a link's action was refused (link-refused)"),
     ]
 }

@@ -6,7 +6,7 @@ import HTTPServer
 ///
 /// | routes | Cache-Control | why |
 /// | --- | --- | --- |
-/// | `/openapi.yaml`, `/`, `/playground/{file}`, `/v1/schemas`, `/v1/schemas/{name}` | `no-cache` | public, change only with the binary: kept, revalidated with their `ETag` (304) |
+/// | `/openapi.yaml`, `/`, `/playground/{file}`, `/sdk/{file}`, `/sdk/engine/{file}`, `/sdk/client/{file}`, `/v1/schemas`, `/v1/schemas/{name}` | `no-cache` | public, change only with the binary: kept, revalidated with their `ETag` (304) |
 /// | `/api/features/{clientKey}` | `no-cache` | GrowthBook SDKs poll it; the `ETag` makes an unchanged payload a 304 |
 /// | `/v1/sessions/{id}/bundle` | `private, no-cache` | the client keeps it and revalidates it (`If-None-Match`) before relying on it |
 /// | everything else: session, user and admin routes, graphs, events, OFREP, `/healthz`, `/metrics` | `no-store` | private, or a reading of now |
@@ -23,6 +23,9 @@ enum CachePolicy {
         "/openapi.yaml": revalidate,
         "/": revalidate,
         "/playground/{file}": revalidate,
+        "/sdk/{file}": revalidate,
+        "/sdk/engine/{file}": revalidate,
+        "/sdk/client/{file}": revalidate,
         "/v1/schemas": revalidate,
         "/v1/schemas/{name}": revalidate,
         "/api/features/{clientKey}": revalidate,

@@ -1,10 +1,11 @@
 // The operations routes: /healthz, /metrics and /openapi.yaml; and the public, embedded content:
-// the playground at `/` and the definition formats' JSON Schemas under /v1/schemas.
+// the playground at `/`, the JavaScript client's modules under /sdk/, and the definition formats' JSON
+// Schemas under /v1/schemas.
 import FlowStore
 import HTTPServer
 
 /// `GET /healthz`, `/metrics` and `/openapi.yaml`; `GET /` and `/playground/{file}`; `GET
-/// /v1/schemas` and `/v1/schemas/{name}`. The health check asks the store itself: it is what
+/// /sdk/{file}`, `/sdk/engine/{file}` and `/sdk/client/{file}`; `GET /v1/schemas` and `/v1/schemas/{name}`. The health check asks the store itself: it is what
 /// the check is about.
 struct OperationController: Controller {
     let store: any StoreLifecycle & SessionRecordStore
@@ -27,6 +28,17 @@ struct OperationController: Controller {
         }
         router.route("GET", "/playground/{file}", limits: limits) { (request: Request) throws(ResponseError) in
             try Self.playgroundFile(request.parameter("file"), request)
+        }
+        // The JavaScript client's modules, one route per folder of the package so that their
+        // relative imports resolve; kept and revalidated like the playground's files.
+        router.route("GET", "/sdk/{file}", limits: limits) { (request: Request) throws(ResponseError) in
+            try Self.sdkFile(request.parameter("file"), request)
+        }
+        router.route("GET", "/sdk/engine/{file}", limits: limits) { (request: Request) throws(ResponseError) in
+            try Self.sdkFile("engine/" + request.parameter("file"), request)
+        }
+        router.route("GET", "/sdk/client/{file}", limits: limits) { (request: Request) throws(ResponseError) in
+            try Self.sdkFile("client/" + request.parameter("file"), request)
         }
         // The schemas describe formats, not data: public (no token), kept and revalidated with
         // their `ETag` (CachePolicy: no-cache), since they change only with the binary.
@@ -58,6 +70,17 @@ struct OperationController: Controller {
 
     func exposition(_ request: Request) -> StaticFileAnswer {
         StaticFileAnswer(bytes: metrics.exposition(), contentType: "text/plain; version=0.0.4; charset=utf-8", etag: nil)
+    }
+
+    /// A module of the package by its path under /sdk/ (`engine/engine.js`); a name with a
+    /// slash of its own (`..%2F`) is no key of the table, so it is a 404 like any unknown one.
+    private static func sdkFile(_ path: String, _ request: Request) throws(ResponseError) -> Revalidated<StaticFileAnswer> {
+        guard let file = Application.sdkFiles[path] else {
+            throw ResponseError(.problem(404, "The JavaScript client has no such module.", type: ProblemType.notFound))
+        }
+        return Revalidated(answer: StaticFileAnswer(bytes: file.bytes, contentType: Application.sdkContentType, etag: file.etag,
+                                                    headers: [("X-Content-Type-Options", "nosniff")]),
+                           notModified: IfNoneMatch.lists(file.etag, in: request.headers["If-None-Match"]))
     }
 
     private static func playgroundFile(_ name: String, _ request: Request) throws(ResponseError) -> Revalidated<StaticFileAnswer> {

@@ -202,20 +202,21 @@ struct SpecAgreementTests {
         }
         #expect(pathOf.count >= 60)
         #expect(targets.subtracting(pathOf.keys).isEmpty, "links to no operation: \(targets.subtracting(pathOf.keys).sorted())")
-        let fixedNames: Set = ["getPlaygroundFile", "getSchema"]
+        let fixedNames: Set = ["getPlaygroundFile", "getSdkFile", "getSdkEngineFile", "getSdkClientFile", "getSchema"]
         let unlinked = pathOf.filter { $0.value.contains("{") && !targets.contains($0.key) && !fixedNames.contains($0.key) }.keys.sorted()
         #expect(unlinked.isEmpty, "no link leads to \(unlinked)")
     }
 
-    /// The names `/playground/{file}` and `/v1/schemas/{name}` serve are the files of their
-    /// folders, embedded at build time, and openapi.yaml lists exactly those as the parameter's
+    /// The names `/playground/{file}`, `/sdk/…/{file}` and `/v1/schemas/{name}` serve are the files
+    /// of their folders, embedded at build time, and openapi.yaml lists exactly those as the parameter's
     /// `enum` (so a schema-valid request names a file that is served).
     @Test func servedFileNamesAreTheSpecsEnums() throws {
         let text = try String(contentsOf: Self.repo.appending(path: "openapi.yaml"), encoding: .utf8)
         let enums = text.split(separator: "\n").filter { $0.contains("enum: [") && $0.contains(".js") || $0.contains("enum: [") && $0.contains(".schema.json") }
             .map { Set($0.split(separator: "[")[1].dropLast().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
-        for folder in ["playground", "schemas"] {
+        for folder in ["playground", "schemas", "clients/js/src", "clients/js/src/engine", "clients/js/src/client"] {
             let files = Set(try FileManager.default.contentsOfDirectory(atPath: Self.repo.appending(path: folder).path))
+                .filter { !folder.hasPrefix("clients/") || $0.hasSuffix(".js") }
             #expect(enums.contains(files), "\(folder): \(files.sorted()) is no enum of openapi.yaml")
         }
         let test = try TestApp()
