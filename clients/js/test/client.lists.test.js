@@ -103,7 +103,8 @@ test('a malformed list or list change is refused at its path', () => {
   refusedAt((copy) => { copy.root.entries[0].sections[0].rows[0].colour = 'red'; }, `${sections}/0/rows/0/colour`);
   refusedAt((copy) => { copy.root.entries[0].sections[0].rows[0].values = [1]; }, `${sections}/0/rows/0/values`);
   refusedAt((copy) => { copy.root.entries[0].sections[0].title = 'x'.repeat(201); }, `${sections}/0/title`);
-  refusedAt((copy) => { delete copy.root.entries[0].sections[0].rows; }, `${sections}/0/rows`);
+  refusedAt((copy) => { delete copy.root.entries[0].sections[0].rows; }, `${sections}/0`);
+  refusedAt((copy) => { copy.root.entries[0].sections[0].rows = {}; }, `${sections}/0/rows`);
   const stage = { deleted: [], inserted: [], moved: [], reloaded: [] };
   const transition = { type: 'list', from: document.top, to: document.top, animated: true, style: null, interactive: false };
   refusedAt((copy) => {

@@ -392,6 +392,7 @@ class Reader {
         if (Array.from(title).length > maxListText) throw new MalformedState(`${at}/${key}`, `must be at most ${maxListText} characters`);
         section[key] = title;
       }
+      if (fields.rows === undefined) throw new MalformedState(at, 'a section needs "rows": an array of rows, possibly empty');
       const rows = this.array(fields.rows, at + '/rows');
       section.rows = rows.map((rowValue, rowIndex) => {
         const rowPath = `${at}/rows/${rowIndex}`;
