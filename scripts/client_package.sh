@@ -45,7 +45,7 @@ let session = try await FlowSession.start(.init(
     server: server, userId: "scratch-app",
     client: .init(platform: "linux", appVersion: "1.0.0",
                   features: ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal",
-                             "login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "paywall.offer", "purchase"]),
+                             "login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "address.row", "paywall.offer", "purchase"]),
     store: FileSessionStore(path: CommandLine.arguments[2])))
 print("started", session.sessionId, await session.state.features)
 while !(await session.hasLocalEngine) { try await Task.sleep(for: .milliseconds(20)) }

@@ -202,6 +202,22 @@ def refusal_of(status, body, expected):
     return {"refused": refused}
 
 
+def row_ids(state, screen_id):
+    """The ids of the rows of a screen's list, from the state's root (screens and top leave lists out)."""
+    def visit(node):
+        for entry in node.get("entries") or []:
+            if "feature" in entry:
+                if entry.get("id") == screen_id:
+                    return [row["id"] for section in entry.get("sections") or [] for row in section["rows"]]
+            else:
+                found = visit(entry)
+                if found is not None:
+                    return found
+        presented = node.get("presented")
+        return visit(presented) if presented else None
+    return visit(state.get("root") or {}) or []
+
+
 def param_actions(state, rng):
     """Actions with params the sample app takes on the screen on top (some refused there)."""
     top = (state.get("top") or {})
@@ -211,9 +227,19 @@ def param_actions(state, rng):
                 {"type": "interaction.cancel"}, {"type": "back"}]
     feature = top.get("feature")
     if feature == "address.list":
-        return [{"type": "address.chosen", "from": top["id"], "params": {"address": {"city": f"c{rng.randint(0, 9)}"}}}]
+        # Row taps on the list's rows, and on a row that is gone (stale-row).
+        row = rng.choice(row_ids(state, top["id"]) + ["gone"])
+        return [{"type": "address.chosen", "from": top["id"], "params": {"address": {"city": f"c{rng.randint(0, 9)}"}}},
+                {"type": "address.chosen", "from": top["id"], "row": row},
+                {"type": "address.removed", "from": top["id"], "row": row},
+                {"type": "address.removed", "from": top["id"]},
+                {"type": "address.add", "from": top["id"]}]
     if feature == "address.form":
-        return [{"type": "address.saved", "from": top["id"], "params": {"address": {"city": f"s{rng.randint(0, 9)}"}}}]
+        # A new row joins the list below (refused for a section or an id the list does not take).
+        added = {"id": rng.choice(["home", f"n{rng.randint(0, 9)}", ""]), "country": rng.choice(["FR", "DE", "IT"]),
+                 "address": {"city": f"a{rng.randint(0, 9)}"}}
+        return [{"type": "address.saved", "from": top["id"], "params": {"address": {"city": f"s{rng.randint(0, 9)}"}}},
+                {"type": "address.added", "from": top["id"], "params": added}]
     if feature == "paywall.offer":
         return [{"type": "paywall.buy", "from": top["id"], "params": {"productId": "pro"}}]
     if feature == "purchase":

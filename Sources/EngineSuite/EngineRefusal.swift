@@ -27,6 +27,9 @@ public struct EngineRefusal: Sendable, Equatable {
         case .staleSource:
             status = 409
             pointer = "/from"
+        case .staleRow:
+            status = 409
+            pointer = "/row"
         case .interactionPending, .noInteraction:
             status = 409
             pointer = "/type"

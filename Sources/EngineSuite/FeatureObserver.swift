@@ -18,6 +18,7 @@ enum FeatureObserver {
                 case .screen(let screen):
                     if !screen.params.isEmpty { features.insert("entry.screenParams") }
                     if screen.isHandoff { features.insert("entry.handoff") }
+                    if screen.sections != nil { features.insert("list.sections") }
                 case .flow(let child):
                     if node.kind == .stacked {
                         features.insert("entry.flow")
@@ -52,6 +53,17 @@ enum FeatureObserver {
         }
         if !outcome.userChanges.isEmpty { features.insert("effect.setUser") }
         if outcome.transition?.result != nil { features.insert("effect.result") }
+        if let transition = outcome.transition, !transition.lists.isEmpty {
+            features.insert(transition.type == .list ? "list.only" : "list.withNavigation")
+            for list in transition.lists {
+                let changes = list.changes
+                if !changes.rows.inserted.isEmpty { features.insert("list.rowsInserted") }
+                if !changes.rows.deleted.isEmpty { features.insert("list.rowsDeleted") }
+                if !changes.rows.moved.isEmpty { features.insert("list.rowsMoved") }
+                if !changes.rows.reloaded.isEmpty { features.insert("list.rowsReloaded") }
+                if !changes.sections.isEmpty { features.insert("list.sectionsChanged") }
+            }
+        }
         if action.type == FlowAction.link {
             features.insert(after.pendingLink != nil ? "link.pending" : "link.followed")
         } else if action.type == FlowAction.linkCancel {
@@ -73,8 +85,16 @@ enum FeatureObserver {
         guard let handlerIndex = chain.lastIndex(where: { $0.flow == outcome.handledBy }) else { return }
         if chain.last?.id != chain[handlerIndex].id { features.insert("effect.bubble") }
         let child = handlerIndex + 1 < chain.count ? chain[handlerIndex + 1].flow : nil
+        // A row tap is matched with the row's params, as the engine matches it.
+        var params = handled.params
+        if handled.row != nil, let screen = before.tree.screen(id: source.id),
+            let routed = try? FlowEngine.withRowParams(handled, screen: screen)
+        {
+            params = routed.params
+            features.insert("list.rowTap")
+        }
         guard let rules = before.catalog[outcome.handledBy]?.rules(for: handled.type),
-              let rule = rules.first(where: { $0.matches(feature: source.feature, child: child, context: before.context, params: handled.params) })
+              let rule = rules.first(where: { $0.matches(feature: source.feature, child: child, context: before.context, params: params) })
         else { return }
         var conditions: [FlowCondition] = rule.when.map { [$0] } ?? []
         var effects = rule.effects

@@ -153,7 +153,7 @@ struct FlowGraphBuilder {
         for entry in definition.initial {
             let node: Int
             switch entry.target {
-            case .screen(let feature, _): node = screen(feature, in: cluster)
+            case .screen(let feature, _, _): node = screen(feature, in: cluster)
             case .handoff(let kind, _): node = screen(kind, in: cluster, handoff: true)
             case .flow: continue
             }
@@ -163,7 +163,7 @@ struct FlowGraphBuilder {
             for rule in handler.rules {
                 for effect in rule.effects + (rule.guarded?.otherwise ?? []) {
                     switch effect {
-                    case .push(.screen(let feature, _)), .setRoot(.screen(let feature, _)), .replaceRoot(.screen(let feature, _)),
+                    case .push(.screen(let feature, _, _)), .setRoot(.screen(let feature, _, _)), .replaceRoot(.screen(let feature, _, _)),
                          .popTo(.feature(let feature)):
                         _ = screen(feature, in: cluster)
                     case .push(.handoff(let kind, _)), .setRoot(.handoff(let kind, _)), .replaceRoot(.handoff(let kind, _)):
@@ -219,7 +219,7 @@ struct FlowGraphBuilder {
             let visible = definition.kind == .tabbed && definition.initial.indices.contains(definition.selected)
                 ? definition.initial[definition.selected] : definition.initial.last
             switch visible?.target {
-            case .screen(let feature, _)?: node = screen(feature, in: cluster)
+            case .screen(let feature, _, _)?: node = screen(feature, in: cluster)
             case .handoff(let kind, _)?: node = screen(kind, in: cluster, handoff: true)
             case .flow(let name, _)?: node = clusterOfFlow[name].map { entry(of: $0) }
             case nil: node = nodes.indices.first { nodes[$0].cluster == cluster }
@@ -236,7 +236,7 @@ struct FlowGraphBuilder {
     /// Where a target entry points: a screen of the cluster, or a child flow's cluster.
     mutating func target(_ target: EntryTarget, in cluster: Int) -> (node: Int, cluster: Int?) {
         switch target {
-        case .screen(let feature, _):
+        case .screen(let feature, _, _):
             return (screen(feature, in: cluster), nil)
         case .handoff(let kind, _):
             return (screen(kind, in: cluster, handoff: true), nil)

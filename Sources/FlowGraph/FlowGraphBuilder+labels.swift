@@ -13,7 +13,7 @@ extension FlowGraphBuilder {
 
     static func moves(_ effect: FlowEffect) -> Bool {
         switch effect {
-        case .setUser, .bubble, .result: false
+        case .setUser, .bubble, .result, .list: false  // a list changes in place: nothing moves
         default: true
         }
     }
@@ -26,6 +26,8 @@ extension FlowGraphBuilder {
             first += " {" + rule.params.map { $0.required ? $0.name : $0.name + "?" }.joined(separator: ", ") + "}"
         }
         if rule.interactive { first += " (interactive)" }
+        // A row tap reads as such, so the list's taps stand apart from the screen's buttons.
+        if let row = rule.row { first += " · tap on row " + row.joined(separator: " | ") }
         var lines = [first]
         if let when = rule.when { lines.append("when " + describe(when)) }
         if let guarded = rule.guarded { lines.append("guard: " + describe(guarded.when)) }
@@ -35,6 +37,8 @@ extension FlowGraphBuilder {
                 lines.append("setUser " + values.keys.map { "\($0)=\(values[$0]?.abbreviatedJSON(limit: 30) ?? "null")" }.joined(separator: ", "))
             case .result(let result):
                 lines.append("→ result into \(result.into)" + (result.to.map { " of \($0)" } ?? ""))
+            case .list(let list):
+                lines.append(list.name + (list.screen.map { " in \($0)" } ?? ""))
             default:
                 break
             }

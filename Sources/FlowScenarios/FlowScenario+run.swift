@@ -238,6 +238,7 @@ extension FlowScenario {
             case .result: actual = applied?.transition?.result.map { .string($0.feature) } ?? .null
             case .handoff: actual = tree?.top.flatMap { $0.isHandoff ? .string($0.feature) : nil } ?? .null
             case .pending: actual = .array((tree?.pendingActions ?? []).map { .string($0.action.type) })
+            case .rows: actual = Self.rows(of: expected, in: tree)
             case .error: continue
             }
             guard actual != expected else { continue }
@@ -265,6 +266,22 @@ extension FlowScenario {
                 params.append(JSONObject.Member(key: param.key, value: screen.params[param.key] ?? .null))
             }
             features.append(JSONObject.Member(key: feature.key, value: .object(JSONObject(params))))
+        }
+        return .object(JSONObject(features))
+    }
+
+    /// What `rows` expects, as it is: for each feature listed, the list of the topmost screen
+    /// showing it as section id → row ids, or `null` (no such screen, or no list).
+    static func rows(of expected: JSONValue, in tree: FlowTree?) -> JSONValue {
+        let screens = tree?.screens ?? []
+        var features: [JSONObject.Member] = []
+        for feature in expected.objectValue ?? JSONObject() {
+            guard let ref = screens.last(where: { $0.feature == feature.key }), let sections = tree?.screen(id: ref.id)?.sections else {
+                features.append(JSONObject.Member(key: feature.key, value: .null))
+                continue
+            }
+            let list = sections.map { JSONObject.Member(key: $0.id, value: .array($0.rows.map { .string($0.id) })) }
+            features.append(JSONObject.Member(key: feature.key, value: .object(JSONObject(list))))
         }
         return .object(JSONObject(features))
     }

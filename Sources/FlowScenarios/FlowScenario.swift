@@ -113,6 +113,7 @@ public struct FlowScenario: Sendable, Equatable {
     /// | `result` | the feature of the screen that received a `result`, or `null` for none |
     /// | `handoff` | the kind of the hand-off on top (`purchase`), or `null` when the top is an ordinary screen |
     /// | `pending` | the action types waiting for their guards, outermost first (`[]` for none) |
+    /// | `rows` | `{feature: {section id: [row ids]}}`: the list of the topmost screen in `screens` showing each feature, every section and row by id (rows in order; `null` for a feature no screen shows, or a screen without a list) |
     ///
     /// `params` checks a screen below the top too: after `address.chosen`, the review shows the
     /// address it was given with `"params": {"checkout.review": {"address": {"city": "Lyon"}}}`.
@@ -142,7 +143,7 @@ public struct FlowScenario: Sendable, Equatable {
         /// A key of `expect`.
         public enum Key: String, Sendable, CaseIterable {
             case top, topParams, screens, transition, handledBy, error, pendingLink, interaction, user
-            case params, result, handoff, pending
+            case params, result, handoff, pending, rows
         }
     }
 }

@@ -277,6 +277,15 @@ private struct ScenarioReader {
                     }
                 }
                 guard valid else { continue }
+            case .rows:
+                guard let features = value.objectValue, !features.isEmpty,
+                    features.allSatisfy({ member in
+                        member.value.isNull || member.value.objectValue?.allSatisfy({ $0.value.arrayValue?.allSatisfy({ $0.stringValue != nil }) == true }) == true
+                    })
+                else {
+                    report(at, "rows must be a non-empty object of features and their lists, section id → row ids, such as {\"address.list\": {\"FR\": [\"home\", \"office\"]}}; found \(value.abbreviatedJSON(limit: 60))")
+                    continue
+                }
             case .pendingLink, .interaction:
                 guard value.isNull || value.stringValue != nil else {
                     report(at, "\(key.rawValue) must be a string, or null for none; found \(value.typeName)")

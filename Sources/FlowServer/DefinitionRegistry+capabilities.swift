@@ -53,7 +53,7 @@ extension DefinitionRegistry {
             for version in [current] + earlier {
                 guard let stored = flows[FlowKey(name: name, version: version)] else { continue }
                 let own = stored.definition.ownScreens
-                guard own.features.isSubset(of: renderable) else { continue }
+                guard own.features.union(stored.definition.ownRowKinds).isSubset(of: renderable) else { continue }
                 ownFit = true
                 var children = true
                 for child in own.childFlows.sorted() where !resolve(child) {

@@ -22,7 +22,7 @@ extension FlowAction {
         BearerToken.digest(canonicalJSON)
     }
 
-    /// `{"type":…,"from":…|null,"params":{…},"interactive":…}` with the params' object members
+    /// `{"type":…,"from":…|null,"row"?:…,"params":{…},"interactive":…}` with the params' object members
     /// sorted by key at every depth, and numbers as the writer writes them (`1.0` as `1`).
     var canonicalJSON: [UInt8] {
         var writer = JSONWriter(capacity: 128)
@@ -31,6 +31,11 @@ extension FlowAction {
         writer.writeString(type)
         writer.writeKey("from")
         writer.writeOptionalString(from)
+        // Only on a row tap, so the hashes of keys stored before lists stay what they were.
+        if let row {
+            writer.writeKey("row")
+            writer.writeString(row)
+        }
         writer.writeKey("params")
         Self.writeCanonical(.object(params), into: &writer)
         writer.writeKey("interactive")

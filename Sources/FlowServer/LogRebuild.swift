@@ -51,7 +51,7 @@ struct LogRebuild {
             guard let judged = user else { return nil }
             context.user = judged
             let params = (try? JSONParser.parse(record.params, limits: .storedData))?.objectValue ?? JSONObject()
-            let action = FlowAction(type: record.type, from: record.source, params: params, interactive: record.interactive)
+            let action = FlowAction(logged: record.type, from: record.source, params: params, interactive: record.interactive)
             guard let outcome = try? FlowEngine.apply(action, to: tree, catalog: catalog, context: context) else { return nil }
             tree = outcome.tree
             record.handledBy = outcome.handledBy

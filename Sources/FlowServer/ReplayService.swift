@@ -182,7 +182,7 @@ final class ReplayService: Sendable {
             return nil
         }
         let steps = rebuilt.map { entry in
-            RecordedStep(action: FlowAction(type: entry.action.type, from: entry.action.source,
+            RecordedStep(action: FlowAction(logged: entry.action.type, from: entry.action.source,
                                             params: (try? JSONParser.parse(entry.action.params, limits: .storedData))?.objectValue ?? JSONObject(),
                                             interactive: entry.action.interactive), tree: entry.tree)
         }

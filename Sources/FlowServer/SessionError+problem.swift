@@ -111,6 +111,9 @@ extension SessionError {
         var errors: [ProblemDetails.FieldError] = []
         switch error {
         case .staleSource, .interactionPending, .noInteraction: status = 409
+        case .staleRow:
+            status = 409
+            errors.append(.init(pointer: "/row", detail: error.message))
         case .unhandled(_, let chain):
             status = 422
             extensions.append(("chain", JSONValue.array(chain.map { .string($0) }).jsonText))

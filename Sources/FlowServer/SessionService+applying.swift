@@ -103,7 +103,7 @@ extension SessionService {
         }
         let record = ActionRecord(
             version: next.version, type: action.type, source: action.from,
-            params: JSONValue.object(action.params).jsonText, interactive: action.interactive,
+            params: JSONValue.object(action.loggedParams).jsonText, interactive: action.interactive,
             handledBy: outcome.handledBy,
             transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
             createdAt: Timestamp.string(), clientAt: clientAt, userState: judged)

@@ -35,7 +35,7 @@ final class TapApp {
             server: server, clientKey: options.key, userId: options.user,
             client: .init(platform: "terminal", appVersion: "1.0.0",
                           features: ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal",
-                                     "login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "paywall.offer", "purchase"]),
+                                     "login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "address.row", "paywall.offer", "purchase"]),
             store: store, retry: RetryPolicy(attempts: 2, initialDelay: .milliseconds(200), maximumDelay: .seconds(2)),
             timeout: 5, simulatedLatency: .milliseconds(options.delay))
         let session: FlowSession

@@ -88,9 +88,9 @@ struct Session {
     /// Applies an action; on success the session moves on, on error it stays where it was.
     @discardableResult
     mutating func send(
-        _ type: String, from: String? = nil, params: JSONObject = [:], interactive: Bool = false
+        _ type: String, from: String? = nil, row: String? = nil, params: JSONObject = [:], interactive: Bool = false
     ) throws(FlowError) -> ActionOutcome {
-        let action = FlowAction(type: type, from: from, params: params, interactive: interactive)
+        let action = FlowAction(type: type, from: from, row: row, params: params, interactive: interactive)
         let outcome = try FlowEngine.apply(action, to: tree, catalog: catalog, context: context)
         tree = outcome.tree
         for change in outcome.userChanges { context.user[change.key] = change.value }
@@ -100,11 +100,11 @@ struct Session {
 
     /// Sends an action expected to fail and returns the error (recording an issue if it succeeds).
     mutating func failure(
-        _ type: String, from: String? = nil, params: JSONObject = [:], interactive: Bool = false
+        _ type: String, from: String? = nil, row: String? = nil, params: JSONObject = [:], interactive: Bool = false
     ) -> FlowError? {
         let before = tree
         do throws(FlowError) {
-            try send(type, from: from, params: params, interactive: interactive)
+            try send(type, from: from, row: row, params: params, interactive: interactive)
             Issue.record("\(type) was expected to fail but succeeded")
             return nil
         } catch {

@@ -37,11 +37,11 @@ struct FlowGraphTests {
         var screens: Set<String> = []
         var actions: Set<String> = []
         for definition in catalog.definitions.values {
-            for entry in definition.initial { if case .screen(let feature, _) = entry.target { screens.insert(feature) } }
+            for entry in definition.initial { if case .screen(let feature, _, _) = entry.target { screens.insert(feature) } }
             for handler in definition.handlers {
                 actions.insert(handler.action)
                 for rule in handler.rules {
-                    for effect in rule.effects { if case .push(.screen(let feature, _)) = effect { screens.insert(feature) } }
+                    for effect in rule.effects { if case .push(.screen(let feature, _, _)) = effect { screens.insert(feature) } }
                 }
             }
         }
@@ -49,7 +49,7 @@ struct FlowGraphTests {
             "onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal", "login.form", "checkout.cart",
             "checkout.review", "address.list", "address.form", "paywall.offer",
         ])
-        #expect(actions.count == 21)
+        #expect(actions.count == 23)
         for screen in screens { #expect(text.contains(">\(screen)<") || text.contains("\"\(screen)\""), "\(format): screen \(screen)") }
         for action in actions { #expect(text.contains(action), "\(format): action \(action)") }
         for flow in ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"] {
@@ -97,7 +97,14 @@ struct FlowGraphTests {
         }
         #expect(edges("purchase.failed") == ["screen-paywall-purchase -> screen-paywall-paywall.offer"])
         #expect(edges("purchase.cancelled") == ["screen-paywall-purchase -> screen-paywall-paywall.offer"])
-        #expect(edges("address.chosen") == ["screen-address-address.list -> screen-checkout-checkout.review"])
+        // Two rules: a tap on a row, and an address the app has in hand.
+        #expect(edges("address.chosen") == ["screen-address-address.list -> screen-checkout-checkout.review", "screen-address-address.list -> screen-checkout-checkout.review"])
+        #expect(graph.edges.contains { $0.label.first == "address.chosen · tap on row address.row" })
+        #expect(graph.edges.contains { $0.label == ["address.removed · tap on row address.row", "removeRow"] })
+        // The form pops back to the list it inserts into; a removal is a loop on the list.
+        #expect(edges("address.added") == ["screen-address-address.form -> screen-address-address.list"])
+        #expect(edges("address.removed") == ["screen-address-address.list -> screen-address-address.list"])
+        #expect(graph.edges.contains { $0.label.contains("insertRow in address.list") })
         #expect(edges("address.saved") == ["screen-address-address.form -> screen-checkout-checkout.review"])
     }
 

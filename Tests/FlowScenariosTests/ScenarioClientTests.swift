@@ -8,7 +8,7 @@ import Testing
 import FlowScenarios
 
 struct ScenarioClientTests {
-    static let allSample = #"["onboarding.first","onboarding.second","onboarding.faceScan","home.first","home.second","modal","login.form","checkout.cart","checkout.review","address.list","address.form","paywall.offer","purchase"]"#
+    static let allSample = #"["onboarding.first","onboarding.second","onboarding.faceScan","home.first","home.second","modal","login.form","checkout.cart","checkout.review","address.list","address.form","address.row","paywall.offer","purchase"]"#
 
     /// A client listing every screen runs like no client; one lacking a screen is refused at
     /// the start, which passes when expected and fails (naming the screen) when not.

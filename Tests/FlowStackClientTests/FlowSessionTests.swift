@@ -12,7 +12,7 @@ struct FlowSessionTests {
             server: server.server, userId: user,
             client: .init(platform: "linux", appVersion: "1.0.0",
                           features: ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal",
-                                     "login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "paywall.offer", "purchase"]),
+                                     "login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "address.row", "paywall.offer", "purchase"]),
             store: store, retry: RetryPolicy(attempts: 2, initialDelay: .milliseconds(50), maximumDelay: .milliseconds(300)),
             timeout: 5, simulatedLatency: latency)
     }

@@ -241,7 +241,7 @@ struct RolloutTests {
             return bundle["flowVersions"]["onboarding"].integerValue
         }
         // A build that draws the shipped screens but not onboarding.review, the release's new one.
-        let features = #"["home.first","home.second","modal","onboarding.faceScan","onboarding.first","onboarding.second","login.form","checkout.cart","checkout.review","address.list","address.form","paywall.offer","purchase"]"#
+        let features = #"["home.first","home.second","modal","onboarding.faceScan","onboarding.first","onboarding.second","login.form","checkout.cart","checkout.review","address.list","address.form","address.row","paywall.offer","purchase"]"#
         let oldBuild = try test.direct.send("POST", "/v1/sessions", body: #"{"userId": "\#(oldBuildUser)", "client": {"platform": "ios", "features": \#(features)}}"#)
         #expect(oldBuild.status == 201, "\(oldBuild.text)")
         #expect(try onboardingVersion(oldBuild) == 1)

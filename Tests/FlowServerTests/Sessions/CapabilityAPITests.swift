@@ -18,7 +18,7 @@ struct CapabilityAPITests {
 
     /// The screens of the shipped checkout, login, address picker and paywall (the purchase
     /// hand-off's kind included): every build below has them, and differs in onboarding's.
-    static let shopFeatures = ["login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "paywall.offer", "purchase"]
+    static let shopFeatures = ["login.form", "checkout.cart", "checkout.review", "address.list", "address.form", "address.row", "paywall.offer", "purchase"]
     /// What the shipped flows show: a build from before any change renders exactly these.
     static let oldFeatures = ["onboarding.first", "onboarding.second", "onboarding.faceScan", "home.first", "home.second", "modal"] + shopFeatures
     static let newFeatures = oldFeatures + ["onboarding.intro"]
@@ -65,7 +65,7 @@ struct CapabilityAPITests {
         #expect(second.status == 200, "\(second.text)")
         #expect(second.json.features == ["onboarding.first", "onboarding.second"])
         let stored = try #require(try test.store.session(id: id))
-        #expect(stored.client == #"{"platform":"ios","appVersion":"2.1.0","features":["address.form","address.list","checkout.cart","checkout.review","home.first","home.second","login.form","modal","onboarding.faceScan","onboarding.first","onboarding.second","paywall.offer","purchase"]}"#)
+        #expect(stored.client == #"{"platform":"ios","appVersion":"2.1.0","features":["address.form","address.list","address.row","checkout.cart","checkout.review","home.first","home.second","login.form","modal","onboarding.faceScan","onboarding.first","onboarding.second","paywall.offer","purchase"]}"#)
         #expect(stored.flowVersions.contains(#""onboarding":1"#))
         // The bundle an app runs offline holds the version it fell back to.
         let bundle = try test.direct.send("GET", "/v1/sessions/\(id)/bundle", headers: auth)

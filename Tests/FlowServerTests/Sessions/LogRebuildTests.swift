@@ -32,6 +32,7 @@ struct LogRebuildTests {
         let client = SessionClient(sender: DirectSender(app.handle))
         var walks: [String: (session: CreatedSession, versions: [Int: Committed])] = [:]
         var order: [String] = []
+        var rowTaps = 0
         for index in 0..<count {
             let session = try client.create(userId: "walker-\(index % users)", attributes: index % 3 == 0 ? #"{"country":"DE"}"# : "{}")
             walks[session.id] = (session, [:])
@@ -48,7 +49,14 @@ struct LogRebuildTests {
             let available = try client.sender.send("GET", "/v1/sessions/\(id)/actions/available", headers: session.auth).json
             let actions = available["actions"].arrayValue ?? []
             var body = #"{"type":"back"}"#
-            if !actions.isEmpty && Int.random(in: 0..<8, using: &random) != 0 {
+            // The address picker's rows: a tap or a swipe on one (row taps are not among the
+            // available actions, which list one action per screen, not per row).
+            let rows = available["from"]["feature"].stringValue == "address.list" ? try Self.rowIds(of: available["from"]["id"], client, session) : []
+            if !rows.isEmpty && Int.random(in: 0..<3, using: &random) == 0 {
+                let row = rows[Int.random(in: 0..<rows.count, using: &random)]
+                let type = Int.random(in: 0..<2, using: &random) == 0 ? "address.removed" : "address.chosen"
+                body = #"{"type":"\#(type)","from":"\#(available["from"]["id"].stringValue ?? "")","row":"\#(row)"}"#
+            } else if !actions.isEmpty && Int.random(in: 0..<8, using: &random) != 0 {
                 let chosen = actions[Int.random(in: 0..<actions.count, using: &random)]
                 var params: [String] = []
                 for param in chosen["params"].arrayValue ?? [] {
@@ -69,11 +77,31 @@ struct LogRebuildTests {
             }
             let answer = try client.act(session, body)
             guard answer.status == 200, let version = answer.json["version"].integerValue else { continue }
+            if body.contains(#""row":"#) { rowTaps += 1 }
             let head = try #require(try store.session(id: id))
             #expect(head.version == version)
             walks[id]?.versions[version] = Committed(tree: head.tree, handledBy: head.handledBy, transition: head.lastTransition)
         }
+        // Long walks reach the address picker: its row taps (kept in the log as row.id) are
+        // rebuilt like any action.
+        if steps >= 300 { #expect(rowTaps > 0, "the walk tapped no row") }
         return walks
+    }
+
+    /// The row ids of the list of screen `screen`, read from the session's state.
+    static func rowIds(of screen: JSONValue, _ client: SessionClient, _ session: CreatedSession) throws -> [String] {
+        guard let id = screen.stringValue else { return [] }
+        let state = try client.sender.send("GET", "/v1/sessions/\(session.id)", headers: session.auth).json
+        func find(_ node: JSONValue) -> [String]? {
+            for entry in node["entries"].arrayValue ?? [] {
+                if entry["id"].stringValue == id {
+                    return (entry["sections"].arrayValue ?? []).flatMap { ($0["rows"].arrayValue ?? []).compactMap { $0["id"].stringValue } }
+                }
+                if entry["flow"].stringValue != nil, let found = find(entry) { return found }
+            }
+            return node["presented"].isNull ? nil : find(node["presented"])
+        }
+        return find(state["root"]) ?? []
     }
 
     /// Rebuilds every version of every walked session, from the start and from a random

@@ -133,3 +133,31 @@ test('another device acting first: the tap is corrected (412), the bundle is fet
   assert.equal((await log(session)).length, 2);
   await session.close();
 });
+
+test('row taps on the address picker run on the engine and the server confirms them: a swipe removes a row, a tap returns it', async () => {
+  const { session, events } = await start();
+  try {
+    for (const type of ['onboarding.showSecond', 'onboarding.completed', 'home.checkout', 'login.submit', 'checkout.review', 'checkout.chooseAddress']) {
+      await session.send({ type });
+    }
+    const picker = session.state.top;
+    assert.equal(picker?.feature, 'address.list');
+    const rows = () => (session.state.screen(picker.id)?.sections ?? []).map((section) => section.rows.map((row) => row.id));
+    assert.deepEqual(rows(), [['home', 'office'], ['parents']]);
+    const swiped = await session.send({ type: 'address.removed', from: picker.id, row: 'office' });
+    assert.equal(swiped.transition?.type, 'list');
+    assert.deepEqual(swiped.transition?.lists[picker.id]?.rows.deleted, [{ id: 'office', at: { section: 0, row: 1 } }]);
+    assert.deepEqual(rows(), [['home'], ['parents']]);
+    const chosen = await session.send({ type: 'address.chosen', from: picker.id, row: 'parents' });
+    assert.equal(chosen.top?.feature, 'checkout.review');
+    assert.equal(/** @type {any} */ (chosen.top?.params.address)?.city, 'Berlin');
+    await session.settled();
+    assert.equal(count(events, 'corrected'), 0, 'the engine\'s row taps are the server\'s');
+    const served = await server.request('GET', `/v1/sessions/${session.sessionId}`, { token: session.token });
+    assert.deepEqual(session.state.document, served.json);
+    await assert.rejects(session.send({ type: 'address.chosen', from: session.state.top?.id, row: 'home' }),
+      (/** @type {any} */ error) => error instanceof engineModule.FlowError);
+  } finally {
+    await session.close();
+  }
+});

@@ -74,8 +74,12 @@ test('readAction refuses malformed fields as invalid-params at their pointer', (
   refusedWith(() => readAction({ type: 'back', params: [1] }), { code: 'invalid-params', pointer: '/params' });
   refusedWith(() => readAction({ type: 'back', interactive: 'yes' }), { code: 'invalid-params', pointer: '/interactive' });
   refusedWith(() => readAction([]), { code: 'invalid-params', pointer: '' });
-  const action = readAction({ type: 'back', from: null, params: null, interactive: null });
-  assert.deepEqual(action, { type: 'back', from: null, params: new Map(), interactive: false });
+  refusedWith(() => readAction({ type: 'pick', row: '' }), { code: 'invalid-params', pointer: '/row' });
+  refusedWith(() => readAction({ type: 'pick', row: 3 }), { code: 'invalid-params', pointer: '/row' });
+  refusedWith(() => readAction({ type: 'pick', row: 'a1', params: { 'row.kind': 'x' } }), { code: 'invalid-params', pointer: '/params/row.kind' });
+  const action = readAction({ type: 'back', from: null, row: null, params: null, interactive: null });
+  assert.deepEqual(action, { type: 'back', from: null, row: null, params: new Map(), interactive: false });
+  assert.equal(readAction({ type: 'pick', from: 'e3', row: 'a1' }).row, 'a1');
 });
 
 test('predictions are the states posting each parameterless action would answer', () => {

@@ -57,7 +57,7 @@ export function refusedActions(correction) {
 }
 
 /**
- * The action as posted, with nothing empty in it: `{type, from?, params?, interactive?}` (no empty
+ * The action as posted, with nothing empty in it: `{type, from?, row?, params?, interactive?}` (no empty
  * params, no `interactive: false`), so two spellings of one tap compare equal.
  *
  * @param {FlowAction} action
@@ -67,6 +67,7 @@ export function postedAction(action) {
   /** @type {FlowAction} */
   const posted = { type: action.type };
   if (action.from != null) posted.from = action.from;
+  if (action.row != null) posted.row = action.row;
   if (action.params != null && Object.keys(action.params).length > 0) posted.params = action.params;
   if (action.interactive) posted.interactive = true;
   return posted;
@@ -74,7 +75,7 @@ export function postedAction(action) {
 
 /**
  * The action as the client can keep and post it, or a `TypeError` that names what is wrong:
- * `type` a non-empty string, `from` a string when given, `interactive` a boolean when given, and
+ * `type` a non-empty string, `from` and `row` strings when given, `interactive` a boolean when given, and
  * `params` an object of JSON values only (no BigInt, cycle, function, `NaN`, `Date` or other
  * class instance; members that are `undefined` are left out, as `JSON.stringify` does). It is
  * checked before a tap is queued: a tap the request cannot be written for would stop the drain,
@@ -90,10 +91,12 @@ export function checkedAction(action) {
   if (!fields) throw new TypeError(`an action must be an object like {type: 'onboarding.showSecond'}, not ${kindOf(action)}`);
   if (typeof fields.type !== 'string' || fields.type === '') throw new TypeError(`an action's type must be a non-empty string, not ${kindOf(fields.type)}`);
   if (fields.from != null && typeof fields.from !== 'string') throw new TypeError(`${fields.type}: from must be a screen's id (a string), not ${kindOf(fields.from)}`);
+  if (fields.row != null && typeof fields.row !== 'string') throw new TypeError(`${fields.type}: row must be a row's id (a string), not ${kindOf(fields.row)}`);
   if (fields.interactive != null && typeof fields.interactive !== 'boolean') throw new TypeError(`${fields.type}: interactive must be a boolean, not ${kindOf(fields.interactive)}`);
   /** @type {FlowAction} */
   const checked = { type: fields.type };
   if (fields.from != null) checked.from = /** @type {string} */ (fields.from);
+  if (fields.row != null) checked.row = /** @type {string} */ (fields.row);
   if (fields.interactive) checked.interactive = true;
   if (fields.params != null) {
     if (!isPlainObject(fields.params)) throw new TypeError(`${fields.type}: params must be a plain object, not ${kindOf(fields.params)}`);

@@ -5,14 +5,49 @@ import { asObject, sameJSON } from './json.js';
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 
 /**
- * An action as a client posts it: `{type, from?, params?, interactive?}`.
- * @typedef {{type: string, from?: string, params?: JSONObject, interactive?: boolean}} FlowAction
+ * An action as a client posts it: `{type, from?, row?, params?, interactive?}`; `row` is the id of
+ * the tapped row of the `from` screen's list (a row tap).
+ * @typedef {{type: string, from?: string, row?: string, params?: JSONObject, interactive?: boolean}} FlowAction
+ */
+
+/**
+ * One row of a screen's list: a stable id (unique in the whole list), the cell kind the app
+ * registers, and what the cell shows.
+ * @typedef {{id: string, kind: string, values: JSONObject}} ListRow
+ */
+
+/**
+ * One section of a screen's list.
+ * @typedef {{id: string, title?: string, indexTitle?: string, rows: ListRow[]}} ListSection
  */
 
 /**
  * A screen: its entry id (`e7`), its feature, its params, and (in `screens` and `top`) the flow
- * that owns it; `handoff` names the native step the app runs there instead (`purchase`).
- * @typedef {{id: string, feature: string, params: JSONObject, flow?: string, flowId?: string, handoff?: string}} Screen
+ * that owns it; `handoff` names the native step the app runs there instead (`purchase`);
+ * `sections` is its list, in `root` only (`screens`, `top` and transitions do not repeat it).
+ * @typedef {{id: string, feature: string, params: JSONObject, flow?: string, flowId?: string, handoff?: string,
+ *   sections?: ListSection[]}} Screen
+ */
+
+/**
+ * A row's place: its section's index and its index within that section (`[section, row]` in
+ * the document).
+ * @typedef {{section: number, row: number}} RowPath
+ */
+
+/**
+ * One level of a list's changes, in UIKit's batch-update terms: deleted at old indexes, inserted
+ * at new ones, moved from old to new, then reloaded at new indexes once the batch is done.
+ * @template P
+ * @typedef {{deleted: Array<{id: string, at: P}>, inserted: Array<{id: string, at: P}>,
+ *   moved: Array<{id: string, from: P, to: P}>, reloaded: Array<{id: string, at: P}>}} ListStage
+ */
+
+/**
+ * How one screen's list changed between the version before and this one (docs/api.md, "List
+ * changes"): apply `sections`, then `rows`, in one `performBatchUpdates`, and the list shows the
+ * new rows without a diff of the client's own.
+ * @typedef {{sections: ListStage<number>, rows: ListStage<RowPath>}} ListChanges
  */
 
 /**
@@ -23,8 +58,11 @@ import { asObject, sameJSON } from './json.js';
  */
 
 /**
+ * How a state came from the one before; `list` when nothing moved but lists changed. `lists`
+ * holds the changes of each list that changed on a screen that stayed, by the screen's entry id
+ * (`e9`); empty when none did.
  * @typedef {{type: string, from?: Screen, to?: Screen, animated: boolean, style?: string, interactive: boolean,
- *   result?: {id: string, feature: string, into: string}}} Transition
+ *   result?: {id: string, feature: string, into: string}, lists: Record<string, ListChanges>}} Transition
  * @typedef {{action: string, from?: string, progress: number, handledBy: string, transition?: Transition}} Interaction
  * @typedef {{action: FlowAction, source: string, guardFlow: string, guardFlowId: string}} PendingAction
  * @typedef {{value: JSONValue, variant?: string, reason?: string}} FlagEvaluation
@@ -180,6 +218,41 @@ export class NavigationState {
   get features() {
     return this.screens.map((screen) => screen.feature);
   }
+
+  /**
+   * The screen with entry id `id` anywhere in `root`, with its list (`screens` and `top` leave
+   * lists out): `state.screen(state.top.id)?.sections`.
+   * @param {string} id
+   * @returns {Screen | undefined}
+   */
+  screen(id) {
+    /**
+     * @param {FlowNode} node
+     * @returns {Screen | undefined}
+     */
+    const find = (node) => {
+      for (const entry of node.entries) {
+        const found = 'screen' in entry ? (entry.screen.id === id ? entry.screen : undefined) : find(entry.flow);
+        if (found) return found;
+      }
+      return node.presented ? find(node.presented) : undefined;
+    };
+    return find(this.root);
+  }
+}
+
+/** Ids, kinds and titles are strings of at most this many characters (ids and kinds at least one). */
+const maxListText = 200;
+/** At most this many sections, and this many rows, in one list. */
+const maxListRows = 10_000;
+
+/**
+ * The key an id is compared by: ids canonically equivalent (`"é"` and `"e\u0301"`) are one id, as
+ * the server's Swift strings say.
+ * @param {string} id
+ */
+function idKey(id) {
+  return /[^\u0000-\u007f]/.test(id) ? id.normalize('NFD') : id;
 }
 
 /**
@@ -289,7 +362,128 @@ class Reader {
       flow: this.optionalString(fields.flow, path + '/flow'),
       flowId: this.optionalString(fields.flowId, path + '/flowId'),
       handoff: this.optionalString(fields.handoff, path + '/handoff'),
+      sections: this.optional(fields.sections, path + '/sections', (v, p) => this.sections(v, p)),
     };
+  }
+
+  /**
+   * A screen's list as the engine writes it (and reads it: unknown keys, missing or overlong ids
+   * and an id used twice are refused).
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {ListSection[]}
+   */
+  sections(value, path) {
+    const elements = this.array(value, path);
+    if (elements.length > maxListRows) throw new MalformedState(path, `a list has at most ${maxListRows} sections`);
+    const sectionIds = new Set();
+    const rowIds = new Set();
+    return elements.map((element, index) => {
+      const at = `${path}/${index}`;
+      const fields = this.listObject(element, at, ['id', 'title', 'indexTitle', 'rows']);
+      const id = this.listId(fields.id, at + '/id');
+      if (sectionIds.has(idKey(id))) throw new MalformedState(at + '/id', `section id ${JSON.stringify(id)} is used twice`);
+      sectionIds.add(idKey(id));
+      /** @type {ListSection} */
+      const section = { id, rows: [] };
+      for (const key of /** @type {const} */ (['title', 'indexTitle'])) {
+        const title = this.optionalString(fields[key], `${at}/${key}`);
+        if (title === undefined) continue;
+        if (Array.from(title).length > maxListText) throw new MalformedState(`${at}/${key}`, `must be at most ${maxListText} characters`);
+        section[key] = title;
+      }
+      if (fields.rows === undefined) throw new MalformedState(at, 'a section needs "rows": an array of rows, possibly empty');
+      const rows = this.array(fields.rows, at + '/rows');
+      section.rows = rows.map((rowValue, rowIndex) => {
+        const rowPath = `${at}/rows/${rowIndex}`;
+        const row = this.listObject(rowValue, rowPath, ['id', 'kind', 'values']);
+        const rowId = this.listId(row.id, rowPath + '/id');
+        if (rowIds.has(idKey(rowId))) throw new MalformedState(rowPath + '/id', `row id ${JSON.stringify(rowId)} is used twice in the list`);
+        rowIds.add(idKey(rowId));
+        return {
+          id: rowId,
+          kind: this.listId(row.kind, rowPath + '/kind'),
+          values: this.optional(row.values, rowPath + '/values', (v, p) => this.object(v, p)) ?? {},
+        };
+      });
+      if (rowIds.size > maxListRows) throw new MalformedState(at + '/rows', `a list has at most ${maxListRows} rows`);
+      return section;
+    });
+  }
+
+  /**
+   * An object of a list, refusing keys it does not know.
+   * @param {unknown} value
+   * @param {string} path
+   * @param {string[]} allowed
+   * @returns {JSONObject}
+   */
+  listObject(value, path, allowed) {
+    const fields = this.object(value, path);
+    for (const key of Object.keys(fields)) {
+      if (!allowed.includes(key)) throw new MalformedState(`${path}/${key}`, `unknown key; expected ${allowed.join(', ')}`);
+    }
+    return fields;
+  }
+
+  /**
+   * A row or section id, or a row's kind: a string of 1 to 200 characters.
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {string}
+   */
+  listId(value, path) {
+    const text = this.string(value, path);
+    if (text === '' || Array.from(text).length > maxListText) throw new MalformedState(path, `must be 1 to ${maxListText} characters`);
+    return text;
+  }
+
+  /**
+   * A transition's `lists`: `[{"id": "e9", "sections": stage, "rows": stage}]`, by screen id.
+   * @param {unknown} value
+   * @param {string} path
+   * @returns {Record<string, ListChanges>}
+   */
+  lists(value, path) {
+    /** @type {Record<string, ListChanges>} */
+    const result = {};
+    if (value == null) return result;
+    this.array(value, path).forEach((element, index) => {
+      const at = `${path}/${index}`;
+      const fields = this.object(element, at);
+      const sections = this.stage(fields.sections, at + '/sections', (v, p) => this.integer(v, p));
+      const rows = this.stage(fields.rows, at + '/rows', (v, p) => {
+        const pair = this.array(v, p);
+        if (pair.length !== 2) throw new MalformedState(p, 'must be [section, row]');
+        return { section: this.integer(pair[0], p + '/0'), row: this.integer(pair[1], p + '/1') };
+      });
+      result[this.string(fields.id, at + '/id')] = { sections, rows };
+    });
+    return result;
+  }
+
+  /**
+   * `{"deleted": [{"id", "at"}], "inserted": […], "moved": [{"id", "from", "to"}], "reloaded": […]}`.
+   * @template P
+   * @param {unknown} value
+   * @param {string} path
+   * @param {(value: unknown, path: string) => P} position
+   * @returns {ListStage<P>}
+   */
+  stage(value, path, position) {
+    const fields = this.object(value, path);
+    /** @param {'deleted' | 'inserted' | 'reloaded'} key */
+    const changes = (key) => this.array(fields[key], `${path}/${key}`).map((element, index) => {
+      const at = `${path}/${key}/${index}`;
+      const change = this.object(element, at);
+      return { id: this.string(change.id, at + '/id'), at: position(change.at, at + '/at') };
+    });
+    const moved = this.array(fields.moved, path + '/moved').map((element, index) => {
+      const at = `${path}/moved/${index}`;
+      const move = this.object(element, at);
+      return { id: this.string(move.id, at + '/id'), from: position(move.from, at + '/from'), to: position(move.to, at + '/to') };
+    });
+    return { deleted: changes('deleted'), inserted: changes('inserted'), moved, reloaded: changes('reloaded') };
   }
 
   /**
@@ -305,6 +499,8 @@ class Reader {
     const posted = { type: this.string(action.type, path + '/action/type') };
     const from = this.optionalString(action.from, path + '/action/from');
     if (from !== undefined) posted.from = from;
+    const row = this.optionalString(action.row, path + '/action/row');
+    if (row !== undefined) posted.row = row;
     const params = this.optional(action.params, path + '/action/params', (v, p) => this.object(v, p));
     if (params !== undefined) posted.params = params;
     return {
@@ -333,6 +529,7 @@ class Reader {
         const receipt = this.object(v, p);
         return { id: this.string(receipt.id, p + '/id'), feature: this.string(receipt.feature, p + '/feature'), into: this.string(receipt.into, p + '/into') };
       }),
+      lists: this.lists(fields.lists, path + '/lists'),
     };
   }
 

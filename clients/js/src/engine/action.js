@@ -1,4 +1,4 @@
-// action: reads an action as clients post it, `{type, from?, params?, interactive?}`, as the
+// action: reads an action as clients post it, `{type, from?, row?, params?, interactive?}`, as the
 // server reads a request body (a port of FlowAction(json:)).
 
 import { FlowError } from './errors.js';
@@ -7,7 +7,16 @@ import { abbreviatedJSON, boolValue, jsonPointer, objectValue, parseJSON, string
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./tree.js').FlowAction} FlowAction */
 
-const allowedKeys = ['type', 'from', 'params', 'interactive'];
+const allowedKeys = ['type', 'from', 'row', 'params', 'interactive'];
+
+/** The param holding the tapped row's id (a string). */
+export const rowIdParam = 'row.id';
+/** The param holding the tapped row's kind (a string). */
+export const rowKindParam = 'row.kind';
+/** The param holding the tapped row's values (an object). */
+export const rowValuesParam = 'row.values';
+/** The params the engine supplies from the tapped row; a client cannot send them. */
+export const rowParams = [rowIdParam, rowKindParam, rowValuesParam];
 
 /**
  * Reads an action from a parsed body (or its JSON text). Unknown keys are refused so a typo such
@@ -35,12 +44,12 @@ export function readAction(json) {
   }
   const object = objectValue(value);
   if (!object) {
-    throw FlowError.invalidParams('', `an action is an object {type, from?, params?, interactive?}; found ${typeName(value)}`);
+    throw FlowError.invalidParams('', `an action is an object {type, from?, row?, params?, interactive?}; found ${typeName(value)}`);
   }
   for (const key of object.keys()) {
     if (!allowedKeys.includes(key)) {
       throw FlowError.invalidParams(jsonPointer([key]),
-        `unknown key ${abbreviatedJSON(key)} in an action; expected type, from, params, interactive`);
+        `unknown key ${abbreviatedJSON(key)} in an action; expected type, from, row, params, interactive`);
     }
   }
   const rawType = object.get('type');
@@ -59,6 +68,16 @@ export function readAction(json) {
     if (text === undefined) throw FlowError.invalidParams('/from', `from must be a screen id such as "e7"; found ${typeName(rawFrom)}`);
     from = text;
   }
+  /** @type {string | null} */
+  let row = null;
+  const rawRow = object.get('row');
+  if (rawRow !== undefined && rawRow !== null) {
+    const text = stringValue(rawRow);
+    if (text === undefined || text === '' || Array.from(text).length > 200) {
+      throw FlowError.invalidParams('/row', `row must be the id of the tapped row, a string of 1 to 200 characters; found ${abbreviatedJSON(rawRow, 40)}`);
+    }
+    row = text;
+  }
   /** @type {Map<string, JSONValue>} */
   let params = new Map();
   const rawParams = object.get('params');
@@ -66,6 +85,12 @@ export function readAction(json) {
     const paramsObject = objectValue(rawParams);
     if (!paramsObject) throw FlowError.invalidParams('/params', `params must be an object; found ${typeName(rawParams)}`);
     params = paramsObject;
+  }
+  for (const name of rowParams) {
+    if (params.has(name)) {
+      throw FlowError.invalidParams(jsonPointer(['params', name]),
+        `${name} is set by the engine from the tapped row ("row": id); it cannot be sent as a param`);
+    }
   }
   let interactive = false;
   const rawInteractive = object.get('interactive');
@@ -76,7 +101,7 @@ export function readAction(json) {
     }
     interactive = flag;
   }
-  return { type, from, params, interactive };
+  return { type, from, row, params, interactive };
 }
 
 /**

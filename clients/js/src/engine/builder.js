@@ -2,9 +2,10 @@
 // counter (a port of FlowBuilder).
 
 import { FlowError } from './errors.js';
-import { setMember, writeJSON } from './json.js';
+import { jsonPointer, setMember, writeJSON } from './json.js';
 import { evaluateCondition } from './condition.js';
 import { makeNode, makeScreenEntry } from './tree.js';
+import { ListProblem, readSections } from './screenList.js';
 
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 /** @typedef {import('./condition.js').FlowContext} FlowContext */
@@ -13,6 +14,7 @@ import { makeNode, makeScreenEntry } from './tree.js';
 /** @typedef {import('./tree.js').FlowEntry} FlowEntry */
 /** @typedef {import('./tree.js').ScreenEntry} ScreenEntry */
 /** @typedef {import('./tree.js').FlowLimits} FlowLimits */
+/** @typedef {import('./screenList.js').ListSection} ListSection */
 
 /**
  * The flows a session can use: definitions by name. The root flow is `app`.
@@ -52,10 +54,11 @@ export class FlowBuilder {
    * @param {string} feature
    * @param {JSONObject} params
    * @param {boolean} [isHandoff]
+   * @param {ListSection[] | null} [sections]
    * @returns {ScreenEntry}
    */
-  makeScreen(feature, params, isHandoff = false) {
-    return makeScreenEntry(this.allocateId(), feature, params, isHandoff);
+  makeScreen(feature, params, isHandoff = false, sections = null) {
+    return makeScreenEntry(this.allocateId(), feature, params, isHandoff, sections);
   }
 
   /**
@@ -85,7 +88,7 @@ export class FlowBuilder {
       if (entry.when && !evaluateCondition(entry.when, this.context, params)) continue;
       const target = entry.target;
       const merged = mergeParams(params, target.params);
-      if (target.target === 'screen') entries.push(this.makeScreen(target.name, merged));
+      if (target.target === 'screen') entries.push(this.makeScreen(target.name, merged, false, initialSections(name, target)));
       else if (target.target === 'handoff') entries.push(this.makeScreen(target.name, merged, true));
       else entries.push(this.makeNode(target.name, merged, [...ancestors, name]));
       if (this.created > this.limits.maxEntries) {
@@ -97,6 +100,24 @@ export class FlowBuilder {
     }
     const selected = definition.kind === 'tabbed' && definition.selected < entries.length ? definition.selected : 0;
     return makeNode(id, name, definition.kind, entries, selected);
+  }
+}
+
+/**
+ * An initial screen's list: static, checked when the definition was read, so a problem here is
+ * the definition's.
+ * @param {string} flow
+ * @param {import('./definition.js').EntryTarget} target
+ * @returns {ListSection[] | null}
+ * @throws {FlowError} broken-definition
+ */
+function initialSections(flow, target) {
+  if (target.sections === undefined) return null;
+  try {
+    return readSections(target.sections);
+  } catch (problem) {
+    if (!(problem instanceof ListProblem)) throw problem;
+    throw FlowError.brokenDefinition(flow, `the list of ${target.name} is invalid at ${jsonPointer(problem.pointer)}: ${problem.detail}`);
   }
 }
 

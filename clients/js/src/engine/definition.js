@@ -5,6 +5,7 @@
 // -conditions and -links.js, as the Swift reader's extensions split it.
 
 import { abbreviatedJSON, integerValue, jsonPointer } from './json.js';
+import { listEffectNames } from './listEffect.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
@@ -12,12 +13,14 @@ import { abbreviatedJSON, integerValue, jsonPointer } from './json.js';
 /** @typedef {import('./condition.js').ConditionTest} ConditionTest */
 /** @typedef {import('./tree.js').FlowAction} FlowAction */
 /** @typedef {import('./linkPattern.js').LinkPattern} LinkPattern */
+/** @typedef {import('./listEffect.js').ListEffect} ListEffect */
 
 /**
  * What goes into a flow: a screen of a feature, a child flow built from its definition, or a
  * hand-off (a native step the app runs, shown like a screen whose feature is its kind). Params
- * may hold `{"$param": name}` references when the target comes from an effect.
- * @typedef {{ target: 'screen' | 'flow' | 'handoff', name: string, params: JSONObject }} EntryTarget
+ * may hold `{"$param": name}` references when the target comes from an effect; so may a list
+ * screen's `sections` (`[{"id", "title"?, "indexTitle"?, "rows"}]` as written, or `{"$param": name}`).
+ * @typedef {{ target: 'screen' | 'flow' | 'handoff', name: string, params: JSONObject, sections?: JSONValue }} EntryTarget
  */
 
 /**
@@ -47,7 +50,8 @@ import { abbreviatedJSON, integerValue, jsonPointer } from './json.js';
  *   | { name: 'present', flow: string, params: JSONObject, style: PresentationStyle }
  *   | { name: 'selectTab', index: number | null, param: string | null }
  *   | { name: 'setUser', values: JSONObject }
- *   | { name: 'result', into: string, value: JSONValue, to: string | null }} FlowEffect
+ *   | { name: 'result', into: string, value: JSONValue, to: string | null }
+ *   | ListEffect} FlowEffect
  */
 
 /**
@@ -60,6 +64,8 @@ import { abbreviatedJSON, integerValue, jsonPointer } from './json.js';
  * One rule of a flow for an action type, tried in order with its siblings.
  * @typedef {object} FlowRule
  * @property {string[] | null} from the features the source screen may show; null: any
+ * @property {string[] | null} row the kinds of the tapped row (`row` of the action) the rule
+ *   matches; null matches any action, row tap or not
  * @property {string[] | null} via the child flows the action may come up through; null: any
  * @property {FlowCondition | null} when
  * @property {boolean} interactive
@@ -114,7 +120,7 @@ export const rootFlowName = 'app';
 export const reservedActions = ['interaction.update', 'interaction.end', 'interaction.cancel', 'link', 'link.cancel'];
 /** Every effect name, in the order messages list them. */
 export const effectNames = ['push', 'pop', 'popTo', 'popToRoot', 'setRoot', 'present', 'dismiss', 'dismissAll',
-  'selectTab', 'replaceRoot', 'setUser', 'bubble', 'result'];
+  'selectTab', 'replaceRoot', 'setUser', 'bubble', 'result', ...listEffectNames];
 
 /**
  * A JSON Pointer's tokens, outermost first.
@@ -188,6 +194,11 @@ export class DefinitionReader {
      * @type {{ name: string, path: Path }[]}
      */
     this.paramReferences = [];
+    /**
+     * Whether the rule being read matches row taps (`row`), whose `row.id`, `row.kind` and
+     * `row.values` params the engine supplies, so references to them need no declaration.
+     */
+    this.ruleMatchesRows = false;
   }
 
   /**

@@ -5,6 +5,8 @@
 
 import { JSONWriter } from './json.js';
 import { screenRef, treeTop } from './tree.js';
+import { writeSections } from './screenList.js';
+import { writeRowStage, writeSectionStage } from './listChanges.js';
 
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 /** @typedef {import('./tree.js').FlowTree} FlowTree */
@@ -76,6 +78,10 @@ export function stateDocument(parts) {
     writer.string(pending.action.type);
     writer.key('from');
     writer.optionalString(pending.action.from);
+    if (pending.action.row !== null) {
+      writer.key('row');
+      writer.string(pending.action.row);
+    }
     writer.key('params');
     writer.object(pending.action.params);
     writer.endObject();
@@ -103,7 +109,7 @@ export function stateDocument(parts) {
 
 /**
  * Writes a flow as `{"id","flow","kind","style"?,"selected"?,"entries","presented"}`: `style` on
- * presented flows, `selected` on tabbed ones; screens as `{"id","feature","params","handoff"?}`.
+ * presented flows, `selected` on tabbed ones; screens as `{"id","feature","params","sections"?,"handoff"?}`.
  * @param {FlowNode} node
  * @param {boolean} isPresented
  * @param {JSONWriter} writer
@@ -138,6 +144,10 @@ export function writeNode(node, isPresented, writer) {
     writer.string(entry.feature);
     writer.key('params');
     writer.object(entry.params);
+    if (entry.sections) {
+      writer.key('sections');
+      writeSections(entry.sections, writer);
+    }
     if (entry.isHandoff) {
       writer.key('handoff');
       writer.string(entry.feature);
@@ -206,7 +216,8 @@ export function writeScreenRef(screen, writer) {
 }
 
 /**
- * `{"type","from","to","animated","style","interactive","result"?}`.
+ * `{"type","from","to","animated","style","interactive","result"?,"lists"?}`: `lists` when lists
+ * changed, `[{"id", "sections", "rows"}]` by screen id ascending.
  * @param {Transition} transition
  * @param {JSONWriter} writer
  */
@@ -236,6 +247,21 @@ export function writeTransition(transition, writer) {
     writer.key('into');
     writer.string(transition.result.into);
     writer.endObject();
+  }
+  if (transition.lists.length > 0) {
+    writer.key('lists');
+    writer.beginArray();
+    for (const list of transition.lists) {
+      writer.beginObject();
+      writer.key('id');
+      writer.entryId('e', list.id);
+      writer.key('sections');
+      writeSectionStage(list.changes, writer);
+      writer.key('rows');
+      writeRowStage(list.changes, writer);
+      writer.endObject();
+    }
+    writer.endArray();
   }
   writer.endObject();
 }

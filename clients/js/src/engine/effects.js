@@ -4,11 +4,13 @@
 
 import { FlowError } from './errors.js';
 import { FlowBuilder } from './builder.js';
-import { jsonPointer, writeJSON, abbreviatedJSON, getMember, integerValue, sameText, setMember, stringValue } from './json.js';
+import { jsonPointer, writeJSON, abbreviatedJSON, getMember, integerValue, sameText, setMember, stringValue, typeName } from './json.js';
 import {
   activeIndex, cloneTree, dismissAllPresentations, dismissHiddenPresentations, makeScreenEntry, measure, nodeAt,
-  parseEntryId, topmostScreen, treeTop, visiblePath,
+  parseEntryId, placeOfScreen, topmostScreen, treeTop, visiblePath,
 } from './tree.js';
+import { ListProblem, readRow, readRows, readSections } from './screenList.js';
+import { applyListOperation } from './listEffect.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
@@ -26,6 +28,9 @@ import {
 /** @typedef {import('./tree.js').Transition} Transition */
 /** @typedef {import('./tree.js').TreeStep} TreeStep */
 /** @typedef {import('./tree.js').ResultReceipt} ResultReceipt */
+/** @typedef {import('./screenList.js').ListSection} ListSection */
+/** @typedef {import('./listEffect.js').ListEffect} ListEffect */
+/** @typedef {import('./listEffect.js').ResolvedListOperation} ResolvedListOperation */
 
 /**
  * One user-state value set by an action, for the server (and a client) to keep.
@@ -42,10 +47,13 @@ export class EffectRun {
    * @param {FlowCatalog} catalog
    * @param {FlowContext} context
    * @param {FlowLimits} limits
+   * @param {number | null} [source] the id of the screen the action came from: the list effects'
+   *   default screen
    */
-  constructor(tree, handlerPath, handlerFlow, action, catalog, context, limits) {
+  constructor(tree, handlerPath, handlerFlow, action, catalog, context, limits, source = null) {
     /** @type {FlowTree} */
     this.tree = cloneTree(tree);
+    this.source = source;
     this.handlerPath = handlerPath;
     this.handlerFlow = handlerFlow;
     this.action = action;
@@ -81,7 +89,7 @@ export class EffectRun {
     if (!last) return null;
     return {
       type: last.kind, from: before, to: treeTop(this.tree), animated: last.animated, style: last.style, interactive,
-      result: this.receipt,
+      result: this.receipt, lists: [],
     };
   }
 
@@ -139,6 +147,14 @@ export class EffectRun {
       case 'result':
         if (this.result) throw this.refusal('a rule returns at most one result');
         this.result = effect;
+        return;
+      case 'setSections':
+      case 'setRows':
+      case 'insertRow':
+      case 'removeRow':
+      case 'moveRow':
+      case 'updateRow':
+        this.applyList(effect);
         return;
       default: {
         if (this.handlerGone) {
@@ -260,8 +276,10 @@ export class EffectRun {
    * @returns {FlowEntry}
    */
   makeEntry(target, effect) {
+    const rawSections = target.sections;
+    const sections = rawSections === undefined ? null : this.resolveSections(rawSections, effect);
     const params = this.resolveObject(target.params, effect);
-    if (target.target === 'screen') return this.builder.makeScreen(target.name, params);
+    if (target.target === 'screen') return this.builder.makeScreen(target.name, params, false, sections);
     if (target.target === 'handoff') return this.builder.makeScreen(target.name, params, true);
     const node = this.builder.makeNode(target.name, params);
     this.shownFlows.push({ id: node.id, name: node.flow });
@@ -296,7 +314,7 @@ export class EffectRun {
     }
     const params = new Map(screen.params);
     setMember(params, result.into, value);
-    owner.entries[place.index] = makeScreenEntry(screen.id, screen.feature, params, screen.isHandoff);
+    owner.entries[place.index] = makeScreenEntry(screen.id, screen.feature, params, screen.isHandoff, screen.sections);
     this.receipt = { id: screen.id, feature: screen.feature, into: result.into };
   }
 
@@ -372,6 +390,142 @@ export class EffectRun {
     return index;
   }
 
+  // MARK: lists
+
+  /**
+   * Applies a list effect to the screen it names (the source screen by default), once its values
+   * are filled in from the params. The screen is replaced, never changed: trees share screens.
+   * @param {ListEffect} effect
+   */
+  applyList(effect) {
+    const operation = this.resolveList(effect);
+    /** @type {{ path: TreeStep[], index: number }} */
+    let place;
+    if (effect.screen !== null) {
+      const found = topmostScreen(this.tree, effect.screen);
+      if (!found) throw this.refusal(`${effect.name} changes the list of ${effect.screen}, but no screen of ${effect.screen} is in the stack`);
+      place = found;
+    } else {
+      const found = this.source === null ? null : placeOfScreen(this.tree.root, this.source);
+      if (!found) {
+        throw this.refusal(`${effect.name} changes the list of the screen the action came from, which an earlier effect took away; name the screen with "screen"`);
+      }
+      place = found;
+    }
+    const owner = nodeAt(this.tree.root, place.path);
+    const screen = owner ? owner.entries[place.index] : undefined;
+    if (!owner || !screen || screen.type !== 'screen') throw FlowError.corruptTree('the screen of a list effect is not where it was found');
+    if (!screen.sections) {
+      throw this.refusal(`${effect.name} changes a list, but screen e${screen.id} (${screen.feature}) has none; give its entry "sections"`);
+    }
+    const applied = applyListOperation(operation, screen.sections);
+    if ('reason' in applied) throw this.refusal(`${effect.name} on the list of e${screen.id} (${screen.feature}): ${applied.reason}`);
+    owner.entries[place.index] = makeScreenEntry(screen.id, screen.feature, screen.params, screen.isHandoff, applied.sections);
+  }
+
+  /**
+   * @param {ListEffect} effect
+   * @returns {ResolvedListOperation}
+   */
+  resolveList(effect) {
+    const name = effect.name;
+    switch (effect.name) {
+      case 'setSections':
+        return { name: 'setSections', sections: this.resolveSections(effect.sections, name) };
+      case 'setRows': {
+        const section = this.resolveId(effect.section, name, 'section');
+        return { name: 'setRows', section, rows: this.readResolved(effect.rows, name, (value) => readRows(value)) };
+      }
+      case 'insertRow': {
+        const section = this.resolveId(effect.section, name, 'section');
+        const row = this.readResolved(effect.row, name, (value) => readRow(value));
+        const at = effect.at === undefined ? null : this.resolveIndex(effect.at, name);
+        return { name: 'insertRow', section, row, at };
+      }
+      case 'removeRow':
+        return { name: 'removeRow', row: this.resolveId(effect.row, name, 'row') };
+      case 'moveRow': {
+        const row = this.resolveId(effect.row, name, 'row');
+        const section = effect.section === undefined ? null : this.resolveId(effect.section, name, 'section');
+        const at = effect.at === undefined ? null : this.resolveIndex(effect.at, name);
+        return { name: 'moveRow', row, section, at };
+      }
+      default: {
+        const row = this.resolveId(effect.row, name, 'row');
+        const resolved = this.resolve(effect.values, name);
+        if (!(resolved instanceof Map)) throw this.invalid(effect.values, name, `values must be an object; found ${typeName(resolved)}`);
+        return { name: 'updateRow', row, values: resolved };
+      }
+    }
+  }
+
+  /**
+   * A list written in an entry or a `setSections`, read once its params are filled in.
+   * @param {JSONValue} raw
+   * @param {string} effect
+   * @returns {ListSection[]}
+   */
+  resolveSections(raw, effect) {
+    return this.readResolved(raw, effect, readSections);
+  }
+
+  /**
+   * Fills in `raw`'s params and reads it; a value a param made malformed is the action's fault
+   * (invalid params, at the first param it uses), a literal one the definition's.
+   * @template T
+   * @param {JSONValue} raw
+   * @param {string} effect
+   * @param {(value: JSONValue) => T} read
+   * @returns {T}
+   */
+  readResolved(raw, effect, read) {
+    const value = this.resolve(raw, effect);
+    try {
+      return read(value);
+    } catch (problem) {
+      if (!(problem instanceof ListProblem)) throw problem;
+      const pointer = jsonPointer(problem.pointer);
+      throw this.invalid(raw, effect, `${pointer === '' ? '' : `at ${pointer} of the value: `}${problem.detail}`);
+    }
+  }
+
+  /**
+   * @param {JSONValue} raw
+   * @param {string} effect
+   * @param {string} what
+   */
+  resolveId(raw, effect, what) {
+    const value = this.resolve(raw, effect);
+    const text = stringValue(value);
+    if (text === undefined || text === '' || Array.from(text).length > 200) {
+      throw this.invalid(raw, effect, `a ${what} id must be a string of 1 to 200 characters; found ${abbreviatedJSON(value, 40)}`);
+    }
+    return text;
+  }
+
+  /**
+   * @param {JSONValue} raw
+   * @param {string} effect
+   */
+  resolveIndex(raw, effect) {
+    const value = this.resolve(raw, effect);
+    const index = integerValue(value);
+    if (index === undefined || index < 0) throw this.invalid(raw, effect, `at must be an index from 0; found ${abbreviatedJSON(value, 40)}`);
+    return index;
+  }
+
+  /**
+   * `invalid-params` at the first param `raw` uses, or a refusal when it uses none.
+   * @param {JSONValue} raw
+   * @param {string} effect
+   * @param {string} message
+   */
+  invalid(raw, effect, message) {
+    const name = firstReference(raw);
+    if (name === null) return this.refusal(`${effect}: ${message}`);
+    return FlowError.invalidParams(jsonPointer(['params', name]), `${this.action.type}'s ${effect} effect: ${message}`);
+  }
+
   // MARK: param references
 
   /**
@@ -414,6 +568,30 @@ export class EffectRun {
     }
     return value;
   }
+}
+
+/**
+ * The name of the first `{"$param": name}` in `value`, members and elements in order.
+ * @param {JSONValue} value
+ * @returns {string | null}
+ */
+function firstReference(value) {
+  if (value instanceof Map) {
+    const name = value.size === 1 ? stringValue(getMember(value, '$param')) : undefined;
+    if (name !== undefined) return name;
+    for (const member of value.values()) {
+      const found = firstReference(member);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (Array.isArray(value)) {
+    for (const element of value) {
+      const found = firstReference(element);
+      if (found !== null) return found;
+    }
+  }
+  return null;
 }
 
 /**

@@ -16,10 +16,13 @@ import { evaluateCondition } from './condition.js';
 import { paramAccepts, ruleBubbles, rootFlowName } from './definition.js';
 import { abbreviatedJSON, doubleValue, getMember, jsonPointer, sameText, setMember, typeName, writeJSON } from './json.js';
 import {
-  containsFlow, containsScreen, defaultFlowLimits, isPresentedAt, maxId, maxPendingActions, measure, parseEntryId,
-  treeTop, visiblePath,
+  collectLists, containsFlow, containsScreen, defaultFlowLimits, isPresentedAt, maxId, maxPendingActions, measure,
+  parseEntryId, treeTop, visiblePath,
 } from './tree.js';
 import { applyLinkAction, followPendingLink } from './links.js';
+import { rowIdParam, rowKindParam, rowParams, rowValuesParam } from './action.js';
+import { placeOfRow, sameSections } from './screenList.js';
+import { diffLists, listChangesAreEmpty } from './listChanges.js';
 
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 /** @typedef {import('./condition.js').FlowContext} FlowContext */
@@ -36,6 +39,9 @@ import { applyLinkAction, followPendingLink } from './links.js';
 /** @typedef {import('./tree.js').Transition} Transition */
 /** @typedef {import('./tree.js').TreeStep} TreeStep */
 /** @typedef {import('./tree.js').VisiblePath} VisiblePath */
+/** @typedef {import('./tree.js').ScreenEntry} ScreenEntry */
+/** @typedef {import('./screenList.js').ListSection} ListSection */
+/** @typedef {import('./listChanges.js').ScreenListChange} ScreenListChange */
 
 /**
  * What applying an action produced.
@@ -79,11 +85,13 @@ export function isInteractionAction(type) {
 /**
  * An action from its parts.
  * @param {string} type
- * @param {{ from?: string | null, params?: JSONObject, interactive?: boolean }} [parts]
+ * @param {{ from?: string | null, row?: string | null, params?: JSONObject, interactive?: boolean }} [parts]
  * @returns {FlowAction}
  */
 export function makeAction(type, parts = {}) {
-  return { type, from: parts.from ?? null, params: parts.params ?? new Map(), interactive: parts.interactive ?? false };
+  return {
+    type, from: parts.from ?? null, row: parts.row ?? null, params: parts.params ?? new Map(), interactive: parts.interactive ?? false,
+  };
 }
 
 /**
@@ -138,6 +146,56 @@ export function startTree(catalog, context, limits = defaultFlowLimits, firstId 
  * @throws {FlowError}
  */
 export function applyAction(action, tree, catalog, context, limits = defaultFlowLimits) {
+  const outcome = applyWithoutLists(action, tree, catalog, context, limits);
+  return withListChanges(outcome, tree);
+}
+
+/**
+ * The outcome with the changes of every list that changed on a screen still in the tree
+ * (`transition.lists`); a version that changed only lists gets a `list` transition from the top
+ * to itself. Trees without lists pay one walk of their screens.
+ * @param {ActionOutcome} outcome
+ * @param {FlowTree} before
+ * @returns {ActionOutcome}
+ */
+export function withListChanges(outcome, before) {
+  /** @type {Map<number, ListSection[]>} */
+  const old = new Map();
+  collectLists(before.root, old);
+  if (old.size === 0) return outcome;
+  /** @type {Map<number, ListSection[]>} */
+  const next = new Map();
+  collectLists(outcome.tree.root, next);
+  /** @type {ScreenListChange[]} */
+  const lists = [];
+  for (const id of [...next.keys()].sort((a, b) => a - b)) {
+    const was = old.get(id);
+    const now = next.get(id);
+    if (!was || !now || was === now || sameSections(was, now)) continue;
+    const changes = diffLists(was, now);
+    if (!listChangesAreEmpty(changes)) lists.push({ id, changes });
+  }
+  if (lists.length === 0) return outcome;
+  if (!outcome.transition) {
+    const top = treeTop(outcome.tree);
+    return {
+      ...outcome,
+      transition: { type: 'list', from: top, to: top, animated: true, style: null, interactive: false, result: null, lists },
+    };
+  }
+  return { ...outcome, transition: { ...outcome.transition, lists } };
+}
+
+/**
+ * `applyAction` before the list changes are worked out.
+ * @param {FlowAction} action
+ * @param {FlowTree} tree
+ * @param {FlowCatalog} catalog
+ * @param {FlowContext} context
+ * @param {FlowLimits} limits
+ * @returns {ActionOutcome}
+ */
+function applyWithoutLists(action, tree, catalog, context, limits) {
   if (action.type === '') throw FlowError.invalidParams('/type', 'type must be a non-empty action type, such as "back"');
   if (!(tree.nextId >= 1 && tree.nextId <= maxId)) throw FlowError.corruptTree(`nextId ${tree.nextId} is outside 1...${maxId}`);
   /** @type {ActionOutcome} */
@@ -178,8 +236,11 @@ export function applyNow(action, tree, catalog, context, limits, finishing, resu
   if (!visible) throw FlowError.corruptTree('no screen is on top');
   const source = topOf(visible);
   if (action.from !== null) checkSource(action.from, source);
-  const plan = route(action, visible, catalog, context);
-  const run = new EffectRun(tree, plan.path, plan.handledBy, action, catalog, context, limits);
+  // A row tap reaches the rules with the row as params; the action itself (kept while a guard
+  // waits, or while an interaction is pending) stays as the client sent it.
+  const routed = withRowParams(action, visible.screen);
+  const plan = route(routed, visible, catalog, context);
+  const run = new EffectRun(tree, plan.path, plan.handledBy, routed, catalog, context, limits, source.id);
   if (plan.isGuard) return applyGuard(plan, action, source, run, resuming, finishing);
   if (action.interactive && !finishing) {
     if (!plan.allowsInteractive) {
@@ -199,6 +260,32 @@ export function applyNow(action, tree, catalog, context, limits, finishing, resu
     tree: run.tree, transition: run.transition(source, finishing), handledBy: plan.handledBy, userChanges: run.userChanges,
     interactionEvent: finishing ? 'finished' : null,
   });
+}
+
+/**
+ * The action with the tapped row's `row.id`, `row.kind` and `row.values` in its params (any params
+ * of those names removed when it taps no row); refused when the row is not in the source screen's
+ * list.
+ * @param {FlowAction} action
+ * @param {ScreenEntry} screen
+ * @returns {FlowAction}
+ * @throws {FlowError} stale-row
+ */
+export function withRowParams(action, screen) {
+  if (action.row === null) {
+    if (!rowParams.some((name) => action.params.has(name))) return action;
+    const params = new Map(action.params);
+    for (const name of rowParams) params.delete(name);
+    return { ...action, params };
+  }
+  const place = screen.sections ? placeOfRow(action.row, screen.sections) : null;
+  if (!screen.sections || !place) throw FlowError.staleRow(action.row, `e${screen.id}`);
+  const row = screen.sections[place.section].rows[place.row];
+  const params = new Map(action.params);
+  setMember(params, rowIdParam, row.id);
+  setMember(params, rowKindParam, row.kind);
+  setMember(params, rowValuesParam, row.values);
+  return { ...action, params };
 }
 
 /**
@@ -304,6 +391,11 @@ function decide(action, node, source, child, catalog, context) {
  */
 export function ruleMatches(rule, feature, child, context, params) {
   if (rule.from && !rule.from.some((candidate) => sameText(candidate, feature))) return false;
+  // The engine puts the tapped row's kind in `row.kind` (and refuses that param otherwise).
+  if (rule.row) {
+    const kind = getMember(params, rowKindParam);
+    if (typeof kind !== 'string' || !rule.row.some((candidate) => sameText(candidate, kind))) return false;
+  }
   if (rule.via && (child === null || !rule.via.includes(child))) return false;
   if (rule.when && !evaluateCondition(rule.when, context, params)) return false;
   return true;
@@ -462,7 +554,7 @@ function resumePendingActions(outcome, before, catalog, context, limits) {
   if (lastResumed) {
     result.transition = {
       type: lastResumed.type, from: treeTop(before), to: treeTop(tree), animated: lastResumed.animated,
-      style: lastResumed.style, interactive: false, result: lastResumed.result ?? outcome.transition?.result ?? null,
+      style: lastResumed.style, interactive: false, result: lastResumed.result ?? outcome.transition?.result ?? null, lists: [],
     };
   }
   return result;

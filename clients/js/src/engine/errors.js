@@ -9,6 +9,8 @@ import { abbreviatedJSON } from './json.js';
  * @property {string} [action] the action type
  * @property {string} [from] a stale `from`
  * @property {string} [top] the screen on top, for a stale `from`
+ * @property {string} [row] a stale row's id
+ * @property {string} [screen] the screen whose list lacks a stale row
  * @property {string[]} [chain] the flows an unhandled action passed through
  * @property {string} [flow] the flow that refused, or whose definition is broken
  * @property {string} [reason] why a flow refused
@@ -24,6 +26,7 @@ import { abbreviatedJSON } from './json.js';
 /** HTTP statuses the server answers for each code. */
 const statuses = /** @type {Record<string, number>} */ ({
   'stale-source': 409,
+  'stale-row': 409,
   unhandled: 422,
   refused: 422,
   'interaction-pending': 409,
@@ -37,7 +40,7 @@ const statuses = /** @type {Record<string, number>} */ ({
 
 /**
  * Why an action was not applied (the tree is then unchanged), or why a tree could not be built.
- * `code` is stable (`stale-source`, `unhandled`, `refused`, `interaction-pending`,
+ * `code` is stable (`stale-source`, `stale-row`, `unhandled`, `refused`, `interaction-pending`,
  * `no-interaction`, `invalid-params`, `broken-definition`, `corrupt-tree`, `unknown-link`,
  * `link-refused`), `status` the HTTP status the server answers, `pointer` where in the posted
  * action the problem is; `chain`, `flow`, `link` and `step` are the problem's extension members.
@@ -79,6 +82,14 @@ export class FlowError extends Error {
    * @param {string} top
    */
   static staleSource(from, top) { return new FlowError('stale-source', { from, top }); }
+
+  /**
+   * `row` is not in the list of the screen the action came from (409): the row was removed (or
+   * never there) and the client tapped what it still showed.
+   * @param {string} row
+   * @param {string} screen
+   */
+  static staleRow(row, screen) { return new FlowError('stale-row', { row, screen }); }
 
   /**
    * No flow on the chain handles the action (422).
@@ -155,6 +166,7 @@ export class FlowError extends Error {
 function pointerOf(code, details) {
   switch (code) {
     case 'stale-source': return '/from';
+    case 'stale-row': return '/row';
     case 'invalid-params': return details.path ?? '';
     case 'broken-definition':
     case 'corrupt-tree': return '';
@@ -174,6 +186,8 @@ function describe(code, d) {
   switch (code) {
     case 'stale-source':
       return `the action comes from screen ${d.from}, but the screen on top is ${d.top}; reload the state and act on what is shown`;
+    case 'stale-row':
+      return `the action taps row ${abbreviatedJSON(d.row ?? '', 60)}, but the list of screen ${d.screen} has no such row; reload the state and act on what is shown`;
     case 'unhandled':
       return `no flow handles ${d.action}: it passed through ${(d.chain ?? []).join(' → ')} and none of them names it`;
     case 'refused':

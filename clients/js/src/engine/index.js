@@ -23,4 +23,6 @@ export { resolveLink, followLink } from './links.js';
 export { treeTop, treeScreens, visiblePath, structuralProblems, parseEntryId, defaultFlowLimits } from './tree.js';
 export { readTreeStorage, writeTreeStorage } from './storage.js';
 export { encodeTransition } from './document.js';
+export { readSections, ListProblem } from './screenList.js';
+export { diffLists, longestIncreasingRun } from './listChanges.js';
 export { EngineRunner, createConformanceRunner, refusalLine } from './conformance.js';

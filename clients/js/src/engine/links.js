@@ -85,7 +85,7 @@ export function resolveLink(uri, catalog, field = '/params/uri') {
   }
   const actions = found.link.actions.map((action) => {
     const substituted = substitute(action.params, params, pattern);
-    return { type: action.type, from: null, params: substituted instanceof Map ? substituted : new Map(), interactive: false };
+    return { type: action.type, from: null, row: null, params: substituted instanceof Map ? substituted : new Map(), interactive: false };
   });
   return { pattern, index: found.index, params, actions, when: found.link.when };
 }
@@ -289,10 +289,10 @@ function linkTransition(old, rebuilt) {
   const seen = treeScreens(old);
   const last = rebuilt.lastTransition;
   if (last && showSame(rebuilt.screensBeforeLast, seen)) {
-    return { type: last.type, from: source, to: target, animated: last.animated, style: last.style, interactive: false, result: null };
+    return { type: last.type, from: source, to: target, animated: last.animated, style: last.style, interactive: false, result: null, lists: [] };
   }
   const unchanged = showSame(treeScreens(rebuilt.tree), seen);
-  return { type: 'replaceRoot', from: source, to: target, animated: !unchanged, style: 'crossFade', interactive: false, result: null };
+  return { type: 'replaceRoot', from: source, to: target, animated: !unchanged, style: 'crossFade', interactive: false, result: null, lists: [] };
 }
 
 /**

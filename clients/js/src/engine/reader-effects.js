@@ -6,6 +6,8 @@ import { effectNames, isValidFlowName, scalarCount, needsStack, revealsScreen, s
 import { parseEntryId } from './tree.js';
 import { readCondition } from './reader-conditions.js';
 import { checkParamReferences, readFeature, readParamsObject, readTarget } from './reader-initial.js';
+import { readListEffect } from './reader-lists.js';
+import { rowParams } from './action.js';
 
 /** @typedef {import('./definition.js').DefinitionReader} DefinitionReader */
 /** @typedef {import('./json.js').JSONValue} JSONValue */
@@ -105,6 +107,14 @@ export function readEffect(reader, value, path, params) {
     case 'result':
       effect = readResult(reader, argument, effectPath);
       break;
+    case 'setSections':
+    case 'setRows':
+    case 'insertRow':
+    case 'removeRow':
+    case 'moveRow':
+    case 'updateRow':
+      effect = readListEffect(reader, name, argument, effectPath);
+      break;
     case 'setUser': {
       const values = objectValue(argument);
       if (!values || values.size === 0) {
@@ -193,7 +203,11 @@ export function checkResults(reader, effects, raw, path, declaresParams) {
   }
   const value = [...path, first, 'result', 'value'];
   const inValue = (/** @type {Path} */ reference) => value.every((token, index) => String(reference[index]) === String(token));
-  if (!declaresParams && reader.paramReferences.some((reference) => reference.path.length >= value.length && inValue(reference.path))) {
+  // The row params of a row rule are the engine's, typed by it.
+  const supplied = (/** @type {string} */ name) => reader.ruleMatchesRows && rowParams.includes(name);
+  const undeclared = reader.paramReferences.some((reference) => reference.path.length >= value.length && inValue(reference.path)
+    && !supplied(reference.name));
+  if (!declaresParams && undeclared) {
     reader.report(value, 'a result\'s value must have a declared type: declare the params it uses in this rule\'s params, such as "params": {"address": "object"}');
   }
 }

@@ -4,6 +4,7 @@
 import { abbreviatedJSON, arrayValue, objectValue, stringValue, typeName } from './json.js';
 import { isValidFlowName, scalarCount } from './definition.js';
 import { readCondition } from './reader-conditions.js';
+import { readSectionsTemplate } from './reader-lists.js';
 
 /** @typedef {import('./definition.js').DefinitionReader} DefinitionReader */
 /** @typedef {import('./json.js').JSONValue} JSONValue */
@@ -77,7 +78,8 @@ export function readInitialEntry(reader, value, path) {
 
 /**
  * Reads a screen or flow target: a string (a feature, or a flow name when `stringIsFlow`),
- * `{"screen": feature, "params"?}`, `{"flow": name, "params"?}` or `{"handoff": kind, "params"?}`.
+ * `{"screen": feature, "params"?, "sections"?}`, `{"flow": name, "params"?}` or `{"handoff": kind,
+ * "params"?}`.
  * @param {DefinitionReader} reader
  * @param {JSONValue} value
  * @param {Path} path
@@ -103,7 +105,18 @@ export function readTarget(reader, value, path, stringIsFlow, allowParamReferenc
     reader.report(path, `expected a feature name, {"screen": feature}, {"flow": name} or {"handoff": kind}; found ${typeName(value)}`);
     return null;
   }
-  reader.checkKeys(object, ['screen', 'flow', 'handoff', 'params', ...extraKeys], path, 'an entry');
+  reader.checkKeys(object, ['screen', 'flow', 'handoff', 'params', 'sections', ...extraKeys], path, 'an entry');
+  /** @type {JSONValue | undefined} */
+  let sections;
+  const rawSections = object.get('sections');
+  if (rawSections !== undefined) {
+    if (!object.has('screen')) {
+      reader.report([...path, 'sections'], 'sections belong to a screen entry {"screen": feature, "sections": […]}');
+      return null;
+    }
+    sections = readSectionsTemplate(reader, rawSections, [...path, 'sections'], allowParamReferences);
+    if (sections === undefined) return null;
+  }
   /** @type {JSONObject} */
   let params = new Map();
   let valid = true;
@@ -128,7 +141,7 @@ export function readTarget(reader, value, path, stringIsFlow, allowParamReferenc
   if (screen !== undefined && flow === undefined) {
     const feature = readFeature(reader, screen, [...path, 'screen']);
     if (feature === null || !valid) return null;
-    return { target: 'screen', name: feature, params };
+    return sections === undefined ? { target: 'screen', name: feature, params } : { target: 'screen', name: feature, params, sections };
   }
   if (screen === undefined && flow !== undefined) {
     const name = stringValue(flow);

@@ -247,7 +247,7 @@ export function readLinkAction(reader, value, path, names) {
     }
   }
   if (type === null || reader.problems.length !== before) return null;
-  return { type, from: null, params, interactive: false };
+  return { type, from: null, row: null, params, interactive: false };
 }
 
 /**

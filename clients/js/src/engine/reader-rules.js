@@ -6,6 +6,8 @@ import { reservedActions, isValidFlowName, scalarCount, onlyBubbles } from './de
 import { readCondition } from './reader-conditions.js';
 import { checkResults, readEffects, readGuard } from './reader-effects.js';
 import { readFeature } from './reader-initial.js';
+import { readRowKinds } from './reader-lists.js';
+import { rowParams } from './action.js';
 
 /** @typedef {import('./definition.js').DefinitionReader} DefinitionReader */
 /** @typedef {import('./json.js').JSONValue} JSONValue */
@@ -16,7 +18,7 @@ import { readFeature } from './reader-initial.js';
 /** @typedef {import('./definition.js').FlowRule} FlowRule */
 /** @typedef {import('./definition.js').Path} Path */
 
-const ruleKeys = ['from', 'via', 'when', 'interactive', 'params', 'do', 'guard', 'description'];
+const ruleKeys = ['from', 'row', 'via', 'when', 'interactive', 'params', 'do', 'guard', 'description'];
 const maxRules = 64;
 const paramTypes = ['string', 'integer', 'number', 'boolean', 'object', 'array', 'any'];
 
@@ -75,7 +77,7 @@ export function readHandlers(reader, value, path) {
 }
 
 /**
- * A rule after one with no `when` whose `from` and `via` cover it can never match.
+ * A rule after one with no `when` whose `from`, `via` and `row` cover it can never match.
  * @param {DefinitionReader} reader
  * @param {FlowRule[]} rules
  * @param {Path} path
@@ -97,11 +99,12 @@ export function checkShadowing(reader, rules, path) {
     for (let earlier = 0; earlier < later; earlier += 1) {
       const first = rules[earlier];
       if (first.when !== null) continue;
-      if (covers(first.from, rule.from) && covers(first.via, rule.via)) {
+      if (covers(first.from, rule.from) && covers(first.via, rule.via) && covers(first.row, rule.row)) {
         /** @type {string[]} */
         const scopes = [];
         if (first.from) scopes.push(`from ${abbreviated(first.from)}`);
         if (first.via) scopes.push(`via ${abbreviated(first.via)}`);
+        if (first.row) scopes.push(`row ${abbreviated(first.row)}`);
         const scope = scopes.length === 0 ? 'any source' : scopes.join(' ');
         reader.report([...path, later], `this rule never matches: rule ${jsonPointer([...path, earlier])} matches ${scope} with no when, and it comes first`);
         break;
@@ -129,6 +132,11 @@ export function readRule(reader, value, path) {
   let from = null;
   const rawFrom = object.get('from');
   if (rawFrom !== undefined) from = readFrom(reader, rawFrom, [...path, 'from']);
+  /** @type {string[] | null} */
+  let row = null;
+  const rawRow = object.get('row');
+  if (rawRow !== undefined) row = readRowKinds(reader, rawRow, [...path, 'row']);
+  reader.ruleMatchesRows = rawRow !== undefined;
   /** @type {string[] | null} */
   let via = null;
   const rawVia = object.get('via');
@@ -187,6 +195,7 @@ export function readRule(reader, value, path) {
   }
   if (declaresParams) {
     for (const reference of reader.paramReferences) {
+      if (reader.ruleMatchesRows && rowParams.includes(reference.name)) continue;
       const name = writeJSON(reference.name);
       const declared = params.find((param) => param.name === reference.name);
       if (!declared) {
@@ -199,7 +208,7 @@ export function readRule(reader, value, path) {
     }
   }
   if (reader.problems.length !== before) return null;
-  return { from, via, when, interactive, params, effects, summary, guarded };
+  return { from, row, via, when, interactive, params, effects, summary, guarded };
 }
 
 /**

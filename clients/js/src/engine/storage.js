@@ -5,6 +5,7 @@
 import { FlowStorageError } from './errors.js';
 import { JSONWriter, abbreviatedJSON, arrayValue, boolValue, doubleValue, integerValue, jsonPointer, objectValue, stringValue, typeName } from './json.js';
 import { defaultFlowLimits, makeNode, makeScreenEntry, maxId, maxPendingActions, structuralProblems } from './tree.js';
+import { ListProblem, readSections, writeSections } from './screenList.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
@@ -122,6 +123,10 @@ function writeNodeStorage(node, writer) {
       writer.key('handoff');
       writer.bool(true);
     }
+    if (entry.sections) {
+      writer.key('sections');
+      writeSections(entry.sections, writer);
+    }
     writer.endObject();
   }
   writer.endArray();
@@ -143,6 +148,10 @@ function writeActionStorage(action, writer) {
   if (action.from !== null) {
     writer.key('from');
     writer.string(action.from);
+  }
+  if (action.row !== null) {
+    writer.key('row');
+    writer.string(action.row);
   }
   if (action.params.size > 0) {
     writer.key('params');
@@ -346,12 +355,22 @@ class StorageReader {
    * @param {Path} path
    */
   screen(value, path) {
-    const object = this.object(value, path, ['id', 'feature', 'params', 'handoff']);
-    return makeScreenEntry(
-      this.id(object.get('id'), [...path, 'id']),
-      this.string(object.get('feature'), [...path, 'feature']),
-      this.params(object.get('params'), [...path, 'params']),
-      this.handoff(object.get('handoff'), [...path, 'handoff']));
+    const object = this.object(value, path, ['id', 'feature', 'params', 'handoff', 'sections']);
+    const id = this.id(object.get('id'), [...path, 'id']);
+    const feature = this.string(object.get('feature'), [...path, 'feature']);
+    const params = this.params(object.get('params'), [...path, 'params']);
+    /** @type {import('./screenList.js').ListSection[] | null} */
+    let sections = null;
+    const rawSections = object.get('sections');
+    if (rawSections !== undefined) {
+      try {
+        sections = readSections(rawSections);
+      } catch (problem) {
+        if (!(problem instanceof ListProblem)) throw problem;
+        throw this.fail([...path, 'sections', ...problem.pointer], problem.detail);
+      }
+    }
+    return makeScreenEntry(id, feature, params, this.handoff(object.get('handoff'), [...path, 'handoff']), sections);
   }
 
   /**
@@ -387,14 +406,16 @@ class StorageReader {
    * @returns {FlowAction}
    */
   action(value, path) {
-    const object = this.object(value, path, ['type', 'from', 'params', 'interactive']);
+    const object = this.object(value, path, ['type', 'from', 'row', 'params', 'interactive']);
     const type = this.string(object.get('type'), [...path, 'type']);
     const rawFrom = object.get('from');
     const from = rawFrom === undefined ? null : this.string(rawFrom, [...path, 'from']);
+    const rawRow = object.get('row');
+    const row = rawRow === undefined ? null : this.string(rawRow, [...path, 'row']);
     const params = this.params(object.get('params'), [...path, 'params']);
     const interactive = boolValue(object.get('interactive'));
     if (interactive === undefined) throw this.fail([...path, 'interactive'], 'interactive must be a boolean');
-    return { type, from, params, interactive };
+    return { type, from, row, params, interactive };
   }
 
   /**
@@ -405,7 +426,7 @@ class StorageReader {
   transition(value, path) {
     const object = this.object(value, path, ['type', 'from', 'to', 'animated', 'style', 'interactive', 'result']);
     const type = this.string(object.get('type'), [...path, 'type']);
-    if (!['push', 'pop', 'popTo', 'setRoot', 'replaceRoot', 'present', 'dismiss', 'selectTab'].includes(type)) {
+    if (!['push', 'pop', 'popTo', 'setRoot', 'replaceRoot', 'present', 'dismiss', 'selectTab', 'list'].includes(type)) {
       throw this.fail([...path, 'type'], `unknown transition type ${abbreviatedJSON(type)}`);
     }
     const rawFrom = object.get('from');
@@ -429,7 +450,7 @@ class StorageReader {
         into: this.string(fields.get('into'), [...path, 'result', 'into']),
       };
     }
-    return { type: /** @type {Transition['type']} */ (type), from, to, animated, style, interactive, result };
+    return { type: /** @type {Transition['type']} */ (type), from, to, animated, style, interactive, result, lists: [] };
   }
 
   /**

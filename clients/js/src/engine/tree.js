@@ -9,16 +9,20 @@ import { sameText } from './json.js';
 
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 /** @typedef {import('./json.js').JSONValue} JSONValue */
+/** @typedef {import('./screenList.js').ListSection} ListSection */
+/** @typedef {import('./listChanges.js').ScreenListChange} ScreenListChange */
 
 /**
- * A screen in a flow: a stable id (`"e7"` outside), the feature it shows, its params, and whether
- * it is a hand-off (a native step the app runs itself, whose kind is `feature`).
+ * A screen in a flow: a stable id (`"e7"` outside), the feature it shows, its params, whether
+ * it is a hand-off (a native step the app runs itself, whose kind is `feature`), and its list.
  * @typedef {object} ScreenEntry
  * @property {'screen'} type
  * @property {number} id
  * @property {string} feature
  * @property {JSONObject} params
  * @property {boolean} isHandoff
+ * @property {ListSection[] | null} sections the screen's list, sections of rows; null when it has
+ *   none, which the state document shows by leaving `sections` out
  */
 
 /**
@@ -38,10 +42,12 @@ import { sameText } from './json.js';
 /** @typedef {ScreenEntry | FlowNode} FlowEntry */
 
 /**
- * What happened on the client: `{type, from?, params?, interactive?}`.
+ * What happened on the client: `{type, from?, row?, params?, interactive?}`.
  * @typedef {object} FlowAction
  * @property {string} type
  * @property {string | null} from the id of the screen the action came from
+ * @property {string | null} row the id of the tapped row of the `from` screen's list (a row tap);
+ *   the rule that handles the action reads it as the params `row.id`, `row.kind` and `row.values`
  * @property {JSONObject} params
  * @property {boolean} interactive whether to open an interactive transition
  */
@@ -66,15 +72,18 @@ import { sameText } from './json.js';
  */
 
 /**
- * What an applied action changed on screen, so a client can animate it.
+ * What an applied action changed on screen, so a client can animate it. `list` means nothing
+ * moved but lists changed: from and to are then the top.
  * @typedef {object} Transition
- * @property {'push' | 'pop' | 'popTo' | 'setRoot' | 'replaceRoot' | 'present' | 'dismiss' | 'selectTab'} type
+ * @property {'push' | 'pop' | 'popTo' | 'setRoot' | 'replaceRoot' | 'present' | 'dismiss' | 'selectTab' | 'list'} type
  * @property {ScreenRef | null} from
  * @property {ScreenRef | null} to
  * @property {boolean} animated
  * @property {string | null} style
  * @property {boolean} interactive
  * @property {ResultReceipt | null} result
+ * @property {ScreenListChange[]} lists how the lists of screens that stay in the tree changed, by
+ *   screen id ascending; empty when none did (screens that arrive or leave are drawn whole)
  */
 
 /**
@@ -153,10 +162,11 @@ export function parseEntryId(text) {
  * @param {string} feature
  * @param {JSONObject} params
  * @param {boolean} [isHandoff]
+ * @param {ListSection[] | null} [sections]
  * @returns {ScreenEntry}
  */
-export function makeScreenEntry(id, feature, params, isHandoff = false) {
-  return { type: 'screen', id, feature, params, isHandoff };
+export function makeScreenEntry(id, feature, params, isHandoff = false, sections = null) {
+  return { type: 'screen', id, feature, params, isHandoff, sections };
 }
 
 /**
@@ -436,6 +446,59 @@ function collectScreens(node, result) {
     collect(node.entries[node.selected]);
   }
   if (node.presented) collectScreens(node.presented, result);
+}
+
+/**
+ * Where the screen with the id number `id` is, anywhere in the tree: the path to the flow that
+ * owns it and its index in that flow's entries.
+ * @param {FlowNode} root
+ * @param {number} id
+ * @returns {{ path: TreeStep[], index: number } | null}
+ */
+export function placeOfScreen(root, id) {
+  /** @type {TreeStep[]} */
+  const path = [];
+  /**
+   * @param {FlowNode} node
+   * @returns {{ path: TreeStep[], index: number } | null}
+   */
+  const visit = (node) => {
+    for (let index = 0; index < node.entries.length; index += 1) {
+      const entry = node.entries[index];
+      if (entry.type === 'screen') {
+        if (entry.id === id) return { path: path.slice(), index };
+        continue;
+      }
+      path.push(index);
+      const found = visit(entry);
+      if (found) return found;
+      path.pop();
+    }
+    if (node.presented) {
+      path.push('presented');
+      const found = visit(node.presented);
+      if (found) return found;
+      path.pop();
+    }
+    return null;
+  };
+  return visit(root);
+}
+
+/**
+ * The lists of the screens that have one, anywhere below `node`, by screen id.
+ * @param {FlowNode} node
+ * @param {Map<number, ListSection[]>} lists
+ */
+export function collectLists(node, lists) {
+  for (const entry of node.entries) {
+    if (entry.type === 'screen') {
+      if (entry.sections) lists.set(entry.id, entry.sections);
+    } else {
+      collectLists(entry, lists);
+    }
+  }
+  if (node.presented) collectLists(node.presented, lists);
 }
 
 /**

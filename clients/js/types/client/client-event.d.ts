@@ -46,7 +46,7 @@
  */
 export function refusedActions(correction: Correction): FlowAction[];
 /**
- * The action as posted, with nothing empty in it: `{type, from?, params?, interactive?}` (no empty
+ * The action as posted, with nothing empty in it: `{type, from?, row?, params?, interactive?}` (no empty
  * params, no `interactive: false`), so two spellings of one tap compare equal.
  *
  * @param {FlowAction} action
@@ -55,7 +55,7 @@ export function refusedActions(correction: Correction): FlowAction[];
 export function postedAction(action: FlowAction): FlowAction;
 /**
  * The action as the client can keep and post it, or a `TypeError` that names what is wrong:
- * `type` a non-empty string, `from` a string when given, `interactive` a boolean when given, and
+ * `type` a non-empty string, `from` and `row` strings when given, `interactive` a boolean when given, and
  * `params` an object of JSON values only (no BigInt, cycle, function, `NaN`, `Date` or other
  * class instance; members that are `undefined` are left out, as `JSON.stringify` does). It is
  * checked before a tap is queued: a tap the request cannot be written for would stop the drain,

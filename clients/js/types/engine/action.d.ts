@@ -20,5 +20,13 @@ export function readAction(json: JSONValue | string | Record<string, unknown>): 
  * @returns {JSONValue}
  */
 export function fromPlain(value: unknown, path?: (string | number)[] | undefined): JSONValue;
+/** The param holding the tapped row's id (a string). */
+export const rowIdParam: "row.id";
+/** The param holding the tapped row's kind (a string). */
+export const rowKindParam: "row.kind";
+/** The param holding the tapped row's values (an object). */
+export const rowValuesParam: "row.values";
+/** The params the engine supplies from the tapped row; a client cannot send them. */
+export const rowParams: string[];
 export type JSONValue = import('./json.js').JSONValue;
 export type FlowAction = import('./tree.js').FlowAction;

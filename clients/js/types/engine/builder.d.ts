@@ -12,6 +12,7 @@ export function mergeParams(base: import("./json.js").JSONObject, own: import(".
 /** @typedef {import('./tree.js').FlowEntry} FlowEntry */
 /** @typedef {import('./tree.js').ScreenEntry} ScreenEntry */
 /** @typedef {import('./tree.js').FlowLimits} FlowLimits */
+/** @typedef {import('./screenList.js').ListSection} ListSection */
 /**
  * The flows a session can use: definitions by name. The root flow is `app`.
  * @typedef {Map<string, FlowDefinition>} FlowCatalog
@@ -41,9 +42,10 @@ export class FlowBuilder {
      * @param {string} feature
      * @param {JSONObject} params
      * @param {boolean} [isHandoff]
+     * @param {ListSection[] | null} [sections]
      * @returns {ScreenEntry}
      */
-    makeScreen(feature: string, params: import("./json.js").JSONObject, isHandoff?: boolean | undefined): ScreenEntry;
+    makeScreen(feature: string, params: import("./json.js").JSONObject, isHandoff?: boolean | undefined, sections?: import("./screenList.js").ListSection[] | null | undefined): ScreenEntry;
     /**
      * Builds the flow `name`; `ancestors` are the flows being built around it, to catch a flow
      * that contains itself.
@@ -62,6 +64,7 @@ export type FlowNode = import('./tree.js').FlowNode;
 export type FlowEntry = import('./tree.js').FlowEntry;
 export type ScreenEntry = import('./tree.js').ScreenEntry;
 export type FlowLimits = import('./tree.js').FlowLimits;
+export type ListSection = import('./screenList.js').ListSection;
 /**
  * The flows a session can use: definitions by name. The root flow is `app`.
  */

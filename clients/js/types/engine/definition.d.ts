@@ -25,11 +25,13 @@ export function ruleBubbles(rule: FlowRule): boolean;
 /** @typedef {import('./condition.js').ConditionTest} ConditionTest */
 /** @typedef {import('./tree.js').FlowAction} FlowAction */
 /** @typedef {import('./linkPattern.js').LinkPattern} LinkPattern */
+/** @typedef {import('./listEffect.js').ListEffect} ListEffect */
 /**
  * What goes into a flow: a screen of a feature, a child flow built from its definition, or a
  * hand-off (a native step the app runs, shown like a screen whose feature is its kind). Params
- * may hold `{"$param": name}` references when the target comes from an effect.
- * @typedef {{ target: 'screen' | 'flow' | 'handoff', name: string, params: JSONObject }} EntryTarget
+ * may hold `{"$param": name}` references when the target comes from an effect; so may a list
+ * screen's `sections` (`[{"id", "title"?, "indexTitle"?, "rows"}]` as written, or `{"$param": name}`).
+ * @typedef {{ target: 'screen' | 'flow' | 'handoff', name: string, params: JSONObject, sections?: JSONValue }} EntryTarget
  */
 /**
  * A declared param: `"index": "integer"`, or `"note": "string?"` when optional.
@@ -55,7 +57,8 @@ export function ruleBubbles(rule: FlowRule): boolean;
  *   | { name: 'present', flow: string, params: JSONObject, style: PresentationStyle }
  *   | { name: 'selectTab', index: number | null, param: string | null }
  *   | { name: 'setUser', values: JSONObject }
- *   | { name: 'result', into: string, value: JSONValue, to: string | null }} FlowEffect
+ *   | { name: 'result', into: string, value: JSONValue, to: string | null }
+ *   | ListEffect} FlowEffect
  */
 /**
  * A rule's guard: when `when` fails, `otherwise` applies (it shows the guard's flow) and the
@@ -66,6 +69,8 @@ export function ruleBubbles(rule: FlowRule): boolean;
  * One rule of a flow for an action type, tried in order with its siblings.
  * @typedef {object} FlowRule
  * @property {string[] | null} from the features the source screen may show; null: any
+ * @property {string[] | null} row the kinds of the tapped row (`row` of the action) the rule
+ *   matches; null matches any action, row tap or not
  * @property {string[] | null} via the child flows the action may come up through; null: any
  * @property {FlowCondition | null} when
  * @property {boolean} interactive
@@ -139,6 +144,11 @@ export class DefinitionReader {
         path: Path;
     }[];
     /**
+     * Whether the rule being read matches row taps (`row`), whose `row.id`, `row.kind` and
+     * `row.values` params the engine supplies, so references to them need no declaration.
+     */
+    ruleMatchesRows: boolean;
+    /**
      * @param {Path} path
      * @param {string} message
      */
@@ -162,15 +172,18 @@ export type FlowCondition = import('./condition.js').FlowCondition;
 export type ConditionTest = import('./condition.js').ConditionTest;
 export type FlowAction = import('./tree.js').FlowAction;
 export type LinkPattern = import('./linkPattern.js').LinkPattern;
+export type ListEffect = import('./listEffect.js').ListEffect;
 /**
  * What goes into a flow: a screen of a feature, a child flow built from its definition, or a
  * hand-off (a native step the app runs, shown like a screen whose feature is its kind). Params
- * may hold `{"$param": name}` references when the target comes from an effect.
+ * may hold `{"$param": name}` references when the target comes from an effect; so may a list
+ * screen's `sections` (`[{"id", "title"?, "indexTitle"?, "rows"}]` as written, or `{"$param": name}`).
  */
 export type EntryTarget = {
     target: 'screen' | 'flow' | 'handoff';
     name: string;
     params: Map<string, import("./json.js").JSONValue>;
+    sections?: JSONValue;
 };
 /**
  * A declared param: `"index": "integer"`, or `"note": "string?"` when optional.
@@ -228,7 +241,7 @@ export type FlowEffect = {
     into: string;
     value: JSONValue;
     to: string | null;
-};
+} | ListEffect;
 /**
  * A rule's guard: when `when` fails, `otherwise` applies (it shows the guard's flow) and the
  * action waits until that flow is done.
@@ -245,6 +258,11 @@ export type FlowRule = {
      * the features the source screen may show; null: any
      */
     from: string[] | null;
+    /**
+     * the kinds of the tapped row (`row` of the action) the rule
+     * matches; null matches any action, row tap or not
+     */
+    row: string[] | null;
     /**
      * the child flows the action may come up through; null: any
      */

@@ -25,7 +25,7 @@
 export function stateDocument(parts: DocumentParts): string;
 /**
  * Writes a flow as `{"id","flow","kind","style"?,"selected"?,"entries","presented"}`: `style` on
- * presented flows, `selected` on tabbed ones; screens as `{"id","feature","params","handoff"?}`.
+ * presented flows, `selected` on tabbed ones; screens as `{"id","feature","params","sections"?,"handoff"?}`.
  * @param {FlowNode} node
  * @param {boolean} isPresented
  * @param {JSONWriter} writer
@@ -44,7 +44,8 @@ export function writeTop(tree: FlowTree, writer: JSONWriter): void;
  */
 export function writeScreenRef(screen: ScreenRef, writer: JSONWriter): void;
 /**
- * `{"type","from","to","animated","style","interactive","result"?}`.
+ * `{"type","from","to","animated","style","interactive","result"?,"lists"?}`: `lists` when lists
+ * changed, `[{"id", "sections", "rows"}]` by screen id ascending.
  * @param {Transition} transition
  * @param {JSONWriter} writer
  */

@@ -14,6 +14,9 @@
 /** @typedef {import('./tree.js').Transition} Transition */
 /** @typedef {import('./tree.js').TreeStep} TreeStep */
 /** @typedef {import('./tree.js').ResultReceipt} ResultReceipt */
+/** @typedef {import('./screenList.js').ListSection} ListSection */
+/** @typedef {import('./listEffect.js').ListEffect} ListEffect */
+/** @typedef {import('./listEffect.js').ResolvedListOperation} ResolvedListOperation */
 /**
  * One user-state value set by an action, for the server (and a client) to keep.
  * @typedef {{ key: string, value: JSONValue }} UserChange
@@ -28,10 +31,13 @@ export class EffectRun {
      * @param {FlowCatalog} catalog
      * @param {FlowContext} context
      * @param {FlowLimits} limits
+     * @param {number | null} [source] the id of the screen the action came from: the list effects'
+     *   default screen
      */
-    constructor(tree: FlowTree, handlerPath: TreeStep[], handlerFlow: string, action: FlowAction, catalog: import("./builder.js").FlowCatalog, context: FlowContext, limits: FlowLimits);
+    constructor(tree: FlowTree, handlerPath: TreeStep[], handlerFlow: string, action: FlowAction, catalog: import("./builder.js").FlowCatalog, context: FlowContext, limits: FlowLimits, source?: number | null | undefined);
     /** @type {FlowTree} */
     tree: FlowTree;
+    source: number | null;
     handlerPath: import("./tree.js").TreeStep[];
     handlerFlow: string;
     action: import("./tree.js").FlowAction;
@@ -133,6 +139,52 @@ export class EffectRun {
         param: string | null;
     }, handler: FlowNode): number;
     /**
+     * Applies a list effect to the screen it names (the source screen by default), once its values
+     * are filled in from the params. The screen is replaced, never changed: trees share screens.
+     * @param {ListEffect} effect
+     */
+    applyList(effect: ListEffect): void;
+    /**
+     * @param {ListEffect} effect
+     * @returns {ResolvedListOperation}
+     */
+    resolveList(effect: ListEffect): ResolvedListOperation;
+    /**
+     * A list written in an entry or a `setSections`, read once its params are filled in.
+     * @param {JSONValue} raw
+     * @param {string} effect
+     * @returns {ListSection[]}
+     */
+    resolveSections(raw: JSONValue, effect: string): ListSection[];
+    /**
+     * Fills in `raw`'s params and reads it; a value a param made malformed is the action's fault
+     * (invalid params, at the first param it uses), a literal one the definition's.
+     * @template T
+     * @param {JSONValue} raw
+     * @param {string} effect
+     * @param {(value: JSONValue) => T} read
+     * @returns {T}
+     */
+    readResolved<T>(raw: JSONValue, effect: string, read: (value: JSONValue) => T): T;
+    /**
+     * @param {JSONValue} raw
+     * @param {string} effect
+     * @param {string} what
+     */
+    resolveId(raw: JSONValue, effect: string, what: string): string;
+    /**
+     * @param {JSONValue} raw
+     * @param {string} effect
+     */
+    resolveIndex(raw: JSONValue, effect: string): number;
+    /**
+     * `invalid-params` at the first param `raw` uses, or a refusal when it uses none.
+     * @param {JSONValue} raw
+     * @param {string} effect
+     * @param {string} message
+     */
+    invalid(raw: JSONValue, effect: string, message: string): FlowError;
+    /**
      * @param {JSONObject} params
      * @param {string} effect
      * @returns {JSONObject}
@@ -162,6 +214,9 @@ export type ScreenRef = import('./tree.js').ScreenRef;
 export type Transition = import('./tree.js').Transition;
 export type TreeStep = import('./tree.js').TreeStep;
 export type ResultReceipt = import('./tree.js').ResultReceipt;
+export type ListSection = import('./screenList.js').ListSection;
+export type ListEffect = import('./listEffect.js').ListEffect;
+export type ResolvedListOperation = import('./listEffect.js').ResolvedListOperation;
 /**
  * One user-state value set by an action, for the server (and a client) to keep.
  */

@@ -6,11 +6,12 @@ export function isInteractionAction(type: string): boolean;
 /**
  * An action from its parts.
  * @param {string} type
- * @param {{ from?: string | null, params?: JSONObject, interactive?: boolean }} [parts]
+ * @param {{ from?: string | null, row?: string | null, params?: JSONObject, interactive?: boolean }} [parts]
  * @returns {FlowAction}
  */
 export function makeAction(type: string, parts?: {
     from?: string | null | undefined;
+    row?: string | null | undefined;
     params?: import("./json.js").JSONObject | undefined;
     interactive?: boolean | undefined;
 } | undefined): FlowAction;
@@ -45,6 +46,15 @@ export function startTree(catalog: import("./builder.js").FlowCatalog, context: 
  */
 export function applyAction(action: FlowAction, tree: FlowTree, catalog: import("./builder.js").FlowCatalog, context: FlowContext, limits?: import("./tree.js").FlowLimits | undefined): ActionOutcome;
 /**
+ * The outcome with the changes of every list that changed on a screen still in the tree
+ * (`transition.lists`); a version that changed only lists gets a `list` transition from the top
+ * to itself. Trees without lists pay one walk of their screens.
+ * @param {ActionOutcome} outcome
+ * @param {FlowTree} before
+ * @returns {ActionOutcome}
+ */
+export function withListChanges(outcome: ActionOutcome, before: FlowTree): ActionOutcome;
+/**
  * Routes and applies `action`; with `finishing` it is the action of an interaction being
  * finished, with `resuming` a pending action applied again after its guard's flow.
  * @param {FlowAction} action
@@ -57,6 +67,16 @@ export function applyAction(action: FlowAction, tree: FlowTree, catalog: import(
  * @returns {ActionOutcome}
  */
 export function applyNow(action: FlowAction, tree: FlowTree, catalog: import("./builder.js").FlowCatalog, context: FlowContext, limits: FlowLimits, finishing: boolean, resuming?: boolean | undefined): ActionOutcome;
+/**
+ * The action with the tapped row's `row.id`, `row.kind` and `row.values` in its params (any params
+ * of those names removed when it taps no row); refused when the row is not in the source screen's
+ * list.
+ * @param {FlowAction} action
+ * @param {ScreenEntry} screen
+ * @returns {FlowAction}
+ * @throws {FlowError} stale-row
+ */
+export function withRowParams(action: FlowAction, screen: ScreenEntry): FlowAction;
 /**
  * `from` must name the screen on top: anything else is a client acting on a screen that is gone
  * or covered (a double tap's second tap), refused rather than applied twice.
@@ -119,6 +139,9 @@ export function availableActions(tree: FlowTree, catalog: import("./builder.js")
 /** @typedef {import('./tree.js').Transition} Transition */
 /** @typedef {import('./tree.js').TreeStep} TreeStep */
 /** @typedef {import('./tree.js').VisiblePath} VisiblePath */
+/** @typedef {import('./tree.js').ScreenEntry} ScreenEntry */
+/** @typedef {import('./screenList.js').ListSection} ListSection */
+/** @typedef {import('./listChanges.js').ScreenListChange} ScreenListChange */
 /**
  * What applying an action produced.
  * @typedef {object} ActionOutcome
@@ -167,6 +190,9 @@ export type ScreenRef = import('./tree.js').ScreenRef;
 export type Transition = import('./tree.js').Transition;
 export type TreeStep = import('./tree.js').TreeStep;
 export type VisiblePath = import('./tree.js').VisiblePath;
+export type ScreenEntry = import('./tree.js').ScreenEntry;
+export type ListSection = import('./screenList.js').ListSection;
+export type ScreenListChange = import('./listChanges.js').ScreenListChange;
 /**
  * What applying an action produced.
  */

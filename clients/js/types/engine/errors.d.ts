@@ -1,6 +1,6 @@
 /**
  * Why an action was not applied (the tree is then unchanged), or why a tree could not be built.
- * `code` is stable (`stale-source`, `unhandled`, `refused`, `interaction-pending`,
+ * `code` is stable (`stale-source`, `stale-row`, `unhandled`, `refused`, `interaction-pending`,
  * `no-interaction`, `invalid-params`, `broken-definition`, `corrupt-tree`, `unknown-link`,
  * `link-refused`), `status` the HTTP status the server answers, `pointer` where in the posted
  * action the problem is; `chain`, `flow`, `link` and `step` are the problem's extension members.
@@ -17,6 +17,13 @@ export class FlowError extends Error {
      * @param {string} top
      */
     static staleSource(from: string, top: string): FlowError;
+    /**
+     * `row` is not in the list of the screen the action came from (409): the row was removed (or
+     * never there) and the client tapped what it still showed.
+     * @param {string} row
+     * @param {string} screen
+     */
+    static staleRow(row: string, screen: string): FlowError;
     /**
      * No flow on the chain handles the action (422).
      * @param {string} action
@@ -122,6 +129,14 @@ export type FlowErrorDetails = {
      * the screen on top, for a stale `from`
      */
     top?: string | undefined;
+    /**
+     * a stale row's id
+     */
+    row?: string | undefined;
+    /**
+     * the screen whose list lacks a stale row
+     */
+    screen?: string | undefined;
     /**
      * the flows an unhandled action passed through
      */

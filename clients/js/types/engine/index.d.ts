@@ -9,4 +9,6 @@ export { applyAction, startTree, availableActions, makeAction, isInteractionActi
 export { resolveLink, followLink } from "./links.js";
 export { treeTop, treeScreens, visiblePath, structuralProblems, parseEntryId, defaultFlowLimits } from "./tree.js";
 export { readTreeStorage, writeTreeStorage } from "./storage.js";
+export { readSections, ListProblem } from "./screenList.js";
+export { diffLists, longestIncreasingRun } from "./listChanges.js";
 export { EngineRunner, createConformanceRunner, refusalLine } from "./conformance.js";

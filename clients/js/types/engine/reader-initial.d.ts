@@ -25,7 +25,8 @@ export function readInitialEntry(reader: DefinitionReader, value: JSONValue, pat
 } | null;
 /**
  * Reads a screen or flow target: a string (a feature, or a flow name when `stringIsFlow`),
- * `{"screen": feature, "params"?}`, `{"flow": name, "params"?}` or `{"handoff": kind, "params"?}`.
+ * `{"screen": feature, "params"?, "sections"?}`, `{"flow": name, "params"?}` or `{"handoff": kind,
+ * "params"?}`.
  * @param {DefinitionReader} reader
  * @param {JSONValue} value
  * @param {Path} path

@@ -9,7 +9,7 @@ export function readHandlers(reader: DefinitionReader, value: JSONValue | undefi
     rules: FlowRule[];
 }[] | null;
 /**
- * A rule after one with no `when` whose `from` and `via` cover it can never match.
+ * A rule after one with no `when` whose `from`, `via` and `row` cover it can never match.
  * @param {DefinitionReader} reader
  * @param {FlowRule[]} rules
  * @param {Path} path

@@ -13,9 +13,10 @@ export function parseEntryId(text: string): {
  * @param {string} feature
  * @param {JSONObject} params
  * @param {boolean} [isHandoff]
+ * @param {ListSection[] | null} [sections]
  * @returns {ScreenEntry}
  */
-export function makeScreenEntry(id: number, feature: string, params: import("./json.js").JSONObject, isHandoff?: boolean | undefined): ScreenEntry;
+export function makeScreenEntry(id: number, feature: string, params: import("./json.js").JSONObject, isHandoff?: boolean | undefined, sections?: import("./screenList.js").ListSection[] | null | undefined): ScreenEntry;
 /**
  * A flow node.
  * @param {number} id
@@ -123,6 +124,23 @@ export function treeTop(tree: FlowTree): ScreenRef | null;
  */
 export function treeScreens(tree: FlowTree): ScreenRef[];
 /**
+ * Where the screen with the id number `id` is, anywhere in the tree: the path to the flow that
+ * owns it and its index in that flow's entries.
+ * @param {FlowNode} root
+ * @param {number} id
+ * @returns {{ path: TreeStep[], index: number } | null}
+ */
+export function placeOfScreen(root: FlowNode, id: number): {
+    path: TreeStep[];
+    index: number;
+} | null;
+/**
+ * The lists of the screens that have one, anywhere below `node`, by screen id.
+ * @param {FlowNode} node
+ * @param {Map<number, ListSection[]>} lists
+ */
+export function collectLists(node: FlowNode, lists: Map<number, ListSection[]>): void;
+/**
  * The topmost screen in `screens` order showing `feature`, and the path to the flow owning it.
  * @param {FlowTree} tree
  * @param {string} feature
@@ -147,15 +165,19 @@ export function structuralProblems(tree: FlowTree, limits: {
 }): string[];
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 /** @typedef {import('./json.js').JSONValue} JSONValue */
+/** @typedef {import('./screenList.js').ListSection} ListSection */
+/** @typedef {import('./listChanges.js').ScreenListChange} ScreenListChange */
 /**
- * A screen in a flow: a stable id (`"e7"` outside), the feature it shows, its params, and whether
- * it is a hand-off (a native step the app runs itself, whose kind is `feature`).
+ * A screen in a flow: a stable id (`"e7"` outside), the feature it shows, its params, whether
+ * it is a hand-off (a native step the app runs itself, whose kind is `feature`), and its list.
  * @typedef {object} ScreenEntry
  * @property {'screen'} type
  * @property {number} id
  * @property {string} feature
  * @property {JSONObject} params
  * @property {boolean} isHandoff
+ * @property {ListSection[] | null} sections the screen's list, sections of rows; null when it has
+ *   none, which the state document shows by leaving `sections` out
  */
 /**
  * A flow controller: a stack of entries (bottom to top) or a set of tabs and a selected index,
@@ -172,10 +194,12 @@ export function structuralProblems(tree: FlowTree, limits: {
  */
 /** @typedef {ScreenEntry | FlowNode} FlowEntry */
 /**
- * What happened on the client: `{type, from?, params?, interactive?}`.
+ * What happened on the client: `{type, from?, row?, params?, interactive?}`.
  * @typedef {object} FlowAction
  * @property {string} type
  * @property {string | null} from the id of the screen the action came from
+ * @property {string | null} row the id of the tapped row of the `from` screen's list (a row tap);
+ *   the rule that handles the action reads it as the params `row.id`, `row.kind` and `row.values`
  * @property {JSONObject} params
  * @property {boolean} interactive whether to open an interactive transition
  */
@@ -197,15 +221,18 @@ export function structuralProblems(tree: FlowTree, limits: {
  * @property {string} into
  */
 /**
- * What an applied action changed on screen, so a client can animate it.
+ * What an applied action changed on screen, so a client can animate it. `list` means nothing
+ * moved but lists changed: from and to are then the top.
  * @typedef {object} Transition
- * @property {'push' | 'pop' | 'popTo' | 'setRoot' | 'replaceRoot' | 'present' | 'dismiss' | 'selectTab'} type
+ * @property {'push' | 'pop' | 'popTo' | 'setRoot' | 'replaceRoot' | 'present' | 'dismiss' | 'selectTab' | 'list'} type
  * @property {ScreenRef | null} from
  * @property {ScreenRef | null} to
  * @property {boolean} animated
  * @property {string | null} style
  * @property {boolean} interactive
  * @property {ResultReceipt | null} result
+ * @property {ScreenListChange[]} lists how the lists of screens that stay in the tree changed, by
+ *   screen id ascending; empty when none did (screens that arrive or leave are drawn whole)
  */
 /**
  * An interactive transition in progress.
@@ -267,9 +294,11 @@ export const defaultFlowLimits: Readonly<{
 }>;
 export type JSONObject = import('./json.js').JSONObject;
 export type JSONValue = import('./json.js').JSONValue;
+export type ListSection = import('./screenList.js').ListSection;
+export type ScreenListChange = import('./listChanges.js').ScreenListChange;
 /**
- * A screen in a flow: a stable id (`"e7"` outside), the feature it shows, its params, and whether
- * it is a hand-off (a native step the app runs itself, whose kind is `feature`).
+ * A screen in a flow: a stable id (`"e7"` outside), the feature it shows, its params, whether
+ * it is a hand-off (a native step the app runs itself, whose kind is `feature`), and its list.
  */
 export type ScreenEntry = {
     type: 'screen';
@@ -277,6 +306,11 @@ export type ScreenEntry = {
     feature: string;
     params: import("./json.js").JSONObject;
     isHandoff: boolean;
+    /**
+     * the screen's list, sections of rows; null when it has
+     * none, which the state document shows by leaving `sections` out
+     */
+    sections: ListSection[] | null;
 };
 /**
  * A flow controller: a stack of entries (bottom to top) or a set of tabs and a selected index,
@@ -309,7 +343,7 @@ export type FlowNode = {
 };
 export type FlowEntry = ScreenEntry | FlowNode;
 /**
- * What happened on the client: `{type, from?, params?, interactive?}`.
+ * What happened on the client: `{type, from?, row?, params?, interactive?}`.
  */
 export type FlowAction = {
     type: string;
@@ -317,6 +351,11 @@ export type FlowAction = {
      * the id of the screen the action came from
      */
     from: string | null;
+    /**
+     * the id of the tapped row of the `from` screen's list (a row tap);
+     * the rule that handles the action reads it as the params `row.id`, `row.kind` and `row.values`
+     */
+    row: string | null;
     params: import("./json.js").JSONObject;
     /**
      * whether to open an interactive transition
@@ -343,16 +382,22 @@ export type ResultReceipt = {
     into: string;
 };
 /**
- * What an applied action changed on screen, so a client can animate it.
+ * What an applied action changed on screen, so a client can animate it. `list` means nothing
+ * moved but lists changed: from and to are then the top.
  */
 export type Transition = {
-    type: 'push' | 'pop' | 'popTo' | 'setRoot' | 'replaceRoot' | 'present' | 'dismiss' | 'selectTab';
+    type: 'push' | 'pop' | 'popTo' | 'setRoot' | 'replaceRoot' | 'present' | 'dismiss' | 'selectTab' | 'list';
     from: ScreenRef | null;
     to: ScreenRef | null;
     animated: boolean;
     style: string | null;
     interactive: boolean;
     result: ResultReceipt | null;
+    /**
+     * how the lists of screens that stay in the tree changed, by
+     * screen id ascending; empty when none did (screens that arrive or leave are drawn whole)
+     */
+    lists: ScreenListChange[];
 };
 /**
  * An interactive transition in progress.

@@ -87,7 +87,7 @@ public struct ClientCapabilities: Sendable, Equatable, Hashable {
     /// Whether the client renders every feature of `shown`.
     public func canRender(_ shown: ScreenFeatures) -> Bool {
         guard let features else { return true }
-        return shown.features.isSubset(of: features)
+        return shown.rendered.isSubset(of: features)
     }
 
     /// What of `shown` the client cannot render, in name order.

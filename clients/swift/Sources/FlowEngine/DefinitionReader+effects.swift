@@ -66,6 +66,8 @@ extension DefinitionReader {
             effect = readSelectTab(argument, at: effectPath, params: params).map(FlowEffect.selectTab)
         case "result":
             effect = readResult(argument, at: effectPath).map(FlowEffect.result)
+        case "setSections", "setRows", "insertRow", "removeRow", "moveRow", "updateRow":
+            effect = readListEffect(member.key, argument, at: effectPath)
         case "setUser":
             guard let values = argument.objectValue, !values.isEmpty else {
                 report(effectPath, "setUser takes a non-empty object of user-state keys and values, such as {\"onboarded\": true}; found \(argument.abbreviatedJSON())")
@@ -142,7 +144,10 @@ extension DefinitionReader {
         }
         // The value's references were collected with the rule's others when the effect was read.
         let value = path.appending(first).appending("result").appending("value")
-        if !declaresParams, paramReferences.contains(where: { $0.path.tokens.starts(with: value.tokens) }) {
+        let undeclared = paramReferences.contains { reference in
+            reference.path.tokens.starts(with: value.tokens) && !(ruleMatchesRows && FlowAction.rowParams.contains(reference.name))
+        }
+        if !declaresParams, undeclared {
             report(
                 value,
                 "a result's value must have a declared type: declare the params it uses in this rule's params, such as \"params\": {\"address\": \"object\"}")

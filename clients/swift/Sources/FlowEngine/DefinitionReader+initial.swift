@@ -77,7 +77,16 @@ extension DefinitionReader {
             report(path, "expected a feature name, {\"screen\": feature}, {\"flow\": name} or {\"handoff\": kind}; found \(value.typeName)")
             return nil
         }
-        checkKeys(object, allowed: ["screen", "flow", "handoff", "params"] + extraKeys, at: path, what: "an entry")
+        checkKeys(object, allowed: ["screen", "flow", "handoff", "params", "sections"] + extraKeys, at: path, what: "an entry")
+        var sections: JSONValue?
+        if let rawSections = object["sections"] {
+            guard object["screen"] != nil else {
+                report(path.appending("sections"), "sections belong to a screen entry {\"screen\": feature, \"sections\": […]}")
+                return nil
+            }
+            sections = readSectionsTemplate(rawSections, at: path.appending("sections"), allowParamReferences: allowParamReferences)
+            if sections == nil { return nil }
+        }
         var params = JSONObject()
         var valid = true
         if let rawParams = object["params"] {
@@ -98,7 +107,7 @@ extension DefinitionReader {
         switch (object["screen"], object["flow"]) {
         case (let screen?, nil):
             guard let feature = readFeature(screen, at: path.appending("screen")), valid else { return nil }
-            return .screen(feature: feature, params: params)
+            return .screen(feature: feature, params: params, sections: sections)
         case (nil, let flow?):
             guard let name = flow.stringValue, Self.isValidFlowName(name) else {
                 report(path.appending("flow"), "flow must be a flow name (1 to 100 letters, digits, '.', '_' or '-'); found \(flow.abbreviatedJSON())")

@@ -65,10 +65,13 @@ extension DefinitionReader {
         }
         for (later, rule) in rules.enumerated() {
             for earlier in 0..<later where rules[earlier].when == nil {
-                if covers(sources[earlier], rule.from) && covers(rules[earlier].via.map(Set.init), rule.via) {
+                if covers(sources[earlier], rule.from) && covers(rules[earlier].via.map(Set.init), rule.via)
+                    && covers(rules[earlier].row.map(Set.init), rule.row)
+                {
                     var scopes: [String] = []
                     if let from = rules[earlier].from { scopes.append("from \(Self.abbreviatedList(from))") }
                     if let via = rules[earlier].via { scopes.append("via \(Self.abbreviatedList(via))") }
+                    if let row = rules[earlier].row { scopes.append("row \(Self.abbreviatedList(row))") }
                     let scope = scopes.isEmpty ? "any source" : scopes.joined(separator: " ")
                     report(
                         path.appending(later),
@@ -97,6 +100,9 @@ extension DefinitionReader {
 
         var from: [String]?
         if let rawFrom = object["from"] { from = readFrom(rawFrom, at: path.appending("from")) }
+        var row: [String]?
+        if let rawRow = object["row"] { row = readRowKinds(rawRow, at: path.appending("row")) }
+        ruleMatchesRows = object["row"] != nil
         var via: [String]?
         if let rawVia = object["via"] { via = readVia(rawVia, at: path.appending("via")) }
         var when: FlowCondition?
@@ -150,7 +156,7 @@ extension DefinitionReader {
             }
         }
         if declaresParams {
-            for reference in paramReferences {
+            for reference in paramReferences where !(ruleMatchesRows && FlowAction.rowParams.contains(reference.name)) {
                 let name = JSONValue.string(reference.name).jsonText
                 guard let declared = params.first(where: { $0.name == reference.name }) else {
                     report(reference.path.appending("$param"), "param \(name) is not declared in this rule's params; declare it or fix the name")
@@ -166,7 +172,7 @@ extension DefinitionReader {
         }
         guard problems.count == before else { return nil }
         return FlowRule(
-            from: from, via: via, when: when, interactive: interactive, params: params, effects: effects, summary: summary,
+            from: from, row: row, via: via, when: when, interactive: interactive, params: params, effects: effects, summary: summary,
             guarded: guarded)
     }
 

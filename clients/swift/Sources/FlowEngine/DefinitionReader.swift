@@ -16,11 +16,14 @@ struct DefinitionReader {
     var tabCount: Int?
     /// Param references of the rule being read, checked against its declared params.
     var paramReferences: [(name: String, path: JSONPointer)] = []
+    /// Whether the rule being read matches row taps (`row`), whose `row.id`, `row.kind` and
+    /// `row.values` params the engine supplies, so references to them need no declaration.
+    var ruleMatchesRows = false
 
     /// `version` and `live` are what the server adds when it shows a stored definition; they are
     /// accepted and ignored so a definition read back can be uploaded again as it is.
     static let definitionKeys = ["name", "kind", "initial", "selected", "on", "links", "description", "version", "live"]
-    static let ruleKeys = ["from", "via", "when", "interactive", "params", "do", "guard", "description"]
+    static let ruleKeys = ["from", "row", "via", "when", "interactive", "params", "do", "guard", "description"]
     static let reservedActions = ["interaction.update", "interaction.end", "interaction.cancel", "link", "link.cancel"]
     static let operatorKeys = ["is", "isNot", "in", "notIn", "exists"]
     /// Rules for one action type, at most: far more than a flow needs, and the bound that keeps

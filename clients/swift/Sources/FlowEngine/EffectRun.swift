@@ -20,10 +20,13 @@ struct EffectRun {
     /// The ids of the flows that `push`, `setRoot` or `present` put into the tree, in order (a
     /// guard's effects show its flow this way).
     private(set) var shownFlows: [(id: Int, name: String)] = []
+    /// The id of the screen the action came from: the list effects' default screen.
+    private let source: Int?
 
     init(tree: FlowTree, handlerPath: [TreeStep], handlerFlow: String, action: FlowAction,
-         catalog: FlowCatalog, context: FlowContext, limits: FlowLimits) {
+         catalog: FlowCatalog, context: FlowContext, limits: FlowLimits, source: Int? = nil) {
         self.tree = tree
+        self.source = source
         self.handlerPath = handlerPath
         self.handlerFlow = handlerFlow
         self.action = action
@@ -79,6 +82,8 @@ struct EffectRun {
         case .result(let result):
             guard self.result == nil else { throw refusal("a rule returns at most one result") }
             self.result = result
+        case .list(let effect):
+            try applyList(effect)
         default:
             guard !handlerGone else {
                 throw refusal("\(effect.name) cannot apply: an earlier effect dismissed \(handlerFlow)")
@@ -145,7 +150,7 @@ struct EffectRun {
             }
             handler.selected = try tabIndex(choice, in: handler)
             record(.selectTab, animated: false)
-        case .setUser, .bubble, .dismiss, .dismissAll, .result:
+        case .setUser, .bubble, .dismiss, .dismissAll, .result, .list:
             break  // handled at tree level
         }
     }
@@ -187,8 +192,9 @@ struct EffectRun {
 
     private mutating func makeEntry(_ target: EntryTarget, effect: String) throws(FlowError) -> FlowEntry {
         switch target {
-        case .screen(let feature, let params):
-            return .screen(builder.makeScreen(feature: feature, params: try resolve(params, effect: effect)))
+        case .screen(let feature, let params, let rawSections):
+            let sections = try rawSections.map { raw throws(FlowError) in try resolveSections(raw, effect: effect) }
+            return .screen(builder.makeScreen(feature: feature, params: try resolve(params, effect: effect), sections: sections))
         case .flow(let name, let params):
             let node = try builder.makeNode(flow: name, params: try resolve(params, effect: effect))
             shownFlows.append((node.id, node.flow))
@@ -295,6 +301,123 @@ struct EffectRun {
                 throw .invalidParams(path: path, message: "tab \(index) is out of range; \(range)")
             }
             return index
+        }
+    }
+
+    // MARK: lists
+
+    /// Applies a list effect to the screen it names (the source screen by default), once its
+    /// values are filled in from the params.
+    private mutating func applyList(_ effect: ListEffect) throws(FlowError) {
+        let operation = try resolveList(effect.operation, effect: effect.name)
+        let place: (path: [TreeStep], index: Int)
+        if let feature = effect.screen {
+            guard let found = tree.topmostScreen(showing: feature) else {
+                throw refusal("\(effect.name) changes the list of \(feature), but no screen of \(feature) is in the stack")
+            }
+            place = found
+        } else {
+            guard let source, let found = tree.place(ofScreen: source) else {
+                throw refusal("\(effect.name) changes the list of the screen the action came from, which an earlier effect took away; name the screen with \"screen\"")
+            }
+            place = found
+        }
+        let path = place.path[...]
+        guard var owner = tree.root.take(at: path) else {
+            throw .corruptTree(message: "the screen of a list effect is not where it was found")
+        }
+        defer { tree.root.put(owner, at: path) }
+        guard owner.entries.indices.contains(place.index), case .screen(var screen) = owner.entries[place.index] else {
+            throw .corruptTree(message: "the screen of a list effect is not where it was found")
+        }
+        guard var sections = screen.sections else {
+            throw refusal("\(effect.name) changes a list, but screen \(screen.entryId) (\(screen.feature)) has none; give its entry \"sections\"")
+        }
+        owner.entries[place.index] = .screen(.placeholder)
+        screen.sections = nil  // so `sections` is the only reference and changes in place
+        let reason = operation.apply(to: &sections)
+        screen.sections = sections
+        owner.entries[place.index] = .screen(screen)
+        if let reason { throw refusal("\(effect.name) on the list of \(screen.entryId) (\(screen.feature)): \(reason)") }
+    }
+
+    private func resolveList(_ operation: ListEffect.Operation, effect: String) throws(FlowError) -> ResolvedListOperation {
+        switch operation {
+        case .setSections(let raw):
+            return .setSections(try resolveSections(raw, effect: effect))
+        case .setRows(let section, let rows):
+            let id = try resolveId(section, effect: effect, what: "section")
+            return .setRows(section: id, rows: try read(rows, effect: effect) { value throws(ListProblem) in try ScreenList.readRows(value) })
+        case .insertRow(let section, let row, let at):
+            let id = try resolveId(section, effect: effect, what: "section")
+            let row = try read(row, effect: effect) { value throws(ListProblem) in try ScreenList.readRow(value) }
+            return .insertRow(section: id, row: row, at: try at.map { value throws(FlowError) in try resolveIndex(value, effect: effect) })
+        case .removeRow(let row):
+            return .removeRow(try resolveId(row, effect: effect, what: "row"))
+        case .moveRow(let row, let section, let at):
+            return .moveRow(
+                try resolveId(row, effect: effect, what: "row"),
+                section: try section.map { value throws(FlowError) in try resolveId(value, effect: effect, what: "section") },
+                at: try at.map { value throws(FlowError) in try resolveIndex(value, effect: effect) })
+        case .updateRow(let row, let values):
+            let id = try resolveId(row, effect: effect, what: "row")
+            let resolved = try resolve(values, effect: effect)
+            guard let object = resolved.objectValue else {
+                throw invalid(values, effect: effect, "values must be an object; found \(resolved.typeName)")
+            }
+            return .updateRow(id, values: object)
+        }
+    }
+
+    /// A list written in an entry or a `setSections`, read once its params are filled in.
+    private func resolveSections(_ raw: JSONValue, effect: String) throws(FlowError) -> [ListSection] {
+        try read(raw, effect: effect) { value throws(ListProblem) in try ScreenList.readSections(value) }
+    }
+
+    /// Fills in `raw`'s params and reads it; a value a param made malformed is the action's
+    /// fault (invalid params, at the first param it uses), a literal one the definition's.
+    private func read<T>(_ raw: JSONValue, effect: String, _ reader: (JSONValue) throws(ListProblem) -> T) throws(FlowError) -> T {
+        let value = try resolve(raw, effect: effect)
+        do throws(ListProblem) {
+            return try reader(value)
+        } catch {
+            throw invalid(raw, effect: effect, "\(error.pointer.description.isEmpty ? "" : "at \(error.pointer) of the value: ")\(error.message)")
+        }
+    }
+
+    private func resolveId(_ raw: JSONValue, effect: String, what: String) throws(FlowError) -> String {
+        let value = try resolve(raw, effect: effect)
+        guard let text = value.stringValue, !text.isEmpty, text.unicodeScalars.count <= 200 else {
+            throw invalid(raw, effect: effect, "a \(what) id must be a string of 1 to 200 characters; found \(value.abbreviatedJSON(limit: 40))")
+        }
+        return text
+    }
+
+    private func resolveIndex(_ raw: JSONValue, effect: String) throws(FlowError) -> Int {
+        let value = try resolve(raw, effect: effect)
+        guard let index = value.integerValue, index >= 0 else {
+            throw invalid(raw, effect: effect, "at must be an index from 0; found \(value.abbreviatedJSON(limit: 40))")
+        }
+        return index
+    }
+
+    /// `invalid-params` at the first param `raw` uses, or a refusal when it uses none.
+    private func invalid(_ raw: JSONValue, effect: String, _ message: String) -> FlowError {
+        guard let name = Self.firstReference(in: raw) else { return refusal("\(effect): \(message)") }
+        return .invalidParams(path: JSONPointer(["params", name]).description, message: "\(action.type)'s \(effect) effect: \(message)")
+    }
+
+    private static func firstReference(in value: JSONValue) -> String? {
+        switch value {
+        case .object(let object):
+            if object.count == 1, let name = object["$param"]?.stringValue { return name }
+            for member in object.members { if let name = firstReference(in: member.value) { return name } }
+            return nil
+        case .array(let elements):
+            for element in elements { if let name = firstReference(in: element) { return name } }
+            return nil
+        default:
+            return nil
         }
     }
 

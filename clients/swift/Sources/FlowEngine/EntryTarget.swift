@@ -8,9 +8,10 @@ import JSON
 /// own params), which is how `present {"flow": "modal", "params": {"content": …}}` reaches the
 /// `modal` screen.
 public enum EntryTarget: Sendable, Equatable {
-    /// A screen of `feature` with `params` (which may hold `{"$param": name}` references when
-    /// it comes from an effect).
-    case screen(feature: String, params: JSONObject)
+    /// A screen of `feature` with `params` and, for a list screen, its `sections` as written
+    /// (`[{"id", "title"?, "indexTitle"?, "rows"}]`, or `{"$param": name}`); both may hold
+    /// `{"$param": name}` references when the target comes from an effect.
+    case screen(feature: String, params: JSONObject, sections: JSONValue? = nil)
     /// A child flow built from its definition, receiving `params`.
     case flow(name: String, params: JSONObject)
     /// A native step the app runs itself (a purchase sheet, the camera, a permission prompt),

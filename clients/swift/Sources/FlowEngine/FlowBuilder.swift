@@ -31,8 +31,8 @@ struct FlowBuilder {
         return id
     }
 
-    mutating func makeScreen(feature: String, params: JSONObject, isHandoff: Bool = false) -> ScreenEntry {
-        ScreenEntry(id: allocateId(), feature: feature, params: params, isHandoff: isHandoff)
+    mutating func makeScreen(feature: String, params: JSONObject, isHandoff: Bool = false, sections: [ListSection]? = nil) -> ScreenEntry {
+        ScreenEntry(id: allocateId(), feature: feature, params: params, isHandoff: isHandoff, sections: sections)
     }
 
     /// Builds the flow `name`; `ancestors` are the flows being built around it, to catch a flow
@@ -54,8 +54,17 @@ struct FlowBuilder {
         for entry in definition.initial {
             if let when = entry.when, !when.evaluate(in: context, params: params) { continue }
             switch entry.target {
-            case .screen(let feature, let own):
-                entries.append(.screen(makeScreen(feature: feature, params: Self.merge(params, own))))
+            case .screen(let feature, let own, let rawSections):
+                // Initial lists are static, checked when the definition was read.
+                var sections: [ListSection]?
+                if let rawSections {
+                    do throws(ListProblem) {
+                        sections = try ScreenList.readSections(rawSections)
+                    } catch {
+                        throw .brokenDefinition(flow: name, message: "the list of \(feature) is invalid at \(error.pointer): \(error.message)")
+                    }
+                }
+                entries.append(.screen(makeScreen(feature: feature, params: Self.merge(params, own), sections: sections)))
             case .handoff(let kind, let own):
                 entries.append(.screen(makeScreen(feature: kind, params: Self.merge(params, own), isHandoff: true)))
             case .flow(let child, let own):

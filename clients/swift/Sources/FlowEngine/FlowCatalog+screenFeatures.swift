@@ -15,16 +15,24 @@ public struct ScreenFeatures: Sendable, Equatable {
     public var flows: [String]
     /// Flows named by a reached flow that the catalog does not define (their screens are unknown).
     public var undefinedFlows: [String]
+    /// The row kinds (list cells) the flows can show: features for capabilities, as screens
+    /// are, but never the source screen of an action, so kept apart from ``features``.
+    public var rowKinds: Set<String>
 
-    public init(features: Set<String> = [], flows: [String] = [], undefinedFlows: [String] = []) {
+    public init(features: Set<String> = [], flows: [String] = [], undefinedFlows: [String] = [], rowKinds: Set<String> = []) {
         self.features = features
         self.flows = flows
         self.undefinedFlows = undefinedFlows
+        self.rowKinds = rowKinds
     }
 
-    /// The features shown that `renderable` lacks, in name order; empty when it renders them all.
+    /// What a client must render: the screen features and the row kinds.
+    public var rendered: Set<String> { features.union(rowKinds) }
+
+    /// The features and row kinds shown that `renderable` lacks, in name order; empty when it
+    /// renders them all.
     public func missing(from renderable: Set<String>) -> [String] {
-        features.subtracting(renderable).sorted()
+        rendered.subtracting(renderable).sorted()
     }
 }
 
@@ -38,7 +46,7 @@ extension FlowDefinition {
         var flows: Set<String> = []
         func add(_ target: EntryTarget) {
             switch target {
-            case .screen(let feature, _), .handoff(let feature, _): features.insert(feature)
+            case .screen(let feature, _, _), .handoff(let feature, _): features.insert(feature)
             case .flow(let name, _): flows.insert(name)
             }
         }
@@ -49,12 +57,62 @@ extension FlowDefinition {
                     switch effect {
                     case .push(let target), .setRoot(let target), .replaceRoot(let target): add(target)
                     case .present(let presentation): flows.insert(presentation.flow)
-                    case .pop, .popTo, .popToRoot, .dismiss, .dismissAll, .selectTab, .setUser, .bubble, .result: break
+                    case .pop, .popTo, .popToRoot, .dismiss, .dismissAll, .selectTab, .setUser, .bubble, .result, .list: break
                     }
                 }
             }
         }
         return (features, flows)
+    }
+}
+
+extension FlowDefinition {
+    /// The row kinds this definition can put in a list: those of the rows written in its
+    /// entries' `sections` and in its list effects, and those its rules match (`row`). Rows a
+    /// param supplies whole are the client's own and cannot be known here.
+    public var ownRowKinds: Set<String> {
+        var kinds: Set<String> = []
+        func add(_ target: EntryTarget) {
+            guard case .screen(_, _, let sections?) = target else { return }
+            kinds.formUnion(ListEffect(operation: .setSections(sections)).literalKinds)
+        }
+        for entry in initial { add(entry.target) }
+        for handler in handlers {
+            for rule in handler.rules {
+                kinds.formUnion(rule.row ?? [])
+                for effect in rule.effects + (rule.guarded?.otherwise ?? []) {
+                    switch effect {
+                    case .push(let target), .setRoot(let target), .replaceRoot(let target): add(target)
+                    case .list(let list): kinds.formUnion(list.literalKinds)
+                    default: break
+                    }
+                }
+            }
+        }
+        return kinds
+    }
+
+    /// The features a client must render for this definition: its screens and its row kinds.
+    public var ownRenderedFeatures: Set<String> { ownScreens.features.union(ownRowKinds) }
+
+    /// The features that can hold a list: screens written with `sections` in an entry.
+    public var ownListScreens: Set<String> {
+        var features: Set<String> = []
+        func add(_ target: EntryTarget) {
+            if case .screen(let feature, _, _?) = target { features.insert(feature) }
+        }
+        for entry in initial { add(entry.target) }
+        for handler in handlers {
+            for rule in handler.rules {
+                for effect in rule.effects + (rule.guarded?.otherwise ?? []) {
+                    switch effect {
+                    case .push(let target), .setRoot(let target), .replaceRoot(let target): add(target)
+                    default: break
+                    }
+                }
+            }
+        }
+        return features
     }
 }
 
@@ -77,6 +135,7 @@ extension FlowCatalog {
             }
             let own = definition.ownScreens
             result.features.formUnion(own.features)
+            result.rowKinds.formUnion(definition.ownRowKinds)
             for child in own.childFlows.sorted() where visited.insert(child).inserted {
                 queue.append(child)
             }

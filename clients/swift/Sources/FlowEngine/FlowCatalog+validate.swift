@@ -54,8 +54,49 @@ extension FlowCatalog {
         problems += unreachableSourceProblems(of: definition)
         problems += unhandledBubbleProblems(of: definition)
         problems += resultTargetProblems(of: definition)
+        problems += listProblems(of: definition)
         problems += guardWarnings(of: definition)
         if let flags { problems += Self.flagWarnings(of: definition, flags: flags) }
+        return problems
+    }
+
+    /// List effects and row rules need screens that hold a list: a feature some entry of the
+    /// catalog writes with `sections`. Without `screen`, a list effect changes the source
+    /// screen's list, so the rule must name its sources with `from`, each a list screen.
+    private func listProblems(of definition: FlowDefinition) -> [DefinitionProblem] {
+        var listScreens: Set<String> = []
+        for name in names { listScreens.formUnion(definitions[name]?.ownListScreens ?? []) }
+        var problems: [DefinitionProblem] = []
+        func noList(_ feature: String) -> String {
+            "\(feature) never holds a list: no entry of the catalog writes it with \"sections\" (write {\"screen\": \"\(feature)\", \"sections\": []} where it is shown)"
+        }
+        for handler in definition.handlers {
+            for (ruleIndex, rule) in handler.rules.enumerated() {
+                let rulePath = JSONPointer(["on", handler.action, String(ruleIndex)])
+                if rule.row != nil {
+                    for feature in rule.from ?? [] where !listScreens.contains(feature) {
+                        problems.append(DefinitionProblem(path: rulePath.appending("row").description, message: "row matches a tap on a row of the source screen's list, but \(noList(feature))"))
+                    }
+                }
+                for (effectIndex, effect) in rule.effects.enumerated() {
+                    guard case .list(let list) = effect else { continue }
+                    let path = rulePath.appending("do").appending(effectIndex).appending(list.name)
+                    if let feature = list.screen {
+                        if !listScreens.contains(feature) {
+                            problems.append(DefinitionProblem(path: path.appending("screen").description, message: "\(list.name) changes the list of \(noList(feature))"))
+                        }
+                    } else if let from = rule.from {
+                        for feature in from where !listScreens.contains(feature) {
+                            problems.append(DefinitionProblem(path: path.description, message: "\(list.name) changes the source screen's list, but \(noList(feature)); name the screen with \"screen\""))
+                        }
+                    } else {
+                        problems.append(DefinitionProblem(
+                            path: path.description,
+                            message: "\(list.name) changes the list of the screen the action came from, but the rule has no from to say which screens those are; add from, or name the screen with \"screen\""))
+                    }
+                }
+            }
+        }
         return problems
     }
 

@@ -45,6 +45,9 @@ public enum FlowEffect: Sendable, Equatable {
     /// the screen on top then (the one below after a pop, the presenter's after a dismiss), or
     /// the topmost screen showing ``ScreenResult/to``. The value lands in that screen's params.
     case result(ScreenResult)
+    /// Changes the list of a screen still in the tree (``ListEffect``): the source screen's, or
+    /// the topmost screen showing ``ListEffect/screen``.
+    case list(ListEffect)
 
     /// The effect's name as written in definitions.
     public var name: String {
@@ -62,6 +65,7 @@ public enum FlowEffect: Sendable, Equatable {
         case .setUser: return "setUser"
         case .bubble: return "bubble"
         case .result: return "result"
+        case .list(let effect): return effect.name
         }
     }
 
@@ -69,7 +73,7 @@ public enum FlowEffect: Sendable, Equatable {
     public static let names = [
         "push", "pop", "popTo", "popToRoot", "setRoot", "present", "dismiss", "dismissAll",
         "selectTab", "replaceRoot", "setUser", "bubble", "result",
-    ]
+    ] + ListEffect.names
 
     /// Which entry `popTo` returns to.
     public enum PopTarget: Sendable, Equatable {

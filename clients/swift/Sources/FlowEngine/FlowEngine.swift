@@ -34,6 +34,11 @@ import JSON
 ///   and again when it finishes; if finishing fails (the catalog changed meanwhile), the error
 ///   is returned and the interaction stays pending until `interaction.cancel`.
 /// - Flow params reach a flow's initial screens, overlaid by each screen's own params.
+/// - Lists (``ListSection``) belong to their screen entry. List effects apply in order with the
+///   rule's others, to the source screen by default; a row tap's row is checked against the
+///   source screen's list before routing (`staleRow`). The transition's `lists` compare every
+///   screen present before and after by id (``ListChanges/diff(from:to:)``), whatever changed it;
+///   a version that changed only lists gets a `list` transition from the top to itself.
 /// - A link rebuilds the cold-start stack with fresh ids and applies its actions as one
 ///   outcome; its transition rule, deferral and the dropping of a pending link that fails
 ///   later are described at ``followLink(_:from:catalog:context:limits:field:)``.
@@ -93,6 +98,40 @@ public enum FlowEngine {
         _ action: FlowAction, to tree: FlowTree, catalog: FlowCatalog, context: FlowContext,
         limits: FlowLimits = .default
     ) throws(FlowError) -> ActionOutcome {
+        let outcome = try applyWithoutLists(action, to: tree, catalog: catalog, context: context, limits: limits)
+        return withListChanges(outcome, before: tree)
+    }
+
+    /// The outcome with the changes of every list that changed on a screen still in the tree
+    /// (``Transition/lists``); a version that changed only lists gets a `list` transition from
+    /// the top to itself. Trees without lists pay one walk of their screens.
+    static func withListChanges(_ outcome: ActionOutcome, before: FlowTree) -> ActionOutcome {
+        var old: [Int: [ListSection]] = [:]
+        before.root.collectLists(into: &old)
+        guard !old.isEmpty else { return outcome }
+        var new: [Int: [ListSection]] = [:]
+        outcome.tree.root.collectLists(into: &new)
+        var lists: [ScreenListChange] = []
+        for id in new.keys.sorted() {
+            guard let before = old[id], let after = new[id], before != after else { continue }
+            let changes = ListChanges.diff(from: before, to: after)
+            if !changes.isEmpty { lists.append(ScreenListChange(id: id, changes: changes)) }
+        }
+        guard !lists.isEmpty else { return outcome }
+        var changed = outcome
+        if changed.transition == nil {
+            let top = outcome.tree.top
+            changed.transition = Transition(type: .list, from: top, to: top, lists: lists)
+        } else {
+            changed.transition?.lists = lists
+        }
+        return changed
+    }
+
+    private static func applyWithoutLists(
+        _ action: FlowAction, to tree: FlowTree, catalog: FlowCatalog, context: FlowContext,
+        limits: FlowLimits
+    ) throws(FlowError) -> ActionOutcome {
         guard !action.type.isEmpty else {
             throw .invalidParams(path: "/type", message: "type must be a non-empty action type, such as \"back\"")
         }
@@ -144,10 +183,13 @@ public enum FlowEngine {
         }
         let source = visible.top
         if let from = action.from { try checkSource(from, top: source) }
-        let plan = try route(action, along: visible, catalog: catalog, context: context)
+        // A row tap reaches the rules with the row as params; the action itself (kept while a
+        // guard waits, or while an interaction is pending) stays as the client sent it.
+        let routed = try withRowParams(action, screen: visible.screen)
+        let plan = try route(routed, along: visible, catalog: catalog, context: context)
         var run = EffectRun(
-            tree: tree, handlerPath: plan.path, handlerFlow: plan.handledBy, action: action,
-            catalog: catalog, context: context, limits: limits)
+            tree: tree, handlerPath: plan.path, handlerFlow: plan.handledBy, action: routed,
+            catalog: catalog, context: context, limits: limits, source: source.id)
 
         if plan.isGuard {
             return try applyGuard(plan, for: action, source: source, run: &run, resuming: resuming, finishing: finishing)
@@ -172,6 +214,27 @@ public enum FlowEngine {
         return ActionOutcome(
             tree: run.tree, transition: run.transition(from: source, interactive: finishing),
             handledBy: plan.handledBy, userChanges: run.userChanges, interactionEvent: finishing ? .finished : nil)
+    }
+
+    /// The action with the tapped row's `row.id`, `row.kind` and `row.values` in its params (any
+    /// params of those names removed when it taps no row); refused when the row is not in the
+    /// source screen's list.
+    public static func withRowParams(_ action: FlowAction, screen: ScreenEntry) throws(FlowError) -> FlowAction {
+        guard let rowId = action.row else {
+            guard FlowAction.rowParams.contains(where: action.params.contains(key:)) else { return action }
+            var plain = action
+            for name in FlowAction.rowParams { plain.params[name] = nil }
+            return plain
+        }
+        guard let sections = screen.sections, let place = ScreenList.place(ofRow: rowId, in: sections) else {
+            throw .staleRow(row: rowId, screen: screen.entryId)
+        }
+        let row = sections[place.section].rows[place.row]
+        var routed = action
+        routed.params[FlowAction.rowIdParam] = .string(row.id)
+        routed.params[FlowAction.rowKindParam] = .string(row.kind)
+        routed.params[FlowAction.rowValuesParam] = .object(row.values)
+        return routed
     }
 
     /// `from` must name the screen on top: anything else is a client acting on a screen that

@@ -9,6 +9,9 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `from` is not the screen on top (409): the client acted on a screen that is gone or
     /// covered, such as the second tap of a double tap.
     case staleSource(from: String, top: String)
+    /// `row` is not in the list of the screen the action came from (409): the row was removed
+    /// (or never there) and the client tapped what it still showed.
+    case staleRow(row: String, screen: String)
     /// No flow on the chain handles the action (422); `chain` lists the flows walked, from the
     /// source screen's flow up to the root.
     case unhandled(action: String, chain: [String])
@@ -38,6 +41,7 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: String {
         switch self {
         case .staleSource: return "stale-source"
+        case .staleRow: return "stale-row"
         case .unhandled: return "unhandled"
         case .refused: return "refused"
         case .interactionPending: return "interaction-pending"
@@ -55,6 +59,8 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .staleSource(let from, let top):
             return "the action comes from screen \(from), but the screen on top is \(top); reload the state and act on what is shown"
+        case .staleRow(let row, let screen):
+            return "the action taps row \(JSONValue.string(row).abbreviatedJSON(limit: 60)), but the list of screen \(screen) has no such row; reload the state and act on what is shown"
         case .unhandled(let action, let chain):
             return "no flow handles \(action): it passed through \(chain.joined(separator: " → ")) and none of them names it"
         case .refused(let flow, let action, let reason):

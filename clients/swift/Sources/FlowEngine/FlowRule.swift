@@ -20,6 +20,9 @@ import JSON
 public struct FlowRule: Sendable, Equatable {
     /// The features the source screen may show; `nil` matches any.
     public var from: [String]?
+    /// The kinds of the tapped row (`row` of the action) the rule matches; `nil` matches any
+    /// action, row tap or not. A rule with `row` matches only row taps of those kinds.
+    public var row: [String]?
     /// The child flows the action may come up through (the flow just below this one on the
     /// delegate chain; for a presented flow, its presenter is its parent); `nil` matches any
     /// source, including this flow's own screens, which a `via` rule never matches.
@@ -38,10 +41,11 @@ public struct FlowRule: Sendable, Equatable {
     public var guarded: FlowGuard?
 
     public init(
-        from: [String]? = nil, via: [String]? = nil, when: FlowCondition? = nil, interactive: Bool = false,
+        from: [String]? = nil, row: [String]? = nil, via: [String]? = nil, when: FlowCondition? = nil, interactive: Bool = false,
         params: [Param] = [], effects: [FlowEffect], summary: String? = nil, guarded: FlowGuard? = nil
     ) {
         self.from = from
+        self.row = row
         self.via = via
         self.when = when
         self.interactive = interactive
@@ -87,6 +91,10 @@ public struct FlowRule: Sendable, Equatable {
     /// the child flow `child` (`nil` when it comes from this flow's own screen).
     public func matches(feature: String, child: String? = nil, context: FlowContext, params: JSONObject) -> Bool {
         if let from, !from.contains(feature) { return false }
+        // The engine puts the tapped row's kind in `row.kind` (and refuses that param otherwise).
+        if let row {
+            guard let kind = params[FlowAction.rowKindParam]?.stringValue, row.contains(kind) else { return false }
+        }
         if let via {
             guard let child, via.contains(child) else { return false }
         }

@@ -153,6 +153,10 @@ extension FlowNode {
                 writer.writeString(screen.feature)
                 writer.writeKey("params")
                 writer.writeObject(screen.params)
+                if let sections = screen.sections {
+                    writer.writeKey("sections")
+                    ScreenList.write(sections, into: &writer)
+                }
                 if screen.isHandoff {
                     writer.writeKey("handoff")
                     writer.writeString(screen.feature)
@@ -223,8 +227,9 @@ extension ScreenRef {
 }
 
 extension Transition {
-    /// Writes `{"type","from","to","animated","style","interactive"}`, and `"result": {"id",
-    /// "feature","into"}` when a screen received a result.
+    /// Writes `{"type","from","to","animated","style","interactive"}`, `"result": {"id",
+    /// "feature","into"}` when a screen received a result, and `"lists": [{"id", "sections",
+    /// "rows"}]` when lists changed (``ListChanges``), by screen id ascending.
     public func write(into writer: inout JSONWriter) {
         write(into: &writer) { screen, writer in screen.write(into: &writer) }
     }
@@ -248,6 +253,21 @@ extension Transition {
         if let result {
             writer.writeKey("result")
             result.write(into: &writer)
+        }
+        if !lists.isEmpty {
+            writer.writeKey("lists")
+            writer.beginArray()
+            for list in lists {
+                writer.beginObject()
+                writer.writeKey("id")
+                writer.writeEntryId(prefix: EntryId.screenPrefix, list.id)
+                writer.writeKey("sections")
+                list.changes.writeStage(sections: true, into: &writer)
+                writer.writeKey("rows")
+                list.changes.writeStage(sections: false, into: &writer)
+                writer.endObject()
+            }
+            writer.endArray()
         }
         writer.endObject()
     }

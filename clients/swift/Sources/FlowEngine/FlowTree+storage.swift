@@ -128,6 +128,10 @@ extension FlowNode {
                     writer.writeKey("handoff")
                     writer.writeBool(true)
                 }
+                if let sections = screen.sections {
+                    writer.writeKey("sections")
+                    ScreenList.write(sections, into: &writer)
+                }
                 writer.endObject()
             case .flow(let child):
                 child.writeStorage(into: &writer)
@@ -150,6 +154,10 @@ extension FlowAction {
         if let from {
             writer.writeKey("from")
             writer.writeString(from)
+        }
+        if let row {
+            writer.writeKey("row")
+            writer.writeString(row)
         }
         if !params.isEmpty {
             writer.writeKey("params")

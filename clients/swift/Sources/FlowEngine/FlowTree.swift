@@ -43,6 +43,22 @@ extension FlowTree {
         root.containsScreen(id: id)
     }
 
+    /// The screen with the id number `id`, anywhere in the tree: the path to the flow that owns it
+    /// and its index in that flow's entries.
+    func place(ofScreen id: Int) -> (path: [TreeStep], index: Int)? {
+        var path: [TreeStep] = []
+        return root.place(ofScreen: id, path: &path)
+    }
+
+    /// The screen with the id number `id`, anywhere in the tree (with its list, which
+    /// ``screens`` does not carry).
+    public func screen(id: Int) -> ScreenEntry? {
+        guard let place = place(ofScreen: id), let owner = root.node(at: place.path[...]),
+            case .screen(let screen) = owner.entries[place.index]
+        else { return nil }
+        return screen
+    }
+
     /// The topmost screen in ``screens`` showing `feature`, and the path to the flow that owns it.
     func topmostScreen(showing feature: String) -> (path: [TreeStep], index: Int)? {
         var found: (path: [TreeStep], index: Int)?
@@ -61,6 +77,36 @@ extension FlowNode {
             }
         }
         return presented?.containsScreen(id: id) ?? false
+    }
+
+    func place(ofScreen id: Int, path: inout [TreeStep]) -> (path: [TreeStep], index: Int)? {
+        for (index, entry) in entries.enumerated() {
+            switch entry {
+            case .screen(let screen):
+                if screen.id == id { return (path, index) }
+            case .flow(let child):
+                path.append(.entry(index))
+                if let found = child.place(ofScreen: id, path: &path) { return found }
+                path.removeLast()
+            }
+        }
+        if let presented {
+            path.append(.presented)
+            if let found = presented.place(ofScreen: id, path: &path) { return found }
+            path.removeLast()
+        }
+        return nil
+    }
+
+    /// The lists of the screens that have one, by screen id.
+    func collectLists(into lists: inout [Int: [ListSection]]) {
+        for entry in entries {
+            switch entry {
+            case .screen(let screen): if let sections = screen.sections { lists[screen.id] = sections }
+            case .flow(let child): child.collectLists(into: &lists)
+            }
+        }
+        presented?.collectLists(into: &lists)
     }
 
     func containsFlow(id: Int) -> Bool {

@@ -28,7 +28,7 @@ public struct PendingAction: Sendable, Equatable {
         self.guardFlowId = guardFlowId
     }
 
-    /// `{"action": {"type","from","params"}, "source": "e4", "guard": {"flow","flowId"}}`, as the
+    /// `{"action": {"type","from","row"?,"params"}, "source": "e4", "guard": {"flow","flowId"}}`, as the
     /// state document shows it.
     func write(into writer: inout JSONWriter) {
         writer.beginObject()
@@ -38,6 +38,10 @@ public struct PendingAction: Sendable, Equatable {
         writer.writeString(action.type)
         writer.writeKey("from")
         writer.writeOptionalString(action.from)
+        if let row = action.row {
+            writer.writeKey("row")
+            writer.writeString(row)
+        }
         writer.writeKey("params")
         writer.writeObject(action.params)
         writer.endObject()

@@ -13,12 +13,16 @@ public struct ScreenEntry: Sendable, Equatable {
     /// Whether the entry is a hand-off: a native step the app runs itself (its kind is
     /// ``feature``, such as `purchase`), ended by an action carrying the step's outcome.
     public internal(set) var isHandoff: Bool
+    /// The screen's list: sections of rows (``ListSection``); `nil` when the screen has none,
+    /// which the state document shows by leaving `sections` out.
+    public internal(set) var sections: [ListSection]?
 
-    init(id: Int, feature: String, params: JSONObject, isHandoff: Bool = false) {
+    init(id: Int, feature: String, params: JSONObject, isHandoff: Bool = false, sections: [ListSection]? = nil) {
         self.id = id
         self.feature = feature
         self.params = params
         self.isHandoff = isHandoff
+        self.sections = sections
     }
 
     /// The id as clients see it, such as `"e7"`.

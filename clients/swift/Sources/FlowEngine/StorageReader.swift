@@ -108,11 +108,21 @@ struct StorageReader {
     }
 
     private func screen(_ value: JSONValue, at path: JSONPointer) throws(FlowStorageError) -> ScreenEntry {
-        let object = try self.object(value, at: path, allowed: ["id", "feature", "params", "handoff"])
+        let object = try self.object(value, at: path, allowed: ["id", "feature", "params", "handoff", "sections"])
         let id = try self.id(object["id"], at: path.appending("id"))
         let feature = try string(object["feature"], at: path.appending("feature"))
         let params = try self.params(object["params"], at: path.appending("params"))
-        return ScreenEntry(id: id, feature: feature, params: params, isHandoff: try handoff(object["handoff"], at: path.appending("handoff")))
+        var sections: [ListSection]?
+        if let raw = object["sections"] {
+            do throws(ListProblem) {
+                sections = try ScreenList.readSections(raw)
+            } catch {
+                throw fail(JSONPointer(path.appending("sections").tokens + error.pointer.tokens), error.message)
+            }
+        }
+        return ScreenEntry(
+            id: id, feature: feature, params: params, isHandoff: try handoff(object["handoff"], at: path.appending("handoff")),
+            sections: sections)
     }
 
     /// A screen's `handoff` mark: absent or `true`.
@@ -135,15 +145,17 @@ struct StorageReader {
     }
 
     private func action(_ value: JSONValue?, at path: JSONPointer) throws(FlowStorageError) -> FlowAction {
-        let object = try self.object(value, at: path, allowed: ["type", "from", "params", "interactive"])
+        let object = try self.object(value, at: path, allowed: ["type", "from", "row", "params", "interactive"])
         let type = try string(object["type"], at: path.appending("type"))
         var from: String?
         if let raw = object["from"] { from = try string(raw, at: path.appending("from")) }
+        var row: String?
+        if let raw = object["row"] { row = try string(raw, at: path.appending("row")) }
         let params = try self.params(object["params"], at: path.appending("params"))
         guard let interactive = object["interactive"]?.boolValue else {
             throw fail(path.appending("interactive"), "interactive must be a boolean")
         }
-        return FlowAction(type: type, from: from, params: params, interactive: interactive)
+        return FlowAction(type: type, from: from, row: row, params: params, interactive: interactive)
     }
 
     private func transition(_ value: JSONValue, at path: JSONPointer) throws(FlowStorageError) -> Transition {

@@ -8,6 +8,8 @@
 public struct Transition: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable, CaseIterable {
         case push, pop, popTo, setRoot, replaceRoot, present, dismiss, selectTab
+        /// Nothing moved, but lists changed (``Transition/lists``): from and to are the top.
+        case list
     }
 
     public var type: Kind
@@ -23,11 +25,15 @@ public struct Transition: Sendable, Equatable {
     public var interactive: Bool
     /// The screen that received a result (a `result` effect), so a client re-renders only it.
     public var result: ResultReceipt?
+    /// How the lists of screens that stay in the tree changed, by screen id ascending; empty
+    /// when none did. Screens that arrive or leave are not listed: they are drawn whole.
+    public var lists: [ScreenListChange]
 
     public init(
         type: Kind, from: ScreenRef?, to: ScreenRef?, animated: Bool = true, style: String? = nil, interactive: Bool = false,
-        result: ResultReceipt? = nil
+        result: ResultReceipt? = nil, lists: [ScreenListChange] = []
     ) {
+        self.lists = lists
         self.type = type
         self.from = from
         self.to = to

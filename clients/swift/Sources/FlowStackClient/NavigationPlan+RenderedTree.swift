@@ -1,4 +1,5 @@
 // NavigationPlan+RenderedTree: a renderer as a value — what it shows, and the steps applied to it.
+import FlowEngine
 
 /// What a renderer that mirrors the flow tree shows, as a value, and the plan steps applied to
 /// it with the checks a real one would trip on (a step for a container it does not have, a
@@ -88,6 +89,22 @@ public struct RenderedTree: Sendable, Equatable {
                 if case .screen(let shown) = $0 { shown.isSameScreen(as: screen) } else { false }
             }
             guard let index else { return "no screen \(screen.id) (\(screen.feature)) in \(node.id) to refresh" }
+            // A refresh shows new params; the list is the list steps' to change.
+            var refreshed = screen
+            if case .screen(let shown) = node.entries[index] { refreshed.sections = shown.sections }
+            node.entries[index] = .screen(refreshed)
+        case (.stack, .updateList(let id, let changes, let sections)), (.tabs, .updateList(let id, let changes, let sections)):
+            let index = node.entries.firstIndex {
+                if case .screen(let shown) = $0 { shown.id == id } else { false }
+            }
+            guard let index, case .screen(var screen) = node.entries[index] else { return "no screen \(id) in \(node.id) to change the list of" }
+            let shown = screen.sections ?? []
+            // Built from the next state already (pushed or presented again): nothing to change.
+            guard shown != sections else { return nil }
+            guard let updated = changes.apply(to: shown, new: sections), updated == sections else {
+                return "the list changes of \(id) do not turn the list it shows into the new one"
+            }
+            screen.sections = updated
             node.entries[index] = .screen(screen)
         case (.stack, let operation):
             guard node.kind == "stacked" else { return "node \(node.id) is \(node.kind), not stacked" }

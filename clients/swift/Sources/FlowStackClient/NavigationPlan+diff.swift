@@ -1,4 +1,5 @@
 // NavigationPlan+diff: the plan between two states, from the two flow trees and the transition.
+import FlowEngine
 
 extension NavigationPlan {
     /// The plan from the state shown (nil before the first render) to the next.
@@ -47,6 +48,7 @@ extension NavigationPlan {
             renamed = [:]
             planner.replaceRoot(with: target)
         }
+        planner.updateLists(from: current, to: target)
         var steps = planner.ordered
         if let before = pendingBefore {
             if next.transition?.interactive == true, follows, let first = steps.first, first.isSameChange(as: before) {
@@ -159,12 +161,30 @@ private struct Planner {
     var changes: [NavigationPlan.Step] = []
     var presentations: [NavigationPlan.Step] = []
     var refreshes: [NavigationPlan.Step] = []
+    var lists: [NavigationPlan.Step] = []
 
     init(transition: NavigationState.Transition?) {
         self.transition = transition
     }
 
-    var ordered: [NavigationPlan.Step] { dismissals.reversed() + changes + presentations + refreshes }
+    var ordered: [NavigationPlan.Step] { dismissals.reversed() + changes + presentations + refreshes + lists }
+
+    /// A list step for every screen in both trees (same id) whose list changed, in the next
+    /// tree's order: with the transition's changes when it has them for that screen, else with
+    /// changes computed here from the two lists (a jump, a correction).
+    mutating func updateLists(from old: NavigationState.Node, to new: NavigationState.Node) {
+        var before: [String: [ListSection]] = [:]
+        old.collectLists(into: &before)
+        guard !before.isEmpty else { return }
+        new.forEachScreen { screen, owner in
+            guard let shown = before[screen.id] else { return }
+            let sections = screen.sections ?? []
+            guard shown != sections else { return }
+            let changes = transition?.lists[screen.id] ?? ListChanges.diff(from: shown, to: sections)
+            let container: NavigationPlan.Container = owner.isTabbed ? .tabs(owner.id) : .stack(owner.id)
+            lists.append(.init(container: container, operation: .updateList(screen: screen.id, changes: changes, sections: sections)))
+        }
+    }
 
     mutating func replaceRoot(with node: NavigationState.Node) {
         changes.append(.init(container: .window, operation: .replaceRoot(node.withoutPresentations)))
@@ -180,7 +200,7 @@ private struct Planner {
                 steps[index].animated = transition.animated
                 steps[index].style = transition.style
             }
-        } else if let index = steps.lastIndex(where: { $0.interaction != .cancel && $0.operation.kind != .refresh }) {
+        } else if let index = steps.lastIndex(where: { $0.interaction != .cancel && $0.operation.kind != .refresh && $0.operation.kind != .updateList }) {
             steps[index].animated = true
         }
         if let pendingAfter { steps.append(pendingAfter) }
@@ -301,5 +321,25 @@ private struct Planner {
 
     private mutating func presentAll(in entry: NavigationState.Entry) {
         if case .flow(let node) = entry { presentAll(in: node) }
+    }
+}
+
+extension NavigationState.Node {
+    /// The lists of every screen in the tree (every screen with a list, presented ones
+    /// included), by entry id; a screen with `sections` absent counts as having none.
+    func collectLists(into lists: inout [String: [ListSection]]) {
+        forEachScreen { screen, _ in lists[screen.id] = screen.sections ?? [] }
+    }
+
+    /// Calls `body` with every screen of the tree and the node that holds it, in tree order
+    /// (entries, then what the node presents).
+    func forEachScreen(_ body: (NavigationState.Screen, NavigationState.Node) -> Void) {
+        for entry in entries {
+            switch entry {
+            case .screen(let screen): body(screen, self)
+            case .flow(let child): child.forEachScreen(body)
+            }
+        }
+        presented?.node.forEachScreen(body)
     }
 }

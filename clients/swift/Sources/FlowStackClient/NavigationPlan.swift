@@ -1,4 +1,5 @@
 // NavigationPlan: from the state shown to the next, the ordered steps a renderer applies.
+import FlowEngine
 
 /// The steps that turn what a renderer shows for one ``NavigationState`` into what it shows for
 /// the next: push, pop, pop to, set the whole stack, select a tab, present, dismiss, each
@@ -104,6 +105,12 @@ extension NavigationPlan {
         /// received a result (the transition's ``NavigationState/Transition/result``). Nothing
         /// moves and nothing else is rebuilt.
         case refresh(NavigationState.Screen)
+        /// Change the list of the screen with this id, in place: `changes` (UIKit batch
+        /// indexes, by id) turn the list it showed into `sections`. The server's changes when
+        /// the plan follows the transition, else computed here. A renderer that already shows
+        /// `sections` (it built the screen from the next state) has nothing to do; a diffable
+        /// data source applies a snapshot of `sections` and reconfigures the reloaded ids.
+        case updateList(screen: String, changes: ListChanges, sections: [ListSection])
 
         /// The operation without its values.
         public var kind: Kind {
@@ -118,13 +125,14 @@ extension NavigationPlan {
             case .dismiss: .dismiss
             case .replaceRoot: .replaceRoot
             case .refresh: .refresh
+            case .updateList: .updateList
             }
         }
     }
 
     /// The kinds of ``Operation``.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case push, pop, popTo, setStack, selectTab, setTabs, present, dismiss, replaceRoot, refresh
+        case push, pop, popTo, setStack, selectTab, setTabs, present, dismiss, replaceRoot, refresh, updateList
 
         /// Whether a step of this kind shows a transition of `type` (`push`, `replaceRoot`, …).
         public func shows(transitionType type: String) -> Bool {
@@ -136,6 +144,7 @@ extension NavigationPlan {
             case "present": self == .present
             case "dismiss": self == .dismiss
             case "selectTab": self == .selectTab || self == .setTabs
+            case "list": self == .updateList
             default: false
             }
         }
@@ -192,6 +201,8 @@ extension NavigationPlan {
             case .setTabs(let entries, let selected): text += " [\(entries.map(\.id).joined(separator: ", "))] \(selected)"
             case .present(let node), .replaceRoot(let node): text += " \(node.id) (\(node.flow))"
             case .refresh(let screen): text += " \(screen.id)"
+            case .updateList(let screen, let changes, _):
+                text += " \(screen) (-\(changes.rows.deleted.count) +\(changes.rows.inserted.count) ~\(changes.rows.moved.count) ↻\(changes.rows.reloaded.count) rows)"
             case .pop, .dismiss: break
             }
             text += " on \(container)"

@@ -82,9 +82,12 @@ public struct NavigationState: Sendable, Equatable {
         /// if state.top?.handoff == "purchase" { store.buy(state.top?.params["productId"]) }
         /// ```
         public var handoff: String?
+        /// The screen's list (sections of rows), in `root` only; nil on screens without one
+        /// and in `screens`, `top` and transitions, which do not repeat it.
+        public var sections: [ListSection]?
     }
 
-    /// `{type, from, to, animated, style, interactive, result?}`.
+    /// `{type, from, to, animated, style, interactive, result?, lists?}`.
     public struct Transition: Sendable, Equatable {
         /// push, pop, popTo, setRoot, replaceRoot, present, dismiss or selectTab.
         public var type: String
@@ -96,6 +99,9 @@ public struct NavigationState: Sendable, Equatable {
         /// The screen a `result` effect wrote a value into (its params show it); only that
         /// screen needs re-rendering.
         public var result: ResultReceipt?
+        /// How the lists of screens that stay changed, by screen entry id (`e9`): the exact
+        /// row and section changes, so a renderer animates them without a diff of its own.
+        public var lists: [String: ListChanges] = [:]
     }
 
     /// Which screen received a result: `{"id": "e5", "feature": "checkout.review", "into": "address"}`.
@@ -275,7 +281,57 @@ private struct Reader {
         return NavigationState.Screen(
             id: try string(fields["id"], path + "/id"), feature: try string(fields["feature"], path + "/feature"),
             params: try object(fields["params"], path + "/params"), flow: try optionalString(fields["flow"], path + "/flow"),
-            flowId: try optionalString(fields["flowId"], path + "/flowId"), handoff: try optionalString(fields["handoff"], path + "/handoff"))
+            flowId: try optionalString(fields["flowId"], path + "/flowId"), handoff: try optionalString(fields["handoff"], path + "/handoff"),
+            sections: try optional(fields["sections"], path + "/sections") { (value, path) throws(MalformedState) in
+                do throws(ListProblem) {
+                    return try ScreenList.readSections(value)
+                } catch {
+                    throw MalformedState(path: path + error.pointer.description, message: error.message)
+                }
+            })
+    }
+
+    /// `{"deleted": [{"id", "at"}], "inserted": […], "moved": [{"id", "from", "to"}], "reloaded": […]}`.
+    func stage<Position>(_ value: JSONValue?, _ path: String, _ position: (JSONValue?, String) throws(MalformedState) -> Position)
+        throws(MalformedState) -> ListChanges.Stage<Position>
+    {
+        let fields = try object(value, path)
+        func changes(_ key: String) throws(MalformedState) -> [ListChanges.Change<Position>] {
+            var list: [ListChanges.Change<Position>] = []
+            for (index, element) in try array(fields[key], path + "/" + key).enumerated() {
+                let at = path + "/\(key)/\(index)"
+                let change = try object(element, at)
+                list.append(.init(id: try string(change["id"], at + "/id"), at: try position(change["at"], at + "/at")))
+            }
+            return list
+        }
+        var moved: [ListChanges.Move<Position>] = []
+        for (index, element) in try array(fields["moved"], path + "/moved").enumerated() {
+            let at = path + "/moved/\(index)"
+            let move = try object(element, at)
+            moved.append(.init(id: try string(move["id"], at + "/id"), from: try position(move["from"], at + "/from"), to: try position(move["to"], at + "/to")))
+        }
+        return ListChanges.Stage(deleted: try changes("deleted"), inserted: try changes("inserted"), moved: moved, reloaded: try changes("reloaded"))
+    }
+
+    /// A transition's `lists`: `[{"id": "e9", "sections": stage, "rows": stage}]`.
+    func lists(_ value: JSONValue?, _ path: String) throws(MalformedState) -> [String: ListChanges] {
+        guard let value, !value.isNull else { return [:] }
+        var result: [String: ListChanges] = [:]
+        for (index, element) in try array(value, path).enumerated() {
+            let at = path + "/\(index)"
+            let fields = try object(element, at)
+            let sections = try stage(fields["sections"], at + "/sections") { (value, path) throws(MalformedState) in try integer(value, path) }
+            let rows = try stage(fields["rows"], at + "/rows") { (value, path) throws(MalformedState) -> RowPath in
+                let pair = try array(value, path)
+                guard pair.count == 2, let section = pair[0].integerValue, let row = pair[1].integerValue else {
+                    throw MalformedState(path: path, message: "must be [section, row]")
+                }
+                return RowPath(section: section, row: row)
+            }
+            result[try string(fields["id"], at + "/id")] = ListChanges(sections: sections, rows: rows)
+        }
+        return result
     }
 
     func pendingAction(_ value: JSONValue, _ path: String) throws(MalformedState) -> NavigationState.PendingAction {
@@ -285,6 +341,7 @@ private struct Reader {
         return NavigationState.PendingAction(
             action: FlowAction(
                 type: try string(action["type"], path + "/action/type"), from: try optionalString(action["from"], path + "/action/from"),
+                row: try optionalString(action["row"], path + "/action/row"),
                 params: try optional(action["params"], path + "/action/params") { (value, path) throws(MalformedState) in try object(value, path) } ?? [:]),
             source: try string(fields["source"], path + "/source"),
             guardFlow: try string(guardFields["flow"], path + "/guard/flow"),
@@ -304,7 +361,8 @@ private struct Reader {
                 return NavigationState.ResultReceipt(
                     id: try string(receipt["id"], path + "/id"), feature: try string(receipt["feature"], path + "/feature"),
                     into: try string(receipt["into"], path + "/into"))
-            })
+            },
+            lists: try lists(fields["lists"], path + "/lists"))
     }
 
     func node(_ value: JSONValue?, _ path: String) throws(MalformedState) -> NavigationState.Node {

@@ -102,10 +102,11 @@ public struct StoredSession: Sendable, Equatable {
 }
 
 extension FlowAction {
-    /// The action as posted: `{type, from?, params?, interactive?}`.
+    /// The action as posted: `{type, from?, row?, params?, interactive?}`.
     public var json: JSONValue {
         var members: [JSONObject.Member] = [JSONObject.Member(key: "type", value: .string(type))]
         if let from { members.append(JSONObject.Member(key: "from", value: .string(from))) }
+        if let row { members.append(JSONObject.Member(key: "row", value: .string(row))) }
         if !params.isEmpty { members.append(JSONObject.Member(key: "params", value: .object(params))) }
         if interactive { members.append(JSONObject.Member(key: "interactive", value: true)) }
         return .object(JSONObject(uniqueMembers: members))

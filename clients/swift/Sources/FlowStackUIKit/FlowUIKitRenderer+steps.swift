@@ -80,6 +80,9 @@ extension FlowUIKitRenderer {
         case (_, .refresh(let screen)):
             (screens[screen.id]?.controller as? FlowScreenRefreshing)?.refresh(with: screen)
             completion.succeed()
+        case (_, .updateList(let id, let changes, let sections)):
+            (screens[id]?.controller as? FlowListRendering)?.updateList(sections, changes: changes, animated: step.animated)
+            completion.succeed()
         case (.window, .replaceRoot(let node)):
             replaceRoot(with: node, animated: step.animated, then: completion)
         case (.stack(let id), _):

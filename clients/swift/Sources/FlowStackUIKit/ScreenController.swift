@@ -18,6 +18,13 @@ public protocol FlowScreenRefreshing: AnyObject {
     func refresh(with screen: NavigationState.Screen)
 }
 
+/// A screen controller that shows a list: it gets the new list and the exact changes from
+/// the list it showed (``FlowListSnapshot`` turns them into a diffable data source's snapshot).
+@MainActor
+public protocol FlowListRendering: AnyObject {
+    func updateList(_ sections: [ListSection], changes: ListChanges, animated: Bool)
+}
+
 /// Calls its callback exactly once: when the step completes, when it fails, or after a timeout
 /// (a UIKit completion that never comes must not leave the renderer running forever).
 @MainActor
