@@ -22,10 +22,11 @@ python3 scripts/engine_suite.py --server "$bin" node clients/js/bin/engine-suite
 python3 scripts/engine_suite.py --server "$bin" --browser clients/js/test/browser/runner.html
 # The size an app pays, each as one minified module, gzipped: the client alone (taps drawn from
 # the server's predictions) under the issue's 30 KB; the client with its engine (every tap drawn
-# at once) under 48 KB: 40.7 KB when first measured (BENCHMARKS.md), 46.6 KB once the engine held
-# lists (issue 37: their reader, effects and diff, 6.9 KB), so that it does not grow unseen: the
-# 30 KB the issue asks of it is not met yet.
-for entry in "src/client/index.js 30720" "src/index.js 49152"; do
+# at once) under 50 KB: 40.7 KB when first measured (BENCHMARKS.md), 46.6 KB once the engine held
+# lists (issue 37: their reader, effects and diff, 6.9 KB), 49.5 KB with the client's checks of
+# taps and its retried saves, so that it does not grow unseen: the 30 KB the issue asks of it is
+# not met yet.
+for entry in "src/client/index.js 30720" "src/index.js 51200"; do
     set -- $entry
     size=$(esbuild "clients/js/$1" --bundle --minify --format=esm --log-level=warning | gzip -9 | wc -c)
     echo "js: clients/js/$1 bundled, minified and gzipped: $size bytes (budget $2)"

@@ -93,6 +93,9 @@ test('checkedAction names what is wrong, drops undefined members and copies the 
   assert.throws(() => checkedAction({ type: 'a', from: 7 }), /from must be a screen's id \(a string\), not the number 7/);
   assert.throws(() => checkedAction({ type: '' }), /non-empty string/);
   assert.throws(() => checkedAction({ type: 'a', interactive: 'yes' }), /interactive must be a boolean/);
+  assert.throws(() => checkedAction({ type: 'a', row: 3 }), /row must be a row's id \(a string\), not the number 3/);
+  assert.deepEqual(checkedAction({ type: 'contact.star', from: 'e4', row: 'bea' }), { type: 'contact.star', from: 'e4', row: 'bea' },
+    'a row tap keeps its row');
   assert.throws(() => checkedAction({ type: 'a', params: [1] }), /params must be a plain object, not an array/);
   assert.throws(() => checkedAction({ type: 'a', params: { x: NaN } }), /params\.x is NaN/);
   assert.throws(() => checkedAction({ type: 'a', params: { x: [() => 1] } }), /params\.x\[0\] is a function/);
