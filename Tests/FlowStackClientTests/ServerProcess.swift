@@ -66,6 +66,9 @@ final class ServerProcess: @unchecked Sendable {
         process.standardError = handle
         try process.run()
         lock.withLock { self.process = process }
+        // Stopped at deinit; a crashed test process never gets there, so a watchdog kills the
+        // server once this process is gone (and leaves as soon as the server stops).
+        try? cleanUpAfterExit(unlessGone: process.processIdentifier, run: ["/bin/kill", "-KILL", String(process.processIdentifier)])
         for _ in 0..<200 {
             if let text = try? String(contentsOf: log, encoding: .utf8),
                let range = text.range(of: "flowstack listening on http://127.0.0.1:") {
@@ -149,6 +152,9 @@ enum TestPostgres {
                 return .failure(ServerProcess.Failure(description: "pgserver.py printed no URL: \(output)"))
             }
             directory = dir
+            // atexit below does not run when this process crashes: a watchdog stops the
+            // server once the process is gone, whichever way it went.
+            try? cleanUpAfterExit(run: ["/usr/bin/env", "python3", repo + "/scripts/pgserver.py", "stop", "--dir", dir])
             atexit {
                 guard let dir = TestPostgres.directory else { return }
                 _ = try? runProgram(["/usr/bin/env", "python3", TestPostgres.repo + "/scripts/pgserver.py", "stop", "--dir", dir])

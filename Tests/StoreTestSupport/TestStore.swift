@@ -147,6 +147,12 @@ public final class TestPostgresServer: @unchecked Sendable {
         if getuid() == 0 { try Self.run("/bin/chown", ["postgres:postgres", folder.path], asPostgres: false) }
         port = try Self.freePort()
         let data = folder.appending(path: "data").path
+        // `pg_ctl` detaches the server: if this process crashes, atexit below never runs, so a
+        // watchdog, started before anything else, stops the server and removes its folder once
+        // this process is gone.
+        let stop = [binaries.appending(path: "pg_ctl").path, "-D", data, "-m", "immediate", "-w", "stop"]
+        let stopAs = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + stop : stop
+        try? cleanUpAfterExit(run: ["/bin/sh", "-c", "\"$@\"; rm -rf \(folder.path)", "stop"] + stopAs)
         try Self.run(binaries.appending(path: "initdb").path,
                      ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"], asPostgres: true)
         let options = "-p \(port) -k \(folder.path) -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=32MB"

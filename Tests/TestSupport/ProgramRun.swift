@@ -38,3 +38,38 @@ public func runProgram(_ argv: [String]) throws -> String {
     }
     return output
 }
+
+/// Runs `command` once the process `parent` (this test process, by default) is gone, or returns
+/// at once when `unlessGone` dies first: a small shell, started now and not waited for, that
+/// checks every second.
+///
+/// The clean-up a test process owes the servers it started (a `flowstack serve`, the throwaway
+/// PostgreSQL that `pg_ctl` detaches) runs at `deinit` or `atexit`; a test process that crashes
+/// runs neither, and those servers would keep their ports and temporary folders until the
+/// machine stops. The watchdog is the clean-up that does not depend on the test process ending
+/// well. `unlessGone` names the server it guards: once that exits, its pid could be reused, so
+/// the watchdog leaves at once instead of killing whatever holds the pid later.
+public func cleanUpAfterExit(of parent: pid_t = getpid(), unlessGone guarded: pid_t? = nil, run command: [String]) throws {
+    let alive = guarded.map { "kill -0 \"$0\" 2>/dev/null && kill -0 \($0) 2>/dev/null" } ?? "kill -0 \"$0\" 2>/dev/null"
+    let stillGuarding = guarded.map { "kill -0 \($0) 2>/dev/null || exit 0; " } ?? ""
+    let script = "while \(alive); do sleep 1; done; \(stillGuarding)exec \"$@\""
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    // `setsid --fork`: the shell runs in a session of its own (a terminal's ^C to the test run
+    // does not stop it before it has done its work) and is not this process's child, so no
+    // zombie is left for every server a test started and stopped.
+    let argv = ["/usr/bin/setsid", "--fork", "/bin/sh", "-c", script, String(parent)] + command
+    let arguments = argv.map { strdup($0) } + [nil]
+    defer { for argument in arguments { free(argument) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, argv[0], &actions, nil, arguments, environ)
+    if spawned == 0 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+    guard spawned == 0 else { throw ProgramFailure(description: "cannot start a watchdog: \(String(cString: strerror(spawned)))") }
+}

@@ -1,0 +1,75 @@
+// The watchdog that cleans up after a crashed test process (`cleanUpAfterExit` in TestSupport).
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import TestSupport
+
+@Suite("The watchdog behind every server a test starts")
+struct WatchdogTests {
+    /// A process standing in for a test process or a server: `sleep`, killed at will.
+    private func sleeper() throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        process.arguments = ["60"]
+        try process.run()
+        return process
+    }
+
+    /// Kills `process` for good and reaps it: a test process may block SIGTERM, and its
+    /// children inherit the mask, so `terminate()` would leave `sleep` running.
+    private func kill(_ process: Process) {
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    private func waitUntil(_ seconds: Double, _ done: () -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if done() { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return done()
+    }
+
+    @Test("a server outlives no test process: once the parent dies, the server is killed")
+    func killsTheServerWhenTheParentDies() async throws {
+        let parent = try sleeper()
+        let server = try sleeper()
+        defer { if server.isRunning { kill(server) } }
+        try cleanUpAfterExit(of: parent.processIdentifier, unlessGone: server.processIdentifier,
+                             run: ["/bin/kill", "-KILL", String(server.processIdentifier)])
+        try await Task.sleep(for: .milliseconds(1_500))
+        #expect(server.isRunning, "the watchdog acted while the parent lived")
+        kill(parent)
+        #expect(try await waitUntil(5) { !server.isRunning }, "the server outlived its test process")
+    }
+
+    @Test("a server that stopped first frees the watchdog: nothing runs for a pid that may be reused")
+    func leavesOnceTheServerIsGone() async throws {
+        let parent = try sleeper()
+        let server = try sleeper()
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-watchdog-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        try cleanUpAfterExit(of: parent.processIdentifier, unlessGone: server.processIdentifier,
+                             run: ["/usr/bin/touch", marker.path])
+        kill(server)
+        try await Task.sleep(for: .milliseconds(2_000))
+        kill(parent)
+        try await Task.sleep(for: .milliseconds(2_500))
+        #expect(!FileManager.default.fileExists(atPath: marker.path), "the watchdog ran after its server had gone")
+    }
+
+    @Test("a clean-up without a guarded server runs once the parent is gone")
+    func runsOnceTheParentIsGone() async throws {
+        let parent = try sleeper()
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-watchdog-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        try cleanUpAfterExit(of: parent.processIdentifier, run: ["/usr/bin/touch", marker.path])
+        try await Task.sleep(for: .milliseconds(1_500))
+        #expect(!FileManager.default.fileExists(atPath: marker.path))
+        kill(parent)
+        #expect(try await waitUntil(5) { FileManager.default.fileExists(atPath: marker.path) })
+    }
+}
