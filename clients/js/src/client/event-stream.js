@@ -28,6 +28,11 @@ export class EventStreamParser {
     this.data = [];
   }
 
+  /** True between events: no line nor field of an unfinished event is held. */
+  get idle() {
+    return this.buffer === '' && this.data.length === 0 && this.event === '';
+  }
+
   /**
    * @param {string} text
    * @returns {ServerSentEvent[]}
@@ -78,7 +83,7 @@ export class EventStreamParser {
  * token in a header and `Last-Event-ID` on reconnection): hands each event to `onEvent` and calls
  * `onEnd` once when the stream closes or fails, with the HTTP status when the server refused it.
  * Needs a streaming `fetch` body (browsers, node 18+); where `fetch` has none (React Native's), it
- * ends at once with `unsupported` set, and the session is followed by its own answers only.
+ * ends at once with `unsupported` set, and the session goes on with `openXHREventStream`.
  *
  * @param {{fetch: import('./http-transport.js').Fetch, url: string, headers: Record<string, string>,
  *   onEvent: (event: ServerSentEvent) => void, onEnd: (status: number | undefined, detail: string, unsupported?: boolean) => void}} options
@@ -139,3 +144,102 @@ export function openEventStream({ fetch, url, headers, onEvent, onEnd }) {
     },
   };
 }
+
+/**
+ * Whether this platform's `fetch` can hand a body over as it arrives: its `Response` has a
+ * `body` stream (browsers, node 18+). React Native's `fetch` (over its `XMLHttpRequest`) has
+ * none, and does not even resolve before the whole body is in, which an event stream never is:
+ * there the stream must go over `XMLHttpRequest` from the start.
+ * @returns {boolean}
+ */
+export function fetchCanStream() {
+  const response = /** @type {any} */ (globalThis).Response;
+  return typeof response === 'function' && 'body' in response.prototype;
+}
+
+/**
+ * The same stream over `XMLHttpRequest`, read at each `progress` event from the text received so
+ * far: what React Native offers, whose `fetch` cannot stream a body but whose `XMLHttpRequest`
+ * reports a response as it arrives (as browsers' does). Ends as `openEventStream` does.
+ *
+ * An `XMLHttpRequest` keeps all the text it received for as long as it is open, so a stream that
+ * lives for hours would hold every state document it ever carried. Once it holds more than
+ * `renewAfter` characters, between two events, it ends with `renew` set: the session reconnects at
+ * once with `Last-Event-ID`, so nothing is missed and the old text is let go.
+ *
+ * @param {{XMLHttpRequest: XHRConstructor, url: string, headers: Record<string, string>, renewAfter?: number,
+ *   onEvent: (event: ServerSentEvent) => void,
+ *   onEnd: (status: number | undefined, detail: string, unsupported?: boolean, renew?: boolean) => void}} options
+ * @returns {{cancel(): void}}
+ */
+export function openXHREventStream({ XMLHttpRequest, url, headers, renewAfter = 1 << 22, onEvent, onEnd }) {
+  const request = new XMLHttpRequest();
+  const parser = new EventStreamParser();
+  let ended = false;
+  /** Characters of `responseText` already fed to the parser. */
+  let read = 0;
+  /**
+   * @param {number | undefined} status
+   * @param {string} detail
+   * @param {boolean} [renew]
+   */
+  const end = (status, detail, renew = false) => {
+    if (ended) return;
+    ended = true;
+    onEnd(status, detail, false, renew);
+  };
+  const take = () => {
+    if (ended || request.status !== 200) return;
+    const text = request.responseText ?? '';
+    if (text.length <= read) return;
+    const piece = text.slice(read);
+    read = text.length;
+    try {
+      for (const event of parser.feed(piece)) {
+        if (ended) return;
+        onEvent(event);
+      }
+    } catch (error) {
+      // Ended before the abort, whose `readystatechange` (DONE, status 0) would say "failed".
+      end(200, describe(error));
+      request.abort();
+      return;
+    }
+    if (read > renewAfter && parser.idle && !ended) {
+      end(200, `renewed after ${read} characters`, true);
+      request.abort();
+    }
+  };
+  request.onprogress = take;
+  request.onreadystatechange = () => {
+    if (request.readyState === 3) take();
+    if (request.readyState !== 4) return;
+    take();
+    // status 0: the connection failed or was cut before an answer.
+    const status = request.status === 0 ? undefined : request.status;
+    end(status, status === undefined ? 'the connection failed' : status === 200 ? 'the stream ended' : `status ${status}`);
+  };
+  request.onerror = () => end(undefined, 'the connection failed');
+  try {
+    request.open('GET', url, true);
+    for (const [name, value] of Object.entries(headers)) request.setRequestHeader(name, value);
+    request.setRequestHeader('Accept', 'text/event-stream');
+    request.send();
+  } catch (error) {
+    end(undefined, describe(error));
+  }
+  return {
+    cancel() {
+      ended = true;
+      request.abort();
+    },
+  };
+}
+
+/**
+ * What `openXHREventStream` uses of an `XMLHttpRequest`: browsers' and React Native's have it.
+ * @typedef {new () => {open(method: string, url: string, async: boolean): void,
+ *   setRequestHeader(name: string, value: string): void, send(): void, abort(): void,
+ *   readonly readyState: number, readonly status: number, readonly responseText: string,
+ *   onprogress: (() => void) | null, onreadystatechange: (() => void) | null, onerror: (() => void) | null}} XHRConstructor
+ */

@@ -1,7 +1,7 @@
 // FlowSession: the client driver, which performs what ClientMachine asks (HTTP, store, events) one request at a time.
 import { ActionRefused, checkedAction, keptItem, Unreachable } from './client-event.js';
 import { ClientMachine } from './client-machine.js';
-import { openEventStream } from './event-stream.js';
+import { fetchCanStream, openEventStream, openXHREventStream } from './event-stream.js';
 import { describe, FetchTransport, replyOf } from './http-transport.js';
 import { asObject, tryParse } from './json.js';
 import { NavigationState } from './navigation-state.js';
@@ -47,6 +47,10 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  * - `engine`: runs the session's bundle locally (`localEngine(engine)`); without it, taps are shown
  *   from the server's predictions and a tap with none waits for its answer;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
+ * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
+ *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
+ *   `XMLHttpRequest` where the platform's `fetch` has no streaming body, as React Native's, or where
+ *   a `fetch` answered without one, `fetch` otherwise; or `'fetch'`, `'xhr'`), `streamRenewAfter` (the characters such a stream holds before it is renewed, 4 Mi);
  * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
  *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
  *   (injected where a test needs control of time and keys; `newKey` also where the platform has
@@ -57,6 +61,7 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
  *   store?: SessionStore, engine?: EngineFactory, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
  *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
+ *   XMLHttpRequest?: import('./event-stream.js').XHRConstructor, eventTransport?: 'auto' | 'fetch' | 'xhr', streamRenewAfter?: number,
  *   newKey?: () => string, now?: () => string}} Configuration
  */
 
@@ -146,6 +151,9 @@ export class FlowSession {
     /** @type {string | undefined} */
     this.lastEventId = undefined;
     this.streamFailures = 0;
+    /** The event stream goes over `XMLHttpRequest`: asked for, or `fetch` showed it cannot stream. */
+    this.streamsOverXHR = configuration.eventTransport === 'xhr'
+      || ((configuration.eventTransport ?? 'auto') === 'auto' && !fetchCanStream());
     /** @type {number | undefined} */
     this.persistedConfirmedVersion = undefined;
     /** @type {number | undefined} */
@@ -991,15 +999,34 @@ export class FlowSession {
         url = `${base}?ticket=${encodeURIComponent(ticket)}`;
       }
       if (this.lastEventId !== undefined) headers['Last-Event-ID'] = this.lastEventId;
-      this.stream = openEventStream({
-        fetch: fetchFunction, url, headers,
-        onEvent: (event) => this.receivedEvent(event, generation),
-        onEnd: (_status, _detail, unsupported) => {
-          // A fetch that cannot stream (React Native's) would only ask again and again.
-          if (unsupported && generation === this.streamGeneration) this.stopFollowing();
-          else this.streamEnded(generation);
-        },
-      });
+      const XHR = this.configuration.XMLHttpRequest ?? /** @type {any} */ (globalThis).XMLHttpRequest;
+      const auto = (this.configuration.eventTransport ?? 'auto') === 'auto';
+      /**
+       * @param {number | undefined} _status
+       * @param {string} _detail
+       * @param {boolean} [unsupported]
+       * @param {boolean} [renew]
+       */
+      const onEnd = (_status, _detail, unsupported, renew) => {
+        if (generation !== this.streamGeneration) return;
+        if (renew) {
+          // The XMLHttpRequest let go of the text it held: go on from the last event at once.
+          this.connectEvents();
+        } else if (unsupported && auto && XHR) {
+          // A fetch that cannot stream (React Native's): the stream goes over XMLHttpRequest.
+          this.streamsOverXHR = true;
+          this.connectEvents();
+        } else if (unsupported) {
+          // Nothing here can stream: asking again would only fail again.
+          this.stopFollowing();
+        } else {
+          this.streamEnded(generation);
+        }
+      };
+      const onEvent = (/** @type {import('./event-stream.js').ServerSentEvent} */ event) => this.receivedEvent(event, generation);
+      this.stream = this.streamsOverXHR && XHR
+        ? openXHREventStream({ XMLHttpRequest: XHR, url, headers, onEvent, onEnd, renewAfter: this.configuration.streamRenewAfter })
+        : openEventStream({ fetch: fetchFunction, url, headers, onEvent, onEnd });
     })();
   }
 

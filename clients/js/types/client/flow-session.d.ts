@@ -40,6 +40,10 @@ export function randomKey(): string;
  * - `engine`: runs the session's bundle locally (`localEngine(engine)`); without it, taps are shown
  *   from the server's predictions and a tap with none waits for its answer;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
+ * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
+ *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
+ *   `XMLHttpRequest` where the platform's `fetch` has no streaming body, as React Native's, or where
+ *   a `fetch` answered without one, `fetch` otherwise; or `'fetch'`, `'xhr'`), `streamRenewAfter` (the characters such a stream holds before it is renewed, 4 Mi);
  * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
  *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
  *   (injected where a test needs control of time and keys; `newKey` also where the platform has
@@ -50,6 +54,7 @@ export function randomKey(): string;
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
  *   store?: SessionStore, engine?: EngineFactory, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
  *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
+ *   XMLHttpRequest?: import('./event-stream.js').XHRConstructor, eventTransport?: 'auto' | 'fetch' | 'xhr', streamRenewAfter?: number,
  *   newKey?: () => string, now?: () => string}} Configuration
  */
 /**
@@ -167,6 +172,8 @@ export class FlowSession {
     /** @type {string | undefined} */
     lastEventId: string | undefined;
     streamFailures: number;
+    /** The event stream goes over `XMLHttpRequest`: asked for, or `fetch` showed it cannot stream. */
+    streamsOverXHR: boolean;
     /** @type {number | undefined} */
     persistedConfirmedVersion: number | undefined;
     /** @type {number | undefined} */
@@ -464,6 +471,10 @@ export type EngineFactory = {
  * - `engine`: runs the session's bundle locally (`localEngine(engine)`); without it, taps are shown
  *   from the server's predictions and a tap with none waits for its answer;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
+ * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
+ *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
+ *   `XMLHttpRequest` where the platform's `fetch` has no streaming body, as React Native's, or where
+ *   a `fetch` answered without one, `fetch` otherwise; or `'fetch'`, `'xhr'`), `streamRenewAfter` (the characters such a stream holds before it is renewed, 4 Mi);
  * - `retry`, `timeout` (ms), `latency` (ms added before every request, to try the app on a slow
  *   network), `transport` or `fetch` (how requests reach the server), `sleep`, `newKey` and `now`
  *   (injected where a test needs control of time and keys; `newKey` also where the platform has
@@ -491,6 +502,9 @@ export type Configuration = {
     transport?: import("./http-transport.js").FlowTransport | undefined;
     fetch?: import("./http-transport.js").Fetch | undefined;
     sleep?: ((ms: number) => Promise<void>) | undefined;
+    XMLHttpRequest?: import("./event-stream.js").XHRConstructor | undefined;
+    eventTransport?: "auto" | "fetch" | "xhr" | undefined;
+    streamRenewAfter?: number | undefined;
     newKey?: (() => string) | undefined;
     now?: (() => string) | undefined;
 };
