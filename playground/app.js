@@ -275,6 +275,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     sessions.streamed = false;
     if (app.client) app.client.close();
     app.client = null;
+    rowCatalog = null; // the next session's bundle brings its own
     setStreamStatus("off");
   }
 
