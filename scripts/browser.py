@@ -11,7 +11,12 @@ keyboard events as a user makes them:
   2. onboarding.showSecond, then onboarding.completed (home.first), then the second tab of the
      phone's tab bar, a refused selectTab (its problem is shown), the modal opened with text
      typed into its `content` and Enter, and closed; the paywall's purchase hand-off, drawn with
-     a button per outcome, failed from its card (the offer shows the result), and closed;
+     a button per outcome, failed from its card (the offer shows the result), and closed; the
+     checkout's address picker, a list (through login): the phone draws the server's sections
+     and rows, a new address inserts a row (marked while it animates in, then first of its
+     section), a tap on a row returns its address to the review (the log has the row tap once),
+     and offline with the relay cut a removed row leaves and a tapped row returns its address,
+     the three taps sent as one batch, each once in the log;
   3. a second session from the form (another user, country DE: the eu-face-scan flag), where
      the slider drags onboarding.second back to onboarding.first (finish), the phone's own
      button shows onboarding.second again, a short drag cancels, PageUp on the slider opens an
