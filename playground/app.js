@@ -46,6 +46,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     tapTimes: [], // ms from each tap drawn by the local engine to its stack drawn (the last 1,000)
     draws: [], // the last states drawn, {sessionId, version, topId, why}: a version drawn twice shows here
     corrections: 0, // corrections faded in
+    listAnimations: [], // the last list changes animated: {version, screen, id, change} (for the browser test)
   };
   // For the console and the browser test: the live session, its state and what is on offer.
   window.FlowStackPlayground = app;
@@ -219,10 +220,14 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   const engineFactory = {
     fromBundle(text) {
       const loaded = engine.fromBundle(text);
+      rowCatalog = loaded.state.catalog;
       setTimeout(engineChanged, 0);
       return loaded;
     },
   };
+  // The definitions of the bundle the client loaded last (they stay fixed for a session's life):
+  // which action a row tap sends is read from them (see rowActions).
+  let rowCatalog = null;
 
   // Starts (or, with `resume`, resumes from the store) the session of `context.userId` on the
   // client and draws it; the session the page showed before is closed (it stays on the server).
@@ -270,6 +275,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     sessions.streamed = false;
     if (app.client) app.client.close();
     app.client = null;
+    rowCatalog = null; // the next session's bundle brings its own
     setStreamStatus("off");
   }
 
@@ -690,31 +696,33 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   }
 
   // The screens drawn, bottom to top, with what each needs to be drawn: the stacked flow it is
-  // in (for a back button), the tabbed flow whose tab it is (for the tab bar) and how many
-  // presentations it is under (for a sheet). The walk follows what `state.screens` lists:
+  // in (for a back button), the tabbed flow whose tab it is (for the tab bar), how many
+  // presentations it is under (for a sheet) and the flows its actions bubble through, its own
+  // last (for its list's row taps). The walk follows what `state.screens` lists:
   // every entry of a stack, the selected tab of a tab bar, then what a flow presents.
   function cardsOf(root) {
     const cards = [];
     const visit = (node, context) => {
       const tabbed = node.kind === "tabbed" ? node : context.tabbed;
+      const flows = [...context.flows, node.flow];
       const entries = node.kind === "tabbed" ? [node.entries[node.selected || 0]].filter(Boolean) : node.entries || [];
       entries.forEach((entry, index) => {
         const canPop = node.kind === "stacked" && index > 0;
         if (entry.kind) {
-          visit(entry, {...context, tabbed});
+          visit(entry, {...context, tabbed, flows});
         } else {
           cards.push({
-            screen: entry, flow: node.flow, flowId: node.id, tabbed, modal: context.modal, style: context.style,
+            screen: entry, flow: node.flow, flowId: node.id, tabbed, modal: context.modal, style: context.style, flows,
             sheetStart: context.sheetStart && cards.every((card) => card.modal < context.modal),
             previous: canPop ? node.entries[index - 1] : null,
           });
         }
       });
       if (node.presented) {
-        visit(node.presented, {tabbed: null, modal: context.modal + 1, style: node.presented.style || "sheet", sheetStart: true});
+        visit(node.presented, {tabbed: null, modal: context.modal + 1, style: node.presented.style || "sheet", sheetStart: true, flows});
       }
     };
-    if (root) visit(root, {tabbed: null, modal: 0, style: null, sheetStart: false});
+    if (root) visit(root, {tabbed: null, modal: 0, style: null, sheetStart: false, flows: []});
     return cards;
   }
 
@@ -723,6 +731,8 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   function renderPhone(previous, state, {correction = false} = {}) {
     const phone = $("phone");
     const cards = cardsOf(state.root);
+    const changes = listChangesToAnimate(previous, state, {correction});
+    const listsBefore = new Map(); // screen id → where its list's rows were drawn, for the lists that animate
     const wanted = new Set(cards.map((card) => card.screen.id));
     const oldTopId = previous && previous.top ? previous.top.id : null;
     const oldTop = oldTopId ? elements.get(oldTopId) : null;
@@ -753,6 +763,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
         if (before) before.after(element); else phone.prepend(element);
       }
       const depth = cards.length - 1 - index; // 0 on top
+      if (changes.has(card.screen.id)) listsBefore.set(card.screen.id, listGeometry(element));
       fillCard(element, card, depth === 0, state);
       element.hidden = !visible.includes(card);
       const offset = STATUS_BAR + Math.max(0, visible.indexOf(card)) * PEEK;
@@ -771,7 +782,10 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     phone.classList.toggle("empty", cards.length === 0);
     if (cards.length === 0) phone.dataset.message = "Nothing on screen";
 
-    animateSoon(() => animateTransition(previous, state, leaving, top ? elements.get(top.id) : null, {correction}));
+    animateSoon(() => {
+      animateTransition(previous, state, leaving, top ? elements.get(top.id) : null, {correction});
+      animateLists(state, changes, listsBefore);
+    });
     applyInteractionPreview();
   }
 
@@ -817,6 +831,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
               params.map(([name, value]) => [el("dt", {class: received && received.into === name ? "received" : null}, name),
                 el("dd", {class: received && received.into === name ? "received" : null}, typeof value === "string" ? value : JSON.stringify(value))]))
           : el("p", {class: "no-params"}, "no params"),
+        screen.sections ? listView(card, isTop && !state.interaction) : null,
         isTop && !state.interaction ? (screen.handoff ? handoffOutcomes(card) : screenButtons(card)) : null,
         isTop && state.interaction ? el("div", {class: "pending"}, `${state.interaction.action} pending at ${Math.round(state.interaction.progress * 100)}%`) : null),
       card.tabbed ? tabBar(card.tabbed, isTop) : null,
@@ -871,6 +886,210 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
           onclick: () => select && tap({...actionFor(select), params: {index}}),
         }, el("span", {class: "tab-icon", "aria-hidden": "true"}), shortName(entry.feature || entry.flow));
       }));
+  }
+
+  // ---------------------------------------------------------------- lists
+
+  const MAX_ROWS = 500; // rows drawn per list; a longer list says how many more it has
+  const ROW_TEXT = 90; // characters of a row's values drawn on it
+
+  // The row-tap actions a row of `kind` on `card` sends, first the one a tap sends, then the
+  // others (as an app's swipe actions): the rules that name the kind in `row` and take taps from
+  // the card's feature, nearest flow first, an action a nearer flow matches hiding its parents'.
+  // It is read from the definitions of the session's bundle, as an app's cell map would be
+  // written from them; the engine still decides what the tap does (or refuses it).
+  function rowActions(card, kind) {
+    if (!rowCatalog) return [];
+    const decided = new Set();
+    const found = [];
+    for (const flow of [...card.flows].reverse()) {
+      const definition = rowCatalog.get(flow);
+      if (!definition) continue;
+      for (const handler of definition.handlers) {
+        if (decided.has(handler.action)) continue;
+        const rule = handler.rules.find((candidate) => candidate.row && candidate.row.includes(kind) &&
+          (!candidate.from || candidate.from.includes(card.screen.feature)));
+        if (!rule) continue;
+        decided.add(handler.action);
+        found.push({type: handler.action, handledBy: flow, summary: rule.summary});
+      }
+    }
+    return found;
+  }
+
+  // A row's values in one short line: strings as they are, anything else as JSON.
+  function rowText(values) {
+    const text = Object.values(values || {})
+      .map((value) => (typeof value === "string" ? value : JSON.stringify(value)))
+      .join(" · ");
+    if (!text) return "(no values)";
+    return text.length > ROW_TEXT ? `${text.slice(0, ROW_TEXT - 1)}…` : text;
+  }
+
+  // A screen's list drawn as a table: each section's title over its rows, each row its kind and
+  // its values. On the top screen a row is a button that sends the row tap (drawn at once by the
+  // local engine, like any tap), and each further row action of its kind has a small button.
+  function listView(card, interactive) {
+    const {screen} = card;
+    const actions = new Map(); // kind → its row actions
+    const actionsOf = (kind) => {
+      if (!actions.has(kind)) actions.set(kind, rowActions(card, kind));
+      return actions.get(kind);
+    };
+    let budget = MAX_ROWS;
+    let hidden = 0;
+    const sections = screen.sections.map((section) => {
+      const rows = section.rows.slice(0, Math.max(0, budget));
+      budget -= rows.length;
+      hidden += section.rows.length - rows.length;
+      return el("section", {class: "list-section", "data-section-id": section.id, "data-testid": interactive ? `section-${section.id}` : null},
+        el("h3", {class: "section-title"}, section.title || section.id,
+          section.indexTitle ? el("span", {class: "section-index", title: "index title"}, section.indexTitle) : null),
+        section.rows.length === 0 ? el("p", {class: "no-rows"}, "no rows") : null,
+        el("ul", {class: "rows"}, rows.map((row) => {
+          const [first, ...others] = actionsOf(row.kind);
+          return el("li", {class: "row", "data-row-id": row.id, "data-kind": row.kind},
+            el("button", {type: "button", class: "row-tap", "data-testid": interactive ? `row-${row.id}` : null,
+              tabindex: interactive ? null : "-1", disabled: !(interactive && first),
+              title: first ? `${first.type} {row: ${row.id}} → ${first.handledBy}` : `no rule takes a tap on a ${row.kind} row here`,
+              onclick: () => first && tap({type: first.type, from: screen.id, row: row.id})},
+              el("span", {class: "row-text"}, rowText(row.values)),
+              el("code", {class: "row-kind"}, row.kind)),
+            others.map((action) => el("button", {type: "button", class: "row-action",
+              "data-testid": interactive ? `row-${row.id}-${action.type}` : null, tabindex: interactive ? null : "-1",
+              disabled: !interactive, title: `${action.type} {row: ${row.id}} → ${action.handledBy}`,
+              onclick: () => tap({type: action.type, from: screen.id, row: row.id})}, shortName(action.type))));
+        })));
+    });
+    return el("div", {class: "list", "data-testid": interactive ? "top-list" : null},
+      sections,
+      hidden ? el("p", {class: "no-rows"}, `… ${hidden} more rows`) : null);
+  }
+
+  // The list changes of `state`'s transition, by screen id, when they lead from what is drawn:
+  // the version right after the one drawn, in the same session. A jump (versions missed, a new
+  // session) or a correction (what was drawn ahead was wrong) just redraws.
+  function listChangesToAnimate(previous, state, {correction = false} = {}) {
+    const changes = new Map();
+    const transition = state.transition;
+    if (correction || !previous || !transition || !Array.isArray(transition.lists) || transition.animated === false) return changes;
+    if (previous.sessionId !== state.sessionId || state.version !== previous.version + 1) return changes;
+    for (const list of transition.lists) changes.set(list.id, list);
+    return changes;
+  }
+
+  // Where a card's sections and rows are drawn before it is drawn again, with their elements
+  // (the ones that leave are put back to leave) and what each followed.
+  function listGeometry(card) {
+    const rows = new Map();
+    const sections = new Map();
+    let previousSection = null;
+    for (const section of card.querySelectorAll(".list-section:not(.ghost)")) {
+      const id = section.dataset.sectionId;
+      sections.set(id, {rect: section.getBoundingClientRect(), node: section, after: previousSection});
+      let previousRow = null;
+      for (const row of section.querySelectorAll(".row:not(.ghost)")) {
+        rows.set(row.dataset.rowId, {rect: row.getBoundingClientRect(), node: row, section: id, after: previousRow});
+        previousRow = row.dataset.rowId;
+      }
+      previousSection = id;
+    }
+    return {rows, sections};
+  }
+
+  function noteListAnimation(state, screen, id, change) {
+    app.listAnimations.push({version: state.version, screen, id, change});
+    if (app.listAnimations.length > 100) app.listAnimations.shift();
+  }
+
+  // Runs `keyframes` on `node`, marked `data-animating` meanwhile (what the browser test reads).
+  function animateListItem(node, mark, keyframes, options) {
+    node.dataset.animating = mark;
+    return animate(node, keyframes, options).finally(() => { delete node.dataset.animating; });
+  }
+
+  // An element that is no longer in the list, put back where it was, leaves (it takes no press).
+  function ghostOut(node, place) {
+    node.classList.add("ghost");
+    node.setAttribute("aria-hidden", "true");
+    for (const part of [node, ...node.querySelectorAll("[data-testid]")]) part.removeAttribute("data-testid");
+    for (const button of node.querySelectorAll("button")) button.disabled = true;
+    place(node);
+    const height = node.getBoundingClientRect().height;
+    node.dataset.animating = "out";
+    animate(node, [{opacity: 1, height: `${height}px`}, {opacity: 0, height: "0px", transform: "translateX(24px)"}])
+      .finally(() => node.remove());
+  }
+
+  // Animates each card's list from how it was drawn to how it is now, as a table view applies a
+  // batch update: deleted sections and rows leave from where they were, inserted ones come in,
+  // moved ones move from their old place (FLIP), then reloaded ones flash. With reduced motion
+  // the animations last a millisecond (see `animate`), and the changes are still marked.
+  function animateLists(state, changes, before) {
+    for (const [screenId, list] of changes) {
+      const card = elements.get(screenId);
+      const old = before.get(screenId);
+      const view = card && card.querySelector(".list");
+      if (!view || !old || card.hidden) continue;
+      const section = (id) => view.querySelector(`.list-section[data-section-id="${CSS.escape(id)}"]`);
+      const row = (id, ghosts = false) => view.querySelector(`.row${ghosts ? "" : ":not(.ghost)"}[data-row-id="${CSS.escape(id)}"]`);
+
+      for (const {id} of list.sections.deleted) {
+        const was = old.sections.get(id);
+        if (!was) continue;
+        ghostOut(was.node, (node) => {
+          const after = was.after && view.querySelector(`.list-section[data-section-id="${CSS.escape(was.after)}"]`);
+          if (after) after.after(node); else view.prepend(node);
+        });
+        noteListAnimation(state, screenId, id, "sectionDeleted");
+      }
+      for (const {id} of list.rows.deleted) {
+        const was = old.rows.get(id);
+        const home = was && section(was.section);
+        if (!home) continue;
+        ghostOut(was.node, (node) => {
+          const after = was.after && home.querySelector(`.row[data-row-id="${CSS.escape(was.after)}"]`);
+          if (after) after.after(node); else home.querySelector(".rows").prepend(node);
+        });
+        noteListAnimation(state, screenId, id, "deleted");
+      }
+
+      // Moves, measured once the leaving elements are back in place.
+      const moves = [...list.sections.moved.map(({id}) => [section(id), old.sections.get(id), "sectionMoved", id]),
+        ...list.rows.moved.map(({id}) => [row(id), old.rows.get(id), "moved", id])];
+      for (const [node, was, change, id] of moves) {
+        if (!node || !was || was.rect.height === 0) continue;
+        const now = node.getBoundingClientRect();
+        const dy = was.rect.top - now.top;
+        const dx = was.rect.left - now.left;
+        animateListItem(node, "move", [{transform: `translate(${dx}px, ${dy}px)`}, {transform: "translate(0, 0)"}]);
+        noteListAnimation(state, screenId, id, change);
+      }
+
+      const comings = [...list.sections.inserted.map(({id}) => [section(id), "sectionInserted", id]),
+        ...list.rows.inserted.map(({id}) => [row(id), "inserted", id])];
+      for (const [node, change, id] of comings) {
+        if (!node) continue;
+        const height = node.getBoundingClientRect().height;
+        animateListItem(node, "in", [{opacity: 0, height: "0px", transform: "translateX(-24px)"}, {opacity: 1, height: `${height}px`, transform: "translateX(0)"}]);
+        noteListAnimation(state, screenId, id, change);
+      }
+
+      const flash = [{boxShadow: "inset 0 0 0 999px rgba(255, 214, 90, .55)"}, {boxShadow: "inset 0 0 0 999px rgba(255, 214, 90, 0)"}];
+      for (const {id} of list.sections.reloaded) {
+        const node = section(id);
+        const title = node && node.querySelector(".section-title");
+        if (!title) continue;
+        animateListItem(title, "reload", flash, {duration: DURATION * 2});
+        noteListAnimation(state, screenId, id, "sectionReloaded");
+      }
+      for (const {id} of list.rows.reloaded) {
+        const node = row(id);
+        if (!node) continue;
+        animateListItem(node, "reload", flash, {duration: DURATION * 2});
+        noteListAnimation(state, screenId, id, "reloaded");
+      }
+    }
   }
 
   // ---------------------------------------------------------------- transitions
@@ -1007,7 +1226,20 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     }
     const name = (screen) => (screen ? `${screen.feature} (${screen.id})` : "nothing");
     line.textContent = `${transition.type}${transition.style ? ` · ${transition.style}` : ""}${transition.interactive ? " · interactive" : ""}: ` +
-      `${name(transition.from)} → ${name(transition.to)}${state.handledBy ? ` · handled by ${state.handledBy}` : ""}`;
+      `${name(transition.from)} → ${name(transition.to)}${state.handledBy ? ` · handled by ${state.handledBy}` : ""}` +
+      (transition.lists || []).map((list) => ` · list ${list.id}: ${listSummary(list)}`).join("");
+  }
+
+  // One list's changes in a few words: "+1 row, −1 section".
+  function listSummary(list) {
+    const parts = [];
+    for (const [level, noun] of [["sections", "section"], ["rows", "row"]]) {
+      for (const [change, sign] of [["inserted", "+"], ["deleted", "−"], ["moved", "↕"], ["reloaded", "⟳"]]) {
+        const count = list[level][change].length;
+        if (count) parts.push(`${sign}${count} ${noun}${count > 1 ? "s" : ""}`);
+      }
+    }
+    return parts.join(", ") || "unchanged";
   }
 
   function renderStackList() {

@@ -11,7 +11,12 @@ keyboard events as a user makes them:
   2. onboarding.showSecond, then onboarding.completed (home.first), then the second tab of the
      phone's tab bar, a refused selectTab (its problem is shown), the modal opened with text
      typed into its `content` and Enter, and closed; the paywall's purchase hand-off, drawn with
-     a button per outcome, failed from its card (the offer shows the result), and closed;
+     a button per outcome, failed from its card (the offer shows the result), and closed; the
+     checkout's address picker, a list (through login): the phone draws the server's sections
+     and rows, a new address inserts a row (marked while it animates in, then first of its
+     section), a tap on a row returns its address to the review (the log has the row tap once),
+     and offline with the relay cut a removed row leaves and a tapped row returns its address,
+     the three taps sent as one batch, each once in the log;
   3. a second session from the form (another user, country DE: the eu-face-scan flag), where
      the slider drags onboarding.second back to onboarding.first (finish), the phone's own
      button shows onboarding.second again, a short drag cancels, PageUp on the slider opens an
@@ -262,6 +267,7 @@ class Walk:
             self.check("presentModal: the transition is a present", None if state["transition"]["type"] == "present" else state["transition"]["type"])
         self.act("modal.dismiss", "action-modal.dismiss", "home.second")
         self.handoff_steps()
+        self.list_steps()
         page.js("window.scrollTo(0, 0)")
         page.screenshot(os.path.join(SHOTS, "playground.png"))
 
@@ -397,6 +403,184 @@ class Walk:
             marked = page.js(f"Boolean(document.querySelector('[data-testid=phone] .card.top.received-result [data-testid=\"result-{state['top']['id']}\"]'))")
             self.check("purchase.failed: the phone marks the screen that received the result", None if marked else "it does not")
         self.act("close the paywall", "action-back", "home.second")
+
+    def drawn_list(self, page=None):
+        """The list the phone draws on its top screen: sections with their titles, rows with their
+        kinds and text, and which are still animating."""
+        return (page or self.page).js("""(() => Array.from(document.querySelectorAll('[data-testid=phone] .card.top .list-section:not(.ghost)'), (section) => ({
+            id: section.dataset.sectionId, title: section.querySelector('.section-title').firstChild.textContent,
+            rows: Array.from(section.querySelectorAll('.row:not(.ghost)'), (row) => ({
+                id: row.dataset.rowId, kind: row.dataset.kind, text: row.querySelector('.row-text').textContent,
+                animating: row.dataset.animating || null, tap: Boolean(row.querySelector(`[data-testid="row-${row.dataset.rowId}"]`))}))})))()""")
+
+    def list_matches(self, step, state):
+        """The phone's list on top against the server's: section ids and titles, row ids, kinds
+        and values (each string value shown on its row)."""
+        top = state["top"] or {}
+        screen = self.find_screen(state["root"], top.get("id")) or {}
+        expected = screen.get("sections")
+        shown = self.drawn_list()
+        if not expected:
+            self.check(f"{step}: the server's top screen has a list", "it has none", screen)
+            return shown
+        wrong = []
+        if [s["id"] for s in shown] != [s["id"] for s in expected]:
+            wrong.append(f"sections {[s['id'] for s in shown]} instead of {[s['id'] for s in expected]}")
+        for drawn, section in zip(shown, expected):
+            if drawn["title"] != section.get("title", section["id"]):
+                wrong.append(f"section {section['id']} titled {drawn['title']!r}")
+            if [(r["id"], r["kind"]) for r in drawn["rows"]] != [(r["id"], r["kind"]) for r in section["rows"]]:
+                wrong.append(f"section {section['id']} rows {[(r['id'], r['kind']) for r in drawn['rows']]}")
+                continue
+            for row, want in zip(drawn["rows"], section["rows"]):
+                missing = [v for v in want["values"].values() if isinstance(v, str) and v not in row["text"]]
+                if missing or not row["tap"]:
+                    wrong.append(f"row {row['id']} shows {row['text']!r} (missing {missing}, tappable {row['tap']})")
+        self.check(f"{step}: the phone draws the server's list (sections, titles, rows, kinds, values)",
+                   None if not wrong else "; ".join(wrong), shown)
+        return shown
+
+    @staticmethod
+    def find_screen(node, screen_id):
+        """The entry `screen_id` in a state's `root` (lists are carried there only)."""
+        if not node:
+            return None
+        for entry in node.get("entries", []):
+            if "feature" in entry:
+                if entry["id"] == screen_id:
+                    return entry
+            else:
+                found = Walk.find_screen(entry, screen_id)
+                if found:
+                    return found
+        return Walk.find_screen(node.get("presented"), screen_id)
+
+    def log_of(self, session):
+        return self.server(f"/v1/sessions/{session['id']}/actions?limit=1000", session["token"])["actions"]
+
+    def list_steps(self):
+        """The sample's address picker, a list: reached from home through login and checkout, the
+        phone draws the server's sections and rows; a new address inserts a row (marked as coming
+        in while it animates, then there, first of its section); a tap on a row returns its
+        address to the review below (drawn at once by the local engine; the server's log has the
+        row tap once). Then offline with the network cut: the picker again, a row removed (it
+        leaves), a row tapped, all queued and sent as one batch, each once in the log."""
+        page = self.page
+        self.act("home.checkout (login first)", "action-home.checkout", "login.form")
+        self.act("login.submit (checkout opens)", "action-login.submit", "checkout.cart")
+        self.act("checkout.review", "action-checkout.review", "checkout.review")
+        _, state = self.act("checkout.chooseAddress (the address picker)", "action-checkout.chooseAddress", "address.list")
+        if not state:
+            return
+        self.list_matches("address picker", state)
+        session = page.snapshot()["session"]
+
+        # a new address: the form, then address.added inserts a row into its country's section
+        self.act("address.add", "action-address.add", "address.form")
+        studio = {"name": "Studio", "street": "5 place Bellecour", "city": "Lyon", "country": "FR"}
+
+        def add_address(_testid):
+            page.type_into("param-address.added-id", "studio")
+            page.type_into("param-address.added-country", "FR")
+            page.type_into("param-address.added-address", json.dumps(studio))
+            # The row comes in animated, marked while it does: every mark the phone's rows get is
+            # recorded as it is set, so a short animation is not missed between two polls.
+            page.js("""(() => {
+                const marks = window.rowMarks = [];
+                new MutationObserver((records) => { for (const r of records) if (r.target.dataset.rowId) marks.push([r.target.dataset.rowId, r.target.dataset.animating || null]); })
+                    .observe(document.querySelector('[data-testid=phone]'), {subtree: true, attributes: true, attributeFilter: ['data-animating']});
+            })()""")
+            page.click("action-address.added")
+        _, state = self.act("address.added (a row inserted)", "action-address.added", "address.list", then=add_address)
+        if state:
+            changes = (state.get("transition") or {}).get("lists") or []
+            self.check("address.added: the server's transition inserts row studio at [0, 0]",
+                       None if len(changes) == 1 and changes[0]["rows"]["inserted"] == [{"id": "studio", "at": [0, 0]}] else "it does not", changes)
+            marks = page.js("window.rowMarks.filter(([id]) => id === 'studio')")
+            self.check("address.added: the inserted row is marked as animating in, then unmarked",
+                       None if marks == [["studio", "in"], ["studio", None]] else f"its marks were {marks}")
+            noted = page.js("window.FlowStackPlayground.listAnimations.filter((a) => a.id === 'studio').map((a) => [a.change, a.version])")
+            self.check("address.added: the page animated exactly that insertion",
+                       None if noted == [["inserted", state["version"]]] else f"it animated {noted}")
+            shown = self.list_matches("address.added", state)
+            first = (shown[0]["rows"] or [{}])[0] if shown else {}
+            self.check("address.added: the new row is there, first in France, no longer animating",
+                       None if first.get("id") == "studio" and first.get("animating") is None else "it is not", first)
+            page.js("document.querySelector('[data-testid=phone]').scrollIntoView({block: 'center'})")
+            page.screenshot(os.path.join(SHOTS, "address.png"))
+
+        # a tap on a row returns its address to the review
+        before = len(self.log_of(session))
+        _, state = self.act("row tap on parents", "row-parents", "checkout.review")
+        if state:
+            parents = {"name": "Parents", "street": "Unter den Linden 1", "city": "Berlin", "country": "DE"}
+            tap = self.last_tap()
+            self.check("row tap: drawn by the local engine", None if tap["local"] and tap["action"] == "address.chosen" else "it was not", tap)
+            self.check("row tap: the server's review received the row's address",
+                       None if state["top"]["params"].get("address") == parents else "it did not", state["top"])
+            params = page.js("(document.querySelector('[data-testid=top-params]') || {}).textContent || ''")
+            self.check("row tap: the phone's review shows the address", None if "Unter den Linden 1" in params else "it does not", params)
+            added = self.log_of(session)[before:]
+            self.check("row tap: the server's log has the row tap once",
+                       None if [(e["type"], (e.get("params") or {}).get("row.id")) for e in added] == [("address.chosen", "parents")] else "it does not", added)
+        self.offline_list_steps()
+        self.act("checkout.close", "action-checkout.close", "home.second")
+
+    def offline_list_steps(self):
+        """The picker with the client offline and the relay cut: the list is drawn from the local
+        engine, a removed row leaves, a tapped row returns its address; switched back, one batch
+        carries the three taps and the log holds each once."""
+        page = self.page
+        session = page.snapshot()["session"]
+        before_log = len(self.log_of(session))
+        batches = len(self.posts(page, "/actions/batch"))
+        try:
+            page.click("offline-switch")
+            page.wait("document.body.dataset.offline === 'true' && document.querySelector('[data-testid=stream-status]').dataset.status === 'offline'")
+        except CDPError as error:
+            self.check("offline list: the switch makes the client offline", str(error))
+            return
+        self.dropped |= {params["request"]["url"] for method, params, _ in self.browser.events
+                         if method == "Network.requestWillBeSent" and "/events?ticket=" in params["request"]["url"]}
+        self.relay.down = True
+        self.relay.cut()
+        try:
+            page.click("action-checkout.chooseAddress")
+            page.wait("document.querySelector('[data-testid=phone]').dataset.topFeature === 'address.list'")
+            shown = self.drawn_list()
+            self.check("offline list: the picker's list is drawn from the local engine",
+                       None if [[r["id"] for r in s["rows"]] for s in shown] == [["home", "office"], ["parents"]] else "it is not", shown)
+            page.click("row-office-address.removed")
+            removed = page.until("window.FlowStackPlayground.listAnimations.some((a) => a.id === 'office' && a.change === 'deleted')", timeout=3)
+            page.wait("true")
+            shown = self.drawn_list()
+            self.check("offline list: a removed row leaves (animated out, then gone)",
+                       None if removed and [[r["id"] for r in s["rows"]] for s in shown] == [["home"], ["parents"]]
+                       and not page.js("document.querySelector('[data-testid=phone] .row.ghost')") else "it does not", shown)
+            page.click("row-home")
+            page.wait("document.querySelector('[data-testid=phone]').dataset.topFeature === 'checkout.review'")
+            params = page.js("(document.querySelector('[data-testid=top-params]') || {}).textContent || ''")
+            self.check("offline list: the tapped row's address is shown at once", None if "12 rue Mercière" in params else "it is not", params)
+            queued = page.js("Number(document.querySelector('[data-testid=queue-length]').dataset.count)")
+            self.check("offline list: the three taps are queued", None if queued == 3 else f"{queued} are")
+        except CDPError as error:
+            self.check("offline list: taps are drawn and queued", str(error))
+        self.relay.down = False
+        try:
+            page.click("offline-switch")
+            page.wait("document.body.dataset.offline === 'false' && document.querySelector('[data-testid=queue-length]').dataset.count === '0'"
+                      " && document.querySelector('[data-testid=stream-status]').dataset.status === 'live'", timeout=30)
+        except CDPError as error:
+            self.check("offline list: switched back, the queue is sent", str(error))
+            return
+        log = [(e["type"], (e.get("params") or {}).get("row.id")) for e in self.log_of(session)[before_log:]]
+        self.check("offline list: switched back, one batch; the log holds each tap once, rows and all",
+                   None if len(self.posts(page, "/actions/batch")) == batches + 1
+                   and log == [("checkout.chooseAddress", None), ("address.removed", "office"), ("address.chosen", "home")] else "it does not", log)
+        _, state = self.compare("offline list: switched back", "checkout.review")
+        if state:
+            self.check("offline list: the server's review has the tapped row's address",
+                       None if (state["top"]["params"].get("address") or {}).get("street") == "12 rue Mercière" else "it does not", state["top"])
 
     def set_latency(self, ms):
         """Moves the page's latency slider to `ms` (as a drag would: its value, then an input event)."""

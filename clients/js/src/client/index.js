@@ -22,6 +22,11 @@ export {
 /** @typedef {import('./client-event.js').QueuedAction} QueuedAction */
 /** @typedef {import('./navigation-state.js').FlowAction} FlowAction */
 /** @typedef {import('./navigation-state.js').Screen} Screen */
+/** @typedef {import('./navigation-state.js').ListSection} ListSection */
+/** @typedef {import('./navigation-state.js').ListRow} ListRow */
+/** @typedef {import('./navigation-state.js').RowPath} RowPath */
+/** @typedef {import('./navigation-state.js').ListChanges} ListChanges */
+/** @typedef {import('./navigation-state.js').Transition} Transition */
 /** @typedef {import('./client-machine.js').Command} Command */
 /** @typedef {import('./client-machine.js').Reply} Reply */
 /** @typedef {import('./flow-session.js').Configuration} Configuration */
