@@ -172,6 +172,9 @@ public enum CaseGenerator {
             if members["available"]?.boolValue == true {
                 input["available"] = .bool(true)
                 features.insert("available")
+                if FlowEngine.availableActions(in: state.tree, catalog: state.catalog, context: state.context).contains(where: { $0.rowKinds != nil }) {
+                    features.insert("list.rowTapsAvailable")
+                }
                 let line = compact(.object(input))
                 lines.append(line)
                 lines.append(runner.answer(line))

@@ -65,6 +65,8 @@ public enum EngineSuite {
         ("refusal.link-refused", "refused: a link's action was refused (link-refused)"),
         ("list.sections", "a screen with a list (sections of rows) was on the tree"),
         ("list.rowTap", "an applied action tapped a row (row), matched by a rule's row kind"),
+        ("list.rowTapsAvailable", "the available actions answer listed row taps by kind (rowKinds)"),
+        ("list.sectionsFromParams", "a screen entry took its sections from the showing action's params"),
         ("list.only", "a version changed lists and nothing else (transition list)"),
         ("list.withNavigation", "a version changed a list and navigated (a pop that inserts a row)"),
         ("list.rowsInserted", "a transition's list changes inserted rows"),

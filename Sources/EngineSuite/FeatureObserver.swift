@@ -102,13 +102,32 @@ enum FeatureObserver {
             conditions.append(guarded.when)
             if after.pendingActions.count > before.tree.pendingActions.count { effects = guarded.otherwise }
         }
-        for effect in effects where effect != .bubble { features.insert("effect." + effect.name) }
+        for effect in effects where effect != .bubble {
+            features.insert("effect." + effect.name)
+            switch effect {
+            case .push(.screen(_, _, let sections?)), .setRoot(.screen(_, _, let sections?)), .replaceRoot(.screen(_, _, let sections?)):
+                if usesParam(sections) { features.insert("list.sectionsFromParams") }
+            default: break
+            }
+        }
         // Order shows only when a rule moves the tree twice (a pop then a push): one navigation
         // effect and any number of setUser give the same answer in any order.
         if effects.count(where: { !["bubble", "setUser", "result"].contains($0.name) }) >= 2 {
             features.insert("effect.sequence")
         }
         for condition in conditions { sources(of: condition, into: &features) }
+    }
+
+    /// Whether a list as written holds `{"$param": name}` anywhere (the whole list, a section's
+    /// rows, a row or a value).
+    private static func usesParam(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let object):
+            if object.count == 1, object["$param"]?.stringValue != nil { return true }
+            return object.members.contains { usesParam($0.value) }
+        case .array(let elements): return elements.contains(where: usesParam)
+        default: return false
+        }
     }
 
     /// The screen an action comes from: `from`, else the screen on top.

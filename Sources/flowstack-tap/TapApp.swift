@@ -173,12 +173,13 @@ final class TapApp {
         var seen = Set<String>()
         for (index, entry) in available.enumerated() where index < Self.keys.count {
             let action = Self.action(for: entry, state: state)
-            let label = action.type + (action.params.isEmpty ? "" : " " + JSONValue.object(action.params).jsonText)
+            let label = action.type + (action.row.map { " row " + $0 } ?? "") + (action.params.isEmpty ? "" : " " + JSONValue.object(action.params).jsonText)
             guard seen.insert(label).inserted else { continue }
             keyed.append((Self.keys[keyed.count], action))
         }
         for (key, action) in keyed {
-            out += "  \(key)  \(action.type)" + (action.params.isEmpty ? "" : " " + JSONValue.object(action.params).jsonText) + "\n"
+            out += "  \(key)  \(action.type)" + (action.row.map { " row " + $0 } ?? "")
+                + (action.params.isEmpty ? "" : " " + JSONValue.object(action.params).jsonText) + "\n"
         }
         out += Self.help(offline: offline, following: following) + "\n\n"
         for line in log { out += "  " + line + "\n" }
@@ -231,7 +232,8 @@ final class TapApp {
         return lines
     }
 
-    /// The action a key posts: sample params for the params it declares (the next tab, a modal's content).
+    /// The action a key posts: sample params for the params it declares (the next tab, a modal's
+    /// content), and for a row tap the first row of the top screen's list of a kind it takes.
     static func action(for entry: AvailableAction, state: NavigationState) -> FlowAction {
         var params = JSONObject()
         var members: [JSONObject.Member] = []
@@ -255,7 +257,22 @@ final class TapApp {
             members.append(JSONObject.Member(key: param.name, value: value))
         }
         if !members.isEmpty { params = JSONObject(uniqueMembers: members) }
-        return FlowAction(type: entry.type, params: params, interactive: false)
+        let row = entry.rowKinds.flatMap { kinds in
+            Self.topSections(state.root, top: state.top?.id)?.lazy.flatMap(\.rows).first { kinds.contains($0.kind) }?.id
+        }
+        return FlowAction(type: entry.type, row: row, params: params, interactive: false)
+    }
+
+    /// The list of the screen on top, found in `root` (the only place the document shows it).
+    static func topSections(_ node: NavigationState.Node, top: String?) -> [ListSection]? {
+        for entry in node.entries {
+            switch entry {
+            case .screen(let screen) where screen.id == top: return screen.sections
+            case .flow(let child): if let sections = topSections(child, top: top) { return sections }
+            default: continue
+            }
+        }
+        return node.presented.flatMap { topSections($0.node, top: top) }
     }
 
     static func selectedTab(_ node: NavigationState.Node) -> Int? {

@@ -143,6 +143,30 @@ struct ClientMachineTests {
         #expect(try machine.tap(FlowAction(type: "onboarding.completed"), key: "k2") == .waiting(key: "k2"))
     }
 
+    /// A row tap is never shown from the prediction of its type without a row (its rule reads
+    /// the row, and row taps are not predicted): it waits for its answer, while the plain tap
+    /// is shown at once.
+    @Test func rowTapsAreNotShownFromPlainPredictions() throws {
+        let app = #"""
+            {"name": "app", "kind": "stacked", "initial": [{"screen": "list", "sections": [{"id": "s", "rows": [{"id": "r1", "kind": "k"}]}]}],
+             "on": {"open": [{"from": "list", "row": "k", "do": [{"push": {"screen": "detail", "params": {"id": {"$param": "row.id"}}}}]},
+                             {"from": "list", "do": [{"push": "overview"}]}]}}
+            """#
+        let (catalog, problems) = FlowCatalog.parse([("app", Array(app.utf8))])
+        #expect(problems.isEmpty)
+        let context = FlowContext(userId: "u")
+        let engine = SessionState(sessionId: "s_1", userId: "u", version: 0, tree: try FlowEngine.start(catalog: catalog, context: context),
+                                  context: context, catalog: catalog, flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
+        var predictions: [(action: FlowAction, state: NavigationState)] = []
+        for prediction in engine.predictions() { predictions.append((prediction.action, try NavigationState(prediction.next))) }
+        #expect(predictions.map(\.action) == [FlowAction(type: "open", from: "e2")])
+        var tapped = ClientMachine(confirmed: try NavigationState(engine), predictions: predictions)
+        #expect(try tapped.tap(FlowAction(type: "open", from: "e2", row: "r1"), key: "k1") == .waiting(key: "k1"))
+        var plain = ClientMachine(confirmed: try NavigationState(engine), predictions: predictions)
+        guard case .shown(let state) = try plain.tap(FlowAction(type: "open", from: "e2"), key: "k1") else { Issue.record("not shown"); return }
+        #expect(state.features == ["list", "overview"])
+    }
+
     /// The stored form of a session round-trips, queue and all.
     @Test func storedSessionsRoundTrip() throws {
         let session = StoredSession(server: "http://127.0.0.1:1", sessionId: "s_1", token: "t", userId: "u", queue: [

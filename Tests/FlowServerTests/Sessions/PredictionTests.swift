@@ -33,7 +33,10 @@ struct PredictionTests {
         }
         switch state["top"]["feature"].stringValue {
         case "address.list":
-            return [#"{"type":"address.chosen","params":{"address":{"city":"c\#(Int.random(in: 0...9, using: &random))"}}}"#]
+            // Row taps are never predicted: a dry run with a row (a removed one is stale) must be the post's answer.
+            return [#"{"type":"address.chosen","params":{"address":{"city":"c\#(Int.random(in: 0...9, using: &random))"}}}"#,
+                    #"{"type":"address.chosen","row":"\#(["home", "office", "parents"].randomElement(using: &random) ?? "home")"}"#,
+                    #"{"type":"address.removed","row":"\#(["home", "office", "parents"].randomElement(using: &random) ?? "home")"}"#]
         case "address.form":
             return [#"{"type":"address.saved","params":{"address":{"city":"s\#(Int.random(in: 0...9, using: &random))"}}}"#]
         case "paywall.offer":

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MalformedState, NavigationState, decodeStoredSession, encodeStoredSession } from '../src/client/index.js';
 import { postedAction } from '../src/client/client-event.js';
+import { ClientMachine } from '../src/client/client-machine.js';
 import { SessionState, readAction } from '../src/engine/index.js';
 
 const caseFile = fileURLToPath(new URL('../../../engine-suite/cases/lists.row-effects.jsonl', import.meta.url));
@@ -114,4 +115,18 @@ test('a malformed list or list change is refused at its path', () => {
     copy.transition = { ...transition, lists: [{ id: 'e2', sections: { ...stage, moved: [{ id: 'A', from: 0 }] }, rows: stage }] };
   }, '/transition/lists/0/sections/moved/0/to');
   refusedAt((copy) => { copy.transition = { ...transition, lists: [{ id: 'e2', sections: stage }] }; }, '/transition/lists/0/rows');
+});
+
+test('row taps are offered by kind, not predicted, and a row tap is never shown from the plain action\'s prediction', () => {
+  const file = fileURLToPath(new URL('../../../engine-suite/cases/list-actions.row-taps-available.jsonl', import.meta.url));
+  const session = start(JSON.parse(readFileSync(file, 'utf8').split('\n')[1]).bundle);
+  const open = session.availableActions().filter((action) => action.type === 'contact.open');
+  assert.deepEqual(open.map((action) => action.rowKinds ?? null), [null, ['contact.vip'], ['contact']]);
+  const { state, predictions } = ClientMachine.read(JSON.parse(session.documentWithPredictions()));
+  assert.deepEqual(predictions.map((prediction) => prediction.action.type), ['contact.open', 'contacts.choose']);
+  const from = state.top?.id;
+  const plain = new ClientMachine(state, { predictions }).tap({ type: 'contact.open', from }, 'k1');
+  assert.ok(plain.kind === 'shown');
+  assert.deepEqual(plain.state.features, ['contacts', 'overview']);
+  assert.deepEqual(new ClientMachine(state, { predictions }).tap({ type: 'contact.open', from, row: 'ada' }, 'k1'), { kind: 'waiting', key: 'k1' });
 });

@@ -312,14 +312,17 @@ export class ClientMachine {
   }
 
   /**
-   * A prediction is for a tap when the type, params and interactivity agree and `from` is the
-   * same screen (a tap without `from` acts on the screen on top).
+   * A prediction is for a tap when the type, tapped row, params and interactivity agree and
+   * `from` is the same screen (a tap without `from` acts on the screen on top). A row tap
+   * reaches its rule with the row's id and values, so a prediction of the plain action is not
+   * one of it.
    * @param {FlowAction} predicted
    * @param {FlowAction} action
    * @param {string | undefined} top
    */
   static matches(predicted, action, top) {
-    return predicted.type === action.type && sameJSON(predicted.params ?? {}, action.params ?? {})
+    return predicted.type === action.type && (predicted.row ?? null) === (action.row ?? null)
+      && sameJSON(predicted.params ?? {}, action.params ?? {})
       && Boolean(predicted.interactive) === Boolean(action.interactive) && (predicted.from ?? top) === (action.from ?? top);
   }
 

@@ -303,7 +303,7 @@ function writeInteraction(tree, writer) {
 }
 
 /**
- * An action as a client posts it: `{type, from?, params?, interactive?}`, leaving out what is
+ * An action as a client posts it: `{type, from?, row?, params?, interactive?}`, leaving out what is
  * absent.
  * @param {FlowAction} action
  * @param {JSONWriter} writer
@@ -315,6 +315,10 @@ export function writeAction(action, writer) {
   if (action.from !== null) {
     writer.key('from');
     writer.string(action.from);
+  }
+  if (action.row !== null && action.row !== undefined) {
+    writer.key('row');
+    writer.string(action.row);
   }
   if (action.params.size > 0) {
     writer.key('params');

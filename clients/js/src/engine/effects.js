@@ -471,7 +471,8 @@ export class EffectRun {
 
   /**
    * Fills in `raw`'s params and reads it; a value a param made malformed is the action's fault
-   * (invalid params, at the first param it uses), a literal one the definition's.
+   * (invalid params, at the param holding the problem, else the first param it uses), a literal
+   * one the definition's.
    * @template T
    * @param {JSONValue} raw
    * @param {string} effect
@@ -485,7 +486,8 @@ export class EffectRun {
     } catch (problem) {
       if (!(problem instanceof ListProblem)) throw problem;
       const pointer = jsonPointer(problem.pointer);
-      throw this.invalid(raw, effect, `${pointer === '' ? '' : `at ${pointer} of the value: `}${problem.detail}`);
+      throw this.invalid(raw, effect, `${pointer === '' ? '' : `at ${pointer} of the value: `}${problem.detail}`,
+        referenceAt(raw, problem.pointer));
     }
   }
 
@@ -515,13 +517,14 @@ export class EffectRun {
   }
 
   /**
-   * `invalid-params` at the first param `raw` uses, or a refusal when it uses none.
+   * `invalid-params` at `param`, else the first param `raw` uses, or a refusal when it uses none.
    * @param {JSONValue} raw
    * @param {string} effect
    * @param {string} message
+   * @param {string | null} [param]
    */
-  invalid(raw, effect, message) {
-    const name = firstReference(raw);
+  invalid(raw, effect, message, param = null) {
+    const name = param ?? firstReference(raw);
     if (name === null) return this.refusal(`${effect}: ${message}`);
     return FlowError.invalidParams(jsonPointer(['params', name]), `${this.action.type}'s ${effect} effect: ${message}`);
   }
@@ -568,6 +571,42 @@ export class EffectRun {
     }
     return value;
   }
+}
+
+/**
+ * The param whose value holds `pointer` of `raw` filled in: the reference met walking `raw` along
+ * the pointer; null when the pointer stays in what the definition wrote.
+ * @param {JSONValue} raw
+ * @param {(string | number)[]} pointer
+ * @returns {string | null}
+ */
+function referenceAt(raw, pointer) {
+  let node = raw;
+  for (const token of pointer) {
+    const name = referenceName(node);
+    if (name !== null) return name;
+    if (node instanceof Map) {
+      const member = getMember(node, String(token));
+      if (member === undefined) return null;
+      node = member;
+    } else if (Array.isArray(node)) {
+      const text = String(token);
+      if (!/^\d+$/.test(text) || Number(text) >= node.length) return null;
+      node = node[Number(text)];
+    } else {
+      return null;
+    }
+  }
+  return referenceName(node);
+}
+
+/**
+ * @param {JSONValue} value
+ * @returns {string | null}
+ */
+function referenceName(value) {
+  if (!(value instanceof Map) || value.size !== 1) return null;
+  return stringValue(getMember(value, '$param')) ?? null;
 }
 
 /**

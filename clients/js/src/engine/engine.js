@@ -652,15 +652,58 @@ function velocityParam(action) {
 
 /**
  * An action the current state accepts: its type, the flow that would handle it, the params its
- * rule declares, and whether it may be posted with `"interactive": true`.
- * @typedef {{ type: string, handledBy: string, params: RuleParam[], interactive: boolean }} AvailableAction
+ * rule declares, whether it may be posted with `"interactive": true`, and for a row tap the kinds
+ * of the rows it takes (absent for an action posted without a row; kinds rather than row ids, so
+ * the answer stays small for a long list).
+ * @typedef {{ type: string, handledBy: string, params: RuleParam[], interactive: boolean, rowKinds?: string[] }} AvailableAction
  */
+
+/**
+ * What `rule` offers: its params, and whether it may start interactively now.
+ * @param {FlowRule} rule
+ * @param {string} type
+ * @param {string} flow
+ * @param {FlowContext} context
+ * @param {JSONObject} params
+ * @returns {AvailableAction}
+ */
+function offerRule(rule, type, flow, context, params) {
+  // A guard that fails now shows its flow instead, which cannot start interactively.
+  const guardFails = rule.guarded ? !evaluateCondition(rule.guarded.when, context, params) : false;
+  return { type, handledBy: flow, params: rule.params, interactive: rule.interactive && !guardFails };
+}
+
+/**
+ * The distinct kinds of the screen's rows (canonically equivalent spellings are one kind), in the
+ * order they first appear in its list.
+ * @param {ScreenEntry} screen
+ * @returns {string[]}
+ */
+function rowKindsOf(screen) {
+  if (!screen.sections) return [];
+  const seen = new Set();
+  const kinds = [];
+  for (const section of screen.sections) {
+    for (const row of section.rows) {
+      const key = row.kind.normalize('NFD');
+      if (seen.has(key)) continue;
+      seen.add(key);
+      kinds.push(row.kind);
+    }
+  }
+  return kinds;
+}
 
 /**
  * The actions the current state accepts from the screen on top, nearest flow first, in
  * definition order, then `back` when it would do something and `link.cancel` when a link is
  * pending. Rules are matched with no action params. While an interaction is pending, the three
  * interaction actions are the only ones.
+ *
+ * Row taps are listed too when the screen on top has a list: per action type, one entry per rule
+ * naming `row` that a row of the list would reach, with the kinds it takes, right after the type's
+ * plain entry. A tap is judged per kind with `row.kind` as its only param; a rule without `row`
+ * takes a tap as it takes a plain post, so its plain entry stands for both.
  * @param {FlowTree} tree
  * @param {FlowCatalog} catalog
  * @param {FlowContext} context
@@ -681,9 +724,12 @@ export function availableActions(tree, catalog, context) {
   const visible = visiblePath(tree);
   if (!visible) return [];
   const feature = visible.screen.feature;
+  const kinds = rowKindsOf(visible.screen);
   const noParams = new Map();
   /** @type {Set<string>} */
   const decided = new Set();
+  /** The (type, row kind) pairs a flow has decided, by canonical spelling, as `decided` holds plain types. */
+  const decidedTaps = new Set();
   /** @type {AvailableAction[]} */
   const available = [];
   for (let depth = visible.nodes.length - 1; depth >= 0; depth -= 1) {
@@ -692,17 +738,40 @@ export function availableActions(tree, catalog, context) {
     if (!definition) continue;
     const child = depth + 1 < visible.nodes.length ? visible.nodes[depth + 1].flow : null;
     for (const handler of definition.handlers) {
-      if (decided.has(handler.action)) continue;
-      const rule = handler.rules.find((candidate) => ruleMatches(candidate, feature, child, context, noParams));
-      if (!rule) {
-        decided.add(handler.action); // owned but refused from here
-        continue;
+      if (!decided.has(handler.action)) {
+        const rule = handler.rules.find((candidate) => ruleMatches(candidate, feature, child, context, noParams));
+        if (!rule) {
+          decided.add(handler.action); // owned but refused from here
+        } else if (!ruleBubbles(rule)) { // else the parent decides
+          decided.add(handler.action);
+          available.push(offerRule(rule, handler.action, flow, context, noParams));
+        }
       }
-      if (ruleBubbles(rule)) continue; // the parent decides
-      decided.add(handler.action);
-      // A guard that fails now shows its flow instead, which cannot start interactively.
-      const guardFails = rule.guarded ? !evaluateCondition(rule.guarded.when, context, noParams) : false;
-      available.push({ type: handler.action, handledBy: flow, params: rule.params, interactive: rule.interactive && !guardFails });
+      // The row taps of this type, grouped by the rule each kind reaches.
+      /** @type {{rule: number, kinds: string[]}[]} */
+      const taps = [];
+      for (const kind of kinds) {
+        const key = `${handler.action.normalize('NFD')}\u0000${kind.normalize('NFD')}`;
+        if (decidedTaps.has(key)) continue;
+        const params = new Map([[rowKindParam, kind]]);
+        const index = handler.rules.findIndex((candidate) => ruleMatches(candidate, feature, child, context, params));
+        if (index < 0) {
+          decidedTaps.add(key);
+          continue;
+        }
+        if (ruleBubbles(handler.rules[index])) continue;
+        decidedTaps.add(key);
+        if (!handler.rules[index].row) continue;
+        const group = taps.find((tap) => tap.rule === index);
+        if (group) group.kinds.push(kind);
+        else taps.push({ rule: index, kinds: [kind] });
+      }
+      taps.sort((lhs, rhs) => lhs.rule - rhs.rule);
+      for (const tap of taps) {
+        const entry = offerRule(handler.rules[tap.rule], handler.action, flow, context, new Map([[rowKindParam, tap.kinds[0]]]));
+        entry.rowKinds = tap.kinds;
+        available.push(entry);
+      }
     }
   }
   if (!decided.has('back')) {

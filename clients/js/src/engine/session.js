@@ -174,7 +174,8 @@ export class SessionState {
   /**
    * The next state of every action available now that needs no params, nearest flow first; an
    * action that may run interactively is predicted twice, plainly and then with
-   * `interactive: true`. An action the engine would refuse after all is left out.
+   * `interactive: true`. Actions with a required param and row taps (whose state depends on the
+   * row tapped) are left out, as is an action the engine would refuse after all.
    *
    * The promise: posting `prediction.action` on this version answers exactly
    * `prediction.next.document()`, when nothing else acted on the session meanwhile.
@@ -189,7 +190,7 @@ export class SessionState {
     /** @type {Prediction[]} */
     const predictions = [];
     for (const entry of available) {
-      if (entry.params.some((param) => param.required)) continue;
+      if (entry.rowKinds || entry.params.some((param) => param.required)) continue;
       const from = isInteractionAction(entry.type) ? null : source;
       const forms = entry.interactive && !tree.interaction ? [false, true] : [false];
       for (const interactive of forms) {
@@ -241,8 +242,9 @@ export class SessionState {
 
   /**
    * `GET /v1/sessions/{id}/actions/available`'s answer: `{sessionId, version, from, actions:
-   * [{type, handledBy, from, params, interactive, next, nextInteractive?}]}`. `next` is the state
-   * posting the action with no params would answer (null when it needs params);
+   * [{type, handledBy, from, rowKinds?, params, interactive, next, nextInteractive?}]}`.
+   * `rowKinds`, only for a row tap, lists the kinds of the rows it takes. `next` is the state
+   * posting the action with no params would answer (null when it needs params or a row);
    * `nextInteractive` the state posting it with `"interactive": true` would answer.
    * @returns {string}
    */
@@ -269,6 +271,12 @@ export class SessionState {
       writer.string(action.handledBy);
       writer.key('from');
       writer.optionalString(interactionTypes.has(action.type) || !top ? null : `e${top.id}`);
+      if (action.rowKinds) {
+        writer.key('rowKinds');
+        writer.beginArray();
+        for (const kind of action.rowKinds) writer.string(kind);
+        writer.endArray();
+      }
       writer.key('params');
       writer.beginArray();
       for (const param of action.params) {
@@ -284,13 +292,15 @@ export class SessionState {
       writer.endArray();
       writer.key('interactive');
       writer.bool(action.interactive);
+      // A row tap is never predicted; the type's plain prediction is not its.
+      const tap = Boolean(action.rowKinds);
       writer.key('next');
-      const plain = predictions.find((prediction) => prediction.action.type === action.type && !prediction.action.interactive);
+      const plain = tap ? undefined : predictions.find((prediction) => prediction.action.type === action.type && !prediction.action.interactive);
       if (plain) writer.raw(plain.next.document());
       else writer.null();
       if (action.interactive && !tree.interaction) {
         writer.key('nextInteractive');
-        const interactive = predictions.find((prediction) => prediction.action.type === action.type && prediction.action.interactive);
+        const interactive = tap ? undefined : predictions.find((prediction) => prediction.action.type === action.type && prediction.action.interactive);
         if (interactive) writer.raw(interactive.next.document());
         else writer.null();
       }

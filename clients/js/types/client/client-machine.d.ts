@@ -77,8 +77,10 @@ export class ClientMachine {
      */
     static restoredOffline(confirmed: NavigationState, bundle: EngineState | undefined, queue: QueuedAction[], retry?: RetryPolicy | undefined): ClientMachine;
     /**
-     * A prediction is for a tap when the type, params and interactivity agree and `from` is the
-     * same screen (a tap without `from` acts on the screen on top).
+     * A prediction is for a tap when the type, tapped row, params and interactivity agree and
+     * `from` is the same screen (a tap without `from` acts on the screen on top). A row tap
+     * reaches its rule with the row's id and values, so a prediction of the plain action is not
+     * one of it.
      * @param {FlowAction} predicted
      * @param {FlowAction} action
      * @param {string | undefined} top

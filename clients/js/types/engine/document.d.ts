@@ -56,7 +56,7 @@ export function writeTransition(transition: Transition, writer: JSONWriter): voi
  */
 export function encodeTransition(transition: Transition): string;
 /**
- * An action as a client posts it: `{type, from?, params?, interactive?}`, leaving out what is
+ * An action as a client posts it: `{type, from?, row?, params?, interactive?}`, leaving out what is
  * absent.
  * @param {FlowAction} action
  * @param {JSONWriter} writer

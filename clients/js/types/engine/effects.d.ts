@@ -158,7 +158,8 @@ export class EffectRun {
     resolveSections(raw: JSONValue, effect: string): ListSection[];
     /**
      * Fills in `raw`'s params and reads it; a value a param made malformed is the action's fault
-     * (invalid params, at the first param it uses), a literal one the definition's.
+     * (invalid params, at the param holding the problem, else the first param it uses), a literal
+     * one the definition's.
      * @template T
      * @param {JSONValue} raw
      * @param {string} effect
@@ -178,12 +179,13 @@ export class EffectRun {
      */
     resolveIndex(raw: JSONValue, effect: string): number;
     /**
-     * `invalid-params` at the first param `raw` uses, or a refusal when it uses none.
+     * `invalid-params` at `param`, else the first param `raw` uses, or a refusal when it uses none.
      * @param {JSONValue} raw
      * @param {string} effect
      * @param {string} message
+     * @param {string | null} [param]
      */
-    invalid(raw: JSONValue, effect: string, message: string): FlowError;
+    invalid(raw: JSONValue, effect: string, message: string, param?: string | null | undefined): FlowError;
     /**
      * @param {JSONObject} params
      * @param {string} effect

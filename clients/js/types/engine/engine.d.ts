@@ -109,15 +109,15 @@ export function genericBack(visible: VisiblePath): RoutePlan | null;
  */
 export function withUserChanges(context: FlowContext, changes: UserChange[]): FlowContext;
 /**
- * An action the current state accepts: its type, the flow that would handle it, the params its
- * rule declares, and whether it may be posted with `"interactive": true`.
- * @typedef {{ type: string, handledBy: string, params: RuleParam[], interactive: boolean }} AvailableAction
- */
-/**
  * The actions the current state accepts from the screen on top, nearest flow first, in
  * definition order, then `back` when it would do something and `link.cancel` when a link is
  * pending. Rules are matched with no action params. While an interaction is pending, the three
  * interaction actions are the only ones.
+ *
+ * Row taps are listed too when the screen on top has a list: per action type, one entry per rule
+ * naming `row` that a row of the list would reach, with the kinds it takes, right after the type's
+ * plain entry. A tap is judged per kind with `row.kind` as its only param; a rule without `row`
+ * takes a tap as it takes a plain post, so its plain entry stands for both.
  * @param {FlowTree} tree
  * @param {FlowCatalog} catalog
  * @param {FlowContext} context
@@ -167,13 +167,16 @@ export const linkAction: "link";
 export const linkCancel: "link.cancel";
 /**
  * An action the current state accepts: its type, the flow that would handle it, the params its
- * rule declares, and whether it may be posted with `"interactive": true`.
+ * rule declares, whether it may be posted with `"interactive": true`, and for a row tap the kinds
+ * of the rows it takes (absent for an action posted without a row; kinds rather than row ids, so
+ * the answer stays small for a long list).
  */
 export type AvailableAction = {
     type: string;
     handledBy: string;
     params: RuleParam[];
     interactive: boolean;
+    rowKinds?: string[];
 };
 export type JSONObject = import('./json.js').JSONObject;
 export type FlowContext = import('./condition.js').FlowContext;

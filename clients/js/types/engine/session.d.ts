@@ -124,7 +124,8 @@ export class SessionState {
     /**
      * The next state of every action available now that needs no params, nearest flow first; an
      * action that may run interactively is predicted twice, plainly and then with
-     * `interactive: true`. An action the engine would refuse after all is left out.
+     * `interactive: true`. Actions with a required param and row taps (whose state depends on the
+     * row tapped) are left out, as is an action the engine would refuse after all.
      *
      * The promise: posting `prediction.action` on this version answers exactly
      * `prediction.next.document()`, when nothing else acted on the session meanwhile.
@@ -149,8 +150,9 @@ export class SessionState {
     availableActions(): AvailableAction[];
     /**
      * `GET /v1/sessions/{id}/actions/available`'s answer: `{sessionId, version, from, actions:
-     * [{type, handledBy, from, params, interactive, next, nextInteractive?}]}`. `next` is the state
-     * posting the action with no params would answer (null when it needs params);
+     * [{type, handledBy, from, rowKinds?, params, interactive, next, nextInteractive?}]}`.
+     * `rowKinds`, only for a row tap, lists the kinds of the rows it takes. `next` is the state
+     * posting the action with no params would answer (null when it needs params or a row);
      * `nextInteractive` the state posting it with `"interactive": true` would answer.
      * @returns {string}
      */

@@ -375,14 +375,44 @@ struct EffectRun {
     }
 
     /// Fills in `raw`'s params and reads it; a value a param made malformed is the action's
-    /// fault (invalid params, at the first param it uses), a literal one the definition's.
+    /// fault (invalid params, at the param holding the problem, else the first param it uses), a
+    /// literal one the definition's.
     private func read<T>(_ raw: JSONValue, effect: String, _ reader: (JSONValue) throws(ListProblem) -> T) throws(FlowError) -> T {
         let value = try resolve(raw, effect: effect)
         do throws(ListProblem) {
             return try reader(value)
         } catch {
-            throw invalid(raw, effect: effect, "\(error.pointer.description.isEmpty ? "" : "at \(error.pointer) of the value: ")\(error.message)")
+            throw invalid(
+                raw, effect: effect, "\(error.pointer.description.isEmpty ? "" : "at \(error.pointer) of the value: ")\(error.message)",
+                param: Self.reference(in: raw, at: error.pointer))
         }
+    }
+
+    /// The param whose value holds `pointer` of `raw` filled in: the reference met walking `raw`
+    /// along the pointer (a section written out with `"rows": {"$param": "rows"}` names `rows`
+    /// for a problem in its rows, not a title param before it); nil when the pointer stays in
+    /// what the definition wrote.
+    private static func reference(in raw: JSONValue, at pointer: JSONPointer) -> String? {
+        var node = raw
+        for token in pointer.tokens {
+            if let name = referenceName(node) { return name }
+            switch node {
+            case .object(let object):
+                guard let member = object[token] else { return nil }
+                node = member
+            case .array(let elements):
+                guard let index = Int(token), elements.indices.contains(index) else { return nil }
+                node = elements[index]
+            default:
+                return nil
+            }
+        }
+        return referenceName(node)
+    }
+
+    private static func referenceName(_ value: JSONValue) -> String? {
+        guard case .object(let object) = value, object.count == 1 else { return nil }
+        return object["$param"]?.stringValue
     }
 
     private func resolveId(_ raw: JSONValue, effect: String, what: String) throws(FlowError) -> String {
@@ -401,9 +431,9 @@ struct EffectRun {
         return index
     }
 
-    /// `invalid-params` at the first param `raw` uses, or a refusal when it uses none.
-    private func invalid(_ raw: JSONValue, effect: String, _ message: String) -> FlowError {
-        guard let name = Self.firstReference(in: raw) else { return refusal("\(effect): \(message)") }
+    /// `invalid-params` at `param`, else the first param `raw` uses, or a refusal when it uses none.
+    private func invalid(_ raw: JSONValue, effect: String, _ message: String, param: String? = nil) -> FlowError {
+        guard let name = param ?? Self.firstReference(in: raw) else { return refusal("\(effect): \(message)") }
         return .invalidParams(path: JSONPointer(["params", name]).description, message: "\(action.type)'s \(effect) effect: \(message)")
     }
 

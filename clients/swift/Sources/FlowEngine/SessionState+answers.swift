@@ -23,8 +23,8 @@ extension SessionState {
         return writer.takeBytes()
     }
 
-    /// An action as a client posts it: `{type, from?, params?, interactive?}`, leaving out what
-    /// is absent.
+    /// An action as a client posts it: `{type, from?, row?, params?, interactive?}`, leaving out
+    /// what is absent.
     public static func writeAction(_ action: FlowAction, into writer: inout JSONWriter) {
         writer.beginObject()
         writer.writeKey("type")
@@ -32,6 +32,10 @@ extension SessionState {
         if let from = action.from {
             writer.writeKey("from")
             writer.writeString(from)
+        }
+        if let row = action.row {
+            writer.writeKey("row")
+            writer.writeString(row)
         }
         if !action.params.isEmpty {
             writer.writeKey("params")
@@ -61,10 +65,11 @@ extension SessionState {
     static let interactionTypes: Set<String> = [FlowAction.interactionUpdate, FlowAction.interactionEnd, FlowAction.interactionCancel]
 
     /// `GET /v1/sessions/{id}/actions/available`'s answer, `{sessionId, version, from, actions:
-    /// [{type, handledBy, from, params: [{name, type, required}], interactive, next,
+    /// [{type, handledBy, from, rowKinds?, params: [{name, type, required}], interactive, next,
     /// nextInteractive?}]}`, from what ``FlowEngine/availableActions(in:catalog:context:)`` and
-    /// ``predictions(limits:)`` found for this state. `from` is the screen on top; `next` is the
-    /// state posting the action with no params would answer (null when it needs params);
+    /// ``predictions(limits:)`` found for this state. `from` is the screen on top; `rowKinds`,
+    /// only for a row tap, the kinds of the rows it takes; `next` is the state posting the
+    /// action with no params would answer (null when it needs params or a row);
     /// `nextInteractive`, for an action that may run interactively, the state posting it with
     /// `"interactive": true` would answer.
     public func writeAvailableActions(_ available: [AvailableAction], predictions: [Prediction], into writer: inout JSONWriter) {
@@ -87,6 +92,12 @@ extension SessionState {
             writer.writeKey("from")
             let source: String? = Self.interactionTypes.contains(action.type) ? nil : top?.entryId
             writer.writeOptionalString(source)
+            if let kinds = action.rowKinds {
+                writer.writeKey("rowKinds")
+                writer.beginArray()
+                for kind in kinds { writer.writeString(kind) }
+                writer.endArray()
+            }
             writer.writeKey("params")
             writer.beginArray()
             for param in action.params {
@@ -102,11 +113,13 @@ extension SessionState {
             writer.endArray()
             writer.writeKey("interactive")
             writer.writeBool(action.interactive)
+            // A row tap is never predicted; the type's plain prediction is not its.
+            let plain = action.rowKinds == nil
             writer.writeKey("next")
-            Self.writePrediction(predictions.first { $0.action.type == action.type && !$0.action.interactive }, into: &writer)
+            Self.writePrediction(plain ? predictions.first { $0.action.type == action.type && !$0.action.interactive } : nil, into: &writer)
             if action.interactive && tree.interaction == nil {
                 writer.writeKey("nextInteractive")
-                Self.writePrediction(predictions.first { $0.action.type == action.type && $0.action.interactive }, into: &writer)
+                Self.writePrediction(plain ? predictions.first { $0.action.type == action.type && $0.action.interactive } : nil, into: &writer)
             }
             writer.endObject()
         }

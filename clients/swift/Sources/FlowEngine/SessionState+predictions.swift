@@ -14,9 +14,10 @@ extension SessionState {
     /// The next state of every action available now that needs no params, nearest flow first
     /// (``FlowEngine/availableActions(in:catalog:context:)``'s order); an action that may run
     /// interactively is predicted twice, plainly and then with `interactive: true` (which
-    /// opens the interaction). Actions with a required param, and `link`, which always takes a
-    /// URI, are left to ``applying(_:limits:)``. An action the engine would refuse after all
-    /// (a rule whose `when` reads a param) is left out.
+    /// opens the interaction). Actions with a required param, `link`, which always takes a
+    /// URI, and row taps, whose state depends on the row tapped (one prediction per row would
+    /// repeat the whole list once per row), are left to ``applying(_:limits:)``. An action the
+    /// engine would refuse after all (a rule whose `when` reads a param) is left out.
     ///
     /// The promise: posting `prediction.action` with `If-Match` on this version answers exactly
     /// `prediction.next.document()`, when nothing else acted on the session (or the user's state)
@@ -26,7 +27,7 @@ extension SessionState {
         let top = tree.top?.entryId
         var predictions: [Prediction] = []
         predictions.reserveCapacity(available.count + 2)
-        for entry in available where !entry.params.contains(where: \.required) {
+        for entry in available where entry.rowKinds == nil && !entry.params.contains(where: \.required) {
             let source = FlowAction(type: entry.type).isInteractionAction ? nil : top
             let forms = entry.interactive && tree.interaction == nil ? [false, true] : [false]
             for interactive in forms {

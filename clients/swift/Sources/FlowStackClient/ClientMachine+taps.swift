@@ -93,10 +93,13 @@ extension ClientMachine {
         return (posted, prediction.state)
     }
 
-    /// A prediction is for a tap when the type, params and interactivity agree and `from` is
-    /// the same screen (a tap without `from` acts on the screen on top).
+    /// A prediction is for a tap when the type, tapped row, params and interactivity agree and
+    /// `from` is the same screen (a tap without `from` acts on the screen on top). A row tap
+    /// reaches its rule with the row's id and values, so a prediction of the plain action is not
+    /// one of it.
     static func matches(_ predicted: FlowAction, _ action: FlowAction, top: String?) -> Bool {
-        predicted.type == action.type && predicted.params == action.params && predicted.interactive == action.interactive
+        predicted.type == action.type && predicted.row == action.row && predicted.params == action.params
+            && predicted.interactive == action.interactive
             && (predicted.from ?? top) == (action.from ?? top)
     }
 
