@@ -220,14 +220,10 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   const engineFactory = {
     fromBundle(text) {
       const loaded = engine.fromBundle(text);
-      rowCatalog = loaded.state.catalog;
       setTimeout(engineChanged, 0);
       return loaded;
     },
   };
-  // The definitions of the bundle the client loaded last (they stay fixed for a session's life):
-  // which action a row tap sends is read from them (see rowActions).
-  let rowCatalog = null;
 
   // Starts (or, with `resume`, resumes from the store) the session of `context.userId` on the
   // client and draws it; the session the page showed before is closed (it stays on the server).
@@ -275,7 +271,6 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     sessions.streamed = false;
     if (app.client) app.client.close();
     app.client = null;
-    rowCatalog = null; // the next session's bundle brings its own
     setStreamStatus("off");
   }
 
@@ -894,27 +889,14 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   const ROW_TEXT = 90; // characters of a row's values drawn on it
 
   // The row-tap actions a row of `kind` on `card` sends, first the one a tap sends, then the
-  // others (as an app's swipe actions): the rules that name the kind in `row` and take taps from
-  // the card's feature, nearest flow first, an action a nearer flow matches hiding its parents'.
-  // It is read from the definitions of the session's bundle, as an app's cell map would be
-  // written from them; the engine still decides what the tap does (or refuses it).
+  // others (as an app's swipe actions): the available actions whose `rowKinds` hold the kind, as
+  // the engine lists them for the screen on top (nearest flow first, a kind a nearer flow refuses
+  // left out). Rows of the screens under it take no taps.
   function rowActions(card, kind) {
-    if (!rowCatalog) return [];
-    const decided = new Set();
-    const found = [];
-    for (const flow of [...card.flows].reverse()) {
-      const definition = rowCatalog.get(flow);
-      if (!definition) continue;
-      for (const handler of definition.handlers) {
-        if (decided.has(handler.action)) continue;
-        const rule = handler.rules.find((candidate) => candidate.row && candidate.row.includes(kind) &&
-          (!candidate.from || candidate.from.includes(card.screen.feature)));
-        if (!rule) continue;
-        decided.add(handler.action);
-        found.push({type: handler.action, handledBy: flow, summary: rule.summary});
-      }
-    }
-    return found;
+    if (card.screen.id !== (app.state && app.state.top && app.state.top.id)) return [];
+    return app.actions
+      .filter((action) => action.rowKinds && action.rowKinds.includes(kind))
+      .map((action) => ({type: action.type, handledBy: action.handledBy}));
   }
 
   // A row's values in one short line: strings as they are, anything else as JSON.
@@ -1410,7 +1392,12 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
       container.replaceChildren(el("p", {class: "placeholder", "data-testid": "no-actions"}, "No action is available here."));
       return;
     }
-    container.replaceChildren(...actions.map((action) => actionForm(action)));
+    // A row tap is sent from its row in the phone's list (a form would send it with no row).
+    const plain = actions.filter((action) => !action.rowKinds);
+    const rowTaps = actions.filter((action) => action.rowKinds);
+    container.replaceChildren(...plain.map((action) => actionForm(action)),
+      ...rowTaps.map((action) => el("p", {class: "row-tap-note", "data-testid": `row-tap-${action.type}`},
+        el("code", {}, action.type), ` — tap a ${action.rowKinds.join(" or ")} row in the phone's list`)));
   }
 
   // One action's form: its button and an input per declared param. `prefix` keeps the ids of a

@@ -144,6 +144,10 @@ test('row taps on the address picker run on the engine and the server confirms t
     assert.equal(picker?.feature, 'address.list');
     const rows = () => (session.state.screen(picker.id)?.sections ?? []).map((section) => section.rows.map((row) => row.id));
     assert.deepEqual(rows(), [['home', 'office'], ['parents']]);
+    // The engine says which rows take which taps, by kind: an app draws its cells from it.
+    const rowTaps = session.availableActions.filter((action) => action.rowKinds);
+    assert.deepEqual(rowTaps.map((action) => [action.type, action.rowKinds]),
+      [['address.chosen', ['address.row']], ['address.removed', ['address.row']]]);
     const swiped = await session.send({ type: 'address.removed', from: picker.id, row: 'office' });
     assert.equal(swiped.transition?.type, 'list');
     assert.deepEqual(swiped.transition?.lists[picker.id]?.rows.deleted, [{ id: 'office', at: { section: 0, row: 1 } }]);

@@ -29,7 +29,7 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  * The local engine as the session uses it: the machine's engine, with the session it is for, the
  * bundle it writes at its version (kept in the store), and the actions it offers.
  * @typedef {EngineState & {readonly sessionId: string, bundle?(from: string): string,
- *   availableActions?(): Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}} SessionEngine
+ *   availableActions?(): Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>, rowKinds?: string[]}>}} SessionEngine
  */
 
 /**
@@ -391,8 +391,9 @@ export class FlowSession {
   /**
    * The actions the screen on top can post now, from the local engine (with their params), or
    * else from the last answer's predictions (those that need no params), which are for the
-   * confirmed state only: none while a tap shown ahead of them waits for its answer.
-   * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}
+   * confirmed state only: none while a tap shown ahead of them waits for its answer. A row tap
+   * (local engine only: row taps are not predicted) has `rowKinds`, the kinds of rows it takes.
+   * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>, rowKinds?: string[]}>}
    */
   get availableActions() {
     const engine = /** @type {SessionEngine | undefined} */ (this.machine.engine);

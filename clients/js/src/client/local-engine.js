@@ -60,14 +60,20 @@ export class LocalEngine {
   }
 
   /**
-   * The actions the screen on top can post now, with their params.
-   * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}
+   * The actions the screen on top can post now, with their params; a row tap with `rowKinds`, the
+   * kinds of the rows of the top screen's list it takes (post it with `from` and the row's `row`).
+   * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>, rowKinds?: string[]}>}
    */
   availableActions() {
-    return this.state.availableActions().map((/** @type {any} */ action) => ({
-      type: action.type, handledBy: action.handledBy, interactive: Boolean(action.interactive),
-      params: action.params.map((/** @type {any} */ param) => ({ name: param.name, type: param.type, required: Boolean(param.required) })),
-    }));
+    return this.state.availableActions().map((/** @type {any} */ action) => {
+      /** @type {{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>, rowKinds?: string[]}} */
+      const available = {
+        type: action.type, handledBy: action.handledBy, interactive: Boolean(action.interactive),
+        params: action.params.map((/** @type {any} */ param) => ({ name: param.name, type: param.type, required: Boolean(param.required) })),
+      };
+      if (Array.isArray(action.rowKinds)) available.rowKinds = [...action.rowKinds];
+      return available;
+    });
   }
 
   /**

@@ -24,7 +24,7 @@ export function randomKey(): string;
  * The local engine as the session uses it: the machine's engine, with the session it is for, the
  * bundle it writes at its version (kept in the store), and the actions it offers.
  * @typedef {EngineState & {readonly sessionId: string, bundle?(from: string): string,
- *   availableActions?(): Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}} SessionEngine
+ *   availableActions?(): Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>, rowKinds?: string[]}>}} SessionEngine
  */
 /**
  * How a session makes its local engine from the bundle's text (`localEngine(engineModule)`, or a
@@ -247,8 +247,9 @@ export class FlowSession {
     /**
      * The actions the screen on top can post now, from the local engine (with their params), or
      * else from the last answer's predictions (those that need no params), which are for the
-     * confirmed state only: none while a tap shown ahead of them waits for its answer.
-     * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}
+     * confirmed state only: none while a tap shown ahead of them waits for its answer. A row tap
+     * (local engine only: row taps are not predicted) has `rowKinds`, the kinds of rows it takes.
+     * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>, rowKinds?: string[]}>}
      */
     get availableActions(): {
         type: string;
@@ -259,6 +260,7 @@ export class FlowSession {
             type: string;
             required: boolean;
         }>;
+        rowKinds?: string[] | undefined;
     }[];
     /**
      * Calls `listener` with everything that happens: confirmations, corrections, other devices'
@@ -453,6 +455,7 @@ export type SessionEngine = import("./client-machine.js").EngineState & {
             type: string;
             required: boolean;
         }>;
+        rowKinds?: string[];
     }>;
 };
 /**

@@ -54,8 +54,9 @@ export class LocalEngine {
         next: LocalEngine;
     }>;
     /**
-     * The actions the screen on top can post now, with their params.
-     * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>}>}
+     * The actions the screen on top can post now, with their params; a row tap with `rowKinds`, the
+     * kinds of the rows of the top screen's list it takes (post it with `from` and the row's `row`).
+     * @returns {Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>, rowKinds?: string[]}>}
      */
     availableActions(): Array<{
         type: string;
@@ -66,6 +67,7 @@ export class LocalEngine {
             type: string;
             required: boolean;
         }>;
+        rowKinds?: string[];
     }>;
     /**
      * The session's bundle at this version, written over the one it was read from (which brings
