@@ -3,7 +3,8 @@
 
 import { abbreviatedJSON, arrayValue, integerValue, objectValue, stringValue, typeName } from './json.js';
 import { scalarCount } from './definition.js';
-import { maxListRows, idKey } from './screenList.js';
+import { ListProblem, maxListRows, idKey, readSections } from './screenList.js';
+import { containsReference } from './effects.js';
 import { checkParamReferences, readFeature } from './reader-initial.js';
 
 /** @typedef {import('./definition.js').DefinitionReader} DefinitionReader */
@@ -63,6 +64,18 @@ export function readSectionsTemplate(reader, value, path, allowParamReferences) 
     }
     readRowsTemplate(reader, rows, [...sectionPath, 'rows'], rowIds);
   });
+  let literalRows = 0;
+  for (const element of elements) literalRows += arrayValue(objectValue(element)?.get('rows'))?.length ?? 0;
+  if (literalRows > maxListRows) reader.report(path, `a list has at most ${maxListRows} rows, across its sections; found ${literalRows}`);
+  // A list written out whole is held to the size caps now, as the engine would hold it.
+  if (reader.problems.length === before && !containsReference(value)) {
+    try {
+      readSections(value);
+    } catch (problem) {
+      // The checks above report a malformed list themselves.
+      if (problem instanceof ListProblem && problem.tooLarge) reader.report([...path, ...problem.pointer], problem.detail);
+    }
+  }
   return reader.problems.length === before ? value : undefined;
 }
 

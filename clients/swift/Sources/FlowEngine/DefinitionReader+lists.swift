@@ -38,6 +38,18 @@ extension DefinitionReader {
             }
             readRowsTemplate(rows, at: sectionPath.appending("rows"), ids: &rowIds)
         }
+        let literalRows = elements.reduce(0) { $0 + ($1.objectValue?["rows"]?.arrayValue?.count ?? 0) }
+        if literalRows > ScreenList.maxRows {
+            report(path, "a list has at most \(ScreenList.maxRows) rows, across its sections; found \(literalRows)")
+        }
+        // A list written out whole is held to the size caps now, as the engine would hold it.
+        if problems.count == before, !EffectRun.containsReference(value) {
+            do throws(ListProblem) {
+                _ = try ScreenList.readSections(value)
+            } catch where error.isTooLarge {
+                report(JSONPointer(path.tokens + error.pointer.tokens), error.message)
+            } catch {}  // the checks above report a malformed list themselves
+        }
         return problems.count == before ? value : nil
     }
 
