@@ -62,3 +62,17 @@ test('lists written out are held to the size caps, and counted across sections, 
   assert.deepEqual(problemPaths(list(6000)), ['/initial/0/sections']);
   assert.deepEqual(problemPaths(list(5000)), []);
 });
+
+test('an undeclared param inside setSections is reported once; row and via keep their messages', () => {
+  for (const [sections, path] of [['{"$param": "nope"}', '/on/x/0/do/0/setSections/sections/$param'],
+    ['[{"id": "s", "rows": {"$param": "nope"}}]', '/on/x/0/do/0/setSections/sections/0/rows/$param']]) {
+    assert.deepEqual(problemPaths(`{"name": "a", "kind": "stacked", "initial": [{"screen": "l", "sections": []}], "on": {"x": [{"from": "l", "params": {"a": "string"}, "do": [{"setSections": {"sections": ${sections}}}]}]}}`),
+      [path]);
+  }
+  assert.throws(() => readDefinition(parseJSON('{"name": "a", "kind": "stacked", "initial": [{"screen": "l", "sections": []}], "on": {"x": [{"from": "l", "row": [], "do": [{"pop": {}}]}]}}')),
+    (error) => error instanceof DefinitionProblems
+      && error.problems[0].message === 'row must be a row kind or a non-empty array of them, such as "address.row"; found []');
+  assert.throws(() => readDefinition(parseJSON('{"name": "a", "kind": "stacked", "initial": ["l"], "on": {"x": [{"via": 3, "do": [{"pop": {}}]}]}}')),
+    (error) => error instanceof DefinitionProblems
+      && error.problems[0].message === 'via must be a child flow\'s name or a non-empty array of them, such as "onboarding"; found 3');
+});
