@@ -92,6 +92,25 @@ struct JSONObjectScaleTests {
         return elapsed < bound
     }
 
+    /// A merge patch removing and setting 100,000 members of a 100,000-key object is linear.
+    @Test func bigMergePatchesInLinearTime() throws {
+        for size in Self.sizes { guard try bigMergePatchesInLinearTime(size.count, bound: size.bound) else { return } }
+    }
+
+    /// Whether the patch of `count` members took less than `bound`.
+    private func bigMergePatchesInLinearTime(_ count: Int, bound: Double) throws -> Bool {
+        let target = JSONValue.object(JSONObject(uniqueMembers: Self.members(count)))
+        let patch = JSONValue.object(JSONObject(uniqueMembers: (0..<count).map {
+            JSONObject.Member(key: "k\($0)", value: $0.isMultiple(of: 2) ? .null : .bool(true))
+        }))
+        var merged: JSONValue = .null
+        let elapsed = Self.seconds { merged = target.mergePatched(with: patch) }
+        #expect(merged.objectValue?.count == count / 2)
+        #expect(merged["k0"] == nil && merged["k1"] == .bool(true) && merged.objectValue?.keys.first == "k1")
+        #expect(elapsed < bound, "merging a \(count)-member patch took \(elapsed) s")
+        return elapsed < bound
+    }
+
     /// Once indexed, an object still finds keys by canonical equivalence, keeps its order, and
     /// finds every member after removals shift them.
     @Test func indexedObjectsAgreeWithTheScan() throws {
