@@ -37,7 +37,7 @@ public struct EngineRefusal: Sendable, Equatable {
             status = 422
             pointer = "/type"
             self.chain = chain
-        case .refused(let flow, _, _):
+        case .refused(let flow, _, _), .listTooLarge(let flow, _, _):
             status = 422
             pointer = "/type"
             self.flow = flow

@@ -81,5 +81,6 @@ public enum EngineSuite {
         ("effect.moveRow", "a handling rule's moveRow ran"),
         ("effect.updateRow", "a handling rule's updateRow ran"),
         ("refusal.stale-row", "refused 409 stale-row"),
+        ("refusal.list-too-large", "refused 422 list-too-large: a list effect would pass a size cap"),
     ]
 }

@@ -1,4 +1,4 @@
-// How the action log keeps a row tap: the tapped row's id among the params, as `row.id`.
+// How the action log keeps a row tap: the tapped row's id among the params, as `row.id` (read as a tap only where the catalog has lists).
 import FlowEngine
 import JSON
 
@@ -15,14 +15,28 @@ extension FlowAction {
         return logged
     }
 
-    /// The action a log entry records: `row.id` among its params is the tapped row.
-    init(logged type: String, from: String?, params: JSONObject, interactive: Bool) {
+    /// The action a log entry records: `row.id` among its params is the tapped row when the
+    /// session's catalog `hasLists`.
+    ///
+    /// Before lists, a client could send a param named `row.id` like any other, and the log
+    /// kept it as sent. A row tap needs a screen with a list, so a catalog without one (every
+    /// catalog written before lists) never logged one: there `row.id` is the client's own param,
+    /// and the entry rebuilds as it was applied.
+    init(logged type: String, from: String?, params: JSONObject, interactive: Bool, hasLists: Bool = true) {
         var params = params
         var row: String?
-        if let id = params[FlowAction.rowIdParam]?.stringValue {
+        if hasLists, let id = params[FlowAction.rowIdParam]?.stringValue {
             row = id
             params[FlowAction.rowIdParam] = nil
         }
         self.init(type: type, from: from, row: row, params: params, interactive: interactive)
+    }
+}
+
+extension FlowCatalog {
+    /// Whether any flow of the catalog writes a screen with a list (`sections` in an entry): only
+    /// then can an action tap a row, so only then does a logged `row.id` mark a row tap.
+    var hasLists: Bool {
+        definitions.values.contains { !$0.ownListScreens.isEmpty }
     }
 }

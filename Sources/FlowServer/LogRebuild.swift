@@ -29,6 +29,7 @@ struct LogRebuild {
     /// say which user's state it was judged with (a log this build did not write, damaged).
     func rebuild(from start: [UInt8], entries: [(action: ActionRecord, tree: [UInt8]?)]) -> [(action: ActionRecord, tree: FlowTree)]? {
         guard var tree = try? FlowTree(storage: start) else { return nil }
+        let hasLists = catalog.hasLists
         var context = self.context
         // The user's state the log implies for the next entry; unknown after a kept tree.
         var user: [String: JSONValue]?
@@ -51,7 +52,8 @@ struct LogRebuild {
             guard let judged = user else { return nil }
             context.user = judged
             let params = (try? JSONParser.parse(record.params, limits: .storedData))?.objectValue ?? JSONObject()
-            let action = FlowAction(logged: record.type, from: record.source, params: params, interactive: record.interactive)
+            let action = FlowAction(
+                logged: record.type, from: record.source, params: params, interactive: record.interactive, hasLists: hasLists)
             guard let outcome = try? FlowEngine.apply(action, to: tree, catalog: catalog, context: context) else { return nil }
             tree = outcome.tree
             record.handledBy = outcome.handledBy

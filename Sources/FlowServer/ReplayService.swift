@@ -181,10 +181,11 @@ final class ReplayService: Sendable {
         guard let rebuilt = LogRebuild(catalog: baseline, context: context).rebuild(from: record.tree, entries: recorded.actions) else {
             return nil
         }
+        let hasLists = baseline.hasLists
         let steps = rebuilt.map { entry in
             RecordedStep(action: FlowAction(logged: entry.action.type, from: entry.action.source,
                                             params: (try? JSONParser.parse(entry.action.params, limits: .storedData))?.objectValue ?? JSONObject(),
-                                            interactive: entry.action.interactive), tree: entry.tree)
+                                            interactive: entry.action.interactive, hasLists: hasLists), tree: entry.tree)
         }
         return (RecordedSession(start: start, context: context, steps: steps), candidate)
     }

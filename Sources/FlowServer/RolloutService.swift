@@ -135,7 +135,7 @@ final class RolloutService: Sendable {
     func refused(_ id: String, _ error: FlowError) {
         guard watching.load(ordering: .relaxed) else { return }
         switch error {
-        case .refused, .unhandled, .brokenDefinition: mark(id, .refused)
+        case .refused, .listTooLarge, .unhandled, .brokenDefinition: mark(id, .refused)
         default: return
         }
     }

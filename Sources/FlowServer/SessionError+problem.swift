@@ -117,7 +117,7 @@ extension SessionError {
         case .unhandled(_, let chain):
             status = 422
             extensions.append(("chain", JSONValue.array(chain.map { .string($0) }).jsonText))
-        case .refused(let flow, _, _):
+        case .refused(let flow, _, _), .listTooLarge(let flow, _, _):
             status = 422
             extensions.append(("flow", JSONValue.string(flow).jsonText))
         case .brokenDefinition: status = 422

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSONParseError, jsonEquals, jsonPointer, parseJSON, writeJSON } from '../src/engine/index.js';
+import { setMembers } from '../src/engine/json.js';
 
 /**
  * @param {string} text
@@ -112,4 +113,54 @@ test('integral numbers read as integers as Swift\'s Int(exactly:) reads them', a
   assert.equal(integerValue(parseJSON('9223372036854775807')), 2 ** 63);
   assert.ok(paramAccepts('integer', 1e17) && paramAccepts('integer', 9007199254740993n) && !paramAccepts('integer', 0.5));
   assert.ok(paramAccepts('number', 1) && paramAccepts('number', 0.5) && !paramAccepts('number', '1'));
+});
+
+// A quadratic algorithm does 5·10⁹ key comparisons on 100,000-key objects: minutes. Objects of
+// 10,000 keys come first, so such a build fails here in seconds rather than hanging; the bounds
+// are generous (a busy machine), not a benchmark.
+
+/**
+ * How long `body` takes, in seconds.
+ * @param {() => void} body
+ */
+function seconds(body) {
+  const start = performance.now();
+  body();
+  return (performance.now() - start) / 1000;
+}
+
+test('objects of 10,000 and 100,000 keys parse, compare and merge in linear time, as Swift\'s', () => {
+  for (const [count, bound] of [[10_000, 1], [100_000, 8]]) {
+    const keys = Array.from({ length: count }, (_, index) => `k${index}`);
+    const last = `k${count - 1}`;
+    const text = `{${keys.map((key, index) => `"${key}":${index}`).join(',')}}`;
+    const reversedText = `{${keys.map((key, index) => `"${key}":${index}`).reverse().join(',')}}`;
+    // Keys outside ASCII go through canonical equivalence: spelled composed on one side and
+    // decomposed on the other, they are the same keys.
+    const composed = `{${keys.map((key, index) => `"é${key}":${index}`).join(',')}}`;
+    const decomposed = `{${keys.map((key, index) => `"e\\u0301${key}":${index}`).reverse().join(',')}}`;
+    /** @type {any[]} */
+    let parsed = [];
+    let results = /** @type {boolean[]} */ ([]);
+    const elapsed = seconds(() => {
+      parsed = [text, reversedText, composed, decomposed].map((json) => parseJSON(json));
+      const changed = new Map(parsed[0]);
+      changed.set(last, -1);
+      results = [jsonEquals(parsed[0], parsed[1]), jsonEquals(parsed[1], parsed[0]), jsonEquals(parsed[2], parsed[3]),
+        jsonEquals(parsed[0], changed), jsonEquals(parsed[1], changed), jsonEquals(parsed[0], parsed[2])];
+      const merged = new Map(parsed[2]);
+      setMembers(merged, parsed[3]);
+      results.push(merged.size === count && merged.get('ék0') === 0 && writeJSON(merged) === writeJSON(parsed[2]));
+    });
+    assert.deepEqual(results, [true, true, true, false, false, false, true]);
+    assert.ok(elapsed < bound, `parsing, comparing and merging ${count}-key objects took ${elapsed} s (bound ${bound} s)`);
+    refuses(`${text.slice(0, -1)},"k3":0}`, 'duplicateKey');
+    refuses(`${composed.slice(0, -1)},"e\\u0301k3":0}`, 'duplicateKey');
+  }
+});
+
+test('setMembers sets as setMember does: a canonically equal key keeps its spelling and place', () => {
+  const map = new Map([['café', 1], ['K', 2], ['x', 3]]);
+  setMembers(map, new Map([['cafe\u0301', 10], ['\u212a', 20], ['new', 30], ['ne\u0077', 40]]));
+  assert.deepEqual([...map], [['café', 10], ['K', 20], ['x', 3], ['new', 40]]);
 });

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { JSONWriter, parseJSON, readSections, diffLists, longestIncreasingRun } from '../src/engine/index.js';
+import { JSONWriter, parseJSON, readSections, diffLists, longestIncreasingRun, writeJSON } from '../src/engine/index.js';
 import { applyListChanges, writeListChanges, listChangesAreEmpty } from '../src/engine/listChanges.js';
-import { sameSections } from '../src/engine/screenList.js';
+import { ListProblem, sameSections, sizeProblem } from '../src/engine/screenList.js';
 
 /** @typedef {import('../src/engine/screenList.js').ListSection} ListSection */
 /** @typedef {import('../src/engine/screenList.js').ListRow} ListRow */
@@ -242,4 +242,34 @@ test('changes that do not fit the old list apply as nothing', () => {
   assert.equal(applyListChanges(wrongIndex, old, next), null);
   const twice = { ...changes, rows: { ...changes.rows, deleted: [{ id: 'a', at: { section: 0, row: 0 } }, { id: 'a', at: { section: 0, row: 0 } }] } };
   assert.equal(applyListChanges(twice, old, next), null);
+});
+
+test('lists are capped as Swift caps them: values 16 levels deep, 65536 UTF-8 bytes a row, 1 MiB a list', () => {
+  /**
+   * @param {import('../src/engine/json.js').JSONObject} values
+   * @param {string} [id]
+   * @returns {ListRow}
+   */
+  const cell = (values, id = 'new') => ({ id, kind: 'cell', values });
+  /** @param {number} levels */
+  const nested = (levels) => {
+    /** @type {import('../src/engine/json.js').JSONObject} */
+    let value = new Map([['v', 1]]);
+    for (let level = 1; level < levels; level += 1) value = new Map([['v', value]]);
+    return value;
+  };
+  assert.equal(sizeProblem([section('s', [cell(nested(16))])]), null);
+  const deep = sizeProblem([section('s', [cell(new Map()), cell(nested(17), 'd')])]);
+  assert.deepEqual([deep?.tooLarge, deep?.pointer], [true, [0, 'rows', 1, 'values']]);
+  // {"id":"new","kind":"cell","values":{"text":"…"}} is 47 bytes around the text; é is 2 bytes.
+  assert.equal(sizeProblem([section('s', [cell(new Map([['text', `${'é'.repeat(32744)}x`]]))])]), null);
+  const big = sizeProblem([section('s', [cell(new Map([['text', 'é'.repeat(32745)]]))])]);
+  assert.deepEqual([big?.pointer, big?.detail], [[0, 'rows', 0], 'row "new" takes 65537 bytes as JSON; a row takes at most 65536']);
+  const share = new Map([['text', 'y'.repeat(60_000)]]);
+  const rows = (/** @type {number} */ count) => Array.from({ length: count }, (_, n) => cell(share, `r${n}`));
+  assert.equal(sizeProblem([section('a', rows(17))]), null);
+  const total = sizeProblem([section('a', rows(10)), section('b', rows(10))]);
+  assert.deepEqual([total?.pointer, total?.detail], [[], 'the list\'s rows take more than 1048576 bytes as JSON; a list takes at most 1048576']);
+  assert.throws(() => readSections(parseJSON(`[{"id":"s","rows":[{"id":"r","kind":"k","values":${writeJSON(nested(17))}}]}]`)),
+    (problem) => problem instanceof ListProblem && problem.tooLarge);
 });

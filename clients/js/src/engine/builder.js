@@ -2,7 +2,7 @@
 // counter (a port of FlowBuilder).
 
 import { FlowError } from './errors.js';
-import { jsonPointer, setMember, writeJSON } from './json.js';
+import { jsonPointer, setMembers, writeJSON } from './json.js';
 import { evaluateCondition } from './condition.js';
 import { makeNode, makeScreenEntry } from './tree.js';
 import { ListProblem, readSections } from './screenList.js';
@@ -131,6 +131,6 @@ export function mergeParams(base, own) {
   if (base.size === 0) return own;
   if (own.size === 0) return base;
   const merged = new Map(base);
-  for (const [key, value] of own) setMember(merged, key, value);
+  setMembers(merged, own);
   return merged;
 }

@@ -4,7 +4,7 @@
 // reader's parts are in reader.js (the document) and reader-initial, -rules, -effects,
 // -conditions and -links.js, as the Swift reader's extensions split it.
 
-import { abbreviatedJSON, integerValue, jsonPointer } from './json.js';
+import { abbreviatedJSON, arrayValue, integerValue, jsonPointer } from './json.js';
 import { listEffectNames } from './listEffect.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
@@ -155,6 +155,23 @@ export function isValidFlowName(name) {
 
 /** @param {string} text */
 export const scalarCount = (text) => Array.from(text).length;
+
+/**
+ * A value written as one name or a non-empty array of names (`via`, a rule's `row`): its elements
+ * with their paths, each still to be checked as a name; `expected` is reported when it is neither.
+ * @param {DefinitionReader} reader
+ * @param {JSONValue} value
+ * @param {Path} path
+ * @param {string} expected
+ * @returns {[JSONValue, Path][] | null}
+ */
+export function readNameOrNames(reader, value, path, expected) {
+  if (typeof value === 'string') return [[value, path]];
+  const array = arrayValue(value);
+  if (array && array.length > 0) return array.map((element, index) => [element, [...path, index]]);
+  reader.report(path, `${expected}; found ${abbreviatedJSON(value)}`);
+  return null;
+}
 
 /**
  * Whether a rule only hands the action to its parent.

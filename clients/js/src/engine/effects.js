@@ -9,7 +9,7 @@ import {
   activeIndex, cloneTree, dismissAllPresentations, dismissHiddenPresentations, makeScreenEntry, measure, nodeAt,
   parseEntryId, placeOfScreen, topmostScreen, treeTop, visiblePath,
 } from './tree.js';
-import { ListProblem, readRow, readRows, readSections } from './screenList.js';
+import { ListProblem, readRow, readRows, readSections, sizeProblem } from './screenList.js';
 import { applyListOperation } from './listEffect.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
@@ -420,6 +420,8 @@ export class EffectRun {
     }
     const applied = applyListOperation(operation, screen.sections);
     if ('reason' in applied) throw this.refusal(`${effect.name} on the list of e${screen.id} (${screen.feature}): ${applied.reason}`);
+    const tooLarge = sizeProblem(applied.sections);
+    if (tooLarge) throw this.listTooLarge(tooLarge, effect.name);
     owner.entries[place.index] = makeScreenEntry(screen.id, screen.feature, screen.params, screen.isHandoff, applied.sections);
   }
 
@@ -485,10 +487,22 @@ export class EffectRun {
       return read(value);
     } catch (problem) {
       if (!(problem instanceof ListProblem)) throw problem;
+      if (problem.tooLarge) throw this.listTooLarge(problem, effect);
       const pointer = jsonPointer(problem.pointer);
       throw this.invalid(raw, effect, `${pointer === '' ? '' : `at ${pointer} of the value: `}${problem.detail}`,
         referenceAt(raw, problem.pointer));
     }
+  }
+
+  /**
+   * The refusal of an effect that would leave a list over a size cap (the run is dropped).
+   * @param {ListProblem} problem
+   * @param {string} effect
+   */
+  listTooLarge(problem, effect) {
+    const pointer = jsonPointer(problem.pointer);
+    return FlowError.listTooLarge(this.handlerFlow, this.action.type,
+      `${effect}: ${pointer === '' ? '' : `at ${pointer} of the list: `}${problem.detail}`);
   }
 
   /**
@@ -637,7 +651,7 @@ function firstReference(value) {
  * @param {JSONValue} value
  * @returns {boolean}
  */
-function containsReference(value) {
+export function containsReference(value) {
   if (value instanceof Map) {
     if (value.size === 1 && typeof getMember(value, '$param') === 'string') return true;
     for (const member of value.values()) if (containsReference(member)) return true;

@@ -29,6 +29,7 @@ const statuses = /** @type {Record<string, number>} */ ({
   'stale-row': 409,
   unhandled: 422,
   refused: 422,
+  'list-too-large': 422,
   'interaction-pending': 409,
   'no-interaction': 409,
   'invalid-params': 400,
@@ -40,7 +41,7 @@ const statuses = /** @type {Record<string, number>} */ ({
 
 /**
  * Why an action was not applied (the tree is then unchanged), or why a tree could not be built.
- * `code` is stable (`stale-source`, `stale-row`, `unhandled`, `refused`, `interaction-pending`,
+ * `code` is stable (`stale-source`, `stale-row`, `unhandled`, `refused`, `list-too-large`, `interaction-pending`,
  * `no-interaction`, `invalid-params`, `broken-definition`, `corrupt-tree`, `unknown-link`,
  * `link-refused`), `status` the HTTP status the server answers, `pointer` where in the posted
  * action the problem is; `chain`, `flow`, `link` and `step` are the problem's extension members.
@@ -67,7 +68,7 @@ export class FlowError extends Error {
     /** @type {string[] | undefined} */
     this.chain = code === 'unhandled' ? details.chain : undefined;
     /** @type {string | undefined} */
-    this.flow = code === 'refused' ? details.flow : undefined;
+    this.flow = code === 'refused' || code === 'list-too-large' ? details.flow : undefined;
     /** @type {string | undefined} */
     this.link = code === 'link-refused' ? details.link : undefined;
     /** @type {number | undefined} */
@@ -105,6 +106,15 @@ export class FlowError extends Error {
    * @param {string} reason
    */
   static refused(flow, action, reason) { return new FlowError('refused', { flow, action, reason }); }
+
+  /**
+   * A flow owns the action, but its effects would make a screen's list larger than the engine
+   * keeps (422): values nested too deep, a row or the whole list too many bytes.
+   * @param {string} flow
+   * @param {string} action
+   * @param {string} reason
+   */
+  static listTooLarge(flow, action, reason) { return new FlowError('list-too-large', { flow, action, reason }); }
 
   /**
    * An interaction is pending, so other actions wait (409).
@@ -192,6 +202,8 @@ function describe(code, d) {
       return `no flow handles ${d.action}: it passed through ${(d.chain ?? []).join(' → ')} and none of them names it`;
     case 'refused':
       return `${d.flow} refused ${d.action}: ${d.reason}`;
+    case 'list-too-large':
+      return `${d.flow} refused ${d.action}, as its list would grow too large: ${d.reason}`;
     case 'interaction-pending':
       return `an interactive ${d.pending} is in progress; send interaction.end or interaction.cancel before ${d.action}`;
     case 'no-interaction':

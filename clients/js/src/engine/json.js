@@ -200,6 +200,7 @@ class Parser {
     this.index += 1;
     /** @type {JSONObject} */
     const object = new Map();
+    const seen = new Set();
     this.skipWhitespace();
     if (text.charCodeAt(this.index) === 0x7d) {
       this.index += 1;
@@ -216,8 +217,9 @@ class Parser {
       }
       const keyOffset = this.index;
       const key = this.parseString();
-      // Swift's parser finds keys by canonical equivalence: "é" and "e\u0301" are one key.
-      if (object.has(key) || (object.size > 0 && getMember(object, key) !== undefined)) {
+      // Swift's parser finds keys by canonical equivalence: "é" and "e\u0301" are one key. The
+      // set of canonical keys keeps a hostile body's 100,000 keys linear, as Swift's set does.
+      if (seen.has(idKey(key))) {
         throw new JSONParseError('duplicateKey', keyOffset,
           `duplicate key ${abbreviatedJSON(key)} in object; each key may appear once`);
       }
@@ -230,6 +232,7 @@ class Parser {
       }
       this.index += 1;
       this.skipWhitespace();
+      seen.add(idKey(key));
       object.set(key, this.parseValue("':'"));
       this.skipWhitespace();
       if (this.index >= text.length) {
@@ -729,6 +732,16 @@ export function writeJSON(value) {
 const nonASCII = /[^\u0000-\u007f]/;
 
 /**
+ * The key a string is looked up by in a `Map` or `Set`, so that strings equal as Swift's
+ * `String ==` says (canonically equivalent: `"é"` and `"e\u0301"`, `"K"` and the Kelvin sign) are
+ * one key, as they are in the Swift engine's dictionaries.
+ * @param {string} text
+ */
+export function idKey(text) {
+  return nonASCII.test(text) ? text.normalize('NFD') : text;
+}
+
+/**
  * Whether two strings are equal as Swift's `String ==` says: canonically equivalent (`"é"` and
  * `"e\u0301"`, `"K"` and the Kelvin sign), not merely the same code units. Rules, conditions and
  * params written in one normalization match actions posted in another, as on the server.
@@ -778,6 +791,28 @@ export function setMember(map, key, value) {
     }
   }
   map.set(key, value);
+}
+
+/**
+ * Sets every member of `source` in `map` as `setMember` does one by one, in linear time (the
+ * members of `map` are indexed by canonical key once, at the first key not found as spelled), so
+ * that an `updateRow` of 100,000 values does not scan the row's values for each.
+ * @template T
+ * @param {Map<string, T>} map
+ * @param {Map<string, T>} source
+ */
+export function setMembers(map, source) {
+  /** @type {Map<string, string> | undefined} */
+  let names;
+  for (const [key, value] of source) {
+    let name = key;
+    if (!map.has(key)) {
+      names ??= new Map([...map.keys()].map((known) => [idKey(known), known]));
+      name = names.get(idKey(key)) ?? key;
+      names.set(idKey(key), name);
+    }
+    map.set(name, value);
+  }
 }
 
 // MARK: reading values
@@ -884,8 +919,19 @@ export function jsonEquals(lhs, rhs) {
   }
   if (lhs instanceof Map) {
     if (!(rhs instanceof Map) || lhs.size !== rhs.size) return false;
+    // Linear, as Swift's JSONObject ==: members in order while their keys line up, then the rest
+    // by canonical key (a per-key scan would make 100,000 keys quadratic).
+    /** @type {Map<string, JSONValue> | undefined} */
+    let byKey;
+    const others = rhs.entries();
     for (const [name, member] of lhs) {
-      const other = getMember(rhs, name);
+      let other;
+      if (!byKey) {
+        const [otherName, otherMember] = others.next().value ?? [];
+        if (otherName !== undefined && sameText(name, otherName)) other = otherMember;
+        else byKey = new Map([...rhs].map(([key, value]) => [idKey(key), value]));
+      }
+      if (byKey) other = byKey.get(idKey(name));
       if (other === undefined || !jsonEquals(member, other)) return false;
     }
     return true;

@@ -168,6 +168,10 @@ export function applyLinkAction(action, tree, catalog, context, limits) {
   if (action.interactive) {
     throw FlowError.invalidParams('/interactive', `${action.type} cannot be interactive; post it without "interactive": true`);
   }
+  // A link taps no row: refused, as "interactive" is, rather than carried unchecked.
+  if (action.row !== null && action.row !== undefined) {
+    throw FlowError.invalidParams('/row', `${action.type} taps no row; post it without "row"`);
+  }
   if (action.type === linkCancel) {
     const first = action.params.keys().next();
     if (!first.done) {

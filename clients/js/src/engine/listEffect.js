@@ -2,7 +2,7 @@
 // row), as definitions write it, and how it changes the list once its params are filled in (a
 // port of ListEffect and ResolvedListOperation).
 
-import { abbreviatedJSON, sameText, setMember } from './json.js';
+import { abbreviatedJSON, sameText, setMembers } from './json.js';
 import { idKey, maxListRows, placeOfRow } from './screenList.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
@@ -151,7 +151,7 @@ export function applyListOperation(operation, sections) {
       if (!place) return noRow(operation.row);
       const row = sections[place.section].rows[place.row];
       const values = new Map(row.values);
-      for (const [key, value] of operation.values) setMember(values, key, value);
+      setMembers(values, operation.values);
       const rows = sections[place.section].rows.slice();
       rows[place.row] = { ...row, values };
       return { sections: withRows(sections, place.section, rows) };

@@ -2,8 +2,9 @@
 // a rule's `row` — where values may be `{"$param": name}` (a port of DefinitionReader+lists).
 
 import { abbreviatedJSON, arrayValue, integerValue, objectValue, stringValue, typeName } from './json.js';
-import { scalarCount } from './definition.js';
-import { maxListRows, idKey } from './screenList.js';
+import { readNameOrNames, scalarCount } from './definition.js';
+import { ListProblem, maxListRows, idKey, readSections } from './screenList.js';
+import { containsReference } from './effects.js';
 import { checkParamReferences, readFeature } from './reader-initial.js';
 
 /** @typedef {import('./definition.js').DefinitionReader} DefinitionReader */
@@ -20,11 +21,13 @@ import { checkParamReferences, readFeature } from './reader-initial.js';
  * @param {JSONValue} value
  * @param {Path} path
  * @param {boolean} allowParamReferences
+ * @param {boolean} [referencesChecked] the caller recorded the param references already (a list
+ *   effect checks its whole argument), so an undeclared one is reported once
  * @returns {JSONValue | undefined} the sections as written; undefined when they are wrong
  */
-export function readSectionsTemplate(reader, value, path, allowParamReferences) {
+export function readSectionsTemplate(reader, value, path, allowParamReferences, referencesChecked = false) {
   const before = reader.problems.length;
-  checkParamReferences(reader, value, path, allowParamReferences);
+  if (!referencesChecked) checkParamReferences(reader, value, path, allowParamReferences);
   if (reader.problems.length !== before) return undefined;
   if (isReference(value)) return value;
   const elements = arrayValue(value);
@@ -63,6 +66,18 @@ export function readSectionsTemplate(reader, value, path, allowParamReferences) 
     }
     readRowsTemplate(reader, rows, [...sectionPath, 'rows'], rowIds);
   });
+  let literalRows = 0;
+  for (const element of elements) literalRows += arrayValue(objectValue(element)?.get('rows'))?.length ?? 0;
+  if (literalRows > maxListRows) reader.report(path, `a list has at most ${maxListRows} rows, across its sections; found ${literalRows}`);
+  // A list written out whole is held to the size caps now, as the engine would hold it.
+  if (reader.problems.length === before && !containsReference(value)) {
+    try {
+      readSections(value);
+    } catch (problem) {
+      // The checks above report a malformed list themselves.
+      if (problem instanceof ListProblem && problem.tooLarge) reader.report([...path, ...problem.pointer], problem.detail);
+    }
+  }
   return reader.problems.length === before ? value : undefined;
 }
 
@@ -227,7 +242,7 @@ export function readListEffect(reader, name, argument, path) {
   switch (name) {
     case 'setSections': {
       const sections = object.get('sections');
-      if (sections === undefined || readSectionsTemplate(reader, sections, [...path, 'sections'], true) === undefined) return null;
+      if (sections === undefined || readSectionsTemplate(reader, sections, [...path, 'sections'], true, true) === undefined) return null;
       operation = { name, sections };
       break;
     }
@@ -292,17 +307,8 @@ export function readListEffect(reader, name, argument, path) {
  * @returns {string[] | null}
  */
 export function readRowKinds(reader, value, path) {
-  /** @type {[JSONValue, Path][]} */
-  let elements;
-  const array = arrayValue(value);
-  if (typeof value === 'string') {
-    elements = [[value, path]];
-  } else if (array && array.length > 0) {
-    elements = array.map((element, index) => [element, [...path, index]]);
-  } else {
-    reader.report(path, `row must be a row kind or a non-empty array of them, such as "address.row"; found ${abbreviatedJSON(value)}`);
-    return null;
-  }
+  const elements = readNameOrNames(reader, value, path, `row must be a row kind or a non-empty array of them, such as "address.row"`);
+  if (!elements) return null;
   /** @type {string[]} */
   const kinds = [];
   for (const [element, elementPath] of elements) {

@@ -2,7 +2,7 @@
 // rules that shadow one another (a port of DefinitionReader+rules).
 
 import { abbreviatedJSON, arrayValue, boolValue, jsonPointer, objectValue, stringValue, typeName, writeJSON } from './json.js';
-import { reservedActions, isValidFlowName, scalarCount, onlyBubbles } from './definition.js';
+import { reservedActions, isValidFlowName, readNameOrNames, scalarCount, onlyBubbles } from './definition.js';
 import { readCondition } from './reader-conditions.js';
 import { checkResults, readEffects, readGuard } from './reader-effects.js';
 import { readFeature } from './reader-initial.js';
@@ -218,17 +218,8 @@ export function readRule(reader, value, path) {
  * @returns {string[] | null}
  */
 export function readVia(reader, value, path) {
-  /** @type {[JSONValue, Path][]} */
-  let elements;
-  const array = arrayValue(value);
-  if (typeof value === 'string') {
-    elements = [[value, path]];
-  } else if (array && array.length > 0) {
-    elements = array.map((element, index) => [element, [...path, index]]);
-  } else {
-    reader.report(path, `via must be a child flow's name or a non-empty array of them, such as "onboarding"; found ${abbreviatedJSON(value)}`);
-    return null;
-  }
+  const elements = readNameOrNames(reader, value, path, `via must be a child flow's name or a non-empty array of them, such as "onboarding"`);
+  if (!elements) return null;
   /** @type {string[]} */
   const flows = [];
   for (const [element, elementPath] of elements) {

@@ -2,11 +2,10 @@
 // values — read and written in the one shape definitions, params, the state document and storage
 // share (a port of ScreenList, ListSection, ListRow and ListProblem).
 
-import { abbreviatedJSON, arrayValue, jsonEquals, jsonPointer, objectValue, sameText, stringValue, typeName } from './json.js';
+import { JSONWriter, abbreviatedJSON, arrayValue, idKey, jsonEquals, utf8Length, jsonPointer, objectValue, sameText, stringValue, typeName } from './json.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
-/** @typedef {import('./json.js').JSONWriter} JSONWriter */
 
 /**
  * One row of a screen's list: `{"id": "home", "kind": "address.row", "values": {"city": "Lyon"}}`.
@@ -37,19 +36,15 @@ import { abbreviatedJSON, arrayValue, jsonEquals, jsonPointer, objectValue, same
 export const maxListRows = 10_000;
 /** Ids, kinds and titles are strings of 1 to 200 characters (titles may be empty). */
 const maxText = 200;
+/** At most this many bytes in one row as written (64 KiB, the longest string a request may hold). */
+export const maxRowBytes = 64 << 10;
+/** A row's values nest at most this many levels (the values object itself is the first). */
+export const maxValuesDepth = 16;
+/** At most this many bytes in a screen's whole list, its rows as written (1 MiB, the server's body limit). */
+export const maxListBytes = 1 << 20;
 
-/** Non-ASCII text: only such ids need Swift's canonical equivalence worked out. */
-const nonASCII = /[^\u0000-\u007f]/;
-
-/**
- * The key a row or section id is looked up by in a `Map` or `Set`, so that ids equal as Swift's
- * `String ==` says (canonically equivalent: `"é"` and `"e\u0301"`) are one id, as they are in the
- * Swift engine's dictionaries.
- * @param {string} id
- */
-export function idKey(id) {
-  return nonASCII.test(id) ? id.normalize('NFD') : id;
-}
+// Row and section ids are looked up by their canonical key, as object keys are.
+export { idKey };
 
 /**
  * Why a list could not be read: the pointer's tokens, relative to the list, and what was expected.
@@ -58,12 +53,15 @@ export class ListProblem extends Error {
   /**
    * @param {(string | number)[]} pointer
    * @param {string} message
+   * @param {boolean} [tooLarge]
    */
-  constructor(pointer, message) {
+  constructor(pointer, message, tooLarge = false) {
     super(`${jsonPointer(pointer) || '/'}: ${message}`);
     this.name = 'ListProblem';
     this.pointer = pointer;
     this.detail = message;
+    /** Well formed but over a size cap: an action making it so is refused as `list-too-large`. */
+    this.tooLarge = tooLarge;
   }
 }
 
@@ -104,7 +102,53 @@ export function readSections(value) {
     if (rowIds.size > maxListRows) throw new ListProblem([index, 'rows'], `a list has at most ${maxListRows} rows`);
     sections.push(section);
   });
+  const problem = sizeProblem(sections);
+  if (problem) throw problem;
   return sections;
+}
+
+/**
+ * The first size cap `sections` is over, in order (as Swift's `ScreenList.sizeProblem`): a row
+ * whose values nest more than `maxValuesDepth` levels or that takes more than `maxRowBytes`, then
+ * the list once its rows so far take more than `maxListBytes`.
+ * @param {ListSection[]} sections
+ * @returns {ListProblem | null}
+ */
+export function sizeProblem(sections) {
+  let total = 0;
+  for (let sectionIndex = 0; sectionIndex < sections.length; sectionIndex += 1) {
+    const rows = sections[sectionIndex].rows;
+    for (let rowIndex = 0; rowIndex < rows.length; rowIndex += 1) {
+      const row = rows[rowIndex];
+      const path = [sectionIndex, 'rows', rowIndex];
+      const name = abbreviatedJSON(row.id, 40);
+      if (nestsDeeper(row.values, maxValuesDepth)) {
+        return new ListProblem([...path, 'values'],
+          `the values of row ${name} nest more than ${maxValuesDepth} levels deep; a row's values nest at most ${maxValuesDepth}`, true);
+      }
+      const writer = new JSONWriter();
+      writeRow(row, writer);
+      const bytes = utf8Length(writer.text());
+      if (bytes > maxRowBytes) return new ListProblem(path, `row ${name} takes ${bytes} bytes as JSON; a row takes at most ${maxRowBytes}`, true);
+      total += bytes;
+      if (total > maxListBytes) {
+        return new ListProblem([], `the list's rows take more than ${maxListBytes} bytes as JSON; a list takes at most ${maxListBytes}`, true);
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Whether `value` nests arrays and objects more than `limit` levels deep (a scalar is none).
+ * @param {JSONValue} value
+ * @param {number} limit
+ * @returns {boolean}
+ */
+function nestsDeeper(value, limit) {
+  if (value instanceof Map) value = [...value.values()];
+  else if (!Array.isArray(value)) return false;
+  return limit === 0 || value.some((member) => nestsDeeper(member, limit - 1));
 }
 
 /**

@@ -15,6 +15,16 @@ export function paramAccepts(type: RuleParam['type'], value: JSONValue): boolean
  */
 export function isValidFlowName(name: string): boolean;
 /**
+ * A value written as one name or a non-empty array of names (`via`, a rule's `row`): its elements
+ * with their paths, each still to be checked as a name; `expected` is reported when it is neither.
+ * @param {DefinitionReader} reader
+ * @param {JSONValue} value
+ * @param {Path} path
+ * @param {string} expected
+ * @returns {[JSONValue, Path][] | null}
+ */
+export function readNameOrNames(reader: DefinitionReader, value: JSONValue, path: Path, expected: string): [JSONValue, Path][] | null;
+/**
  * Whether a rule only hands the action to its parent.
  * @param {FlowRule} rule
  */

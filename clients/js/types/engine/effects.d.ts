@@ -1,3 +1,8 @@
+/**
+ * @param {JSONValue} value
+ * @returns {boolean}
+ */
+export function containsReference(value: JSONValue): boolean;
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 /** @typedef {import('./condition.js').FlowContext} FlowContext */
@@ -168,6 +173,12 @@ export class EffectRun {
      */
     readResolved<T>(raw: JSONValue, effect: string, read: (value: JSONValue) => T): T;
     /**
+     * The refusal of an effect that would leave a list over a size cap (the run is dropped).
+     * @param {ListProblem} problem
+     * @param {string} effect
+     */
+    listTooLarge(problem: ListProblem, effect: string): FlowError;
+    /**
      * @param {JSONValue} raw
      * @param {string} effect
      * @param {string} what
@@ -228,3 +239,4 @@ export type UserChange = {
 };
 import { FlowBuilder } from "./builder.js";
 import { FlowError } from "./errors.js";
+import { ListProblem } from "./screenList.js";

@@ -1,6 +1,6 @@
 /**
  * Why an action was not applied (the tree is then unchanged), or why a tree could not be built.
- * `code` is stable (`stale-source`, `stale-row`, `unhandled`, `refused`, `interaction-pending`,
+ * `code` is stable (`stale-source`, `stale-row`, `unhandled`, `refused`, `list-too-large`, `interaction-pending`,
  * `no-interaction`, `invalid-params`, `broken-definition`, `corrupt-tree`, `unknown-link`,
  * `link-refused`), `status` the HTTP status the server answers, `pointer` where in the posted
  * action the problem is; `chain`, `flow`, `link` and `step` are the problem's extension members.
@@ -37,6 +37,14 @@ export class FlowError extends Error {
      * @param {string} reason
      */
     static refused(flow: string, action: string, reason: string): FlowError;
+    /**
+     * A flow owns the action, but its effects would make a screen's list larger than the engine
+     * keeps (422): values nested too deep, a row or the whole list too many bytes.
+     * @param {string} flow
+     * @param {string} action
+     * @param {string} reason
+     */
+    static listTooLarge(flow: string, action: string, reason: string): FlowError;
     /**
      * An interaction is pending, so other actions wait (409).
      * @param {string} action

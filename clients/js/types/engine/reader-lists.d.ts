@@ -11,9 +11,11 @@
  * @param {JSONValue} value
  * @param {Path} path
  * @param {boolean} allowParamReferences
+ * @param {boolean} [referencesChecked] the caller recorded the param references already (a list
+ *   effect checks its whole argument), so an undeclared one is reported once
  * @returns {JSONValue | undefined} the sections as written; undefined when they are wrong
  */
-export function readSectionsTemplate(reader: DefinitionReader, value: JSONValue, path: import("./definition.js").Path, allowParamReferences: boolean): JSONValue | undefined;
+export function readSectionsTemplate(reader: DefinitionReader, value: JSONValue, path: import("./definition.js").Path, allowParamReferences: boolean, referencesChecked?: boolean | undefined): JSONValue | undefined;
 /**
  * An array of rows, or a reference; literal ids go into `ids`, which reports one used twice.
  * @param {DefinitionReader} reader

@@ -1,11 +1,4 @@
 /**
- * The key a row or section id is looked up by in a `Map` or `Set`, so that ids equal as Swift's
- * `String ==` says (canonically equivalent: `"é"` and `"e\u0301"`) are one id, as they are in the
- * Swift engine's dictionaries.
- * @param {string} id
- */
-export function idKey(id: string): string;
-/**
  * Reads `[{"id", "title"?, "indexTitle"?, "rows": [{"id", "kind", "values"?}]}]`: unknown keys are
  * refused, section ids are unique, row ids unique across the whole list.
  * @param {JSONValue} value
@@ -13,6 +6,14 @@ export function idKey(id: string): string;
  * @throws {ListProblem}
  */
 export function readSections(value: JSONValue): ListSection[];
+/**
+ * The first size cap `sections` is over, in order (as Swift's `ScreenList.sizeProblem`): a row
+ * whose values nest more than `maxValuesDepth` levels or that takes more than `maxRowBytes`, then
+ * the list once its rows so far take more than `maxListBytes`.
+ * @param {ListSection[]} sections
+ * @returns {ListProblem | null}
+ */
+export function sizeProblem(sections: ListSection[]): ListProblem | null;
 /**
  * Reads an array of rows (ids unique among them).
  * @param {JSONValue} value
@@ -73,7 +74,6 @@ export function sameRows(lhs: ListRow[], rhs: ListRow[]): boolean;
 export function sameOptionalText(lhs: string | null, rhs: string | null): boolean;
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
-/** @typedef {import('./json.js').JSONWriter} JSONWriter */
 /**
  * One row of a screen's list: `{"id": "home", "kind": "address.row", "values": {"city": "Lyon"}}`.
  * `id` is stable across versions and unique within the screen's whole list (every section), so a
@@ -98,6 +98,13 @@ export function sameOptionalText(lhs: string | null, rhs: string | null): boolea
  */
 /** At most this many rows in one screen's list (and this many sections). */
 export const maxListRows: 10000;
+/** At most this many bytes in one row as written (64 KiB, the longest string a request may hold). */
+export const maxRowBytes: number;
+/** A row's values nest at most this many levels (the values object itself is the first). */
+export const maxValuesDepth: 16;
+/** At most this many bytes in a screen's whole list, its rows as written (1 MiB, the server's body limit). */
+export const maxListBytes: number;
+export { idKey };
 /**
  * Why a list could not be read: the pointer's tokens, relative to the list, and what was expected.
  */
@@ -105,14 +112,16 @@ export class ListProblem extends Error {
     /**
      * @param {(string | number)[]} pointer
      * @param {string} message
+     * @param {boolean} [tooLarge]
      */
-    constructor(pointer: (string | number)[], message: string);
+    constructor(pointer: (string | number)[], message: string, tooLarge?: boolean | undefined);
     pointer: (string | number)[];
     detail: string;
+    /** Well formed but over a size cap: an action making it so is refused as `list-too-large`. */
+    tooLarge: boolean;
 }
 export type JSONValue = import('./json.js').JSONValue;
 export type JSONObject = import('./json.js').JSONObject;
-export type JSONWriter = import('./json.js').JSONWriter;
 /**
  * One row of a screen's list: `{"id": "home", "kind": "address.row", "values": {"city": "Lyon"}}`.
  * `id` is stable across versions and unique within the screen's whole list (every section), so a
@@ -152,3 +161,5 @@ export type RowPath = {
     section: number;
     row: number;
 };
+import { JSONWriter } from "./json.js";
+import { idKey } from "./json.js";

@@ -5,10 +5,14 @@ import JSON
 extension DefinitionReader {
     /// A screen target's `sections`: static (checked whole, as the engine will read it), or, in
     /// effects, with `{"$param": name}` for the whole list, a section's `rows`, a row, or any id,
-    /// title or values (checked once params are filled in).
-    mutating func readSectionsTemplate(_ value: JSONValue, at path: JSONPointer, allowParamReferences: Bool) -> JSONValue? {
+    /// title or values (checked once params are filled in). With `referencesChecked`, the caller
+    /// has recorded the value's param references already (a list effect checks its whole
+    /// argument), so an undeclared one is reported once.
+    mutating func readSectionsTemplate(
+        _ value: JSONValue, at path: JSONPointer, allowParamReferences: Bool, referencesChecked: Bool = false
+    ) -> JSONValue? {
         let before = problems.count
-        checkParamReferences(value, at: path, allowed: allowParamReferences)
+        if !referencesChecked { checkParamReferences(value, at: path, allowed: allowParamReferences) }
         guard problems.count == before else { return nil }
         if Self.isReference(value) { return value }
         guard let elements = value.arrayValue else {
@@ -37,6 +41,18 @@ extension DefinitionReader {
                 continue
             }
             readRowsTemplate(rows, at: sectionPath.appending("rows"), ids: &rowIds)
+        }
+        let literalRows = elements.reduce(0) { $0 + ($1.objectValue?["rows"]?.arrayValue?.count ?? 0) }
+        if literalRows > ScreenList.maxRows {
+            report(path, "a list has at most \(ScreenList.maxRows) rows, across its sections; found \(literalRows)")
+        }
+        // A list written out whole is held to the size caps now, as the engine would hold it.
+        if problems.count == before, !EffectRun.containsReference(value) {
+            do throws(ListProblem) {
+                _ = try ScreenList.readSections(value)
+            } catch where error.isTooLarge {
+                report(JSONPointer(path.tokens + error.pointer.tokens), error.message)
+            } catch {}  // the checks above report a malformed list themselves
         }
         return problems.count == before ? value : nil
     }
@@ -138,7 +154,9 @@ extension DefinitionReader {
         let operation: ListEffect.Operation
         switch name {
         case "setSections":
-            guard let sections = object["sections"], readSectionsTemplate(sections, at: path.appending("sections"), allowParamReferences: true) != nil else { return nil }
+            guard let sections = object["sections"], readSectionsTemplate(sections, at: path.appending("sections"), allowParamReferences: true, referencesChecked: true) != nil else {
+                return nil
+            }
             operation = .setSections(sections)
         case "setRows":
             guard let section = object["section"], let rows = object["rows"] else { return nil }
@@ -185,15 +203,9 @@ extension DefinitionReader {
 
     /// A rule's `row`: the kind, or kinds, of the tapped row the rule matches.
     mutating func readRowKinds(_ value: JSONValue, at path: JSONPointer) -> [String]? {
-        let elements: [(JSONValue, JSONPointer)]
-        if value.stringValue != nil {
-            elements = [(value, path)]
-        } else if let array = value.arrayValue, !array.isEmpty {
-            elements = array.enumerated().map { ($0.element, path.appending($0.offset)) }
-        } else {
-            report(path, "row must be a row kind or a non-empty array of them, such as \"address.row\"; found \(value.abbreviatedJSON())")
-            return nil
-        }
+        guard let elements = readNameOrNames(
+            value, at: path, expected: "row must be a row kind or a non-empty array of them, such as \"address.row\"")
+        else { return nil }
         var kinds: [String] = []
         for (element, elementPath) in elements {
             guard let kind = element.stringValue, !kind.isEmpty, kind.unicodeScalars.count <= 200 else {

@@ -179,15 +179,9 @@ extension DefinitionReader {
     /// `via`: a child flow's name, or a non-empty array of them; each is a flow reference, so an
     /// unknown name is reported when the catalog is checked.
     mutating func readVia(_ value: JSONValue, at path: JSONPointer) -> [String]? {
-        let elements: [(JSONValue, JSONPointer)]
-        if value.stringValue != nil {
-            elements = [(value, path)]
-        } else if let array = value.arrayValue, !array.isEmpty {
-            elements = array.enumerated().map { ($0.element, path.appending($0.offset)) }
-        } else {
-            report(path, "via must be a child flow's name or a non-empty array of them, such as \"onboarding\"; found \(value.abbreviatedJSON())")
-            return nil
-        }
+        guard let elements = readNameOrNames(
+            value, at: path, expected: "via must be a child flow's name or a non-empty array of them, such as \"onboarding\"")
+        else { return nil }
         var flows: [String] = []
         for (element, elementPath) in elements {
             guard let name = element.stringValue, Self.isValidFlowName(name) else {
@@ -202,6 +196,18 @@ extension DefinitionReader {
             flows.append(name)
         }
         return flows.count == elements.count ? flows : nil
+    }
+
+    /// A value written as one name or a non-empty array of names (`via`, a rule's `row`): its
+    /// elements with their pointers, each still to be checked as a name; `expected` is reported
+    /// when it is neither.
+    mutating func readNameOrNames(_ value: JSONValue, at path: JSONPointer, expected: String) -> [(JSONValue, JSONPointer)]? {
+        if value.stringValue != nil { return [(value, path)] }
+        if let array = value.arrayValue, !array.isEmpty {
+            return array.enumerated().map { ($0.element, path.appending($0.offset)) }
+        }
+        report(path, "\(expected); found \(value.abbreviatedJSON())")
+        return nil
     }
 
     mutating func readFrom(_ value: JSONValue, at path: JSONPointer) -> [String]? {

@@ -336,9 +336,17 @@ struct EffectRun {
         owner.entries[place.index] = .screen(.placeholder)
         screen.sections = nil  // so `sections` is the only reference and changes in place
         let reason = operation.apply(to: &sections)
+        let tooLarge = reason == nil ? ScreenList.sizeProblem(of: sections) : nil
         screen.sections = sections
         owner.entries[place.index] = .screen(screen)
         if let reason { throw refusal("\(effect.name) on the list of \(screen.entryId) (\(screen.feature)): \(reason)") }
+        if let tooLarge { throw listTooLarge(tooLarge, effect: effect.name) }
+    }
+
+    /// The refusal of an effect that would leave a list over a size cap (the run is dropped).
+    private func listTooLarge(_ problem: ListProblem, effect: String) -> FlowError {
+        let place = problem.pointer.description.isEmpty ? "" : "at \(problem.pointer) of the list: "
+        return .listTooLarge(flow: handlerFlow, action: action.type, reason: "\(effect): \(place)\(problem.message)")
     }
 
     private func resolveList(_ operation: ListEffect.Operation, effect: String) throws(FlowError) -> ResolvedListOperation {
@@ -381,6 +389,8 @@ struct EffectRun {
         let value = try resolve(raw, effect: effect)
         do throws(ListProblem) {
             return try reader(value)
+        } catch where error.isTooLarge {
+            throw listTooLarge(error, effect: effect)
         } catch {
             throw invalid(
                 raw, effect: effect, "\(error.pointer.description.isEmpty ? "" : "at \(error.pointer) of the value: ")\(error.message)",
@@ -489,7 +499,9 @@ struct EffectRun {
         }
     }
 
-    private static func containsReference(_ value: JSONValue) -> Bool {
+    /// Whether `value` holds a `{"$param": name}` anywhere (the definition reader checks lists
+    /// without one whole, as the engine will read them).
+    static func containsReference(_ value: JSONValue) -> Bool {
         switch value {
         case .object(let object):
             if object.count == 1, object["$param"]?.stringValue != nil { return true }

@@ -132,6 +132,10 @@ extension FlowEngine {
         if action.interactive {
             throw .invalidParams(path: "/interactive", message: "\(action.type) cannot be interactive; post it without \"interactive\": true")
         }
+        // A link taps no row: refused, as `interactive` is, rather than carried unchecked.
+        if action.row != nil {
+            throw .invalidParams(path: "/row", message: "\(action.type) taps no row; post it without \"row\"")
+        }
         if action.type == FlowAction.linkCancel {
             if let member = action.params.members.first {
                 throw .invalidParams(

@@ -18,6 +18,10 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A flow owns the action but refused it (422): no rule matched, an effect could not
     /// apply, or the action asked for an interaction its rule does not allow.
     case refused(flow: String, action: String, reason: String)
+    /// A flow owns the action, but its effects would make a screen's list larger than the engine
+    /// keeps (422): a row's values nested too deep, a row or the whole list too many bytes
+    /// (``ScreenList/maxValuesDepth``, ``ScreenList/maxRowBytes``, ``ScreenList/maxListBytes``).
+    case listTooLarge(flow: String, action: String, reason: String)
     /// An interaction is pending, so other actions wait (409).
     case interactionPending(action: String, pending: String)
     /// An interaction action arrived with no interaction pending (409).
@@ -44,6 +48,7 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
         case .staleRow: return "stale-row"
         case .unhandled: return "unhandled"
         case .refused: return "refused"
+        case .listTooLarge: return "list-too-large"
         case .interactionPending: return "interaction-pending"
         case .noInteraction: return "no-interaction"
         case .invalidParams: return "invalid-params"
@@ -65,6 +70,8 @@ public enum FlowError: Error, Sendable, Equatable, CustomStringConvertible {
             return "no flow handles \(action): it passed through \(chain.joined(separator: " → ")) and none of them names it"
         case .refused(let flow, let action, let reason):
             return "\(flow) refused \(action): \(reason)"
+        case .listTooLarge(let flow, let action, let reason):
+            return "\(flow) refused \(action), as its list would grow too large: \(reason)"
         case .interactionPending(let action, let pending):
             return "an interactive \(pending) is in progress; send interaction.end or interaction.cancel before \(action)"
         case .noInteraction(let action):

@@ -46,10 +46,15 @@ public struct ListSection: Sendable, Equatable, Identifiable {
 public struct ListProblem: Error, Sendable, Equatable {
     public var pointer: JSONPointer
     public var message: String
+    /// The list is well formed but over one of the size caps (``ScreenList/maxRowBytes``,
+    /// ``ScreenList/maxValuesDepth``, ``ScreenList/maxListBytes``): an action whose effects make
+    /// it so is refused as `list-too-large`, not as malformed params.
+    public var isTooLarge: Bool
 
-    public init(pointer: JSONPointer, message: String) {
+    public init(pointer: JSONPointer, message: String, isTooLarge: Bool = false) {
         self.pointer = pointer
         self.message = message
+        self.isTooLarge = isTooLarge
     }
 }
 
@@ -60,6 +65,18 @@ public enum ScreenList {
     public static let maxRows = 10_000
     /// Ids, kinds and titles are strings of 1 to 200 characters (titles may be empty).
     static let maxText = 200
+    /// At most this many bytes in one row, `{"id","kind","values"}` as the state document writes
+    /// it: a row is one cell's data, and 64 KiB is the longest string a request body may hold.
+    public static let maxRowBytes = 64 << 10
+    /// A row's values nest at most this many levels (the values object itself is the first):
+    /// without it, `updateRow` with `{"$param": "row.values"}` inside its values nests one level
+    /// deeper on every tap.
+    public static let maxValuesDepth = 16
+    /// At most this many bytes in a screen's whole list (its rows as written): 1 MiB, the largest
+    /// body the server takes by default, so a list never outgrows what one request could have
+    /// sent, however many actions built it (a row's values fed back into `updateRow` twice
+    /// double it on every tap).
+    public static let maxListBytes = 1 << 20
 
     /// Reads `[{"id", "title"?, "indexTitle"?, "rows": [{"id", "kind", "values"?}]}]`: unknown keys
     /// are refused, section ids are unique, row ids unique across the whole list.
@@ -91,7 +108,56 @@ public enum ScreenList {
             }
             sections.append(section)
         }
+        if let problem = sizeProblem(of: sections) { throw problem }
         return sections
+    }
+
+    /// The first size cap `sections` is over, in order: a row whose values nest more than
+    /// ``maxValuesDepth`` levels or that takes more than ``maxRowBytes``, then the list once its
+    /// rows so far take more than ``maxListBytes``. Every list the engine reads or makes is
+    /// checked, so no path (definitions, params, effects, `updateRow`, storage) grows one past them.
+    public static func sizeProblem(of sections: [ListSection]) -> ListProblem? {
+        var total = 0
+        for (sectionIndex, section) in sections.enumerated() {
+            for (rowIndex, row) in section.rows.enumerated() {
+                let path = JSONPointer().appending(sectionIndex).appending("rows").appending(rowIndex)
+                let name = JSONValue.string(row.id).abbreviatedJSON(limit: 40)
+                if nestsDeeper(.object(row.values), than: maxValuesDepth) {
+                    return ListProblem(
+                        pointer: path.appending("values"),
+                        message: "the values of row \(name) nest more than \(maxValuesDepth) levels deep; a row's values nest at most \(maxValuesDepth)",
+                        isTooLarge: true)
+                }
+                // A writer of its own: a shared one would count the commas between rows.
+                var writer = JSONWriter()
+                write(row, into: &writer)
+                let bytes = writer.count
+                guard bytes <= maxRowBytes else {
+                    return ListProblem(
+                        pointer: path,
+                        message: "row \(name) takes \(bytes) bytes as JSON; a row takes at most \(maxRowBytes)",
+                        isTooLarge: true)
+                }
+                total += bytes
+                guard total <= maxListBytes else {
+                    return ListProblem(
+                        pointer: JSONPointer(),
+                        message: "the list's rows take more than \(maxListBytes) bytes as JSON; a list takes at most \(maxListBytes)",
+                        isTooLarge: true)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Whether `value` nests arrays and objects more than `limit` levels deep (a scalar is none),
+    /// looking no deeper than the limit.
+    static func nestsDeeper(_ value: JSONValue, than limit: Int) -> Bool {
+        switch value {
+        case .object(let object): return limit == 0 || object.members.contains { nestsDeeper($0.value, than: limit - 1) }
+        case .array(let elements): return limit == 0 || elements.contains { nestsDeeper($0, than: limit - 1) }
+        default: return false
+        }
     }
 
     static func readSection(_ value: JSONValue, at path: JSONPointer) throws(ListProblem) -> ListSection {

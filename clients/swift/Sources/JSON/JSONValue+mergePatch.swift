@@ -13,13 +13,18 @@ extension JSONValue {
     public func mergePatched(with patch: JSONValue) -> JSONValue {
         guard case .object(let changes) = patch else { return patch }
         var result = objectValue ?? JSONObject()
+        // Removals are gathered and made in one pass: one at a time, each would shift the
+        // members after it, quadratic for a big patch of nulls. A patch's keys are unique, so
+        // no key is both removed and set.
+        var removed: Set<String> = []
         for change in changes.members {
             if change.value.isNull {
-                result[change.key] = nil
+                removed.insert(change.key)
             } else {
                 result[change.key] = (result[change.key] ?? .null).mergePatched(with: change.value)
             }
         }
-        return .object(result)
+        guard !removed.isEmpty else { return .object(result) }
+        return .object(JSONObject(uniqueMembers: result.members.filter { !removed.contains($0.key) }))
     }
 }
