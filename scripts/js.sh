@@ -22,12 +22,13 @@ python3 scripts/engine_suite.py --server "$bin" node clients/js/bin/engine-suite
 python3 scripts/engine_suite.py --server "$bin" --browser clients/js/test/browser/runner.html
 # The size an app pays, each as one minified module, gzipped: the client alone (taps drawn from
 # the server's predictions) under the issue's 30 KB; the client with its engine (every tap drawn
-# at once) under 50 KB: 40.7 KB when first measured (BENCHMARKS.md), 46.6 KB once the engine held
+# at once) under 51 KiB: 40.7 KB when first measured (BENCHMARKS.md), 46.6 KB once the engine held
 # lists (issue 37: their reader, effects and diff, 6.9 KB), 49.5 KB with the client's checks of
 # taps and its retried saves, 49.9 KB with row taps among the available actions, 50.2 KB with
-# the lists' size caps and linear object look-ups (the review of issue 37), so that it does not
-# grow unseen: the 30 KB the issue asks of it is not met yet.
-for entry in "src/client/index.js 30720" "src/index.js 51200"; do
+# the lists' size caps and linear object look-ups (the review of issue 37), 51.2 KB with the event
+# stream over XMLHttpRequest for React Native, so that it does not grow unseen: the 30 KB the issue
+# asks of it is not met yet.
+for entry in "src/client/index.js 30720" "src/index.js 52224"; do
     set -- $entry
     size=$(esbuild "clients/js/$1" --bundle --minify --format=esm --log-level=warning | gzip -9 | wc -c)
     echo "js: clients/js/$1 bundled, minified and gzipped: $size bytes (budget $2)"
