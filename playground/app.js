@@ -895,7 +895,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   function rowActions(card, kind) {
     if (card.screen.id !== (app.state && app.state.top && app.state.top.id)) return [];
     return app.actions
-      .filter((action) => action.rowKinds && action.rowKinds.includes(kind))
+      .filter((action) => action.rowKinds && action.rowKinds.some((listed) => listed.normalize("NFC") === kind.normalize("NFC")))
       .map((action) => ({type: action.type, handledBy: action.handledBy}));
   }
 
@@ -1273,12 +1273,14 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
 
   // The actions the local engine offers on the state drawn (the phone's own controls and the
   // panel); none while the client has no engine and a tap waits for its answer.
+  // The actions a press posts as they are: a row tap (`rowKinds`) is sent from its row in the
+  // phone's list, with the row, never from a button or a form that has none.
   function freshActions() {
-    return app.actions;
+    return app.actions.filter((action) => !action.rowKinds);
   }
 
   function availableAction(type) {
-    return app.actions.find((action) => action.type === type);
+    return freshActions().find((action) => action.type === type);
   }
 
   function actionFor(action) {
@@ -1393,10 +1395,10 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
       return;
     }
     // A row tap is sent from its row in the phone's list (a form would send it with no row).
-    const plain = actions.filter((action) => !action.rowKinds);
+    const plain = freshActions();
     const rowTaps = actions.filter((action) => action.rowKinds);
     container.replaceChildren(...plain.map((action) => actionForm(action)),
-      ...rowTaps.map((action) => el("p", {class: "row-tap-note", "data-testid": `row-tap-${action.type}`},
+      ...rowTaps.map((action) => el("p", {class: "row-tap-note", "data-testid": `row-tap-${action.type}-${action.rowKinds.join("+")}`},
         el("code", {}, action.type), ` — tap a ${action.rowKinds.join(" or ")} row in the phone's list`)));
   }
 
@@ -1435,7 +1437,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   const drag = {phase: "idle", pointer: false, keyboard: false, samples: [], sent: null, inFlight: false, opening: null};
 
   function interactiveActions() {
-    return app.actions.filter((action) => action.interactive);
+    return freshActions().filter((action) => action.interactive);
   }
 
   function sliderProgress() {

@@ -477,6 +477,20 @@ class Walk:
             return
         self.list_matches("address picker", state)
         session = page.snapshot()["session"]
+        # Row taps are sent from their rows: no button or form of the phone or the panel posts one
+        # without its row, and each phone button is one action.
+        shown = page.js("""(() => {
+            const ids = [...document.querySelectorAll('[data-testid^="phone-action-"], [data-testid^="action-row-"]')].map((e) => e.dataset.testid);
+            const actions = window.FlowStackPlayground.actions;
+            // Types offered only as row taps: a button or form of theirs would post no row.
+            const rowTaps = actions.filter((a) => a.rowKinds && !actions.some((b) => !b.rowKinds && b.type === a.type)).map((a) => a.type);
+            const notes = actions.filter((a) => a.rowKinds).length;
+            return {ids, rowTaps, rowEntries: notes, notes: [...document.querySelectorAll('.row-tap-note')].map((e) => e.dataset.testid)};
+        })()""")
+        plain_buttons = [i for i in shown["ids"] if any(i.endswith("-" + t) for t in shown["rowTaps"])]
+        self.check("address picker: row taps are offered on rows only (no button or form without a row), each noted once",
+                   None if shown["rowTaps"] and not plain_buttons and len(set(shown["ids"])) == len(shown["ids"])
+                   and len(set(shown["notes"])) == len(shown["notes"]) == shown["rowEntries"] else "they are not", shown)
 
         # a new address: the form, then address.added inserts a row into its country's section
         self.act("address.add", "action-address.add", "address.form")
