@@ -200,13 +200,13 @@ class Parser {
     this.index += 1;
     /** @type {JSONObject} */
     const object = new Map();
-    const seen = new Set();
     this.skipWhitespace();
     if (text.charCodeAt(this.index) === 0x7d) {
       this.index += 1;
       this.depth -= 1;
       return object;
     }
+    const seen = new Set();
     for (;;) {
       this.skipWhitespace();
       if (this.index >= text.length) {
@@ -219,7 +219,8 @@ class Parser {
       const key = this.parseString();
       // Swift's parser finds keys by canonical equivalence: "é" and "e\u0301" are one key. The
       // set of canonical keys keeps a hostile body's 100,000 keys linear, as Swift's set does.
-      if (seen.has(idKey(key))) {
+      const id = idKey(key);
+      if (seen.has(id)) {
         throw new JSONParseError('duplicateKey', keyOffset,
           `duplicate key ${abbreviatedJSON(key)} in object; each key may appear once`);
       }
@@ -232,7 +233,7 @@ class Parser {
       }
       this.index += 1;
       this.skipWhitespace();
-      seen.add(idKey(key));
+      seen.add(id);
       object.set(key, this.parseValue("':'"));
       this.skipWhitespace();
       if (this.index >= text.length) {
