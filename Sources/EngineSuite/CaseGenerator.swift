@@ -204,6 +204,10 @@ public enum CaseGenerator {
             case .failure(let error):
                 happened = error.code
                 features.insert("refusal." + error.code)
+                // The engine's wording for a row from params whose kind the catalog does not declare.
+                if case .invalidParams(_, let message) = error, message.contains("is not declared; a row from params") {
+                    features.insert("list.undeclaredRowKind")
+                }
             }
             if let expected = members["expect"] {
                 guard expected.stringValue == happened else {

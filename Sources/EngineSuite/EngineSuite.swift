@@ -82,5 +82,6 @@ public enum EngineSuite {
         ("effect.updateRow", "a handling rule's updateRow ran"),
         ("refusal.stale-row", "refused 409 stale-row"),
         ("refusal.list-too-large", "refused 422 list-too-large: a list effect would pass a size cap"),
+        ("list.undeclaredRowKind", "refused 400 invalid-params: a row from params carried a kind no definition declares"),
     ]
 }

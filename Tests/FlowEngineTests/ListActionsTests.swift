@@ -173,4 +173,68 @@ struct ListActionsTests {
         #expect(title == .invalidParams(path: "/params/rows", message: "showOne's push effect: at /0/rows/0/values of the value: values must be an object; found array"))
         #expect(session.screenFeatures == ["home"])
     }
+
+    // MARK: row kinds from params
+
+    /// A row a param supplies must carry a kind the catalog declares (written in a list, or
+    /// matched by a rule's `row`), or a client that renders the declared kinds would get a cell
+    /// it cannot draw: the action's fault at the param holding the row, the session unmoved.
+    @Test func rowsFromParamsCarryOnlyDeclaredKinds() throws {
+        var session = try Session(catalog: Self.shown)
+        let show = session.failure("show", params: ["addresses": Fixtures.json(#"[{"id": "A", "rows": [{"id": "a", "kind": "address"}, {"id": "g", "kind": "ghost"}]}]"#)])
+        #expect(show == .invalidParams(path: "/params/addresses", message: #"show's push effect: at /0/rows/1/kind of the value: row kind "ghost" is not declared; a row from params may carry only a kind the definitions declare (written in a list, or matched by a rule's "row")"#))
+        let one = session.failure("showOne", params: ["title": "T", "rows": Fixtures.json(#"[{"id": "g", "kind": "ghost"}]"#)])
+        guard case .invalidParams(let path, let message)? = one else { Issue.record("expected invalid params, got \(String(describing: one))"); return }
+        #expect(path == "/params/rows")
+        #expect(message.hasPrefix(#"showOne's push effect: at /0/rows/0/kind of the value: row kind "ghost" is not declared"#), "\(message)")
+        #expect(session.screenFeatures == ["home"])
+
+        // Every list effect that takes rows whole is held to it; a kind any flow declares passes.
+        var contacts = try Session(catalog: ListTests.contacts)
+        let ghost = Fixtures.json(#"[{"id": "g", "kind": "ghost"}]"#)
+        #expect(contacts.failure("contacts.setB", params: ["rows": ghost]) == .invalidParams(
+            path: "/params/rows", message: #"contacts.setB's setRows effect: at /0/kind of the value: row kind "ghost" is not declared; a row from params may carry only a kind the definitions declare (written in a list, or matched by a rule's "row")"#))
+        #expect(contacts.failure("contacts.load", params: ["sections": .array([["id": "V", "rows": ghost]])])?.code == "invalid-params")
+        try contacts.send("contacts.setB", params: ["rows": Fixtures.json(#"[{"id": "v", "kind": "contact.vip"}, {"id": "c", "kind": "contact"}]"#)])
+        #expect(listed(contacts).first == "contact.open[contact.vip]@app")
+    }
+
+    static let kinds = Fixtures.catalog(
+        #"""
+        {"name": "app", "kind": "stacked", "initial": [{"screen": "list", "sections": [{"id": "s", "rows": []}]}],
+         "on": {"add": [{"from": "list", "params": {"row": "object"}, "do": [{"insertRow": {"section": "s", "row": {"$param": "row"}}}]}],
+                "more": [{"from": "list", "do": [{"present": {"flow": "other"}}]}]}}
+        """#,
+        #"""
+        {"name": "other", "kind": "stacked", "initial": [{"screen": "menu", "sections": [{"id": "m", "rows": [{"id": "c", "kind": "café"}]}]}]}
+        """#)
+
+    /// The declared kinds are the catalog's, compared as names are (canonical equivalence), and
+    /// kept up to date as definitions change; rows already in a list are never checked again,
+    /// so a session whose catalog dropped a kind carries on.
+    @Test func declaredKindsAreTheCatalogs() throws {
+        #expect(Self.kinds.declaredRowKinds == ["café"])
+        var session = try Session(catalog: Self.kinds)
+        let list = try #require(session.topId)
+        try session.send("add", from: list, params: ["row": ["id": "d", "kind": "cafe\u{301}"]])  // declared by another flow, decomposed
+        #expect(session.failure("add", from: list, params: ["row": ["id": "e", "kind": "tea"]])?.code == "invalid-params")
+
+        var changed = Self.kinds
+        let other = try #require(changed["other"])
+        changed.removeDefinition(named: "other")
+        #expect(changed.declaredRowKinds.isEmpty)
+        changed.insert(other)
+        #expect(changed.declaredRowKinds == ["café"])
+        changed.removeDefinition(named: "other")
+        let stored = try FlowTree(storage: session.tree.storageBytes())
+        #expect(stored == session.tree)
+        let add = FlowAction(type: "add", from: list, params: ["row": ["id": "x", "kind": "café"]])
+        #expect(throws: FlowError.self) { try FlowEngine.apply(add, to: stored, catalog: changed, context: session.context) }
+        let mixed = FlowAction(type: "add", from: list, params: ["row": ["id": "x", "kind": "tea"]])
+        var declaring = changed
+        declaring.insert(try FlowDefinition.parse(Array(#"{"name": "tea", "kind": "stacked", "initial": [{"screen": "t", "sections": [{"id": "s", "rows": [{"id": "t", "kind": "tea"}]}]}]}"#.utf8)))
+        let outcome = try FlowEngine.apply(mixed, to: stored, catalog: declaring, context: session.context)
+        guard case .screen(let screen)? = outcome.tree.root.entries.first else { Issue.record("the list is not the root's first entry"); return }
+        #expect(screen.sections?.first?.rows.map(\.kind) == ["café", "tea"])
+    }
 }

@@ -273,3 +273,23 @@ test('lists are capped as Swift caps them: values 16 levels deep, 65536 UTF-8 by
   assert.throws(() => readSections(parseJSON(`[{"id":"s","rows":[{"id":"r","kind":"k","values":${writeJSON(nested(17))}}]}]`)),
     (problem) => problem instanceof ListProblem && problem.tooLarge);
 });
+
+test('rows from params carry only row kinds the catalog declares, compared by canonical equivalence', async () => {
+  const { readDefinition, startTree, makeAction, applyAction, FlowError } = await import('../src/engine/index.js');
+  const { declaredRowKinds } = await import('../src/engine/definition.js');
+  const app = readDefinition(parseJSON(`{"name": "app", "kind": "stacked", "initial": [{"screen": "list", "sections": [{"id": "s", "rows": []}]}],
+    "on": {"add": [{"from": "list", "params": {"row": "object"}, "do": [{"insertRow": {"section": "s", "row": {"$param": "row"}}}]}],
+           "open": [{"from": "list", "row": "badge", "do": [{"push": "detail"}]}]}}`), 'app');
+  const other = readDefinition(parseJSON('{"name": "other", "kind": "stacked", "initial": [{"screen": "menu", "sections": [{"id": "m", "rows": [{"id": "c", "kind": "caf\\u00e9"}]}]}]}'), 'other');
+  const catalog = new Map([['app', app], ['other', other]]);
+  const kinds = declaredRowKinds(catalog);
+  assert.deepEqual([...kinds].sort(), ['badge', 'cafe\u0301']);
+  assert.equal(declaredRowKinds(catalog), kinds, 'computed once per catalog');
+  const context = { userId: 'u', user: new Map(), attributes: new Map(), traits: new Map(), flags: new Map() };
+  const tree = startTree(catalog, context);
+  const add = (kind) => makeAction('add', { from: 'e2', params: new Map([['row', new Map([['id', 'x'], ['kind', kind]])]]) });
+  assert.equal(applyAction(add('cafe\u0301'), tree, catalog, context).tree.root.entries[0].sections[0].rows[0].kind, 'cafe\u0301');
+  assert.throws(() => applyAction(add('ghost'), tree, catalog, context), (error) => error instanceof FlowError && error.code === 'invalid-params'
+    && error.pointer === '/params/row'
+    && error.details.message === `add's insertRow effect: at /kind of the value: row kind "ghost" is not declared; a row from params may carry only a kind the definitions declare (written in a list, or matched by a rule's "row")`);
+});

@@ -4,8 +4,8 @@
 // reader's parts are in reader.js (the document) and reader-initial, -rules, -effects,
 // -conditions and -links.js, as the Swift reader's extensions split it.
 
-import { abbreviatedJSON, arrayValue, integerValue, jsonPointer } from './json.js';
-import { listEffectNames } from './listEffect.js';
+import { abbreviatedJSON, arrayValue, idKey, integerValue, jsonPointer } from './json.js';
+import { listEffectNames, literalKinds, isListEffect } from './listEffect.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
@@ -115,6 +115,59 @@ export class DefinitionProblems extends Error {
 
 /** The flow every session starts from. */
 export const rootFlowName = 'app';
+
+/**
+ * The row kinds this definition can put in a list: those of the rows written in its entries'
+ * `sections` and in its list effects, and those its rules match (`row`). Rows a param supplies
+ * whole are the client's own and cannot be known here.
+ * @param {FlowDefinition} definition
+ * @returns {string[]}
+ */
+export function ownRowKinds(definition) {
+  /** @type {string[]} */
+  const kinds = [];
+  /** @param {EntryTarget} target */
+  const add = (target) => {
+    if (target.target === 'screen' && target.sections !== undefined) {
+      kinds.push(...literalKinds({ name: 'setSections', sections: target.sections }));
+    }
+  };
+  for (const entry of definition.initial) add(entry.target);
+  for (const handler of definition.handlers) {
+    for (const rule of handler.rules) {
+      kinds.push(...(rule.row ?? []));
+      for (const effect of [...rule.effects, ...(rule.guarded?.otherwise ?? [])]) {
+        if (effect.name === 'push' || effect.name === 'setRoot' || effect.name === 'replaceRoot') add(effect.target);
+        else if (isListEffect(effect)) kinds.push(...literalKinds(/** @type {ListEffect} */ (effect)));
+      }
+    }
+  }
+  return kinds;
+}
+
+/** @type {WeakMap<Map<string, FlowDefinition>, Set<string>>} */
+const declaredKindsByCatalog = new WeakMap();
+
+/**
+ * The row kinds a catalog's definitions declare, as `idKey`s (canonically equivalent spellings
+ * are one kind): the union of their `ownRowKinds`. A row a param supplies whole may carry only one
+ * of these, so a client that renders the catalog's kinds can draw it. Computed once per catalog (a
+ * catalog is not changed once a session runs on it), so an action consults it without walking the
+ * definitions.
+ * @param {Map<string, FlowDefinition>} catalog
+ * @returns {Set<string>}
+ */
+export function declaredRowKinds(catalog) {
+  let kinds = declaredKindsByCatalog.get(catalog);
+  if (!kinds) {
+    kinds = new Set();
+    for (const definition of catalog.values()) {
+      for (const kind of ownRowKinds(definition)) kinds.add(idKey(kind));
+    }
+    declaredKindsByCatalog.set(catalog, kinds);
+  }
+  return kinds;
+}
 
 /** Actions the engine understands itself, which no flow may name. */
 export const reservedActions = ['interaction.update', 'interaction.end', 'interaction.cancel', 'link', 'link.cancel'];

@@ -4,7 +4,8 @@
 
 import { FlowError } from './errors.js';
 import { FlowBuilder } from './builder.js';
-import { jsonPointer, writeJSON, abbreviatedJSON, getMember, integerValue, sameText, setMember, stringValue, typeName } from './json.js';
+import { jsonPointer, writeJSON, abbreviatedJSON, getMember, idKey, integerValue, sameText, setMember, stringValue, typeName } from './json.js';
+import { declaredRowKinds } from './definition.js';
 import {
   activeIndex, cloneTree, dismissAllPresentations, dismissHiddenPresentations, makeScreenEntry, measure, nodeAt,
   parseEntryId, placeOfScreen, topmostScreen, treeTop, visiblePath,
@@ -29,6 +30,7 @@ import { applyListOperation } from './listEffect.js';
 /** @typedef {import('./tree.js').TreeStep} TreeStep */
 /** @typedef {import('./tree.js').ResultReceipt} ResultReceipt */
 /** @typedef {import('./screenList.js').ListSection} ListSection */
+/** @typedef {import('./screenList.js').ListRow} ListRow */
 /** @typedef {import('./listEffect.js').ListEffect} ListEffect */
 /** @typedef {import('./listEffect.js').ResolvedListOperation} ResolvedListOperation */
 
@@ -436,11 +438,14 @@ export class EffectRun {
         return { name: 'setSections', sections: this.resolveSections(effect.sections, name) };
       case 'setRows': {
         const section = this.resolveId(effect.section, name, 'section');
-        return { name: 'setRows', section, rows: this.readResolved(effect.rows, name, (value) => readRows(value)) };
+        const rows = this.readResolved(effect.rows, name, (value) => readRows(value));
+        this.requireDeclaredKinds(rows, effect.rows, [], name);
+        return { name: 'setRows', section, rows };
       }
       case 'insertRow': {
         const section = this.resolveId(effect.section, name, 'section');
         const row = this.readResolved(effect.row, name, (value) => readRow(value));
+        this.requireDeclaredKind(row.kind, effect.row, ['kind'], name);
         const at = effect.at === undefined ? null : this.resolveIndex(effect.at, name);
         return { name: 'insertRow', section, row, at };
       }
@@ -468,7 +473,40 @@ export class EffectRun {
    * @returns {ListSection[]}
    */
   resolveSections(raw, effect) {
-    return this.readResolved(raw, effect, readSections);
+    const sections = this.readResolved(raw, effect, readSections);
+    sections.forEach((section, index) => this.requireDeclaredKinds(section.rows, raw, [index, 'rows'], effect));
+    return sections;
+  }
+
+  /**
+   * Rows a param supplies may carry only the row kinds the catalog declares: the capability check
+   * knows a definition's kinds from what it writes, so a row of any other kind would reach a
+   * client that never said it can draw it. Such a row is the action's fault.
+   * @param {ListRow[]} rows
+   * @param {JSONValue} raw
+   * @param {(string | number)[]} pointer where the rows are in `raw` filled in
+   * @param {string} effect
+   */
+  requireDeclaredKinds(rows, raw, pointer, effect) {
+    rows.forEach((row, index) => this.requireDeclaredKind(row.kind, raw, [...pointer, index, 'kind'], effect));
+  }
+
+  /**
+   * Refuses `kind`, found at `pointer` of `raw` filled in, when the catalog does not declare it
+   * and a param supplied it; a kind written out is the definition's own (declared by
+   * construction) and is kept.
+   * @param {string} kind
+   * @param {JSONValue} raw
+   * @param {(string | number)[]} pointer
+   * @param {string} effect
+   */
+  requireDeclaredKind(kind, raw, pointer, effect) {
+    if (declaredRowKinds(this.builder.catalog).has(idKey(kind))) return;
+    const param = referenceAt(raw, pointer);
+    if (param === null) return;
+    throw this.invalid(raw, effect,
+      `at ${jsonPointer(pointer)} of the value: row kind ${abbreviatedJSON(kind, 40)} is not declared; a row from params may carry only a kind the definitions declare (written in a list, or matched by a rule's "row")`,
+      param);
   }
 
   /**

@@ -2,7 +2,7 @@
 // row), as definitions write it, and how it changes the list once its params are filled in (a
 // port of ListEffect and ResolvedListOperation).
 
-import { abbreviatedJSON, sameText, setMembers } from './json.js';
+import { abbreviatedJSON, getMember, sameText, setMembers } from './json.js';
 import { idKey, maxListRows, placeOfRow } from './screenList.js';
 
 /** @typedef {import('./json.js').JSONValue} JSONValue */
@@ -54,6 +54,34 @@ import { idKey, maxListRows, placeOfRow } from './screenList.js';
 
 /** Every list effect's name. */
 export const listEffectNames = ['setSections', 'setRows', 'insertRow', 'removeRow', 'moveRow', 'updateRow'];
+
+/**
+ * The row kinds written literally in the effect (rows given whole by a param are the client's,
+ * and cannot be known in advance).
+ * @param {ListOperation} effect
+ * @returns {string[]}
+ */
+export function literalKinds(effect) {
+  /** @param {JSONValue | undefined} value */
+  const kindsOfRows = (value) => (Array.isArray(value) ? value.flatMap((row) => kindOf(row)) : []);
+  /** @param {JSONValue | undefined} row */
+  const kindOf = (row) => {
+    const kind = row instanceof Map ? getMember(row, 'kind') : undefined;
+    return typeof kind === 'string' ? [kind] : [];
+  };
+  switch (effect.name) {
+    case 'setSections':
+      return Array.isArray(effect.sections)
+        ? effect.sections.flatMap((section) => kindsOfRows(section instanceof Map ? getMember(section, 'rows') : undefined))
+        : [];
+    case 'setRows':
+      return kindsOfRows(effect.rows);
+    case 'insertRow':
+      return kindOf(effect.row);
+    default:
+      return [];
+  }
+}
 
 /**
  * Whether an effect is a list effect.

@@ -1,4 +1,22 @@
 /**
+ * The row kinds this definition can put in a list: those of the rows written in its entries'
+ * `sections` and in its list effects, and those its rules match (`row`). Rows a param supplies
+ * whole are the client's own and cannot be known here.
+ * @param {FlowDefinition} definition
+ * @returns {string[]}
+ */
+export function ownRowKinds(definition: FlowDefinition): string[];
+/**
+ * The row kinds a catalog's definitions declare, as `idKey`s (canonically equivalent spellings
+ * are one kind): the union of their `ownRowKinds`. A row a param supplies whole may carry only one
+ * of these, so a client that renders the catalog's kinds can draw it. Computed once per catalog (a
+ * catalog is not changed once a session runs on it), so an action consults it without walking the
+ * definitions.
+ * @param {Map<string, FlowDefinition>} catalog
+ * @returns {Set<string>}
+ */
+export function declaredRowKinds(catalog: Map<string, FlowDefinition>): Set<string>;
+/**
  * A JSON Pointer's tokens, outermost first.
  * @typedef {(string | number)[]} Path
  */

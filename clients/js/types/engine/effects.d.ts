@@ -20,6 +20,7 @@ export function containsReference(value: JSONValue): boolean;
 /** @typedef {import('./tree.js').TreeStep} TreeStep */
 /** @typedef {import('./tree.js').ResultReceipt} ResultReceipt */
 /** @typedef {import('./screenList.js').ListSection} ListSection */
+/** @typedef {import('./screenList.js').ListRow} ListRow */
 /** @typedef {import('./listEffect.js').ListEffect} ListEffect */
 /** @typedef {import('./listEffect.js').ResolvedListOperation} ResolvedListOperation */
 /**
@@ -162,6 +163,26 @@ export class EffectRun {
      */
     resolveSections(raw: JSONValue, effect: string): ListSection[];
     /**
+     * Rows a param supplies may carry only the row kinds the catalog declares: the capability check
+     * knows a definition's kinds from what it writes, so a row of any other kind would reach a
+     * client that never said it can draw it. Such a row is the action's fault.
+     * @param {ListRow[]} rows
+     * @param {JSONValue} raw
+     * @param {(string | number)[]} pointer where the rows are in `raw` filled in
+     * @param {string} effect
+     */
+    requireDeclaredKinds(rows: ListRow[], raw: JSONValue, pointer: (string | number)[], effect: string): void;
+    /**
+     * Refuses `kind`, found at `pointer` of `raw` filled in, when the catalog does not declare it
+     * and a param supplied it; a kind written out is the definition's own (declared by
+     * construction) and is kept.
+     * @param {string} kind
+     * @param {JSONValue} raw
+     * @param {(string | number)[]} pointer
+     * @param {string} effect
+     */
+    requireDeclaredKind(kind: string, raw: JSONValue, pointer: (string | number)[], effect: string): void;
+    /**
      * Fills in `raw`'s params and reads it; a value a param made malformed is the action's fault
      * (invalid params, at the param holding the problem, else the first param it uses), a literal
      * one the definition's.
@@ -228,6 +249,7 @@ export type Transition = import('./tree.js').Transition;
 export type TreeStep = import('./tree.js').TreeStep;
 export type ResultReceipt = import('./tree.js').ResultReceipt;
 export type ListSection = import('./screenList.js').ListSection;
+export type ListRow = import('./screenList.js').ListRow;
 export type ListEffect = import('./listEffect.js').ListEffect;
 export type ResolvedListOperation = import('./listEffect.js').ResolvedListOperation;
 /**

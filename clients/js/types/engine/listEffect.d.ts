@@ -1,4 +1,11 @@
 /**
+ * The row kinds written literally in the effect (rows given whole by a param are the client's,
+ * and cannot be known in advance).
+ * @param {ListOperation} effect
+ * @returns {string[]}
+ */
+export function literalKinds(effect: ListOperation): string[];
+/**
  * Whether an effect is a list effect.
  * @param {{ name: string }} effect
  * @returns {boolean}

@@ -355,10 +355,13 @@ struct EffectRun {
             return .setSections(try resolveSections(raw, effect: effect))
         case .setRows(let section, let rows):
             let id = try resolveId(section, effect: effect, what: "section")
-            return .setRows(section: id, rows: try read(rows, effect: effect) { value throws(ListProblem) in try ScreenList.readRows(value) })
-        case .insertRow(let section, let row, let at):
+            let list = try read(rows, effect: effect) { value throws(ListProblem) in try ScreenList.readRows(value) }
+            try requireDeclaredKinds(of: list, in: rows, at: JSONPointer(), effect: effect)
+            return .setRows(section: id, rows: list)
+        case .insertRow(let section, let raw, let at):
             let id = try resolveId(section, effect: effect, what: "section")
-            let row = try read(row, effect: effect) { value throws(ListProblem) in try ScreenList.readRow(value) }
+            let row = try read(raw, effect: effect) { value throws(ListProblem) in try ScreenList.readRow(value) }
+            try requireDeclaredKind(row.kind, in: raw, at: JSONPointer().appending("kind"), effect: effect)
             return .insertRow(section: id, row: row, at: try at.map { value throws(FlowError) in try resolveIndex(value, effect: effect) })
         case .removeRow(let row):
             return .removeRow(try resolveId(row, effect: effect, what: "row"))
@@ -379,7 +382,31 @@ struct EffectRun {
 
     /// A list written in an entry or a `setSections`, read once its params are filled in.
     private func resolveSections(_ raw: JSONValue, effect: String) throws(FlowError) -> [ListSection] {
-        try read(raw, effect: effect) { value throws(ListProblem) in try ScreenList.readSections(value) }
+        let sections = try read(raw, effect: effect) { value throws(ListProblem) in try ScreenList.readSections(value) }
+        for (index, section) in sections.enumerated() {
+            try requireDeclaredKinds(of: section.rows, in: raw, at: JSONPointer().appending(index).appending("rows"), effect: effect)
+        }
+        return sections
+    }
+
+    /// Rows a param supplies may carry only the row kinds the catalog declares: the capability
+    /// check knows a definition's kinds from what it writes, so a row of any other kind would
+    /// reach a client that never said it can draw it. Such a row is the action's fault.
+    private func requireDeclaredKinds(of rows: [ListRow], in raw: JSONValue, at pointer: JSONPointer, effect: String) throws(FlowError) {
+        for (index, row) in rows.enumerated() {
+            try requireDeclaredKind(row.kind, in: raw, at: pointer.appending(index).appending("kind"), effect: effect)
+        }
+    }
+
+    /// Refuses `kind`, found at `pointer` of `raw` filled in, when the catalog does not declare
+    /// it and a param supplied it; a kind written out is the definition's own (declared by
+    /// construction, or given by a Swift delegate's effects) and is kept.
+    private func requireDeclaredKind(_ kind: String, in raw: JSONValue, at pointer: JSONPointer, effect: String) throws(FlowError) {
+        guard !builder.catalog.declaredRowKinds.contains(kind), let param = Self.reference(in: raw, at: pointer) else { return }
+        throw invalid(
+            raw, effect: effect,
+            "at \(pointer) of the value: row kind \(JSONValue.string(kind).abbreviatedJSON(limit: 40)) is not declared; a row from params may carry only a kind the definitions declare (written in a list, or matched by a rule's \"row\")",
+            param: param)
     }
 
     /// Fills in `raw`'s params and reads it; a value a param made malformed is the action's

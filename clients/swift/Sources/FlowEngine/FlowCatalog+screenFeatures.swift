@@ -69,7 +69,8 @@ extension FlowDefinition {
 extension FlowDefinition {
     /// The row kinds this definition can put in a list: those of the rows written in its
     /// entries' `sections` and in its list effects, and those its rules match (`row`). Rows a
-    /// param supplies whole are the client's own and cannot be known here.
+    /// param supplies whole cannot be known here; the engine holds their kinds to the catalog's
+    /// ``FlowCatalog/declaredRowKinds``, the union of these.
     public var ownRowKinds: Set<String> {
         var kinds: Set<String> = []
         func add(_ target: EntryTarget) {

@@ -14,12 +14,23 @@ public struct FlowCatalog: Sendable {
 
     public private(set) var definitions: [String: FlowDefinition]
     private var delegates: [String: any FlowActionDelegate]
+    /// The row kinds the definitions declare: the union of their ``FlowDefinition/ownRowKinds``
+    /// (kinds written in a list, or matched by a rule's `row`). A row a param supplies whole may
+    /// carry only one of these, so a client that renders the catalog's kinds can draw it. Kept
+    /// up to date as definitions change, so an action consults it without walking them.
+    public private(set) var declaredRowKinds: Set<String>
 
     /// A catalog of `definitions`; when two share a name, the later one is kept.
     public init(_ definitions: [FlowDefinition] = []) {
         self.definitions = [:]
         self.delegates = [:]
+        self.declaredRowKinds = []
         for definition in definitions { self.definitions[definition.name] = definition }
+        declaredRowKinds = Self.rowKinds(of: self.definitions)
+    }
+
+    private static func rowKinds(of definitions: [String: FlowDefinition]) -> Set<String> {
+        definitions.values.reduce(into: []) { $0.formUnion($1.ownRowKinds) }
     }
 
     /// The definition named `name`.
@@ -27,12 +38,15 @@ public struct FlowCatalog: Sendable {
 
     /// Adds `definition`, replacing one of the same name.
     public mutating func insert(_ definition: FlowDefinition) {
-        definitions[definition.name] = definition
+        let replaced = definitions.updateValue(definition, forKey: definition.name) != nil
+        // A replaced definition may have been the only one declaring a kind.
+        if replaced { declaredRowKinds = Self.rowKinds(of: definitions) } else { declaredRowKinds.formUnion(definition.ownRowKinds) }
     }
 
     /// Removes the definition named `name`.
     public mutating func removeDefinition(named name: String) {
-        definitions[name] = nil
+        guard definitions.removeValue(forKey: name) != nil else { return }
+        declaredRowKinds = Self.rowKinds(of: definitions)
     }
 
     /// Makes `delegate` decide for every flow named `flow`; it is asked before the definition
