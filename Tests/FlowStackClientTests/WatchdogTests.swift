@@ -12,7 +12,9 @@ struct WatchdogTests {
     private func sleeper() throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        process.arguments = ["60"]
+        // Far longer than the test: in the whole suite's parallel run a test can wait minutes for
+        // a thread, and a stand-in that ended by itself would look like a parent that died.
+        process.arguments = ["3600"]
         try process.run()
         return process
     }
@@ -36,6 +38,7 @@ struct WatchdogTests {
     @Test("a server outlives no test process: once the parent dies, the server is killed")
     func killsTheServerWhenTheParentDies() async throws {
         let parent = try sleeper()
+        defer { if parent.isRunning { kill(parent) } }
         let server = try sleeper()
         defer { if server.isRunning { kill(server) } }
         try cleanUpAfterExit(of: parent.processIdentifier, unlessGone: server.processIdentifier,
@@ -43,13 +46,15 @@ struct WatchdogTests {
         try await Task.sleep(for: .milliseconds(1_500))
         #expect(server.isRunning, "the watchdog acted while the parent lived")
         kill(parent)
-        #expect(try await waitUntil(5) { !server.isRunning }, "the server outlived its test process")
+        #expect(try await waitUntil(30) { !server.isRunning }, "the server outlived its test process")
     }
 
     @Test("a server that stopped first frees the watchdog: nothing runs for a pid that may be reused")
     func leavesOnceTheServerIsGone() async throws {
         let parent = try sleeper()
+        defer { if parent.isRunning { kill(parent) } }
         let server = try sleeper()
+        defer { if server.isRunning { kill(server) } }
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-watchdog-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: marker) }
         try cleanUpAfterExit(of: parent.processIdentifier, unlessGone: server.processIdentifier,
@@ -64,12 +69,13 @@ struct WatchdogTests {
     @Test("a clean-up without a guarded server runs once the parent is gone")
     func runsOnceTheParentIsGone() async throws {
         let parent = try sleeper()
+        defer { if parent.isRunning { kill(parent) } }
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-watchdog-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: marker) }
         try cleanUpAfterExit(of: parent.processIdentifier, run: ["/usr/bin/touch", marker.path])
         try await Task.sleep(for: .milliseconds(1_500))
         #expect(!FileManager.default.fileExists(atPath: marker.path))
         kill(parent)
-        #expect(try await waitUntil(5) { FileManager.default.fileExists(atPath: marker.path) })
+        #expect(try await waitUntil(30) { FileManager.default.fileExists(atPath: marker.path) })
     }
 }
