@@ -2,35 +2,23 @@
 // session's bundle and show at once, the server's answers confirm them byte for byte, offline taps
 // keep working and go as batches, and an app killed offline starts again on the engine it kept.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import * as engineModule from '../src/engine/index.js';
-import { FlowSession, MemorySessionStore, RetryPolicy, SessionKey, localEngine } from '../src/client/index.js';
-import { eventually, FaultyFetch, FlowStackServer } from './support/server.js';
+import { FlowSession, MemorySessionStore, SessionKey, localEngine } from '../src/client/index.js';
+import { eventually, FaultyFetch, serverForTests, startSession, testRetry } from './support/server.js';
 
-/** @type {FlowStackServer} */
-let server;
-before(async () => {
-  server = await FlowStackServer.start();
-});
-after(async () => {
-  await server.dispose();
-});
-
-let users = 0;
-const retry = new RetryPolicy({ attempts: 3, initialDelay: 20, maximumDelay: 100 });
+const server = serverForTests();
+const retry = testRetry;
 const engine = localEngine(engineModule);
 
-/** @param {{store?: MemorySessionStore, userId?: string, network?: FaultyFetch}} [options] */
+/**
+ * A session for a new user on the local engine, once its bundle is loaded.
+ * @param {{store?: MemorySessionStore, userId?: string, network?: FaultyFetch}} [options]
+ */
 async function start(options = {}) {
-  const network = options.network ?? new FaultyFetch();
-  const store = options.store ?? new MemorySessionStore();
-  const userId = options.userId ?? `engine-user-${process.pid}-${++users}`;
-  const session = await FlowSession.start({ server: server.url, userId, store, retry, fetch: network.fetch, engine });
-  /** @type {import('../src/client/index.js').ClientEvent[]} */
-  const events = [];
-  session.subscribe((event) => events.push(event));
-  await eventually(() => session.hasLocalEngine, 'the bundle loaded');
-  return { session, network, store, userId, events };
+  const started = await startSession(server, { prefix: 'engine-user', engine, timeout: undefined, ...options });
+  await eventually(() => started.session.hasLocalEngine, 'the bundle loaded');
+  return started;
 }
 
 /** @param {{type: string}[]} events @param {string} type */

@@ -4,37 +4,22 @@
 // real `flowstack serve`, over a fetch that injects faults; each test failed before its fix.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   checkedAction, decodeStoredSession, encodeStoredSession, FlowSession, KeyValueSessionStore, MemorySessionStore, NavigationState,
   randomKey, RetryPolicy, SessionFlags, SessionKey, Unreachable,
 } from '../src/client/index.js';
 import { retryAfterMilliseconds } from '../src/client/http-transport.js';
-import { eventually, FaultyFetch, FlowStackServer } from './support/server.js';
+import { eventually, FaultyFetch, serverForTests, startSession, testRetry } from './support/server.js';
 
-/** @type {FlowStackServer} */
-let server;
-before(async () => {
-  server = await FlowStackServer.start();
-});
-after(async () => {
-  await server.dispose();
-});
-
-let users = 0;
-const retry = new RetryPolicy({ attempts: 3, initialDelay: 20, maximumDelay: 100 });
+const server = serverForTests();
+const retry = testRetry;
 
 /**
  * A session for a new user over a faulty fetch.
  * @param {{store?: import('../src/client/index.js').SessionStore, userId?: string, network?: FaultyFetch, newKey?: () => string}} [options]
  */
-async function start(options = {}) {
-  const network = options.network ?? new FaultyFetch();
-  const store = options.store ?? new MemorySessionStore();
-  const userId = options.userId ?? `faults-${process.pid}-${++users}`;
-  const session = await FlowSession.start({ server: server.url, userId, store, retry, fetch: network.fetch, timeout: 5000, newKey: options.newKey });
-  return { session, network, store, userId };
-}
+const start = (options = {}) => startSession(server, { prefix: 'faults', ...options });
 
 /** @param {FlowSession} session */
 const log = (session) => server.actionLog(session.sessionId, session.token);

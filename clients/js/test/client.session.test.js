@@ -2,36 +2,18 @@
 // the server's log exactly once or is reported with the server's reason (DESIGN.md, "the client's
 // contract"). The session runs on the server's predictions (no local engine until src/engine lands).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { ActionRefused, FlowSession, MemorySessionStore, RetryPolicy, SessionKey, Unreachable } from '../src/client/index.js';
-import { eventually, FaultyFetch, FlowStackServer } from './support/server.js';
+import { test } from 'node:test';
+import { ActionRefused, FlowSession, MemorySessionStore, SessionKey, Unreachable } from '../src/client/index.js';
+import { eventually, FaultyFetch, serverForTests, startSession, testRetry } from './support/server.js';
 
-/** @type {FlowStackServer} */
-let server;
-before(async () => {
-  server = await FlowStackServer.start();
-});
-after(async () => {
-  await server.dispose();
-});
-
-let users = 0;
-const retry = new RetryPolicy({ attempts: 3, initialDelay: 20, maximumDelay: 100 });
+const server = serverForTests();
+const retry = testRetry;
 
 /**
  * A session for a new user over a faulty fetch, collecting its events.
  * @param {{store?: MemorySessionStore, userId?: string, network?: FaultyFetch}} [options]
  */
-async function start(options = {}) {
-  const network = options.network ?? new FaultyFetch();
-  const store = options.store ?? new MemorySessionStore();
-  const userId = options.userId ?? `user-${process.pid}-${++users}`;
-  const session = await FlowSession.start({ server: server.url, userId, store, retry, fetch: network.fetch, timeout: 5000 });
-  /** @type {import('../src/client/index.js').ClientEvent[]} */
-  const events = [];
-  session.subscribe((event) => events.push(event));
-  return { session, network, store, userId, events };
-}
+const start = (options = {}) => startSession(server, { prefix: 'user', ...options });
 
 /** @param {{type: string}[]} events @param {string} type */
 const count = (events, type) => events.filter((event) => event.type === type).length;

@@ -2,36 +2,19 @@
 // body), against a real `flowstack serve`: versions other devices make are adopted, a cut stream
 // is reopened with Last-Event-ID, and a long-lived stream lets go of the text it held.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { FlowSession, MemorySessionStore, RetryPolicy } from '../src/client/index.js';
+import { test } from 'node:test';
+/** @typedef {import('../src/client/index.js').FlowSession} FlowSession */
 import { fetchCanStream } from '../src/client/event-stream.js';
 import { NodeXHR, xhrRequests } from './support/node-xhr.js';
-import { eventually, FaultyFetch, FlowStackServer } from './support/server.js';
+import { eventually, serverForTests, startSession } from './support/server.js';
 
-/** @type {FlowStackServer} */
-let server;
-before(async () => {
-  server = await FlowStackServer.start();
-});
-after(async () => {
-  await server.dispose();
-});
+const server = serverForTests();
 
-let users = 0;
-const retry = new RetryPolicy({ attempts: 3, initialDelay: 20, maximumDelay: 100 });
-
-/** @param {Partial<import('../src/client/flow-session.js').Configuration>} [options] */
-async function start(options = {}) {
-  const network = new FaultyFetch();
-  const session = await FlowSession.start({
-    server: server.url, userId: `xhr-${process.pid}-${++users}`, store: new MemorySessionStore(), retry,
-    fetch: network.fetch, timeout: 5000, XMLHttpRequest: NodeXHR, eventTransport: 'xhr', ...options,
-  });
-  /** @type {import('../src/client/index.js').ClientEvent[]} */
-  const events = [];
-  session.subscribe((event) => events.push(event));
-  return { session, network, events };
-}
+/**
+ * A session for a new user following its stream over `NodeXHR`.
+ * @param {Partial<import('../src/client/flow-session.js').Configuration>} [options]
+ */
+const start = (options = {}) => startSession(server, { prefix: 'xhr', XMLHttpRequest: NodeXHR, eventTransport: 'xhr', ...options });
 
 /** The stream requests this session made over XMLHttpRequest. @param {FlowSession} session */
 const streams = (session) => xhrRequests.filter((request) => request.url.includes(`/v1/sessions/${session.sessionId}/events`));

@@ -1,9 +1,11 @@
 // A real `flowstack serve` on a loopback port for the client's tests, and a fetch that injects faults in front of it.
 import { spawn } from 'node:child_process';
+import { after, before } from 'node:test';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FlowSession, MemorySessionStore, RetryPolicy } from '../../src/client/index.js';
 
 /**
  * The server binary: FLOWSTACK_BIN (scripts/js.sh sets it), else the repository's debug build
@@ -204,4 +206,37 @@ export async function eventually(check, what, ms = 10000) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The client tests' retry policy: three tries, short pauses. */
+export const testRetry = new RetryPolicy({ attempts: 3, initialDelay: 20, maximumDelay: 100 });
+
+/**
+ * The server of a test file: started before its first test, stopped and removed after its last
+ * (a test may stop and start it in between).
+ * @returns {FlowStackServer}
+ */
+export function serverForTests() {
+  const server = new FlowStackServer();
+  before(() => server.start());
+  after(() => server.dispose());
+  return server;
+}
+
+let users = 0;
+
+/**
+ * A session on `server` for a new user (`<prefix>-<pid>-<n>`, unless `userId` is given), over a
+ * `FaultyFetch` (`network`) and a memory store unless given, with its events collected in
+ * `events`. The other members of `options` go to the configuration as they are.
+ * @param {FlowStackServer} server
+ * @param {Partial<import('../../src/client/flow-session.js').Configuration> & {prefix?: string, network?: FaultyFetch}} [options]
+ */
+export async function startSession(server, options = {}) {
+  const { prefix = 'user', network = new FaultyFetch(), store = new MemorySessionStore(), userId = `${prefix}-${process.pid}-${++users}`, ...configuration } = options;
+  const session = await FlowSession.start({ server: server.url, userId, store, retry: testRetry, fetch: network.fetch, timeout: 5000, ...configuration });
+  /** @type {import('../../src/client/index.js').ClientEvent[]} */
+  const events = [];
+  session.subscribe((event) => events.push(event));
+  return { session, network, store, userId, events };
 }
