@@ -551,16 +551,8 @@ class Walk:
         session = page.snapshot()["session"]
         before_log = len(self.log_of(session))
         batches = len(self.posts(page, "/actions/batch"))
-        try:
-            page.click("offline-switch")
-            page.wait("document.body.dataset.offline === 'true' && document.querySelector('[data-testid=stream-status]').dataset.status === 'offline'")
-        except CDPError as error:
-            self.check("offline list: the switch makes the client offline", str(error))
+        if not self.go_offline("offline list"):
             return
-        self.dropped |= {params["request"]["url"] for method, params, _ in self.browser.events
-                         if method == "Network.requestWillBeSent" and "/events?ticket=" in params["request"]["url"]}
-        self.relay.down = True
-        self.relay.cut()
         try:
             page.click("action-checkout.chooseAddress")
             page.wait("document.querySelector('[data-testid=phone]').dataset.topFeature === 'address.list'")
@@ -582,13 +574,7 @@ class Walk:
             self.check("offline list: the three taps are queued", None if queued == 3 else f"{queued} are")
         except CDPError as error:
             self.check("offline list: taps are drawn and queued", str(error))
-        self.relay.down = False
-        try:
-            page.click("offline-switch")
-            page.wait("document.body.dataset.offline === 'false' && document.querySelector('[data-testid=queue-length]').dataset.count === '0'"
-                      " && document.querySelector('[data-testid=stream-status]').dataset.status === 'live'", timeout=30)
-        except CDPError as error:
-            self.check("offline list: switched back, the queue is sent", str(error))
+        if not self.come_back("offline list"):
             return
         log = [(e["type"], (e.get("params") or {}).get("row.id")) for e in self.log_of(session)[before_log:]]
         self.check("offline list: switched back, one batch; the log holds each tap once, rows and all",
@@ -598,6 +584,35 @@ class Walk:
         if state:
             self.check("offline list: the server's review has the tapped row's address",
                        None if (state["top"]["params"].get("address") or {}).get("street") == "12 rue Mercière" else "it does not", state["top"])
+
+    def go_offline(self, step):
+        """The page's offline switch on, then the network cut too (the relay refuses and drops
+        every connection): True once the client says it is offline."""
+        page = self.page
+        try:
+            page.click("offline-switch")
+            page.wait("document.body.dataset.offline === 'true' && document.querySelector('[data-testid=stream-status]').dataset.status === 'offline'")
+        except CDPError as error:
+            self.check(f"{step}: the switch makes the client offline", str(error))
+            return False
+        self.dropped |= {params["request"]["url"] for method, params, _ in self.browser.events
+                         if method == "Network.requestWillBeSent" and "/events?ticket=" in params["request"]["url"]}
+        self.relay.down = True
+        self.relay.cut()
+        return True
+
+    def come_back(self, step):
+        """The network back and the switch off: True once the queue is sent and the stream live."""
+        page = self.page
+        self.relay.down = False
+        try:
+            page.click("offline-switch")
+            page.wait("document.body.dataset.offline === 'false' && document.querySelector('[data-testid=queue-length]').dataset.count === '0'"
+                      " && document.querySelector('[data-testid=stream-status]').dataset.status === 'live'", timeout=30)
+        except CDPError as error:
+            self.check(f"{step}: switched back, the queue is sent", str(error))
+            return False
+        return True
 
     def set_latency(self, ms):
         """Moves the page's latency slider to `ms` (as a drag would: its value, then an input event)."""
@@ -824,16 +839,8 @@ class Walk:
         state = self.server(f"/v1/sessions/{session['id']}", session["token"])
         before_log = len(self.server(f"/v1/sessions/{session['id']}/actions?limit=1000", session["token"])["actions"])
         posts, batches = len(self.posts(page)), len(self.posts(page, "/actions/batch"))
-        try:
-            page.click("offline-switch")
-            page.wait("document.body.dataset.offline === 'true' && document.querySelector('[data-testid=stream-status]').dataset.status === 'offline'")
-        except CDPError as error:
-            self.check("offline: the switch makes the client offline", str(error))
+        if not self.go_offline("offline"):
             return
-        self.dropped |= {params["request"]["url"] for method, params, _ in self.browser.events
-                         if method == "Network.requestWillBeSent" and "/events?ticket=" in params["request"]["url"]}
-        self.relay.down = True
-        self.relay.cut()
         tabs = ["home.first", "home.second"]
         selected = tabs.index(state["top"]["feature"]) if state["top"]["feature"] in tabs else 0
         other = 1 - selected
@@ -862,13 +869,7 @@ class Walk:
         self.check("offline: nothing reached the server", None if now["version"] == state["version"]
                    and len(self.posts(page)) == posts and len(self.posts(page, "/actions/batch")) == batches else "something did",
                    {"server version": now["version"], "before": state["version"]})
-        self.relay.down = False
-        try:
-            page.click("offline-switch")
-            page.wait("document.body.dataset.offline === 'false' && document.querySelector('[data-testid=queue-length]').dataset.count === '0'"
-                      " && document.querySelector('[data-testid=stream-status]').dataset.status === 'live'", timeout=30)
-        except CDPError as error:
-            self.check("offline: switched back, the queue is sent", str(error))
+        if not self.come_back("offline"):
             return
         sent = self.posts(page, "/actions/batch")[batches:]
         single = self.posts(page)[posts:]
