@@ -1,14 +1,15 @@
 // Wrong tokens count against the failed-credential limit of their kind and address however
 // their 401 is answered (at once, or later in the session's turn), and never block a valid one.
 @testable import FlowServer
-import Foundation
 import FlowStore
+import Foundation
 import GRDB
 import HTTPServer
 import HTTPTestClient
 import StoreTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 struct FailedTokenLimitTests {
     static func guesses(_ test: TestApp, session: String, count: Int) throws -> [Int] {
@@ -118,7 +119,7 @@ struct FailedTokenLimitTests {
             let blocker = try DatabaseQueue(path: test.database.path)
             let locked = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
             let holder = DispatchGroup()
-            DispatchQueue.global().async(group: holder) {
+            onOwnThread(holder) {
                 try? blocker.inTransaction(.immediate) { _ in
                     locked.signal()
                     release.wait()
@@ -128,7 +129,7 @@ struct FailedTokenLimitTests {
             locked.wait()
             let requests = DispatchGroup()
             let answers = Mutex<[Int]>([])
-            DispatchQueue.global().async(group: requests) {  // its commit waits for the lock
+            onOwnThread(requests) {  // its commit waits for the lock
                 _ = try? sender.send("POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"onboarding.showSecond"}"#,
                                      headers: session.auth)
             }
@@ -145,7 +146,7 @@ struct FailedTokenLimitTests {
             }
             #expect(waitUntil { $0.turn.phase == .committing }, "the action's commit is in flight")
             for _ in 0..<4 {
-                DispatchQueue.global().async(group: requests) {
+                onOwnThread(requests) {
                     let status = (try? sender.send("POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"onboarding.showSecond"}"#,
                                                    headers: [("Authorization", "Bearer wrong-guess")]).status) ?? 0
                     answers.withLock { $0.append(status) }

@@ -9,6 +9,7 @@ import JSON
 import StoreTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 struct SessionEndAPITests {
     static let admin = FlowAdminTests.admin
@@ -186,7 +187,7 @@ struct SessionEndAPITests {
             let problems = Mutex<[String]>([])
             let started = DispatchSemaphore(value: 0)
             let ended = Mutex<Response?>(nil)
-            UserDataAPITests.onThreads(3) { worker in
+            onThreads(3) { worker in
                 if worker == 2 {
                     for _ in 0..<2 { started.wait() }
                     Thread.sleep(forTimeInterval: 0.05)

@@ -9,22 +9,12 @@ import JSON
 import StoreTestSupport
 import Synchronization
 import Testing
+import TestSupport
 
 struct UserDataAPITests {
     static let admin = FlowAdminTests.admin
     /// SHA-256 of "u-1" (`printf u-1 | sha256sum`).
     static let u1Subject = "sha256:a24a7f55f278dd49fb1f99c5507800cb198a5bfe10fe2126cd0b25672152b0da"
-
-    /// Runs `body(0)`, …, `body(count - 1)` each on a thread of its own, and waits for all:
-    /// `concurrentPerform` would run them two at a time on two cores, one after the other.
-    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let done = DispatchGroup()
-        for index in 0..<count {
-            done.enter()
-            Thread { body(index); done.leave() }.start()
-        }
-        done.wait()
-    }
 
     /// Sessions and variant totals of the report of experiment `exp`.
     static func reportTotals(_ sender: some RequestSender) throws -> (sessions: Int, onboarded: Int) {
@@ -151,7 +141,7 @@ struct UserDataAPITests {
             let problems = Mutex<[String]>([])
             let started = DispatchSemaphore(value: 0)
             let erasedStatus = Atomic<Int>(0)
-            Self.onThreads(sessions.count + 1) { worker in
+            onThreads(sessions.count + 1) { worker in
                 if worker == sessions.count {
                     for _ in sessions { started.wait() }
                     Thread.sleep(forTimeInterval: 0.05)
