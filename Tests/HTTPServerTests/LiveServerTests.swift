@@ -26,8 +26,9 @@ final class LiveServer: Sendable {
         var router = Router()
         router.add("GET", "/items/{id}") { .text("item \($0.pathParameters["id"] ?? "") q=\($0.queryValue("q") ?? "")") }
         router.add("POST", "/echo") { request in .bytes(request.body, contentType: "application/octet-stream") }
+        // Answers once the test opens `slowGate` (at most 30 s later), on the thread it came on.
         router.add("GET", "/slow") { _ in
-            Thread.sleep(forTimeInterval: 0.6)
+            _ = LiveServer.slowGate.wait(timeout: .now() + 30)
             return .text("slow done")
         }
         // Answered later, from another thread, as an action is once its commit is written.
@@ -45,6 +46,29 @@ final class LiveServer: Sendable {
 
     /// An answer nobody gives: shutdown must answer it.
     static let neverAnswered = DeferredResponse()
+    /// Holds `/slow` until the test signals it.
+    static let slowGate = DispatchSemaphore(value: 0)
+
+    /// Waits until `condition` holds, for at most `limit`: the steps of a test on a loaded
+    /// machine take what they take, so tests wait for what they need and not for a set time.
+    static func eventually(_ limit: Duration = .seconds(20), _ condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+
+    /// Shuts the server down on a thread of its own (Dispatch's global queue may start it a
+    /// second or more later on a loaded machine) and signals `stopped` when it has.
+    func shutDownInBackground(gracePeriod: Duration, stopped: DispatchSemaphore) {
+        let server = server
+        Thread.detachNewThread {
+            server.shutdown(gracePeriod: gracePeriod)
+            stopped.signal()
+        }
+    }
 }
 
 @Suite(.serialized)
@@ -169,7 +193,7 @@ struct LiveServerTests {
         #expect(response.status == 400)
         #expect(response.headers.contains { $0.0 == "Content-Type" && $0.1 == "application/problem+json" })
         #expect(connection.waitForClose())
-        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(ContinuousClock.now - started < .seconds(10), "closed, not left to the 30 s connection timeout")
     }
 
     /// A chunked body within the limit is gathered across upload calls.
@@ -182,19 +206,28 @@ struct LiveServerTests {
         #expect(String(decoding: response.body, as: UTF8.self) == "hello world")
     }
 
-    /// A client that sends half a request and stalls does not keep others waiting, and the
-    /// connection timeout closes it.
+    /// A client that sends half a request and stalls does not keep others waiting: with a 30 s
+    /// connection timeout, others are answered long before it (were they waiting for the
+    /// stalled one, they would be answered only once it timed out).
     @Test func stalledClientDoesNotBlockOthers() throws {
-        let live = try LiveServer(timeout: 1, threads: 1)
+        let live = try LiveServer(timeout: 30, threads: 1)
         let stalled = try RawConnection(port: live.port)
         try stalled.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly part")
         let started = ContinuousClock.now
         for _ in 0..<5 {
             #expect(try SocketSender(port: live.port).send("GET", "/items/3").status == 200)
         }
-        #expect(ContinuousClock.now - started < .milliseconds(900))
+        #expect(ContinuousClock.now - started < .seconds(15))
+    }
+
+    /// The connection timeout closes a client that sent half a request and stalled.
+    @Test func stalledClientIsClosedAtItsTimeout() throws {
+        let live = try LiveServer(timeout: 1, threads: 1)
+        let stalled = try RawConnection(port: live.port, timeout: .seconds(30))
+        try stalled.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly part")
+        let started = ContinuousClock.now
         #expect(stalled.waitForClose())
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(15), "closed by the server's 1 s timeout, not the test's 30 s")
     }
 
     /// 200 concurrent requests on 200 connections are all answered.
@@ -218,8 +251,8 @@ struct LiveServerTests {
         try stalled.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabcd")
         Thread.sleep(forTimeInterval: 0.1)
         let started = ContinuousClock.now
-        live.server.shutdown(gracePeriod: .seconds(5))
-        #expect(ContinuousClock.now - started < .seconds(1))
+        live.server.shutdown(gracePeriod: .seconds(20))
+        #expect(ContinuousClock.now - started < .seconds(10), "not held for the grace period")
     }
 
     /// An answer given later from another thread reaches its client, while the server's two
@@ -243,7 +276,7 @@ struct LiveServerTests {
         #expect(texts.withLock { $0.count } == 64)
         #expect(texts.withLock { Set($0) } == ["later 200", "later 201", "later 202"])
         // With a thread held per waiting request this would take 32 rounds of 200 ms.
-        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(ContinuousClock.now - started < .seconds(5))
         #expect(try sender.send("GET", "/items/after").status == 200)
     }
 
@@ -253,17 +286,13 @@ struct LiveServerTests {
         let live = try LiveServer()
         let connection = try RawConnection(port: live.port)
         try connection.send("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(live.server.requestsInFlight == 1)
+        #expect(LiveServer.eventually { live.server.requestsInFlight == 1 })
         let stopped = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            live.server.shutdown(gracePeriod: .milliseconds(300))
-            stopped.signal()
-        }
+        live.shutDownInBackground(gracePeriod: .milliseconds(300), stopped: stopped)
         let response = try connection.readResponse()
         #expect(response.status == 503)
         #expect(response.headers.contains { $0.0 == "Connection" && $0.1 == "close" })
-        #expect(stopped.wait(timeout: .now() + 5) == .success)
+        #expect(stopped.wait(timeout: .now() + 20) == .success)
         #expect(LiveServer.neverAnswered.complete(.text("too late")) == false)
     }
 
@@ -273,19 +302,15 @@ struct LiveServerTests {
         let port = live.port
         let connection = try RawConnection(port: port)
         try connection.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(live.server.requestsInFlight == 1)
+        #expect(LiveServer.eventually { live.server.requestsInFlight == 1 })
         let stopped = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            live.server.shutdown(gracePeriod: .seconds(5))
-            stopped.signal()
-        }
-        Thread.sleep(forTimeInterval: 0.1)
-        #expect((try? RawConnection(port: port)) == nil, "no new connection after shutdown began")
+        live.shutDownInBackground(gracePeriod: .seconds(30), stopped: stopped)
+        #expect(LiveServer.eventually { (try? RawConnection(port: port)) == nil }, "no new connection after shutdown began")
+        LiveServer.slowGate.signal()  // the request in flight finishes only now, during shutdown
         let response = try connection.readResponse()
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "slow done")
         #expect(response.headers.contains { $0.0 == "Connection" && $0.1 == "close" })
-        #expect(stopped.wait(timeout: .now() + 5) == .success)
+        #expect(stopped.wait(timeout: .now() + 30) == .success)
     }
 }

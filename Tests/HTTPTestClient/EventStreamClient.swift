@@ -36,7 +36,7 @@ public final class EventStreamClient {
     private var text: [UInt8] = []
 
     public init(port: Int, path: String, method: String = "GET", headers: [(String, String)] = [],
-                timeout: Duration = .seconds(10)) throws {
+                timeout: Duration = .seconds(30)) throws {
         connection = try RawConnection(port: port, timeout: timeout)
         var request = "\(method) \(path) HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }

@@ -18,7 +18,7 @@ public final class RawConnection {
         public let description: String
     }
 
-    public init(port: Int, timeout: Duration = .seconds(10)) throws {
+    public init(port: Int, timeout: Duration = .seconds(30)) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
         var seconds = timeval(tv_sec: Int(timeout.components.seconds),
