@@ -69,7 +69,8 @@ final class ServerProcess: @unchecked Sendable {
         // Stopped at deinit; a crashed test process never gets there, so a watchdog kills the
         // server once this process is gone (and leaves as soon as the server stops).
         try? cleanUpAfterExit(unlessGone: process.processIdentifier, run: ["/bin/kill", "-KILL", String(process.processIdentifier)])
-        for _ in 0..<200 {
+        let deadline = ContinuousClock.now + .seconds(60)  // a loaded machine starts it in seconds, not minutes
+        while ContinuousClock.now < deadline {
             if let text = try? String(contentsOf: log, encoding: .utf8),
                let range = text.range(of: "flowstack listening on http://127.0.0.1:") {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
@@ -125,7 +126,7 @@ final class ServerProcess: @unchecked Sendable {
 }
 
 /// Waits until `condition` holds, up to `seconds`; false when it never did.
-func eventually(_ seconds: Double = 10, _ condition: @Sendable () async -> Bool) async -> Bool {
+func eventually(_ seconds: Double = 30, _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if await condition() { return true }
