@@ -56,12 +56,14 @@ public final class Application: Sendable {
     ///     reach it: the node then owns sessions under leases (`SessionLeases`), answers their
     ///     reads from memory, and forwards writes of sessions other nodes own. Nil: every read
     ///     checks the head version in the database.
+    ///   - trustWindow: with `nodeAddress`, how long after its last look at the other nodes this
+    ///     node trusts its memory (`ClusterMembership`); the nodes of a cluster share it.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String?, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
                 cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack"),
                 retention: RetentionOptions = RetentionOptions(), nodeAddress: String? = nil,
-                leaseDuration: Duration = .seconds(2)) throws {
+                leaseDuration: Duration = .seconds(2), trustWindow: Duration = .seconds(2)) throws {
         self.store = store
         self.cors = CORSPolicy(cors)
         self.logger = logger
@@ -123,7 +125,7 @@ public final class Application: Sendable {
         self.leases = leases
         owners = leases.map { OwnerRouting(leases: $0, logger: logger) }
         if shared, let nodeStore = store as? any ClusterNodeStore {
-            let membership = ClusterMembership(store: nodeStore, leases: leases, logger: logger)
+            let membership = ClusterMembership(store: nodeStore, leases: leases, logger: logger, trustWindow: trustWindow)
             do {
                 try membership.join()
             } catch {

@@ -118,7 +118,11 @@ struct SQLiteClosingTests {
         let refused = Atomic<Int>(0), answered = Atomic<Int>(0), other = Atomic<Int>(0)
         let readers = DispatchGroup()
         for _ in 0..<4 {
-            DispatchQueue.global().async(group: readers) {
+            // A thread each: four spinning on Dispatch's global queue would fill it (it is as
+            // wide as the machine has cores) and hold up every other test's Dispatch work.
+            readers.enter()
+            Thread {
+                defer { readers.leave() }
                 while !stop.load(ordering: .relaxed) {
                     do {
                         _ = try store.headVersion(sessionId: "nobody")
@@ -129,7 +133,7 @@ struct SQLiteClosingTests {
                         other.add(1, ordering: .relaxed)
                     }
                 }
-            }
+            }.start()
         }
         while answered.load(ordering: .relaxed) < 100 { Thread.sleep(forTimeInterval: 0.001) }
         try store.close()

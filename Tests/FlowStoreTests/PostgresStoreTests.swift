@@ -46,14 +46,14 @@ struct PostgresStoreTests {
         let start = ContinuousClock.now
         #expect(store.healthCheck() == nil)
         let waited = start.duration(to: .now)
-        #expect(waited >= .milliseconds(1_000) && waited < .milliseconds(2_000), "waited \(waited)")
+        #expect(waited >= .milliseconds(1_000) && waited < .milliseconds(5_000), "waited \(waited)")
         // Down now: requests fail at once, without a wait of their own, until the pool's probe
         // connects again (it can: only that one backend is frozen).
         let refused = ContinuousClock.now
         _ = store.healthCheck()
-        #expect(refused.duration(to: .now) < .milliseconds(100))
+        #expect(refused.duration(to: .now) < .milliseconds(900), "at once, not after a second's wait of its own")
         var recovered = false
-        for _ in 0..<40 where !recovered {
+        for _ in 0..<400 where !recovered {  // up to 20 s
             Thread.sleep(forTimeInterval: 0.05)
             recovered = store.healthCheck() == (Migration.bundled(.postgresql).last?.version ?? 0)
         }

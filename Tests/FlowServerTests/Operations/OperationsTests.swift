@@ -42,11 +42,15 @@ final class TestApp: Sendable {
     }
 
     /// A node that owns sessions under leases (`node`: its address), on a fresh database, or
-    /// beside `other` on its database.
-    init(node: String, lease: Duration, beside other: TestApp? = nil, access: AccessOptions = AccessOptions()) throws {
+    /// beside `other` on its database. `trust`: how long it trusts its memory after a look at
+    /// the other nodes (2 s in a server; longer where a test counts round trips on a machine
+    /// whose membership thread may wait its turn for more than the 1.5 s of margin).
+    init(node: String, lease: Duration, trust: Duration = .seconds(2), beside other: TestApp? = nil,
+         access: AccessOptions = AccessOptions()) throws {
         database = try other?.database ?? TestDatabase()
         store = try database.migratedStore()
-        app = try Application(store: store, adminToken: TestApp.adminToken, access: access, nodeAddress: node, leaseDuration: lease)
+        app = try Application(store: store, adminToken: TestApp.adminToken, access: access, nodeAddress: node, leaseDuration: lease,
+                              trustWindow: trust)
         keepAlive = other
     }
 

@@ -62,19 +62,35 @@ struct RetentionAPITests {
     /// `unauthorized`); a session that acted meanwhile goes on; reads do not keep one alive. The
     /// same on a second application on the database, which never cached it.
     @Test func idleSessionsExpireOnEveryRoute() throws {
-        let test = try RetentionApp(retention: .seconds(3600), idle: .milliseconds(1200))
-        let other = try RetentionApp(retention: .seconds(3600), idle: .milliseconds(1200), beside: test)
+        // The idle period is long next to a request, so that a loaded machine's stalls cannot
+        // expire the busy session between two of its actions, nor the idle one before a read
+        // that is checked as answered (only reads that ended within the period are).
+        let idlePeriod = Duration.seconds(4)
+        let test = try RetentionApp(retention: .seconds(3600), idle: idlePeriod)
+        let other = try RetentionApp(retention: .seconds(3600), idle: idlePeriod, beside: test)
         var idleId = ""
         try test.app.withLiveServerForRetention { sender in
             let client = SessionClient(sender: sender)
+            // The server marks the idle session active between these two instants: a read that
+            // ended before `asked` + the period was served within it, and once `made` + the
+            // period has passed it is over.
+            let asked = ContinuousClock.now
             let idle = try client.create(userId: "idle")
+            let made = ContinuousClock.now
             idleId = idle.id
             let busy = try client.create(userId: "busy")
-            for step in 0..<6 {
+            var step = 0, answered = 0
+            while ContinuousClock.now - made < idlePeriod + .milliseconds(300) {
                 Thread.sleep(forTimeInterval: 0.3)
                 try client.apply(busy, step % 2 == 0 ? #"{"type":"onboarding.showSecond"}"# : #"{"type":"back"}"#)
-                #expect(try client.state(idle).status == 200 || step >= 3)  // a read, not activity
+                let read = try client.state(idle).status  // a read, not activity
+                if ContinuousClock.now - asked < idlePeriod {
+                    #expect(read == 200, "a read within the idle period is answered")
+                    answered += 1
+                }
+                step += 1
             }
+            #expect(answered > 0, "the idle session was read within its period")
             for (method, path, body) in Self.routes(idle.id) {
                 Self.expectExpired(try sender.send(method, path, body: body, headers: idle.auth), "\(method) \(path)")
             }
@@ -161,13 +177,15 @@ struct RetentionAPITests {
     /// judged again on the stored one before `session-expired` is answered.
     @Test(.enabled(if: TestStoreKind.isPostgreSQL, "two nodes share a PostgreSQL database"))
     func activeThroughAnotherNodeIsNotExpired() throws {
-        let a = try RetentionApp(retention: .seconds(3600), idle: .seconds(1))
-        let b = try RetentionApp(retention: .seconds(3600), idle: .seconds(1), beside: a)
+        // a's cached copy ends 3.6 s old, past the idle period; each gap is 1.2 s, with 1.8 s to
+        // spare for a loaded machine's action through the other node.
+        let a = try RetentionApp(retention: .seconds(3600), idle: .seconds(3))
+        let b = try RetentionApp(retention: .seconds(3600), idle: .seconds(3), beside: a)
         let onA = SessionClient(sender: a.direct)
         let onB = SessionClient(sender: b.direct)
         let session = try onA.create(userId: "roaming")  // cached on a, as created
         for action in ["onboarding.showSecond", "back", "onboarding.showSecond"] {
-            Thread.sleep(forTimeInterval: 0.5)
+            Thread.sleep(forTimeInterval: 1.2)
             try onB.apply(session, #"{"type":"\#(action)"}"#)
         }
         let response = try a.direct.send("POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"back"}"#,

@@ -338,7 +338,7 @@ struct CapabilityMultiNodeTests {
         let client = CapabilityAPITests.client(["onboarding.first", "home.first", "home.second", "modal"] + CapabilityAPITests.shopFeatures)
         let started = ContinuousClock.now
         var status = 0
-        while status != 201 && started.duration(to: .now) < .seconds(2) {
+        while status != 201 && started.duration(to: .now) < .seconds(10) {
             status = try CapabilityAPITests.create(b, "tiny-\(UUID().uuidString.prefix(8))", client: client).status
             if status != 201 { Thread.sleep(forTimeInterval: 0.05) }
         }

@@ -137,8 +137,8 @@ struct EventStreamTests {
         let streams = try (0..<3).map { _ in try Self.open(server, session) }
         for stream in streams { _ = try stream.next() }
         let started = ContinuousClock.now
-        server.shutdown(gracePeriod: .seconds(5))
-        #expect(ContinuousClock.now - started < .seconds(2), "streams do not hold the stop for its grace period")
+        server.shutdown(gracePeriod: .seconds(20))
+        #expect(ContinuousClock.now - started < .seconds(10), "streams do not hold the stop for its grace period")
         for stream in streams {
             #expect(try stream.next() == nil)
             #expect(stream.endedCleanly)
@@ -156,7 +156,7 @@ struct EventStreamTests {
             let session = try client.create(userId: "quiet")
             let stream = try Self.open(server, session)
             _ = try stream.next()
-            Thread.sleep(forTimeInterval: 0.35)
+            Thread.sleep(forTimeInterval: 1.5)  // 15 beats' time: two come even on a loaded machine
             try Self.step(client, session, 0)
             #expect(try stream.next()?.id == "1")
             #expect(stream.comments.filter { $0 == "keepalive" }.count >= 2, "comments: \(stream.comments)")

@@ -54,7 +54,7 @@ struct MultiNodeTests {
     /// dropped, the same URL reconnects through either node within the window, and not after.
     @Test func ticketsReconnectAndReplaceAcrossNodes() throws {
         var options = EventOptions()
-        options.reconnectWindow = .seconds(1)
+        options.reconnectWindow = .seconds(3)  // renewed every 750 ms
         let a = try TestApp(events: options)
         let b = try TestApp(beside: a, events: options)
         try a.withServer { serverA in
@@ -69,14 +69,14 @@ struct MultiNodeTests {
                 let started = ContinuousClock.now
                 #expect(try onA.next()?.event == "replaced")
                 #expect(try onA.next() == nil)
-                #expect(ContinuousClock.now - started < .seconds(2), "found out at A's next renewal")
+                #expect(ContinuousClock.now - started < .seconds(10), "found out at A's next renewal")
                 onB = nil
                 StreamTicketTests.waitReleased(b, serverB)
                 var again: EventStreamClient? = try StreamTicketTests.open(serverA, session, ticket: ticket, lastEventId: 0)
                 #expect(again?.status == 200, "reconnects through the other node within the window")
                 again = nil
                 StreamTicketTests.waitReleased(a, serverA)
-                Thread.sleep(forTimeInterval: 1.5)
+                Thread.sleep(forTimeInterval: 4)
                 #expect(try StreamTicketTests.open(serverB, session, ticket: ticket).status == 401)
                 #expect(try StreamTicketTests.open(serverA, session, ticket: ticket).status == 401)
             }
@@ -183,12 +183,13 @@ struct MultiNodeTests {
         let acknowledged = ContinuousClock.now
         let clientB = SessionClient(sender: b.direct)
         var oneScreen = false
-        while !oneScreen && acknowledged.duration(to: .now) < .seconds(1) {
+        // A poll is 250 ms; the bound is for a loaded machine, where a poll's thread waits its turn.
+        while !oneScreen && acknowledged.duration(to: .now) < .seconds(10) {
             let session = try clientB.create(userId: "after-\(UUID().uuidString.prefix(8))")
             oneScreen = try clientB.act(session, #"{"type":"onboarding.completed"}"#).status == 200
             if !oneScreen { Thread.sleep(forTimeInterval: 0.05) }
         }
-        #expect(oneScreen, "node b did not use the new live version within 1 s")
+        #expect(oneScreen, "node b did not use the new live version within 10 s")
         #expect(try clientB.act(before, #"{"type":"onboarding.completed"}"#).status == 422)
         #expect(try b.direct.send("GET", "/v1/flows/onboarding", headers: admin).json["version"] == 2)
     }
