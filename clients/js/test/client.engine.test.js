@@ -153,3 +153,72 @@ test('row taps on the address picker run on the engine and the server confirms t
     await session.close();
   }
 });
+
+/** A memory store whose saves can be held (a slow AsyncStorage), counting them. */
+class HeldStore extends MemorySessionStore {
+  constructor() {
+    super();
+    /** @type {Promise<unknown> | undefined} */
+    this.gate = undefined;
+    this.saves = 0;
+  }
+
+  /** @param {import('../src/client/index.js').StoredSession} session */
+  async save(session) {
+    if (this.gate) await this.gate;
+    super.save(session);
+    this.saves += 1;
+  }
+}
+
+test('a tap is drawn before the store saves it, and send() resolves only once the store has it (a listener\'s tap with it)', async () => {
+  const store = new HeldStore();
+  const network = new FaultyFetch();
+  const { session, userId } = await start({ store, network });
+  /** @type {(value?: unknown) => void} */
+  let release = () => {};
+  /** @type {(value?: unknown) => void} */
+  let answer = () => {};
+  try {
+    await session.send({ type: 'onboarding.showSecond' });
+    await session.send({ type: 'onboarding.completed' });
+    await session.settled();
+    const key = new SessionKey(server.url, userId);
+    store.gate = new Promise((resolve) => { release = resolve; });
+    // The taps stay on the wire (unconfirmed) until the store has been looked at.
+    const held = new Promise((resolve) => { answer = resolve; });
+    network.plan({ match: (method, url) => method === 'POST' && url.includes('/actions'), kind: 'hold', until: held, times: 2 });
+    const savesBefore = store.saves;
+    /** @type {Array<[string | undefined, number]>} */
+    const seen = [];
+    let tapAgain = true;
+    const stop = session.subscribeStates((state) => {
+      seen.push([state.top?.feature, store.saves]);
+      // A listener that taps while the first tap is drawn: both are saved before either resolves.
+      if (tapAgain && state.top?.feature === 'home.second') {
+        tapAgain = false;
+        session.send({ type: 'home.selectTab', params: { index: 0 } });
+      }
+    });
+    let resolved = false;
+    const sending = session.send({ type: 'home.selectTab', params: { index: 1 } }).then((state) => { resolved = true; return state; });
+    assert.deepEqual(seen.slice(1), [['home.second', savesBefore], ['home.first', savesBefore]], 'drawn at once, before any save');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(resolved, false, 'send() waits for the store');
+    release();
+    const shown = await sending;
+    assert.equal(shown.top?.feature, 'home.second');
+    const kept = await store.load(key);
+    assert.deepEqual(kept?.queue.slice(-2).map((item) => item.action.params?.index), [1, 0], 'both taps in the store, in order, when the first resolves');
+    stop();
+    store.gate = undefined;
+    answer();
+    await session.settled();
+    assert.deepEqual((await log(session)).slice(-2).map((entry) => entry.type), ['home.selectTab', 'home.selectTab']);
+  } finally {
+    // A failed check leaves nothing held: close() waits for the saves.
+    release();
+    answer();
+    await session.close();
+  }
+});

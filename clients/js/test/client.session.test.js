@@ -307,3 +307,35 @@ test('flags and variants read typed from the session', async () => {
   assert.equal(session.flags.variant('no-such-experiment'), undefined);
   await session.close();
 });
+
+test('a tap that waited and is then shown from the next answer\'s prediction is kept in the store with the prediction\'s from', async () => {
+  const store = new MemorySessionStore();
+  const { session, network, userId } = await start({ store });
+  /** @type {Array<(value?: unknown) => void>} */
+  const answers = [];
+  for (let i = 0; i < 2; i++) {
+    const until = new Promise((resolve) => answers.push(resolve));
+    network.plan({ match: (method, url) => method === 'POST' && url.includes('/actions'), kind: 'hold', until });
+  }
+  try {
+    await session.send({ type: 'onboarding.showSecond' });
+    // Made while the first is on the wire: no prediction is for it yet, so it waits, kept without a from.
+    const waiting = session.send({ type: 'onboarding.completed' });
+    const key = new SessionKey(server.url, userId);
+    await eventually(async () => (await store.load(key))?.queue.length === 2, 'both taps kept');
+    assert.equal((await store.load(key))?.queue[1].action.from, undefined);
+    answers[0]();
+    // The answer's predictions show it, and it goes under the prediction's from: the store keeps that.
+    await eventually(() => session.pendingCount === 1 && session.pending[0].expected !== undefined, 'the waiting tap shown');
+    const from = session.pending[0].action.from;
+    assert.ok(from, 'the waiting tap took the prediction\'s from');
+    await eventually(async () => (await store.load(key))?.queue[0]?.action.from === from, 'the store keeps the tap as it will be posted');
+    answers[1]();
+    assert.deepEqual((await waiting).features, ['home.first']);
+    await session.settled();
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+  } finally {
+    for (const answer of answers) answer();
+    await session.close();
+  }
+});

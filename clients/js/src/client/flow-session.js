@@ -158,6 +158,8 @@ export class FlowSession {
     this.persistedConfirmedVersion = undefined;
     /** @type {number | undefined} */
     this.persistedBundleVersion = undefined;
+    /** @type {WeakMap<QueuedAction, {action: FlowAction, kept: QueuedAction}>} */
+    this.keptForms = new WeakMap();
     /**
      * Saves run one after another, in the order they were made.
      * @type {Promise<void>}
@@ -529,15 +531,17 @@ export class FlowSession {
       throw new TypeError(`newKey returned ${JSON.stringify(key)}, a key already used for a tap of this session; each tap needs a new key (the tap was not queued)`);
     }
     const result = this.machine.tap(checked, key, this.now());
-    const saved = this.persist();
     if (result.kind === 'shown') {
       // Sent first, then shown: a state listener's error is the app's and does not reject a tap
-      // that is queued.
+      // that is queued. Kept in the store after it is shown: the draw does not wait for the
+      // store's copy of the queue, and the promise still resolves only once the store has the
+      // tap (a listener that taps or closes the session saves it with its own).
       this.drain();
       this.publish();
-      await saved;
+      await this.persist();
       return result.state;
     }
+    const saved = this.persist();
     /** @type {Promise<NavigationState>} */
     const answered = new Promise((resolve, reject) => this.waiters.set(key, { resolve, reject }));
     this.drain();
@@ -882,9 +886,9 @@ export class FlowSession {
     const machine = this.machine;
     const stored = this.stored;
     let changed = false;
-    const keys = machine.queue.map((item) => item.key);
-    if (keys.length !== stored.queue.length || keys.some((key, index) => stored.queue[index].key !== key)) {
-      stored.queue = machine.queue.map(keptItem);
+    const queue = machine.queue;
+    if (queue.length !== stored.queue.length || queue.some((item, index) => stored.queue[index].key !== item.key)) {
+      stored.queue = queue.map((item) => this.keptForm(item));
       changed = true;
     }
     if (this.persistedConfirmedVersion !== machine.confirmed.version) {
@@ -915,6 +919,18 @@ export class FlowSession {
     }
     if (!changed && this.saveFailures === 0) return this.saving;
     return this.saveNow();
+  }
+
+  /**
+   * The tap as the store keeps it, made once per tap (again only if its action changed: a tap
+   * that waited takes its prediction's), not for the whole queue on every tap.
+   * @param {QueuedAction} item
+   * @returns {QueuedAction}
+   */
+  keptForm(item) {
+    let form = this.keptForms.get(item);
+    if (form?.action !== item.action) this.keptForms.set(item, form = { action: item.action, kept: keptItem(item) });
+    return /** @type {{kept: QueuedAction}} */ (form).kept;
   }
 
   /**
@@ -1159,6 +1175,9 @@ const noRandomKeys = 'no globalThis.crypto.getRandomValues to make idempotency k
   + '--experimental-global-webcrypto, React Native without react-native-get-random-values): install it, '
   + 'or pass newKey (a function returning a new random string for every tap)';
 
+/** Each byte's two hex digits (a key is made on every tap: no number formatting for it). */
+const hexDigits = Array.from({ length: 256 }, (_, byte) => (byte + 256).toString(16).slice(1));
+
 /**
  * A new idempotency key: a random UUID (version 4) from `crypto.getRandomValues`, which browsers,
  * node 19+ and React Native (with its usual polyfill) have as a global. Node 18 has it only with
@@ -1172,6 +1191,7 @@ export function randomKey() {
   globalThis.crypto.getRandomValues(bytes);
   bytes[6] = (bytes[6] & 0x0f) | 0x40;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  let hex = '';
+  for (const byte of bytes) hex += hexDigits[byte];
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -178,6 +178,11 @@ export class FlowSession {
     persistedConfirmedVersion: number | undefined;
     /** @type {number | undefined} */
     persistedBundleVersion: number | undefined;
+    /** @type {WeakMap<QueuedAction, {action: FlowAction, kept: QueuedAction}>} */
+    keptForms: WeakMap<import("./client-event.js").QueuedAction, {
+        action: FlowAction;
+        kept: QueuedAction;
+    }>;
     /**
      * Saves run one after another, in the order they were made.
      * @type {Promise<void>}
@@ -395,6 +400,13 @@ export class FlowSession {
      * @returns {Promise<void>}
      */
     persist(): Promise<void>;
+    /**
+     * The tap as the store keeps it, made once per tap (again only if its action changed: a tap
+     * that waited takes its prediction's), not for the whole queue on every tap.
+     * @param {QueuedAction} item
+     * @returns {QueuedAction}
+     */
+    keptForm(item: QueuedAction): QueuedAction;
     /**
      * Saves what the store keeps as it is now, after the saves before it. A save that fails is
      * retried with the retry policy's backoff (and by any later change) until one succeeds: a tap
