@@ -354,7 +354,14 @@ class Walk:
                 page.press("PageUp")
             page.wait("document.body.dataset.interaction === 'pending'")
             session = page.snapshot()["session"]
-            pending = self.server(f"/v1/sessions/{session['id']}", session["token"])["interaction"] or {}
+            # The page shows the interaction at once; its moves reach the server after it opened
+            # (each a post of its own), so the server's progress is awaited, not read once.
+            deadline = time.monotonic() + 10
+            while True:
+                pending = self.server(f"/v1/sessions/{session['id']}", session["token"])["interaction"] or {}
+                if pending.get("progress", 0) > 0 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
             self.check("keyboard: PageUp on the slider opens and moves the interaction",
                        None if pending.get("progress", 0) > 0 else "it did not", pending)
             page.press("Escape")
