@@ -123,7 +123,15 @@ class Walk:
         shown = (page or self.page).snapshot()
         session = shown["session"]
         self.tokens.add(session["token"])
-        state = self.server(f"/v1/sessions/{session['id']}", session["token"])
+        # The page draws a tap at once (the local engine); the server has it once the post has
+        # arrived, which on a loaded machine may be after the page is read: awaited, up to 10 s.
+        deadline = time.monotonic() + 10
+        while True:
+            state = self.server(f"/v1/sessions/{session['id']}", session["token"])
+            if state["version"] == shown["version"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+            shown = (page or self.page).snapshot()
         log = self.server(f"/v1/sessions/{session['id']}/actions?limit=1000", session["token"])["actions"]
         top = state["top"] or {}
         self.check(f"{step}: the server's top screen is {feature}", None if top.get("feature") == feature else f"it is {top.get('feature')}")
@@ -306,7 +314,14 @@ class Walk:
             try:
                 page.wait("document.body.dataset.interaction === 'pending'", timeout=5)
                 session = page.snapshot()["session"]
-                midway["state"] = self.server(f"/v1/sessions/{session['id']}", session["token"])
+                # The page draws each move at once; the server has them once their posts have
+                # arrived: awaited until it stands at the page's version (the finger is held).
+                deadline = time.monotonic() + 10
+                while True:
+                    midway["state"] = self.server(f"/v1/sessions/{session['id']}", session["token"])
+                    if midway["state"]["version"] == page.snapshot()["version"] or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
                 midway["log"] = len(self.server(f"/v1/sessions/{session['id']}/actions?limit=1000", session["token"])["actions"])
                 midway["shown"] = page.snapshot()
                 midway["moved"] = page.js("(document.querySelector('[data-testid=phone] .card.top') || {style: {}}).style.transform")
