@@ -115,6 +115,18 @@ class Walk:
             body = answer.read()
             return json.loads(body) if body else None
 
+    def state_when(self, session, condition, seconds=10):
+        """The server's state of `session` once `condition(state)` holds, polled for up to
+        `seconds` (then the last one read): the page draws a tap at once and posts it after, so
+        the server has it only once the post has arrived, which on a loaded machine may be after
+        the page is read."""
+        deadline = time.monotonic() + seconds
+        while True:
+            state = self.server(f"/v1/sessions/{session['id']}", session["token"])
+            if condition(state) or time.monotonic() > deadline:
+                return state
+            time.sleep(0.05)
+
     def check(self, name, failure, details=""):
         self.tally.check(name, failure, details)
 
@@ -123,15 +135,8 @@ class Walk:
         shown = (page or self.page).snapshot()
         session = shown["session"]
         self.tokens.add(session["token"])
-        # The page draws a tap at once (the local engine); the server has it once the post has
-        # arrived, which on a loaded machine may be after the page is read: awaited, up to 10 s.
-        deadline = time.monotonic() + 10
-        while True:
-            state = self.server(f"/v1/sessions/{session['id']}", session["token"])
-            if state["version"] == shown["version"] or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-            shown = (page or self.page).snapshot()
+        state = self.state_when(session, lambda state: state["version"] == shown["version"])
+        shown = (page or self.page).snapshot()  # as it stands once the server has caught up
         log = self.server(f"/v1/sessions/{session['id']}/actions?limit=1000", session["token"])["actions"]
         top = state["top"] or {}
         self.check(f"{step}: the server's top screen is {feature}", None if top.get("feature") == feature else f"it is {top.get('feature')}")
@@ -314,14 +319,9 @@ class Walk:
             try:
                 page.wait("document.body.dataset.interaction === 'pending'", timeout=5)
                 session = page.snapshot()["session"]
-                # The page draws each move at once; the server has them once their posts have
-                # arrived: awaited until it stands at the page's version (the finger is held).
-                deadline = time.monotonic() + 10
-                while True:
-                    midway["state"] = self.server(f"/v1/sessions/{session['id']}", session["token"])
-                    if midway["state"]["version"] == page.snapshot()["version"] or time.monotonic() > deadline:
-                        break
-                    time.sleep(0.05)
+                # Awaited at the page's version (the finger is held meanwhile).
+                version = page.snapshot()["version"]
+                midway["state"] = self.state_when(session, lambda state: state["version"] == version)
                 midway["log"] = len(self.server(f"/v1/sessions/{session['id']}/actions?limit=1000", session["token"])["actions"])
                 midway["shown"] = page.snapshot()
                 midway["moved"] = page.js("(document.querySelector('[data-testid=phone] .card.top') || {style: {}}).style.transform")
@@ -369,14 +369,9 @@ class Walk:
                 page.press("PageUp")
             page.wait("document.body.dataset.interaction === 'pending'")
             session = page.snapshot()["session"]
-            # The page shows the interaction at once; its moves reach the server after it opened
-            # (each a post of its own), so the server's progress is awaited, not read once.
-            deadline = time.monotonic() + 10
-            while True:
-                pending = self.server(f"/v1/sessions/{session['id']}", session["token"])["interaction"] or {}
-                if pending.get("progress", 0) > 0 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
+            # The moves reach the server after the page shows them (each a post of its own).
+            moved = self.state_when(session, lambda state: (state["interaction"] or {}).get("progress", 0) > 0)
+            pending = moved["interaction"] or {}
             self.check("keyboard: PageUp on the slider opens and moves the interaction",
                        None if pending.get("progress", 0) > 0 else "it did not", pending)
             page.press("Escape")

@@ -46,7 +46,8 @@ export class FlowStackServer {
       stdio: ['ignore', out, out],
     });
     this.process = child;
-    for (let i = 0; i < 200; i++) {
+    const deadline = Date.now() + 60_000;  // seconds on a loaded machine, not minutes
+    while (Date.now() < deadline) {
       const text = readFileSync(log, 'utf8');
       const match = /flowstack listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text);
       if (match) {
