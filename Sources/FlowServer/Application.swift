@@ -40,6 +40,11 @@ public final class Application: Sendable {
     /// This node's row among the nodes serving on a shared database (nil on one of its own).
     private let membership: ClusterMembership?
 
+    /// 4 MiB: four of the largest lists a screen may hold (`ScreenList.maxListBytes`), and
+    /// hundreds of times the sample app's largest session. Its state document, which repeats
+    /// the top screen's params, stays a few times that.
+    public static let defaultMaxSessionBytes = 4 << 20
+
     /// Why an application could not be made.
     public struct SetupError: Error, CustomStringConvertible {
         public let description: String
@@ -58,12 +63,15 @@ public final class Application: Sendable {
     ///     checks the head version in the database.
     ///   - trustWindow: with `nodeAddress`, how long after its last look at the other nodes this
     ///     node trusts its memory (`ClusterMembership`); the nodes of a cluster share it.
+    ///   - maxSessionBytes: the largest stored tree an action may leave a session with (its
+    ///     screens, params and lists); an action past it is refused 422 `session-too-large`.
     /// - Throws: `SetupError` when the bundled flow definitions are invalid.
     public init(store: any FlowStore, adminToken: String?, cacheCapacity: Int = 100_000, bodyLimits: BodyLimits = BodyLimits(),
                 singleNode: Bool = false, events eventOptions: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
                 cors: CORSOptions = CORSOptions(), requireReview: Bool = false, logger: Logger = Logger(label: "flowstack"),
                 retention: RetentionOptions = RetentionOptions(), nodeAddress: String? = nil,
-                leaseDuration: Duration = .seconds(2), trustWindow: Duration = .seconds(2)) throws {
+                leaseDuration: Duration = .seconds(2), trustWindow: Duration = .seconds(2),
+                maxSessionBytes: Int = Application.defaultMaxSessionBytes) throws {
         self.store = store
         self.cors = CORSPolicy(cors)
         self.logger = logger
@@ -138,7 +146,8 @@ public final class Application: Sendable {
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
                                       shared: shared, counters: metrics.cluster, events: events,
                                       refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts,
-                                      expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention), leases: leases)
+                                      expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention), leases: leases,
+                                      maxSessionBytes: maxSessionBytes)
         self.sessions = sessions
         let retentionService = RetentionService(store: store, options: retention, counters: metrics.retention, logger: logger,
                                                 removedSessions: { [weak sessions] ids in sessions?.evictRemoved(ids) })

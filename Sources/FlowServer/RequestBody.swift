@@ -53,6 +53,8 @@ enum ProblemType {
     static let notFound = prefix + "not-found"
     static let versionMismatch = prefix + "version-mismatch"
     static let idempotencyKeyReused = prefix + "idempotency-key-reused"
+    /// 422: an action that would grow a session past `--max-session-bytes`.
+    static let sessionTooLarge = prefix + "session-too-large"
     static let invalidDefinition = prefix + "invalid-definition"
     static let invalidScenarios = prefix + "invalid-scenarios"
     static let rateLimited = prefix + "rate-limited"
@@ -104,7 +106,7 @@ enum ProblemType {
                       sessionContention, definitionsLoading, insufficientRole, nameInUse, invalidTransition, concurrentChange,
                       unsupportedMediaType, releaseState, testsFailed, releaseUntested, reviewRequired, releaseStale,
                       releaseSuperseded, selfApproval, invalidRollout, rolloutConflict, unknownFlowVersion,
-                      sessionExpired]
+                      sessionExpired, sessionTooLarge]
 
     /// The type of an engine error, from its stable code (`urn:flowstack:problem:stale-source`).
     static func of(_ error: FlowError) -> String { prefix + error.code }

@@ -53,6 +53,12 @@ extension SessionError {
             return .problem(
                 422, "Idempotency-Key \(key) was used with another request body; use a new key for a new action.",
                 type: ProblemType.idempotencyKeyReused)
+        case .sessionTooLarge(let id, let bytes, let limit):
+            let what = id.map { "The action would leave session \($0)" } ?? "The link would leave the new session"
+            return .problem(
+                422, "\(what) holding \(bytes) bytes of screens, params and lists; a session holds at most \(limit) "
+                    + "(--max-session-bytes). Nothing was applied: pop or dismiss screens first, or send smaller params.",
+                title: "Session Too Large", type: ProblemType.sessionTooLarge, extensions: [("limit", String(limit))])
         case .unsupportedClient(let client, let missing, let flows):
             let build = [client.platform, client.appVersion].compactMap { $0 }.joined(separator: " ")
             let shown = missing.prefix(10).joined(separator: ", ") + (missing.count > 10 ? ", …" : "")

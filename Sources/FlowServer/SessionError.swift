@@ -54,6 +54,12 @@ enum SessionError: Error {
     case refused(FlowError)
     /// An `Idempotency-Key` already used with another request body.
     case idempotencyKeyReused(String)
+    /// The action would leave session `session` (nil: a new session, by its link) holding a
+    /// stored tree of `bytes` bytes, more than the server's `limit` (`--max-session-bytes`):
+    /// params and lists that actions keep adding to (a push with a large param, again and
+    /// again) would otherwise grow one session without bound, and every answer, commit and
+    /// cached copy with it.
+    case sessionTooLarge(session: String?, bytes: Int, limit: Int)
     /// A client that renders no activated version of `flows` (it lacks `missing`).
     case unsupportedClient(ClientCapabilities, missing: [String], flows: [String])
     /// Session `id` changed too often to read it (`reading`) or to apply an action.
@@ -87,7 +93,7 @@ enum SessionError: Error {
     /// such refusals are checked against the stored state before they are answered.
     var dependsOnState: Bool {
         switch self {
-        case .versionMismatch, .batchVersionMismatch, .idempotencyKeyReused: return true
+        case .versionMismatch, .batchVersionMismatch, .idempotencyKeyReused, .sessionTooLarge: return true
         case .refused(let error):
             switch error {
             case .corruptTree, .invalidParams: return false
@@ -103,7 +109,7 @@ enum SessionError: Error {
         switch self {
         case .refused(.corruptTree): return true
         case .refused, .unauthorized, .expired, .notFound, .versionMismatch, .batchVersionMismatch, .idempotencyKeyReused,
-             .unsupportedClient: return false
+             .unsupportedClient, .sessionTooLarge: return false
         default: return true
         }
     }

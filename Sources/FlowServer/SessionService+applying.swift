@@ -107,9 +107,13 @@ extension SessionService {
             handledBy: outcome.handledBy,
             transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
             createdAt: Timestamp.string(), clientAt: clientAt, userState: judged)
+        let tree = next.tree.storageBytes()
+        guard tree.count <= maxSessionBytes else {
+            throw .sessionTooLarge(session: id, bytes: tree.count, limit: maxSessionBytes)
+        }
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
         var commit = ActionCommit(
-            sessionId: id, userId: session.userId, version: next.version, tree: next.tree.storageBytes(),
+            sessionId: id, userId: session.userId, version: next.version, tree: tree,
             action: record, userPatch: userPatch,
             idempotency: idempotency.map {
                 ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))

@@ -94,11 +94,16 @@ extension SessionService {
             throw .cannotStart(error.message)
         }
         if let link = input.link {
-            // Tried before anything is stored: an unknown, malformed or refused link creates nothing.
+            // Tried before anything is stored: an unknown, malformed, refused or too large link creates nothing.
+            let linked: LinkOutcome
             do throws(FlowError) {
-                _ = try FlowEngine.followLink(link, from: tree, catalog: catalog, context: context, field: "/link")
+                linked = try FlowEngine.followLink(link, from: tree, catalog: catalog, context: context, field: "/link")
             } catch {
                 throw .refused(error)
+            }
+            let bytes = linked.tree.storageBytes().count
+            guard bytes <= maxSessionBytes else {
+                throw .sessionTooLarge(session: nil, bytes: bytes, limit: maxSessionBytes)
             }
         }
         let token = BearerToken.generate()

@@ -49,12 +49,16 @@ final class SessionService: Sendable {
     /// with --single-node, or without leases): a session whose lease this node holds is read
     /// from memory, and only its owner commits it (see `SessionLeases`).
     let leases: SessionLeases?
+    /// The largest stored tree (`FlowTree.storageBytes()`) an action may leave a session with.
+    let maxSessionBytes: Int
 
     init(store: any SessionRecordStore & UserDataStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
          refreshDefinitions: @escaping @Sendable () -> Void = {}, rollouts: RolloutService? = nil,
-         expiry: SessionExpiry = SessionExpiry(), leases: SessionLeases? = nil) {
+         expiry: SessionExpiry = SessionExpiry(), leases: SessionLeases? = nil,
+         maxSessionBytes: Int = Application.defaultMaxSessionBytes) {
         self.leases = shared ? leases : nil
+        self.maxSessionBytes = maxSessionBytes
         self.expiry = expiry
         self.rollouts = rollouts
         self.events = events ?? SessionEvents(logger: logger)

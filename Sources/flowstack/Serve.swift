@@ -34,6 +34,8 @@ struct Serve: ParsableCommand {
     var threads: Int?
     @Option(name: .customLong("max-body"), help: "Largest request body in bytes (env FLOWSTACK_MAX_BODY; default 1048576).")
     var maxBody: Int?
+    @Option(name: .customLong("max-session-bytes"), help: "Largest session an action may leave, in bytes of its stored tree (screens, params, lists); an action past it is refused 422 session-too-large (env FLOWSTACK_MAX_SESSION_BYTES; default 4194304).")
+    var maxSessionBytes: Int?
     @Option(name: .customLong("gzip-min-bytes"), help: "Answers of a text-like type of at least this many bytes are gzip-compressed for clients that accept it; 0 turns compression off, as behind a proxy that compresses (env FLOWSTACK_GZIP_MIN_BYTES; default 1024).")
     var gzipMinBytes: Int?
     @Option(help: "normal: SQLite commits survive a process crash, PostgreSQL commits are flushed (synchronous_commit=on); full: SQLite fsyncs every commit, PostgreSQL waits for a synchronous standby to apply it (remote_apply) (env FLOWSTACK_DURABILITY; default normal).")
@@ -100,6 +102,8 @@ struct Serve: ParsableCommand {
         server.connectionTimeoutSeconds = try env.integer(connectionTimeout, "FLOWSTACK_CONNECTION_TIMEOUT", default: 30, range: 1...3600)
         server.connectionLimit = try env.integer(maxConnections, "FLOWSTACK_MAX_CONNECTIONS", default: 8192, range: 1...1_000_000)
         server.perIPConnectionLimit = try env.integer(maxConnectionsPerIP, "FLOWSTACK_MAX_CONNECTIONS_PER_IP", default: 2048, range: 1...1_000_000)
+        let sessionBytes = try env.integer(maxSessionBytes, "FLOWSTACK_MAX_SESSION_BYTES", default: Application.defaultMaxSessionBytes,
+                                           range: 4096...(1 << 30))
         let cacheCapacity = try env.integer(cacheSessions, "FLOWSTACK_CACHE_SESSIONS", default: 100_000, range: 1...100_000_000)
         let leaseLength = try env.integer(leaseMilliseconds, "FLOWSTACK_LEASE_MS", default: 2000, range: 200...600_000)
         let nodeAddress = try Self.nodeAddress(env.string(nodeURL, "FLOWSTACK_NODE_URL", default: ""))
@@ -161,7 +165,7 @@ struct Serve: ParsableCommand {
             app = try Application(store: store, adminToken: adminToken.configured, cacheCapacity: cacheCapacity,
                                   singleNode: single, events: events, access: access, cors: cors, requireReview: review, logger: logger,
                                   retention: retentionOptions, nodeAddress: nodeAddress,
-                                  leaseDuration: .milliseconds(leaseLength))
+                                  leaseDuration: .milliseconds(leaseLength), maxSessionBytes: sessionBytes)
         } catch let error as Application.SetupError {
             throw FailureMessage(error.description)
         }

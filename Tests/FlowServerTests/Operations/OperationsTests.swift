@@ -16,11 +16,12 @@ final class TestApp: Sendable {
     let app: Application
 
     init(cacheCapacity: Int = 100_000, events: EventOptions = EventOptions(), access: AccessOptions = AccessOptions(),
-         cors: CORSOptions = CORSOptions(), requireReview: Bool = false) throws {
+         cors: CORSOptions = CORSOptions(), requireReview: Bool = false,
+         maxSessionBytes: Int = Application.defaultMaxSessionBytes) throws {
         database = try TestDatabase()
         store = try database.migratedStore()
         app = try Application(store: store, adminToken: TestApp.adminToken, cacheCapacity: cacheCapacity, events: events,
-                              access: access, cors: cors, requireReview: requireReview)
+                              access: access, cors: cors, requireReview: requireReview, maxSessionBytes: maxSessionBytes)
         keepAlive = nil
     }
 
