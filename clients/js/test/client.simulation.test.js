@@ -2,13 +2,18 @@
 // probe, start and store, over a simulated transport (lost requests and answers, 500s, 502s and
 // bodies that are not JSON before and after commits, the server down, the app killed and started
 // again with another spelling of the server's address, and started while every answer is a 500).
+// After every save the store completes, what it holds (read back as the next launch reads it) must
+// be the queue the client's machine held when that save's snapshot was taken; and a tap whose
+// `send` settled while it is still queued must be in the store.
 // The simulated server and the client's local engine run src/engine (on the sample app's bundles
 // read once from a real server), and again on the engine double (no server needed).
 // FLOWSTACK_SIM_SEED=13 [FLOWSTACK_SIM_KIND=predictions] [FLOWSTACK_SIM_TRACE=1] replays one schedule.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import {
-  ActionRefused, FlowSession, KeyValueSessionStore, MemorySessionStore, NavigationState, RetryPolicy, SessionKey, Unreachable,
+  ActionRefused, batchItem, decodeStoredSession, FlowSession, keyOf, KeyValueSessionStore, MemorySessionStore, NavigationState, randomKey,
+  RetryPolicy, SessionKey, Unreachable,
 } from '../src/client/index.js';
 import * as engineModule from '../src/engine/index.js';
 import { localEngine } from '../src/client/index.js';
@@ -39,6 +44,89 @@ async function worldOf(kind) {
 }
 const retry = new RetryPolicy({ attempts: 3, initialDelay: 1, maximumDelay: 8 });
 
+/** @typedef {import('../src/client/index.js').QueuedAction} QueuedAction */
+
+/**
+ * A tap as a later launch resumes it (`ClientMachine.restore`): its key, version, action as
+ * posted and when it was made; what it shows is replayed from the bundle, not kept. A copy, so a
+ * queued tap changed later (a waiting tap takes its prediction's `from`) does not change it.
+ * @param {QueuedAction} item
+ */
+const resumedForm = (item) => structuredClone(batchItem(item));
+
+/** @param {Array<{key: string, version: number, action: {type: string, from?: string}}>} queue */
+const describeQueue = (queue) => `[${queue.map((item) => `${item.key.slice(0, 8)} v${item.version} ${item.action.type}${item.action.from ? ` from ${item.action.from}` : ''}`).join(', ')}]`;
+
+/**
+ * The schedule's store, which checks every save it completes against the session as it was when
+ * the save's snapshot was taken (`snapshotted`, called from `FlowSession.saveNow` below): the
+ * store, read back as the next launch reads it, holds that session's id, confirmed state and
+ * queue, tap for tap. Saves are chained in the order their snapshots were taken, so the n-th save
+ * the store is given is the n-th snapshot; the one save before any (`FlowSession.start`'s, of a
+ * new session) keeps no tap. A violation is the schedule's failure.
+ */
+class CheckedStore extends KillableStore {
+  /**
+   * @param {KeyValueSessionStore} base
+   * @param {(failure: string) => void} fail
+   * @param {{savesChecked: number}} tally counts the saves compared with their snapshot
+   */
+  constructor(base, fail, tally) {
+    super(base);
+    this.kept = base;
+    this.fail = fail;
+    this.tally = tally;
+    /** @type {Array<{queue: ReturnType<typeof resumedForm>[], sessionId: string, confirmed: NavigationState}>} */
+    this.snapshots = [];
+    this.saves = 0;
+  }
+
+  /** @param {FlowSession} session as it is while `saveNow` takes its snapshot */
+  snapshotted(session) {
+    this.snapshots.push({ queue: session.pending.map(resumedForm), sessionId: session.sessionId, confirmed: session.confirmedState });
+  }
+
+  /** @param {import('../src/client/index.js').StoredSession} session */
+  async save(session) {
+    const snapshot = this.snapshots.shift();
+    const writes = !this.killed;
+    await super.save(session);
+    this.saves += 1;
+    if (!writes) return;  // killed: nothing written, and the store is the next launch's
+    const read = await this.kept.load(keyOf(session));
+    const at = `save ${this.saves}`;
+    if (!read) return this.fail(`${at}: the store holds no session a launch reads`);
+    const queue = read.queue.map(resumedForm);
+    if (!snapshot) {
+      if (this.saves !== 1 || queue.length > 0) this.fail(`${at}: saved with no snapshot taken, holding ${describeQueue(queue)}`);
+      return;
+    }
+    this.tally.savesChecked += 1;
+    if (read.skipped) this.fail(`${at}: ${read.skipped} kept taps do not read`);
+    if (read.sessionId !== snapshot.sessionId) this.fail(`${at}: the store holds session ${read.sessionId}, the client was on ${snapshot.sessionId}`);
+    if (!isDeepStrictEqual(queue, snapshot.queue)) {
+      this.fail(`${at}: the store holds the queue ${describeQueue(queue)}, the client's was ${describeQueue(snapshot.queue)}`);
+    }
+    let confirmed;
+    try {
+      confirmed = read.confirmed && NavigationState.fromJSON(read.confirmed);
+    } catch {
+      confirmed = undefined;
+    }
+    if (!confirmed?.equals(snapshot.confirmed)) {
+      this.fail(`${at}: the store holds ${confirmed ? `v${confirmed.version}` : 'no state that reads'} as confirmed, the client had v${snapshot.confirmed.version}`);
+    }
+  }
+}
+
+// The one place a session takes its store's snapshot: a CheckedStore is told the session's queue
+// there, before the save is chained (test-only; the client's own behaviour is unchanged).
+const saveNow = FlowSession.prototype.saveNow;
+FlowSession.prototype.saveNow = function saveNowChecked() {
+  if (this.store instanceof CheckedStore) this.store.snapshotted(this);
+  return saveNow.call(this);
+};
+
 /**
  * One schedule: a user taps 15 to 40 times through faults, kills and restarts; then the checks of
  * the client's contract.
@@ -48,7 +136,7 @@ const retry = new RetryPolicy({ attempts: 3, initialDelay: 1, maximumDelay: 8 })
  */
 async function schedule(seed, usesEngine, kind) {
   const { world, engine } = await worldOf(kind);
-  const outcome = { seed, made: 0, stored: 0, reported: 0, launches: 0, faults: 0, /** @type {string[]} */ failures: [] };
+  const outcome = { seed, made: 0, stored: 0, reported: 0, launches: 0, faults: 0, savesChecked: 0, queuedChecked: 0, /** @type {string[]} */ failures: [] };
   const random = new SeededGenerator(seed);
   const server = new SimulatedServer(world);
   /** @type {Map<string, string>} */
@@ -58,6 +146,16 @@ async function schedule(seed, usesEngine, kind) {
   const reported = new Set();
   /** @type {string[]} */
   const corrections = [];
+  /** Violations of the store's invariants: the first few are told, the rest counted. */
+  let violations = 0;
+  /** @param {string} failure */
+  const fail = (failure) => {
+    violations += 1;
+    if (violations <= 2) outcome.failures.push(failure);
+  };
+  /** The key of the last tap made (sends are made one after another). @type {string | undefined} */
+  let lastKey;
+  const newKey = () => (lastKey = randomKey());
   const target = 15 + random.below(25);
 
   /** @param {import('../src/client/index.js').ClientEvent} event */
@@ -75,14 +173,14 @@ async function schedule(seed, usesEngine, kind) {
   /** @param {boolean} failingStart */
   const launch = async (failingStart) => {
     const transport = new SimulatedTransport(server, random.nextBig());
-    const store = new KillableStore(kept);
+    const store = new CheckedStore(kept, fail, outcome);
     const spelling = spellings[random.below(spellings.length)];
     // A start while no server answers: connection refused, or a 500 to everything.
     if (failingStart) {
       if (random.below(2) === 0) server.down = true;
       else transport.failEverything(true);
     }
-    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, engine: usesEngine ? engine : undefined });
+    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, newKey, engine: usesEngine ? engine : undefined });
     server.down = false;
     transport.failEverything(false);
     outcome.launches += 1;
@@ -107,6 +205,7 @@ async function schedule(seed, usesEngine, kind) {
     }
     if (random.below(100) < 4) server.down = !server.down;
     const action = chooseAction(session, random);
+    lastKey = undefined;
     try {
       const shown = await session.send(action);
       trace(`tap ${action.type} shown v${shown.version} ${shown.top?.feature}`);
@@ -117,6 +216,15 @@ async function schedule(seed, usesEngine, kind) {
       } else if (!(typeof error === 'object' && error !== null && 'code' in error)) {
         throw error;  // not the engine's refusal (which queues nothing, as the server would refuse it too)
       }
+    }
+    // `send` settles once the store has the tap: still queued, it is in the store now (read at
+    // once, so no later save comes between the two looks).
+    const key = /** @type {string | undefined} */ (lastKey);  // set by newKey during the send
+    if (key !== undefined && session.pending.some((item) => item.key === key)) {
+      outcome.queuedChecked += 1;
+      const text = file.get(kept.prefix + new SessionKey(spellings[0], 'ada'));
+      const read = text === undefined ? undefined : decodeStoredSession(text);
+      if (!read?.queue.some((item) => item.key === key)) fail(`tap ${outcome.made} (${action.type}, ${key.slice(0, 8)}): send settled, the tap is queued and not in the store`);
     }
     if (random.below(3) === 0) await new Promise((resolve) => setTimeout(resolve, random.below(2)));
   }
@@ -151,6 +259,7 @@ async function schedule(seed, usesEngine, kind) {
   const used = new Set(server.log.map((entry) => entry.session));
   if (used.size > 1) outcome.failures.push(`taps went to ${used.size} sessions of one user on one server: ${[...used]}`);
   if (file.size !== 1) outcome.failures.push(`the store holds ${file.size} sessions`);
+  if (violations > 2) outcome.failures.push(`${violations - 2} more violations of the store's invariants`);
   return outcome;
 }
 
@@ -196,7 +305,7 @@ function chooseAction(session, random) {
  * @param {'real' | 'double'} kind
  */
 async function run(usesEngine, count, kind) {
-  const totals = { made: 0, stored: 0, reported: 0, launches: 0, faults: 0 };
+  const totals = { made: 0, stored: 0, reported: 0, launches: 0, faults: 0, savesChecked: 0, queuedChecked: 0 };
   const failed = [];
   for (let seed = 1; seed <= count; seed++) {
     const outcome = await schedule(seed, usesEngine, kind);
@@ -205,18 +314,24 @@ async function run(usesEngine, count, kind) {
     totals.reported += outcome.reported;
     totals.launches += outcome.launches;
     totals.faults += outcome.faults;
+    totals.savesChecked += outcome.savesChecked;
+    totals.queuedChecked += outcome.queuedChecked;
     if (outcome.failures.length > 0) failed.push(outcome);
   }
   console.log(`FlowSession simulation (${usesEngine ? 'engine' : 'predictions'}, ${kind} engine): ${count} schedules, ${totals.made} taps made, ${totals.stored} stored, `
-    + `${totals.reported} reported not taken, ${totals.launches} launches, ${totals.faults} faults; ${failed.length} failed`);
+    + `${totals.reported} reported not taken, ${totals.launches} launches, ${totals.faults} faults; `
+    + `${totals.savesChecked} saves checked against their snapshot, ${totals.queuedChecked} settled taps found still queued and looked for in the store; ${failed.length} failed`);
   assert.deepEqual(failed.slice(0, 5).map((o) => `seed ${o.seed}: ${o.failures.join('; ')}`), []);
   assert.ok(totals.faults > count, 'faults were injected');
+  assert.ok(totals.savesChecked > totals.made, 'saves were checked');
 }
 
 const only = process.env.FLOWSTACK_SIM_SEED;
 if (only !== undefined) {
   test(`replays seed ${only}`, async () => {
-    console.log(await schedule(Number(only), process.env.FLOWSTACK_SIM_KIND !== 'predictions', process.env.FLOWSTACK_SIM_ENGINE === 'double' ? 'double' : 'real'));
+    const outcome = await schedule(Number(only), process.env.FLOWSTACK_SIM_KIND !== 'predictions', process.env.FLOWSTACK_SIM_ENGINE === 'double' ? 'double' : 'real');
+    console.log(outcome);
+    assert.deepEqual(outcome.failures, []);
   });
 } else {
   test('60 schedules with the local engine: every tap stored exactly once or reported, and the client shows the server\'s state', () => run(true, 60, 'real'));
