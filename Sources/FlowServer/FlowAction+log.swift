@@ -32,11 +32,3 @@ extension FlowAction {
         self.init(type: type, from: from, row: row, params: params, interactive: interactive)
     }
 }
-
-extension FlowCatalog {
-    /// Whether any flow of the catalog writes a screen with a list (`sections` in an entry): only
-    /// then can an action tap a row, so only then does a logged `row.id` mark a row tap.
-    var hasLists: Bool {
-        definitions.values.contains { !$0.ownListScreens.isEmpty }
-    }
-}

@@ -23,26 +23,45 @@ struct LogRebuild {
     /// The session's context as stored; `user` is replaced by each entry's.
     let context: FlowContext
 
+    /// An entry rebuilt: its record (with its handler and transition, when they were asked
+    /// for), the action as the engine read it, and the tree it left.
+    struct Entry {
+        var record: ActionRecord
+        let action: FlowAction
+        let tree: FlowTree
+    }
+
     /// `entries` (which follow `start`'s version, oldest first), each with its handler,
     /// transition and the tree it left; nil when one cannot be rebuilt: a tree that does not
     /// decode, an action the engine refuses now, or an entry after a kept tree that does not
     /// say which user's state it was judged with (a log this build did not write, damaged).
     func rebuild(from start: [UInt8], entries: [(action: ActionRecord, tree: [UInt8]?)]) -> [(action: ActionRecord, tree: FlowTree)]? {
-        guard var tree = try? FlowTree(storage: start) else { return nil }
+        guard let tree = try? FlowTree(storage: start) else { return nil }
+        return steps(from: tree, entries: entries, transitions: true)?.map { ($0.record, $0.tree) }
+    }
+
+    /// As ``rebuild(from:entries:)``, with each entry's action as the engine read it; its
+    /// transition is written only with `transitions` (a replay compares trees, and writing
+    /// each transition cost it a tenth of its time).
+    func steps(from start: FlowTree, entries: [(action: ActionRecord, tree: [UInt8]?)], transitions: Bool) -> [Entry]? {
+        var tree = start
         let hasLists = catalog.hasLists
         var context = self.context
         // The user's state the log implies for the next entry; unknown after a kept tree.
         var user: [String: JSONValue]?
-        var rebuilt: [(action: ActionRecord, tree: FlowTree)] = []
+        var rebuilt: [Entry] = []
         rebuilt.reserveCapacity(entries.count)
         for (stored, kept) in entries {
             var record = stored
+            let params = (try? JSONParser.parse(record.params, limits: .storedData))?.objectValue ?? JSONObject()
+            let action = FlowAction(
+                logged: record.type, from: record.source, params: params, interactive: record.interactive, hasLists: hasLists)
             if let kept {
                 // A snapshot: its tree, handler and transition are stored with it.
                 guard let decoded = try? FlowTree(storage: kept) else { return nil }
                 tree = decoded
                 user = nil
-                rebuilt.append((record, tree))
+                rebuilt.append(Entry(record: record, action: action, tree: tree))
                 continue
             }
             if let text = record.userState {
@@ -51,15 +70,14 @@ struct LogRebuild {
             }
             guard let judged = user else { return nil }
             context.user = judged
-            let params = (try? JSONParser.parse(record.params, limits: .storedData))?.objectValue ?? JSONObject()
-            let action = FlowAction(
-                logged: record.type, from: record.source, params: params, interactive: record.interactive, hasLists: hasLists)
             guard let outcome = try? FlowEngine.apply(action, to: tree, catalog: catalog, context: context) else { return nil }
             tree = outcome.tree
             record.handledBy = outcome.handledBy
-            record.transition = outcome.transition.map { String(decoding: SessionState.encode($0), as: UTF8.self) }
+            if transitions {
+                record.transition = outcome.transition.map { String(decoding: SessionState.encode($0), as: UTF8.self) }
+            }
             user = Self.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: judged)
-            rebuilt.append((record, tree))
+            rebuilt.append(Entry(record: record, action: action, tree: tree))
         }
         return rebuilt
     }

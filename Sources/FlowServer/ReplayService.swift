@@ -178,15 +178,11 @@ final class ReplayService: Sendable {
         }
         // The trees the log does not keep, rebuilt on the session's own versions (exact: each
         // entry says which user's state it was judged with where the log does not imply it).
-        guard let rebuilt = LogRebuild(catalog: baseline, context: context).rebuild(from: record.tree, entries: recorded.actions) else {
+        guard let rebuilt = LogRebuild(catalog: baseline, context: context)
+                .steps(from: start, entries: recorded.actions, transitions: false) else {
             return nil
         }
-        let hasLists = baseline.hasLists
-        let steps = rebuilt.map { entry in
-            RecordedStep(action: FlowAction(logged: entry.action.type, from: entry.action.source,
-                                            params: (try? JSONParser.parse(entry.action.params, limits: .storedData))?.objectValue ?? JSONObject(),
-                                            interactive: entry.action.interactive, hasLists: hasLists), tree: entry.tree)
-        }
+        let steps = rebuilt.map { RecordedStep(action: $0.action, tree: $0.tree) }
         return (RecordedSession(start: start, context: context, steps: steps), candidate)
     }
 }

@@ -88,7 +88,7 @@ extension SQLiteStore {
                 UserRecord(id: try $0.decode(atIndex: 0), state: try $0.decode(atIndex: 1), createdAt: try $0.decode(atIndex: 2), updatedAt: try $0.decode(atIndex: 3))
             }
             var rows = try Row.fetchAll(db, sql: """
-                SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?
+                SELECT \(Self.sessionColumns) FROM sessions WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?
                 """, arguments: [id, limits.sessions + 1])
             if rows.count > limits.sessions {
                 rows.removeLast()

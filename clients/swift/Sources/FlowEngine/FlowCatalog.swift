@@ -19,14 +19,24 @@ public struct FlowCatalog: Sendable {
     /// carry only one of these, so a client that renders the catalog's kinds can draw it. Kept
     /// up to date as definitions change, so an action consults it without walking them.
     public private(set) var declaredRowKinds: Set<String>
+    /// Whether any definition writes a screen with a list (`sections` in an entry): only then
+    /// can an action tap a row. Kept with ``declaredRowKinds``: a replay asks it of every
+    /// session, and walking every rule each time was a tenth of a replay's CPU.
+    public private(set) var hasLists: Bool
 
     /// A catalog of `definitions`; when two share a name, the later one is kept.
     public init(_ definitions: [FlowDefinition] = []) {
         self.definitions = [:]
         self.delegates = [:]
         self.declaredRowKinds = []
+        self.hasLists = false
         for definition in definitions { self.definitions[definition.name] = definition }
         declaredRowKinds = Self.rowKinds(of: self.definitions)
+        hasLists = Self.anyLists(in: self.definitions)
+    }
+
+    private static func anyLists(in definitions: [String: FlowDefinition]) -> Bool {
+        definitions.values.contains { !$0.ownListScreens.isEmpty }
     }
 
     private static func rowKinds(of definitions: [String: FlowDefinition]) -> Set<String> {
@@ -41,12 +51,14 @@ public struct FlowCatalog: Sendable {
         let replaced = definitions.updateValue(definition, forKey: definition.name) != nil
         // A replaced definition may have been the only one declaring a kind.
         if replaced { declaredRowKinds = Self.rowKinds(of: definitions) } else { declaredRowKinds.formUnion(definition.ownRowKinds) }
+        hasLists = Self.anyLists(in: definitions)
     }
 
     /// Removes the definition named `name`.
     public mutating func removeDefinition(named name: String) {
         guard definitions.removeValue(forKey: name) != nil else { return }
         declaredRowKinds = Self.rowKinds(of: definitions)
+        hasLists = Self.anyLists(in: definitions)
     }
 
     /// Makes `delegate` decide for every flow named `flow`; it is asked before the definition
