@@ -237,4 +237,21 @@ struct ListActionsTests {
         guard case .screen(let screen)? = outcome.tree.root.entries.first else { Issue.record("the list is not the root's first entry"); return }
         #expect(screen.sections?.first?.rows.map(\.kind) == ["café", "tea"])
     }
+
+    /// `hasLists` (whether a logged `row.id` can be a row tap) follows the definitions as they
+    /// are inserted, replaced and removed: the catalog keeps it instead of walking every rule.
+    @Test func hasListsFollowsTheDefinitions() throws {
+        let listing = try FlowDefinition.parse(Array(#"{"name": "tea", "kind": "stacked", "initial": [{"screen": "t", "sections": [{"id": "s", "rows": []}]}]}"#.utf8))
+        let plainTea = try FlowDefinition.parse(Array(#"{"name": "tea", "kind": "stacked", "initial": ["t"]}"#.utf8))
+        var catalog = FlowCatalog([try FlowDefinition.parse(Array(#"{"name": "app", "kind": "stacked", "initial": ["a"]}"#.utf8))])
+        #expect(!catalog.hasLists)
+        catalog.insert(listing)
+        #expect(catalog.hasLists)
+        catalog.insert(plainTea)
+        #expect(!catalog.hasLists, "the only flow with a list was replaced by one without")
+        catalog.insert(listing)
+        catalog.removeDefinition(named: "tea")
+        #expect(!catalog.hasLists)
+        #expect(FlowCatalog([listing]).hasLists)
+    }
 }
