@@ -38,7 +38,7 @@ struct LogRebuildTests {
             walks[session.id] = (session, [:])
             order.append(session.id)
         }
-        for _ in 0..<steps {
+        for step in 0..<steps {
             let id = order[Int.random(in: 0..<order.count, using: &random)]
             guard let session = walks[id]?.session else { continue }
             if Int.random(in: 0..<60, using: &random) == 0 {
@@ -75,7 +75,16 @@ struct LogRebuildTests {
                 let interactive = chosen["interactive"].boolValue == true && Int.random(in: 0..<2, using: &random) == 0
                 body = #"{"type":"\#(chosen["type"].stringValue ?? "back")"\#(from),"params":{\#(params.joined(separator: ","))},"interactive":\#(interactive)}"#
             }
-            let answer = try client.act(session, body)
+            // An answer that is not definitive (a 503 when PostgreSQL did not answer in time on a
+            // loaded machine) may come from a commit that landed: the action goes again with the
+            // same Idempotency-Key until the answer is definitive, as a client's would, so every
+            // committed version is one the walk knows.
+            let key = [("Idempotency-Key", "walk-\(seed)-\(step)")]
+            var answer = try client.act(session, body, headers: key)
+            for _ in 0..<20 where answer.status >= 500 {
+                Thread.sleep(forTimeInterval: 0.2)
+                answer = try client.act(session, body, headers: key)
+            }
             guard answer.status == 200, let version = answer.json["version"].integerValue else { continue }
             if body.contains(#""row":"#) { rowTaps += 1 }
             let head = try #require(try store.session(id: id))
