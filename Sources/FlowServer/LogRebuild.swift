@@ -41,8 +41,8 @@ struct LogRebuild {
     }
 
     /// As ``rebuild(from:entries:)``, with each entry's action as the engine read it; its
-    /// transition is written only with `transitions` (a replay compares trees, and writing
-    /// each transition cost it a tenth of its time).
+    /// transition is written only with `transitions` (a replay compares trees and never
+    /// reads one).
     func steps(from start: FlowTree, entries: [(action: ActionRecord, tree: [UInt8]?)], transitions: Bool) -> [Entry]? {
         var tree = start
         let hasLists = catalog.hasLists

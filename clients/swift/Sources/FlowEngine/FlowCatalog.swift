@@ -21,7 +21,7 @@ public struct FlowCatalog: Sendable {
     public private(set) var declaredRowKinds: Set<String>
     /// Whether any definition writes a screen with a list (`sections` in an entry): only then
     /// can an action tap a row. Kept with ``declaredRowKinds``: a replay asks it of every
-    /// session, and walking every rule each time was a tenth of a replay's CPU.
+    /// session, and walking every rule each time was about a twentieth of a replay's CPU.
     public private(set) var hasLists: Bool
 
     /// A catalog of `definitions`; when two share a name, the later one is kept.
