@@ -784,6 +784,32 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     applyInteractionPreview();
   }
 
+  // A card's content is drawn once for what it shows (its signature) and copied after: a tab
+  // bar's screens come back as they were (as a tab bar controller keeps its tabs' views), and the
+  // screens under the top are not drawn again while they stay the same. The phone's buttons carry
+  // what they do in data attributes (`pressPhone` reads them), so a copy needs no listeners of
+  // its own. Screens with a list (their rows animate) or a hand-off (its forms) are drawn each time.
+  const drawnFor = new WeakMap(); // element → the signature of the content it holds
+  const copies = new Map(); // signature → a detached element holding that content, newest last
+  const COPIES = 64;
+
+  // Fills `element` with what `draw()` returns, or with a copy of what it returned before for
+  // the same signature; a null signature draws each time.
+  function fillOnce(element, signature, draw) {
+    if (signature !== null && drawnFor.get(element) === signature) return;
+    const copy = signature === null ? undefined : copies.get(signature);
+    if (copy) {
+      element.replaceChildren(...copy.cloneNode(true).childNodes);
+    } else {
+      element.replaceChildren(...draw());
+      if (signature !== null) {
+        copies.set(signature, element.cloneNode(true));
+        if (copies.size > COPIES) copies.delete(copies.keys().next().value);
+      }
+    }
+    drawnFor.set(element, signature);
+  }
+
   function fillCard(element, card, isTop, state) {
     const {screen} = card;
     const received = resultReceipt(state, screen.id);
@@ -796,18 +822,34 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     element.setAttribute("aria-hidden", isTop ? "false" : "true");
     if (!isTop) element.style.transform = "";
 
+    fillOnce(element, cardSignature(card, isTop, state, received), () => cardContent(card, isTop, state, received));
+  }
+
+  // Everything `cardContent` draws from, as one string; null for a card drawn each time.
+  function cardSignature(card, isTop, state, received) {
+    const {screen} = card;
+    if (screen.sections || screen.handoff) return null;
+    const tabbed = card.tabbed && [card.tabbed.flow, card.tabbed.selected || 0, (card.tabbed.entries || []).map((entry) => entry.feature || entry.flow)];
+    const previous = card.previous && (card.previous.feature || card.previous.flow);
+    const actions = freshActions().map((action) => [action.type, action.handledBy, (action.params || []).length]);
+    return JSON.stringify(["card", screen.id, screen.feature, screen.params || null, card.flow, card.flowId, card.modal, card.style || null,
+      Boolean(card.sheetStart), tabbed || null, previous || null, isTop, isTop ? state.interaction || null : null,
+      received ? received.into : null, actions]);
+  }
+
+  function cardContent(card, isTop, state, received) {
+    const {screen} = card;
     const back = availableAction("back");
     const navLeft = card.previous
       ? el("button", {type: "button", class: "nav-back", "data-testid": isTop ? "phone-back" : null, tabindex: isTop ? null : "-1",
-          disabled: !(isTop && back), title: back ? "back" : "back is not available",
-          onclick: () => back && tap(actionFor(back))}, `‹ ${shortName(card.previous.feature || card.previous.flow)}`)
+          disabled: !(isTop && back), title: back ? "back" : "back is not available", "data-press": "back"},
+          `‹ ${shortName(card.previous.feature || card.previous.flow)}`)
       : card.sheetStart
         ? el("button", {type: "button", class: "nav-back", "data-testid": isTop ? "phone-close" : null, tabindex: isTop ? null : "-1",
-            disabled: !(isTop && back), title: "back (dismisses the presented flow)",
-            onclick: () => back && tap(actionFor(back))}, "Close")
+            disabled: !(isTop && back), title: "back (dismisses the presented flow)", "data-press": "back"}, "Close")
         : el("span");
     const params = Object.entries(screen.params || {});
-    element.replaceChildren(...[
+    return [
       el("div", {class: "navbar"}, navLeft, el("span", {class: "nav-title"}, shortName(screen.feature)), el("span", {class: "nav-id"}, screen.id)),
       el("div", {class: "card-body"},
         el("div", {class: "feature", "data-testid": isTop ? "top-feature" : null}, screen.feature),
@@ -830,7 +872,29 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
         isTop && !state.interaction ? (screen.handoff ? handoffOutcomes(card) : screenButtons(card)) : null,
         isTop && state.interaction ? el("div", {class: "pending"}, `${state.interaction.action} pending at ${Math.round(state.interaction.progress * 100)}%`) : null),
       card.tabbed ? tabBar(card.tabbed, isTop) : null,
-    ].filter(Boolean));
+    ].filter(Boolean);
+  }
+
+  // A press of the phone's back, close, screen or tab buttons (drawn by `cardContent`).
+  function pressPhone(event) {
+    const button = event.target instanceof Element ? event.target.closest("button[data-press]") : null;
+    if (!button || button.disabled || !$("phone").contains(button)) return;
+    const press = button.dataset.press;
+    if (press === "back") {
+      const back = availableAction("back");
+      if (back) tap(actionFor(back));
+    } else if (press === "form") {
+      const form = document.querySelector(`[data-testid="action-row-${CSS.escape(button.dataset.type)}"]`);
+      if (form) form.requestSubmit();
+    } else if (press === "tab") {
+      const select = tabSelection(button.dataset.flow);
+      if (select) tap({...actionFor(select), params: {index: Number(button.dataset.index)}});
+    }
+  }
+
+  // The selectTab action of the tabbed flow `flow`, if it is on offer.
+  function tabSelection(flow) {
+    return freshActions().find((action) => action.handledBy === flow && /(^|\.)selectTab$/.test(action.type));
   }
 
   // The top screen's own buttons, as an app would draw them: one per action it offers (the
@@ -844,10 +908,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     return el("div", {class: "screen-buttons"}, actions.map((action) =>
       el("button", {type: "button", class: "screen-button", "data-testid": `phone-action-${action.type}`,
         title: `${action.type} → ${action.handledBy}${(action.params || []).length ? " (params from the panel)" : ""}`,
-        onclick: () => {
-          const form = document.querySelector(`[data-testid="action-row-${CSS.escape(action.type)}"]`);
-          if (form) form.requestSubmit();
-        }}, shortName(action.type))));
+        "data-press": "form", "data-type": action.type}, shortName(action.type))));
   }
 
   // A hand-off on top: the app would run its native step (a purchase) and post its outcome.
@@ -868,8 +929,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   }
 
   function tabBar(tabbed, isTop) {
-    const select = freshActions().find((action) =>
-      action.handledBy === tabbed.flow && /(^|\.)selectTab$/.test(action.type));
+    const select = tabSelection(tabbed.flow);
     return el("nav", {class: "tabbar", "aria-label": `${tabbed.flow} tabs`, "data-testid": isTop ? "tabbar" : null},
       (tabbed.entries || []).map((entry, index) => {
         const selected = index === (tabbed.selected || 0);
@@ -878,7 +938,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
           "data-testid": isTop ? `tab-${index}` : null, tabindex: isTop ? null : "-1",
           disabled: !isTop || !select || selected,
           title: select ? `${select.type} {index: ${index}}` : "no selectTab action is available",
-          onclick: () => select && tap({...actionFor(select), params: {index}}),
+          "data-press": "tab", "data-flow": tabbed.flow, "data-index": index,
         }, el("span", {class: "tab-icon", "aria-hidden": "true"}), shortName(entry.feature || entry.flow));
       }));
   }
@@ -1225,12 +1285,16 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
   }
 
   function renderStackList() {
-    const list = $("stack-list");
     const screens = (app.state.screens || []).slice().reverse();
-    list.replaceChildren(...screens.map((screen, index) => el("li", {class: [index === 0 && "top", resultReceipt(app.state, screen.id) && "received-result"].filter(Boolean).join(" ")},
-      el("code", {}, screen.feature), screen.handoff ? el("span", {class: "badge"}, "hand-off") : null,
-      resultReceipt(app.state, screen.id) ? el("span", {class: "badge"}, `result → ${resultReceipt(app.state, screen.id).into}`) : null,
-      ` ${screen.id} · ${screen.flow}`, compactJSON(screen.params) ? ` · ${compactJSON(screen.params)}` : "")));
+    const result = app.state.transition && app.state.transition.result;
+    const signature = JSON.stringify(["stack", screens, result ? [result.id, result.into] : null]);
+    fillOnce($("stack-list"), signature, () => screens.map((screen, index) => {
+      const received = resultReceipt(app.state, screen.id);
+      return el("li", {class: [index === 0 && "top", received && "received-result"].filter(Boolean).join(" ")},
+        el("code", {}, screen.feature), screen.handoff ? el("span", {class: "badge"}, "hand-off") : null,
+        received ? el("span", {class: "badge"}, `result → ${received.into}`) : null,
+        ` ${screen.id} · ${screen.flow}`, compactJSON(screen.params) ? ` · ${compactJSON(screen.params)}` : "");
+    }));
   }
 
   // ---------------------------------------------------------------- JSON
@@ -1725,6 +1789,7 @@ const {FlowSession, KeyValueSessionStore, SessionKey, EventStreamParser, localEn
     });
     $("random-user").addEventListener("click", () => { $("form-user").value = randomUserId(); });
     $("problem-close").addEventListener("click", clearProblem);
+    $("phone").addEventListener("click", pressPhone);
     for (const link of document.querySelectorAll("[data-format]")) {
       link.addEventListener("click", (event) => {
         event.preventDefault();
