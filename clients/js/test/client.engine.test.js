@@ -222,3 +222,40 @@ test('a tap is drawn before the store saves it, and send() resolves only once th
     await session.close();
   }
 });
+
+test('a listener that taps as it draws: every state listener gets the states in the order shown and ends on the one shown', async () => {
+  const { session, events } = await start();
+  try {
+    /** @type {Array<string | undefined>} */
+    const drawn = [];
+    /** @type {Array<string | undefined>} */
+    const recorded = [];
+    // A screen that moves on by itself (a splash, a redirect): the renderer taps as it draws it.
+    session.subscribeStates((state) => {
+      drawn.push(state.top?.feature);
+      if (state.top?.feature === 'onboarding.second') session.send({ type: 'onboarding.completed' });
+    });
+    // A second listener (analytics, a breadcrumb) subscribed after it.
+    session.subscribeStates((state) => recorded.push(state.top?.feature));
+    /** @type {string[]} */
+    const seen = [];
+    // An event listener that goes offline on the first confirmation: the other one still hears
+    // the confirmation before the going offline it caused.
+    session.subscribe((event) => {
+      if (event.type === 'confirmed' && !session.isOffline && seen.length === 0) session.setOffline(true);
+    });
+    session.subscribe((event) => seen.push(event.type));
+    await session.send({ type: 'onboarding.showSecond' });
+    assert.deepEqual(drawn, ['onboarding.first', 'onboarding.second', 'home.first']);
+    assert.deepEqual(recorded, drawn, 'the second listener sees the same states in the same order');
+    assert.equal(recorded[recorded.length - 1], session.state.top?.feature, 'and ends on the state shown');
+    await eventually(() => session.isOffline, 'offline');
+    assert.deepEqual(seen.slice(0, 2), ['confirmed', 'offline'], 'events reach every listener in the order they happened');
+    assert.deepEqual(events.slice(0, 2).map((event) => event.type), ['confirmed', 'offline']);
+    session.setOffline(false);
+    await session.settled();
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+  } finally {
+    await session.close();
+  }
+});

@@ -141,6 +141,15 @@ export class FlowSession {
     /** @type {Set<(state: NavigationState) => void>} */
     this.stateListeners = new Set();
     this.published = machine.shown;
+    /**
+     * Events and states on their way to the listeners, oldest first, each with the listeners
+     * that were subscribed when it happened: one a listener causes (a tap as it draws, going
+     * offline on an event) waits until the one it is handling has reached every listener.
+     * @type {Array<{listeners: Set<(value: any) => void>, to: Array<(value: any) => void>, value: unknown}>}
+     */
+    this.deliveries = [];
+    /** True while `deliver` hands values to the listeners. */
+    this.delivering = false;
     /** @type {Array<() => void>} */
     this.settleWaiters = [];
     this.following = false;
@@ -453,10 +462,11 @@ export class FlowSession {
         }
       }
       this.history.push(event);
-      for (const listener of [...this.listeners]) this.call(listener, event);
+      this.deliveries.push({ listeners: this.listeners, to: [...this.listeners], value: event });
     }
     if (this.history.length > 1000) this.history.splice(0, this.history.length - 1000);
     this.publish();
+    this.deliver();
   }
 
   /** Sends the state shown to the state listeners when it changed. */
@@ -464,7 +474,27 @@ export class FlowSession {
     const shown = this.machine.shown;
     if (shown.equals(this.published)) return;
     this.published = shown;
-    for (const listener of [...this.stateListeners]) this.call(listener, shown);
+    this.deliveries.push({ listeners: this.stateListeners, to: [...this.stateListeners], value: shown });
+    this.deliver();
+  }
+
+  /**
+   * Hands the waiting events and states to the listeners, one at a time, each to every listener
+   * before the next. A listener that taps or goes offline makes another while it is called: that
+   * one waits its turn here, so no listener gets it before the one it follows, nor ends on a
+   * state older than the one shown (as the Swift client's streams deliver them).
+   */
+  deliver() {
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      for (let next = this.deliveries.shift(); next; next = this.deliveries.shift()) {
+        // A listener unsubscribed (or the session closed) meanwhile is not called.
+        for (const listener of next.to) if (next.listeners.has(listener)) this.call(listener, next.value);
+      }
+    } finally {
+      this.delivering = false;
+    }
   }
 
   /**
