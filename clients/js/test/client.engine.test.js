@@ -259,3 +259,35 @@ test('a listener that taps as it draws: every state listener gets the states in 
     await session.close();
   }
 });
+
+test('started again after the kept taps were committed but their answer never came: the engine loads and the next tap shows at once', async () => {
+  const first = await start();
+  first.session.setOffline(true);
+  for (const action of [{ type: 'onboarding.showSecond' }, { type: 'onboarding.completed' }, { type: 'home.selectTab', params: { index: 1 } }]) {
+    await first.session.send(action);
+  }
+  await first.session.close();
+  const kept = await first.store.load(new SessionKey(server.url, first.userId));
+  assert.equal(kept?.queue.length, 3);
+  // The batch that was on the wire when the app was killed: the server applied it, the answer was lost.
+  const applied = await server.request('POST', `/v1/sessions/${first.session.sessionId}/actions/batch`, { token: first.session.token, body: { actions: kept?.queue } });
+  assert.equal(applied.status, 200);
+  const network = new FaultyFetch();
+  const session = await FlowSession.start({ server: server.url, userId: first.userId, store: first.store, retry, fetch: network.fetch, engine });
+  try {
+    await session.settled();
+    assert.equal(session.pendingCount, 0, 'the kept taps were answered as already applied');
+    assert.equal(session.state.top?.feature, 'home.second');
+    await eventually(() => session.hasLocalEngine, 'the bundle at the confirmed version loaded', 3000);
+    /** @type {(value?: unknown) => void} */
+    let release = () => {};
+    network.plan({ match: (method, url) => method === 'POST' && url.includes('/actions'), kind: 'hold', until: new Promise((resolve) => { release = resolve; }) });
+    const shown = await Promise.race([session.send({ type: 'home.selectTab', params: { index: 0 } }), new Promise((resolve) => setTimeout(() => resolve(undefined), 1000))]);
+    assert.equal(/** @type {any} */ (shown)?.top?.feature, 'home.first', 'shown with no network wait');
+    release();
+    await session.settled();
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed', 'home.selectTab', 'home.selectTab']);
+  } finally {
+    await session.close();
+  }
+});

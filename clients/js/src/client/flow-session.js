@@ -265,6 +265,10 @@ export class FlowSession {
             // Taps kept from before the kill are replayed on the bundle, so they show again at once.
             session.bundleTriedAt = machine.confirmed.version;
             await session.refreshBundle();
+            // Not loaded: the kept taps were made on an earlier version (the server applied them
+            // and the answer was lost). Once they are answered the bundle is asked for again
+            // (a 304), or the session would go on without an engine and the next tap would wait.
+            if (machine.needsBundle) session.bundleTriedAt = undefined;
           }
           session.afterStart();
           return session;
