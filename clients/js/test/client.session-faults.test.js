@@ -233,6 +233,34 @@ test('a save that fails is retried with backoff: the tap is in the store without
   await session.close();
 });
 
+test('a store that is full at the first launch: start() still resolves with a state to draw, and the session is saved on a retry', async () => {
+  const storage = new MapStorage();
+  let failures = 3;
+  const full = {
+    getItem: (/** @type {string} */ key) => storage.getItem(key),
+    removeItem: (/** @type {string} */ key) => storage.removeItem(key),
+    setItem: (/** @type {string} */ key, /** @type {string} */ value) => {
+      if (failures > 0) {
+        failures -= 1;
+        throw new Error('QuotaExceededError');
+      }
+      storage.setItem(key, value);
+    },
+  };
+  const store = new KeyValueSessionStore(full);
+  const { session, userId } = await start({ store });
+  try {
+    assert.equal(session.state.top?.feature, 'onboarding.first');
+    assert.equal(/** @type {Error} */ (session.lastStoreError)?.message, 'QuotaExceededError');
+    await session.send({ type: 'onboarding.showSecond' });
+    await session.settled();
+    await eventually(async () => (await store.load(new SessionKey(server.url, userId)))?.sessionId === session.sessionId, 'the session saved on a retry', 3000);
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond']);
+  } finally {
+    await session.close();
+  }
+});
+
 test('a newKey that repeats: the second tap is refused (not queued), the first is stored once, nothing is refused by the server', async () => {
   const network = new FaultyFetch();
   const { session } = await start({ network, newKey: () => 'the-same-key' });

@@ -295,7 +295,15 @@ export class FlowSession {
     }
     /** @type {StoredSession} */
     const stored = { server: normalizeServer(configuration.server), sessionId: made.id, token: made.token, userId: configuration.userId, queue: [] };
-    await store.save(stored);
+    /** @type {{error: unknown} | undefined} */
+    let unsaved;
+    try {
+      await store.save(stored);
+    } catch (error) {
+      // A full store (localStorage's quota) does not keep the app from its first screen: the
+      // session saves it again with backoff, as it does every save (`lastStoreError`).
+      unsaved = { error };
+    }
     const machine = new ClientMachine(made.state, { predictions: made.predictions, retry });
     /** @type {ClientEvent[]} */
     let events = [];
@@ -304,6 +312,7 @@ export class FlowSession {
       events = machine.restarted(made.state, { predictions: made.predictions, oldSession: gone.kept.sessionId, status: gone.status, problem: gone.problem });
     }
     const session = new FlowSession(configuration, transport, { ...stored, queue: [] }, machine);
+    if (unsaved) session.lastStoreError = unsaved.error;
     session.emit(events);
     session.afterStart();
     return session;
