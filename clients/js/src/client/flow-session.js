@@ -587,6 +587,10 @@ export class FlowSession {
     const saved = this.persist();
     /** @type {Promise<NavigationState>} */
     const answered = new Promise((resolve, reject) => this.waiters.set(key, { resolve, reject }));
+    // It may be rejected (offline, refused, closed) while the store is still writing the tap,
+    // before the caller holds it: not an unhandled rejection (node exits on one), since the
+    // caller gets it below.
+    answered.catch(() => {});
     this.drain();
     this.publish();
     this.resolveWaiters();
