@@ -222,3 +222,72 @@ test('a tap is drawn before the store saves it, and send() resolves only once th
     await session.close();
   }
 });
+
+test('a listener that taps as it draws: every state listener gets the states in the order shown and ends on the one shown', async () => {
+  const { session, events } = await start();
+  try {
+    /** @type {Array<string | undefined>} */
+    const drawn = [];
+    /** @type {Array<string | undefined>} */
+    const recorded = [];
+    // A screen that moves on by itself (a splash, a redirect): the renderer taps as it draws it.
+    session.subscribeStates((state) => {
+      drawn.push(state.top?.feature);
+      if (state.top?.feature === 'onboarding.second') session.send({ type: 'onboarding.completed' });
+    });
+    // A second listener (analytics, a breadcrumb) subscribed after it.
+    session.subscribeStates((state) => recorded.push(state.top?.feature));
+    /** @type {string[]} */
+    const seen = [];
+    // An event listener that goes offline on the first confirmation: the other one still hears
+    // the confirmation before the going offline it caused.
+    session.subscribe((event) => {
+      if (event.type === 'confirmed' && !session.isOffline && seen.length === 0) session.setOffline(true);
+    });
+    session.subscribe((event) => seen.push(event.type));
+    await session.send({ type: 'onboarding.showSecond' });
+    assert.deepEqual(drawn, ['onboarding.first', 'onboarding.second', 'home.first']);
+    assert.deepEqual(recorded, drawn, 'the second listener sees the same states in the same order');
+    assert.equal(recorded[recorded.length - 1], session.state.top?.feature, 'and ends on the state shown');
+    await eventually(() => session.isOffline, 'offline');
+    assert.deepEqual(seen.slice(0, 2), ['confirmed', 'offline'], 'events reach every listener in the order they happened');
+    assert.deepEqual(events.slice(0, 2).map((event) => event.type), ['confirmed', 'offline']);
+    session.setOffline(false);
+    await session.settled();
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+  } finally {
+    await session.close();
+  }
+});
+
+test('started again after the kept taps were committed but their answer never came: the engine loads and the next tap shows at once', async () => {
+  const first = await start();
+  first.session.setOffline(true);
+  for (const action of [{ type: 'onboarding.showSecond' }, { type: 'onboarding.completed' }, { type: 'home.selectTab', params: { index: 1 } }]) {
+    await first.session.send(action);
+  }
+  await first.session.close();
+  const kept = await first.store.load(new SessionKey(server.url, first.userId));
+  assert.equal(kept?.queue.length, 3);
+  // The batch that was on the wire when the app was killed: the server applied it, the answer was lost.
+  const applied = await server.request('POST', `/v1/sessions/${first.session.sessionId}/actions/batch`, { token: first.session.token, body: { actions: kept?.queue } });
+  assert.equal(applied.status, 200);
+  const network = new FaultyFetch();
+  const session = await FlowSession.start({ server: server.url, userId: first.userId, store: first.store, retry, fetch: network.fetch, engine });
+  try {
+    await session.settled();
+    assert.equal(session.pendingCount, 0, 'the kept taps were answered as already applied');
+    assert.equal(session.state.top?.feature, 'home.second');
+    await eventually(() => session.hasLocalEngine, 'the bundle at the confirmed version loaded', 3000);
+    /** @type {(value?: unknown) => void} */
+    let release = () => {};
+    network.plan({ match: (method, url) => method === 'POST' && url.includes('/actions'), kind: 'hold', until: new Promise((resolve) => { release = resolve; }) });
+    const shown = await Promise.race([session.send({ type: 'home.selectTab', params: { index: 0 } }), new Promise((resolve) => setTimeout(() => resolve(undefined), 1000))]);
+    assert.equal(/** @type {any} */ (shown)?.top?.feature, 'home.first', 'shown with no network wait');
+    release();
+    await session.settled();
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed', 'home.selectTab', 'home.selectTab']);
+  } finally {
+    await session.close();
+  }
+});

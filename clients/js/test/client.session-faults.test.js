@@ -233,6 +233,67 @@ test('a save that fails is retried with backoff: the tap is in the store without
   await session.close();
 });
 
+test('a store that is full at the first launch: start() still resolves with a state to draw, and the session is saved on a retry', async () => {
+  const storage = new MapStorage();
+  let failures = 3;
+  const full = {
+    getItem: (/** @type {string} */ key) => storage.getItem(key),
+    removeItem: (/** @type {string} */ key) => storage.removeItem(key),
+    setItem: (/** @type {string} */ key, /** @type {string} */ value) => {
+      if (failures > 0) {
+        failures -= 1;
+        throw new Error('QuotaExceededError');
+      }
+      storage.setItem(key, value);
+    },
+  };
+  const store = new KeyValueSessionStore(full);
+  const { session, userId } = await start({ store });
+  try {
+    assert.equal(session.state.top?.feature, 'onboarding.first');
+    assert.equal(/** @type {Error} */ (session.lastStoreError)?.message, 'QuotaExceededError');
+    await session.send({ type: 'onboarding.showSecond' });
+    await session.settled();
+    await eventually(async () => (await store.load(new SessionKey(server.url, userId)))?.sessionId === session.sessionId, 'the session saved on a retry', 3000);
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond']);
+  } finally {
+    await session.close();
+  }
+});
+
+test('a tap that waits is refused while a slow store (AsyncStorage) saves it: the caller gets the rejection, and nothing is reported unhandled', async () => {
+  const storage = new MapStorage();
+  const slow = {
+    getItem: async (/** @type {string} */ key) => storage.getItem(key),
+    removeItem: async (/** @type {string} */ key) => storage.removeItem(key),
+    setItem: async (/** @type {string} */ key, /** @type {string} */ value) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      storage.setItem(key, value);
+    },
+  };
+  /** @type {unknown[]} */
+  const unhandled = [];
+  const record = (/** @type {unknown} */ reason) => unhandled.push(reason);
+  process.on('unhandledRejection', record);
+  const { session } = await start({ store: new KeyValueSessionStore(slow) });
+  try {
+    session.setOffline(true);
+    await session.send({ type: 'onboarding.showSecond' });  // shown from the prediction
+    // No prediction for the next one: it waits, and offline it is rejected at once, while the
+    // store still writes it.
+    await assert.rejects(session.send({ type: 'onboarding.completed' }), Unreachable);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(unhandled, [], 'a rejection the caller handles is not reported unhandled (node exits on one)');
+    assert.equal(session.pendingCount, 2, 'the tap stays queued');
+    session.setOffline(false);
+    await session.settled();
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+  } finally {
+    process.off('unhandledRejection', record);
+    await session.close();
+  }
+});
+
 test('a newKey that repeats: the second tap is refused (not queued), the first is stored once, nothing is refused by the server', async () => {
   const network = new FaultyFetch();
   const { session } = await start({ network, newKey: () => 'the-same-key' });

@@ -141,6 +141,15 @@ export class FlowSession {
     /** @type {Set<(state: NavigationState) => void>} */
     this.stateListeners = new Set();
     this.published = machine.shown;
+    /**
+     * Events and states on their way to the listeners, oldest first, each with the listeners
+     * that were subscribed when it happened: one a listener causes (a tap as it draws, going
+     * offline on an event) waits until the one it is handling has reached every listener.
+     * @type {Array<{listeners: Set<(value: any) => void>, to: Array<(value: any) => void>, value: unknown}>}
+     */
+    this.deliveries = [];
+    /** True while `deliver` hands values to the listeners. */
+    this.delivering = false;
     /** @type {Array<() => void>} */
     this.settleWaiters = [];
     this.following = false;
@@ -256,6 +265,10 @@ export class FlowSession {
             // Taps kept from before the kill are replayed on the bundle, so they show again at once.
             session.bundleTriedAt = machine.confirmed.version;
             await session.refreshBundle();
+            // Not loaded: the kept taps were made on an earlier version (the server applied them
+            // and the answer was lost). Once they are answered the bundle is asked for again
+            // (a 304), or the session would go on without an engine and the next tap would wait.
+            if (machine.needsBundle) session.bundleTriedAt = undefined;
           }
           session.afterStart();
           return session;
@@ -282,7 +295,15 @@ export class FlowSession {
     }
     /** @type {StoredSession} */
     const stored = { server: normalizeServer(configuration.server), sessionId: made.id, token: made.token, userId: configuration.userId, queue: [] };
-    await store.save(stored);
+    /** @type {{error: unknown} | undefined} */
+    let unsaved;
+    try {
+      await store.save(stored);
+    } catch (error) {
+      // A full store (localStorage's quota) does not keep the app from its first screen: the
+      // session saves it again with backoff, as it does every save (`lastStoreError`).
+      unsaved = { error };
+    }
     const machine = new ClientMachine(made.state, { predictions: made.predictions, retry });
     /** @type {ClientEvent[]} */
     let events = [];
@@ -291,6 +312,7 @@ export class FlowSession {
       events = machine.restarted(made.state, { predictions: made.predictions, oldSession: gone.kept.sessionId, status: gone.status, problem: gone.problem });
     }
     const session = new FlowSession(configuration, transport, { ...stored, queue: [] }, machine);
+    if (unsaved) session.lastStoreError = unsaved.error;
     session.emit(events);
     session.afterStart();
     return session;
@@ -453,10 +475,11 @@ export class FlowSession {
         }
       }
       this.history.push(event);
-      for (const listener of [...this.listeners]) this.call(listener, event);
+      this.deliveries.push({ listeners: this.listeners, to: [...this.listeners], value: event });
     }
     if (this.history.length > 1000) this.history.splice(0, this.history.length - 1000);
     this.publish();
+    this.deliver();
   }
 
   /** Sends the state shown to the state listeners when it changed. */
@@ -464,7 +487,27 @@ export class FlowSession {
     const shown = this.machine.shown;
     if (shown.equals(this.published)) return;
     this.published = shown;
-    for (const listener of [...this.stateListeners]) this.call(listener, shown);
+    this.deliveries.push({ listeners: this.stateListeners, to: [...this.stateListeners], value: shown });
+    this.deliver();
+  }
+
+  /**
+   * Hands the waiting events and states to the listeners, one at a time, each to every listener
+   * before the next. A listener that taps or goes offline makes another while it is called: that
+   * one waits its turn here, so no listener gets it before the one it follows, nor ends on a
+   * state older than the one shown (as the Swift client's streams deliver them).
+   */
+  deliver() {
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      for (let next = this.deliveries.shift(); next; next = this.deliveries.shift()) {
+        // A listener unsubscribed (or the session closed) meanwhile is not called.
+        for (const listener of next.to) if (next.listeners.has(listener)) this.call(listener, next.value);
+      }
+    } finally {
+      this.delivering = false;
+    }
   }
 
   /**
@@ -544,6 +587,10 @@ export class FlowSession {
     const saved = this.persist();
     /** @type {Promise<NavigationState>} */
     const answered = new Promise((resolve, reject) => this.waiters.set(key, { resolve, reject }));
+    // It may be rejected (offline, refused, closed) while the store is still writing the tap,
+    // before the caller holds it: not an unhandled rejection (node exits on one), since the
+    // caller gets it below.
+    answered.catch(() => {});
     this.drain();
     this.publish();
     this.resolveWaiters();

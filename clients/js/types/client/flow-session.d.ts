@@ -160,6 +160,19 @@ export class FlowSession {
     /** @type {Set<(state: NavigationState) => void>} */
     stateListeners: Set<(state: NavigationState) => void>;
     published: NavigationState;
+    /**
+     * Events and states on their way to the listeners, oldest first, each with the listeners
+     * that were subscribed when it happened: one a listener causes (a tap as it draws, going
+     * offline on an event) waits until the one it is handling has reached every listener.
+     * @type {Array<{listeners: Set<(value: any) => void>, to: Array<(value: any) => void>, value: unknown}>}
+     */
+    deliveries: {
+        listeners: Set<(value: any) => void>;
+        to: ((value: any) => void)[];
+        value: unknown;
+    }[];
+    /** True while `deliver` hands values to the listeners. */
+    delivering: boolean;
     /** @type {Array<() => void>} */
     settleWaiters: (() => void)[];
     following: boolean;
@@ -286,6 +299,13 @@ export class FlowSession {
     emit(events: ClientEvent[]): void;
     /** Sends the state shown to the state listeners when it changed. */
     publish(): void;
+    /**
+     * Hands the waiting events and states to the listeners, one at a time, each to every listener
+     * before the next. A listener that taps or goes offline makes another while it is called: that
+     * one waits its turn here, so no listener gets it before the one it follows, nor ends on a
+     * state older than the one shown (as the Swift client's streams deliver them).
+     */
+    deliver(): void;
     /**
      * Calls one of the app's listeners. One that throws is the app's bug, not the session's: it must
      * not stop the drain (taps would never be sent, \`settled()\` and waiting taps never settle) nor
