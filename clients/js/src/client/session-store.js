@@ -332,7 +332,8 @@ export class KeyValueSessionStore {
    */
   async rewrite(name, kept, session) {
     const main = this.prefix + name;
-    // A generation never used by this key: one after the last, or at random after none.
+    // A generation not used by this key before: one after the last, or, after none, the time
+    // (entries are left behind only by a storage that failed to remove them).
     const generation = kept.generation === undefined ? Date.now() : kept.generation + 1;
     await this.storage.setItem(main, encodeStoredSession(session).slice(0, -1) + `,"journal":${generation}}`);
     this.kept.set(name, { session: { ...session, queue: session.queue.slice() }, generation, entries: 0 });
