@@ -1,6 +1,7 @@
 // The client's parts on their own: the event-stream reader, session keys and stored sessions, the
 // state document reader, requests and retry delays. No server.
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import { test } from 'node:test';
 import {
   EventStreamParser, KeyValueSessionStore, openEventStream, MalformedState, MemorySessionStore, NavigationState, RetryPolicy, SessionKey,
@@ -81,6 +82,176 @@ test('a key-value store (sync like localStorage, or async like AsyncStorage) kee
   const loaded = memory.load(new SessionKey('http://localhost:8080/', 'ada'));
   loaded?.queue.push({ key: 'k', version: 0, action: { type: 'x' } });
   assert.equal(memory.load(new SessionKey('http://localhost:8080', 'ada'))?.queue.length, 0, 'a loaded session is a copy');
+});
+
+/** @typedef {import('../src/client/index.js').StoredSession} StoredSession */
+
+/**
+ * A storage over `map` that is killed at its `limit`-th write (`setItem` or `removeItem`): that
+ * write and every one after it throw and write nothing, as if the app had died there. Sync like
+ * `localStorage`, or answering promises like AsyncStorage.
+ */
+class KilledStorage {
+  /**
+   * @param {Map<string, string>} map
+   * @param {number} limit
+   * @param {boolean} async
+   */
+  constructor(map, limit = Infinity, async = false) {
+    this.map = map;
+    this.limit = limit;
+    this.async = async;
+    this.writes = 0;
+  }
+
+  /** @template T @param {() => T} step */
+  run(step) {
+    return this.async ? Promise.resolve().then(step) : step();
+  }
+
+  /** @param {string} key */
+  getItem(key) {
+    return this.run(() => this.map.get(key) ?? null);
+  }
+
+  /** @param {() => void} step */
+  write(step) {
+    return this.run(() => {
+      if (this.writes >= this.limit) throw new Error('killed');
+      this.writes += 1;
+      step();
+    });
+  }
+
+  /** @param {string} key @param {string} value */
+  setItem(key, value) {
+    return this.write(() => this.map.set(key, value));
+  }
+
+  /** @param {string} key */
+  removeItem(key) {
+    return this.write(() => this.map.delete(key));
+  }
+}
+
+/**
+ * The saves of a session as a FlowSession makes them (each a new object; a tap is the same object
+ * in every save that keeps it): taps one by one, past the journal's length, three at once, the
+ * first ten confirmed with a new confirmed state, a waiting tap whose action changes in the
+ * middle of the queue, a new bundle, a new session.
+ * @returns {StoredSession[]}
+ */
+function scriptedSaves() {
+  const at = (/** @type {number} */ n) => `2026-11-28T12:${String(Math.floor(n / 60)).padStart(2, '0')}:${String(n % 60).padStart(2, '0')}.000Z`;
+  const tap = (/** @type {number} */ n) => ({ key: `k${n}`, version: n, action: { type: 'home.selectTab', from: 'e2', params: { index: n % 2 } }, at: at(n) });
+  /** @type {StoredSession} */
+  let session = {
+    server: 'http://127.0.0.1:8080', sessionId: 's_1', token: 't_1', userId: 'ada', queue: [],
+    confirmed: { sessionId: 's_1', version: 0 }, bundle: '{"format":1,"sessionId":"s_1"}', bundleTag: '"b0"',
+  };
+  const saves = [session];
+  /** @param {Partial<StoredSession>} change */
+  const next = (change) => saves.push(session = { ...session, queue: session.queue.slice(), ...change });
+  let made = 0;
+  for (let i = 0; i < 70; i++) next({ queue: [...session.queue, tap(made++)] });
+  next({ queue: [...session.queue, tap(made++), tap(made++), tap(made++)] });
+  next({ queue: session.queue.slice(10), confirmed: { sessionId: 's_1', version: 10 } });
+  for (let i = 0; i < 5; i++) next({ queue: [...session.queue, tap(made++)] });
+  const waited = session.queue.slice();
+  waited[2] = { ...waited[2], action: { type: 'home.selectTab', from: 'e9', params: { index: 0 } } };
+  next({ queue: waited });
+  next({ queue: [...session.queue, tap(made++)] });
+  next({ bundle: '{"format":1,"sessionId":"s_1","v":2}', bundleTag: '"b2"', queue: [...session.queue, tap(made++)] });
+  next({ queue: [...session.queue, tap(made++)] });
+  next({ sessionId: 's_2', token: 't_2', queue: [], confirmed: { sessionId: 's_2', version: 0 } });
+  for (let i = 0; i < 3; i++) next({ queue: [...session.queue, tap(made++)] });
+  return saves;
+}
+
+/** What a store loads back of `session`: its stored form, read. @param {StoredSession} session */
+const asLoaded = (session) => decodeStoredSession(encodeStoredSession(session));
+
+for (const async of [false, true]) {
+  test(`a key-value store (${async ? 'async' : 'sync'}) killed at any write loads the session before that save or after it, never a mix; the next launch goes on from it and removes it whole`, async () => {
+    const saves = scriptedSaves();
+    const key = new SessionKey('http://127.0.0.1:8080', 'ada');
+    const full = new KilledStorage(new Map(), Infinity, async);
+    const whole = new KeyValueSessionStore(full);
+    for (const session of saves) await whole.save(session);
+    assert.deepEqual(await whole.load(key), asLoaded(saves[saves.length - 1]));
+    assert.ok(full.writes > saves.length + 64, `the script compacts the journal (${full.writes} writes for ${saves.length} saves)`);
+    for (let limit = 0; limit <= full.writes; limit++) {
+      const map = new Map();
+      const storage = new KilledStorage(map, limit, async);
+      const store = new KeyValueSessionStore(storage);
+      let done = 0;
+      try {
+        for (const session of saves) {
+          await store.save(session);
+          done += 1;
+        }
+      } catch (error) {
+        assert.equal(/** @type {Error} */ (error).message, 'killed');
+      }
+      const relaunched = new KeyValueSessionStore(new KilledStorage(map, Infinity, async));
+      const loaded = await relaunched.load(key);
+      const before = done === 0 ? undefined : asLoaded(saves[done - 1]);
+      const after = done === saves.length ? before : asLoaded(saves[done]);
+      assert.ok(isDeepStrictEqual(loaded, before) || isDeepStrictEqual(loaded, after),
+        `killed at write ${limit}, in save ${done + 1}: loaded ${loaded?.sessionId} with ${loaded?.queue.length} taps, `
+        + `not the ${before?.queue.length ?? 'no'} taps before nor the ${after?.queue.length} after`);
+      const last = saves[saves.length - 1];
+      await relaunched.save(last);
+      assert.deepEqual(await relaunched.load(key), asLoaded(last), `killed at write ${limit}: saved again`);
+      await relaunched.remove(key);
+      assert.deepEqual([...map.keys()], [], `killed at write ${limit}: removed whole`);
+    }
+  });
+}
+
+test('a key-value store reads the one entry written before the journal, goes on from it, and never reads a journal its main entry does not name', async () => {
+  const map = new Map();
+  const key = new SessionKey('http://127.0.0.1:8080', 'ada');
+  const name = 'flowstack.session:' + key;
+  const first = { key: 'k1', version: 0, action: { type: 'onboarding.showSecond' }, at: '2026-11-28T12:00:00.000Z' };
+  /** @type {StoredSession} */
+  const old = { server: 'http://127.0.0.1:8080', sessionId: 's_1', token: 't_1', userId: 'ada', queue: [first], confirmed: { sessionId: 's_1', version: 0 } };
+  map.set(name, encodeStoredSession(old));
+  const store = new KeyValueSessionStore(new KilledStorage(map));
+  assert.deepEqual(await store.load(key), old);
+  const second = { key: 'k2', version: 1, action: { type: 'onboarding.completed' } };
+  const third = { key: 'k3', version: 2, action: { type: 'home.selectTab', params: { index: 1 } } };
+  await store.save({ ...old, queue: [first, second] });
+  await store.save({ ...old, queue: [first, second, third] });
+  assert.deepEqual((await new KeyValueSessionStore(new KilledStorage(map)).load(key))?.queue, [first, second, third]);
+  assert.ok(map.size > 1, 'the last tap went to the journal');
+  // The main entry alone, as an older client writes it: the journal beside it is not its.
+  map.set(name, encodeStoredSession(old));
+  assert.deepEqual(await new KeyValueSessionStore(new KilledStorage(map)).load(key), old);
+});
+
+test('a key-value store removes everything a session has in the storage, journal included, and nothing of another', async () => {
+  const map = new Map();
+  const storage = new KilledStorage(map);
+  const ada = new SessionKey('http://127.0.0.1:8080', 'ada');
+  const bob = new SessionKey('http://127.0.0.1:8080', 'bob');
+  for (const [userId, count] of [['ada', 100], ['bob', 3]]) {
+    const store = new KeyValueSessionStore(storage);
+    /** @type {StoredSession} */
+    let session = { server: 'http://127.0.0.1:8080', sessionId: `s_${userId}`, token: 't', userId, queue: [] };
+    await store.save(session);
+    for (let n = 0; n < count; n++) await store.save(session = { ...session, queue: [...session.queue, { key: `${userId}${n}`, version: n, action: { type: 'x' } }] });
+  }
+  const bobs = [...map.keys()].filter((key) => key.startsWith('flowstack.session:bob on '));
+  assert.ok(bobs.length > 1 && map.size > bobs.length + 1);
+  await new KeyValueSessionStore(storage).remove(ada);  // a new store: what it removes is read, not remembered
+  assert.deepEqual([...map.keys()].sort(), bobs.sort());
+  assert.equal(await new KeyValueSessionStore(storage).load(ada), undefined);
+  assert.equal((await new KeyValueSessionStore(storage).load(bob))?.queue.length, 3);
+  const store = new KeyValueSessionStore(storage);
+  await store.load(bob);
+  await store.remove(bob);
+  assert.equal(map.size, 0);
 });
 
 test('a state document reads into values, equal exactly when the documents are; a wrong one names its path', () => {

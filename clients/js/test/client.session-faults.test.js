@@ -7,8 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import {
   checkedAction, decodeStoredSession, encodeStoredSession, FlowSession, KeyValueSessionStore, MemorySessionStore, NavigationState,
-  randomKey, RetryPolicy, SessionFlags, SessionKey, Unreachable,
+  localEngine, randomKey, RetryPolicy, SessionFlags, SessionKey, Unreachable,
 } from '../src/client/index.js';
+import * as engineModule from '../src/engine/index.js';
 import { retryAfterMilliseconds } from '../src/client/http-transport.js';
 import { eventually, FaultyFetch, serverForTests, startSession, testRetry } from './support/server.js';
 
@@ -106,6 +107,45 @@ test('a tap with a from that is not a string is refused; the kept session and it
   await second.settled();
   assert.deepEqual((await log(second)).map((entry) => entry.type), ['onboarding.showSecond'], 'the kept tap was sent');
   await second.close();
+});
+
+test('4,000 taps queued offline in a key-value store: each writes a bounded number of bytes, not the whole queue again, and all load back', async () => {
+  const storage = new MapStorage();
+  let written = 0;
+  const counted = {
+    getItem: (/** @type {string} */ key) => storage.getItem(key),
+    removeItem: (/** @type {string} */ key) => storage.removeItem(key),
+    setItem: (/** @type {string} */ key, /** @type {string} */ value) => {
+      written += key.length + value.length;
+      storage.setItem(key, value);
+    },
+  };
+  const store = new KeyValueSessionStore(counted);
+  const { session, userId } = await start({ store, engine: localEngine(engineModule) });
+  try {
+    await eventually(() => session.hasLocalEngine, 'the bundle loaded', 5000);
+    await session.send({ type: 'onboarding.showSecond' });
+    await session.send({ type: 'onboarding.completed' });
+    await session.settled();
+    session.setOffline(true);
+    const stored = /** @type {string} */ (storage.getItem(store.prefix + new SessionKey(server.url, userId))).length;
+    /** Bytes written by each thousand taps. @type {number[]} */
+    const thousands = [];
+    for (let tap = 0; tap < 4000; tap++) {
+      if (tap % 1000 === 0) thousands.push(0);
+      const before = written;
+      await session.send({ type: 'home.selectTab', params: { index: (tap + 1) % 2 } });
+      thousands[thousands.length - 1] += written - before;
+    }
+    // A tap is about 200 bytes with its key; the whole session (the bundle, the confirmed state)
+    // is rewritten now and then, amortised. Rewriting it on every tap is 8 KB and more per tap.
+    assert.ok(thousands.every((bytes) => bytes / 1000 < 1000), `bytes per tap, by thousand: ${thousands.map((bytes) => Math.round(bytes / 1000))} (the session is ${stored} bytes)`);
+    const loaded = await new KeyValueSessionStore(storage).load(new SessionKey(server.url, userId));
+    assert.deepEqual(loaded?.queue.map((item) => item.key), session.pending.map((item) => item.key), 'every tap, in order');
+    assert.equal(loaded?.bundle !== undefined && loaded.confirmed?.version, session.confirmedState.version);
+  } finally {
+    await session.close();
+  }
 });
 
 test('a stored queue with one tap that does not read keeps the session and the other taps, and counts the one left out', () => {

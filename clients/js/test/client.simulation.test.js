@@ -54,6 +54,21 @@ const retry = new RetryPolicy({ attempts: 3, initialDelay: 1, maximumDelay: 8 })
  */
 const resumedForm = (item) => structuredClone(batchItem(item));
 
+/**
+ * The session a key-value store keeps under `name`, read at once (no await, so no save comes
+ * between): its main entry with the taps of the journal it names (see `KeyValueSessionStore`).
+ * @param {Map<string, string>} file
+ * @param {string} name
+ */
+function readNow(file, name) {
+  const text = file.get(name);
+  const value = text === undefined ? undefined : JSON.parse(text);
+  for (let entry = 0, taps; value?.journal !== undefined && (taps = file.get(`${name}#${value.journal}.${entry}`)) !== undefined; entry++) {
+    value.queue.push(...JSON.parse(taps));
+  }
+  return value && decodeStoredSession(value);
+}
+
 /** @param {Array<{key: string, version: number, action: {type: string, from?: string}}>} queue */
 const describeQueue = (queue) => `[${queue.map((item) => `${item.key.slice(0, 8)} v${item.version} ${item.action.type}${item.action.from ? ` from ${item.action.from}` : ''}`).join(', ')}]`;
 
@@ -222,8 +237,7 @@ async function schedule(seed, usesEngine, kind) {
     const key = /** @type {string | undefined} */ (lastKey);  // set by newKey during the send
     if (key !== undefined && session.pending.some((item) => item.key === key)) {
       outcome.queuedChecked += 1;
-      const text = file.get(kept.prefix + new SessionKey(spellings[0], 'ada'));
-      const read = text === undefined ? undefined : decodeStoredSession(text);
+      const read = readNow(file, kept.prefix + new SessionKey(spellings[0], 'ada'));
       if (!read?.queue.some((item) => item.key === key)) fail(`tap ${outcome.made} (${action.type}, ${key.slice(0, 8)}): send settled, the tap is queued and not in the store`);
     }
     if (random.below(3) === 0) await new Promise((resolve) => setTimeout(resolve, random.below(2)));

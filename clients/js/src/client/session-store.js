@@ -113,11 +113,25 @@ export function decodeStoredSession(encoded) {
   if (typeof server !== 'string' || typeof sessionId !== 'string' || typeof token !== 'string' || typeof userId !== 'string' || !Array.isArray(queue)) {
     return undefined;
   }
-  /** @type {QueuedAction[]} */
-  const items = [];
-  let skipped = 0;
-  for (const raw of queue) {
-    const item = asObject(raw);
+  /** @type {StoredSession} */
+  const session = { server: normalizeServer(server), sessionId, token, userId, queue: [] };
+  readTaps(queue, session);
+  const confirmed = asObject(value.confirmed);
+  if (confirmed) session.confirmed = confirmed;
+  if (asObject(value.bundle)) session.bundle = JSON.stringify(value.bundle);
+  if (typeof value.bundleTag === 'string') session.bundleTag = value.bundleTag;
+  return session;
+}
+
+/**
+ * Adds the taps of `raw` that read to `session.queue`, and counts in `session.skipped` those that
+ * do not.
+ * @param {unknown[]} raw
+ * @param {StoredSession} session
+ */
+function readTaps(raw, session) {
+  for (const value of raw) {
+    const item = asObject(value);
     let action;
     try {
       action = checkedAction(item?.action);
@@ -128,22 +142,14 @@ export function decodeStoredSession(encoded) {
     // out, not the session with every other tap: the taps after it were made on a version it
     // moved to, so the server refuses them (412) and the correction reports them.
     if (!item || typeof item.key !== 'string' || !Number.isSafeInteger(item.version) || !action) {
-      skipped += 1;
+      session.skipped = (session.skipped ?? 0) + 1;
       continue;
     }
     /** @type {QueuedAction} */
     const kept = { key: item.key, version: /** @type {number} */ (item.version), action };
     if (typeof item.at === 'string') kept.at = item.at;
-    items.push(kept);
+    session.queue.push(kept);
   }
-  /** @type {StoredSession} */
-  const session = { server: normalizeServer(server), sessionId, token, userId, queue: items };
-  if (skipped > 0) session.skipped = skipped;
-  const confirmed = asObject(value.confirmed);
-  if (confirmed) session.confirmed = confirmed;
-  if (asObject(value.bundle)) session.bundle = JSON.stringify(value.bundle);
-  if (typeof value.bundleTag === 'string') session.bundleTag = value.bundleTag;
-  return session;
 }
 
 /**
@@ -194,9 +200,30 @@ export class MemorySessionStore {
  */
 
 /**
+ * What a key-value store knows a key's entries hold: the session (none when none reads), the
+ * generation of the journal the main entry names (none in the form written before there was a
+ * journal), and how many entries that journal has.
+ * @typedef {{session?: StoredSession, generation?: number, entries: number}} KeptEntries
+ */
+
+/**
  * Keeps each server's and user's session in a key-value storage, under `<prefix><user> on
- * <server>`, in the stored form (the Swift client's). The tokens are in it in clear: use storage
- * only the app can read.
+ * <server>`, in the stored form (the Swift client's), with a journal beside it so that a tap
+ * writes the tap, not the whole queue again.
+ *
+ * A save that only adds taps writes them as one journal entry, `<that key>#<generation>.<n>`
+ * (`n` counting from 0). Any other save (taps confirmed, a new confirmed state, bundle or token),
+ * or one that finds the journal as long as the taps before it (and at least 64 entries), writes
+ * the main entry whole, naming a new generation (`"journal": <generation>`), then removes the old
+ * generation's entries: a tap costs amortised O(1). Each save is one write that commits it (the
+ * entry, or the main entry), so a kill between two writes loads the session before that save or
+ * after it: the entries of a generation the main entry does not name are never read, and those of
+ * the one before are removed at the next load. A main entry with no journal (written before
+ * there was one) loads as it is. Key listing is not used.
+ *
+ * The store compares a save's taps with the ones it wrote by identity: use one store per storage,
+ * and do not change taps once saved (`FlowSession` makes each anew). The tokens are in it in
+ * clear: use storage only the app can read.
  *
  * ```js
  * const store = new KeyValueSessionStore(window.localStorage);
@@ -212,23 +239,119 @@ export class KeyValueSessionStore {
     const { prefix = 'flowstack.session:' } = options;
     this.storage = storage;
     this.prefix = prefix;
+    /** What each key's entries hold, as this store last wrote them. @type {Map<string, KeptEntries>} */
+    this.kept = new Map();
+    /** @type {Promise<unknown>} */
+    this.last = Promise.resolve();
+  }
+
+  /**
+   * Runs `operation` once the ones before it are done, so each works from what the last wrote.
+   * @template T
+   * @param {() => Promise<T>} operation
+   * @returns {Promise<T>}
+   */
+  queued(operation) {
+    const done = this.last.then(operation);
+    this.last = done.catch(() => {});
+    return done;
   }
 
   /** @param {SessionKey} key */
-  async load(key) {
-    const text = await this.storage.getItem(this.prefix + key.toString());
-    if (text == null) return undefined;
-    const session = decodeStoredSession(text);
-    return session && keyOf(session).equals(key) ? session : undefined;
+  load(key) {
+    return this.queued(async () => (await this.read(key.toString())).session);
   }
 
   /** @param {StoredSession} session */
-  async save(session) {
-    await this.storage.setItem(this.prefix + keyOf(session).toString(), encodeStoredSession(session));
+  save(session) {
+    const name = keyOf(session).toString();
+    return this.queued(async () => {
+      const kept = this.kept.get(name) ?? await this.read(name);
+      // Unknown until a write succeeds: after a failure the next save reads the storage again.
+      this.kept.delete(name);
+      const old = kept.session;
+      const queue = session.queue;
+      const count = old?.queue.length ?? 0;
+      // Each entry holds a tap or more, so the journal is rewritten before it holds more taps
+      // than the main entry.
+      if (old && kept.generation !== undefined && queue.length > count && kept.entries < Math.max(64, count - kept.entries)
+        && /** @type {const} */ (['sessionId', 'token', 'confirmed', 'bundle', 'bundleTag']).every((field) => old[field] === session[field])
+        && old.queue.every((/** @type {QueuedAction} */ item, /** @type {number} */ index) => item === queue[index])) {
+        const added = queue.slice(count);
+        await this.storage.setItem(`${this.prefix}${name}#${kept.generation}.${kept.entries}`, JSON.stringify(added.map(batchItem)));
+        old.queue.push(...added);
+        kept.entries += 1;
+        this.kept.set(name, kept);
+      } else {
+        await this.rewrite(name, kept, session);
+      }
+    });
   }
 
   /** @param {SessionKey} key */
-  async remove(key) {
-    await this.storage.removeItem(this.prefix + key.toString());
+  remove(key) {
+    const name = key.toString();
+    return this.queued(async () => {
+      const kept = this.kept.get(name) ?? await this.read(name);
+      this.kept.delete(name);
+      // The journal's taps go into the main entry first, so a kill before the end leaves the
+      // session whole, or nothing.
+      if (kept.session && kept.entries > 0) await this.rewrite(name, kept, kept.session);
+      await this.storage.removeItem(this.prefix + name);
+      this.kept.delete(name);
+    });
+  }
+
+  /**
+   * The main entry and its journal's entries, read as one session; the entries of the generation
+   * before, left by a kill, are removed.
+   * @param {string} name
+   * @returns {Promise<KeptEntries>}
+   */
+  async read(name) {
+    const main = this.prefix + name;
+    const value = asObject(tryParse((await this.storage.getItem(main)) ?? ''));
+    const session = decodeStoredSession(value);
+    const generation = Number.isSafeInteger(value?.journal) ? /** @type {number} */ (value?.journal) : undefined;
+    let entries = 0;
+    if (generation !== undefined) {
+      for (let text; session && (text = await this.storage.getItem(`${main}#${generation}.${entries}`)) != null; entries++) {
+        readTaps(/** @type {unknown[]} */ ([]).concat(tryParse(text)), session);
+      }
+      await this.drop(`${main}#${generation - 1}.`);
+    }
+    return { session: session && keyOf(session).toString() === name ? session : undefined, generation, entries };
+  }
+
+  /**
+   * Writes `session` whole in the main entry, naming a new generation (the commit), then removes
+   * the journal's entries.
+   * @param {string} name
+   * @param {KeptEntries} kept
+   * @param {StoredSession} session
+   */
+  async rewrite(name, kept, session) {
+    const main = this.prefix + name;
+    // A generation not used by this key before: one after the last, or, after none, the time
+    // (entries are left behind only by a storage that failed to remove them).
+    const generation = kept.generation === undefined ? Date.now() : kept.generation + 1;
+    await this.storage.setItem(main, encodeStoredSession(session).slice(0, -1) + `,"journal":${generation}}`);
+    this.kept.set(name, { session: { ...session, queue: session.queue.slice() }, generation, entries: 0 });
+    if (kept.generation !== undefined) await this.drop(`${main}#${kept.generation}.`, kept.entries);
+  }
+
+  /**
+   * Removes the entries `<base>0`, `<base>1`… (at least `count` of them), the last first, so that
+   * a kill leaves the first ones, which the next try finds. A failure leaves them to the next load.
+   * @param {string} base
+   * @param {number} [count]
+   */
+  async drop(base, count = 0) {
+    try {
+      while (await this.storage.getItem(base + count) != null) count += 1;
+      while (count > 0) await this.storage.removeItem(base + --count);
+    } catch {
+      // kept for the next load
+    }
   }
 }

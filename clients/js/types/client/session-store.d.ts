@@ -88,9 +88,29 @@ export class MemorySessionStore {
  *   setItem(key: string, value: string): void | Promise<void>, removeItem(key: string): void | Promise<void>}} KeyValueStorage
  */
 /**
+ * What a key-value store knows a key's entries hold: the session (none when none reads), the
+ * generation of the journal the main entry names (none in the form written before there was a
+ * journal), and how many entries that journal has.
+ * @typedef {{session?: StoredSession, generation?: number, entries: number}} KeptEntries
+ */
+/**
  * Keeps each server's and user's session in a key-value storage, under `<prefix><user> on
- * <server>`, in the stored form (the Swift client's). The tokens are in it in clear: use storage
- * only the app can read.
+ * <server>`, in the stored form (the Swift client's), with a journal beside it so that a tap
+ * writes the tap, not the whole queue again.
+ *
+ * A save that only adds taps writes them as one journal entry, `<that key>#<generation>.<n>`
+ * (`n` counting from 0). Any other save (taps confirmed, a new confirmed state, bundle or token),
+ * or one that finds the journal as long as the taps before it (and at least 64 entries), writes
+ * the main entry whole, naming a new generation (`"journal": <generation>`), then removes the old
+ * generation's entries: a tap costs amortised O(1). Each save is one write that commits it (the
+ * entry, or the main entry), so a kill between two writes loads the session before that save or
+ * after it: the entries of a generation the main entry does not name are never read, and those of
+ * the one before are removed at the next load. A main entry with no journal (written before
+ * there was one) loads as it is. Key listing is not used.
+ *
+ * The store compares a save's taps with the ones it wrote by identity: use one store per storage,
+ * and do not change taps once saved (`FlowSession` makes each anew). The tokens are in it in
+ * clear: use storage only the app can read.
  *
  * ```js
  * const store = new KeyValueSessionStore(window.localStorage);
@@ -107,12 +127,45 @@ export class KeyValueSessionStore {
     } | undefined);
     storage: KeyValueStorage;
     prefix: string;
+    /** What each key's entries hold, as this store last wrote them. @type {Map<string, KeptEntries>} */
+    kept: Map<any, any>;
+    /** @type {Promise<unknown>} */
+    last: Promise<unknown>;
+    /**
+     * Runs `operation` once the ones before it are done, so each works from what the last wrote.
+     * @template T
+     * @param {() => Promise<T>} operation
+     * @returns {Promise<T>}
+     */
+    queued<T>(operation: () => Promise<T>): Promise<T>;
     /** @param {SessionKey} key */
     load(key: SessionKey): Promise<StoredSession | undefined>;
     /** @param {StoredSession} session */
     save(session: StoredSession): Promise<void>;
     /** @param {SessionKey} key */
     remove(key: SessionKey): Promise<void>;
+    /**
+     * The main entry and its journal's entries, read as one session; the entries of the generation
+     * before, left by a kill, are removed.
+     * @param {string} name
+     * @returns {Promise<KeptEntries>}
+     */
+    read(name: string): Promise<KeptEntries>;
+    /**
+     * Writes `session` whole in the main entry, naming a new generation (the commit), then removes
+     * the journal's entries.
+     * @param {string} name
+     * @param {KeptEntries} kept
+     * @param {StoredSession} session
+     */
+    rewrite(name: string, kept: KeptEntries, session: StoredSession): Promise<void>;
+    /**
+     * Removes the entries `<base>0`, `<base>1`… (at least `count` of them), the last first, so that
+     * a kill leaves the first ones, which the next try finds. A failure leaves them to the next load.
+     * @param {string} base
+     * @param {number} [count]
+     */
+    drop(base: string, count?: number | undefined): Promise<void>;
 }
 export type QueuedAction = import('./client-event.js').QueuedAction;
 export type JSONObject = import('./json.js').JSONObject;
@@ -154,4 +207,14 @@ export type KeyValueStorage = {
     getItem(key: string): string | null | undefined | Promise<string | null | undefined>;
     setItem(key: string, value: string): void | Promise<void>;
     removeItem(key: string): void | Promise<void>;
+};
+/**
+ * What a key-value store knows a key's entries hold: the session (none when none reads), the
+ * generation of the journal the main entry names (none in the form written before there was a
+ * journal), and how many entries that journal has.
+ */
+export type KeptEntries = {
+    session?: StoredSession;
+    generation?: number;
+    entries: number;
 };
