@@ -26,8 +26,10 @@ python3 scripts/engine_suite.py --server "$bin" --browser clients/js/test/browse
 # lists (issue 37: their reader, effects and diff, 6.9 KB), 49.5 KB with the client's checks of
 # taps and its retried saves, 49.9 KB with row taps among the available actions, 50.2 KB with
 # the lists' size caps and linear object look-ups (the review of issue 37), 51.7 KB with the event
-# stream over XMLHttpRequest for React Native and rows from params held to declared kinds, so that
-# it does not grow unseen: the 30 KB the issue asks of it is not met yet.
+# stream over XMLHttpRequest for React Native and rows from params held to declared kinds, 52.3
+# KB with the key-value store's journal, 51.9 KB with the conformance runner moved out of the
+# engine's entry (an app does not ship it), so that it does not grow unseen: the 30 KB the issue
+# asks of it is not met yet.
 for entry in "src/client/index.js 30720" "src/index.js 52224"; do
     set -- $entry
     size=$(esbuild "clients/js/$1" --bundle --minify --format=esm --log-level=warning | gzip -9 | wc -c)

@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DefinitionProblems, EngineRunner, parseJSON, readDefinition } from '../src/engine/index.js';
+import { DefinitionProblems, parseJSON, readDefinition } from '../src/engine/index.js';
+import { EngineRunner } from '../src/engine/conformance.js';
 
 test('broken definitions are refused at the Swift reader\'s pointer with its message', () => {
   const lines = readFileSync(fileURLToPath(new URL('fixtures/broken-definitions.jsonl', import.meta.url)), 'utf8').split('\n');

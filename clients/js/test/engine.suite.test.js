@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { EngineRunner } from '../src/engine/index.js';
+import { EngineRunner } from '../src/engine/conformance.js';
 
 const casesFolder = fileURLToPath(new URL('../../../engine-suite/cases/', import.meta.url));
 const caseFiles = readdirSync(casesFolder).filter((name) => name.endsWith('.jsonl')).sort();

@@ -25,4 +25,5 @@ export { readTreeStorage, writeTreeStorage } from './storage.js';
 export { encodeTransition } from './document.js';
 export { readSections, ListProblem } from './screenList.js';
 export { diffLists, longestIncreasingRun } from './listChanges.js';
-export { EngineRunner, createConformanceRunner, refusalLine } from './conformance.js';
+// The conformance runner (EngineRunner, for ports and tests) is `@flowstack/client/engine/conformance`:
+// an app does not ship it.

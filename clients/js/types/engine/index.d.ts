@@ -11,4 +11,3 @@ export { treeTop, treeScreens, visiblePath, structuralProblems, parseEntryId, de
 export { readTreeStorage, writeTreeStorage } from "./storage.js";
 export { readSections, ListProblem } from "./screenList.js";
 export { diffLists, longestIncreasingRun } from "./listChanges.js";
-export { EngineRunner, createConformanceRunner, refusalLine } from "./conformance.js";
