@@ -254,6 +254,35 @@ test('a key-value store removes everything a session has in the storage, journal
   assert.equal(map.size, 0);
 });
 
+test('two key-value stores writing one key (two tabs): a main entry one rewrites never takes up the journal the other writes', async () => {
+  const map = new Map();
+  const key = new SessionKey('http://127.0.0.1:8080', 'ada');
+  const tap = (/** @type {string} */ name, /** @type {number} */ version) => ({ key: name, version, action: { type: 'x' } });
+  /** @type {StoredSession} */
+  const base = { server: 'http://127.0.0.1:8080', sessionId: 's_ada', token: 't', userId: 'ada', queue: [] };
+  const first = new KeyValueSessionStore(new KilledStorage(map));
+  await first.save(base);
+  const second = new KeyValueSessionStore(new KilledStorage(map));
+  const loaded = await second.load(key);
+  assert.ok(loaded);
+  // Each tab goes on from what it holds: appends, then a rewrite (a tap confirmed), then appends.
+  /** @type {Record<string, StoredSession>} */
+  const last = { first: base, second: loaded };
+  const stores = { first, second };
+  const script = /** @type {const} */ ([['second', 'b1'], ['second', 'confirm'], ['second', 'b2'], ['first', 'a1'], ['first', 'confirm'],
+    ['first', 'a2'], ['second', 'b3'], ['second', 'confirm'], ['second', 'b4'], ['first', 'confirm'], ['first', 'a3'], ['second', 'b5']]);
+  for (const [tab, step] of script) {
+    const session = last[tab];
+    last[tab] = step === 'confirm'
+      ? { ...session, queue: session.queue.slice(1), confirmed: new Map([['version', session.queue.length]]) }
+      : { ...session, queue: [...session.queue, tap(step, session.queue.length)] };
+    await stores[tab].save(last[tab]);
+    const now = await new KeyValueSessionStore(new KilledStorage(map)).load(key);
+    const keys = now?.queue.map((item) => item.key) ?? [];
+    assert.ok(new Set(keys.map((name) => name[0])).size <= 1, `after ${tab} ${step}: the store mixes both tabs' taps: ${keys}`);
+  }
+});
+
 test('a state document reads into values, equal exactly when the documents are; a wrong one names its path', () => {
   const document = JSON.parse(new DoubleEngine().document());
   const state = NavigationState.fromJSON({ ...document, predictions: [] });

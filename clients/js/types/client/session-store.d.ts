@@ -101,16 +101,18 @@ export class MemorySessionStore {
  * A save that only adds taps writes them as one journal entry, `<that key>#<generation>.<n>`
  * (`n` counting from 0). Any other save (taps confirmed, a new confirmed state, bundle or token),
  * or one that finds the journal as long as the taps before it (and at least 64 entries), writes
- * the main entry whole, naming a new generation (`"journal": <generation>`), then removes the old
- * generation's entries: a tap costs amortised O(1). Each save is one write that commits it (the
- * entry, or the main entry), so a kill between two writes loads the session before that save or
- * after it: the entries of a generation the main entry does not name are never read, and those of
- * the one before are removed at the next load. A main entry with no journal (written before
- * there was one) loads as it is. Key listing is not used.
+ * the main entry whole, naming a new generation (`"journal": <generation>`, picked at random, and
+ * `"previous"`), then removes the old generation's entries: a tap costs amortised O(1). Each save
+ * is one write that commits it (the entry, or the main entry), so a kill between two writes loads
+ * the session before that save or after it: the entries of a generation the main entry does not
+ * name are never read, and those of the previous one are removed at the next load. A main entry
+ * with no journal (written before there was one) loads as it is. Key listing is not used.
  *
  * The store compares a save's taps with the ones it wrote by identity: use one store per storage,
- * and do not change taps once saved (`FlowSession` makes each anew). The tokens are in it in
- * clear: use storage only the app can read.
+ * and do not change taps once saved (`FlowSession` makes each anew). Two stores writing one key
+ * (two tabs over one `localStorage`) overwrite each other's taps; the random generations keep one
+ * from reading the other's journal as its own after a rewrite. The tokens are in it in clear: use
+ * storage only the app can read.
  *
  * ```js
  * const store = new KeyValueSessionStore(window.localStorage);
