@@ -254,6 +254,62 @@ struct FlowSessionTests {
         await relaunched.close()
     }
 
+    /// Killed after the server applied the kept taps and before their answer came: the next
+    /// launch cannot replay them on the bundle (the server is past them), but once they are
+    /// answered (as already applied) the bundle loads, and the next tap is shown at once.
+    @Test func relaunchAfterKeptTapsWereAppliedGetsItsEngineBack() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let first = try await FlowSession.start(Self.configuration(server, user: "ivo", store: store))
+        #expect(await Self.engineLoaded(first))
+        await first.setOffline(true)
+        _ = try await first.send(FlowAction(type: "onboarding.showSecond"))
+        _ = try await first.send(FlowAction(type: "onboarding.completed"))
+        _ = try await first.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+        await first.close()
+        let kept = try #require(try store.only())
+        #expect(kept.queue.count == 3)
+        // The batch that was on the wire when the app was killed: the server applied it, the answer was lost.
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.writeKey("actions")
+        writer.beginArray()
+        for item in kept.queue {
+            writer.beginObject()
+            writer.writeKey("key")
+            writer.writeString(item.key)
+            writer.writeKey("version")
+            writer.writeInteger(item.version)
+            writer.writeKey("action")
+            writer.writeValue(item.action.json)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        let (status, body) = try await server.request("POST", "/v1/sessions/\(kept.sessionId)/actions/batch", token: kept.token,
+                                                      body: String(decoding: writer.takeBytes(), as: UTF8.self))
+        #expect(status == 200, "\(body)")
+
+        // Each request takes a second, so a tap that waited for its answer cannot look shown.
+        let session = try await FlowSession.start(Self.configuration(server, user: "ivo", store: store, latency: .seconds(1)))
+        await session.settled()
+        #expect(await session.pendingCount == 0, "the kept taps were answered as already applied")
+        #expect(await session.confirmedState.version == 3)
+        #expect(await session.state.top?.feature == "home.second")
+        #expect(await eventually(10) { await session.hasLocalEngine }, "the bundle at the confirmed version loaded")
+        let shown = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 0]))
+        #expect(await session.pendingCount > 0, "the tap waited for the network")
+        #expect(shown.top?.feature == "home.first")
+        await session.settled()
+        #expect(await session.confirmedState == shown)
+        #expect(await Self.corrections(session).isEmpty)
+        let (logStatus, log) = try await server.request("GET", "/v1/sessions/\(kept.sessionId)/actions", token: kept.token)
+        #expect(logStatus == 200)
+        let types = try JSONParser.parse(Array(log.utf8))["actions"]?.arrayValue?.compactMap { $0["type"]?.stringValue }
+        #expect(types == ["onboarding.showSecond", "onboarding.completed", "home.selectTab", "home.selectTab"], "\(log)")
+        await session.close()
+    }
+
     /// Killed while offline and started again while still offline: the client starts from the
     /// store (confirmed state, bundle, queue replayed), shows what was last shown, and keeps
     /// working offline; when the server is back, the taps from before and after the kill go as

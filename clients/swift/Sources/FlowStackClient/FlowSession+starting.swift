@@ -168,6 +168,11 @@ extension FlowSession {
     func loadBundleBeforeSending() async {
         bundleTriedAt = machine.confirmed.version
         await refreshBundle()
+        // Not loaded: the kept taps were made on an earlier version (the server applied them and
+        // the answer was lost when the app was killed). Once they are answered the bundle is
+        // asked for again (a 304), or the session would go on without an engine and every later
+        // tap would wait for the network.
+        if machine.needsBundle { bundleTriedAt = nil }
     }
 
     func afterStart() {
