@@ -364,6 +364,59 @@ struct FlowSessionTests {
         await relaunched.close()
     }
 
+    /// A store that fails at the first launch (a full disk, a keychain error): `start` still
+    /// returns the session the server made, with its state to draw; the session is stored by the
+    /// first save that succeeds (here the next tap's), and the next launch resumes it.
+    @Test func aStoreFailingAtFirstLaunchDoesNotFailStart() async throws {
+        let server = try ServerProcess()
+        let store = FullStore()
+        let session = try await FlowSession.start(Self.configuration(server, user: "eda", store: store))
+        #expect(await session.state.top?.feature == "onboarding.first")
+        #expect(await Self.engineLoaded(session))
+        #expect(store.failedSaves > 0)
+        #expect(store.kept.all.isEmpty, "nothing could be stored")
+        store.full = false
+        let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        #expect(second.top?.feature == "onboarding.second")
+        let saved = try #require(store.kept.all.first, "the tap's save stored the session")
+        let token = await session.token
+        #expect(saved.sessionId == session.sessionId && saved.token == token)
+        await session.settled()
+        #expect(await session.confirmedState == second)
+        await session.close()
+        #expect(store.kept.all.first?.confirmed?["version"]?.integerValue == 1)
+        let relaunched = try await FlowSession.start(Self.configuration(server, user: "eda", store: store))
+        #expect(relaunched.sessionId == session.sessionId)
+        #expect(await relaunched.state == second)
+        await relaunched.close()
+    }
+
+    /// A store that refuses every save while `full`, as a full disk or a failing keychain does.
+    final class FullStore: SessionStore, @unchecked Sendable {
+        struct Full: Error {}
+        let kept = MemorySessionStore()
+        private let lock = NSLock()
+        private var isFull = true
+        private var failures = 0
+        var full: Bool {
+            get { lock.withLock { isFull } }
+            set { lock.withLock { isFull = newValue } }
+        }
+        var failedSaves: Int { lock.withLock { failures } }
+
+        func load(_ key: SessionKey) throws -> StoredSession? { try kept.load(key) }
+        func save(_ session: StoredSession) throws {
+            try lock.withLock {
+                if isFull {
+                    failures += 1
+                    throw Full()
+                }
+            }
+            try kept.save(session)
+        }
+        func remove(_ key: SessionKey) throws { try kept.remove(key) }
+    }
+
     /// A store file written before the confirmed state and the bundle were kept still loads (and
     /// resumes online as before); one with them round-trips; a corrupt one is no session.
     @Test func storeFilesStayReadable() throws {
