@@ -254,6 +254,62 @@ struct FlowSessionTests {
         await relaunched.close()
     }
 
+    /// Killed after the server applied the kept taps and before their answer came: the next
+    /// launch cannot replay them on the bundle (the server is past them), but once they are
+    /// answered (as already applied) the bundle loads, and the next tap is shown at once.
+    @Test func relaunchAfterKeptTapsWereAppliedGetsItsEngineBack() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let first = try await FlowSession.start(Self.configuration(server, user: "ivo", store: store))
+        #expect(await Self.engineLoaded(first))
+        await first.setOffline(true)
+        _ = try await first.send(FlowAction(type: "onboarding.showSecond"))
+        _ = try await first.send(FlowAction(type: "onboarding.completed"))
+        _ = try await first.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
+        await first.close()
+        let kept = try #require(try store.only())
+        #expect(kept.queue.count == 3)
+        // The batch that was on the wire when the app was killed: the server applied it, the answer was lost.
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.writeKey("actions")
+        writer.beginArray()
+        for item in kept.queue {
+            writer.beginObject()
+            writer.writeKey("key")
+            writer.writeString(item.key)
+            writer.writeKey("version")
+            writer.writeInteger(item.version)
+            writer.writeKey("action")
+            writer.writeValue(item.action.json)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        let (status, body) = try await server.request("POST", "/v1/sessions/\(kept.sessionId)/actions/batch", token: kept.token,
+                                                      body: String(decoding: writer.takeBytes(), as: UTF8.self))
+        #expect(status == 200, "\(body)")
+
+        // Each request takes a second, so a tap that waited for its answer cannot look shown.
+        let session = try await FlowSession.start(Self.configuration(server, user: "ivo", store: store, latency: .seconds(1)))
+        await session.settled()
+        #expect(await session.pendingCount == 0, "the kept taps were answered as already applied")
+        #expect(await session.confirmedState.version == 3)
+        #expect(await session.state.top?.feature == "home.second")
+        #expect(await eventually(10) { await session.hasLocalEngine }, "the bundle at the confirmed version loaded")
+        let shown = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 0]))
+        #expect(await session.pendingCount > 0, "the tap waited for the network")
+        #expect(shown.top?.feature == "home.first")
+        await session.settled()
+        #expect(await session.confirmedState == shown)
+        #expect(await Self.corrections(session).isEmpty)
+        let (logStatus, log) = try await server.request("GET", "/v1/sessions/\(kept.sessionId)/actions", token: kept.token)
+        #expect(logStatus == 200)
+        let types = try JSONParser.parse(Array(log.utf8))["actions"]?.arrayValue?.compactMap { $0["type"]?.stringValue }
+        #expect(types == ["onboarding.showSecond", "onboarding.completed", "home.selectTab", "home.selectTab"], "\(log)")
+        await session.close()
+    }
+
     /// Killed while offline and started again while still offline: the client starts from the
     /// store (confirmed state, bundle, queue replayed), shows what was last shown, and keeps
     /// working offline; when the server is back, the taps from before and after the kill go as
@@ -306,6 +362,59 @@ struct FlowSessionTests {
         #expect(log.components(separatedBy: "\"clientAt\":null").count - 1 == 1, "\(log)")
         for type in ["onboarding.showSecond", "onboarding.completed", "home.selectTab"] { #expect(log.contains(type), "\(log)") }
         await relaunched.close()
+    }
+
+    /// A store that fails at the first launch (a full disk, a keychain error): `start` still
+    /// returns the session the server made, with its state to draw; the session is stored by the
+    /// first save that succeeds (here the next tap's), and the next launch resumes it.
+    @Test func aStoreFailingAtFirstLaunchDoesNotFailStart() async throws {
+        let server = try ServerProcess()
+        let store = FullStore()
+        let session = try await FlowSession.start(Self.configuration(server, user: "eda", store: store))
+        #expect(await session.state.top?.feature == "onboarding.first")
+        #expect(await Self.engineLoaded(session))
+        #expect(store.failedSaves > 0)
+        #expect(store.kept.all.isEmpty, "nothing could be stored")
+        store.full = false
+        let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        #expect(second.top?.feature == "onboarding.second")
+        let saved = try #require(store.kept.all.first, "the tap's save stored the session")
+        let token = await session.token
+        #expect(saved.sessionId == session.sessionId && saved.token == token)
+        await session.settled()
+        #expect(await session.confirmedState == second)
+        await session.close()
+        #expect(store.kept.all.first?.confirmed?["version"]?.integerValue == 1)
+        let relaunched = try await FlowSession.start(Self.configuration(server, user: "eda", store: store))
+        #expect(relaunched.sessionId == session.sessionId)
+        #expect(await relaunched.state == second)
+        await relaunched.close()
+    }
+
+    /// A store that refuses every save while `full`, as a full disk or a failing keychain does.
+    final class FullStore: SessionStore, @unchecked Sendable {
+        struct Full: Error {}
+        let kept = MemorySessionStore()
+        private let lock = NSLock()
+        private var isFull = true
+        private var failures = 0
+        var full: Bool {
+            get { lock.withLock { isFull } }
+            set { lock.withLock { isFull = newValue } }
+        }
+        var failedSaves: Int { lock.withLock { failures } }
+
+        func load(_ key: SessionKey) throws -> StoredSession? { try kept.load(key) }
+        func save(_ session: StoredSession) throws {
+            try lock.withLock {
+                if isFull {
+                    failures += 1
+                    throw Full()
+                }
+            }
+            try kept.save(session)
+        }
+        func remove(_ key: SessionKey) throws { try kept.remove(key) }
     }
 
     /// A store file written before the confirmed state and the bundle were kept still loads (and

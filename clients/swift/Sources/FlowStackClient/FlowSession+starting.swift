@@ -79,7 +79,11 @@ extension FlowSession {
             throw Failure(answer)
         }
         let stored = StoredSession(server: key.server, sessionId: id, token: token, userId: configuration.userId)
-        try configuration.store.save(stored)
+        // A store that fails now (a full disk, a keychain error) does not keep the app from its
+        // first screen, nor leave the server a session nobody uses: like every save the session
+        // makes (`persist`), a failed one is not retried, and the next that succeeds (the one
+        // after start, or the next tap's) keeps the whole session.
+        try? configuration.store.save(stored)
         var machine = ClientMachine(confirmed: state, predictions: predictions, retry: configuration.retry)
         var events: [ClientEvent] = []
         if let gone {
@@ -168,6 +172,11 @@ extension FlowSession {
     func loadBundleBeforeSending() async {
         bundleTriedAt = machine.confirmed.version
         await refreshBundle()
+        // Not loaded: the kept taps were made on an earlier version (the server applied them and
+        // the answer was lost when the app was killed). Once they are answered the bundle is
+        // asked for again (a 304), or the session would go on without an engine and every later
+        // tap would wait for the network.
+        if machine.needsBundle { bundleTriedAt = nil }
     }
 
     func afterStart() {
