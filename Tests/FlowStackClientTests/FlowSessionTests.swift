@@ -391,6 +391,31 @@ struct FlowSessionTests {
         await relaunched.close()
     }
 
+    /// A store that refuses saves for a while and then takes them: the session records why
+    /// (`lastStoreError`) and tries again with backoff, so the session and a tap made meanwhile are
+    /// stored without another change, and the session goes on after a relaunch.
+    @Test func aStoreThatRecoversIsWrittenWithoutAnotherChange() async throws {
+        let server = try ServerProcess()
+        let store = FullStore()
+        let session = try await FlowSession.start(Self.configuration(server, user: "fay", store: store))
+        #expect(await session.lastStoreError is FullStore.Full)
+        #expect(await Self.engineLoaded(session))
+        let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        await session.settled()
+        #expect(store.kept.all.isEmpty)
+        let failed = store.failedSaves
+        store.full = false
+        #expect(await eventually(10) { store.kept.all.first?.confirmed?["version"]?.integerValue == 1 },
+                "the retry stored the session at the tap's version, with no tap or answer after the store recovered")
+        #expect(store.failedSaves >= failed)
+        #expect(store.kept.all.first?.sessionId == session.sessionId)
+        await session.close()
+        let relaunched = try await FlowSession.start(Self.configuration(server, user: "fay", store: store))
+        #expect(relaunched.sessionId == session.sessionId)
+        #expect(await relaunched.state == second)
+        await relaunched.close()
+    }
+
     /// A store that refuses every save while `full`, as a full disk or a failing keychain does.
     final class FullStore: SessionStore, @unchecked Sendable {
         struct Full: Error {}

@@ -81,6 +81,9 @@ extension FlowSession {
     /// with the taps not yet confirmed: the next `start` sends them). A tap still waiting for its
     /// answer throws ``Unreachable``, and ``settled()`` returns.
     public func close() {
+        closed = true
+        saveRetry?.cancel()
+        saveRetry = nil
         following = false
         stopStream()
         probe?.cancel()
@@ -127,7 +130,30 @@ extension FlowSession {
             }
             changed = true
         }
-        if changed { try? configuration.store.save(stored) }
+        if changed || saveFailures > 0 { save() }
+    }
+
+    /// Writes what the store keeps. A save the store refuses is tried again with the retry
+    /// policy's backoff, and by any later change, until one succeeds (``lastStoreError``).
+    func save() {
+        do {
+            try configuration.store.save(stored)
+            saveFailures = 0
+        } catch {
+            lastStoreError = error
+            saveFailures += 1
+            guard saveRetry == nil, !closed else { return }
+            let delay = configuration.retry.delay(before: saveFailures)
+            saveRetry = Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                await self?.retrySave()
+            }
+        }
+    }
+
+    func retrySave() {
+        saveRetry = nil
+        if saveFailures > 0, !closed { save() }
     }
 
     func rememberBundle(_ bundle: SessionBundle, json: JSONValue, bytes: [UInt8], tag: String?) {

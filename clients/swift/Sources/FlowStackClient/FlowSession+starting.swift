@@ -81,9 +81,9 @@ extension FlowSession {
         let stored = StoredSession(server: key.server, sessionId: id, token: token, userId: configuration.userId)
         // A store that fails now (a full disk, a keychain error) does not keep the app from its
         // first screen, nor leave the server a session nobody uses: like every save the session
-        // makes (`persist`), a failed one is not retried, and the next that succeeds (the one
-        // after start, or the next tap's) keeps the whole session.
-        try? configuration.store.save(stored)
+        // makes (`save()`), a failed one is tried again with backoff until one keeps the session.
+        var unsaved: (any Error)?
+        do { try configuration.store.save(stored) } catch { unsaved = error }
         var machine = ClientMachine(confirmed: state, predictions: predictions, retry: configuration.retry)
         var events: [ClientEvent] = []
         if let gone {
@@ -91,9 +91,17 @@ extension FlowSession {
             events = machine.restarted(state, predictions: predictions, oldSession: gone.kept.sessionId, status: gone.status, problem: gone.problem)
         }
         let session = FlowSession(configuration: configuration, transport: transport, stored: stored, machine: machine)
+        if let unsaved { await session.failedFirstSave(unsaved) }
         await session.emit(events)
         await session.afterStart()
         return session
+    }
+
+    /// The store refused the new session's first save: recorded, and tried again by `afterStart`'s
+    /// `persist()` (then with backoff, `save()`).
+    func failedFirstSave(_ error: any Error) {
+        lastStoreError = error
+        saveFailures = max(saveFailures, 1)
     }
 
     /// Sends `request` until it has an answer that says something (a success or a problem

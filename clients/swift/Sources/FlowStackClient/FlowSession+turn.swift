@@ -134,7 +134,7 @@ extension FlowSession {
         lastEventId = nil
         batchSupported = true
         let events = machine.restarted(state, predictions: predictions, oldSession: old)
-        try? configuration.store.save(stored)
+        save()
         persist()
         emit(events)
         if following { connectEvents() }

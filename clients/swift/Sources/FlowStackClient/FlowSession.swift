@@ -65,6 +65,15 @@ public actor FlowSession {
     var revalidateBundle = false
     var persistedConfirmedVersion: Int?
     var persistedBundleVersion: Int?
+    /// Saves the store refused in a row; while there are any, a save is tried again with the
+    /// retry policy's backoff (`saveRetry`) and by every change.
+    var saveFailures = 0
+    var saveRetry: Task<Void, Never>?
+    var closed = false
+    /// Why the store last refused a save (a full disk, a keychain error). The session tries the
+    /// save again with the retry policy's backoff until one succeeds: the taps stay queued in
+    /// memory and are sent meanwhile, but a tap the store lost would be lost with the app.
+    public internal(set) var lastStoreError: (any Error)?
     /// Every event reported so far, oldest first (the last 1,000).
     public internal(set) var history: [ClientEvent] = []
     /// The last time the session was found gone (kept from the last launch, or while in use: an
