@@ -875,10 +875,18 @@ class Walk:
                 page.wait("true")
         except CDPError as error:
             self.check("offline: taps are drawn and queued", str(error))
+        # The session's entry, and the taps queued since it was written whole in the journal beside
+        # it (KeyValueSessionStore: `<key>#<generation>.<n>`, each entry a list of taps).
         kept = page.js(f"""(() => {{
-            const key = Object.keys(localStorage).find((name) => name.startsWith('flowstack.session:') && name.includes({json.dumps(state['userId'])}));
+            const key = Object.keys(localStorage).find((name) => name.startsWith('flowstack.session:') && !name.includes('#')
+                && name.includes({json.dumps(state['userId'])}));
             const stored = key ? JSON.parse(localStorage.getItem(key)) : null;
-            return stored && {{sessionId: stored.sessionId, queue: stored.queue.map((item) => item.action.type), bundle: Boolean(stored.bundle)}};
+            if (!stored) return null;
+            const queue = stored.queue.slice();
+            for (let n = 0, text; stored.journal !== undefined && (text = localStorage.getItem(`${{key}}#${{stored.journal}}.${{n}}`)) !== null; n++) {{
+                queue.push(...JSON.parse(text));
+            }}
+            return {{sessionId: stored.sessionId, queue: queue.map((item) => item.action.type), bundle: Boolean(stored.bundle)}};
         }})()""")
         self.check("offline: the queued taps are kept in the browser's localStorage (with the session and its bundle)",
                    None if kept and kept["sessionId"] == session["id"] and kept["queue"] == [step[2] for step in steps] and kept["bundle"] else "they are not", kept)
