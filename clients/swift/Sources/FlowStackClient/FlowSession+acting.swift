@@ -20,8 +20,10 @@ extension FlowSession {
     /// - Throws: the engine's ``FlowError`` when the local engine refuses it (nothing is posted),
     ///   ``ActionRefused`` when a tap that waited was not taken by the server, or ``Unreachable``
     ///   when a tap that waited cannot be answered because the client is offline (it stays
-    ///   queued and is sent when the server is back).
+    ///   queued and is sent when the server is back), or when the session is closed (nothing is
+    ///   queued: a closed session sends nothing and writes nothing to the store).
     public func send(_ action: FlowAction) async throws -> NavigationState {
+        guard !closed else { throw Unreachable(detail: "the session is closed; the tap was not queued") }
         let key = UUID().uuidString.lowercased()
         let result = try machine.tap(action, key: key, at: Self.timestamp())
         persist()
@@ -64,7 +66,7 @@ extension FlowSession {
 
     /// Returns when nothing is queued or on the wire (after coming back online if need be).
     public func settled() async {
-        if isSettled { return }
+        if isSettled || closed { return }
         await withCheckedContinuation { settleWaiters.append($0) }
     }
 
@@ -77,10 +79,17 @@ extension FlowSession {
         for waiter in waiting { waiter.resume() }
     }
 
-    /// Stops following events and probing; the session stays on the server (and in the store,
-    /// with the taps not yet confirmed: the next `start` sends them). A tap still waiting for its
-    /// answer throws ``Unreachable``, and ``settled()`` returns.
+    /// Stops following events, probing and sending; the session stays on the server (and in the
+    /// store, with the taps not yet confirmed: the next `start` sends them). A tap still waiting
+    /// for its answer throws ``Unreachable``, ``settled()`` returns, and a later ``send(_:)``
+    /// throws ``Unreachable``. Nothing is written to the store after `close` returns: an answer
+    /// still on the wire is not kept (the tap stays queued in the store, and the next `start`
+    /// sends it again under its key, answered from the server's log), so a new session started on
+    /// the same store (the app's view made again) is not written over by this one.
     public func close() {
+        // What changed since the last save (or a save that failed and waits for its retry) is
+        // written now: it is the last chance.
+        if !closed { persist() }
         closed = true
         saveRetry?.cancel()
         saveRetry = nil
@@ -104,7 +113,10 @@ extension FlowSession {
     /// Writes the store when what it keeps changed: the queue (on every tap), the confirmed
     /// state (when its version moves), the bundle (when the engine at the confirmed version
     /// moves: the fetched bundle as it came, or the engine's state written with its definitions).
+    /// Nothing once closed.
     func persist() {
+        // Once closed, the store is no longer this session's: a new one may have started on it.
+        guard !closed else { return }
         var changed = false
         let queue = machine.queue
         if queue.map(\.key) != stored.queue.map(\.key) {
@@ -136,6 +148,7 @@ extension FlowSession {
     /// Writes what the store keeps. A save the store refuses is tried again with the retry
     /// policy's backoff, and by any later change, until one succeeds (``lastStoreError``).
     func save() {
+        guard !closed else { return }
         do {
             try configuration.store.save(stored)
             saveFailures = 0

@@ -11,7 +11,7 @@ extension FlowSession {
     /// Follows the session's event stream (`GET …/events`, `Last-Event-ID` on reconnection, with
     /// backoff): versions other devices make are adopted and reported as `.remote`.
     public func follow() {
-        guard !following else { return }
+        guard !following, !closed else { return }
         following = true
         connectEvents()
     }

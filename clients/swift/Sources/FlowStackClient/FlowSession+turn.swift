@@ -9,14 +9,16 @@ import JSON
 
 extension FlowSession {
     func drain() {
-        guard !draining else { return }
+        guard !draining, !closed else { return }
         draining = true
         Task { await self.drainLoop() }
     }
 
     /// Performs what the machine asks, one request at a time, and hands each reply back to it.
     func drainLoop() async {
-        while true {
+        // A closed session sends nothing more (the request on the wire when it closed is read,
+        // not kept: `persist` writes nothing once closed).
+        while !closed {
             if let command = machine.nextCommand(batches: batchSupported) {
                 switch command {
                 case .pause(let delay):
@@ -160,7 +162,7 @@ extension FlowSession {
     /// the pause the machine owes for the unknown outcomes in a row, which do not start again at
     /// the first delay).
     func startProbe() {
-        guard probe == nil, !forcedOffline else { return }
+        guard probe == nil, !forcedOffline, !closed else { return }
         let policy = configuration.retry
         let transport = transport
         // The backoff goes on from where the unknown outcomes left it (a server that answers

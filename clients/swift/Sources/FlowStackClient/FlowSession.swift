@@ -69,6 +69,7 @@ public actor FlowSession {
     /// retry policy's backoff (`saveRetry`) and by every change.
     var saveFailures = 0
     var saveRetry: Task<Void, Never>?
+    /// Set by ``close()``: nothing is sent nor written to the store after it.
     var closed = false
     /// Why the store last refused a save (a full disk, a keychain error). The session tries the
     /// save again with the retry policy's backoff until one succeeds: the taps stay queued in
