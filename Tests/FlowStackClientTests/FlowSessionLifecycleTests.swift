@@ -1,5 +1,5 @@
-// FlowSession's life around its store against a real flowstack: a session closed while its
-// request is on the wire, with a new one started on the same store.
+// FlowSession's life around its store against a real flowstack: a store that fails and works
+// again, and a session closed while its request is on the wire with a new one on the same store.
 import FlowStackClient
 import Foundation
 import JSON
@@ -7,6 +7,37 @@ import Testing
 
 @Suite(.serialized)
 struct FlowSessionLifecycleTests {
+    /// A tap whose save failed (a directory where the store's journal goes: a file in the way, as
+    /// a full disk would) is saved once the store works again, with no other change to trigger a
+    /// save: an app killed after that, still offline, keeps the tap.
+    @Test func aTapTheStoreFailedToKeepIsKeptOnceItWorksAgain() async throws {
+        let server = try ServerProcess()
+        let path = FlowSessionTests.storePath(server)
+        let store = FileSessionStore(path: path)
+        let session = try await FlowSession.start(FlowSessionTests.configuration(server, user: "ida", store: store))
+        #expect(await FlowSessionTests.engineLoaded(session))
+        await session.settled()
+        await session.setOffline(true)
+        let journal = path + ".journal"
+        try? FileManager.default.removeItem(atPath: journal)
+        try FileManager.default.createDirectory(atPath: journal, withIntermediateDirectories: false)
+        let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        #expect(second.features == ["onboarding.first", "onboarding.second"])
+        #expect(await session.lastStoreError != nil, "the save of the tap failed")
+        try FileManager.default.removeItem(atPath: journal)
+        // The store works again; the app does nothing more, and is killed a moment later.
+        try await Task.sleep(for: .seconds(1))
+        let key = SessionKey(server: server.server, userId: "ida")
+        let kept = try FileSessionStore(path: path).load(key)
+        #expect(kept?.queue.map(\.action.type) == ["onboarding.showSecond"], "the tap is in the store the next launch reads")
+        await session.close()
+        // The next launch sends it.
+        let relaunched = try await FlowSession.start(FlowSessionTests.configuration(server, user: "ida", store: FileSessionStore(path: path)))
+        await relaunched.settled()
+        #expect(await relaunched.confirmedState.features == ["onboarding.first", "onboarding.second"])
+        await relaunched.close()
+    }
+
     /// The app closes a session while its tap is on the wire and starts a new one on the same
     /// store (a view made again): the new one resends the tap and the user taps on. The closed
     /// one's answer, when it comes, is not written over the new one's store: the tap made on the
