@@ -212,7 +212,9 @@ enum StoredSessions {
 /// new session) writes the whole file atomically (a new file renamed over the old one, about
 /// 0.4 ms) and empties the journal. Lines carry a sequence number and the file the last one it
 /// includes, so a kill between the two writes replays nothing twice; a line cut by a kill is
-/// ignored, and a store that finds one writes the file anew before appending. Nothing is synced
+/// ignored, and a store that finds one writes the file anew before appending (so does one whose
+/// append failed, a full disk leaving part of a line: the next save writes the whole file, and
+/// a line is never appended after a part one). Nothing is synced
 /// to disk: a tap survives the app's death, not the device's power loss.
 ///
 /// The files are read once; each save works from what the store holds in memory, so use one store
@@ -227,6 +229,10 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
     private var sequence = 0
     private var journal: FileHandle?
     private var journalBytes = 0
+    /// Set when the journal may end in part of a line (a write to it failed, or the file could
+    /// not be written anew after reading it): nothing is appended after that part, which would
+    /// hide every later line from the next launch; the next save writes the file anew instead.
+    private var journalCut = false
     /// Beyond this, the next save writes the file anew.
     private static let journalLimit = 4 << 20
 
@@ -241,7 +247,7 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
     public func save(_ session: StoredSession) throws {
         try lock.withLock {
             let sessions = try read()
-            if let index = sessions.lastIndex(where: { $0.key == session.key }), journalBytes < Self.journalLimit,
+            if let index = sessions.lastIndex(where: { $0.key == session.key }), journalBytes < Self.journalLimit, !journalCut,
                let added = Self.added(to: sessions[index], in: session) {
                 try append(added, for: session)
                 self.sessions?[index] = session
@@ -296,8 +302,14 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
         writer.endObject()
         var line = writer.takeBytes()
         line.append(UInt8(ascii: "\n"))
-        try journal?.seekToEnd()
-        try journal?.write(contentsOf: Data(line))
+        do {
+            try journal?.seekToEnd()
+            try journal?.write(contentsOf: Data(line))
+        } catch {
+            // Part of the line may be written (a full disk): a line after it would not read.
+            journalCut = true
+            throw error
+        }
         journalBytes += line.count
     }
 
@@ -330,8 +342,12 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
         }
         sessions = read
         // What the journal added goes into the file, and the journal starts empty: nothing is
-        // ever appended after a line a kill may have cut.
-        if replayed { try write(read) }
+        // ever appended after a line a kill may have cut (until that write succeeds, the next
+        // save writes the file anew rather than append).
+        if replayed {
+            journalCut = true
+            try write(read)
+        }
         return read
     }
 
@@ -359,6 +375,7 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
             }
             journalBytes = 0
         }
+        journalCut = false
     }
 }
 

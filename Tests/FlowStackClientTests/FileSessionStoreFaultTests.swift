@@ -1,0 +1,67 @@
+// FileSessionStore when the disk fails in the middle of a write, and works again.
+import FlowStackClient
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+@Suite(.serialized)
+struct FileSessionStoreFaultTests {
+    /// The disk fills in the middle of a tap's journal line: the save throws, and part of the line
+    /// is in the journal. When the disk has room again, the tap is saved again (as ``FlowSession``
+    /// does after a failed save), and so is the next: a new launch reads every one of them, none
+    /// left out behind the part line.
+    @Test func aJournalLineTheDiskCutIsNotWrittenAfter() throws {
+        #if canImport(Glibc)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sessions.json").path
+        let store = FileSessionStore(path: path)
+        var session = StoredSession(server: "http://127.0.0.1:8080", sessionId: "s_1", token: "t_1", userId: "ada",
+                                    confirmed: ["sessionId": "s_1", "version": 0])
+        try store.save(session)
+        session.queue.append(SessionStoreTests.tap(0))
+        try store.save(session)
+        let journal = path + ".journal"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int)
+        #expect(size > 0)
+
+        session.queue.append(SessionStoreTests.tap(1))
+        // A disk with room for 20 more bytes of this file (a file size limit is how a test fills
+        // the disk for one file: the write stops there, EFBIG instead of ENOSPC).
+        try withFileSizeLimit(size + 20) {
+            #expect(throws: (any Error).self) { try store.save(session) }
+        }
+        let cut = try #require(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int)
+        #expect(cut > size, "part of the line was written")
+
+        // Room again: the same session is saved again, then the next tap.
+        try store.save(session)
+        session.queue.append(SessionStoreTests.tap(2))
+        try store.save(session)
+        #expect(try store.load(session.key)?.queue.map(\.key) == ["k0", "k1", "k2"])
+        let relaunched = try FileSessionStore(path: path).load(session.key)?.queue.map(\.key)
+        #expect(relaunched == ["k0", "k1", "k2"], "a new launch reads every tap the store said it kept")
+        #endif
+    }
+
+    #if canImport(Glibc)
+    /// Runs `body` with this process's file size limit at `bytes` (a write past it fails with
+    /// EFBIG, SIGXFSZ ignored), then puts the limit back.
+    func withFileSizeLimit(_ bytes: Int, _ body: () throws -> Void) throws {
+        let resource = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
+        var old = rlimit()
+        #expect(getrlimit(resource, &old) == 0)
+        let previousHandler = signal(SIGXFSZ, SIG_IGN)
+        var low = old
+        low.rlim_cur = rlim_t(bytes)
+        #expect(setrlimit(resource, &low) == 0)
+        defer {
+            _ = setrlimit(resource, &old)
+            signal(SIGXFSZ, previousHandler)
+        }
+        try body()
+    }
+    #endif
+}
