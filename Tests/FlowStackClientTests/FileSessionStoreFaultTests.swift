@@ -46,6 +46,46 @@ struct FileSessionStoreFaultTests {
         #endif
     }
 
+    /// Killed with taps in the journal, the app starts again on a full disk: the store still
+    /// reads (``FlowSession/start`` loads it first, and throws what `load` throws: the app would
+    /// have nothing to draw), with the taps; the file is written anew, and the journal emptied,
+    /// by a later save once there is room, and taps saved meanwhile are not appended after a
+    /// line the kill may have cut.
+    @Test func aJournalReadOnAFullDiskStillLoads() throws {
+        #if canImport(Glibc)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sessions.json").path
+        var session = StoredSession(server: "http://127.0.0.1:8080", sessionId: "s_1", token: "t_1", userId: "ada",
+                                    confirmed: ["sessionId": "s_1", "version": 0])
+        let store = FileSessionStore(path: path)
+        try store.save(session)
+        for n in 0..<2 {
+            session.queue.append(SessionStoreTests.tap(n))
+            try store.save(session)
+        }
+        let journal = try Data(contentsOf: URL(fileURLWithPath: path + ".journal"))
+        // Killed in the middle of the third line.
+        try (journal + Data(#"{"seq":3,"server":"http://127.0.0.1:8080","userId":"ada","push":[{"key":"k2","ver"#.utf8))
+            .write(to: URL(fileURLWithPath: path + ".journal"))
+
+        let relaunched = FileSessionStore(path: path)
+        var loaded: StoredSession?
+        try withFileSizeLimit(16) {
+            // No room for the file written anew.
+            loaded = try relaunched.load(session.key)
+            session.queue.append(SessionStoreTests.tap(2))
+            #expect(throws: (any Error).self) { try relaunched.save(session) }
+        }
+        #expect(loaded?.queue.map(\.key) == ["k0", "k1"])
+        // Room again: the save goes, and a new launch reads every tap.
+        try relaunched.save(session)
+        session.queue.append(SessionStoreTests.tap(3))
+        try relaunched.save(session)
+        #expect(try FileSessionStore(path: path).load(session.key)?.queue.map(\.key) == ["k0", "k1", "k2", "k3"])
+        #endif
+    }
+
     #if canImport(Glibc)
     /// Runs `body` with this process's file size limit at `bytes` (a write past it fails with
     /// EFBIG, SIGXFSZ ignored), then puts the limit back.

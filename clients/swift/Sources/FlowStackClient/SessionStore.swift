@@ -342,11 +342,12 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
         }
         sessions = read
         // What the journal added goes into the file, and the journal starts empty: nothing is
-        // ever appended after a line a kill may have cut (until that write succeeds, the next
-        // save writes the file anew rather than append).
+        // ever appended after a line a kill may have cut. Until that write succeeds (a full disk
+        // at launch), what was read is still the store's, and each save writes the file anew
+        // rather than append: a launch reads its session, and the app has a state to draw.
         if replayed {
             journalCut = true
-            try write(read)
+            try? write(read)
         }
         return read
     }
