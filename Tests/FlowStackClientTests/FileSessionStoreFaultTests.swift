@@ -88,8 +88,13 @@ struct FileSessionStoreFaultTests {
 
     #if canImport(Glibc)
     /// Runs `body` with this process's file size limit at `bytes` (a write past it fails with
-    /// EFBIG, SIGXFSZ ignored), then puts the limit back.
+    /// EFBIG, SIGXFSZ ignored), then puts the limit back. The limit is the whole process's: it is
+    /// held for one or two store calls only, and no server is spawned meanwhile (it would inherit
+    /// it); a file another test writes in that moment fails like a full disk, which the session
+    /// saves again.
     func withFileSizeLimit(_ bytes: Int, _ body: () throws -> Void) throws {
+        ServerProcess.spawning.lock()
+        defer { ServerProcess.spawning.unlock() }
         let resource = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
         var old = rlimit()
         #expect(getrlimit(resource, &old) == 0)

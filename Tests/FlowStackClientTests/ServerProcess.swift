@@ -20,6 +20,9 @@ final class ServerProcess: @unchecked Sendable {
     private(set) var listening = ""
     private var process: Process?
     private let lock = NSLock()
+    /// Held while a process is spawned, and by a test that lowers this process's limits for a
+    /// moment (FileSessionStoreFaultTests' file size limit): a child never inherits them.
+    static let spawning = NSLock()
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -64,11 +67,13 @@ final class ServerProcess: @unchecked Sendable {
         process.environment = environment
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try Self.spawning.withLock { try process.run() }
         lock.withLock { self.process = process }
         // Stopped at deinit; a crashed test process never gets there, so a watchdog kills the
         // server once this process is gone (and leaves as soon as the server stops).
-        try? cleanUpAfterExit(unlessGone: process.processIdentifier, run: ["/bin/kill", "-KILL", String(process.processIdentifier)])
+        Self.spawning.withLock {
+            try? cleanUpAfterExit(unlessGone: process.processIdentifier, run: ["/bin/kill", "-KILL", String(process.processIdentifier)])
+        }
         let deadline = ContinuousClock.now + .seconds(60)  // a loaded machine starts it in seconds, not minutes
         while ContinuousClock.now < deadline {
             if let text = try? String(contentsOf: log, encoding: .utf8),
