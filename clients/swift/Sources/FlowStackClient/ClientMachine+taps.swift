@@ -62,7 +62,9 @@ extension ClientMachine {
     ///   the server would refuse it too).
     public mutating func tap(_ action: FlowAction, key: String, at: String? = nil) throws(FlowError) -> TapResult {
         let version = queue.last.map { $0.version + 1 } ?? confirmed.version
-        if let engine, engine.version == version, queue.allSatisfy({ $0.expected != nil }) {
+        // The taps shown are the queue's start (a tap after one that waits waits too), so the
+        // last one tells whether all are.
+        if let engine, engine.version == version, queue.last.map({ $0.expected != nil }) ?? true {
             let (next, _) = try engine.applying(action)
             if let state = try? NavigationState(next) {
                 self.engine = next

@@ -119,7 +119,17 @@ extension FlowSession {
         guard !closed else { return }
         var changed = false
         let queue = machine.queue
-        if queue.map(\.key) != stored.queue.map(\.key) {
+        let kept = stored.queue.count
+        // The machine changes its queue by appending taps, taking answered ones off the front,
+        // dropping a tail (a refusal) or starting it anew, and every key is new: so when the first
+        // and the last kept keys are still at their places, what was kept is the queue's start,
+        // and only the taps after it are added (a tap costs the same with thousands queued).
+        if kept <= queue.count, kept == 0 || (queue[0].key == stored.queue[0].key && queue[kept - 1].key == stored.queue[kept - 1].key) {
+            if queue.count > kept {
+                stored.queue.append(contentsOf: queue[kept...].map(\.kept))
+                changed = true
+            }
+        } else {
             stored.queue = queue.map(\.kept)
             changed = true
         }

@@ -269,10 +269,16 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
     /// sessions reads as none, and is replaced at the next save).
     public func all() throws -> [StoredSession] { try lock.withLock { try read() } }
 
-    /// The taps `new` adds at the end of `old`'s queue, when that is all that changed.
+    /// The taps `new` adds at the end of `old`'s queue, when that is all that changed. A tap is
+    /// known by its key, which is new for every tap, and a queue changes by taps added at its end,
+    /// answered ones taken off its start, a tail dropped or a new start (as `FlowSession` keeps
+    /// it): so `old`'s first and last taps at their places in `new` say that `old`'s queue is
+    /// `new`'s start, and a tap's save costs the same with thousands queued.
     private static func added(to old: StoredSession, in new: StoredSession) -> ArraySlice<QueuedAction>? {
-        guard new.queue.count > old.queue.count, new.sessionId == old.sessionId, new.token == old.token,
-              new.queue.prefix(old.queue.count).elementsEqual(old.queue), new.bundleTag == old.bundleTag,
+        let kept = old.queue.count
+        guard new.queue.count > kept, new.sessionId == old.sessionId, new.token == old.token,
+              kept == 0 || (new.queue[0].key == old.queue[0].key && new.queue[kept - 1].key == old.queue[kept - 1].key),
+              new.bundleTag == old.bundleTag,
               new.bundle == old.bundle, new.confirmed == old.confirmed else { return nil }
         return new.queue[old.queue.count...]
     }
