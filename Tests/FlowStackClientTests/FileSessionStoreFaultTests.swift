@@ -6,7 +6,12 @@ import Glibc
 #endif
 import Testing
 
-@Suite(.serialized)
+/// A full disk is stood in for by this process's file size limit, which every test running
+/// beside these would meet too (a server test's SQLite file failed to open under it): so the
+/// suite runs only in a process of its own, as scripts/test.sh runs it
+/// (`FLOWSTACK_PROCESS_LIMIT_TESTS=1 swift test --skip-build --filter FileSessionStoreFaultTests`).
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["FLOWSTACK_PROCESS_LIMIT_TESTS"] == "1",
+                             "lowers the whole process's file size limit: run alone"))
 struct FileSessionStoreFaultTests {
     /// The disk fills in the middle of a tap's journal line: the save throws, and part of the line
     /// is in the journal. When the disk has room again, the tap is saved again (as ``FlowSession``
@@ -88,10 +93,8 @@ struct FileSessionStoreFaultTests {
 
     #if canImport(Glibc)
     /// Runs `body` with this process's file size limit at `bytes` (a write past it fails with
-    /// EFBIG, SIGXFSZ ignored), then puts the limit back. The limit is the whole process's: it is
-    /// held for one or two store calls only, and no server is spawned meanwhile (it would inherit
-    /// it); a file another test writes in that moment fails like a full disk, which the session
-    /// saves again.
+    /// EFBIG, SIGXFSZ ignored), then puts the limit back. The limit is the whole process's, so the
+    /// suite runs alone (above); no server is spawned meanwhile either (it would inherit it).
     func withFileSizeLimit(_ bytes: Int, _ body: () throws -> Void) throws {
         ServerProcess.spawning.lock()
         defer { ServerProcess.spawning.unlock() }
