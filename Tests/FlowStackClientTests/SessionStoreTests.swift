@@ -77,6 +77,28 @@ struct SessionStoreTests {
         #expect(try FileSessionStore(path: path).load(session.key) == session)
     }
 
+    /// Saves the store refused in between (a full disk) leave a queue that is longer than the one
+    /// kept and not its continuation: taps answered off its start and new ones added, or a tail
+    /// dropped by a refusal and new ones added. Each is written whole, not appended, and reads
+    /// back as saved.
+    @Test func aLongerQueueThatIsNotTheKeptOnesContinuationIsWrittenWhole() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("sessions.json").path
+        let store = FileSessionStore(path: path)
+        var session = StoredSession(server: "http://127.0.0.1:8080", sessionId: "s_1", token: "t_1", userId: "ada",
+                                    confirmed: ["sessionId": "s_1", "version": 0])
+        session.queue = (0..<4).map(Self.tap)
+        try store.save(session)
+        session.queue = (1..<6).map(Self.tap)        // k0 answered, k4 and k5 made
+        try store.save(session)
+        #expect(try FileSessionStore(path: path).load(session.key)?.queue.map(\.key) == ["k1", "k2", "k3", "k4", "k5"])
+        session.queue = [Self.tap(1)] + (10..<15).map(Self.tap)   // k2… dropped by a refusal, k10… made
+        try store.save(session)
+        #expect(try FileSessionStore(path: path).load(session.key)?.queue.map(\.key) == ["k1", "k10", "k11", "k12", "k13", "k14"])
+        #expect(try store.load(session.key) == session)
+    }
+
     /// A journal line a kill cut short is left out (the tap's `send` had not returned), and lines
     /// the file already includes (a kill between writing the file and emptying the journal) are
     /// not added twice; taps appended afterwards read back too.
