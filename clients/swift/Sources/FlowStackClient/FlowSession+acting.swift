@@ -119,14 +119,10 @@ extension FlowSession {
         guard !closed else { return }
         var changed = false
         let queue = machine.queue
-        let kept = stored.queue.count
-        // The machine changes its queue by appending taps, taking answered ones off the front,
-        // dropping a tail (a refusal) or starting it anew, and every key is new: so when the first
-        // and the last kept keys are still at their places, what was kept is the queue's start,
-        // and only the taps after it are added (a tap costs the same with thousands queued).
-        if kept <= queue.count, kept == 0 || (queue[0].key == stored.queue[0].key && queue[kept - 1].key == stored.queue[kept - 1].key) {
-            if queue.count > kept {
-                stored.queue.append(contentsOf: queue[kept...].map(\.kept))
+        // What was kept is the queue's start: only the taps after it are added.
+        if StoredSessions.continues(stored.queue, in: queue) {
+            if queue.count > stored.queue.count {
+                stored.queue.append(contentsOf: queue[stored.queue.count...].map(\.kept))
                 changed = true
             }
         } else {
@@ -165,7 +161,7 @@ extension FlowSession {
         } catch {
             lastStoreError = error
             saveFailures += 1
-            guard saveRetry == nil, !closed else { return }
+            guard saveRetry == nil else { return }
             let delay = configuration.retry.delay(before: saveFailures)
             saveRetry = Task { [weak self] in
                 try? await Task.sleep(for: delay)
@@ -176,7 +172,7 @@ extension FlowSession {
 
     func retrySave() {
         saveRetry = nil
-        if saveFailures > 0, !closed { save() }
+        if saveFailures > 0 { save() }
     }
 
     func rememberBundle(_ bundle: SessionBundle, json: JSONValue, bytes: [UInt8], tag: String?) {

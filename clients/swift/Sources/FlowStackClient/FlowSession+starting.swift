@@ -101,7 +101,7 @@ extension FlowSession {
     /// `persist()` (then with backoff, `save()`).
     func failedFirstSave(_ error: any Error) {
         lastStoreError = error
-        saveFailures = max(saveFailures, 1)
+        saveFailures = 1
     }
 
     /// Sends `request` until it has an answer that says something (a success or a problem

@@ -178,6 +178,15 @@ public protocol SessionStore: Sendable {
 /// The stored form of several sessions: `{"sessions": [StoredSession…]}`. A file holding one
 /// session (as stores wrote before sessions were kept per server and user) reads as a list of one.
 enum StoredSessions {
+    /// Whether `queue` starts with `kept`, the queue as it was last kept. A tap is known by its
+    /// key, which is new for every tap, and a queue changes by taps added at its end, answered ones
+    /// taken off its start, a tail dropped or a new start: so `kept`'s first and last taps at their
+    /// places in `queue` say so, and keeping a tap costs the same with thousands queued.
+    static func continues(_ kept: [QueuedAction], in queue: [QueuedAction]) -> Bool {
+        kept.count <= queue.count
+            && (kept.isEmpty || (queue[0].key == kept[0].key && queue[kept.count - 1].key == kept[kept.count - 1].key))
+    }
+
     static func decode(_ bytes: [UInt8]) -> [StoredSession] {
         guard let value = try? JSONParser.parse(bytes) else { return [] }
         guard let items = value["sessions"]?.arrayValue else { return StoredSession(json: value).map { [$0] } ?? [] }
@@ -269,16 +278,11 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
     /// sessions reads as none, and is replaced at the next save).
     public func all() throws -> [StoredSession] { try lock.withLock { try read() } }
 
-    /// The taps `new` adds at the end of `old`'s queue, when that is all that changed. A tap is
-    /// known by its key, which is new for every tap, and a queue changes by taps added at its end,
-    /// answered ones taken off its start, a tail dropped or a new start (as `FlowSession` keeps
-    /// it): so `old`'s first and last taps at their places in `new` say that `old`'s queue is
-    /// `new`'s start, and a tap's save costs the same with thousands queued.
+    /// The taps `new` adds at the end of `old`'s queue, when that is all that changed (see
+    /// ``StoredSessions/continues(_:in:)``).
     private static func added(to old: StoredSession, in new: StoredSession) -> ArraySlice<QueuedAction>? {
-        let kept = old.queue.count
-        guard new.queue.count > kept, new.sessionId == old.sessionId, new.token == old.token,
-              kept == 0 || (new.queue[0].key == old.queue[0].key && new.queue[kept - 1].key == old.queue[kept - 1].key),
-              new.bundleTag == old.bundleTag,
+        guard new.queue.count > old.queue.count, new.sessionId == old.sessionId, new.token == old.token,
+              StoredSessions.continues(old.queue, in: new.queue), new.bundleTag == old.bundleTag,
               new.bundle == old.bundle, new.confirmed == old.confirmed else { return nil }
         return new.queue[old.queue.count...]
     }
