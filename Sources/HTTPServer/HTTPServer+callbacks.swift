@@ -51,6 +51,14 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, exchangeSlot, _ i
     }
 }
 
+/// A connection closed (libmicrohttpd tells of each one it started); the listener counted it when
+/// it handed it over.
+let connectionNotified: MHD_NotifyConnectionCallback = { cls, _, _, code in
+    guard let cls, code == .CONNECTION_NOTIFY_CLOSED else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    server.connections.subtract(1, ordering: .relaxed)
+}
+
 private let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return .YES }
     let exchange = Unmanaged<Exchange>.fromOpaque(cls).takeUnretainedValue()

@@ -30,6 +30,8 @@ public final class HTTPServer: Sendable {
     let requestIds = RequestIdGenerator()
     /// Requests between the start of their handler and the end of their answer.
     let inFlight = Atomic<Int>(0)
+    /// Connections open: counted when handed to libmicrohttpd, uncounted at its close notice.
+    let connections = Atomic<Int>(0)
     /// Set when shutdown begins: answers then close their connection.
     let quiescing = Atomic<Bool>(false)
     private let state = Mutex<State>(State())
@@ -49,6 +51,7 @@ public final class HTTPServer: Sendable {
     struct State: @unchecked Sendable {
         var daemon: OpaquePointer?
         var context: Unmanaged<HTTPServer>?
+        var listener: Listener?
         var port: Int = 0
     }
 
@@ -66,35 +69,58 @@ public final class HTTPServer: Sendable {
     /// Requests being read, handled or answered now.
     public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
 
+    /// Client connections open now.
+    public var openConnections: Int { connections.load(ordering: .relaxed) }
+
     /// Binds and starts serving on libmicrohttpd's threads; returns at once.
     public func start() throws {
         try state.withLock { state in
             guard state.daemon == nil else { return }
             let address = try SocketAddress.resolve(host: configuration.host, port: configuration.port)
-            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
-                | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
-            let context = Unmanaged.passRetained(self)
-            let daemon = address.withSockaddr { sockaddr in
-                flowstack_start_daemon(
-                    flags, UInt16(clamping: configuration.port), sockaddr,
-                    accessHandler, context.toOpaque(),
-                    requestCompleted, context.toOpaque(),
-                    UInt32(clamping: max(1, configuration.threads)),
-                    UInt32(clamping: max(0, configuration.connectionTimeoutSeconds)),
-                    UInt32(clamping: max(1, configuration.connectionLimit)),
-                    UInt32(clamping: max(0, configuration.perIPConnectionLimit)),
-                    max(4096, configuration.connectionMemoryBytes),
-                    UInt32(clamping: max(1, configuration.listenBacklog)))
-            }
-            guard let daemon else {
-                context.release()
+            let listener: Listener
+            do {
+                listener = try Listener(address: address, backlog: configuration.listenBacklog)
+            } catch {
                 throw HTTPServerError(description:
-                    "could not listen on \(configuration.host):\(configuration.port) (address in use, or not an address of this machine?)")
+                    "could not listen on \(configuration.host):\(configuration.port): \(error) (address in use, or not an address of this machine?)")
+            }
+            let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+                | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            let context = Unmanaged.passRetained(self)
+            let daemon = flowstack_start_daemon(
+                flags,
+                accessHandler, context.toOpaque(),
+                requestCompleted, context.toOpaque(),
+                connectionNotified, context.toOpaque(),
+                UInt32(clamping: max(1, configuration.threads)),
+                UInt32(clamping: max(0, configuration.connectionTimeoutSeconds)),
+                // Each worker may hold them all: the listener keeps the whole server within the
+                // limit, and a worker given more than its share must not close what it was given.
+                UInt32(clamping: min(max(1, configuration.connectionLimit), Int(UInt32.max)) * max(1, min(configuration.threads, 4096))),
+                UInt32(clamping: max(0, configuration.perIPConnectionLimit)),
+                max(4096, configuration.connectionMemoryBytes))
+            guard let daemon else {
+                listener.stop()
+                context.release()
+                throw HTTPServerError(description: "could not start libmicrohttpd's daemon on \(configuration.host):\(configuration.port)")
+            }
+            let limit = max(1, configuration.connectionLimit)
+            do {
+                try listener.start(daemon: daemon, isFull: { [weak self] in
+                    (self?.openConnections ?? 0) >= limit
+                }, admitted: { [weak self] in
+                    self?.connections.add(1, ordering: .relaxed)
+                })
+            } catch {
+                listener.stop()
+                MHD_stop_daemon(daemon)
+                context.release()
+                throw error
             }
             state.daemon = daemon
             state.context = context
-            state.port = Int(flowstack_bound_port(daemon))
+            state.listener = listener
+            state.port = listener.port
         }
     }
 
@@ -102,17 +128,14 @@ public final class HTTPServer: Sendable {
     /// be answered (a request still uploading its body is not waited for), then closes every
     /// connection. Answers sent meanwhile say `Connection: close`. Safe to call more than once.
     public func shutdown(gracePeriod: Duration = .seconds(10)) {
-        let (daemon, context) = state.withLock { state -> (OpaquePointer?, Unmanaged<HTTPServer>?) in
-            defer { state.daemon = nil; state.context = nil }
-            return (state.daemon, state.context)
+        let (daemon, context, listener) = state.withLock { state -> (OpaquePointer?, Unmanaged<HTTPServer>?, Listener?) in
+            defer { state.daemon = nil; state.context = nil; state.listener = nil }
+            return (state.daemon, state.context, state.listener)
         }
         guard let daemon else { return }
         quiescing.store(true, ordering: .relaxed)
-        let listenSocket = MHD_quiesce_daemon(daemon)
-        // Quiescing only stops polling the socket; the kernel would still complete handshakes
-        // into the backlog. Shutting it down refuses new clients at once, while the descriptor
-        // stays open until the daemon's threads are gone, as libmicrohttpd requires.
-        if listenSocket >= 0 { _ = Glibc.shutdown(listenSocket, Int32(SHUT_RDWR)) }
+        // New clients are refused from here on; connections open go on until answered.
+        listener?.stop()
         // Streams never end by themselves: end them now, after what they have queued.
         for stream in streams.withLock({ Array($0.values) }) { stream.finish() }
         let clock = ContinuousClock()
@@ -135,7 +158,6 @@ public final class HTTPServer: Sendable {
         stopped.store(true, ordering: .sequentiallyConsistent)
         while resuming.load(ordering: .sequentiallyConsistent) > 0 { usleep(100) }
         MHD_stop_daemon(daemon)
-        if listenSocket >= 0 { close(listenSocket) }
         context?.release()
     }
 }

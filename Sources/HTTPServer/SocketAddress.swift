@@ -1,4 +1,5 @@
-// Resolves a host and port to the socket address libmicrohttpd binds.
+// Resolves a host and port to the socket address the server binds.
+import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,6 +43,26 @@ struct SocketAddress {
 
     private init(isIPv6: Bool) {
         self.isIPv6 = isIPv6
+    }
+
+    /// The length `bind` is given for this address's family.
+    var length: socklen_t {
+        socklen_t(isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+    }
+
+    /// The port of an IPv4 or IPv6 address, as `getsockname` fills it; 0 for another family.
+    static func port(of storage: sockaddr_storage) -> Int {
+        let family = Int32(storage.ss_family)
+        return withUnsafePointer(to: storage) { pointer in
+            switch family {
+            case AF_INET:
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            case AF_INET6:
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            default:
+                0
+            }
+        }
     }
 
     func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>) -> T) -> T {

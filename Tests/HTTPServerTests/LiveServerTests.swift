@@ -10,9 +10,11 @@ final class LiveServer: Sendable {
     let server: HTTPServer
     var port: Int { server.port }
 
-    init(maxBody: Int = 1024, timeout: Int = 30, threads: Int = 2, router: Router = LiveServer.testRouter) throws {
+    init(maxBody: Int = 1024, timeout: Int = 30, threads: Int = 2, connectionLimit: Int = 8192,
+         router: Router = LiveServer.testRouter) throws {
         var configuration = ServerConfiguration()
         configuration.port = 0
+        configuration.connectionLimit = connectionLimit
         configuration.maxBodyBytes = maxBody
         configuration.connectionTimeoutSeconds = timeout
         configuration.threads = threads
@@ -242,6 +244,42 @@ struct LiveServerTests {
             }
         }
         #expect(answered.load(ordering: .relaxed) == 200)
+    }
+
+    /// At the connection limit a new client is not accepted and closed: it waits in the kernel's
+    /// backlog, unanswered, and is served as soon as another connection closes.
+    @Test func aClientOverTheConnectionLimitWaitsUntilOneCloses() throws {
+        let live = try LiveServer(connectionLimit: 2)
+        var first: RawConnection? = try RawConnection(port: live.port)
+        let second = try RawConnection(port: live.port)
+        for connection in [first, second].compactMap({ $0 }) {
+            try connection.send("GET /items/kept HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try connection.readResponse().status == 200)
+        }
+        #expect(LiveServer.eventually { live.server.openConnections == 2 })
+        let third = try RawConnection(port: live.port)
+        try third.send("GET /items/third HTTP/1.1\r\nHost: t\r\n\r\n")
+        var waiting = pollfd(fd: third.descriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&waiting, 1, 500) == 0, "neither answered nor closed while two connections are open")
+        first = nil
+        let response = try third.readResponse()
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "item third q=")
+        #expect(LiveServer.eventually { live.server.openConnections == 2 }, "the second and the third")
+    }
+
+    /// A port another server listens on is refused at start, saying so.
+    @Test func aPortInUseIsRefusedAtStart() throws {
+        let live = try LiveServer()
+        var configuration = ServerConfiguration()
+        configuration.port = live.port
+        let second = HTTPServer(configuration: configuration, handler: LiveServer.testRouter.handle)
+        #expect {
+            try second.start()
+        } throws: { error in
+            "\(error)".contains("could not listen on 127.0.0.1:\(live.port)") && "\(error)".contains("in use")
+        }
+        #expect(try SocketSender(port: live.port).send("GET", "/items/still").status == 200)
     }
 
     /// A client stalled mid-upload does not hold up shutdown.

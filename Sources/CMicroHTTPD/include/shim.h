@@ -8,7 +8,11 @@
 #include <sys/socket.h>
 #include <sys/select.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <microhttpd.h>
+
+/// glibc's, which <pthread.h> declares only under _GNU_SOURCE: names the accepting thread.
+extern int pthread_setname_np(pthread_t thread, const char *name);
 
 /// Leaves the URL and query arguments as sent: the Swift layer splits the path into segments
 /// first and decodes each one, so an encoded "/" or NUL cannot change which route matches.
@@ -21,33 +25,28 @@ static inline size_t flowstack_keep_escapes(void *cls, struct MHD_Connection *co
     return length;
 }
 
-/// Starts a daemon with the options FlowStack sets. `address` may be NULL (all interfaces).
+/// Starts a daemon with the options FlowStack sets, without a listening socket of its own:
+/// connections come from `MHD_add_connection` (see Listener.swift for why). `notify` hears each
+/// connection start and close.
 static inline struct MHD_Daemon *flowstack_start_daemon(
-    unsigned int flags, uint16_t port, const struct sockaddr *address,
+    unsigned int flags,
     MHD_AccessHandlerCallback handler, void *handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
+    MHD_NotifyConnectionCallback notify, void *notify_cls,
     unsigned int thread_pool_size, unsigned int connection_timeout,
     unsigned int connection_limit, unsigned int per_ip_limit,
-    size_t connection_memory_limit, unsigned int listen_backlog)
+    size_t connection_memory_limit)
 {
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+    return MHD_start_daemon(flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, handler, handler_cls,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
-        MHD_OPTION_SOCK_ADDR, address,
         MHD_OPTION_UNESCAPE_CALLBACK, flowstack_keep_escapes, NULL,
         MHD_OPTION_END);
-}
-
-/// The port the daemon listens on (useful after binding port 0), or 0 when unknown.
-static inline uint16_t flowstack_bound_port(struct MHD_Daemon *daemon)
-{
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info == NULL ? 0 : info->port;
 }
 
 /// The client's address of a connection, or NULL.
