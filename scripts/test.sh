@@ -76,6 +76,8 @@ python3 scripts/badinput.py "$bin"
 # cause, PostgreSQL unreachable at start (local listeners only), the same exit status everywhere.
 python3 scripts/startup.py "$bin"
 python3 scripts/slowclients.py "$bin"
+# SIGTERM under load, 20 times, with libmicrohttpd's stop race widened by a preload: every stop exits 0.
+python3 scripts/stopping.py "$bin"
 # OFREP through a real client: OpenFeature's Python SDK and OFREP provider (pinned, in the venv).
 "$tools/python" scripts/ofrep_client.py "$bin"
 # A real client: GrowthBook's Python SDK (pinned in the venv) evaluates the payload of

@@ -138,8 +138,9 @@ def _read_text(path):
 class FlowStackProcess:
     """`flowstack serve` on 127.0.0.1 and a free port, its database and stderr logs in `work`."""
 
-    def __init__(self, binary, work, admin_token=None, extra_args=(), db=None, keep_stdout=False):
+    def __init__(self, binary, work, admin_token=None, extra_args=(), db=None, keep_stdout=False, extra_env=None):
         self.binary, self.work = binary, work
+        self.extra_env = dict(extra_env or {})
         self.admin_token = admin_token or secrets.token_hex(32)
         self.extra_args = list(extra_args)
         self.db = db or os.path.join(work, "db.sqlite")
@@ -153,7 +154,7 @@ class FlowStackProcess:
     def start(self, timeout=30):
         """Starts the server and waits (at most `timeout` s) for the line that gives its port."""
         self.starts += 1
-        env = dict(os.environ, FLOWSTACK_ADMIN_TOKEN=self.admin_token)
+        env = dict(os.environ, FLOWSTACK_ADMIN_TOKEN=self.admin_token, **self.extra_env)
         self._stderr = open(self.stderr_path(), "wb")
         self.process = subprocess.Popen(
             [self.binary, "serve", "--host", "127.0.0.1", "--port", "0", "--db", self.db, "--log-level", "warning"]
