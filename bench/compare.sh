@@ -5,6 +5,8 @@
 # time per request (utime + stime from /proc/PID/stat over the run), then the B/A ratios.
 # With `postgresql` each build gets a database of its own on one throwaway PostgreSQL
 # (scripts/pgserver.py) instead of a SQLite file.
+# WORKLOADS="actions reads connect" adds `connect`: GET /v1/nope (a 404 from the router) on a new
+# connection per request (wrk's "Connection: close"), what accepting a connection costs.
 # Usage: bench/compare.sh A_BIN B_BIN [seconds per run] [rounds] [sqlite|postgresql]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +16,7 @@ bins=("$1" "$2")
 seconds=${3:-10}
 rounds=${4:-3}
 store=${5:-sqlite}
+workloads=${WORKLOADS:-actions reads}
 command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
 work=$(mktemp -d)
 pids=()
@@ -42,7 +45,11 @@ run() {
     local i=$1 name=$2 script=$3 port pid before after out
     port=$(cat "$work/port$i") pid=${pids[$i]}
     before=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-    out=$(SESSIONS="$work/sessions$i.txt" wrk -t2 -c64 -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:$port")
+    if [ "$script" = connect ]; then
+        out=$(wrk -t2 -c64 -d"${seconds}s" --latency -H "Connection: close" "http://127.0.0.1:$port/v1/nope")
+    else
+        out=$(SESSIONS="$work/sessions$i.txt" wrk -t2 -c64 -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:$port")
+    fi
     after=$(awk '{print $14 + $15}' "/proc/$pid/stat")
     OUT="$out" python3 - "$i" "$name" "$before" "$after" "$hz" <<'PY' | tee -a "$work/results"
 import os, re, sys
@@ -60,14 +67,21 @@ echo "wrk -t2 -c64 -d${seconds}s, $rounds rounds, on $store; build name req/s p9
 for round in $(seq "$rounds"); do
     echo "-- round $round"
     order=(0 1); [ $((round % 2)) -eq 0 ] && order=(1 0)
-    for i in "${order[@]}"; do run "$i" actions bench/actions.lua; done
-    for i in "${order[@]}"; do run "$i" reads bench/reads.lua; done
+    for workload in $workloads; do
+        case $workload in
+            actions) script=bench/actions.lua ;;
+            reads) script=bench/reads.lua ;;
+            connect) script=connect ;;
+            *) echo "bench: unknown workload $workload" >&2; exit 2 ;;
+        esac
+        for i in "${order[@]}"; do run "$i" "$workload" "$script"; done
+    done
 done
 python3 - "$work/results" <<'PY'
 import sys
 from statistics import mean
 rows = [line.split() for line in open(sys.argv[1])]
-for name in ("actions", "reads"):
+for name in dict.fromkeys(r[1] for r in rows):
     a = [r for r in rows if r[0] == "A" and r[1] == name]
     b = [r for r in rows if r[0] == "B" and r[1] == name]
     rps = mean(float(r[2]) for r in b) / mean(float(r[2]) for r in a)

@@ -1,4 +1,5 @@
 // Client addresses: an IPv4 or IPv6 address as a value, and networks (CIDR) that contain them.
+import CMicroHTTPD  // the socket constants: with the shim including <sys/socket.h>, Swift may find them only through it
 #if canImport(Glibc)
 import Glibc
 #endif

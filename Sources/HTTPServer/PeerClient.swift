@@ -1,5 +1,6 @@
 // A small HTTP/1.1 client for the nodes of one cluster: a node forwards a request to the node
 // that owns its session, over kept-alive loopback or LAN connections. Blocking; no TLS.
+import CMicroHTTPD  // the socket constants: with the shim including <sys/socket.h>, Swift may find them only through it
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

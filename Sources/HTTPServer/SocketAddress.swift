@@ -1,5 +1,5 @@
 // Resolves a host and port to the socket address the server binds.
-import CMicroHTTPD
+import CMicroHTTPD  // the socket constants: with the shim including <sys/socket.h>, Swift may find them only through it
 #if canImport(Glibc)
 import Glibc
 #endif
