@@ -495,6 +495,38 @@ struct FlowSessionTests {
         await session.close()
     }
 
+    /// A subscriber that reads nothing while thousands of events come loses none of them: the
+    /// correction that came first (a refused tap) is still there when it reads at last.
+    @Test func aSubscriberFarBehindLosesNoEvent() async throws {
+        let server = try ServerProcess()
+        let store = FileSessionStore(path: Self.storePath(server))
+        let session = try await FlowSession.start(Self.configuration(server, user: "lev", store: store))
+        #expect(await Self.engineLoaded(session))
+        let events = await session.events()
+        await session.setOffline(true)
+        _ = try await session.send(FlowAction(type: "onboarding.showSecond"))
+        let token = try #require(try store.only()?.token)
+        let (status, body) = try await server.request("POST", "/v1/sessions/\(session.sessionId)/actions", token: token,
+                                                      body: #"{"type":"onboarding.showSecond"}"#)
+        #expect(status == 200, "\(body)")
+        await session.setOffline(false)
+        await session.settled()
+        #expect(await Self.corrections(session).count == 1)
+        for _ in 0..<1_500 {  // 3,000 events: offline, online, ...
+            await session.setOffline(true)
+            await session.setOffline(false)
+        }
+        await session.close()
+        var corrections = 0
+        var received = 0
+        for await event in events {
+            received += 1
+            if case .corrected = event { corrections += 1 }
+        }
+        #expect(corrections == 1, "the correction came first and was kept")
+        #expect(received > 3_000)
+    }
+
     /// Another device acts first: the tap shown is corrected to the server's state (412, then
     /// the state read again), and the next tap runs on the reloaded bundle.
     @Test func anotherDeviceActingIsACorrection() async throws {

@@ -45,8 +45,11 @@ extension FlowSession {
 
     /// A stream of what happens: confirmations, corrections, other devices' versions, offline and
     /// back online, restarts. Each call makes a new stream; it ends when the session is closed.
+    /// Nothing is dropped: a subscriber that falls behind (a long offline queue confirmed while
+    /// its loop waits) still reads every correction, so the events wait for it in memory. A
+    /// subscriber that stops reading should end its loop, which ends its stream.
     public func events() -> AsyncStream<ClientEvent> {
-        let (stream, continuation) = AsyncStream<ClientEvent>.makeStream(bufferingPolicy: .bufferingNewest(1000))
+        let (stream, continuation) = AsyncStream<ClientEvent>.makeStream(bufferingPolicy: .unbounded)
         let id = UUID()
         subscribers[id] = continuation
         continuation.onTermination = { [weak self] _ in
