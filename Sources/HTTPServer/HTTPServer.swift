@@ -30,7 +30,8 @@ public final class HTTPServer: Sendable {
     let requestIds = RequestIdGenerator()
     /// Requests between the start of their handler and the end of their answer.
     let inFlight = Atomic<Int>(0)
-    /// Connections open: counted when handed to libmicrohttpd, uncounted at its close notice.
+    /// Connections open: counted when handed to libmicrohttpd, uncounted at its close notice. (One
+    /// it drops before starting it, for want of memory for its pool, would stay counted.)
     let connections = Atomic<Int>(0)
     /// Set when shutdown begins: answers then close their connection.
     let quiescing = Atomic<Bool>(false)
