@@ -5,6 +5,7 @@ import Foundation
 import TestSupport
 import PostgresStore
 import SQLiteStore
+import Synchronization
 import Testing
 
 /// A kind of store a test runs on.
@@ -191,24 +192,49 @@ public final class TestPostgresServer: @unchecked Sendable {
         }
     }
 
-    /// A port nothing listens on now (bound to 0, read back, released).
+    /// A port nothing listens on now, for a server that must know its port before it starts (a
+    /// node's own URL, PostgreSQL's port). It is taken below the kernel's ephemeral range
+    /// (`ip_local_port_range`): a port bound to 0 and released, as this was once, can be handed to
+    /// the next outgoing connection (a test's connection to PostgreSQL) before the server binds
+    /// it, which failed a CI run with "Address already in use". Checked by binding it, and never
+    /// handed out twice by one process.
     public static func freePort() throws -> Int {
+        let low = ephemeralLow()
+        let range = max(1024, low - 12_000)..<max(1025, low)
+        for _ in 0..<200 {
+            let port = Int.random(in: range)
+            let taken = handedOut.withLock { ports in ports.contains(port) }
+            if taken || !bindable(port) { continue }
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+        }
+        throw TestSetupError(description: "no free port in \(range) after 200 tries")
+    }
+
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// The first port of the kernel's ephemeral range (32768 when it cannot be read).
+    private static func ephemeralLow() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8),
+              let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first,
+              let low = Int(first), low > 2048 else { return 32768 }
+        return low
+    }
+
+    /// Whether a listening socket could bind 127.0.0.1:`port` now (with SO_REUSEADDR, as the server does).
+    private static func bindable(_ port: Int) -> Bool {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw TestSetupError(description: "socket failed") }
+        guard socket >= 0 else { return false }
         defer { close(socket) }
+        var on: Int32 = 1
+        _ = setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { throw TestSetupError(description: "bind failed") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return bound == 0
     }
 }
 
