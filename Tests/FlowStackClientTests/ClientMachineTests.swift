@@ -59,6 +59,25 @@ struct ClientMachineTests {
         #expect(machine.engine != nil)
     }
 
+    /// A tap kept by a store that missed the saves after it (a full disk) is posted again once the
+    /// server has moved on: the server replays the answer it stored, the state the tap made then.
+    /// The tap is stored; the client stays at the newer state it confirmed (it went back to the
+    /// old one, and the next tap, made on it, met a 412).
+    @Test func aReplayedOldAnswerDoesNotTakeTheClientBack() throws {
+        let start = try Self.start()
+        let kept = FlowAction(type: "onboarding.showSecond")
+        let then = try start.applying(kept).next
+        let now = try then.applying(FlowAction(type: "onboarding.completed")).next
+        var machine = ClientMachine(confirmed: try NavigationState(now))
+        machine.restore([QueuedAction(key: "k1", version: 0, action: kept)])
+        guard case .post(let item) = machine.nextCommand() else { Issue.record("expected a post"); return }
+        #expect(machine.answered(key: item.key, state: try NavigationState(then)) == [])
+        #expect(machine.queue.isEmpty)
+        #expect(machine.confirmed == (try NavigationState(now)) && machine.shown == machine.confirmed)
+        machine.loaded(now)
+        #expect(machine.engine != nil)
+    }
+
     /// A refusal (409/422) rolls back to the confirmed state and reports it; a 412 asks to reload.
     @Test func refusalsRollBackAndMismatchesReload() throws {
         var (machine, _) = try Self.machine()

@@ -1,9 +1,10 @@
 // FlowSession itself under seeded schedules: the actor's drain loop, retries, probe, start and
 // store, over a simulated transport (lost requests and answers, 500s, 502s and bodies that are
 // not JSON before and after commits, the server down, the app killed and started again with
-// another spelling of the server's address, and started while every answer is a 500). The
-// machine simulation (ClientSimulationTests) explores the decisions exhaustively; this one checks
-// that the driver performs them without losing or doubling a tap.
+// another spelling of the server's address, started while every answer is a 500, and a disk that
+// fills up for stretches and refuses every save). The machine simulation (ClientSimulationTests)
+// explores the decisions exhaustively; this one checks that the driver performs them without
+// losing or doubling a tap (but for one made while the disk was full and killed with the app).
 import FlowEngine
 import FlowStackClient
 import Foundation
@@ -18,11 +19,17 @@ struct FlowSessionSimulationTests {
         var made = 0
         var stored = 0
         var reported = 0
+        /// Taps a full disk lost: never in a save the store took, never sent, and the app killed
+        /// while its last save was refused.
+        var lost = 0
         var launches = 0
         var faults = 0
+        /// Saves the full disk refused.
+        var refusals = 0
         var failures: [String] = []
         var description: String {
-            "seed \(seed): \(made) taps made, \(stored) stored, \(reported) reported not taken, \(launches) launches, \(faults) faults"
+            "seed \(seed): \(made) taps made, \(stored) stored, \(reported) reported not taken, \(lost) lost with the disk full, "
+                + "\(launches) launches, \(faults) faults, \(refusals) saves refused"
                 + (failures.isEmpty ? "" : "; FAILED: " + failures.joined(separator: "; "))
         }
     }
@@ -49,16 +56,17 @@ struct FlowSessionSimulationTests {
             }
         }
         var reported = Set<String>()
-        var corrections: [String] = []
-        func take(_ event: ClientEvent) {
+        /// Why each correction came, and in which launch (counted from 1).
+        var corrections: [(reason: String, launch: Int)] = []
+        func take(_ event: ClientEvent, launch: Int) {
             FlowSessionSimulationTests.trace("event \(Self.describe(event))")
             switch event {
             case .corrected(let correction):
                 for tap in correction.taps { reported.insert(tap.key) }
-                corrections.append(correction.reason.rawValue)
+                corrections.append((correction.reason.rawValue, launch))
             case .restarted(let restart):
                 for tap in restart.dropped { reported.insert(tap.key) }
-                corrections.append("restarted")
+                corrections.append(("restarted", launch))
             default:
                 break
             }
@@ -76,12 +84,23 @@ struct FlowSessionSimulationTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-sim-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = FileSessionStore(path: directory.appendingPathComponent("sessions.json").path)
+        let disk = RefusingDisk(file)
+        // The disk fills up from its own seed, so the schedule's taps, kills and outages are
+        // those it drew before the disk could fill.
+        var diskRandom = SeededGenerator(seed: seed ^ 0x6469_736b_6675_6c6c)
+        var fullFor = 0
+        // Half the times the disk has room again, the app is killed right after the next tap: its
+        // save is the first one taken after the refused ones, and what it holds may not be sent.
+        var killAfterTap = false
+        var tappedWithRoom = false
         let collector = Collector()
         let target = 15 + Int(random.next() % 25)
+        // What each launch asked its store to keep, and whether its kill came with its last save refused.
+        var launched: [(store: KillableStore, killedUnsaved: Bool)] = []
 
         func launch(failingStart: Bool) async throws -> (FlowSession, SimulatedTransport, KillableStore, Task<Void, Never>) {
             let transport = SimulatedTransport(server: server, seed: random.next())
-            let store = KillableStore(file)
+            let store = KillableStore(disk)
             let spelling = spellings[Int(random.next() % UInt64(spellings.count))]
             // A start while no server answers: connection refused, or a 500 to everything.
             if failingStart {
@@ -99,19 +118,35 @@ struct FlowSessionSimulationTests {
                 trace("launched: shows v\(shown), pending \(pending.map { "\($0.key.prefix(4)) v\($0.version)\($0.expected == nil ? " blind" : "")" })")
             }
             let events = await session.events()
-            let task = Task { for await event in events { await collector.take(event) } }
-            for event in await session.history { await collector.take(event) }  // what start reported before the subscription
+            launched.append((store, false))
+            let number = launched.count
+            let task = Task { for await event in events { await collector.take(event, launch: number) } }
+            for event in await session.history { await collector.take(event, launch: number) }  // what start reported before the subscription
             return (session, transport, store, task)
         }
 
         var (session, transport, store, events) = try await launch(failingStart: false)
         while outcome.made < target {
-            if random.next() % 100 < 6 {
+            // A full disk: a stretch of a few steps, begun at random, in which every save is refused.
+            if fullFor > 0 {
+                fullFor -= 1
+                if fullFor == 0 {
+                    disk.isFull = false
+                    killAfterTap = diskRandom.next() % 2 == 0
+                    trace("disk has room")
+                }
+            } else if diskRandom.next() % 100 < 8 {
+                fullFor = 2 + Int(diskRandom.next() % 6)
+                disk.isFull = true
+                trace("disk full for \(fullFor) steps")
+            }
+            if (killAfterTap && tappedWithRoom) || random.next() % 100 < 6 {
+                (killAfterTap, tappedWithRoom) = (false, false)
                 // Killed: nothing more is sent or written; started again from the store, with
                 // another spelling of the server, and now and then while no server answers.
                 trace("kill")
                 transport.kill()
-                store.kill()
+                launched[launched.count - 1].killedUnsaved = store.kill()
                 outcome.faults += transport.faultsInjected
                 await session.close()
                 await events.value
@@ -125,6 +160,7 @@ struct FlowSessionSimulationTests {
                 let shown = try await session.send(action)
                 trace("tap \(action.type) shown v\(shown.version) \(shown.top?.feature ?? "")")
                 outcome.made += 1
+                tappedWithRoom = killAfterTap
             } catch is FlowError {
                 // The local engine refused it: nothing was queued, as the server would refuse it too.
             } catch is ActionRefused {
@@ -136,10 +172,11 @@ struct FlowSessionSimulationTests {
                 let pending = await session.pending
                 trace("after \(action.type): pending \(pending.map { "\($0.key.prefix(4)) v\($0.version)\($0.expected == nil ? " blind" : "")" })")
             }
-            if random.next() % 3 == 0 { try? await Task.sleep(for: .microseconds(random.next() % 2_000)) }
+            if !tappedWithRoom && random.next() % 3 == 0 { try? await Task.sleep(for: .microseconds(random.next() % 2_000)) }
         }
         server.withLock { server.down = false }
         transport.heal()
+        disk.isFull = false
         outcome.faults += transport.faultsInjected
         let last = session
         let settled = await withTaskGroup(of: Bool.self) { group in
@@ -158,12 +195,38 @@ struct FlowSessionSimulationTests {
         let storedKeys = Set(counts.all.keys)
         outcome.stored = storedKeys.count
         outcome.reported = reported.subtracting(storedKeys).count
+        outcome.refusals = disk.refusals
         for (key, count) in counts.all where count > 1 { outcome.failures.append("key \(key) stored \(count) times") }
         for key in reported.intersection(Set(counts.live.keys)) { outcome.failures.append("key \(key) stored but reported not taken") }
-        if outcome.made != outcome.stored + outcome.reported {
-            outcome.failures.append("\(outcome.made) taps made, \(outcome.stored) stored, \(outcome.reported) reported: \(outcome.made - outcome.stored - outcome.reported) lost")
+        // A tap the store took survives any kill: it reaches the server once, or is reported.
+        let saved = disk.saved
+        for key in saved.subtracting(storedKeys).subtracting(reported).sorted() {
+            outcome.failures.append("key \(key.prefix(8)) was in a save the store took, and was neither stored nor reported")
         }
-        let reasons = await collector.corrections.filter { $0 != "refused" }
+        // Every tap a launch made was in a save it asked for (taken or refused); one neither
+        // stored nor reported is lost only the way a full disk loses it.
+        for (index, launch) in launched.enumerated() {
+            for key in launch.store.asked.subtracting(storedKeys).subtracting(reported).subtracting(saved).sorted() {
+                if launch.killedUnsaved {
+                    outcome.lost += 1
+                } else {
+                    outcome.failures.append("key \(key.prefix(8)) of launch \(index + 1) was neither stored nor reported, and no kill "
+                        + "came while its save was refused (\(index + 1 == launched.count ? "the last launch" : "killed with its last save taken"))")
+                }
+            }
+        }
+        if outcome.made != outcome.stored + outcome.reported + outcome.lost {
+            let missing = outcome.made - outcome.stored - outcome.reported - outcome.lost
+            outcome.failures.append("\(outcome.made) taps made, \(outcome.stored) stored, \(outcome.reported) reported, "
+                + "\(outcome.lost) lost with the disk full: \(missing) lost otherwise")
+        }
+        // Once a kill came with a save refused, the store missed what the app did last, and the
+        // launches after it (until one sends what it kept, which may be several offline ones) post
+        // kept taps made on states the server has left, and taps queued behind them: a 412. Any
+        // other correction needs someone else on the session.
+        let firstStale = (launched.firstIndex(where: \.killedUnsaved) ?? launched.count) + 2
+        let reasons = await collector.corrections.filter { $0.reason != "refused" && !($0.reason == "versionMismatch" && $0.launch >= firstStale) }
+            .map { "\($0.reason) in launch \($0.launch)" }
         if !reasons.isEmpty { outcome.failures.append("corrections with nobody else on the session: \(reasons)") }
         if settled, let live = server.session(session.sessionId), let state = try? NavigationState(live.state) {
             if await session.state != state { outcome.failures.append("shows v\(await session.state.version), the server is at v\(state.version)") }
@@ -361,20 +424,26 @@ struct FlowSessionSimulationTests {
         var made = 0
         var stored = 0
         var reported = 0
+        var lost = 0
         var launches = 0
         var faults = 0
+        var refusals = 0
         var failed: [Outcome] = []
+        let began = ContinuousClock.now
         for seed in 1...UInt64(count) {
             let outcome = try await Self.schedule(seed: seed, usesBundle: usesBundle)
             made += outcome.made
             stored += outcome.stored
             reported += outcome.reported
+            lost += outcome.lost
             launches += outcome.launches
             faults += outcome.faults
+            refusals += outcome.refusals
             if !outcome.failures.isEmpty { failed.append(outcome) }
         }
         print("FlowSession simulation (\(usesBundle ? "engine" : "predictions")): \(count) schedules, \(made) taps made, \(stored) stored, "
-              + "\(reported) reported not taken, \(launches) launches, \(faults) faults; \(failed.count) failed")
+              + "\(reported) reported not taken, \(lost) lost with the disk full, \(launches) launches, \(faults) faults, "
+              + "\(refusals) saves refused; \(failed.count) failed in \(ContinuousClock.now - began)")
         for outcome in failed.prefix(5) { Issue.record("\(outcome)") }
     }
 }

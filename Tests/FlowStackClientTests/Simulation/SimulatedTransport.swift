@@ -86,23 +86,85 @@ final class SimulatedTransport: FlowTransport, @unchecked Sendable {
 }
 
 /// A store the killed app can no longer write: FlowSession keeps running in the test process
-/// after a simulated kill, but a killed app writes nothing.
+/// after a simulated kill, but a killed app writes nothing. It notes what its launch asked to
+/// keep, and whether the last of it was refused, for the checker to tell a tap the disk lost.
 final class KillableStore: SessionStore, @unchecked Sendable {
     private let base: any SessionStore
     private let lock = NSLock()
     private var killed = false
+    private var keys = Set<String>()
+    private var refused = false
 
     init(_ base: any SessionStore) { self.base = base }
 
-    func kill() { lock.withLock { killed = true } }
+    /// Killed: returns whether the last save this launch asked for was refused (none taken since),
+    /// so taps made since then are nowhere but in the dead app's memory.
+    @discardableResult
+    func kill() -> Bool { lock.withLock { killed = true; return refused } }
+
+    /// The keys of every queue this launch asked to keep, taken or refused: every tap it made.
+    var asked: Set<String> { lock.withLock { keys } }
 
     func load(_ key: SessionKey) throws -> StoredSession? { try base.load(key) }
     func save(_ session: StoredSession) throws {
         guard !lock.withLock({ killed }) else { return }
-        try base.save(session)
+        lock.withLock { keys.formUnion(session.queue.map(\.key)) }
+        do {
+            try base.save(session)
+            lock.withLock { refused = false }
+        } catch {
+            lock.withLock { refused = true }
+            throw error
+        }
     }
     func remove(_ key: SessionKey) throws {
         guard !lock.withLock({ killed }) else { return }
         try base.remove(key)
+    }
+}
+
+/// The disk under the app's store, the same for every launch: while full (stretches the schedule
+/// chooses, which outlast a kill as a full disk would) it refuses every save and removal, and it
+/// keeps the keys of every queue a save it took held, which are the taps a kill cannot lose.
+final class RefusingDisk: SessionStore, @unchecked Sendable {
+    struct Full: Error, CustomStringConvertible {
+        var description: String { "No space left on device (simulated)" }
+    }
+
+    private let base: any SessionStore
+    private let lock = NSLock()
+    private var full = false
+    private var kept = Set<String>()
+    private(set) var refusals = 0
+
+    init(_ base: any SessionStore) { self.base = base }
+
+    var isFull: Bool {
+        get { lock.withLock { full } }
+        set { lock.withLock { full = newValue } }
+    }
+
+    /// The keys of every queue a save held that the store took.
+    var saved: Set<String> { lock.withLock { kept } }
+
+    func load(_ key: SessionKey) throws -> StoredSession? { try base.load(key) }
+    func save(_ session: StoredSession) throws {
+        try lock.withLock {
+            if full {
+                refusals += 1
+                throw Full()
+            }
+            try base.save(session)
+            kept.formUnion(session.queue.map(\.key))
+        }
+    }
+    func remove(_ key: SessionKey) throws {
+        try lock.withLock {
+            if full {
+                refusals += 1
+                throw Full()
+            }
+            try base.remove(key)
+        }
     }
 }

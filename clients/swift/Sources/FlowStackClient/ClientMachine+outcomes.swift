@@ -13,6 +13,18 @@ extension ClientMachine {
         let item = queue[index]
         for taken in queue[...index] where taken.key != key { enginesAfter[taken.key] = nil }
         queue.removeFirst(index + 1)
+        // An answer older than the state confirmed is a replay: a tap kept by a store that missed
+        // the saves after it (a full disk), sent again once the server had moved on. The tap is
+        // stored; the state it made then is not the session's now, and is not shown again.
+        guard state.version >= confirmed.version else {
+            enginesAfter[key] = nil
+            if queue.isEmpty {
+                shown = confirmed
+                engine = confirmedEngine
+                needsBundle = engine == nil
+            }
+            return []
+        }
         return settle(state, predictions: predictions, after: item)
     }
 
