@@ -578,6 +578,18 @@ export class ClientMachine {
     const item = this.queue[index];
     for (const taken of this.queue.slice(0, index)) this.enginesAfter.delete(taken.key);
     this.queue.splice(0, index + 1);
+    // An answer older than the state confirmed is a replay: a tap kept by a store that missed
+    // the saves after it (a full disk), sent again once the server had moved on. The tap is
+    // stored; the state it made then is not the session's now, and is not shown again.
+    if (state.version < this.confirmed.version) {
+      this.enginesAfter.delete(key);
+      if (this.queue.length === 0) {
+        this.shown = this.confirmed;
+        this.engine = this.confirmedEngine;
+        this.needsBundle = this.engine === undefined;
+      }
+      return [];
+    }
     return this.settle(state, predictions, item);
   }
 
