@@ -86,12 +86,12 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-# Free TCP ports on 127.0.0.1, as many as asked (held open together while chosen).
+# Free TCP ports on 127.0.0.1, as many as asked, below the ephemeral range (harness.server.free_ports says why).
 free_ports() {
-    python3 -c 'import socket,sys
-s=[socket.socket() for _ in range(int(sys.argv[1]))]
-[x.bind(("127.0.0.1",0)) for x in s]
-print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
+    python3 -B -c 'import sys
+sys.path.insert(0, sys.argv[2])
+from harness.server import free_ports
+print(" ".join(str(port) for port in free_ports(int(sys.argv[1]))))' "$1" "$repo/scripts"
 }
 port_free() { python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null; }
 

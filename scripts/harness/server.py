@@ -21,6 +21,7 @@ Standard library only.
 """
 import ctypes
 import os
+import random
 import re
 import secrets
 import select
@@ -47,15 +48,49 @@ def die_with_parent():
 _die_with_parent = die_with_parent
 
 
-def free_ports(count, host="127.0.0.1"):
-    """`count` distinct free TCP ports on `host` (held open together while chosen)."""
-    sockets = []
+_handed_out = set()
+
+
+def _ephemeral_low():
+    """The first port of the kernel's ephemeral range (32768 when it cannot be read)."""
     try:
-        for _ in range(count):
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as file:
+            low = int(file.read().split()[0])
+        return low if low > 2048 else 32768
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_ports(count, host="127.0.0.1"):
+    """`count` distinct TCP ports on `host` that nothing listens on (held open together while
+    chosen), for servers that must know their port before they start. They are taken below the
+    kernel's ephemeral range: a port bound to 0 and released can go to the next outgoing
+    connection (a node's connection to PostgreSQL) before the server binds it, which failed a CI
+    run with "Address already in use". A port is never handed out twice by one process."""
+    low = _ephemeral_low()
+    first, last = max(1024, low - 12000), max(1025, low) - 1
+    sockets = []
+    ports = []
+    try:
+        for _ in range(200 * count):
+            if len(ports) == count:
+                break
+            port = random.randint(first, last)
+            if port in _handed_out or port in ports:
+                continue
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind((host, 0))
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                continue
             sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
+            ports.append(port)
+        if len(ports) < count:
+            raise RuntimeError(f"no {count} free ports in {first}..{last}")
+        _handed_out.update(ports)
+        return ports
     finally:
         for sock in sockets:
             sock.close()
