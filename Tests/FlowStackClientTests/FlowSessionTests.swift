@@ -369,22 +369,23 @@ struct FlowSessionTests {
     /// first save that succeeds (here the next tap's), and the next launch resumes it.
     @Test func aStoreFailingAtFirstLaunchDoesNotFailStart() async throws {
         let server = try ServerProcess()
-        let store = FullStore()
+        let kept = MemorySessionStore()
+        let store = RefusingDisk(kept, full: true)
         let session = try await FlowSession.start(Self.configuration(server, user: "eda", store: store))
         #expect(await session.state.top?.feature == "onboarding.first")
         #expect(await Self.engineLoaded(session))
-        #expect(store.failedSaves > 0)
-        #expect(store.kept.all.isEmpty, "nothing could be stored")
-        store.full = false
+        #expect(store.refusals > 0)
+        #expect(kept.all.isEmpty, "nothing could be stored")
+        store.isFull = false
         let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
         #expect(second.top?.feature == "onboarding.second")
-        let saved = try #require(store.kept.all.first, "the tap's save stored the session")
+        let saved = try #require(kept.all.first, "the tap's save stored the session")
         let token = await session.token
         #expect(saved.sessionId == session.sessionId && saved.token == token)
         await session.settled()
         #expect(await session.confirmedState == second)
         await session.close()
-        #expect(store.kept.all.first?.confirmed?["version"]?.integerValue == 1)
+        #expect(kept.all.first?.confirmed?["version"]?.integerValue == 1)
         let relaunched = try await FlowSession.start(Self.configuration(server, user: "eda", store: store))
         #expect(relaunched.sessionId == session.sessionId)
         #expect(await relaunched.state == second)
@@ -396,50 +397,25 @@ struct FlowSessionTests {
     /// stored without another change, and the session goes on after a relaunch.
     @Test func aStoreThatRecoversIsWrittenWithoutAnotherChange() async throws {
         let server = try ServerProcess()
-        let store = FullStore()
+        let kept = MemorySessionStore()
+        let store = RefusingDisk(kept, full: true)
         let session = try await FlowSession.start(Self.configuration(server, user: "fay", store: store))
-        #expect(await session.lastStoreError is FullStore.Full)
+        #expect(await session.lastStoreError is RefusingDisk.Full)
         #expect(await Self.engineLoaded(session))
         let second = try await session.send(FlowAction(type: "onboarding.showSecond"))
         await session.settled()
-        #expect(store.kept.all.isEmpty)
-        let failed = store.failedSaves
-        store.full = false
-        #expect(await eventually(10) { store.kept.all.first?.confirmed?["version"]?.integerValue == 1 },
+        #expect(kept.all.isEmpty)
+        let failed = store.refusals
+        store.isFull = false
+        #expect(await eventually(10) { kept.all.first?.confirmed?["version"]?.integerValue == 1 },
                 "the retry stored the session at the tap's version, with no tap or answer after the store recovered")
-        #expect(store.failedSaves >= failed)
-        #expect(store.kept.all.first?.sessionId == session.sessionId)
+        #expect(store.refusals >= failed)
+        #expect(kept.all.first?.sessionId == session.sessionId)
         await session.close()
         let relaunched = try await FlowSession.start(Self.configuration(server, user: "fay", store: store))
         #expect(relaunched.sessionId == session.sessionId)
         #expect(await relaunched.state == second)
         await relaunched.close()
-    }
-
-    /// A store that refuses every save while `full`, as a full disk or a failing keychain does.
-    final class FullStore: SessionStore, @unchecked Sendable {
-        struct Full: Error {}
-        let kept = MemorySessionStore()
-        private let lock = NSLock()
-        private var isFull = true
-        private var failures = 0
-        var full: Bool {
-            get { lock.withLock { isFull } }
-            set { lock.withLock { isFull = newValue } }
-        }
-        var failedSaves: Int { lock.withLock { failures } }
-
-        func load(_ key: SessionKey) throws -> StoredSession? { try kept.load(key) }
-        func save(_ session: StoredSession) throws {
-            try lock.withLock {
-                if isFull {
-                    failures += 1
-                    throw Full()
-                }
-            }
-            try kept.save(session)
-        }
-        func remove(_ key: SessionKey) throws { try kept.remove(key) }
     }
 
     /// A store file written before the confirmed state and the bundle were kept still loads (and

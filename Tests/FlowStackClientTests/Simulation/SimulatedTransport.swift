@@ -133,16 +133,22 @@ final class RefusingDisk: SessionStore, @unchecked Sendable {
 
     private let base: any SessionStore
     private let lock = NSLock()
-    private var full = false
+    private var full: Bool
     private var kept = Set<String>()
-    private(set) var refusals = 0
+    private var refused = 0
 
-    init(_ base: any SessionStore) { self.base = base }
+    init(_ base: any SessionStore, full: Bool = false) {
+        self.base = base
+        self.full = full
+    }
 
     var isFull: Bool {
         get { lock.withLock { full } }
         set { lock.withLock { full = newValue } }
     }
+
+    /// Saves and removals refused so far.
+    var refusals: Int { lock.withLock { refused } }
 
     /// The keys of every queue a save held that the store took.
     var saved: Set<String> { lock.withLock { kept } }
@@ -150,21 +156,22 @@ final class RefusingDisk: SessionStore, @unchecked Sendable {
     func load(_ key: SessionKey) throws -> StoredSession? { try base.load(key) }
     func save(_ session: StoredSession) throws {
         try lock.withLock {
-            if full {
-                refusals += 1
-                throw Full()
-            }
+            try refuseWhileFull()
             try base.save(session)
             kept.formUnion(session.queue.map(\.key))
         }
     }
     func remove(_ key: SessionKey) throws {
         try lock.withLock {
-            if full {
-                refusals += 1
-                throw Full()
-            }
+            try refuseWhileFull()
             try base.remove(key)
         }
+    }
+
+    /// Called under the lock.
+    private func refuseWhileFull() throws {
+        guard full else { return }
+        refused += 1
+        throw Full()
     }
 }
