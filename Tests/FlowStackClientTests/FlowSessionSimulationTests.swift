@@ -58,6 +58,11 @@ struct FlowSessionSimulationTests {
         var reported = Set<String>()
         /// Why each correction came, and in which launch (counted from 1).
         var corrections: [(reason: String, launch: Int)] = []
+        /// The newest version the server confirmed in each launch (a restart starts it again: a new session).
+        var confirmed: [Int: Int] = [:]
+        /// A launch whose confirmed state went back: an answer the server replayed for a tap it
+        /// stored long ago, taken as news.
+        var wentBack: [String] = []
         func take(_ event: ClientEvent, launch: Int) {
             FlowSessionSimulationTests.trace("event \(Self.describe(event))")
             switch event {
@@ -67,6 +72,12 @@ struct FlowSessionSimulationTests {
             case .restarted(let restart):
                 for tap in restart.dropped { reported.insert(tap.key) }
                 corrections.append(("restarted", launch))
+                confirmed[launch] = restart.state.version
+            case .confirmed(let state), .remote(let state):
+                if let newest = confirmed[launch], state.version < newest {
+                    wentBack.append("launch \(launch): the confirmed state went back from v\(newest) to v\(state.version)")
+                }
+                confirmed[launch] = max(confirmed[launch] ?? 0, state.version)
             default:
                 break
             }
@@ -228,6 +239,7 @@ struct FlowSessionSimulationTests {
         let reasons = await collector.corrections.filter { $0.reason != "refused" && !($0.reason == "versionMismatch" && $0.launch >= firstStale) }
             .map { "\($0.reason) in launch \($0.launch)" }
         if !reasons.isEmpty { outcome.failures.append("corrections with nobody else on the session: \(reasons)") }
+        outcome.failures += await collector.wentBack.prefix(2)
         if settled, let live = server.session(session.sessionId), let state = try? NavigationState(live.state) {
             if await session.state != state { outcome.failures.append("shows v\(await session.state.version), the server is at v\(state.version)") }
         }

@@ -1,10 +1,12 @@
 // FlowSession under seeded schedules (FlowSessionSimulationTests' port): the drain loop, retries,
 // probe, start and store, over a simulated transport (lost requests and answers, 500s, 502s and
 // bodies that are not JSON before and after commits, the server down, the app killed and started
-// again with another spelling of the server's address, and started while every answer is a 500).
-// After every save the store completes, what it holds (read back as the next launch reads it) must
+// again with another spelling of the server's address, started while every answer is a 500, and a
+// `localStorage` that fills up for stretches and refuses every write). After every save the store completes, what it holds (read back as the next launch reads it) must
 // be the queue the client's machine held when that save's snapshot was taken; and a tap whose
-// `send` settled while it is still queued must be in the store.
+// `send` settled while it is still queued must be in the store (unless that save was refused). A tap
+// is lost only the way a full disk loses it: never in a save the store took, never sent, and its
+// launch killed while its last save was refused.
 // The simulated server and the client's local engine run src/engine (on the sample app's bundles
 // read once from a real server), and again on the engine double (no server needed).
 // FLOWSTACK_SIM_SEED=13 [FLOWSTACK_SIM_KIND=predictions] [FLOWSTACK_SIM_TRACE=1] replays one schedule.
@@ -21,7 +23,7 @@ import { DoubleEngine } from './support/engine-double.js';
 import { realEngineWorld } from './support/engine-world.js';
 import { SeededGenerator } from './support/random.js';
 import { doubleWorld, SimulatedServer } from './support/simulated-server.js';
-import { KillableStore, SimulatedTransport } from './support/simulated-transport.js';
+import { KillableStore, RefusingStorage, SimulatedTransport } from './support/simulated-transport.js';
 
 /** Equivalent spellings of one server: every launch must find the session the last one kept. */
 const spellings = ['http://sim.test', 'HTTP://Sim.Test:80/', 'http://sim.test/', 'http://SIM.test:80'];
@@ -85,12 +87,14 @@ class CheckedStore extends KillableStore {
    * @param {KeyValueSessionStore} base
    * @param {(failure: string) => void} fail
    * @param {{savesChecked: number}} tally counts the saves compared with their snapshot
+   * @param {Set<string>} saved gathers the keys of every queue a save the store took held: taps no kill can lose
    */
-  constructor(base, fail, tally) {
+  constructor(base, fail, tally, saved) {
     super(base);
     this.kept = base;
     this.fail = fail;
     this.tally = tally;
+    this.saved = saved;
     /** @type {Array<{queue: ReturnType<typeof resumedForm>[], sessionId: string, confirmed: NavigationState}>} */
     this.snapshots = [];
     this.saves = 0;
@@ -105,9 +109,10 @@ class CheckedStore extends KillableStore {
   async save(session) {
     const snapshot = this.snapshots.shift();
     const writes = !this.killed;
-    await super.save(session);
+    await super.save(session);  // a refused save throws: nothing to check, the client saves again
     this.saves += 1;
     if (!writes) return;  // killed: nothing written, and the store is the next launch's
+    for (const item of session.queue) this.saved.add(item.key);
     const read = await this.kept.load(keyOf(session));
     const at = `save ${this.saves}`;
     if (!read) return this.fail(`${at}: the store holds no session a launch reads`);
@@ -151,15 +156,30 @@ FlowSession.prototype.saveNow = function saveNowChecked() {
  */
 async function schedule(seed, usesEngine, kind) {
   const { world, engine } = await worldOf(kind);
-  const outcome = { seed, made: 0, stored: 0, reported: 0, launches: 0, faults: 0, savesChecked: 0, queuedChecked: 0, /** @type {string[]} */ failures: [] };
+  const outcome = {
+    seed, made: 0, stored: 0, reported: 0, lost: 0, launches: 0, faults: 0, refusals: 0, savesChecked: 0, queuedChecked: 0, /** @type {string[]} */ failures: [],
+  };
   const random = new SeededGenerator(seed);
   const server = new SimulatedServer(world);
   /** @type {Map<string, string>} */
   const file = new Map();
-  const kept = new KeyValueSessionStore({ getItem: (key) => file.get(key), setItem: (key, value) => { file.set(key, value); }, removeItem: (key) => { file.delete(key); } });
+  const disk = new RefusingStorage(file);
+  const kept = new KeyValueSessionStore(disk);
+  // The disk fills up from its own seed, so the schedule's taps, kills and outages are those it
+  // drew before the disk could fill.
+  const diskRandom = new SeededGenerator(BigInt(seed) ^ 0x6469736b66756c6cn);
+  let fullFor = 0;
+  // Half the times the disk has room again, the app is killed right after the next tap: its save
+  // is the first one taken after the refused ones, and what it holds may not be sent.
+  let killAfterTap = false;
+  let tappedWithRoom = false;
+  /** The keys of every queue a save the store took held. @type {Set<string>} */
+  const saved = new Set();
+  /** What each launch asked its store to keep, and whether its kill came with its last save refused. @type {Array<{store: CheckedStore, killedUnsaved: boolean}>} */
+  const launched = [];
   /** @type {Set<string>} */
   const reported = new Set();
-  /** @type {string[]} */
+  /** Why each correction came, and in which launch (counted from 1). @type {Array<{reason: string, launch: number}>} */
   const corrections = [];
   /** Violations of the store's invariants: the first few are told, the rest counted. */
   let violations = 0;
@@ -173,22 +193,22 @@ async function schedule(seed, usesEngine, kind) {
   const newKey = () => (lastKey = randomKey());
   const target = 15 + random.below(25);
 
-  /** @param {import('../src/client/index.js').ClientEvent} event */
-  const take = (event) => {
-    trace(`event ${event.type}`);
+  /** @param {import('../src/client/index.js').ClientEvent} event @param {number} launch */
+  const take = (event, launch) => {
+    trace(`event ${event.type}${event.type === 'corrected' ? ` ${event.correction.reason}` : ''}`);
     if (event.type === 'corrected') {
       for (const tap of event.correction.taps) reported.add(tap.key);
-      corrections.push(event.correction.reason);
+      corrections.push({ reason: event.correction.reason, launch });
     } else if (event.type === 'restarted') {
       for (const tap of event.restart.dropped) reported.add(tap.key);
-      corrections.push('restarted');
+      corrections.push({ reason: 'restarted', launch });
     }
   };
 
   /** @param {boolean} failingStart */
   const launch = async (failingStart) => {
     const transport = new SimulatedTransport(server, random.nextBig());
-    const store = new CheckedStore(kept, fail, outcome);
+    const store = new CheckedStore(kept, fail, outcome, saved);
     const spelling = spellings[random.below(spellings.length)];
     // A start while no server answers: connection refused, or a 500 to everything.
     if (failingStart) {
@@ -200,19 +220,45 @@ async function schedule(seed, usesEngine, kind) {
     transport.failEverything(false);
     outcome.launches += 1;
     trace(`launched: shows v${session.state.version}, pending ${session.pending.map((p) => `v${p.version}${p.expected ? '' : ' blind'}`)}`);
-    for (const event of session.history) take(event);  // what start reported before the subscription
-    session.subscribe(take);
+    launched.push({ store, killedUnsaved: false });
+    const number = launched.length;
+    for (const event of session.history) take(event, number);  // what start reported before the subscription
+    // What the server confirmed never goes back within a launch (but to a new session's start,
+    // after a restart): an answer the server replays for a tap it stored long ago is not news.
+    let confirmed = session.confirmedState.version;
+    session.subscribe((event) => {
+      take(event, number);
+      if (event.type === 'restarted') confirmed = session.confirmedState.version;
+      if (session.confirmedState.version < confirmed) {
+        fail(`launch ${number}: the confirmed state went back from v${confirmed} to v${session.confirmedState.version} (${event.type})`);
+      }
+      confirmed = Math.max(confirmed, session.confirmedState.version);
+    });
     return { session, transport, store };
   };
 
   let { session, transport, store } = await launch(false);
   while (outcome.made < target) {
-    if (random.below(100) < 6) {
+    // A full disk: a stretch of a few steps, begun at random, in which every write is refused.
+    if (fullFor > 0) {
+      fullFor -= 1;
+      if (fullFor === 0) {
+        disk.full = false;
+        killAfterTap = diskRandom.below(2) === 0;
+        trace('disk has room');
+      }
+    } else if (diskRandom.below(100) < 8) {
+      fullFor = 2 + diskRandom.below(6);
+      disk.full = true;
+      trace(`disk full for ${fullFor} steps`);
+    }
+    if ((killAfterTap && tappedWithRoom) || random.below(100) < 6) {
+      killAfterTap = tappedWithRoom = false;
       // Killed: nothing more is sent or written; started again from the store, with another
       // spelling of the server, and now and then while no server answers.
       trace('kill');
       transport.kill();
-      store.kill();
+      launched[launched.length - 1].killedUnsaved = store.kill();
       outcome.faults += transport.faultsInjected;
       await session.close();
       ({ session, transport, store } = await launch(random.below(4) === 0));
@@ -225,25 +271,28 @@ async function schedule(seed, usesEngine, kind) {
       const shown = await session.send(action);
       trace(`tap ${action.type} shown v${shown.version} ${shown.top?.feature}`);
       outcome.made += 1;
+      tappedWithRoom = killAfterTap;
     } catch (error) {
       if (error instanceof ActionRefused || error instanceof Unreachable) {
         outcome.made += 1;  // a tap that waited: refused by the server (reported), or offline (it stays queued)
+        tappedWithRoom = killAfterTap;
       } else if (!(typeof error === 'object' && error !== null && 'code' in error)) {
         throw error;  // not the engine's refusal (which queues nothing, as the server would refuse it too)
       }
     }
     // `send` settles once the store has the tap: still queued, it is in the store now (read at
-    // once, so no later save comes between the two looks).
+    // once, so no later save comes between the two looks), unless the disk refused that save.
     const key = /** @type {string | undefined} */ (lastKey);  // set by newKey during the send
-    if (key !== undefined && session.pending.some((item) => item.key === key)) {
+    if (key !== undefined && !store.refused && session.pending.some((item) => item.key === key)) {
       outcome.queuedChecked += 1;
       const read = readNow(file, kept.prefix + new SessionKey(spellings[0], 'ada'));
       if (!read?.queue.some((item) => item.key === key)) fail(`tap ${outcome.made} (${action.type}, ${key.slice(0, 8)}): send settled, the tap is queued and not in the store`);
     }
-    if (random.below(3) === 0) await new Promise((resolve) => setTimeout(resolve, random.below(2)));
+    if (!tappedWithRoom && random.below(3) === 0) await new Promise((resolve) => setTimeout(resolve, random.below(2)));
   }
   server.down = false;
   transport.heal();
+  disk.full = false;
   outcome.faults += transport.faultsInjected;
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
@@ -256,12 +305,38 @@ async function schedule(seed, usesEngine, kind) {
   const storedKeys = new Set(counts.all.keys());
   outcome.stored = storedKeys.size;
   outcome.reported = [...reported].filter((key) => !storedKeys.has(key)).length;
+  outcome.refusals = disk.refusals;
   for (const [key, count] of counts.all) if (count > 1) outcome.failures.push(`key ${key} stored ${count} times`);
   for (const key of reported) if (counts.live.has(key)) outcome.failures.push(`key ${key} stored but reported not taken`);
-  if (outcome.made !== outcome.stored + outcome.reported) {
-    outcome.failures.push(`${outcome.made} taps made, ${outcome.stored} stored, ${outcome.reported} reported: ${outcome.made - outcome.stored - outcome.reported} lost`);
+  // A tap the store took survives any kill: it reaches the server once, or is reported.
+  for (const key of [...saved].sort()) {
+    if (!storedKeys.has(key) && !reported.has(key)) outcome.failures.push(`key ${key.slice(0, 8)} was in a save the store took, and was neither stored nor reported`);
   }
-  const reasons = corrections.filter((reason) => reason !== 'refused');
+  // Every tap a launch made was in a save it asked for (taken or refused); one neither stored
+  // nor reported is lost only the way a full disk loses it.
+  launched.forEach((launch, index) => {
+    for (const key of [...launch.store.asked].sort()) {
+      if (storedKeys.has(key) || reported.has(key) || saved.has(key)) continue;
+      if (launch.killedUnsaved) {
+        outcome.lost += 1;
+      } else {
+        outcome.failures.push(`key ${key.slice(0, 8)} of launch ${index + 1} was neither stored nor reported, and no kill came while its save was refused `
+          + `(${index + 1 === launched.length ? 'the last launch' : 'killed with its last save taken'})`);
+      }
+    }
+  });
+  if (outcome.made !== outcome.stored + outcome.reported + outcome.lost) {
+    outcome.failures.push(`${outcome.made} taps made, ${outcome.stored} stored, ${outcome.reported} reported, ${outcome.lost} lost with the disk full: `
+      + `${outcome.made - outcome.stored - outcome.reported - outcome.lost} lost otherwise`);
+  }
+  // Once a kill came with a save refused, the store missed what the app did last, and the
+  // launches after it (until one sends what it kept, which may be several offline ones) post kept
+  // taps made on states the server has left, and taps queued behind them: a 412. Any other
+  // correction needs someone else on the session.
+  const firstKilledUnsaved = launched.findIndex((launch) => launch.killedUnsaved);
+  const firstStale = (firstKilledUnsaved === -1 ? launched.length : firstKilledUnsaved) + 2;
+  const reasons = corrections.filter(({ reason, launch }) => reason !== 'refused' && !(reason === 'versionMismatch' && launch >= firstStale))
+    .map(({ reason, launch }) => `${reason} in launch ${launch}`);
   if (reasons.length > 0) outcome.failures.push(`corrections with nobody else on the session: ${reasons}`);
   const live = server.sessions.get(session.sessionId);
   if (settled && live) {
@@ -319,24 +394,27 @@ function chooseAction(session, random) {
  * @param {'real' | 'double'} kind
  */
 async function run(usesEngine, count, kind) {
-  const totals = { made: 0, stored: 0, reported: 0, launches: 0, faults: 0, savesChecked: 0, queuedChecked: 0 };
+  const totals = { made: 0, stored: 0, reported: 0, lost: 0, launches: 0, faults: 0, refusals: 0, savesChecked: 0, queuedChecked: 0 };
   const failed = [];
   for (let seed = 1; seed <= count; seed++) {
     const outcome = await schedule(seed, usesEngine, kind);
     totals.made += outcome.made;
     totals.stored += outcome.stored;
     totals.reported += outcome.reported;
+    totals.lost += outcome.lost;
     totals.launches += outcome.launches;
     totals.faults += outcome.faults;
+    totals.refusals += outcome.refusals;
     totals.savesChecked += outcome.savesChecked;
     totals.queuedChecked += outcome.queuedChecked;
     if (outcome.failures.length > 0) failed.push(outcome);
   }
   console.log(`FlowSession simulation (${usesEngine ? 'engine' : 'predictions'}, ${kind} engine): ${count} schedules, ${totals.made} taps made, ${totals.stored} stored, `
-    + `${totals.reported} reported not taken, ${totals.launches} launches, ${totals.faults} faults; `
+    + `${totals.reported} reported not taken, ${totals.lost} lost with the disk full, ${totals.launches} launches, ${totals.faults} faults, ${totals.refusals} writes refused; `
     + `${totals.savesChecked} saves checked against their snapshot, ${totals.queuedChecked} settled taps found still queued and looked for in the store; ${failed.length} failed`);
   assert.deepEqual(failed.slice(0, 5).map((o) => `seed ${o.seed}: ${o.failures.join('; ')}`), []);
   assert.ok(totals.faults > count, 'faults were injected');
+  assert.ok(totals.refusals > count, 'the disk was full');
   assert.ok(totals.savesChecked > totals.made, 'saves were checked');
 }
 

@@ -78,17 +78,25 @@ export class SimulatedTransport {
 
 /**
  * A store the killed app can no longer write: the session object keeps running in the test
- * process after a simulated kill, but a killed app writes nothing.
+ * process after a simulated kill, but a killed app writes nothing. It notes every tap a save of
+ * this launch held (taken or refused) and whether its last save was refused, which is what a kill
+ * may lose: taps no save took, held only by the dead app's memory.
  */
 export class KillableStore {
   /** @param {import('../../src/client/session-store.js').SessionStore} base */
   constructor(base) {
     this.base = base;
     this.killed = false;
+    /** The keys of every queue this launch asked to keep: every tap it made. @type {Set<string>} */
+    this.asked = new Set();
+    /** Whether the last save this launch asked for was refused (none taken since). */
+    this.refused = false;
   }
 
+  /** Killed: returns whether the last save was refused, so taps made since are only in memory. */
   kill() {
     this.killed = true;
+    return this.refused;
   }
 
   /** @param {import('../../src/client/session-store.js').SessionKey} key */
@@ -98,11 +106,55 @@ export class KillableStore {
 
   /** @param {import('../../src/client/session-store.js').StoredSession} session */
   async save(session) {
-    if (!this.killed) await this.base.save(session);
+    if (this.killed) return;
+    for (const item of session.queue) this.asked.add(item.key);
+    try {
+      await this.base.save(session);
+      this.refused = false;
+    } catch (error) {
+      this.refused = true;
+      throw error;
+    }
   }
 
   /** @param {import('../../src/client/session-store.js').SessionKey} key */
   async remove(key) {
     if (!this.killed) await this.base.remove(key);
+  }
+}
+
+/**
+ * The storage under the app's store (`localStorage`'s three methods over a `Map`), the same for
+ * every launch: while `full` (stretches the schedule chooses, which outlast a kill as a full disk
+ * would) every `setItem` throws as a full `localStorage` does; reads and removals go on.
+ */
+export class RefusingStorage {
+  /** @param {Map<string, string>} file */
+  constructor(file) {
+    this.file = file;
+    this.full = false;
+    /** The writes refused so far. */
+    this.refusals = 0;
+  }
+
+  /** @param {string} key */
+  getItem(key) {
+    return this.file.get(key) ?? null;
+  }
+
+  /** @param {string} key @param {string} value */
+  setItem(key, value) {
+    if (this.full) {
+      this.refusals += 1;
+      const error = new Error(`Setting the value of '${key}' exceeded the quota (simulated)`);
+      error.name = 'QuotaExceededError';
+      throw error;
+    }
+    this.file.set(key, value);
+  }
+
+  /** @param {string} key */
+  removeItem(key) {
+    this.file.delete(key);
   }
 }
