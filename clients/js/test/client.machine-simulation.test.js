@@ -1,7 +1,7 @@
 // The client simulation: seeded schedules of taps and faults on ClientMachine and the engine, each
 // checked against the client's contract (support/client-simulation.js, a port of
 // ClientSimulationTests): no clock, so a failing seed replays exactly.
-// FLOWSTACK_SIM_SCALE=1 runs the Swift suite's 10,020 schedules (default 0.1, a tenth);
+// It runs the Swift suite's 10,020 schedules, as CI does (FLOWSTACK_SIM_SCALE=0.1 runs a tenth, for a quick look);
 // FLOWSTACK_SIM_SEED=1000076 [FLOWSTACK_SIM_KIND=predictions] [FLOWSTACK_SIM_ENGINE=double] replays one with its trace.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -22,7 +22,7 @@ const kinds = [
   { name: 'soleClient', options: { otherDevice: 0, deleteSession: 0 }, schedules: 2518 },
   { name: 'offlineQueue', options: { taps: [1000, 1200], offlineTaps: 1000, tapRate: 900, kill: 2, otherDevice: 0, deleteSession: 0 }, schedules: 2 },
 ];
-const scale = Number(process.env.FLOWSTACK_SIM_SCALE ?? '0.1');
+const scale = Number(process.env.FLOWSTACK_SIM_SCALE ?? '1');
 
 /**
  * @param {import('./support/simulated-server.js').World} world
