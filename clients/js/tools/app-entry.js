@@ -3,9 +3,9 @@
 // store). scripts/js.sh bundles it (esbuild, tree-shaken, minified) and holds its gzipped size to a
 // budget; test/client.app-bundle.test.js runs that bundle against a real server, so that what
 // tree-shaking leaves out is only what an app never reaches.
-import * as engine from '../src/engine/index.js';
+import { SessionState, readAction } from '../src/engine/index.js';
 import { FlowSession, KeyValueSessionStore, localEngine } from '../src/index.js';
 
 export { FlowSession, KeyValueSessionStore };
 /** The factory the README's example passes as `engine`. */
-export const local = localEngine(engine);
+export const local = localEngine({ SessionState, readAction });

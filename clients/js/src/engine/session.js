@@ -213,6 +213,28 @@ export class SessionState {
   }
 
   /**
+   * The session's bundle at this version, written over the one it was read from (which brings
+   * the definitions, flags and variants, none of which an action changes): the version, the
+   * tree, the user's state, the transition and the handler of this state. A client's store keeps
+   * it, so an app killed offline after local taps starts again on the engine where it was.
+   * @param {string} from the bundle text this session was read from
+   * @returns {string}
+   * @throws {TypeError} when `from` is not a bundle's JSON object
+   */
+  bundle(from) {
+    const bundle = parseJSON(from, storedDataLimits);
+    const context = bundle instanceof Map ? bundle.get('context') : undefined;
+    if (!(bundle instanceof Map) || !(context instanceof Map)) throw new TypeError('the bundle read is not an object with a context');
+    const document = /** @type {JSONObject} */ (parseJSON(this.document(), storedDataLimits));
+    bundle.set('version', this.version);
+    context.set('user', new Map(this.context.user));
+    bundle.set('tree', parseJSON(this.treeStorageJSON(), storedDataLimits));
+    bundle.set('transition', document.get('transition') ?? null);
+    bundle.set('handledBy', document.get('handledBy') ?? null);
+    return writeJSON(bundle);
+  }
+
+  /**
    * The tree in the engine's storage encoding, as a bundle's `tree` carries it.
    * @returns {string}
    */

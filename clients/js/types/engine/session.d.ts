@@ -133,6 +133,16 @@ export class SessionState {
      */
     availableActions(): AvailableAction[];
     /**
+     * The session's bundle at this version, written over the one it was read from (which brings
+     * the definitions, flags and variants, none of which an action changes): the version, the
+     * tree, the user's state, the transition and the handler of this state. A client's store keeps
+     * it, so an app killed offline after local taps starts again on the engine where it was.
+     * @param {string} from the bundle text this session was read from
+     * @returns {string}
+     * @throws {TypeError} when `from` is not a bundle's JSON object
+     */
+    bundle(from: string): string;
+    /**
      * The tree in the engine's storage encoding, as a bundle's `tree` carries it.
      * @returns {string}
      */
