@@ -10,6 +10,7 @@ import { MalformedState, NavigationState, decodeStoredSession, encodeStoredSessi
 import { postedAction } from '../src/client/client-event.js';
 import { ClientMachine } from '../src/client/client-machine.js';
 import { SessionState, readAction } from '../src/engine/index.js';
+import { documentWithPredictions } from '../src/engine/conformance.js';
 
 const caseFile = fileURLToPath(new URL('../../../engine-suite/cases/lists.row-effects.jsonl', import.meta.url));
 /** The bundle line of the suite's row-effects case: a contacts screen with sections A and B. */
@@ -122,7 +123,7 @@ test('row taps are offered by kind, not predicted, and a row tap is never shown 
   const session = start(JSON.parse(readFileSync(file, 'utf8').split('\n')[1]).bundle);
   const open = session.availableActions().filter((action) => action.type === 'contact.open');
   assert.deepEqual(open.map((action) => action.rowKinds ?? null), [null, ['contact.vip'], ['contact']]);
-  const { state, predictions } = ClientMachine.read(JSON.parse(session.documentWithPredictions()));
+  const { state, predictions } = ClientMachine.read(JSON.parse(documentWithPredictions(session)));
   assert.deepEqual(predictions.map((prediction) => prediction.action.type), ['contact.open', 'contacts.choose']);
   const from = state.top?.id;
   const plain = new ClientMachine(state, { predictions }).tap({ type: 'contact.open', from }, 'k1');

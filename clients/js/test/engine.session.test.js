@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import {
   FlowError, FlowStorageError, SessionState, parseJSON, readAction, writeJSON,
 } from '../src/engine/index.js';
+import { availableActionsDocument, documentWithPredictions } from '../src/engine/conformance.js';
 
 const caseFile = fileURLToPath(new URL('../../../engine-suite/cases/sample-app.onboarding-to-home.jsonl', import.meta.url));
 const bundleLine = readFileSync(caseFile, 'utf8').split('\n')[1];
@@ -91,9 +92,9 @@ test('predictions are the states posting each parameterless action would answer'
   }
   const types = predictions.map((prediction) => prediction.action.type);
   assert.ok(types.includes('onboarding.showSecond'));
-  const withPredictions = state.documentWithPredictions();
+  const withPredictions = documentWithPredictions(state);
   assert.ok(withPredictions.startsWith(state.document().slice(0, -1) + ',"predictions":[{"action":{"type":"'));
-  const available = parseJSON(state.availableActionsDocument());
+  const available = parseJSON(availableActionsDocument(state));
   assert.ok(available instanceof Map && Array.isArray(available.get('actions')));
 });
 

@@ -44,7 +44,7 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  *   `userHash` (HMAC of the user id from the app's backend), `attributes`, `traits`;
  * - `client`: what this build draws (`{platform, appVersion, features}`);
  * - `store`: where the session is kept between launches (memory unless given);
- * - `engine`: runs the session's bundle locally (`localEngine(engine)`); without it, taps are shown
+ * - `engine`: runs the session's bundle locally (`localEngine({ SessionState, readAction })`, both from the engine module); without it, taps are shown
  *   from the server's predictions and a tap with none waits for its answer;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
@@ -90,7 +90,7 @@ export class SessionFailure extends Error {
  *
  * ```js
  * const session = await FlowSession.start({ server: 'https://flows.example.com', userId: 'ada',
- *   store: new KeyValueSessionStore(localStorage), engine: localEngine(engine) });
+ *   store: new KeyValueSessionStore(localStorage), engine: localEngine({ SessionState, readAction }) });
  * session.subscribe((event) => { if (event.type === 'corrected') render(event.correction.to); });
  * const next = await session.send({ type: 'onboarding.showSecond' });   // no network wait
  * ```

@@ -4,12 +4,12 @@ import { postedAction } from './client-event.js';
 /** @typedef {import('./navigation-state.js').FlowAction} FlowAction */
 
 /**
- * What the client needs of the engine module (`@flowstack/client/engine`): `SessionState`,
- * `readAction`, and its JSON model's `parseJSON`, `writeJSON` and `storedDataLimits`. The engine
- * is passed in, not imported, so a client without it runs on the server's predictions, and tests
- * can give a double.
- * @typedef {{SessionState: {fromBundle(bundle: any): any}, readAction(json: any): any,
- *   parseJSON(text: string, limits?: any): any, writeJSON(value: any): string, storedDataLimits?: any}} EngineModule
+ * What the client needs of the engine module (`@flowstack/client/engine`): `SessionState` and
+ * `readAction`. The engine is passed in, not imported, so a client without it runs on the
+ * server's predictions, and tests can give a double; passing these two rather than the whole
+ * module (`import * as engine`) lets a bundler leave out the engine's exports an app never
+ * reaches.
+ * @typedef {{SessionState: {fromBundle(bundle: any): any}, readAction(json: any): any}} EngineModule
  */
 
 /** The engine at one version: applies posted actions, writes the state document and the bundle. */
@@ -85,29 +85,19 @@ export class LocalEngine {
    * @returns {string}
    */
   bundle(from) {
-    const { parseJSON, writeJSON, storedDataLimits } = this.module;
-    const bundle = parseJSON(from, storedDataLimits);
-    const context = bundle instanceof Map ? bundle.get('context') : undefined;
-    if (!(bundle instanceof Map) || !(context instanceof Map)) throw new TypeError('the bundle read is not an object with a context');
-    const document = parseJSON(this.state.document(), storedDataLimits);
-    bundle.set('version', this.state.version);
-    context.set('user', new Map(this.state.context.user));
-    bundle.set('tree', parseJSON(this.state.treeStorageJSON(), storedDataLimits));
-    bundle.set('transition', document.get('transition') ?? null);
-    bundle.set('handledBy', document.get('handledBy') ?? null);
-    return writeJSON(bundle);
+    return this.state.bundle(from);
   }
 
   /**
-   * An engine action as a client posts it.
-   * @param {{type: string, from?: string | null, params?: Map<string, unknown>, interactive?: boolean}} action
+   * A predicted engine action as a client posts it: the engine predicts only actions posted
+   * without params (see `SessionState.predictions`), so it has none.
+   * @param {{type: string, from?: string | null, interactive?: boolean}} action
    * @returns {FlowAction}
    */
   plain(action) {
     /** @type {FlowAction} */
     const posted = { type: action.type };
     if (action.from != null) posted.from = action.from;
-    if (action.params && action.params.size > 0) posted.params = JSON.parse(this.module.writeJSON(action.params));
     if (action.interactive) posted.interactive = true;
     return postedAction(posted);
   }
@@ -117,8 +107,8 @@ export class LocalEngine {
  * The factory a session uses to run its bundle locally.
  *
  * ```js
- * import * as engine from '@flowstack/client/engine';
- * const session = await FlowSession.start({ server, userId, engine: localEngine(engine) });
+ * import { SessionState, readAction } from '@flowstack/client/engine';
+ * const session = await FlowSession.start({ server, userId, engine: localEngine({ SessionState, readAction }) });
  * ```
  * @param {EngineModule} module
  * @returns {{fromBundle(text: string): LocalEngine}}

@@ -9,7 +9,7 @@
 // next.document();   // the server's answer to POST /v1/sessions/{id}/actions
 // ```
 
-export { SessionState, withPredictions, bundleFormat } from './session.js';
+export { SessionState, bundleFormat } from './session.js';
 export { readAction, fromPlain } from './action.js';
 export { FlowError, FlowStorageError } from './errors.js';
 export {
@@ -25,5 +25,6 @@ export { readTreeStorage, writeTreeStorage } from './storage.js';
 export { encodeTransition } from './document.js';
 export { readSections, ListProblem } from './screenList.js';
 export { diffLists, longestIncreasingRun } from './listChanges.js';
-// The conformance runner (EngineRunner, for ports and tests) is `@flowstack/client/engine/conformance`:
-// an app does not ship it.
+// The conformance runner (EngineRunner, for ports and tests) and the answers only it writes
+// (`availableActionsDocument`, `documentWithPredictions`, `predictionsJSON`, `withPredictions`) are
+// `@flowstack/client/engine/conformance`: an app does not ship them.

@@ -1,6 +1,8 @@
 // session: one session as the engine alone carries it forward — read from the server's bundle —
 // and its answers: the state document, predictions, available actions (a port of SessionState,
-// SessionState+answers, +predictions and SessionBundle's reading).
+// SessionState+answers, +predictions and SessionBundle's reading; the answers written only for the
+// suite's runner, the available actions' document and predictions written out, are in
+// conformance.js).
 
 import { FlowError, FlowStorageError } from './errors.js';
 import {
@@ -10,7 +12,7 @@ import {
 import { DefinitionProblems } from './definition.js';
 import { readDefinition } from './reader.js';
 import { applyAction, availableActions, isInteractionAction, makeAction, withUserChanges } from './engine.js';
-import { encodeTransition, stateDocument, writeAction, writeTop } from './document.js';
+import { encodeTransition, stateDocument } from './document.js';
 import { readTreeStorage, writeTreeStorage } from './storage.js';
 import { defaultFlowLimits, treeTop } from './tree.js';
 
@@ -27,9 +29,6 @@ import { defaultFlowLimits, treeTop } from './tree.js';
 
 /** The bundle format this engine reads. */
 export const bundleFormat = 1;
-
-/** The interaction actions address the pending interaction rather than a screen. */
-const interactionTypes = new Set(['interaction.update', 'interaction.end', 'interaction.cancel']);
 
 /**
  * An action a client could post now and the state posting it would produce.
@@ -206,33 +205,6 @@ export class SessionState {
   }
 
   /**
-   * `[{"action": {type, from?, interactive?}, "state": {…}}]`, as `?predict=true` adds it.
-   * @param {FlowLimits} [limits]
-   */
-  predictionsJSON(limits = defaultFlowLimits) {
-    const writer = new JSONWriter();
-    writer.beginArray();
-    for (const prediction of this.predictions(limits)) {
-      writer.beginObject();
-      writer.key('action');
-      writeAction(prediction.action, writer);
-      writer.key('state');
-      writer.raw(prediction.next.document());
-      writer.endObject();
-    }
-    writer.endArray();
-    return writer.text();
-  }
-
-  /**
-   * The state document with `predictions` as its last member, as `?predict=true` answers.
-   * @returns {string}
-   */
-  documentWithPredictions() {
-    return withPredictions(this.document(), this.predictionsJSON());
-  }
-
-  /**
    * The actions the state accepts now (see `availableActions` of the engine).
    * @returns {AvailableAction[]}
    */
@@ -241,74 +213,25 @@ export class SessionState {
   }
 
   /**
-   * `GET /v1/sessions/{id}/actions/available`'s answer: `{sessionId, version, from, actions:
-   * [{type, handledBy, from, rowKinds?, params, interactive, next, nextInteractive?}]}`.
-   * `rowKinds`, only for a row tap, lists the kinds of the rows it takes. `next` is the state
-   * posting the action with no params would answer (null when it needs params or a row);
-   * `nextInteractive` the state posting it with `"interactive": true` would answer.
+   * The session's bundle at this version, written over the one it was read from (which brings
+   * the definitions, flags and variants, none of which an action changes): the version, the
+   * tree, the user's state, the transition and the handler of this state. A client's store keeps
+   * it, so an app killed offline after local taps starts again on the engine where it was.
+   * @param {string} from the bundle text this session was read from
    * @returns {string}
+   * @throws {TypeError} when `from` is not a bundle's JSON object
    */
-  availableActionsDocument() {
-    const tree = this.parts.tree;
-    const available = this.availableActions();
-    const predictions = this.predictions();
-    const top = treeTop(tree);
-    const writer = new JSONWriter();
-    writer.beginObject();
-    writer.key('sessionId');
-    writer.string(this.parts.sessionId);
-    writer.key('version');
-    writer.number(this.parts.version);
-    writer.key('from');
-    writeTop(tree, writer);
-    writer.key('actions');
-    writer.beginArray();
-    for (const action of available) {
-      writer.beginObject();
-      writer.key('type');
-      writer.string(action.type);
-      writer.key('handledBy');
-      writer.string(action.handledBy);
-      writer.key('from');
-      writer.optionalString(interactionTypes.has(action.type) || !top ? null : `e${top.id}`);
-      if (action.rowKinds) {
-        writer.key('rowKinds');
-        writer.beginArray();
-        for (const kind of action.rowKinds) writer.string(kind);
-        writer.endArray();
-      }
-      writer.key('params');
-      writer.beginArray();
-      for (const param of action.params) {
-        writer.beginObject();
-        writer.key('name');
-        writer.string(param.name);
-        writer.key('type');
-        writer.string(param.type);
-        writer.key('required');
-        writer.bool(param.required);
-        writer.endObject();
-      }
-      writer.endArray();
-      writer.key('interactive');
-      writer.bool(action.interactive);
-      // A row tap is never predicted; the type's plain prediction is not its.
-      const tap = Boolean(action.rowKinds);
-      writer.key('next');
-      const plain = tap ? undefined : predictions.find((prediction) => prediction.action.type === action.type && !prediction.action.interactive);
-      if (plain) writer.raw(plain.next.document());
-      else writer.null();
-      if (action.interactive && !tree.interaction) {
-        writer.key('nextInteractive');
-        const interactive = tap ? undefined : predictions.find((prediction) => prediction.action.type === action.type && prediction.action.interactive);
-        if (interactive) writer.raw(interactive.next.document());
-        else writer.null();
-      }
-      writer.endObject();
-    }
-    writer.endArray();
-    writer.endObject();
-    return writer.text();
+  bundle(from) {
+    const bundle = parseJSON(from, storedDataLimits);
+    const context = bundle instanceof Map ? bundle.get('context') : undefined;
+    if (!(bundle instanceof Map) || !(context instanceof Map)) throw new TypeError('the bundle read is not an object with a context');
+    const document = /** @type {JSONObject} */ (parseJSON(this.document(), storedDataLimits));
+    bundle.set('version', this.version);
+    context.set('user', new Map(this.context.user));
+    bundle.set('tree', parseJSON(this.treeStorageJSON(), storedDataLimits));
+    bundle.set('transition', document.get('transition') ?? null);
+    bundle.set('handledBy', document.get('handledBy') ?? null);
+    return writeJSON(bundle);
   }
 
   /**
@@ -320,16 +243,6 @@ export class SessionState {
     writeTreeStorage(this.parts.tree, writer);
     return writer.text();
   }
-}
-
-/**
- * A state document with `predictions` added as its last member.
- * @param {string} document
- * @param {string} predictions
- */
-export function withPredictions(document, predictions) {
-  if (!document.endsWith('}')) return document;
-  return document.slice(0, -1) + ',"predictions":' + predictions + '}';
 }
 
 /**

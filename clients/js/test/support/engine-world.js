@@ -2,6 +2,7 @@
 // user, and one who finished onboarding) read once from a real `flowstack serve`, then every
 // session run by src/engine in memory.
 import * as engineModule from '../../src/engine/index.js';
+import { documentWithPredictions } from '../../src/engine/conformance.js';
 import { LocalEngine } from '../../src/client/index.js';
 import { FlowStackServer } from './server.js';
 
@@ -35,7 +36,7 @@ export async function realEngineWorld() {
       const text = writeJSON(template);
       return { state: new LocalEngine(SessionState.fromBundle(text), engineModule), bundle: text };
     },
-    body: (state, predict) => (predict ? /** @type {LocalEngine} */ (state).state.documentWithPredictions() : state.document()),
+    body: (state, predict) => (predict ? documentWithPredictions(/** @type {LocalEngine} */ (state).state) : state.document()),
     bundle: (state, from) => /** @type {LocalEngine} */ (state).bundle(from),
   };
 }

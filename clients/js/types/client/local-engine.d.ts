@@ -2,8 +2,8 @@
  * The factory a session uses to run its bundle locally.
  *
  * ```js
- * import * as engine from '@flowstack/client/engine';
- * const session = await FlowSession.start({ server, userId, engine: localEngine(engine) });
+ * import { SessionState, readAction } from '@flowstack/client/engine';
+ * const session = await FlowSession.start({ server, userId, engine: localEngine({ SessionState, readAction }) });
  * ```
  * @param {EngineModule} module
  * @returns {{fromBundle(text: string): LocalEngine}}
@@ -13,12 +13,12 @@ export function localEngine(module: EngineModule): {
 };
 /** @typedef {import('./navigation-state.js').FlowAction} FlowAction */
 /**
- * What the client needs of the engine module (`@flowstack/client/engine`): `SessionState`,
- * `readAction`, and its JSON model's `parseJSON`, `writeJSON` and `storedDataLimits`. The engine
- * is passed in, not imported, so a client without it runs on the server's predictions, and tests
- * can give a double.
- * @typedef {{SessionState: {fromBundle(bundle: any): any}, readAction(json: any): any,
- *   parseJSON(text: string, limits?: any): any, writeJSON(value: any): string, storedDataLimits?: any}} EngineModule
+ * What the client needs of the engine module (`@flowstack/client/engine`): `SessionState` and
+ * `readAction`. The engine is passed in, not imported, so a client without it runs on the
+ * server's predictions, and tests can give a double; passing these two rather than the whole
+ * module (`import * as engine`) lets a bundler leave out the engine's exports an app never
+ * reaches.
+ * @typedef {{SessionState: {fromBundle(bundle: any): any}, readAction(json: any): any}} EngineModule
  */
 /** The engine at one version: applies posted actions, writes the state document and the bundle. */
 export class LocalEngine {
@@ -79,30 +79,28 @@ export class LocalEngine {
      */
     bundle(from: string): string;
     /**
-     * An engine action as a client posts it.
-     * @param {{type: string, from?: string | null, params?: Map<string, unknown>, interactive?: boolean}} action
+     * A predicted engine action as a client posts it: the engine predicts only actions posted
+     * without params (see `SessionState.predictions`), so it has none.
+     * @param {{type: string, from?: string | null, interactive?: boolean}} action
      * @returns {FlowAction}
      */
     plain(action: {
         type: string;
         from?: string | null;
-        params?: Map<string, unknown>;
         interactive?: boolean;
     }): FlowAction;
 }
 export type FlowAction = import('./navigation-state.js').FlowAction;
 /**
- * What the client needs of the engine module (`@flowstack/client/engine`): `SessionState`,
- * `readAction`, and its JSON model's `parseJSON`, `writeJSON` and `storedDataLimits`. The engine
- * is passed in, not imported, so a client without it runs on the server's predictions, and tests
- * can give a double.
+ * What the client needs of the engine module (`@flowstack/client/engine`): `SessionState` and
+ * `readAction`. The engine is passed in, not imported, so a client without it runs on the
+ * server's predictions, and tests can give a double; passing these two rather than the whole
+ * module (`import * as engine`) lets a bundler leave out the engine's exports an app never
+ * reaches.
  */
 export type EngineModule = {
     SessionState: {
         fromBundle(bundle: any): any;
     };
     readAction(json: any): any;
-    parseJSON(text: string, limits?: any): any;
-    writeJSON(value: any): string;
-    storedDataLimits?: any;
 };

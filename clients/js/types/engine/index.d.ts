@@ -1,6 +1,6 @@
 export { readDefinition } from "./reader.js";
 export { encodeTransition } from "./document.js";
-export { SessionState, withPredictions, bundleFormat } from "./session.js";
+export { SessionState, bundleFormat } from "./session.js";
 export { readAction, fromPlain } from "./action.js";
 export { FlowError, FlowStorageError } from "./errors.js";
 export { parseJSON, writeJSON, JSONWriter, JSONParseError, jsonEquals, jsonPointer, formatNumber, quoteJSON, defaultLimits, storedDataLimits } from "./json.js";

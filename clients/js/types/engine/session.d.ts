@@ -1,9 +1,3 @@
-/**
- * A state document with `predictions` added as its last member.
- * @param {string} document
- * @param {string} predictions
- */
-export function withPredictions(document: string, predictions: string): string;
 /** @typedef {import('./json.js').JSONValue} JSONValue */
 /** @typedef {import('./json.js').JSONObject} JSONObject */
 /** @typedef {import('./condition.js').FlowContext} FlowContext */
@@ -134,29 +128,20 @@ export class SessionState {
      */
     predictions(limits?: import("./tree.js").FlowLimits | undefined): Prediction[];
     /**
-     * `[{"action": {type, from?, interactive?}, "state": {…}}]`, as `?predict=true` adds it.
-     * @param {FlowLimits} [limits]
-     */
-    predictionsJSON(limits?: import("./tree.js").FlowLimits | undefined): string;
-    /**
-     * The state document with `predictions` as its last member, as `?predict=true` answers.
-     * @returns {string}
-     */
-    documentWithPredictions(): string;
-    /**
      * The actions the state accepts now (see `availableActions` of the engine).
      * @returns {AvailableAction[]}
      */
     availableActions(): AvailableAction[];
     /**
-     * `GET /v1/sessions/{id}/actions/available`'s answer: `{sessionId, version, from, actions:
-     * [{type, handledBy, from, rowKinds?, params, interactive, next, nextInteractive?}]}`.
-     * `rowKinds`, only for a row tap, lists the kinds of the rows it takes. `next` is the state
-     * posting the action with no params would answer (null when it needs params or a row);
-     * `nextInteractive` the state posting it with `"interactive": true` would answer.
+     * The session's bundle at this version, written over the one it was read from (which brings
+     * the definitions, flags and variants, none of which an action changes): the version, the
+     * tree, the user's state, the transition and the handler of this state. A client's store keeps
+     * it, so an app killed offline after local taps starts again on the engine where it was.
+     * @param {string} from the bundle text this session was read from
      * @returns {string}
+     * @throws {TypeError} when `from` is not a bundle's JSON object
      */
-    availableActionsDocument(): string;
+    bundle(from: string): string;
     /**
      * The tree in the engine's storage encoding, as a bundle's `tree` carries it.
      * @returns {string}
