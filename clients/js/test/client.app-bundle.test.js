@@ -25,6 +25,20 @@ async function bundledApp() {
   return /** @type {typeof import('../tools/app-entry.js')} */ (await import(pathToFileURL(output).href));
 }
 
+/**
+ * The app that loads the engine as a chunk of its own (tools/app-entry-lazy.js), bundled with code
+ * splitting as scripts/js.sh bundles it, imported; its engine chunk is loaded by `import()`.
+ */
+async function bundledLazyApp() {
+  const entry = fileURLToPath(new URL('../tools/app-entry-lazy.js', import.meta.url));
+  const output = join(directory, 'lazy');
+  const built = spawnSync('esbuild', [entry, '--bundle', '--splitting', '--minify', '--format=esm', '--log-level=warning', `--outdir=${output}`,
+    '--out-extension:.js=.mjs'], { encoding: 'utf8' });
+  if (built.error) throw new Error(`esbuild (which scripts/js.sh needs too) did not run: ${built.error.message}`);
+  assert.equal(built.status, 0, built.stderr);
+  return /** @type {typeof import('../tools/app-entry-lazy.js')} */ (await import(pathToFileURL(join(output, 'app-entry-lazy.mjs')).href));
+}
+
 /** localStorage's interface over a Map. */
 class MapStorage {
   constructor() { this.map = new Map(); }
@@ -83,4 +97,35 @@ test('the app\'s bundle draws taps on the engine online and offline, refuses wha
     if (!server.process) await server.start();
   }
   assert.equal(events.filter((type) => type === 'corrected').length, 0);
+});
+
+test('the app that loads its engine as a second chunk: the session starts on the first chunk, then draws on the engine once the chunk is in; a launch from the store waits for it', async () => {
+  const app = await bundledLazyApp();
+  const storage = new MapStorage();
+  const userId = `app-lazy-${process.pid}`;
+  const configuration = { server: server.url, userId, retry: testRetry };
+  const session = await app.FlowSession.start({ ...configuration, engine: app.local(), fetch: new FaultyFetch().fetch, store: new app.KeyValueSessionStore(storage) });
+  await eventually(() => session.hasLocalEngine, 'the engine chunk loaded and ran the bundle');
+  session.setOffline(true);
+  const second = await session.send({ type: 'onboarding.showSecond' });
+  const home = await session.send({ type: 'onboarding.completed' });
+  const tab = await session.send({ type: 'home.selectTab', params: { index: 1 } });
+  assert.deepEqual([second.top?.feature, home.top?.feature, tab.top?.feature], ['onboarding.second', 'home.first', 'home.second']);
+  await session.close();
+  await server.stop();
+  try {
+    const again = await app.FlowSession.start({ ...configuration, engine: app.local(), fetch: new FaultyFetch().fetch, store: new app.KeyValueSessionStore(storage) });
+    after(() => again.close());
+    assert.ok(again.isOffline && again.hasLocalEngine, 'offline, on the engine chunk and the bundle the store kept');
+    assert.ok(again.state.equals(tab));
+    await server.start();
+    await eventually(() => again.pendingCount === 0, 'sent when the server is back', 15000);
+    await again.settled();
+    assert.ok(again.state.equals(again.confirmedState));
+    const served = await server.request('GET', `/v1/sessions/${again.sessionId}`, { token: again.token });
+    assert.deepEqual(again.state.document, served.json, 'byte for byte the server\'s document');
+    await again.close();
+  } finally {
+    if (!server.process) await server.start();
+  }
 });

@@ -291,3 +291,85 @@ test('started again after the kept taps were committed but their answer never ca
     await session.close();
   }
 });
+
+/** A promise the test settles when it says, as an engine chunk loaded with `import()` comes. */
+function deferred() {
+  /** @type {(value: any) => void} */
+  let resolve = () => {};
+  /** @type {(error: unknown) => void} */
+  let reject = () => {};
+  const promise = new Promise((yes, no) => { resolve = yes; reject = no; });
+  return { promise, resolve, reject };
+}
+
+test('an engine given as a promise: a new session starts without it, draws on the predictions, and runs taps on it once it has come', async () => {
+  const chunk = deferred();
+  const { session, network, events } = await startSession(server, { prefix: 'lazy-engine', engine: chunk.promise, timeout: undefined });
+  assert.ok(!session.hasLocalEngine, 'started before the engine came');
+  // Drawn from the predictions the start's answer carried, at once.
+  const held = deferred();
+  network.plan({ match: (method, url) => method === 'POST' && url.includes('/actions'), kind: 'hold', until: held.promise, times: 1 });
+  const second = await session.send({ type: 'onboarding.showSecond' });
+  assert.equal(second.top?.feature, 'onboarding.second');
+  assert.equal(session.confirmedState.version, 0, 'shown while its post is held');
+  held.resolve(undefined);
+  await session.settled();
+  assert.ok(!session.hasLocalEngine, 'no bundle is fetched before the engine is there');
+  assert.ok(!network.log.some((entry) => entry.url.includes('/bundle')), 'nothing asked the bundle');
+  chunk.resolve(engine);
+  await eventually(() => session.hasLocalEngine, 'the bundle loaded once the engine came');
+  // A tap with params, which no prediction covers, is drawn on the engine while its post is held.
+  const release = deferred();
+  network.plan({ match: (method, url) => method === 'POST' && url.includes('/actions'), kind: 'hold', until: release.promise, times: 2 });
+  const home = await session.send({ type: 'onboarding.completed' });
+  const tab = await session.send({ type: 'home.selectTab', params: { index: 1 } });
+  assert.deepEqual([home.top?.feature, tab.top?.feature], ['home.first', 'home.second']);
+  assert.equal(session.confirmedState.version, 1);
+  release.resolve(undefined);
+  await session.settled();
+  assert.ok(session.state.equals(session.confirmedState));
+  assert.equal(count(events, 'corrected'), 0);
+  assert.equal(session.engineError, undefined);
+  await session.close();
+});
+
+test('a kept session waits for an engine given as a promise: started while the server is down, the kept taps and new ones are drawn on it at once', async () => {
+  const first = await start();
+  first.session.setOffline(true);
+  const second = await first.session.send({ type: 'onboarding.showSecond' });
+  await first.session.close();
+  await server.stop();
+  try {
+    const chunk = deferred();
+    setTimeout(() => chunk.resolve(engine), 30);
+    const session = await FlowSession.start({ server: server.url, userId: first.userId, store: first.store, retry, fetch: new FaultyFetch().fetch, engine: chunk.promise });
+    assert.ok(session.isOffline && session.hasLocalEngine, 'offline, on the engine that came while the server was asked');
+    assert.ok(session.state.equals(second));
+    const home = await session.send({ type: 'onboarding.completed' });
+    assert.equal(home.top?.feature, 'home.first');
+    await server.start();
+    await eventually(() => session.pendingCount === 0, 'sent when the server is back', 15000);
+    await session.settled();
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+    await session.close();
+  } finally {
+    if (!server.process) await server.start();
+  }
+});
+
+test('an engine promise that fails leaves the session on the predictions, and engineError says why', async () => {
+  const failed = Promise.reject(new Error('the engine chunk did not load'));
+  const { session } = await startSession(server, { prefix: 'lazy-engine-failed', engine: failed, timeout: undefined });
+  await eventually(() => session.engineError !== undefined, 'the failure is seen');
+  assert.equal(/** @type {Error} */ (session.engineError).message, 'the engine chunk did not load');
+  const second = await session.send({ type: 'onboarding.showSecond' });
+  assert.equal(second.top?.feature, 'onboarding.second', 'drawn from the predictions');
+  await session.settled();
+  assert.ok(!session.hasLocalEngine);
+  // Not a factory at all: said, not thrown at the app.
+  const { session: other } = await startSession(server, { prefix: 'lazy-engine-wrong', engine: Promise.resolve({}), timeout: undefined });
+  await eventually(() => other.engineError !== undefined, 'the wrong value is seen');
+  assert.match(String(other.engineError), /engine factory/);
+  await other.close();
+  await session.close();
+});

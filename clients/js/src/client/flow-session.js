@@ -39,13 +39,45 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  */
 
 /**
+ * The configuration a running session holds: its engine, if any, is there (one given as a
+ * promise is set once it has loaded).
+ * @typedef {Configuration & {engine?: EngineFactory}} SessionConfiguration
+ */
+
+/**
+ * @param {unknown} value
+ * @returns {value is PromiseLike<any>}
+ */
+const isThenable = (value) => typeof value === 'object' && value !== null && typeof (/** @type {any} */ (value).then) === 'function';
+
+/**
+ * The engine an app gave as a promise, once it is there, or why it is not.
+ * @param {PromiseLike<EngineFactory>} loading
+ * @returns {Promise<{factory: EngineFactory} | {error: unknown}>}
+ */
+async function engineLoaded(loading) {
+  try {
+    const factory = await loading;
+    if (typeof factory?.fromBundle !== 'function') throw new TypeError('the engine promise did not give an engine factory (localEngine(...))');
+    return { factory };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/**
  * What the app gives a session:
  * - `server`, `clientKey` (`fsk_…`, sent as `X-API-Key` when a session is created), `userId`,
  *   `userHash` (HMAC of the user id from the app's backend), `attributes`, `traits`;
  * - `client`: what this build draws (`{platform, appVersion, features}`);
  * - `store`: where the session is kept between launches (memory unless given);
  * - `engine`: runs the session's bundle locally (`localEngine({ SessionState, readAction })`, both from the engine module); without it, taps are shown
- *   from the server's predictions and a tap with none waits for its answer;
+ *   from the server's predictions and a tap with none waits for its answer. It may be a promise
+ *   of one (`import('@flowstack/client/engine').then(localEngine)`: the engine as a chunk of its
+ *   own, loaded while the session starts): a new session does not wait for it and draws on the
+ *   predictions until it is there, as it does until the bundle comes; a session kept in the store
+ *   waits for it, since its bundle or its queued taps need it at once. One that fails to load
+ *   leaves the session on the predictions, and `engineError` says why;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
  *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
@@ -59,7 +91,7 @@ import { MemorySessionStore, normalizeServer, SessionKey } from './session-store
  *
  * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
- *   store?: SessionStore, engine?: EngineFactory, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
+ *   store?: SessionStore, engine?: EngineFactory | PromiseLike<EngineFactory>, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
  *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
  *   XMLHttpRequest?: import('./event-stream.js').XHRConstructor, eventTransport?: 'auto' | 'fetch' | 'xhr', streamRenewAfter?: number,
  *   newKey?: () => string, now?: () => string}} Configuration
@@ -97,7 +129,7 @@ export class SessionFailure extends Error {
  */
 export class FlowSession {
   /**
-   * @param {Configuration} configuration
+   * @param {SessionConfiguration} configuration
    * @param {FlowTransport} transport
    * @param {StoredSession} stored
    * @param {ClientMachine} machine
@@ -180,6 +212,11 @@ export class FlowSession {
      */
     this.lastStoreError = undefined;
     /**
+     * Why the engine given as a promise did not load (the session draws on the predictions).
+     * @type {unknown}
+     */
+    this.engineError = undefined;
+    /**
      * An error the drain stopped on: a bug, never a network fault (those are replies).
      * @type {unknown}
      */
@@ -225,20 +262,25 @@ export class FlowSession {
    * alone, offline: the local engine from the kept bundle, the kept taps replayed on it, a probe
    * of `/healthz` with backoff, and the queue sent as batches when the server is back.
    *
-   * @param {Configuration} configuration
+   * @param {Configuration} given
    * @returns {Promise<FlowSession>}
    * @throws {SessionFailure} when the server refuses to create the session (422 `unsupported-client`: "update the app")
    * @throws {Unreachable} when no working server answers and nothing is kept to start from
    */
-  static async start(configuration) {
-    if (!configuration.newKey && typeof globalThis.crypto?.getRandomValues !== 'function') {
+  static async start(given) {
+    if (!given.newKey && typeof globalThis.crypto?.getRandomValues !== 'function') {
       throw new TypeError(noRandomKeys);
     }
-    const transport = configuration.transport
-      ?? new FetchTransport({ server: configuration.server, fetch: configuration.fetch, timeout: configuration.timeout, latency: configuration.latency });
-    const retry = configuration.retry ?? new RetryPolicy();
-    const store = configuration.store ?? new MemorySessionStore();
-    configuration = { ...configuration, store, retry };
+    const transport = given.transport
+      ?? new FetchTransport({ server: given.server, fetch: given.fetch, timeout: given.timeout, latency: given.latency });
+    const retry = given.retry ?? new RetryPolicy();
+    const store = given.store ?? new MemorySessionStore();
+    // An engine still loading is taken below, once a kept session needs it or whenever it comes.
+    const loading = isThenable(given.engine) ? engineLoaded(given.engine) : undefined;
+    /** @type {SessionConfiguration} */
+    const configuration = { ...given, store, retry, engine: isThenable(given.engine) ? undefined : given.engine };
+    /** @type {unknown} */
+    let engineError;
     const sleep = configuration.sleep ?? ((/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     const usesPredictions = configuration.usesPredictions ?? true;
     const key = new SessionKey(configuration.server, configuration.userId);
@@ -248,6 +290,12 @@ export class FlowSession {
     if (kept) {
       const requests = new SessionRequests(kept.sessionId, kept.token);
       const { reply, answer } = await attempt(retry, transport, requests.reload(), 200, sleep);
+      if (loading) {
+        // Loaded while the session was asked for; the kept bundle and queue need it now.
+        const loaded = await loading;
+        if ('factory' in loaded) configuration.engine = loaded.factory;
+        else engineError = loaded.error;
+      }
       const sorted = ClientMachine.classify(reply);
       if (sorted.kind === 'success' || sorted.kind === 'unknown') {
         const read = sorted.kind === 'success' ? ClientMachine.tryRead(sorted.json) : undefined;
@@ -259,6 +307,7 @@ export class FlowSession {
           const bundle = keptBundle(configuration, kept, read.state.version);
           if (bundle) machine.loaded(bundle);
           const session = new FlowSession(configuration, transport, kept, machine);
+          session.engineError = engineError;
           if (bundle) {
             session.resumedOnline(bundle, kept);
           } else if (kept.queue.length > 0 && configuration.engine) {
@@ -275,7 +324,10 @@ export class FlowSession {
         }
         // No working server: start from what the store kept, offline.
         const session = FlowSession.restoredOffline(configuration, transport, kept);
-        if (session) return session;
+        if (session) {
+          session.engineError = engineError;
+          return session;
+        }
         if (answer) throw new SessionFailure(answer);
         throw new Unreachable('noAnswer' in reply ? reply.noAnswer : 'no answer');
       }
@@ -313,8 +365,11 @@ export class FlowSession {
     }
     const session = new FlowSession(configuration, transport, { ...stored, queue: [] }, machine);
     if (unsaved) session.lastStoreError = unsaved.error;
+    session.engineError = engineError;
     session.emit(events);
     session.afterStart();
+    // A new session's bundle is fetched when its engine is there (a kept session's waited above).
+    if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading);
     return session;
   }
 
@@ -322,7 +377,7 @@ export class FlowSession {
    * A session made from the store alone: the confirmed state, the bundle (its engine), the queued
    * taps replayed on it; offline, probing `/healthz`. Undefined when the store kept no state or
    * what it kept does not read.
-   * @param {Configuration} configuration
+   * @param {SessionConfiguration} configuration
    * @param {FlowTransport} transport
    * @param {StoredSession} kept
    */
@@ -363,6 +418,23 @@ export class FlowSession {
     this.persist();
     this.publish();
     this.drain();
+  }
+
+  /**
+   * The engine given as a promise, taken when it comes: the drain then fetches the bundle and
+   * loads it, and taps are drawn on it from there.
+   * @param {Promise<{factory: EngineFactory} | {error: unknown}>} loading
+   */
+  engineComing(loading) {
+    loading.then((loaded) => {
+      if (this.closed) return;
+      if ('error' in loaded) {
+        this.engineError = loaded.error;
+        return;
+      }
+      this.configuration.engine = loaded.factory;
+      this.drain();
+    });
   }
 
   // MARK: what the app reads
@@ -1203,7 +1275,7 @@ function created(answer, usesPredictions) {
 /**
  * The bundle the store kept, as a local engine, when it reads, is the session's and (when
  * `version` is given) is at that version.
- * @param {Configuration} configuration
+ * @param {SessionConfiguration} configuration
  * @param {StoredSession} kept
  * @param {number} [version]
  */

@@ -6,31 +6,6 @@
  * @returns {string}
  */
 export function randomKey(): string;
-/** @typedef {import('./json.js').JSONValue} JSONValue */
-/** @typedef {import('./json.js').JSONObject} JSONObject */
-/** @typedef {import('./navigation-state.js').FlowAction} FlowAction */
-/** @typedef {import('./client-event.js').ClientEvent} ClientEvent */
-/** @typedef {import('./client-event.js').Restart} Restart */
-/** @typedef {import('./client-event.js').QueuedAction} QueuedAction */
-/** @typedef {import('./client-machine.js').Reply} Reply */
-/** @typedef {import('./client-machine.js').Prediction} Prediction */
-/** @typedef {import('./client-machine.js').EngineState} EngineState */
-/** @typedef {import('./http-transport.js').FlowRequest} FlowRequest */
-/** @typedef {import('./http-transport.js').FlowAnswer} FlowAnswer */
-/** @typedef {import('./http-transport.js').FlowTransport} FlowTransport */
-/** @typedef {import('./session-store.js').StoredSession} StoredSession */
-/** @typedef {import('./session-store.js').SessionStore} SessionStore */
-/**
- * The local engine as the session uses it: the machine's engine, with the session it is for, the
- * bundle it writes at its version (kept in the store), and the actions it offers.
- * @typedef {EngineState & {readonly sessionId: string, bundle?(from: string): string,
- *   availableActions?(): Array<{type: string, handledBy: string, interactive: boolean, params: Array<{name: string, type: string, required: boolean}>, rowKinds?: string[]}>}} SessionEngine
- */
-/**
- * How a session makes its local engine from the bundle's text (`localEngine(engineModule)`, or a
- * test's double).
- * @typedef {{fromBundle(text: string): SessionEngine}} EngineFactory
- */
 /**
  * What the app gives a session:
  * - `server`, `clientKey` (`fsk_…`, sent as `X-API-Key` when a session is created), `userId`,
@@ -38,7 +13,12 @@ export function randomKey(): string;
  * - `client`: what this build draws (`{platform, appVersion, features}`);
  * - `store`: where the session is kept between launches (memory unless given);
  * - `engine`: runs the session's bundle locally (`localEngine({ SessionState, readAction })`, both from the engine module); without it, taps are shown
- *   from the server's predictions and a tap with none waits for its answer;
+ *   from the server's predictions and a tap with none waits for its answer. It may be a promise
+ *   of one (`import('@flowstack/client/engine').then(localEngine)`: the engine as a chunk of its
+ *   own, loaded while the session starts): a new session does not wait for it and draws on the
+ *   predictions until it is there, as it does until the bundle comes; a session kept in the store
+ *   waits for it, since its bundle or its queued taps need it at once. One that fails to load
+ *   leaves the session on the predictions, and `engineError` says why;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
  *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
@@ -52,7 +32,7 @@ export function randomKey(): string;
  *
  * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
- *   store?: SessionStore, engine?: EngineFactory, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
+ *   store?: SessionStore, engine?: EngineFactory | PromiseLike<EngineFactory>, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
  *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
  *   XMLHttpRequest?: import('./event-stream.js').XHRConstructor, eventTransport?: 'auto' | 'fetch' | 'xhr', streamRenewAfter?: number,
  *   newKey?: () => string, now?: () => string}} Configuration
@@ -91,29 +71,29 @@ export class FlowSession {
      * alone, offline: the local engine from the kept bundle, the kept taps replayed on it, a probe
      * of `/healthz` with backoff, and the queue sent as batches when the server is back.
      *
-     * @param {Configuration} configuration
+     * @param {Configuration} given
      * @returns {Promise<FlowSession>}
      * @throws {SessionFailure} when the server refuses to create the session (422 `unsupported-client`: "update the app")
      * @throws {Unreachable} when no working server answers and nothing is kept to start from
      */
-    static start(configuration: Configuration): Promise<FlowSession>;
+    static start(given: Configuration): Promise<FlowSession>;
     /**
      * A session made from the store alone: the confirmed state, the bundle (its engine), the queued
      * taps replayed on it; offline, probing `/healthz`. Undefined when the store kept no state or
      * what it kept does not read.
-     * @param {Configuration} configuration
+     * @param {SessionConfiguration} configuration
      * @param {FlowTransport} transport
      * @param {StoredSession} kept
      */
-    static restoredOffline(configuration: Configuration, transport: FlowTransport, kept: StoredSession): FlowSession | undefined;
+    static restoredOffline(configuration: SessionConfiguration, transport: FlowTransport, kept: StoredSession): FlowSession | undefined;
     /**
-     * @param {Configuration} configuration
+     * @param {SessionConfiguration} configuration
      * @param {FlowTransport} transport
      * @param {StoredSession} stored
      * @param {ClientMachine} machine
      */
-    constructor(configuration: Configuration, transport: FlowTransport, stored: StoredSession, machine: ClientMachine);
-    configuration: Configuration;
+    constructor(configuration: SessionConfiguration, transport: FlowTransport, stored: StoredSession, machine: ClientMachine);
+    configuration: SessionConfiguration;
     transport: import("./http-transport.js").FlowTransport;
     stored: import("./session-store.js").StoredSession;
     machine: ClientMachine;
@@ -207,6 +187,11 @@ export class FlowSession {
      */
     lastStoreError: unknown;
     /**
+     * Why the engine given as a promise did not load (the session draws on the predictions).
+     * @type {unknown}
+     */
+    engineError: unknown;
+    /**
      * An error the drain stopped on: a bug, never a network fault (those are replies).
      * @type {unknown}
      */
@@ -244,6 +229,16 @@ export class FlowSession {
      */
     resumedOnline(bundle: SessionEngine, kept: StoredSession): void;
     afterStart(): void;
+    /**
+     * The engine given as a promise, taken when it comes: the drain then fetches the bundle and
+     * loads it, and taps are drawn on it from there.
+     * @param {Promise<{factory: EngineFactory} | {error: unknown}>} loading
+     */
+    engineComing(loading: Promise<{
+        factory: EngineFactory;
+    } | {
+        error: unknown;
+    }>): void;
     /** What to show now: the confirmed state with the taps not yet confirmed applied. */
     get state(): NavigationState;
     /** The last state the server answered. */
@@ -498,13 +493,25 @@ export type EngineFactory = {
     fromBundle(text: string): SessionEngine;
 };
 /**
+ * The configuration a running session holds: its engine, if any, is there (one given as a
+ * promise is set once it has loaded).
+ */
+export type SessionConfiguration = Configuration & {
+    engine?: EngineFactory;
+};
+/**
  * What the app gives a session:
  * - `server`, `clientKey` (`fsk_…`, sent as `X-API-Key` when a session is created), `userId`,
  *   `userHash` (HMAC of the user id from the app's backend), `attributes`, `traits`;
  * - `client`: what this build draws (`{platform, appVersion, features}`);
  * - `store`: where the session is kept between launches (memory unless given);
  * - `engine`: runs the session's bundle locally (`localEngine({ SessionState, readAction })`, both from the engine module); without it, taps are shown
- *   from the server's predictions and a tap with none waits for its answer;
+ *   from the server's predictions and a tap with none waits for its answer. It may be a promise
+ *   of one (`import('@flowstack/client/engine').then(localEngine)`: the engine as a chunk of its
+ *   own, loaded while the session starts): a new session does not wait for it and draws on the
+ *   predictions until it is there, as it does until the bundle comes; a session kept in the store
+ *   waits for it, since its bundle or its queued taps need it at once. One that fails to load
+ *   leaves the session on the predictions, and `engineError` says why;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
  *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
@@ -529,7 +536,7 @@ export type Configuration = {
         features: string[];
     } | undefined;
     store?: import("./session-store.js").SessionStore | undefined;
-    engine?: EngineFactory | undefined;
+    engine?: EngineFactory | PromiseLike<EngineFactory> | undefined;
     usesPredictions?: boolean | undefined;
     retry?: RetryPolicy | undefined;
     timeout?: number | undefined;
