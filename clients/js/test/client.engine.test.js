@@ -313,11 +313,16 @@ test('an engine given as a promise: a new session starts without it, draws on th
   assert.equal(second.top?.feature, 'onboarding.second');
   assert.equal(session.confirmedState.version, 0, 'shown while its post is held');
   held.resolve(undefined);
-  await session.settled();
+  await eventually(() => session.pendingCount === 0, 'the tap answered');
+  let settled = false;
+  const settling = session.settled().then(() => { settled = true; });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(!settled, 'settled() waits for the engine');
   assert.ok(!session.hasLocalEngine, 'no bundle is fetched before the engine is there');
   assert.ok(!network.log.some((entry) => entry.url.includes('/bundle')), 'nothing asked the bundle');
   chunk.resolve(engine);
-  await eventually(() => session.hasLocalEngine, 'the bundle loaded once the engine came');
+  await settling;
+  assert.ok(session.hasLocalEngine, 'settled once the engine came and ran the bundle');
   // A tap with params, which no prediction covers, is drawn on the engine while its post is held.
   const release = deferred();
   network.plan({ match: (method, url) => method === 'POST' && url.includes('/actions'), kind: 'hold', until: release.promise, times: 2 });
@@ -360,7 +365,8 @@ test('a kept session waits for an engine given as a promise: started while the s
 test('an engine promise that fails leaves the session on the predictions, and engineError says why', async () => {
   const failed = Promise.reject(new Error('the engine chunk did not load'));
   const { session } = await startSession(server, { prefix: 'lazy-engine-failed', engine: failed, timeout: undefined });
-  await eventually(() => session.engineError !== undefined, 'the failure is seen');
+  await session.settled();
+  assert.ok(session.engineError !== undefined, 'settled once the failure is seen');
   assert.equal(/** @type {Error} */ (session.engineError).message, 'the engine chunk did not load');
   const second = await session.send({ type: 'onboarding.showSecond' });
   assert.equal(second.top?.feature, 'onboarding.second', 'drawn from the predictions');

@@ -216,6 +216,8 @@ export class FlowSession {
      * @type {unknown}
      */
     this.engineError = undefined;
+    /** Whether an engine given as a promise is still to come (`settled()` waits for it). */
+    this.engineAwaited = false;
     /**
      * An error the drain stopped on: a bug, never a network fault (those are replies).
      * @type {unknown}
@@ -426,14 +428,18 @@ export class FlowSession {
    * @param {Promise<{factory: EngineFactory} | {error: unknown}>} loading
    */
   engineComing(loading) {
+    this.engineAwaited = true;
     loading.then((loaded) => {
+      this.engineAwaited = false;
       if (this.closed) return;
       if ('error' in loaded) {
         this.engineError = loaded.error;
+        this.notifySettled();
         return;
       }
       this.configuration.engine = loaded.factory;
       this.drain();
+      this.notifySettled();
     });
   }
 
@@ -691,8 +697,9 @@ export class FlowSession {
   }
 
   /**
-   * Resolves when nothing is queued or on the wire (after coming back online if need be), or
-   * once the session is closed or its drain stopped on a bug (`lastDrainError`).
+   * Resolves when nothing is queued or on the wire (after coming back online if need be) and an
+   * engine given as a promise has come (and run the bundle, when online), or once the session is
+   * closed or its drain stopped on a bug (`lastDrainError`).
    * @returns {Promise<void>}
    */
   settled() {
@@ -701,7 +708,7 @@ export class FlowSession {
   }
 
   get isSettled() {
-    return this.machine.queue.length === 0 && !this.draining && this.machine.gone === undefined;
+    return this.machine.queue.length === 0 && !this.draining && this.machine.gone === undefined && !this.engineAwaited;
   }
 
   notifySettled() {

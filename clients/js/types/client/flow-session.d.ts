@@ -191,6 +191,8 @@ export class FlowSession {
      * @type {unknown}
      */
     engineError: unknown;
+    /** Whether an engine given as a promise is still to come (`settled()` waits for it). */
+    engineAwaited: boolean;
     /**
      * An error the drain stopped on: a bug, never a network fault (those are replies).
      * @type {unknown}
@@ -347,8 +349,9 @@ export class FlowSession {
      */
     setOffline(offline: boolean): void;
     /**
-     * Resolves when nothing is queued or on the wire (after coming back online if need be), or
-     * once the session is closed or its drain stopped on a bug (`lastDrainError`).
+     * Resolves when nothing is queued or on the wire (after coming back online if need be) and an
+     * engine given as a promise has come (and run the bundle, when online), or once the session is
+     * closed or its drain stopped on a bug (`lastDrainError`).
      * @returns {Promise<void>}
      */
     settled(): Promise<void>;
