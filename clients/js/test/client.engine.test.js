@@ -474,3 +474,51 @@ test('a kept session the server no longer knows does not wait for the engine: th
     await session.close();
   }
 });
+
+test('an engine that comes after close() is not taken: nothing more is asked of the server', async () => {
+  const chunk = deferred();
+  const { session, network } = await startSession(server, { prefix: 'lazy-engine-closed', engine: chunk.promise, timeout: undefined });
+  const settling = session.settled();
+  await session.close();
+  await settling;
+  const asked = network.log.length;
+  chunk.resolve(engine);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(network.log.length, asked, 'no bundle fetched for a closed session');
+  assert.ok(!session.hasLocalEngine);
+});
+
+test('an engine that comes while offline, with a tap drawn on the predictions and one that waited: sent when back, then the bundle runs the next tap', async () => {
+  const chunk = deferred();
+  const { session, events } = await startSession(server, { prefix: 'lazy-engine-offline', engine: chunk.promise, timeout: undefined });
+  session.setOffline(true);
+  assert.equal((await session.send({ type: 'onboarding.showSecond' })).top?.feature, 'onboarding.second', 'drawn from the predictions');
+  await assert.rejects(session.send({ type: 'onboarding.completed' }), 'no prediction past a tap not confirmed: it waited, offline');
+  chunk.resolve(engine);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(!session.hasLocalEngine, 'no bundle while offline');
+  session.setOffline(false);
+  await session.settled();
+  assert.ok(session.hasLocalEngine && session.pendingCount === 0);
+  assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+  assert.equal(count(events, 'corrected'), 0);
+  assert.equal((await session.send({ type: 'home.selectTab', params: { index: 1 } })).top?.feature, 'home.second', 'drawn on the engine');
+  await session.settled();
+  await session.close();
+});
+
+test('an engine that comes after the session was found gone and restarted runs the new session\'s bundle', async () => {
+  const chunk = deferred();
+  const { session, events } = await startSession(server, { prefix: 'lazy-engine-restarted', engine: chunk.promise, timeout: undefined });
+  const old = session.sessionId;
+  assert.equal((await server.request('DELETE', `/v1/sessions/${old}`, { token: session.token })).status, 204);
+  await session.send({ type: 'onboarding.showSecond' }).catch(() => {});
+  await eventually(() => session.sessionId !== old, 'restarted');
+  chunk.resolve(engine);
+  await session.settled();
+  assert.ok(session.hasLocalEngine && count(events, 'restarted') === 1);
+  assert.equal((await session.send({ type: 'onboarding.showSecond' })).top?.feature, 'onboarding.second');
+  await session.settled();
+  assert.ok(session.state.equals(session.confirmedState));
+  await session.close();
+});
