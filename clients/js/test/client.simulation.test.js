@@ -2,7 +2,8 @@
 // probe, start and store, over a simulated transport (lost requests and answers, 500s, 502s and
 // bodies that are not JSON before and after commits, the server down, the app killed and started
 // again with another spelling of the server's address, started while every answer is a 500, and a
-// `localStorage` that fills up for stretches and refuses every write). After every save the store completes, what it holds (read back as the next launch reads it) must
+// `localStorage` that fills up for stretches and refuses every write), with the engine given at
+// once or as a promise (come, or coming past a kept session's `engineWait`). After every save the store completes, what it holds (read back as the next launch reads it) must
 // be the queue the client's machine held when that save's snapshot was taken; and a tap whose
 // `send` settled while it is still queued must be in the store (unless that save was refused). A tap
 // is lost only the way a full disk loses it: never in a save the store took, never sent, and its
@@ -215,6 +216,14 @@ async function schedule(seed, usesEngine, kind) {
     }
   };
 
+  // How each launch is given its engine: at once, as a promise that has come (an engine chunk
+  // loaded before), or as one that comes a little later, past the kept session's `engineWait`
+  // (a chunk still loading): the session starts without it and takes it when it comes.
+  const engineRandom = new SeededGenerator(BigInt(seed) ^ 0x656e67696e65n);
+  /** @param {number} how */
+  const engineOf = (how) => how === 0 ? engine : how === 1 ? Promise.resolve(engine)
+    : new Promise((resolve) => setTimeout(() => resolve(engine), 2 + engineRandom.below(10)));
+
   /** @param {boolean} failingStart */
   const launch = async (failingStart) => {
     const transport = new SimulatedTransport(server, random.nextBig());
@@ -235,7 +244,7 @@ async function schedule(seed, usesEngine, kind) {
       if (random.below(2) === 0) server.down = true;
       else transport.failEverything(true);
     }
-    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, newKey, engine: usesEngine ? engine : undefined });
+    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, newKey, engine: usesEngine ? engineOf(engineRandom.below(3)) : undefined, engineWait: 1 });
     server.down = false;
     transport.failEverything(false);
     outcome.launches += 1;
