@@ -19,9 +19,10 @@ export function randomKey(): string;
  *   predictions until it is there, as it does until the bundle comes; a session kept in the store
  *   that the server still knows (or that starts offline from the store) waits for it, since its
  *   bundle or its queued taps need it at once, but no longer than `engineWait` ms once the server
- *   has answered or not (5,000 unless given; `Infinity` waits for ever): then it starts without it, as a new session does, and
- *   takes it when it comes (the kept bundle at once, when it is at the confirmed version). One
- *   that fails to load leaves the session on the predictions, and `engineError` says why;
+ *   has answered or not (5,000 unless given; `Infinity` waits for ever): then it starts without
+ *   it, as a new session does, and takes it when it comes (the kept bundle at once, when it is at
+ *   the confirmed version). One that fails to load leaves the session on the predictions, and
+ *   `engineError` says why;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
  *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
@@ -526,9 +527,10 @@ export type SessionConfiguration = Configuration & {
  *   predictions until it is there, as it does until the bundle comes; a session kept in the store
  *   that the server still knows (or that starts offline from the store) waits for it, since its
  *   bundle or its queued taps need it at once, but no longer than `engineWait` ms once the server
- *   has answered or not (5,000 unless given; `Infinity` waits for ever): then it starts without it, as a new session does, and
- *   takes it when it comes (the kept bundle at once, when it is at the confirmed version). One
- *   that fails to load leaves the session on the predictions, and `engineError` says why;
+ *   has answered or not (5,000 unless given; `Infinity` waits for ever): then it starts without
+ *   it, as a new session does, and takes it when it comes (the kept bundle at once, when it is at
+ *   the confirmed version). One that fails to load leaves the session on the predictions, and
+ *   `engineError` says why;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
  *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
