@@ -31,9 +31,10 @@ python3 scripts/engine_suite.py --server "$bin" --browser clients/js/test/browse
 # grew from 40.7 KB when first measured to 51.9 KB (lists, checks of taps, retried saves, row
 # taps, the XMLHttpRequest event stream, the store's journal). The app's entry was 51.8 KB and is
 # 50.8 KB since the conformance-only answers left SessionState and localEngine stopped taking the
-# engine's namespace (BENCHMARKS.md). The engine alone is about 35 KB of it: the 30 KB the issue
+# engine's namespace (BENCHMARKS.md), 51.3 KB with the bounded wait for an engine given as a
+# promise (engineWait, and the kept bundle loaded when it comes late). The engine alone is about 35 KB of it: the 30 KB the issue
 # asks of the two together is not met.
-for entry in "src/client/index.js 16384" "tools/app-entry.js 51200"; do
+for entry in "src/client/index.js 16384" "tools/app-entry.js 51712"; do
     set -- $entry
     size=$(esbuild "clients/js/$1" --bundle --minify --format=esm --log-level=warning | gzip -9 | wc -c)
     echo "js: clients/js/$1 bundled, minified and gzipped: $size bytes (budget $2)"
@@ -43,10 +44,19 @@ done
 # import('@flowstack/client/engine').then(localEngine)`, bundled with code splitting): what the
 # page loads before it can start a session, 15.8 KB, is held to the client's budget, and every
 # chunk together (the engine's chunk is about 36 KB: a dynamic import keeps the engine entry's
-# exports) to 52 KiB.
+# exports) to 52 KiB. What the page loads first is the entry's chunk and every chunk it imports
+# statically (esbuild's metafile says which): code the client and the engine share would go to
+# such a chunk, and counting the entry's file alone would leave it out of the first screen's size.
 split=$(mktemp -d)
-esbuild clients/js/tools/app-entry-lazy.js --bundle --splitting --minify --format=esm --outdir="$split" --log-level=warning
-first=$(gzip -9 <"$split/app-entry-lazy.js" | wc -c)
+esbuild clients/js/tools/app-entry-lazy.js --bundle --splitting --minify --format=esm --outdir="$split" --metafile="$split/meta.json" --log-level=warning
+first=0
+for chunk in $(node -e '
+  const outputs = require(process.argv[1]).outputs;
+  const entry = Object.keys(outputs).find((path) => outputs[path].entryPoint === "clients/js/tools/app-entry-lazy.js");
+  const first = new Set([entry]);
+  for (const path of first) for (const imported of outputs[path].imports) if (imported.kind === "import-statement") first.add(imported.path);
+  for (const path of first) console.log(path.split("/").pop());
+' "$split/meta.json"); do first=$((first + $(gzip -9 <"$split/$chunk" | wc -c))); done
 total=0
 for chunk in "$split"/*.js; do total=$((total + $(gzip -9 <"$chunk" | wc -c))); done
 rm -rf "$split"

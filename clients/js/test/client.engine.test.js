@@ -379,3 +379,146 @@ test('an engine promise that fails leaves the session on the predictions, and en
   await other.close();
   await session.close();
 });
+
+/**
+ * What `promise` gives, or `'hung'` when it has not settled within `ms`.
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {number} ms
+ * @returns {Promise<T | 'hung'>}
+ */
+function within(promise, ms) {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  return Promise.race([promise, new Promise((resolve) => { timer = setTimeout(() => resolve('hung'), ms); })])
+    .finally(() => clearTimeout(timer));
+}
+
+test('a kept session waits for an engine promise no longer than engineWait: started online on the predictions, it takes the engine when it comes', async () => {
+  const first = await start();
+  await first.session.send({ type: 'onboarding.showSecond' });
+  await first.session.settled();
+  await first.session.close();
+  const chunk = deferred();  // a chunk that does not come (a stalled network), until the test says
+  const started = await within(FlowSession.start({ server: server.url, userId: first.userId, store: first.store, retry, fetch: new FaultyFetch().fetch, engine: chunk.promise, engineWait: 200 }), 5000);
+  assert.notEqual(started, 'hung', 'start of a kept session returned once engineWait was spent');
+  const session = /** @type {FlowSession} */ (started);
+  try {
+    assert.ok(!session.hasLocalEngine && !session.isOffline && session.engineAwaited);
+    assert.equal(session.state.top?.feature, 'onboarding.second');
+    const home = await session.send({ type: 'onboarding.completed' });
+    assert.equal(home.top?.feature, 'home.first', 'drawn from the predictions meanwhile');
+    chunk.resolve(engine);
+    await session.settled();
+    assert.ok(session.hasLocalEngine, 'the engine came late and ran the bundle');
+    assert.equal(session.engineError, undefined);
+    assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+  } finally {
+    await session.close();
+  }
+});
+
+test('a kept session started offline with an engine that comes after engineWait shows its kept taps on the kept bundle as soon as it comes', async () => {
+  const first = await start();
+  first.session.setOffline(true);
+  const second = await first.session.send({ type: 'onboarding.showSecond' });
+  await first.session.close();
+  await server.stop();
+  try {
+    const chunk = deferred();
+    const started = await within(FlowSession.start({ server: server.url, userId: first.userId, store: first.store, retry, fetch: new FaultyFetch().fetch, engine: chunk.promise, engineWait: 100 }), 5000);
+    assert.notEqual(started, 'hung', 'start of a kept session returned offline once engineWait was spent');
+    const session = /** @type {FlowSession} */ (started);
+    try {
+      assert.ok(session.isOffline && !session.hasLocalEngine);
+      assert.equal(session.state.version, 0, 'the kept tap is not shown without an engine');
+      assert.equal(session.pendingCount, 1, 'and stays queued');
+      /** @type {string[]} */
+      const drawn = [];
+      session.subscribeStates((state) => drawn.push(String(state.top?.feature)));
+      chunk.resolve(engine);
+      await eventually(() => session.hasLocalEngine, 'the kept bundle loaded when the engine came, offline');
+      assert.ok(session.state.equals(second), 'the kept tap shows again');
+      assert.equal(drawn[drawn.length - 1], 'onboarding.second', 'and the state listeners were told');
+      const home = await session.send({ type: 'onboarding.completed' });
+      assert.equal(home.top?.feature, 'home.first', 'a new tap is drawn on it at once, offline');
+      await server.start();
+      await eventually(() => session.pendingCount === 0, 'sent when the server is back', 15000);
+      await session.settled();
+      assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+    } finally {
+      await session.close();
+    }
+  } finally {
+    if (!server.process) await server.start();
+  }
+});
+
+test('a kept session the server no longer knows does not wait for the engine: the new session starts, and takes the engine when it comes', async () => {
+  const first = await start();
+  await first.session.settled();
+  await first.session.close();
+  assert.equal((await server.request('DELETE', `/v1/sessions/${first.session.sessionId}`, { token: first.session.token })).status, 204);
+  const chunk = deferred();
+  // Told to wait for ever: a new session needs no engine to start.
+  const started = await within(FlowSession.start({ server: server.url, userId: first.userId, store: first.store, retry, fetch: new FaultyFetch().fetch, engine: chunk.promise, engineWait: Infinity }), 5000);
+  assert.notEqual(started, 'hung', 'a restarted session does not wait for the engine');
+  const session = /** @type {FlowSession} */ (started);
+  try {
+    assert.notEqual(session.sessionId, first.session.sessionId);
+    assert.ok(!session.hasLocalEngine && session.engineAwaited);
+    chunk.resolve(engine);
+    await session.settled();
+    assert.ok(session.hasLocalEngine);
+  } finally {
+    await session.close();
+  }
+});
+
+test('an engine that comes after close() is not taken: nothing more is asked of the server', async () => {
+  const chunk = deferred();
+  const { session, network } = await startSession(server, { prefix: 'lazy-engine-closed', engine: chunk.promise, timeout: undefined });
+  const settling = session.settled();
+  await session.close();
+  await settling;
+  const asked = network.log.length;
+  chunk.resolve(engine);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(network.log.length, asked, 'no bundle fetched for a closed session');
+  assert.ok(!session.hasLocalEngine);
+});
+
+test('an engine that comes while offline, with a tap drawn on the predictions and one that waited: sent when back, then the bundle runs the next tap', async () => {
+  const chunk = deferred();
+  const { session, events } = await startSession(server, { prefix: 'lazy-engine-offline', engine: chunk.promise, timeout: undefined });
+  session.setOffline(true);
+  assert.equal((await session.send({ type: 'onboarding.showSecond' })).top?.feature, 'onboarding.second', 'drawn from the predictions');
+  await assert.rejects(session.send({ type: 'onboarding.completed' }), 'no prediction past a tap not confirmed: it waited, offline');
+  chunk.resolve(engine);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(!session.hasLocalEngine, 'no bundle while offline');
+  session.setOffline(false);
+  await session.settled();
+  assert.ok(session.hasLocalEngine && session.pendingCount === 0);
+  assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
+  assert.equal(count(events, 'corrected'), 0);
+  assert.equal((await session.send({ type: 'home.selectTab', params: { index: 1 } })).top?.feature, 'home.second', 'drawn on the engine');
+  await session.settled();
+  await session.close();
+});
+
+test('an engine that comes after the session was found gone and restarted runs the new session\'s bundle', async () => {
+  const chunk = deferred();
+  const { session, events } = await startSession(server, { prefix: 'lazy-engine-restarted', engine: chunk.promise, timeout: undefined });
+  const old = session.sessionId;
+  assert.equal((await server.request('DELETE', `/v1/sessions/${old}`, { token: session.token })).status, 204);
+  await session.send({ type: 'onboarding.showSecond' }).catch(() => {});
+  await eventually(() => session.sessionId !== old, 'restarted');
+  chunk.resolve(engine);
+  await session.settled();
+  assert.ok(session.hasLocalEngine && count(events, 'restarted') === 1);
+  assert.equal((await session.send({ type: 'onboarding.showSecond' })).top?.feature, 'onboarding.second');
+  await session.settled();
+  assert.ok(session.state.equals(session.confirmedState));
+  await session.close();
+});

@@ -2,11 +2,14 @@
 // probe, start and store, over a simulated transport (lost requests and answers, 500s, 502s and
 // bodies that are not JSON before and after commits, the server down, the app killed and started
 // again with another spelling of the server's address, started while every answer is a 500, and a
-// `localStorage` that fills up for stretches and refuses every write). After every save the store completes, what it holds (read back as the next launch reads it) must
+// `localStorage` that fills up for stretches and refuses every write), with the engine given at
+// once or as a promise (come, or coming past a kept session's `engineWait`). After every save the store completes, what it holds (read back as the next launch reads it) must
 // be the queue the client's machine held when that save's snapshot was taken; and a tap whose
 // `send` settled while it is still queued must be in the store (unless that save was refused). A tap
 // is lost only the way a full disk loses it: never in a save the store took, never sent, and its
-// launch killed while its last save was refused.
+// launch killed while its last save was refused and the app still held it; every tap made was in
+// a save its launch asked for; and a 412 comes only in a launch that started from a store that
+// missed a tap the server has.
 // The simulated server and the client's local engine run src/engine (on the sample app's bundles
 // read once from a real server), and again on the engine double (no server needed).
 // FLOWSTACK_SIM_SEED=13 [FLOWSTACK_SIM_KIND=predictions] [FLOWSTACK_SIM_TRACE=1] replays one schedule.
@@ -175,8 +178,16 @@ async function schedule(seed, usesEngine, kind) {
   let tappedWithRoom = false;
   /** The keys of every queue a save the store took held. @type {Set<string>} */
   const saved = new Set();
-  /** What each launch asked its store to keep, and whether its kill came with its last save refused. @type {Array<{store: CheckedStore, killedUnsaved: boolean}>} */
+  /**
+   * What each launch asked its store to keep, whether its kill came with its last save refused,
+   * the taps its app still held when killed (the only ones a refused save can lose), and whether
+   * it started from a store that had missed taps the server has (a kill with a save refused):
+   * kept taps made on states the server has left, which the server refuses with a 412.
+   * @type {Array<{store: CheckedStore, killedUnsaved: boolean, held: Set<string>, stale: boolean}>}
+   */
   const launched = [];
+  /** The key of every tap made (queued: shown, or waited and refused or offline). @type {Set<string>} */
+  const madeKeys = new Set();
   /** @type {Set<string>} */
   const reported = new Set();
   /** Why each correction came, and in which launch (counted from 1). @type {Array<{reason: string, launch: number}>} */
@@ -205,22 +216,40 @@ async function schedule(seed, usesEngine, kind) {
     }
   };
 
+  // How each launch is given its engine: at once, as a promise that has come (an engine chunk
+  // loaded before), or as one that comes a little later, past the kept session's `engineWait`
+  // (a chunk still loading): the session starts without it and takes it when it comes.
+  const engineRandom = new SeededGenerator(BigInt(seed) ^ 0x656e67696e65n);
+  /** @param {number} how */
+  const engineOf = (how) => how === 0 ? engine : how === 1 ? Promise.resolve(engine)
+    : new Promise((resolve) => setTimeout(() => resolve(engine), 2 + engineRandom.below(10)));
+
   /** @param {boolean} failingStart */
   const launch = async (failingStart) => {
     const transport = new SimulatedTransport(server, random.nextBig());
     const store = new CheckedStore(kept, fail, outcome, saved);
     const spelling = spellings[random.below(spellings.length)];
+    // Whether this launch starts from a store that missed what the app did last: the server
+    // applied a tap that no save the store took held, past the confirmed state it kept (or it
+    // keeps taps the server has not applied, made on a state the server has left).
+    const before = readNow(file, kept.prefix + new SessionKey(spellings[0], 'ada'));
+    const serverVersion = before && server.sessions.get(before.sessionId)?.state.version;
+    const applied = before && server.answers.get(before.sessionId);
+    const keptVersion = typeof before?.confirmed?.version === 'number' ? before.confirmed.version : -1;
+    const stale = before !== undefined && serverVersion !== undefined
+      && (server.log.some((entry) => entry.session === before.sessionId && entry.key !== undefined && !saved.has(entry.key) && entry.version > keptVersion)
+        || before.queue.some((item) => !applied?.has(item.key) && item.version < serverVersion));
     // A start while no server answers: connection refused, or a 500 to everything.
     if (failingStart) {
       if (random.below(2) === 0) server.down = true;
       else transport.failEverything(true);
     }
-    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, newKey, engine: usesEngine ? engine : undefined });
+    const session = await FlowSession.start({ server: spelling, userId: 'ada', store, retry, transport, newKey, engine: usesEngine ? engineOf(engineRandom.below(3)) : undefined, engineWait: 1 });
     server.down = false;
     transport.failEverything(false);
     outcome.launches += 1;
     trace(`launched: shows v${session.state.version}, pending ${session.pending.map((p) => `v${p.version}${p.expected ? '' : ' blind'}`)}`);
-    launched.push({ store, killedUnsaved: false });
+    launched.push({ store, killedUnsaved: false, held: new Set(), stale });
     const number = launched.length;
     for (const event of session.history) take(event, number);  // what start reported before the subscription
     // What the server confirmed never goes back within a launch (but to a new session's start,
@@ -259,6 +288,7 @@ async function schedule(seed, usesEngine, kind) {
       trace('kill');
       transport.kill();
       launched[launched.length - 1].killedUnsaved = store.kill();
+      launched[launched.length - 1].held = new Set(session.pending.map((item) => item.key));
       outcome.faults += transport.faultsInjected;
       await session.close();
       ({ session, transport, store } = await launch(random.below(4) === 0));
@@ -271,10 +301,12 @@ async function schedule(seed, usesEngine, kind) {
       const shown = await session.send(action);
       trace(`tap ${action.type} shown v${shown.version} ${shown.top?.feature}`);
       outcome.made += 1;
+      if (lastKey !== undefined) madeKeys.add(lastKey);
       tappedWithRoom = killAfterTap;
     } catch (error) {
       if (error instanceof ActionRefused || error instanceof Unreachable) {
         outcome.made += 1;  // a tap that waited: refused by the server (reported), or offline (it stays queued)
+        if (lastKey !== undefined) madeKeys.add(lastKey);
         tappedWithRoom = killAfterTap;
       } else if (!(typeof error === 'object' && error !== null && 'code' in error)) {
         throw error;  // not the engine's refusal (which queues nothing, as the server would refuse it too)
@@ -312,16 +344,22 @@ async function schedule(seed, usesEngine, kind) {
   for (const key of [...saved].sort()) {
     if (!storedKeys.has(key) && !reported.has(key)) outcome.failures.push(`key ${key.slice(0, 8)} was in a save the store took, and was neither stored nor reported`);
   }
-  // Every tap a launch made was in a save it asked for (taken or refused); one neither stored
-  // nor reported is lost only the way a full disk loses it.
+  // Every tap made was in a save its launch asked for (taken or refused) before its send settled.
+  const asked = new Set(launched.flatMap((launch) => [...launch.store.asked]));
+  for (const key of [...madeKeys].sort()) {
+    if (!asked.has(key)) outcome.failures.push(`key ${key.slice(0, 8)} was made and never in a save the client asked for`);
+  }
+  // One neither stored nor reported is lost only the way a full disk loses it: its launch was
+  // killed with its last save refused, while the app still held it (a tap the client let go of
+  // before the kill, unsent and unreported, is the client's loss, not the disk's).
   launched.forEach((launch, index) => {
     for (const key of [...launch.store.asked].sort()) {
       if (storedKeys.has(key) || reported.has(key) || saved.has(key)) continue;
-      if (launch.killedUnsaved) {
+      if (launch.killedUnsaved && launch.held.has(key)) {
         outcome.lost += 1;
       } else {
         outcome.failures.push(`key ${key.slice(0, 8)} of launch ${index + 1} was neither stored nor reported, and no kill came while its save was refused `
-          + `(${index + 1 === launched.length ? 'the last launch' : 'killed with its last save taken'})`);
+          + `and the app held it (${index + 1 === launched.length ? 'the last launch' : launch.killedUnsaved ? 'let go of before the kill' : 'killed with its last save taken'})`);
       }
     }
   });
@@ -329,13 +367,14 @@ async function schedule(seed, usesEngine, kind) {
     outcome.failures.push(`${outcome.made} taps made, ${outcome.stored} stored, ${outcome.reported} reported, ${outcome.lost} lost with the disk full: `
       + `${outcome.made - outcome.stored - outcome.reported - outcome.lost} lost otherwise`);
   }
-  // Once a kill came with a save refused, the store missed what the app did last, and the
-  // launches after it (until one sends what it kept, which may be several offline ones) post kept
-  // taps made on states the server has left, and taps queued behind them: a 412. Any other
-  // correction needs someone else on the session.
+  // Once a kill came with a save refused, the store missed what the app did last, and a launch
+  // that starts from it (and the ones after, until one sends what it kept, which may be several
+  // offline ones) posts kept taps made on states the server has left, and taps queued behind
+  // them: a 412, in such a launch only. Any other correction needs someone else on the session.
   const firstKilledUnsaved = launched.findIndex((launch) => launch.killedUnsaved);
   const firstStale = (firstKilledUnsaved === -1 ? launched.length : firstKilledUnsaved) + 2;
-  const reasons = corrections.filter(({ reason, launch }) => reason !== 'refused' && !(reason === 'versionMismatch' && launch >= firstStale))
+  const reasons = corrections.filter(({ reason, launch }) => reason !== 'refused'
+    && !(reason === 'versionMismatch' && launch >= firstStale && launched[launch - 1].stale))
     .map(({ reason, launch }) => `${reason} in launch ${launch}`);
   if (reasons.length > 0) outcome.failures.push(`corrections with nobody else on the session: ${reasons}`);
   const live = server.sessions.get(session.sessionId);

@@ -66,6 +66,23 @@ async function engineLoaded(loading) {
 }
 
 /**
+ * What `loading` gives, or undefined when it has not come within `ms` (never, when `ms` is not
+ * finite: it waits for it).
+ * @template T
+ * @param {Promise<T>} loading
+ * @param {number} ms
+ * @returns {Promise<T | undefined>}
+ */
+function awaitedFor(loading, ms) {
+  if (!Number.isFinite(ms)) return loading;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  /** @type {Promise<undefined>} */
+  const spent = new Promise((resolve) => { timer = setTimeout(() => resolve(undefined), Math.max(0, ms)); });
+  return Promise.race([loading, spent]).finally(() => clearTimeout(timer));
+}
+
+/**
  * What the app gives a session:
  * - `server`, `clientKey` (`fsk_…`, sent as `X-API-Key` when a session is created), `userId`,
  *   `userHash` (HMAC of the user id from the app's backend), `attributes`, `traits`;
@@ -76,8 +93,12 @@ async function engineLoaded(loading) {
  *   of one (`import('@flowstack/client/engine').then(localEngine)`: the engine as a chunk of its
  *   own, loaded while the session starts): a new session does not wait for it and draws on the
  *   predictions until it is there, as it does until the bundle comes; a session kept in the store
- *   waits for it, since its bundle or its queued taps need it at once. One that fails to load
- *   leaves the session on the predictions, and `engineError` says why;
+ *   that the server still knows (or that starts offline from the store) waits for it, since its
+ *   bundle or its queued taps need it at once, but no longer than `engineWait` ms once the server
+ *   has answered or not (5,000 unless given; `Infinity` waits for ever): then it starts without
+ *   it, as a new session does, and takes it when it comes (the kept bundle at once, when it is at
+ *   the confirmed version). One that fails to load leaves the session on the predictions, and
+ *   `engineError` says why;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
  *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
@@ -91,7 +112,7 @@ async function engineLoaded(loading) {
  *
  * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
- *   store?: SessionStore, engine?: EngineFactory | PromiseLike<EngineFactory>, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
+ *   store?: SessionStore, engine?: EngineFactory | PromiseLike<EngineFactory>, engineWait?: number, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
  *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
  *   XMLHttpRequest?: import('./event-stream.js').XHRConstructor, eventTransport?: 'auto' | 'fetch' | 'xhr', streamRenewAfter?: number,
  *   newKey?: () => string, now?: () => string}} Configuration
@@ -292,13 +313,15 @@ export class FlowSession {
     if (kept) {
       const requests = new SessionRequests(kept.sessionId, kept.token);
       const { reply, answer } = await attempt(retry, transport, requests.reload(), 200, sleep);
-      if (loading) {
-        // Loaded while the session was asked for; the kept bundle and queue need it now.
-        const loaded = await loading;
-        if ('factory' in loaded) configuration.engine = loaded.factory;
-        else engineError = loaded.error;
-      }
       const sorted = ClientMachine.classify(reply);
+      if (loading && (sorted.kind === 'success' || sorted.kind === 'unknown')) {
+        // Loading while the session was asked for; the kept bundle and queue need it now, but an
+        // engine that does not come (a stalled chunk) must not keep the app from its screen: past
+        // `engineWait` the session starts without it and takes it when it comes.
+        const loaded = await awaitedFor(loading, configuration.engineWait ?? 5000);
+        if (loaded && 'factory' in loaded) configuration.engine = loaded.factory;
+        else if (loaded) engineError = loaded.error;
+      }
       if (sorted.kind === 'success' || sorted.kind === 'unknown') {
         const read = sorted.kind === 'success' ? ClientMachine.tryRead(sorted.json) : undefined;
         if (read && read.state.sessionId === kept.sessionId) {
@@ -322,12 +345,14 @@ export class FlowSession {
             if (machine.needsBundle) session.bundleTriedAt = undefined;
           }
           session.afterStart();
+          if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading);
           return session;
         }
         // No working server: start from what the store kept, offline.
         const session = FlowSession.restoredOffline(configuration, transport, kept);
         if (session) {
           session.engineError = engineError;
+          if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading);
           return session;
         }
         if (answer) throw new SessionFailure(answer);
@@ -370,7 +395,8 @@ export class FlowSession {
     session.engineError = engineError;
     session.emit(events);
     session.afterStart();
-    // A new session's bundle is fetched when its engine is there (a kept session's waited above).
+    // A new session's bundle is fetched when its engine is there (a kept one the server still
+    // knows waited above, up to `engineWait`).
     if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading);
     return session;
   }
@@ -423,8 +449,10 @@ export class FlowSession {
   }
 
   /**
-   * The engine given as a promise, taken when it comes: the drain then fetches the bundle and
-   * loads it, and taps are drawn on it from there.
+   * The engine given as a promise, taken when it comes: the bundle the store kept, when it is at
+   * the confirmed version (a kept session that did not wait for it), is loaded at once and its
+   * kept taps replayed on it; otherwise the drain fetches the bundle and loads it; taps are drawn
+   * on it from there.
    * @param {Promise<{factory: EngineFactory} | {error: unknown}>} loading
    */
   engineComing(loading) {
@@ -438,9 +466,29 @@ export class FlowSession {
         return;
       }
       this.configuration.engine = loaded.factory;
+      this.loadKeptBundle();
       this.drain();
       this.notifySettled();
     });
+  }
+
+  /**
+   * The engine came after the session started from the store: the bundle the store kept, when it
+   * is at the confirmed version, becomes the local engine (revalidated by the drain when online),
+   * and the kept taps show on it again.
+   */
+  loadKeptBundle() {
+    const kept = this.stored;
+    if (this.machine.engine !== undefined || kept.bundle === undefined) return;
+    const bundle = keptBundle(this.configuration, kept, this.machine.confirmed.version);
+    if (!bundle) return;
+    this.machine.loaded(bundle);
+    if (this.machine.confirmedEngine !== bundle) return;  // taps on the wire: the drain asks for it later
+    this.rememberBundle(bundle, kept.bundle, kept.bundleTag);
+    this.persistedBundleVersion = bundle.version;
+    if (!this.machine.offline) this.revalidateBundle = true;
+    this.publish();
+    this.resolveWaiters();
   }
 
   // MARK: what the app reads

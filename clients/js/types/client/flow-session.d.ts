@@ -17,8 +17,12 @@ export function randomKey(): string;
  *   of one (`import('@flowstack/client/engine').then(localEngine)`: the engine as a chunk of its
  *   own, loaded while the session starts): a new session does not wait for it and draws on the
  *   predictions until it is there, as it does until the bundle comes; a session kept in the store
- *   waits for it, since its bundle or its queued taps need it at once. One that fails to load
- *   leaves the session on the predictions, and `engineError` says why;
+ *   that the server still knows (or that starts offline from the store) waits for it, since its
+ *   bundle or its queued taps need it at once, but no longer than `engineWait` ms once the server
+ *   has answered or not (5,000 unless given; `Infinity` waits for ever): then it starts without
+ *   it, as a new session does, and takes it when it comes (the kept bundle at once, when it is at
+ *   the confirmed version). One that fails to load leaves the session on the predictions, and
+ *   `engineError` says why;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
  *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
@@ -32,7 +36,7 @@ export function randomKey(): string;
  *
  * @typedef {{server: string, clientKey?: string, userId: string, userHash?: string, attributes?: JSONObject,
  *   traits?: Record<string, string>, client?: {platform: string, appVersion: string, features: string[]},
- *   store?: SessionStore, engine?: EngineFactory | PromiseLike<EngineFactory>, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
+ *   store?: SessionStore, engine?: EngineFactory | PromiseLike<EngineFactory>, engineWait?: number, usesPredictions?: boolean, retry?: RetryPolicy, timeout?: number, latency?: number,
  *   transport?: FlowTransport, fetch?: import('./http-transport.js').Fetch, sleep?: (ms: number) => Promise<void>,
  *   XMLHttpRequest?: import('./event-stream.js').XHRConstructor, eventTransport?: 'auto' | 'fetch' | 'xhr', streamRenewAfter?: number,
  *   newKey?: () => string, now?: () => string}} Configuration
@@ -232,8 +236,10 @@ export class FlowSession {
     resumedOnline(bundle: SessionEngine, kept: StoredSession): void;
     afterStart(): void;
     /**
-     * The engine given as a promise, taken when it comes: the drain then fetches the bundle and
-     * loads it, and taps are drawn on it from there.
+     * The engine given as a promise, taken when it comes: the bundle the store kept, when it is at
+     * the confirmed version (a kept session that did not wait for it), is loaded at once and its
+     * kept taps replayed on it; otherwise the drain fetches the bundle and loads it; taps are drawn
+     * on it from there.
      * @param {Promise<{factory: EngineFactory} | {error: unknown}>} loading
      */
     engineComing(loading: Promise<{
@@ -241,6 +247,12 @@ export class FlowSession {
     } | {
         error: unknown;
     }>): void;
+    /**
+     * The engine came after the session started from the store: the bundle the store kept, when it
+     * is at the confirmed version, becomes the local engine (revalidated by the drain when online),
+     * and the kept taps show on it again.
+     */
+    loadKeptBundle(): void;
     /** What to show now: the confirmed state with the taps not yet confirmed applied. */
     get state(): NavigationState;
     /** The last state the server answered. */
@@ -513,8 +525,12 @@ export type SessionConfiguration = Configuration & {
  *   of one (`import('@flowstack/client/engine').then(localEngine)`: the engine as a chunk of its
  *   own, loaded while the session starts): a new session does not wait for it and draws on the
  *   predictions until it is there, as it does until the bundle comes; a session kept in the store
- *   waits for it, since its bundle or its queued taps need it at once. One that fails to load
- *   leaves the session on the predictions, and `engineError` says why;
+ *   that the server still knows (or that starts offline from the store) waits for it, since its
+ *   bundle or its queued taps need it at once, but no longer than `engineWait` ms once the server
+ *   has answered or not (5,000 unless given; `Infinity` waits for ever): then it starts without
+ *   it, as a new session does, and takes it when it comes (the kept bundle at once, when it is at
+ *   the confirmed version). One that fails to load leaves the session on the predictions, and
+ *   `engineError` says why;
  * - `usesPredictions`: whether to show predictions when there is no local engine;
  * - `XMLHttpRequest`: what follows the event stream where `fetch` cannot stream a body (React
  *   Native); `globalThis.XMLHttpRequest` unless given, and `eventTransport` (`'auto'`, the default:
@@ -540,6 +556,7 @@ export type Configuration = {
     } | undefined;
     store?: import("./session-store.js").SessionStore | undefined;
     engine?: EngineFactory | PromiseLike<EngineFactory> | undefined;
+    engineWait?: number | undefined;
     usesPredictions?: boolean | undefined;
     retry?: RetryPolicy | undefined;
     timeout?: number | undefined;
