@@ -404,13 +404,14 @@ test('a kept session waits for an engine promise no longer than engineWait: star
   assert.notEqual(started, 'hung', 'start of a kept session returned once engineWait was spent');
   const session = /** @type {FlowSession} */ (started);
   try {
-    assert.ok(!session.hasLocalEngine && !session.isOffline && session.engineAwaited);
+    assert.ok(!session.hasLocalEngine && !session.isOffline);
+    assert.ok(!session.engineAwaited, 'settled() does not wait again: the wait was spent in start');
     assert.equal(session.state.top?.feature, 'onboarding.second');
     const home = await session.send({ type: 'onboarding.completed' });
     assert.equal(home.top?.feature, 'home.first', 'drawn from the predictions meanwhile');
     chunk.resolve(engine);
+    await eventually(() => session.hasLocalEngine, 'the engine came late and ran the bundle');
     await session.settled();
-    assert.ok(session.hasLocalEngine, 'the engine came late and ran the bundle');
     assert.equal(session.engineError, undefined);
     assert.deepEqual((await log(session)).map((entry) => entry.type), ['onboarding.showSecond', 'onboarding.completed']);
   } finally {
@@ -520,5 +521,19 @@ test('an engine that comes after the session was found gone and restarted runs t
   assert.equal((await session.send({ type: 'onboarding.showSecond' })).top?.feature, 'onboarding.second');
   await session.settled();
   assert.ok(session.state.equals(session.confirmedState));
+  await session.close();
+});
+
+test('settled() waits for a new session\'s engine no longer than engineWait: a chunk that never comes does not hold it for ever', async () => {
+  const never = new Promise(() => {});
+  const { session } = await startSession(server, { prefix: 'lazy-engine-never', engine: never, engineWait: 300, timeout: undefined });
+  const began = Date.now();
+  assert.notEqual(await within(session.settled(), 5000), 'hung', 'settled() returned once engineWait was spent');
+  const waited = Date.now() - began;
+  assert.ok(waited >= 250, `settled after ${waited} ms`);
+  assert.ok(!session.hasLocalEngine);
+  const second = await session.send({ type: 'onboarding.showSecond' });
+  assert.equal(second.top?.feature, 'onboarding.second', 'drawn from the predictions');
+  await session.settled();
   await session.close();
 });

@@ -345,14 +345,14 @@ export class FlowSession {
             if (machine.needsBundle) session.bundleTriedAt = undefined;
           }
           session.afterStart();
-          if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading);
+          if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading, 0);
           return session;
         }
         // No working server: start from what the store kept, offline.
         const session = FlowSession.restoredOffline(configuration, transport, kept);
         if (session) {
           session.engineError = engineError;
-          if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading);
+          if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading, 0);
           return session;
         }
         if (answer) throw new SessionFailure(answer);
@@ -397,7 +397,9 @@ export class FlowSession {
     session.afterStart();
     // A new session's bundle is fetched when its engine is there (a kept one the server still
     // knows waited above, up to `engineWait`).
-    if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading);
+    if (loading && configuration.engine === undefined && engineError === undefined) {
+      session.engineComing(loading, configuration.engineWait ?? 5000);
+    }
     return session;
   }
 
@@ -453,11 +455,28 @@ export class FlowSession {
    * the confirmed version (a kept session that did not wait for it), is loaded at once and its
    * kept taps replayed on it; otherwise the drain fetches the bundle and loads it; taps are drawn
    * on it from there.
+   *
+   * `settled()` waits for it `wait` ms at most (a new session's `engineWait`; none for a kept
+   * session, which waited in `start`), so a chunk that never comes does not hold it for ever.
    * @param {Promise<{factory: EngineFactory} | {error: unknown}>} loading
+   * @param {number} wait
    */
-  engineComing(loading) {
-    this.engineAwaited = true;
+  engineComing(loading, wait) {
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
+    if (wait > 0) {
+      this.engineAwaited = true;
+      if (Number.isFinite(wait)) {
+        timer = setTimeout(() => {
+          this.engineAwaited = false;
+          this.notifySettled();
+        }, wait);
+        // Not a reason for node to stay up (a script that closed its session exits).
+        /** @type {any} */ (timer)?.unref?.();
+      }
+    }
     loading.then((loaded) => {
+      clearTimeout(timer);
       this.engineAwaited = false;
       if (this.closed) return;
       if ('error' in loaded) {

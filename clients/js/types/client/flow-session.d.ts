@@ -240,13 +240,17 @@ export class FlowSession {
      * the confirmed version (a kept session that did not wait for it), is loaded at once and its
      * kept taps replayed on it; otherwise the drain fetches the bundle and loads it; taps are drawn
      * on it from there.
+     *
+     * `settled()` waits for it `wait` ms at most (a new session's `engineWait`; none for a kept
+     * session, which waited in `start`), so a chunk that never comes does not hold it for ever.
      * @param {Promise<{factory: EngineFactory} | {error: unknown}>} loading
+     * @param {number} wait
      */
     engineComing(loading: Promise<{
         factory: EngineFactory;
     } | {
         error: unknown;
-    }>): void;
+    }>, wait: number): void;
     /**
      * The engine came after the session started from the store: the bundle the store kept, when it
      * is at the confirmed version, becomes the local engine (revalidated by the drain when online),
