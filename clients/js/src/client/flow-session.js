@@ -301,7 +301,7 @@ export class FlowSession {
     // An engine still loading is taken below, once a kept session needs it or whenever it comes.
     const loading = isThenable(given.engine) ? engineLoaded(given.engine) : undefined;
     /** @type {SessionConfiguration} */
-    const configuration = { ...given, store, retry, engine: isThenable(given.engine) ? undefined : given.engine };
+    const configuration = { ...given, store, retry, engine: loading ? undefined : /** @type {EngineFactory | undefined} */ (given.engine) };
     /** @type {unknown} */
     let engineError;
     const sleep = configuration.sleep ?? ((/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -332,7 +332,6 @@ export class FlowSession {
           const bundle = keptBundle(configuration, kept, read.state.version);
           if (bundle) machine.loaded(bundle);
           const session = new FlowSession(configuration, transport, kept, machine);
-          session.engineError = engineError;
           if (bundle) {
             session.resumedOnline(bundle, kept);
           } else if (kept.queue.length > 0 && configuration.engine) {
@@ -345,14 +344,13 @@ export class FlowSession {
             if (machine.needsBundle) session.bundleTriedAt = undefined;
           }
           session.afterStart();
-          if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading, 0);
+          session.engineAfterStart(loading, engineError, 0);
           return session;
         }
         // No working server: start from what the store kept, offline.
         const session = FlowSession.restoredOffline(configuration, transport, kept);
         if (session) {
-          session.engineError = engineError;
-          if (loading && configuration.engine === undefined && engineError === undefined) session.engineComing(loading, 0);
+          session.engineAfterStart(loading, engineError, 0);
           return session;
         }
         if (answer) throw new SessionFailure(answer);
@@ -392,14 +390,11 @@ export class FlowSession {
     }
     const session = new FlowSession(configuration, transport, { ...stored, queue: [] }, machine);
     if (unsaved) session.lastStoreError = unsaved.error;
-    session.engineError = engineError;
     session.emit(events);
     session.afterStart();
     // A new session's bundle is fetched when its engine is there (a kept one the server still
     // knows waited above, up to `engineWait`).
-    if (loading && configuration.engine === undefined && engineError === undefined) {
-      session.engineComing(loading, configuration.engineWait ?? 5000);
-    }
+    session.engineAfterStart(loading, engineError, configuration.engineWait ?? 5000);
     return session;
   }
 
@@ -448,6 +443,18 @@ export class FlowSession {
     this.persist();
     this.publish();
     this.drain();
+  }
+
+  /**
+   * What `start` learnt of an engine given as a promise: why it failed, or, when it is still to
+   * come, that it is taken when it does (`settled()` waiting for it up to `wait` ms).
+   * @param {Promise<{factory: EngineFactory} | {error: unknown}> | undefined} loading
+   * @param {unknown} error
+   * @param {number} wait
+   */
+  engineAfterStart(loading, error, wait) {
+    this.engineError = error;
+    if (loading && this.configuration.engine === undefined && error === undefined) this.engineComing(loading, wait);
   }
 
   /**

@@ -236,6 +236,18 @@ export class FlowSession {
     resumedOnline(bundle: SessionEngine, kept: StoredSession): void;
     afterStart(): void;
     /**
+     * What `start` learnt of an engine given as a promise: why it failed, or, when it is still to
+     * come, that it is taken when it does (`settled()` waiting for it up to `wait` ms).
+     * @param {Promise<{factory: EngineFactory} | {error: unknown}> | undefined} loading
+     * @param {unknown} error
+     * @param {number} wait
+     */
+    engineAfterStart(loading: Promise<{
+        factory: EngineFactory;
+    } | {
+        error: unknown;
+    }> | undefined, error: unknown, wait: number): void;
+    /**
      * The engine given as a promise, taken when it comes: the bundle the store kept, when it is at
      * the confirmed version (a kept session that did not wait for it), is loaded at once and its
      * kept taps replayed on it; otherwise the drain fetches the bundle and loads it; taps are drawn
