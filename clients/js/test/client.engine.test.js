@@ -338,12 +338,21 @@ test('an engine given as a promise: a new session starts without it, draws on th
   await session.close();
 });
 
-test('a kept session waits for an engine given as a promise: started while the server is down, the kept taps and new ones are drawn on it at once', async () => {
+/**
+ * A session on the engine that made one tap offline (kept in its store, not sent) and was closed,
+ * and the server stopped: the next start is from the store. The caller starts the server again.
+ */
+async function keptOfflineTapThenServerDown() {
   const first = await start();
   first.session.setOffline(true);
   const second = await first.session.send({ type: 'onboarding.showSecond' });
   await first.session.close();
   await server.stop();
+  return { first, second };
+}
+
+test('a kept session waits for an engine given as a promise: started while the server is down, the kept taps and new ones are drawn on it at once', async () => {
+  const { first, second } = await keptOfflineTapThenServerDown();
   try {
     const chunk = deferred();
     setTimeout(() => chunk.resolve(engine), 30);
@@ -420,11 +429,7 @@ test('a kept session waits for an engine promise no longer than engineWait: star
 });
 
 test('a kept session started offline with an engine that comes after engineWait shows its kept taps on the kept bundle as soon as it comes', async () => {
-  const first = await start();
-  first.session.setOffline(true);
-  const second = await first.session.send({ type: 'onboarding.showSecond' });
-  await first.session.close();
-  await server.stop();
+  const { first, second } = await keptOfflineTapThenServerDown();
   try {
     const chunk = deferred();
     const started = await within(FlowSession.start({ server: server.url, userId: first.userId, store: first.store, retry, fetch: new FaultyFetch().fetch, engine: chunk.promise, engineWait: 100 }), 5000);
