@@ -7,6 +7,8 @@
 # (scripts/pgserver.py) instead of a SQLite file.
 # WORKLOADS="actions reads connect" adds `connect`: GET /v1/nope (a 404 from the router) on a new
 # connection per request (wrk's "Connection: close"), what accepting a connection costs.
+# B_PAGE_SIZE=N (SQLite) makes B's database file with pages of N bytes before B starts on it
+# (SQLite's default is 4,096), so one binary can be compared with itself on another page size.
 # Usage: bench/compare.sh A_BIN B_BIN [seconds per run] [rounds] [sqlite|postgresql]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +32,9 @@ if [ "$store" = postgresql ]; then
     pg_dir=$DIR
     dbs[0]=$URL
     dbs[1]=$(python3 scripts/pgserver.py add-role --dir "$pg_dir" --role build_b --password build_b | sed -n 's/^URL=//p')
+fi
+if [ -n "${B_PAGE_SIZE:-}" ] && [ "$store" = sqlite ]; then
+    sqlite3 "${dbs[1]}" "PRAGMA page_size = $B_PAGE_SIZE; CREATE TABLE page_size_set (x); DROP TABLE page_size_set;"
 fi
 for i in 0 1; do
     "${bins[$i]}" serve --port 0 --db "${dbs[$i]}" --log-level warning >"$work/server$i.log" 2>&1 &

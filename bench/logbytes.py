@@ -15,7 +15,7 @@ PostgreSQL (`--db postgresql`, a throwaway server of scripts/harness): the growt
 `pg_total_relation_size` over every table of the schema after a plain VACUUM, and of
 `pg_current_wal_lsn()`, each divided by the actions.
 
-Usage: bench/logbytes.py BINARY [--sessions N] [--actions M] [--db sqlite|postgresql]
+Usage: bench/logbytes.py BINARY [--sessions N] [--actions M] [--db sqlite|postgresql] [--page-size N]
 Prints one line: `KIND: A actions, D database bytes per action, W WAL bytes per action`.
 """
 import argparse
@@ -75,8 +75,15 @@ def sqlite_pages(path):
     return (pages - free) * size
 
 
-def measure_sqlite(binary, work, count, actions):
+def measure_sqlite(binary, work, count, actions, page_size=None):
     server = FlowStackProcess(binary, work)
+    if page_size:
+        # The file made with pages of that size before the server's migrations write it.
+        made = sqlite3.connect(server.db, isolation_level=None)
+        made.execute(f"PRAGMA page_size = {int(page_size)}")
+        made.execute("CREATE TABLE page_size_set (x)")
+        made.execute("DROP TABLE page_size_set")
+        made.close()
     server.start()
     sessions = make_sessions(server.port, count)
     server.stop()
@@ -98,7 +105,7 @@ def measure_sqlite(binary, work, count, actions):
     return applied, (after - before) / applied, (wal_after - wal_before) / applied
 
 
-def measure_postgresql(binary, work, count, actions):
+def measure_postgresql(binary, work, count, actions, page_size=None):
     from harness.postgres import PostgresServer
     with PostgresServer() as pg:  # its own directory, open to the postgres user
         server = FlowStackProcess(binary, work, db=pg.url)
@@ -125,10 +132,12 @@ def main():
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--actions", type=int, default=100, help="actions per session")
     parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--page-size", type=int, help="SQLite: make the database file with pages of this size first")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         measure = measure_sqlite if options.db == "sqlite" else measure_postgresql
-        applied, database, wal = measure(os.path.abspath(options.binary), work, options.sessions, options.actions)
+        applied, database, wal = measure(os.path.abspath(options.binary), work, options.sessions, options.actions,
+                                        options.page_size)
     print(f"{options.db}: {applied} actions, {database:.0f} database bytes per action, {wal:.0f} WAL bytes per action")
 
 
