@@ -1339,6 +1339,61 @@ class Walk:
                                 and params.get("type") == "Fetch" and "/events" in params["request"]["url"]] else "one did")
         page.js("window.followed.session.close()")
 
+    def tabs_steps(self):
+        """Two tabs of one page and user over one localStorage, with Chromium's own Web Locks: the
+        second tab claims a slot of its own (a session of its own); the first, offline, queues two
+        taps and is closed; the next tab resumes its session and sends them, each once, while the
+        second tab's tap stays in its own session."""
+        user = f"tabs-{int(time.time() * 1000)}"
+        start = """(async () => {
+            const sdk = await import('/sdk/index.js');
+            window.net = { down: false };
+            const cut = (url, init) => window.net.down ? Promise.reject(new TypeError('offline (the test cut the network)')) : fetch(url, init);
+            const session = await sdk.FlowSession.start({ server: location.origin, userId: %s, engine: sdk.localEngine(sdk),
+                                                          store: new sdk.KeyValueSessionStore(localStorage), fetch: cut });
+            window.tab = session;
+            await session.settled();
+            const user = %s;
+            return [session.sessionId, session.token, (await navigator.locks.query()).held.map((lock) => lock.name).filter((name) => name.includes(user))];
+        })()""" % (json.dumps(user), json.dumps(user))
+
+        def open_tab():
+            page = Page.new_tab(self.browser)
+            self.bare_tabs.add(page.session)
+            page.call("Page.navigate", {"url": self.origin + "/healthz"})
+            page.until("document.readyState === 'complete'")
+            session_id, token, held = page.js(start)
+            self.tokens.add(token)
+            return page, {"id": session_id, "token": token}, held
+
+        try:
+            first, a, held_a = open_tab()
+            second, b, held_b = open_tab()
+            self.check("tabs: the second tab of one user runs a session of its own, under its own lock",
+                       None if b["id"] != a["id"] and len(held_a) == 1 and sorted(held_b) == sorted(held_a + [held_a[0] + "~2"]) else "it does not",
+                       (a["id"], b["id"], held_b))
+            first.js("""(async () => { window.net.down = true;
+                await window.tab.send({ type: 'onboarding.showSecond' }); await window.tab.send({ type: 'onboarding.completed' }); })()""")
+            second.js("(async () => { await window.tab.send({ type: 'onboarding.showSecond' }); await window.tab.settled(); })()")
+            target = first.call("Target.getTargetInfo")["targetInfo"]["targetId"]
+            self.browser.call("Target.closeTarget", {"targetId": target})
+            # The browser lets go of a closed tab's locks as it tears the tab down.
+            second.until(f"navigator.locks.query().then((all) => !all.held.some((lock) => {json.dumps(held_a)}.includes(lock.name)))", timeout=5)
+            third, c, _ = open_tab()
+            sent = third.until("window.tab.pendingCount === 0", timeout=10)
+        except Exception as error:
+            self.check("tabs: two tabs over one localStorage run and close", f"{type(error).__name__}: {error}")
+            return
+        self.check("tabs: the next tab resumes the session of the tab closed offline, and sends its taps",
+                   None if c["id"] == a["id"] and sent else "it does not", (a["id"], c["id"]))
+        log_a = [entry["type"] for entry in self.log_of(a)]
+        log_b = [entry["type"] for entry in self.log_of(b)]
+        self.check("tabs: each tap is in its own tab's session, once",
+                   None if log_a == ["onboarding.showSecond", "onboarding.completed"] and log_b == ["onboarding.showSecond"] else "they are not",
+                   (log_a, log_b))
+        for page in (second, third):
+            page.js("window.tab.close()")
+
     def network_checks(self):
         """No URL any tab requested holds a session token; the event streams were opened with
         tickets, and none was refused (a spent ticket is never presented again)."""
@@ -1559,6 +1614,7 @@ def main():
         walk.report_steps(server.admin_token)
         walk.replay_steps(server.admin_token)
         walk.xhr_stream_steps()
+        walk.tabs_steps()
         cross = CrossOrigin(browser, server, tally, allowed.origin, blocked.origin)
         cross.run()
     except Exception as error:  # a failure of the harness itself still counts, and still cleans up

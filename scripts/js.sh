@@ -22,7 +22,8 @@ python3 scripts/engine_suite.py --server "$bin" node clients/js/bin/engine-suite
 python3 scripts/engine_suite.py --server "$bin" --browser clients/js/test/browser/runner.html
 # The size an app pays, each as one minified module, gzipped, under a budget that is what it is
 # now rounded up, so that neither grows unseen: the client alone (taps drawn from the server's
-# predictions, src/client/index.js), 16.2 KB, well under the issue's 30 KB; and the client with its
+# predictions, src/client/index.js), 16.6 KB since each page claims its own slot of a stored
+# session under a Web Lock (two tabs), well under the issue's 30 KB; and the client with its
 # engine as an app ships it, tools/app-entry.js (the README's example: FlowSession,
 # KeyValueSessionStore, localEngine({ SessionState, readAction }), tree-shaken), which
 # test/client.app-bundle.test.js runs against a real server so that what esbuild leaves out is
@@ -32,9 +33,10 @@ python3 scripts/engine_suite.py --server "$bin" --browser clients/js/test/browse
 # taps, the XMLHttpRequest event stream, the store's journal). The app's entry was 51.8 KB and is
 # 50.8 KB since the conformance-only answers left SessionState and localEngine stopped taking the
 # engine's namespace (BENCHMARKS.md), 51.3 KB with the bounded wait for an engine given as a
-# promise (engineWait, and the kept bundle loaded when it comes late). The engine alone is about
+# promise (engineWait, and the kept bundle loaded when it comes late), 51.6 KB with the tabs' slots.
+# The engine alone is about
 # 35 KB of it: the 30 KB the issue asks of the two together is not met.
-for entry in "src/client/index.js 16384" "tools/app-entry.js 51712"; do
+for entry in "src/client/index.js 16896" "tools/app-entry.js 51712"; do
     set -- $entry
     size=$(esbuild "clients/js/$1" --bundle --minify --format=esm --log-level=warning | gzip -9 | wc -c)
     echo "js: clients/js/$1 bundled, minified and gzipped: $size bytes (budget $2)"

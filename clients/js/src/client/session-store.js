@@ -207,6 +207,41 @@ export class MemorySessionStore {
  */
 
 /**
+ * What `KeyValueSessionStore` needs of the Web Locks API (`navigator.locks`): a lock asked for with
+ * `ifAvailable` is given to the callback (or `null` when another holder has it) and held until the
+ * promise the callback returns settles.
+ * @typedef {{request(name: string, options: {ifAvailable: boolean}, callback: (lock: unknown) => unknown): Promise<unknown>}} LockManagerLike
+ */
+
+/** The slots of one key a page looks at: more pages than a person keeps open. */
+const maximumSlots = 64;
+
+/**
+ * The slots this page claimed, by lock manager and then by the key's entry name: every store in a
+ * page writes where the page's first claim put it (locks are the origin's, whatever the storage).
+ * @type {WeakMap<LockManagerLike, Map<string, Promise<string>>>}
+ */
+const claimedSlots = new WeakMap();
+
+/**
+ * Takes the lock `name` if no one holds it, for as long as the page lives.
+ * @param {LockManagerLike} locks
+ * @param {string} name
+ * @returns {Promise<(() => void) | undefined | null>} a function that lets it go; nothing when
+ *   another holder has it; `null` when the lock manager refuses to be used
+ */
+function holdLock(locks, name) {
+  return new Promise((resolve) => {
+    try {
+      locks.request(name, { ifAvailable: true }, (lock) => lock ? new Promise((release) => resolve(() => release(undefined))) : resolve(undefined))
+        .catch(() => resolve(null));
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
+/**
  * Keeps each server's and user's session in a key-value storage, under `<prefix><user> on
  * <server>`, in the stored form (the Swift client's), with a journal beside it so that a tap
  * writes the tap, not the whole queue again.
@@ -221,11 +256,19 @@ export class MemorySessionStore {
  * name are never read, and those of the previous one are removed at the next load. A main entry
  * with no journal (written before there was one) loads as it is. Key listing is not used.
  *
+ * **Pages open at once.** Where the platform has Web Locks (`navigator.locks`: browsers and their
+ * workers), each page claims the key's entries for itself, so two tabs never write one queue: the
+ * first page takes `<key>`, a page opened while it runs `<key>~2` (a session of its own), and so
+ * on, each slot held under a lock of the same name until its page closes. A page that starts
+ * takes a free slot that holds taps not yet sent (a tab closed while offline) before an idle one,
+ * so those taps go out with the next page. Without Web Locks (React Native, Node) there is one
+ * slot, written by one running session at a time. `locks: null` turns the claiming off.
+ *
  * The store compares a save's taps with the ones it wrote by identity: use one store per storage,
- * and do not change taps once saved (`FlowSession` makes each anew). Two stores writing one key
- * (two tabs over one `localStorage`) overwrite each other's taps; the random generations keep one
- * from reading the other's journal as its own after a rewrite. The tokens are in it in clear: use
- * storage only the app can read.
+ * and do not change taps once saved (`FlowSession` makes each anew). Stores over one storage in
+ * one page share the page's slot (a remount's new store writes where the old one did). The random
+ * generations keep a writer from reading another's journal as its own after a rewrite. The tokens
+ * are in it in clear: use storage only the app can read.
  *
  * ```js
  * const store = new KeyValueSessionStore(window.localStorage);
@@ -235,12 +278,15 @@ export class MemorySessionStore {
 export class KeyValueSessionStore {
   /**
    * @param {KeyValueStorage} storage
-   * @param {{prefix?: string}} [options]
+   * @param {{prefix?: string, locks?: LockManagerLike | null}} [options] `locks`: the page's Web
+   *   Locks (`navigator.locks` where there is one), or `null` for one slot per key, unclaimed
    */
   constructor(storage, options = {}) {
-    const { prefix = 'flowstack.session:' } = options;
+    const { prefix = 'flowstack.session:', locks = /** @type {{navigator?: {locks?: LockManagerLike}}} */ (globalThis).navigator?.locks } = options;
     this.storage = storage;
     this.prefix = prefix;
+    /** @type {LockManagerLike | undefined} */
+    this.locks = locks ?? undefined;
     /** What each key's entries hold, as this store last wrote them. @type {Map<string, KeptEntries>} */
     this.kept = new Map();
     /** @type {Promise<unknown>} */
@@ -261,14 +307,16 @@ export class KeyValueSessionStore {
 
   /** @param {SessionKey} key */
   load(key) {
-    return this.queued(async () => (await this.read(key.toString())).session);
+    const name = key.toString();
+    return this.queued(async () => (await this.read(await this.slot(name), name)).session);
   }
 
   /** @param {StoredSession} session */
   save(session) {
-    const name = keyOf(session).toString();
+    const key = keyOf(session).toString();
     return this.queued(async () => {
-      const kept = this.kept.get(name) ?? await this.read(name);
+      const name = await this.slot(key);
+      const kept = this.kept.get(name) ?? await this.read(name, key);
       // Unknown until a write succeeds: after a failure the next save reads the storage again.
       this.kept.delete(name);
       const old = kept.session;
@@ -292,9 +340,9 @@ export class KeyValueSessionStore {
 
   /** @param {SessionKey} key */
   remove(key) {
-    const name = key.toString();
     return this.queued(async () => {
-      const kept = this.kept.get(name) ?? await this.read(name);
+      const name = await this.slot(key.toString());
+      const kept = this.kept.get(name) ?? await this.read(name, key.toString());
       this.kept.delete(name);
       // The journal's taps go into the main entry first, so a kill before the end leaves the
       // session whole, or nothing.
@@ -305,12 +353,61 @@ export class KeyValueSessionStore {
   }
 
   /**
+   * The name this page writes `key`'s session under: the key itself without Web Locks, else the
+   * slot the page claimed (once, for every store over this storage in the page).
+   * @param {string} key
+   * @returns {Promise<string>}
+   */
+  slot(key) {
+    const locks = this.locks;
+    if (!locks) return Promise.resolve(key);
+    let claims = claimedSlots.get(locks);
+    if (!claims) claimedSlots.set(locks, claims = new Map());
+    const name = this.prefix + key;
+    let claim = claims.get(name);
+    if (!claim) {
+      claims.set(name, claim = this.claim(key, locks));
+      // A claim that failed (the storage could not be read) is tried again by the next operation.
+      claim.catch(() => claims?.delete(name));
+    }
+    return claim;
+  }
+
+  /**
+   * Claims a slot of `key` for this page, held until the page closes: the first free one that
+   * keeps taps not yet sent, else the first free one. Slots are looked at in order up to the
+   * first free one that holds nothing, and the other free ones looked at are let go. Past
+   * `maximumSlots` pages, or where the locks refuse to be used (an opaque origin), the key's
+   * own entries are written unclaimed, as without locks.
+   * @param {string} key
+   * @param {LockManagerLike} locks
+   * @returns {Promise<string>}
+   */
+  async claim(key, locks) {
+    /** @type {{name: string, release: () => void, waiting: boolean}[]} */
+    const free = [];
+    for (let n = 1, release; n <= maximumSlots && release !== null; n++) {
+      const name = n > 1 ? `${key}~${n}` : key;
+      release = await holdLock(locks, this.prefix + name);
+      if (release) {
+        const { session } = await this.read(name, key);
+        free.push({ name, release, waiting: !!session?.queue.length });
+        if (!session) break;
+      }
+    }
+    const chosen = free.find((slot) => slot.waiting) ?? free[0];
+    for (const slot of free) if (slot !== chosen) slot.release();
+    return chosen?.name ?? key;
+  }
+
+  /**
    * The main entry and its journal's entries, read as one session; the entries of the generation
    * before, left by a kill, are removed.
-   * @param {string} name
+   * @param {string} name the entries' name: the key, or one of its slots (`<key>~2`)
+   * @param {string} key the session's key, which what is read must have
    * @returns {Promise<KeptEntries>}
    */
-  async read(name) {
+  async read(name, key) {
     const main = this.prefix + name;
     const value = asObject(tryParse((await this.storage.getItem(main)) ?? ''));
     const session = decodeStoredSession(value);
@@ -322,7 +419,7 @@ export class KeyValueSessionStore {
       }
       if (Number.isSafeInteger(value?.previous)) await this.drop(`${main}#${value?.previous}.`);
     }
-    return { session: session && keyOf(session).toString() === name ? session : undefined, generation, entries };
+    return { session: session && keyOf(session).toString() === key ? session : undefined, generation, entries };
   }
 
   /**

@@ -82,18 +82,6 @@ export class MemorySessionStore {
     get all(): StoredSession[];
 }
 /**
- * A key-value storage as the platforms have it: `localStorage` in a browser, AsyncStorage in
- * React Native (promises), or anything with the same three methods.
- * @typedef {{getItem(key: string): string | null | undefined | Promise<string | null | undefined>,
- *   setItem(key: string, value: string): void | Promise<void>, removeItem(key: string): void | Promise<void>}} KeyValueStorage
- */
-/**
- * What a key-value store knows a key's entries hold: the session (none when none reads), the
- * generation of the journal the main entry names (none in the form written before there was a
- * journal), and how many entries that journal has.
- * @typedef {{session?: StoredSession, generation?: number, entries: number}} KeptEntries
- */
-/**
  * Keeps each server's and user's session in a key-value storage, under `<prefix><user> on
  * <server>`, in the stored form (the Swift client's), with a journal beside it so that a tap
  * writes the tap, not the whole queue again.
@@ -108,11 +96,19 @@ export class MemorySessionStore {
  * name are never read, and those of the previous one are removed at the next load. A main entry
  * with no journal (written before there was one) loads as it is. Key listing is not used.
  *
+ * **Pages open at once.** Where the platform has Web Locks (`navigator.locks`: browsers and their
+ * workers), each page claims the key's entries for itself, so two tabs never write one queue: the
+ * first page takes `<key>`, a page opened while it runs `<key>~2` (a session of its own), and so
+ * on, each slot held under a lock of the same name until its page closes. A page that starts
+ * takes a free slot that holds taps not yet sent (a tab closed while offline) before an idle one,
+ * so those taps go out with the next page. Without Web Locks (React Native, Node) there is one
+ * slot, written by one running session at a time. `locks: null` turns the claiming off.
+ *
  * The store compares a save's taps with the ones it wrote by identity: use one store per storage,
- * and do not change taps once saved (`FlowSession` makes each anew). Two stores writing one key
- * (two tabs over one `localStorage`) overwrite each other's taps; the random generations keep one
- * from reading the other's journal as its own after a rewrite. The tokens are in it in clear: use
- * storage only the app can read.
+ * and do not change taps once saved (`FlowSession` makes each anew). Stores over one storage in
+ * one page share the page's slot (a remount's new store writes where the old one did). The random
+ * generations keep a writer from reading another's journal as its own after a rewrite. The tokens
+ * are in it in clear: use storage only the app can read.
  *
  * ```js
  * const store = new KeyValueSessionStore(window.localStorage);
@@ -122,13 +118,17 @@ export class MemorySessionStore {
 export class KeyValueSessionStore {
     /**
      * @param {KeyValueStorage} storage
-     * @param {{prefix?: string}} [options]
+     * @param {{prefix?: string, locks?: LockManagerLike | null}} [options] `locks`: the page's Web
+     *   Locks (`navigator.locks` where there is one), or `null` for one slot per key, unclaimed
      */
     constructor(storage: KeyValueStorage, options?: {
         prefix?: string | undefined;
+        locks?: LockManagerLike | null | undefined;
     } | undefined);
     storage: KeyValueStorage;
     prefix: string;
+    /** @type {LockManagerLike | undefined} */
+    locks: LockManagerLike | undefined;
     /** What each key's entries hold, as this store last wrote them. @type {Map<string, KeptEntries>} */
     kept: Map<any, any>;
     /** @type {Promise<unknown>} */
@@ -147,12 +147,31 @@ export class KeyValueSessionStore {
     /** @param {SessionKey} key */
     remove(key: SessionKey): Promise<void>;
     /**
+     * The name this page writes `key`'s session under: the key itself without Web Locks, else the
+     * slot the page claimed (once, for every store over this storage in the page).
+     * @param {string} key
+     * @returns {Promise<string>}
+     */
+    slot(key: string): Promise<string>;
+    /**
+     * Claims a slot of `key` for this page, held until the page closes: the first free one that
+     * keeps taps not yet sent, else the first free one. Slots are looked at in order up to the
+     * first free one that holds nothing, and the other free ones looked at are let go. Past
+     * `maximumSlots` pages, or where the locks refuse to be used (an opaque origin), the key's
+     * own entries are written unclaimed, as without locks.
+     * @param {string} key
+     * @param {LockManagerLike} locks
+     * @returns {Promise<string>}
+     */
+    claim(key: string, locks: LockManagerLike): Promise<string>;
+    /**
      * The main entry and its journal's entries, read as one session; the entries of the generation
      * before, left by a kill, are removed.
-     * @param {string} name
+     * @param {string} name the entries' name: the key, or one of its slots (`<key>~2`)
+     * @param {string} key the session's key, which what is read must have
      * @returns {Promise<KeptEntries>}
      */
-    read(name: string): Promise<KeptEntries>;
+    read(name: string, key: string): Promise<KeptEntries>;
     /**
      * Writes `session` whole in the main entry, naming a new generation (the commit), then removes
      * the journal's entries.
@@ -219,4 +238,14 @@ export type KeptEntries = {
     session?: StoredSession;
     generation?: number;
     entries: number;
+};
+/**
+ * What `KeyValueSessionStore` needs of the Web Locks API (`navigator.locks`): a lock asked for with
+ * `ifAvailable` is given to the callback (or `null` when another holder has it) and held until the
+ * promise the callback returns settles.
+ */
+export type LockManagerLike = {
+    request(name: string, options: {
+        ifAvailable: boolean;
+    }, callback: (lock: unknown) => unknown): Promise<unknown>;
 };
