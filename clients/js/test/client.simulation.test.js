@@ -25,6 +25,7 @@ import { localEngine } from '../src/client/index.js';
 import { DoubleEngine } from './support/engine-double.js';
 import { realEngineWorld } from './support/engine-world.js';
 import { SeededGenerator } from './support/random.js';
+import { chooseAction } from './support/session-taps.js';
 import { doubleWorld, SimulatedServer } from './support/simulated-server.js';
 import { KillableStore, RefusingStorage, SimulatedTransport } from './support/simulated-transport.js';
 
@@ -389,42 +390,6 @@ async function schedule(seed, usesEngine, kind) {
   if (file.size !== 1) outcome.failures.push(`the store holds ${file.size} sessions`);
   if (violations > 2) outcome.failures.push(`${violations - 2} more violations of the store's invariants`);
   return outcome;
-}
-
-/**
- * One of the actions the session offers (from its engine, or its last answer's predictions), the
- * params it needs filled in; with neither, what the sample app's screen on top offers, and the
- * server decides (FlowSessionSimulationTests.chooseAction).
- * @param {FlowSession} session
- * @param {SeededGenerator} random
- */
-function chooseAction(session, random) {
-  const state = session.state;
-  const available = session.availableActions.filter((entry) => !entry.type.startsWith('interaction.') && entry.type !== 'link');
-  /** @type {import('../src/client/index.js').NavigationState['pendingActions'][number]['action'][]} */
-  let candidates;
-  if (available.length > 0) {
-    candidates = available.map((entry) => {
-      /** @type {Record<string, unknown>} */
-      const params = {};
-      for (const param of entry.params) {
-        if (param.required) params[param.name] = param.name === 'index' ? (state.top?.feature === 'home.first' ? 1 : 0) : 'sample';
-      }
-      return Object.keys(params).length > 0 ? { type: entry.type, params: /** @type {any} */ (params) } : { type: entry.type };
-    });
-  } else {
-    switch (state.top?.feature) {
-      case 'onboarding.first': candidates = [{ type: 'onboarding.showSecond' }]; break;
-      case 'onboarding.second': candidates = [{ type: 'onboarding.completed' }, { type: 'back' }]; break;
-      case 'home.first':
-      case 'home.second':
-        candidates = [{ type: 'home.selectTab', params: { index: state.top?.feature === 'home.first' ? 1 : 0 } }, { type: 'home.presentModal', params: { content: 'Hi' } }];
-        break;
-      case 'modal': candidates = [{ type: 'modal.dismiss' }]; break;
-      default: candidates = [{ type: 'back' }];
-    }
-  }
-  return candidates[random.below(candidates.length)];
 }
 
 /**
