@@ -25,6 +25,40 @@ from harness.server import FlowStackProcess  # noqa: E402
 TOP = "document.querySelector('[data-testid=phone]').dataset.topFeature"
 
 
+def open_playground(browser, port):
+    """The playground's tab, its sample app walked to home and its latency slider at 300 ms."""
+    page = Page(browser)
+    page.call("Page.navigate", {"url": f"http://127.0.0.1:{port}/"})
+    page.wait(f"document.readyState === 'complete' && {TOP}", timeout=30)
+    page.click("action-onboarding.showSecond")
+    page.wait(f"{TOP} === 'onboarding.second'")
+    page.click("action-onboarding.completed")
+    page.wait(f"{TOP} === 'home.first'")
+    page.js("(() => { const s = document.querySelector('[data-testid=latency-slider]');"
+            " s.value = 300; s.dispatchEvent(new Event('input')); return true; })()")
+    return page
+
+
+def press_tabs(page, taps):
+    """Presses the tab bar `taps` times, each time the tab not selected, then waits for the queue to empty."""
+    selected = page.js("Array.from(document.querySelectorAll('[data-testid=tabbar] .tab'))"
+                       ".findIndex((t) => t.classList.contains('selected'))")
+    for index in range(taps):
+        page.click(f"tab-{(selected + 1 + index) % 2}")
+    page.wait("document.querySelector('[data-testid=queue-length]').dataset.count === '0'", timeout=60)
+
+
+def rank(times, q):
+    """The q-th percentile of the sorted list `times` (nearest rank)."""
+    return times[max(0, -(-q * len(times) // 100) - 1)]
+
+
+def summary(times):
+    times = sorted(times)
+    return (f"{len(times)} taps, p50 {rank(times, 50):.2f} ms, p90 {rank(times, 90):.2f} ms, p99 {rank(times, 99):.2f} ms, "
+            f"max {times[-1]:.2f} ms, mean {sum(times) / len(times):.3f} ms")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("binary")
@@ -38,15 +72,7 @@ def main():
     try:
         server.start()
         browser.start()
-        page = Page(browser)
-        page.call("Page.navigate", {"url": f"http://127.0.0.1:{server.port}/"})
-        page.wait(f"document.readyState === 'complete' && {TOP}", timeout=30)
-        page.click("action-onboarding.showSecond")
-        page.wait(f"{TOP} === 'onboarding.second'")
-        page.click("action-onboarding.completed")
-        page.wait(f"{TOP} === 'home.first'")
-        page.js("(() => { const s = document.querySelector('[data-testid=latency-slider]');"
-                " s.value = 300; s.dispatchEvent(new Event('input')); return true; })()")
+        page = open_playground(browser, server.port)
         for round_ in range(args.rounds):
             profiling = args.profile and round_ == args.rounds - 1
             page.js("(window.FlowStackPlayground.tapTimes = [], true)")
@@ -54,18 +80,11 @@ def main():
                 page.call("Profiler.enable")
                 page.call("Profiler.setSamplingInterval", {"interval": 50})
                 page.call("Profiler.start")
-            selected = page.js("Array.from(document.querySelectorAll('[data-testid=tabbar] .tab'))"
-                               ".findIndex((t) => t.classList.contains('selected'))")
-            for index in range(args.taps):
-                page.click(f"tab-{(selected + 1 + index) % 2}")
-            page.wait("document.querySelector('[data-testid=queue-length]').dataset.count === '0'", timeout=60)
+            press_tabs(page, args.taps)
             if profiling:
                 with open(args.profile, "w") as file:
                     json.dump(page.call("Profiler.stop")["profile"], file)
-            times = sorted(page.js("window.FlowStackPlayground.tapTimes"))
-            rank = lambda q: times[max(0, -(-q * len(times) // 100) - 1)]  # noqa: E731
-            print(f"round {round_ + 1}: {len(times)} taps, p50 {rank(50):.2f} ms, p90 {rank(90):.2f} ms, "
-                  f"p99 {rank(99):.2f} ms, max {times[-1]:.2f} ms, mean {sum(times) / len(times):.3f} ms", flush=True)
+            print(f"round {round_ + 1}: {summary(page.js('window.FlowStackPlayground.tapTimes'))}", flush=True)
     finally:
         browser.stop()
         server.stop()

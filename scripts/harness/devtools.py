@@ -7,6 +7,7 @@ NUL-terminated JSON on file descriptors 3 and 4), and its tabs.
     page.click("testid"); page.type_into("testid", "text"); page.press("Enter")
     other = Page.opened_by(browser, lambda: page.click("follow-link"))   # a tab the page opens
     tab = Page.new_tab(browser)                   # a blank tab of our own
+    browser.trace_start(["devtools.timeline", "v8"]); ...; events = browser.trace_stop()   # Chromium's tracing
     browser.stop()
 
 Commands answer or raise CDPError; events (method, params, sessionId) collect in
@@ -42,9 +43,10 @@ class Chromium:
     """Headless Chromium driven over --remote-debugging-pipe; `call` sends a command and waits for
     its answer, events are kept in `events` (method, params, sessionId)."""
 
-    def __init__(self, work, viewport=(1440, 1000)):
+    def __init__(self, work, viewport=(1440, 1000), extra_args=()):
         self.work = work
         self.viewport = viewport  # the window's size, and each tab's
+        self.extra_args = list(extra_args)  # more command-line switches (e.g. --enable-precise-memory-info)
         self.process = None
         self.events = []
         self._answers = {}
@@ -72,7 +74,7 @@ class Chromium:
                 f"--user-data-dir={os.path.join(self.work, 'profile')}", "--no-first-run", "--no-default-browser-check",
                 "--disable-extensions", "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--disable-dev-shm-usage",
-                f"--window-size={self.viewport[0]},{self.viewport[1]}", "about:blank"]
+                f"--window-size={self.viewport[0]},{self.viewport[1]}", *self.extra_args, "about:blank"]
         with open(os.path.join(self.work, "chromium.log"), "wb") as log:
             self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                             pass_fds=(3, 4), preexec_fn=child_setup, close_fds=True)
@@ -133,6 +135,40 @@ class Chromium:
         if "error" in answer:
             raise CDPError(f"{method}: {answer['error'].get('message')}")
         return answer.get("result", {})
+
+    def wait_event(self, method, since=0, timeout=WAIT):
+        """The params of the first event `method` at index `since` or after in `events`."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                found = next((params for name, params, _ in self.events[since:] if name == method), None)
+                if found is not None:
+                    return found
+                left = deadline - time.monotonic()
+                if left <= 0 or None in self._answers:
+                    raise CDPError(f"no {method} within {timeout}s")
+                self._lock.wait(left)
+
+    def trace_start(self, categories):
+        """Starts Chromium's tracing (every process) with these categories; `trace_stop` ends it."""
+        self.call("Tracing.start", {"traceConfig": {"includedCategories": list(categories), "recordMode": "recordAsMuchAsPossible"},
+                                    "transferMode": "ReturnAsStream"})
+
+    def trace_stop(self, timeout=60.0):
+        """Ends the tracing `trace_start` began; returns its events (the JSON trace format's dicts)."""
+        seen = len(self.events)
+        self.call("Tracing.end")
+        stream = self.wait_event("Tracing.tracingComplete", seen, timeout)["stream"]
+        chunks = []
+        while True:
+            piece = self.call("IO.read", {"handle": stream, "size": 1 << 20}, timeout=timeout)
+            data = piece.get("data", "")
+            chunks.append(base64.b64decode(data) if piece.get("base64Encoded") else data.encode())
+            if piece.get("eof"):
+                break
+        self.call("IO.close", {"handle": stream})
+        trace = json.loads(b"".join(chunks))
+        return trace["traceEvents"] if isinstance(trace, dict) else trace
 
     def stop(self):
         if self.process is None:
