@@ -340,9 +340,10 @@ export class KeyValueSessionStore {
 
   /** @param {SessionKey} key */
   remove(key) {
+    const wanted = key.toString();
     return this.queued(async () => {
-      const name = await this.slot(key.toString());
-      const kept = this.kept.get(name) ?? await this.read(name, key.toString());
+      const name = await this.slot(wanted);
+      const kept = this.kept.get(name) ?? await this.read(name, wanted);
       this.kept.delete(name);
       // The journal's taps go into the main entry first, so a kill before the end leaves the
       // session whole, or nothing.
@@ -354,7 +355,7 @@ export class KeyValueSessionStore {
 
   /**
    * The name this page writes `key`'s session under: the key itself without Web Locks, else the
-   * slot the page claimed (once, for every store over this storage in the page).
+   * slot the page claimed (once, for every store in the page with these locks and prefix).
    * @param {string} key
    * @returns {Promise<string>}
    */

@@ -148,7 +148,7 @@ export class KeyValueSessionStore {
     remove(key: SessionKey): Promise<void>;
     /**
      * The name this page writes `key`'s session under: the key itself without Web Locks, else the
-     * slot the page claimed (once, for every store over this storage in the page).
+     * slot the page claimed (once, for every store in the page with these locks and prefix).
      * @param {string} key
      * @returns {Promise<string>}
      */
