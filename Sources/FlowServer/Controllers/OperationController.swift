@@ -63,6 +63,11 @@ struct OperationController: Controller {
             throw ResponseError(.problem(503, problem, title: "Service Unavailable"))
         }
         guard let schema = store.healthCheck() else {
+            // The query itself can be what found the refusal: a new connection that reached the
+            // former primary makes the failover guard look at every host, and the query fails.
+            if let problem = store.healthProblem() {
+                throw ResponseError(.problem(503, problem, title: "Service Unavailable"))
+            }
             throw ResponseError(.problem(503, "The database does not answer.", title: "Service Unavailable", type: ProblemType.databaseUnavailable))
         }
         return HealthAnswer(schemaVersion: schema)

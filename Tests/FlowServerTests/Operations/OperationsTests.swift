@@ -101,6 +101,23 @@ struct OperationsTests {
         #expect(response.headers["Content-Type"] == "application/problem+json")
     }
 
+    /// A refusal found by the health check's own query (a new connection reached a former
+    /// primary, and the failover guard then saw two writable hosts) is the 503's reason, not
+    /// "does not answer": the operator learns of the split brain at the first failed check.
+    @Test func healthzNamesARefusalFoundByItsQuery() throws {
+        let database = try TestDatabase()
+        let store = StallingStore(base: try database.migratedStore())
+        defer { try? store.close() }
+        let direct = DirectSender(try Application(store: store, adminToken: TestApp.adminToken).handle)
+        #expect(try direct.send("GET", "/healthz").status == 200)
+        store.refuseAtHealthCheck("2 database hosts accept writes")
+        let response = try direct.send("GET", "/healthz")
+        #expect(response.status == 503)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        #expect(response.text.contains("2 database hosts accept writes"))
+        #expect(!response.text.contains("does not answer"))
+    }
+
     /// /openapi.yaml serves the repo's openapi.yaml byte for byte.
     @Test func servesOpenAPIDocument() throws {
         let test = try TestApp()

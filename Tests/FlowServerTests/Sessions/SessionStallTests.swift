@@ -9,8 +9,10 @@ import StoreTestSupport
 import Synchronization
 import Testing
 
-/// A real store that stalls `session(id:)` for one chosen session id until released: the only
-/// fault it injects. Every other call goes to the store inside as it is.
+/// A real store that stalls `session(id:)` for one chosen session id until released, and whose
+/// health check can be made to find a refusal (as a PostgreSQL failover guard does when the
+/// check's connection reaches a former primary): the only faults it injects. Every other call
+/// goes to the store inside as it is.
 final class StallingStore: FlowStore, Sendable {
     let base: any FlowStore
     /// The session whose reads stall, while armed.
@@ -21,7 +23,14 @@ final class StallingStore: FlowStore, Sendable {
 
     init(base: any FlowStore) { self.base = base }
 
+    /// Armed by `refuseAtHealthCheck`; moved to `refusal` by the next health check.
+    private let pendingRefusal = Mutex<String?>(nil)
+    private let refusal = Mutex<String?>(nil)
+
     func stall(_ id: String) { target.withLock { $0 = id } }
+
+    /// The next health check fails, and finds `reason` on its way: `healthProblem()` says it from then on.
+    func refuseAtHealthCheck(_ reason: String) { pendingRefusal.withLock { $0 = reason } }
 
     /// Lets the stalled read (and later ones) through.
     func release() {
@@ -43,8 +52,12 @@ final class StallingStore: FlowStore, Sendable {
     public var counters: StoreCounters { base.counters }
     public func schemaVersion() throws -> Int { try base.schemaVersion() }
     public func migrate(_ migrations: [Migration]) throws -> [Migration] { try base.migrate(migrations) }
-    public func healthCheck() -> Int? { base.healthCheck() }
-    public func healthProblem() -> String? { base.healthProblem() }
+    public func healthCheck() -> Int? {
+        guard let reason = pendingRefusal.withLock({ $0.take() }) else { return base.healthCheck() }
+        refusal.withLock { $0 = reason }
+        return nil
+    }
+    public func healthProblem() -> String? { refusal.withLock { $0 } ?? base.healthProblem() }
     public func close() throws { try base.close() }
     public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)], exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws { try base.insert(session, exposures: exposures, exclusions: exclusions, firstFeature: firstFeature) }
     public func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) { base.submit(commit, completion: completion) }
