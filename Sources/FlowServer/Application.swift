@@ -100,6 +100,7 @@ public final class Application: Sendable {
             throw SetupError(description: "cannot read the flow definitions from the database: \(error)")
         }
         self.registry = registry
+        store.rebuildHeads(with: HeadRebuilder(registry: registry))
         metrics.attach(store.counters)
         let shared = store.isShared && !singleNode
         if shared {

@@ -111,3 +111,19 @@ struct LogRebuild {
         return state
     }
 }
+
+/// The store's ``SessionHeadRebuilder`` (see `LogSnapshots.headInterval`): a session's head
+/// rebuilt from the tree before it with the flow versions it runs, as this node's registry
+/// knows them, and its stored context.
+struct HeadRebuilder: SessionHeadRebuilder {
+    let registry: DefinitionRegistry
+
+    func head(of record: SessionRecord, after entries: [ActionRecord]) -> SessionHead? {
+        guard let versions = DefinitionRegistry.decode(record.flowVersions), let catalog = registry.catalog(for: versions) else {
+            return nil
+        }
+        let rebuild = LogRebuild(catalog: catalog, context: SessionCodecs.decodeContext(record.context, userId: record.userId))
+        guard let last = rebuild.rebuild(from: record.tree, entries: entries.map { ($0, nil) })?.last else { return nil }
+        return SessionHead(tree: last.tree.storageBytes(), transition: last.action.transition, handledBy: last.action.handledBy)
+    }
+}

@@ -25,13 +25,53 @@ public enum LogSnapshots {
     /// 7 bytes at 64 (`bench/logbytes.py`: 142 bytes per action in all, 150 at 32).
     public static let interval = 64
 
+    /// A store given a ``SessionHeadRebuilder`` (SQLite's) rewrites the session's head row only
+    /// every this many versions (a divisor of `interval`, so every snapshot is also a head), and
+    /// a read of the session rebuilds the at most `headInterval - 1` actions after it. The head
+    /// row is a page of its own in the WAL at every commit otherwise: 12-19 % of the durable
+    /// action rate (BENCHMARKS.md, "Issue 35, sixth session").
+    public static let headInterval = 16
+
     /// Whether the entry of `version` carries the tree it left.
     public static func keepsTree(_ version: Int) -> Bool { version % interval == 0 }
 
+    /// Whether a store that rebuilds heads rewrites the head row at `version`.
+    public static func keepsHead(_ version: Int) -> Bool { version % headInterval == 0 }
+
     /// Whether the entry of `version` must carry the user's state it was judged with whatever
-    /// the session knew: the entry before it is a snapshot, after which a rebuild starts without
-    /// knowing the user's state (version 1 follows the session's start).
-    public static func startsStretch(_ version: Int) -> Bool { (version - 1) % interval == 0 }
+    /// the session knew: the entry before it is a snapshot or a head, after which a rebuild
+    /// starts without knowing the user's state (version 1 follows the session's start).
+    public static func startsStretch(_ version: Int) -> Bool { (version - 1) % headInterval == 0 }
+}
+
+/// What a session's head holds beyond its version: the tree its newest action left, and that
+/// action's handler and transition.
+public struct SessionHead: Sendable, Equatable {
+    public var tree: [UInt8]
+    public var transition: String?
+    public var handledBy: String?
+
+    public init(tree: [UInt8], transition: String?, handledBy: String?) {
+        self.tree = tree
+        self.transition = transition
+        self.handledBy = handledBy
+    }
+}
+
+/// Rebuilds a session's head with the engine when its store keeps the head only every
+/// ``LogSnapshots/headInterval`` versions: the server gives the store one
+/// (``SessionRecordStore/rebuildHeads(with:)``), since the store knows no engine. A store without
+/// one rewrites the head at every commit.
+///
+/// ```swift
+/// store.rebuildHeads(with: rebuilder)
+/// rebuilder.head(of: record, after: entries)   // record: its tree at the version before entries[0]
+/// ```
+public protocol SessionHeadRebuilder: Sendable {
+    /// The head after `entries` (the log entries that follow `record`'s version, oldest first,
+    /// the first one carrying the user's state it was judged with), or nil when they do not
+    /// rebuild (flow versions unknown here, a damaged entry).
+    func head(of record: SessionRecord, after entries: [ActionRecord]) -> SessionHead?
 }
 
 /// A stretch of a session's log with the tree it starts from: what a reader rebuilds the

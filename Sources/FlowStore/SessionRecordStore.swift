@@ -25,6 +25,10 @@ public protocol SessionRecordStore: AnyObject, Sendable {
                 exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws
     /// The session as it stands now (its newest version), or nil.
     func session(id: String) throws -> SessionRecord?
+    /// Lets the store keep the session's head only every ``LogSnapshots/headInterval`` versions
+    /// and rebuild it on a read with `rebuilder`. A store that rewrites the head at every
+    /// commit anyway (PostgreSQL, where other nodes read it) ignores it.
+    func rebuildHeads(with rebuilder: any SessionHeadRebuilder)
     /// Queues one action's writes without waiting; `completion` gets the result once the
     /// transaction holding it is over (committed, or not), on the store's writer thread. Keep
     /// it short. Nothing is written when the stored version is not `commit.version - 1`
@@ -79,6 +83,9 @@ public protocol SessionRecordStore: AnyObject, Sendable {
 }
 
 extension SessionRecordStore {
+    /// A store that rewrites the head at every commit needs no rebuilder.
+    public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) {}
+
     /// Inserts a session that is in no experiment.
     public func insert(_ session: SessionRecord) throws {
         try insert(session, exposures: [], exclusions: [], firstFeature: nil)

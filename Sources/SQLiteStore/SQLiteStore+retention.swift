@@ -24,7 +24,8 @@ extension SQLiteStore {
     /// their session, so they are not read again batch after batch. An entry whose stored time
     /// is out of that order (the clock stepped back) goes when the entries before it have gone.
     public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
-        try writing { db in
+        let rebuilder = heads.rebuilder
+        return try writing { db in
             var examined = 0
             var last: Int64?
             var newest: [String: Int] = [:]
@@ -51,18 +52,30 @@ extension SQLiteStore {
                 WHERE id = ? AND version < ?
                 """)
             let rowVersion = try db.cachedStatement(sql: "SELECT version FROM sessions WHERE id = ?")
+            let sessionRow = try db.cachedStatement(sql: "SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?")
             let delete = try db.cachedStatement(sql: "DELETE FROM actions WHERE session_id = ? AND version < ?")
             var removed = 0
             var folded = 0
             var cuts: [String: Int] = [:]
             for (session, version) in newest {
                 var below = snapshots[session]
-                if try Int.fetchOne(logHead, arguments: [session]) == version,
-                   let row = try Row.fetchOne(head, arguments: [session]), try row.decode(atIndex: 0) as Int == version {
-                    try fold.execute(arguments: [version, row[1] as DatabaseValue, row[2] as DatabaseValue, row[3] as DatabaseValue,
-                                                 row[4] as DatabaseValue, session, version])
-                    below = version + 1
-                    folded += 1
+                if try Int.fetchOne(logHead, arguments: [session]) == version {
+                    if let row = try Row.fetchOne(head, arguments: [session]), try row.decode(atIndex: 0) as Int == version {
+                        try fold.execute(arguments: [version, row[1] as DatabaseValue, row[2] as DatabaseValue, row[3] as DatabaseValue,
+                                                     row[4] as DatabaseValue, session, version])
+                        below = version + 1
+                        folded += 1
+                    } else if let rebuilder, var record = try Row.fetchOne(sessionRow, arguments: [session]).map(Self.sessionRecord) {
+                        // The head row is behind (rewritten every `headInterval` versions): the
+                        // head rebuilt from it is what the row takes.
+                        try Self.bringToHead(&record, db, rebuilder: rebuilder)
+                        if record.version == version, !record.tree.isEmpty {
+                            try fold.execute(arguments: [version, Data(record.tree), record.lastTransition, record.handledBy,
+                                                         record.updatedAt, session, version])
+                            below = version + 1
+                            folded += 1
+                        }
+                    }
                 }
                 // Entries the row stands at or after (written before 0004) are superseded by it.
                 if let row = try Int.fetchOne(rowVersion, arguments: [session]), row > 0 { below = max(below ?? 0, row + 1) }

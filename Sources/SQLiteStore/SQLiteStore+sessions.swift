@@ -38,43 +38,71 @@ extension SQLiteStore {
     }
 
     /// The session with this id as it stands now, or nil: its row, with the version, tree, last
-    /// transition, handler and update time of its head (`session_heads`, written by every
-    /// commit) when the log is newer than the row (see `write(_:in:)`).
+    /// transition, handler and update time of its head when the log is newer than the row (see
+    /// `bringToHead`).
     public func session(id: String) throws -> SessionRecord? {
-        try reading { db in
+        let rebuilder = heads.rebuilder
+        return try reading { db in
             let statement = try db.cachedStatement(sql: "SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?")
             guard var record = try Row.fetchOne(statement, arguments: [id]).map(Self.sessionRecord) else { return nil }
-            try Self.bringToHead(&record, db)
+            try Self.bringToHead(&record, db, rebuilder: rebuilder)
             return record
         }
     }
 
+    public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) { heads.use(rebuilder) }
+
     /// Moves `record` (a session's row) to its head when the log is newer than the row: the
-    /// head row when it stands at the log's newest version, else that entry's own tree. An
-    /// empty tree (a damaged file, or a head row missing) fails to decode and is reported as
-    /// such, never replaced by the older row.
-    static func bringToHead(_ record: inout SessionRecord, _ db: Database) throws {
+    /// head row (`session_heads`) when it stands at the log's newest version, else that entry's
+    /// own tree when it carries one, else, with a `rebuilder`, the newest entries rebuilt from
+    /// the head row (or the row) before them: a store with a rebuilder rewrites the head row
+    /// only every `LogSnapshots.headInterval` versions. An empty tree (a damaged file, a head row
+    /// missing, entries that do not rebuild) fails to decode and is reported as such, never
+    /// replaced by an older one.
+    static func bringToHead(_ record: inout SessionRecord, _ db: Database, rebuilder: (any SessionHeadRebuilder)?) throws {
         let newest = try db.cachedStatement(sql: """
             SELECT version, tree, transition, handled_by, created_at FROM actions
             WHERE session_id = ? ORDER BY version DESC LIMIT 1
             """)
         guard let entry = try Row.fetchOne(newest, arguments: [record.id]), let version: Int = try entry.decode(atIndex: 0),
               version > record.version else { return }
+        // The row as read: where a rebuild starts when the head row is not newer.
+        var start = record
         record.version = version
         let head = try db.cachedStatement(sql: """
             SELECT version, tree, last_transition, handled_by, updated_at FROM session_heads WHERE session_id = ?
             """)
-        if let row = try Row.fetchOne(head, arguments: [record.id]), let headVersion: Int = try row.decode(atIndex: 0), headVersion == version {
-            record.tree = [UInt8]((try row.decode(atIndex: 1) as Data?) ?? Data())
-            record.lastTransition = try row.decode(atIndex: 2)
-            record.handledBy = try row.decode(atIndex: 3)
-            record.updatedAt = try row.decode(atIndex: 4)
-        } else {
-            record.tree = [UInt8]((try entry.decode(atIndex: 1) as Data?) ?? Data())
+        let headRow = try Row.fetchOne(head, arguments: [record.id])
+        let headVersion: Int? = try headRow?.decode(atIndex: 0)
+        if let headRow, headVersion == version {
+            record.tree = [UInt8]((try headRow.decode(atIndex: 1) as Data?) ?? Data())
+            record.lastTransition = try headRow.decode(atIndex: 2)
+            record.handledBy = try headRow.decode(atIndex: 3)
+            record.updatedAt = try headRow.decode(atIndex: 4)
+            return
+        }
+        let entryTree: Data? = try entry.decode(atIndex: 1)
+        record.updatedAt = try entry.decode(atIndex: 4)
+        guard entryTree == nil, let rebuilder else {
+            record.tree = [UInt8](entryTree ?? Data())
             record.lastTransition = try entry.decode(atIndex: 2)
             record.handledBy = try entry.decode(atIndex: 3)
-            record.updatedAt = try entry.decode(atIndex: 4)
+            return
         }
+        // The head row is behind the log (or missing): rebuild from it, or from the row.
+        if let headRow, let headVersion, headVersion > start.version {
+            start.version = headVersion
+            start.tree = [UInt8]((try headRow.decode(atIndex: 1) as Data?) ?? Data())
+        }
+        let entries = try Row.fetchAll(db.cachedStatement(sql: logSQL), arguments: [record.id, start.version, version - start.version])
+            .map { try logEntry($0).action }
+        guard entries.last?.version == version, let rebuilt = rebuilder.head(of: start, after: entries) else {
+            record.tree = []
+            return
+        }
+        record.tree = rebuilt.tree
+        record.lastTransition = rebuilt.transition
+        record.handledBy = rebuilt.handledBy
     }
 
     /// Queues `commit` for the writer thread's next transaction: concurrent commits share one
@@ -99,7 +127,7 @@ extension SQLiteStore {
     /// One transaction for the batch; each commit in its own savepoint, so one action's
     /// conflict does not undo another's. The savepoint statements are prepared once (GRDB's
     /// `inSavepoint` prepares its SQL at every call).
-    static func write(_ batch: [ActionCommit], to pool: DatabasePool) -> [Result<Void, any Error>] {
+    static func write(_ batch: [ActionCommit], to pool: DatabasePool, keepsEveryHead: Bool) -> [Result<Void, any Error>] {
         var results: [Result<Void, any Error>] = []
         results.reserveCapacity(batch.count)
         do {
@@ -111,7 +139,7 @@ extension SQLiteStore {
                     for commit in batch {
                         try savepoint.execute()
                         do {
-                            try write(commit, in: db)
+                            try write(commit, in: db, keepsEveryHead: keepsEveryHead)
                             try release.execute()
                             results.append(.success(()))
                         } catch {
@@ -146,9 +174,11 @@ extension SQLiteStore {
         """
 
     /// One action's writes: its log entry (with the tree only at a snapshot, see
-    /// `LogSnapshots`) and the session's head row, rewritten in place. The session row is not
-    /// rewritten, whatever the size of its context and flags; the database grows by the entry.
-    static func write(_ commit: ActionCommit, in db: Database) throws {
+    /// `LogSnapshots`) and, at every version or (with a rebuilder, `keepsEveryHead` false) every
+    /// `LogSnapshots.headInterval`-th, the session's head row, rewritten in place. The session
+    /// row is not rewritten, whatever the size of its context and flags; the database grows by
+    /// the entry.
+    static func write(_ commit: ActionCommit, in db: Database, keepsEveryHead: Bool) throws {
         let head = try db.cachedStatement(sql: rowAndLogSQL)
         guard let versions = try Row.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
         let logged: Int? = try versions.decode(atIndex: 1)
@@ -183,13 +213,15 @@ extension SQLiteStore {
             snapshot ? action.handledBy : nil, snapshot ? action.transition : nil, action.createdAt,
             snapshot ? Data(commit.tree) : nil, action.clientAt, userState,
         ])
-        let heads = try db.cachedStatement(sql: """
-            INSERT INTO session_heads (session_id, version, tree, last_transition, handled_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, tree = excluded.tree,
-                last_transition = excluded.last_transition, handled_by = excluded.handled_by, updated_at = excluded.updated_at
-            """)
-        try heads.execute(arguments: [commit.sessionId, commit.version, Data(commit.tree), action.transition, action.handledBy,
-                                     action.createdAt])
+        if keepsEveryHead || LogSnapshots.keepsHead(commit.version) {
+            let heads = try db.cachedStatement(sql: """
+                INSERT INTO session_heads (session_id, version, tree, last_transition, handled_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, tree = excluded.tree,
+                    last_transition = excluded.last_transition, handled_by = excluded.handled_by, updated_at = excluded.updated_at
+                """)
+            try heads.execute(arguments: [commit.sessionId, commit.version, Data(commit.tree), action.transition, action.handledBy,
+                                         action.createdAt])
+        }
         if let patch = commit.userPatch {
             let merge = try db.cachedStatement(sql: """
                 UPDATE users SET state = json_patch(state, ?), updated_at = ? WHERE id = ?

@@ -81,7 +81,8 @@ extension SQLiteStore {
     /// One read transaction (a snapshot): the user's row, then their sessions newest first, each
     /// as it stands now with the first entries of its log, then the rows keyed by their sessions.
     public func exportUser(id: String, limits: UserExportLimits) throws -> UserExport {
-        try reading { db in
+        let rebuilder = heads.rebuilder
+        return try reading { db in
             var export = UserExport()
             export.user = try Row.fetchOne(db, sql: "SELECT id, state, created_at, updated_at FROM users WHERE id = ?",
                                            arguments: [id]).map {
@@ -103,7 +104,7 @@ extension SQLiteStore {
             for row in rows {
                 var session = try Self.sessionRecord(row)
                 let (startVersion, startTree) = (session.version, session.tree)
-                try Self.bringToHead(&session, db)
+                try Self.bringToHead(&session, db, rebuilder: rebuilder)
                 // One more than the budget tells whether the log goes on.
                 var actions = try Row.fetchAll(log, arguments: [session.id, -1, actionBudget + 1]).map(Self.logEntry)
                 let actionsTruncated = actions.count > actionBudget

@@ -32,6 +32,18 @@ public final class SQLiteStore: FlowStore {
     let compactionCursor = Atomic<Int64>(0)
     /// Held from `init(exclusive: true)` to `close()`.
     private let ownerLock: OwnerLock?
+    /// The server's rebuilder, once given: from then on the head row is rewritten only every
+    /// `LogSnapshots.headInterval` versions (see `write(_:in:keepsEveryHead:)`).
+    let heads: HeadRebuilding
+
+    /// Where the store finds its `SessionHeadRebuilder`, shared with the writer thread.
+    final class HeadRebuilding: Sendable {
+        private let current = Mutex<(any SessionHeadRebuilder)?>(nil)
+
+        var rebuilder: (any SessionHeadRebuilder)? { current.withLock { $0 } }
+
+        func use(_ rebuilder: any SessionHeadRebuilder) { current.withLock { $0 = rebuilder } }
+    }
 
     /// Opens (creating if needed) the database at `path`. Does not migrate. `exclusive` takes
     /// the file's `OwnerLock` first and holds it until `close()`: a server's store, so that a
@@ -51,7 +63,9 @@ public final class SQLiteStore: FlowStore {
             throw Self.openError(path: path, error)
         }
         self.pool = pool
-        groupCommit = GroupCommit { batch, _ in Self.write(batch, to: pool) }
+        let heads = HeadRebuilding()
+        self.heads = heads
+        groupCommit = GroupCommit { batch, _ in Self.write(batch, to: pool, keepsEveryHead: heads.rebuilder == nil) }
         // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
         // writer; the setting is per connection and only the writer's matters, so set it there last.
         let synchronous = durability == .full ? "FULL" : "NORMAL"

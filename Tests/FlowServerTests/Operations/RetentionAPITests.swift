@@ -139,8 +139,9 @@ struct RetentionAPITests {
 
     /// Log entries without a tree (written before migration 0004, or between snapshots) are
     /// removed when the session's head or row holds their version; a newest entry that neither
-    /// has a tree nor a head row to stand for it (a damaged file) stays, and whole batches of
-    /// those end the run instead of keeping it examining the same rows forever.
+    /// has a tree nor a head row to stand for it nor rebuilds (a damaged file: the user's state
+    /// it was judged with is lost) stays, and whole batches of those end the run instead of
+    /// keeping it examining the same rows forever.
     @Test(.enabled(if: TestStoreKind.isSQLite, "edits the SQLite file")) func headsWithoutTreesDoNotStallARun() throws {
         let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
         let client = SessionClient(sender: test.direct)
@@ -158,6 +159,7 @@ struct RetentionAPITests {
             try db.execute(sql: "DELETE FROM session_heads WHERE session_id IN (\(held))")
             try db.execute(sql: "UPDATE sessions SET version = 0 WHERE id IN (\(damaged))")
             try db.execute(sql: "DELETE FROM session_heads WHERE session_id IN (\(damaged))")
+            try db.execute(sql: "UPDATE actions SET user_state = NULL WHERE session_id IN (\(damaged))")
         }
         try queue.close()
         Thread.sleep(forTimeInterval: 1.2)

@@ -7,7 +7,9 @@ import FlowEngine
 import FlowStore
 import Foundation
 import HTTPTestClient
+import GRDB
 import JSON
+import SQLiteStore
 import StoreTestSupport
 import Testing
 import TestSupport
@@ -87,9 +89,14 @@ struct LogRebuildTests {
             }
             guard answer.status == 200, let version = answer.json["version"].integerValue else { continue }
             if body.contains(#""row":"#) { rowTaps += 1 }
-            let head = try #require(try store.session(id: id))
-            #expect(head.version == version)
-            walks[id]?.versions[version] = Committed(tree: head.tree, handledBy: head.handledBy, transition: head.lastTransition)
+            // What the server committed, from its memory: the store keeps the head only every
+            // `LogSnapshots.headInterval` versions on SQLite, and rebuilds the rest on a read.
+            let committed = try app.sessions.withSession(id, access: .server) { session in
+                (session.version, Committed(tree: session.tree.storageBytes(), handledBy: session.handledBy,
+                                            transition: session.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) }))
+            }
+            #expect(committed.0 == version)
+            walks[id]?.versions[version] = committed.1
         }
         // Long walks reach the address picker: its row taps (kept in the log as row.id) are
         // rebuilt like any action.
@@ -178,6 +185,40 @@ struct LogRebuildTests {
             #expect(versions.reduce(0, +) > 12 * LogSnapshots.interval, "the walks applied actions: \(versions)")
             #expect(versions.filter { $0 > LogSnapshots.interval + 1 }.count >= 6, "most sessions crossed a snapshot: \(versions)")
             #expect(try Self.check(app, store: store, walks, users: 4, seed: seed) >= versions.reduce(0, +))
+            try Self.checkReadAfresh(walks, app: app, database: database)
         }
+    }
+
+    /// Each walked session read by a server started afresh on the database (nothing cached:
+    /// the store's head, rebuilt where the head row is behind) is the committed newest version,
+    /// and its state document is the one the walking server answers.
+    static func checkReadAfresh(_ walks: [String: (session: CreatedSession, versions: [Int: Committed])], app: Application,
+                                database: TestDatabase) throws {
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        let fresh = try Application(store: store, adminToken: TestApp.adminToken)
+        let sqlite = store as? SQLiteStore
+        var rebuilt = 0
+        for (id, walk) in walks.sorted(by: { $0.key < $1.key }) {
+            guard let last = walk.versions.keys.max(), let committed = walk.versions[last] else { continue }
+            let record = try #require(try store.session(id: id))
+            #expect(record.version == last)
+            #expect(Committed(tree: record.tree, handledBy: record.handledBy, transition: record.lastTransition) == committed,
+                    "\(id) version \(last) read afresh")
+            let walking = try DirectSender(app.handle).send("GET", "/v1/sessions/\(id)", headers: walk.session.auth)
+            let afresh = try DirectSender(fresh.handle).send("GET", "/v1/sessions/\(id)", headers: walk.session.auth)
+            #expect(afresh.status == 200 && afresh.body == walking.body, "\(id): \(afresh.text)")
+            if let sqlite {
+                // The head row stands at the last multiple of the interval (none below it): the
+                // versions after it were rebuilt by the read.
+                let head = try sqlite.pool.read { db in
+                    try Int.fetchOne(db, sql: "SELECT version FROM session_heads WHERE session_id = ?", arguments: [id])
+                }
+                let expected = last - last % LogSnapshots.headInterval
+                #expect(head == (expected > 0 ? expected : nil), "\(id) at \(last): head row at \(head.map(String.init) ?? "none")")
+                if head != last { rebuilt += 1 }
+            }
+        }
+        if sqlite != nil { #expect(rebuilt > walks.count / 2, "most sessions were read through a rebuild: \(rebuilt)") }
     }
 }

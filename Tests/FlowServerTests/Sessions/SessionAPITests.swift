@@ -303,9 +303,10 @@ struct SessionAPITests {
         #expect(try again.create(userId: "r4").state.features == ["home.first"])
     }
 
-    /// A session whose head row is lost (a damaged file: its newest log entry, not a snapshot,
-    /// has no tree to stand in) is answered with a 500 that says so, not with the older state
-    /// of its row; other sessions are served as usual.
+    /// A session whose head row is lost and whose log cannot rebuild it (a damaged file: its
+    /// newest log entry, not a snapshot, has no tree to stand in, and its first entry lost the
+    /// user's state it was judged with) is answered with a 500 that says so, not with the older
+    /// state of its row; other sessions are served as usual.
     @Test(.enabled(if: TestStoreKind.isSQLite, "damages the SQLite file's log"))
     func damagedNewestEntryIsReportedNotRolledBack() throws {
         let test = try TestApp()
@@ -317,6 +318,7 @@ struct SessionAPITests {
         let sqlite = try #require(test.store as? SQLiteStore)
         try sqlite.pool.write { db in
             try db.execute(sql: "DELETE FROM session_heads WHERE session_id = ?", arguments: [damaged.id])
+            try db.execute(sql: "UPDATE actions SET user_state = NULL WHERE session_id = ?", arguments: [damaged.id])
         }
         let reopened = try test.reopened()
         defer { withExtendedLifetime(reopened) {} }

@@ -38,6 +38,8 @@ final class StallingStore: FlowStore, Sendable {
         gate.signal()
     }
 
+    public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) { base.rebuildHeads(with: rebuilder) }
+
     public func session(id: String) throws -> SessionRecord? {
         if target.withLock({ $0 == id }) {
             stalled.signal()
