@@ -167,16 +167,17 @@ extension SessionService {
     /// The slot of session `id`, pinned (give it back with `cache.unpin`), after checking that
     /// the session exists and `token` opens it when it is not cached.
     ///
-    /// A session that is not cached is first read and its token checked without touching the
-    /// cache, so requests for unknown ids or with wrong tokens never evict live sessions; it is
-    /// then read again under its slot's lock, where no commit can race the read.
+    /// A session that is not cached has its token checked first, from its credentials (no tree
+    /// read or rebuilt), without touching the cache, so requests for unknown ids or with wrong
+    /// tokens never evict live sessions; it is then read under its slot's lock, where no commit
+    /// can race the read.
     private func pinnedSlot(_ id: String, access: SessionAccess) throws(SessionError) -> SessionSlot {
         try access.checkPresented()
         guard Self.isPlausibleId(id) else { throw Self.notFound(id) }
         if let slot = cache.pinIfCached(id) { return slot }
-        guard let record = try storage({ try store.session(id: id) }) else { throw Self.notFound(id) }
-        guard access.opens(record.tokenHash) else { throw access.refusal(id) }
-        try expiry.check(id, lastActiveAt: SessionExpiry.date(record.updatedAt))  // expiry: before it takes a cache slot
+        guard let credentials = try storage({ try store.sessionCredentials(id: id) }) else { throw Self.notFound(id) }
+        guard access.opens(credentials.tokenHash) else { throw access.refusal(id) }
+        try expiry.check(id, lastActiveAt: SessionExpiry.date(credentials.lastActiveAt))  // expiry: before it takes a cache slot
         return cache.pin(id)
     }
 

@@ -42,6 +42,21 @@ public struct SessionRecord: Sendable, Equatable {
     }
 }
 
+/// What a request for a session is checked against before the session is read
+/// (`SessionRecordStore.sessionCredentials(id:)`).
+public struct SessionCredentials: Sendable, Equatable {
+    /// SHA-256 of the bearer token.
+    public var tokenHash: [UInt8]
+    /// The time of the session's newest version (`SessionRecord.updatedAt` of the session as it
+    /// stands now), which expiry counts from.
+    public var lastActiveAt: String
+
+    public init(tokenHash: [UInt8], lastActiveAt: String) {
+        self.tokenHash = tokenHash
+        self.lastActiveAt = lastActiveAt
+    }
+}
+
 /// What ending one session removed (`FlowStore.endSession`): whose it was, the version it
 /// stood at, and the rows that went with it, counted, never the data.
 public struct SessionEnding: Sendable, Equatable {

@@ -25,6 +25,11 @@ public protocol SessionRecordStore: AnyObject, Sendable {
                 exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws
     /// The session as it stands now (its newest version), or nil.
     func session(id: String) throws -> SessionRecord?
+    /// What checking a request for session `id` needs, without its tree: its token's hash and
+    /// when it was last active (its newest log entry's time, else its row's), or nil when there
+    /// is no such session. The server asks it before a session that is not cached takes a cache
+    /// slot, then reads the session itself (``session(id:)``) under the slot's lock.
+    func sessionCredentials(id: String) throws -> SessionCredentials?
     /// Lets the store keep the session's head only every ``LogSnapshots/headInterval`` versions
     /// and rebuild it on a read with `rebuilder`. A store that rewrites the head at every
     /// commit anyway (PostgreSQL, where other nodes read it) ignores it.
@@ -85,6 +90,11 @@ public protocol SessionRecordStore: AnyObject, Sendable {
 extension SessionRecordStore {
     /// A store that rewrites the head at every commit needs no rebuilder.
     public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) {}
+
+    /// Read from the whole session, for a store with no cheaper way.
+    public func sessionCredentials(id: String) throws -> SessionCredentials? {
+        try session(id: id).map { SessionCredentials(tokenHash: $0.tokenHash, lastActiveAt: $0.updatedAt) }
+    }
 
     /// Inserts a session that is in no experiment.
     public func insert(_ session: SessionRecord) throws {

@@ -77,6 +77,18 @@ extension PostgresStore {
         return record
     }
 
+    /// The token's hash and the time of the newest version, from the row and the newest log
+    /// entry: no tree is sent.
+    public func sessionCredentials(id: String) throws -> SessionCredentials? {
+        let rows = try read([PGStatement("""
+            SELECT s.token_hash, COALESCE((SELECT created_at FROM actions WHERE session_id = s.id AND version > s.version
+                                           ORDER BY version DESC LIMIT 1), s.updated_at)
+            FROM sessions s WHERE s.id = $1::text
+            """, [.text(id)])])[0]
+        guard rows.count == 1 else { return nil }
+        return SessionCredentials(tokenHash: try rows.data(0, 0), lastActiveAt: try rows.text(0, 1))
+    }
+
     public func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         groupCommit.submit(commit, completion: completion)
     }

@@ -50,6 +50,21 @@ extension SQLiteStore {
         }
     }
 
+    /// The token's hash and the time of the newest version, from the row and the newest log
+    /// entry: no tree is read or rebuilt.
+    public func sessionCredentials(id: String) throws -> SessionCredentials? {
+        try reading { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT token_hash, COALESCE((SELECT created_at FROM actions WHERE session_id = sessions.id AND version > sessions.version
+                                             ORDER BY version DESC LIMIT 1), updated_at)
+                FROM sessions WHERE id = ?
+                """)
+            guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
+            return SessionCredentials(tokenHash: [UInt8]((try row.decode(atIndex: 0) as Data?) ?? Data()),
+                                      lastActiveAt: try row.decode(atIndex: 1))
+        }
+    }
+
     public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) { heads.use(rebuilder) }
 
     /// Moves `record` (a session's row) to its head when the log is newer than the row: the

@@ -203,6 +203,7 @@ struct LogRebuildTests {
             guard let last = walk.versions.keys.max(), let committed = walk.versions[last] else { continue }
             let record = try #require(try store.session(id: id))
             #expect(record.version == last)
+            #expect(try store.sessionCredentials(id: id) == SessionCredentials(tokenHash: record.tokenHash, lastActiveAt: record.updatedAt))
             #expect(Committed(tree: record.tree, handledBy: record.handledBy, transition: record.lastTransition) == committed,
                     "\(id) version \(last) read afresh")
             let walking = try DirectSender(app.handle).send("GET", "/v1/sessions/\(id)", headers: walk.session.auth)

@@ -11,8 +11,8 @@ import Testing
 
 /// A real store that stalls `session(id:)` for one chosen session id until released, and whose
 /// health check can be made to find a refusal (as a PostgreSQL failover guard does when the
-/// check's connection reaches a former primary): the only faults it injects. Every other call
-/// goes to the store inside as it is.
+/// check's connection reaches a former primary): the only faults it injects. It counts the
+/// sessions read whole (`sessionReads`). Every other call goes to the store inside as it is.
 final class StallingStore: FlowStore, Sendable {
     let base: any FlowStore
     /// The session whose reads stall, while armed.
@@ -40,7 +40,12 @@ final class StallingStore: FlowStore, Sendable {
 
     public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) { base.rebuildHeads(with: rebuilder) }
 
+    /// Calls of `session(id:)` so far: reads of a session whole, its head rebuilt when the
+    /// store keeps it every `LogSnapshots.headInterval` versions.
+    let sessionReads = Atomic<Int>(0)
+
     public func session(id: String) throws -> SessionRecord? {
+        sessionReads.add(1, ordering: .relaxed)
         if target.withLock({ $0 == id }) {
             stalled.signal()
             gate.wait()
@@ -48,6 +53,7 @@ final class StallingStore: FlowStore, Sendable {
         return try base.session(id: id)
     }
 
+    public func sessionCredentials(id: String) throws -> SessionCredentials? { try base.sessionCredentials(id: id) }
     public var location: String { base.location }
     public var dialect: SQLDialect { base.dialect }
     public var isShared: Bool { base.isShared }
@@ -197,5 +203,42 @@ struct SessionStallTests {
         let state = try sender.send("GET", "/v1/sessions/\(victim.id)", headers: victim.auth)
         #expect(state.status == 200)
         #expect(state.json["version"] == (status == 200 ? 2 : 1))
+    }
+}
+
+struct SessionMissTests {
+    /// A session that is not cached is read whole once on a request's miss: its token and expiry
+    /// are checked from its credentials (no tree read, no head rebuilt), then it is read under
+    /// its slot's lock. A wrong token reads nothing whole and takes no cache slot.
+    @Test func aSessionNotCachedIsReadWholeOnce() throws {
+        let database = try TestDatabase()
+        let writer = try database.migratedStore()
+        let first = try Application(store: writer, adminToken: TestApp.adminToken)
+        let client = SessionClient(sender: DirectSender(first.handle))
+        let session = try client.create(userId: "missed")
+        // 21 versions: the head row (on SQLite) at 16, the 5 after it rebuilt by a read.
+        for step in 0..<21 {
+            _ = try client.apply(session, step % 2 == 0 ? #"{"type":"onboarding.showSecond"}"# : #"{"type":"back"}"#)
+        }
+        let committed = try client.state(session)
+        #expect(committed.json["version"] == 21)
+        try writer.close()
+
+        let store = StallingStore(base: try database.migratedStore())
+        defer { try? store.close() }
+        let app = try Application(store: store, adminToken: TestApp.adminToken)
+        let sender = DirectSender(app.handle)
+        let stored = try #require(try store.base.session(id: session.id))
+        #expect(try store.sessionCredentials(id: session.id) == SessionCredentials(tokenHash: stored.tokenHash, lastActiveAt: stored.updatedAt))
+        store.sessionReads.store(0, ordering: .relaxed)
+        let wrong = try sender.send("GET", "/v1/sessions/\(session.id)", headers: [("Authorization", "Bearer not-the-token")])
+        #expect(wrong.status == 401 || wrong.status == 403)
+        #expect(store.sessionReads.load(ordering: .relaxed) == 0, "a wrong token read the session whole")
+        let read = try sender.send("GET", "/v1/sessions/\(session.id)", headers: session.auth)
+        #expect(read.status == 200 && read.body == committed.body, "\(read.text)")
+        #expect(store.sessionReads.load(ordering: .relaxed) == 1, "a miss read the session whole \(store.sessionReads.load(ordering: .relaxed)) times")
+        let again = try sender.send("GET", "/v1/sessions/\(session.id)", headers: session.auth)
+        #expect(again.body == committed.body)
+        #expect(store.sessionReads.load(ordering: .relaxed) == 1, "a cached read went to the store")
     }
 }
