@@ -9,6 +9,8 @@
 # connection per request (wrk's "Connection: close"), what accepting a connection costs.
 # B_PAGE_SIZE=N (SQLite) makes B's database file with pages of N bytes before B starts on it
 # (SQLite's default is 4,096), so one binary can be compared with itself on another page size.
+# SERVE_ARGS="..." is added to both servers' `serve` (SERVE_ARGS="--cache-sessions 50": most reads
+# and actions of the 500 sessions miss the cache and read their session from the database).
 # Usage: bench/compare.sh A_BIN B_BIN [seconds per run] [rounds] [sqlite|postgresql]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +39,8 @@ if [ -n "${B_PAGE_SIZE:-}" ] && [ "$store" = sqlite ]; then
     sqlite3 "${dbs[1]}" "PRAGMA page_size = $B_PAGE_SIZE; CREATE TABLE page_size_set (x); DROP TABLE page_size_set;"
 fi
 for i in 0 1; do
-    "${bins[$i]}" serve --port 0 --db "${dbs[$i]}" --log-level warning >"$work/server$i.log" 2>&1 &
+    # shellcheck disable=SC2086 # SERVE_ARGS is words
+    "${bins[$i]}" serve --port 0 --db "${dbs[$i]}" --log-level warning ${SERVE_ARGS:-} >"$work/server$i.log" 2>&1 &
     pids+=($!)
     port=$(listening_port "$work/server$i.log")
     [ -n "$port" ] || { echo "bench: ${bins[$i]} did not start" >&2; cat "$work/server$i.log" >&2; exit 1; }
