@@ -85,12 +85,15 @@ extension FlowSession {
     /// throws ``Unreachable``. Nothing is written to the store after `close` returns: an answer
     /// still on the wire is not kept (the tap stays queued in the store, and the next `start`
     /// sends it again under its key, answered from the server's log), so a new session started on
-    /// the same store (the app's view made again) is not written over by this one.
+    /// the same store (the app's view made again) is not written over by this one. The session's
+    /// slot of the store is let go: the next session started for the user resumes it.
     public func close() {
         // What changed since the last save (or a save that failed and waits for its retry) is
         // written now: it is the last chance.
         if !closed { persist() }
         closed = true
+        // The slot is free for a session started next (the app's view made again) to resume.
+        slotClaim?.release()
         saveRetry?.cancel()
         saveRetry = nil
         following = false

@@ -28,9 +28,11 @@ extension FlowSession {
     public static func start(_ configuration: Configuration) async throws -> FlowSession {
         let transport = configuration.transport
             ?? URLSessionTransport(server: configuration.server, timeout: configuration.timeout, latency: configuration.simulatedLatency)
-        let key = configuration.key
+        // The slot of this server and user no other running session of the store holds (see
+        // `SessionSlots`); let go when the session closes, or here when it does not start.
+        let (key, keptInSlot, claim) = try SessionSlots.claim(configuration.key, in: configuration.store)
         var gone: (kept: StoredSession, status: Int, problem: JSONValue)?
-        if let kept = try configuration.store.load(key) {
+        if let kept = keptInSlot {
             let (reply, answer) = await attempt(configuration.retry, transport, FlowRequest(
                 method: "GET", path: "/v1/sessions/\(kept.sessionId)", query: "predict=true",
                 headers: ["Authorization": "Bearer \(kept.token)"]))
@@ -44,7 +46,8 @@ extension FlowSession {
                     // there from the first tap, and revalidated (If-None-Match) in the background.
                     let bundle = configuration.usesBundle ? keptBundle(kept, at: state.version) : nil
                     if let bundle { machine.loaded(bundle.read.state) }
-                    let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
+                    let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine,
+                                              claim: claim)
                     if let bundle {
                         await session.resumedOnline(bundle, tag: kept.bundleTag)
                     } else if !kept.queue.isEmpty && configuration.usesBundle {
@@ -57,7 +60,9 @@ extension FlowSession {
                 fallthrough
             case .unknown:
                 // No working server: start from what the store kept, offline.
-                if let session = await restoredOffline(kept, configuration: configuration, transport: transport) { return session }
+                if let session = await restoredOffline(kept, configuration: configuration, transport: transport, claim: claim) {
+                    return session
+                }
                 if let answer { throw Failure(answer) }
                 if case .noAnswer(let detail) = reply { throw Unreachable(detail: detail) }
                 throw Unreachable(detail: "no answer")
@@ -78,7 +83,7 @@ extension FlowSession {
             if case .unknown(let detail) = ClientMachine.classify(reply, success: 201) { throw Unreachable(detail: detail) }
             throw Failure(answer)
         }
-        let stored = StoredSession(server: key.server, sessionId: id, token: token, userId: configuration.userId)
+        let stored = StoredSession(server: key.server, sessionId: id, token: token, userId: configuration.userId, slot: key.slot)
         // A store that fails now (a full disk, a keychain error) does not keep the app from its
         // first screen, nor leave the server a session nobody uses: like every save the session
         // makes (`save()`), a failed one is tried again with backoff until one keeps the session.
@@ -90,7 +95,7 @@ extension FlowSession {
             machine.restore(gone.kept.queue)
             events = machine.restarted(state, predictions: predictions, oldSession: gone.kept.sessionId, status: gone.status, problem: gone.problem)
         }
-        let session = FlowSession(configuration: configuration, transport: transport, stored: stored, machine: machine)
+        let session = FlowSession(configuration: configuration, transport: transport, stored: stored, machine: machine, claim: claim)
         if let unsaved { await session.failedFirstSave(unsaved) }
         await session.emit(events)
         await session.afterStart()
@@ -155,13 +160,14 @@ extension FlowSession {
     /// A session made from the store alone: the confirmed state, the bundle (its engine), the
     /// queued taps replayed on it; offline, probing `/healthz`. Nil when the store kept no state
     /// (written by an older version) or what it kept does not read.
-    static func restoredOffline(_ kept: StoredSession, configuration: Configuration, transport: any FlowTransport) async -> FlowSession? {
+    static func restoredOffline(_ kept: StoredSession, configuration: Configuration, transport: any FlowTransport,
+                                claim: SlotClaim?) async -> FlowSession? {
         guard let document = kept.confirmed, let confirmed = try? NavigationState(json: document),
               confirmed.sessionId == kept.sessionId else { return nil }
         let bundle = configuration.usesBundle ? keptBundle(kept) : nil
         let machine = ClientMachine.restoredOffline(confirmed: confirmed, bundle: bundle?.read.state, queue: kept.queue,
                                                     retry: configuration.retry)
-        let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine)
+        let session = FlowSession(configuration: configuration, transport: transport, stored: kept, machine: machine, claim: claim)
         await session.resumedOffline(bundle, tag: kept.bundleTag)
         return session
     }

@@ -125,7 +125,8 @@ extension FlowSession {
             return
         }
         stopStream()
-        stored = StoredSession(server: configuration.key.server, sessionId: id, token: token, userId: configuration.userId)
+        stored = StoredSession(server: configuration.key.server, sessionId: id, token: token, userId: configuration.userId,
+                               slot: stored.slot)
         currentId.value = id
         fetchedBundle = nil
         bundleTag = nil

@@ -71,6 +71,9 @@ public actor FlowSession {
     var saveRetry: Task<Void, Never>?
     /// Set by ``close()``: nothing is sent nor written to the store after it.
     var closed = false
+    /// The session's hold on its slot of the store (``SessionKey/slot``), let go by ``close()``
+    /// or when the session is dropped; nil when the store has no slot scope.
+    let slotClaim: SlotClaim?
     /// Why the store last refused a save (a full disk, a keychain error). The session tries the
     /// save again with the retry policy's backoff until one succeeds: the taps stay queued in
     /// memory and are sent meanwhile, but a tap the store lost would be lost with the app.
@@ -84,8 +87,10 @@ public actor FlowSession {
     /// Why the session was last replaced by a new one (``lastRestart``'s reason).
     public var restartReason: String? { lastRestart?.reason }
 
-    init(configuration: Configuration, transport: any FlowTransport, stored: StoredSession, machine: ClientMachine) {
+    init(configuration: Configuration, transport: any FlowTransport, stored: StoredSession, machine: ClientMachine,
+         claim: SlotClaim? = nil) {
         self.configuration = configuration
+        self.slotClaim = claim
         self.transport = transport
         self.stored = stored
         self.machine = machine

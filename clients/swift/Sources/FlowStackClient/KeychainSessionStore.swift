@@ -3,9 +3,10 @@
 import Foundation
 import Security
 
-/// A ``SessionStore`` in the Keychain: one generic-password item per `service`, `account`, server and user,
-/// readable after the first unlock. Not built (nor tested) on Linux; it only moves bytes in and
-/// out of `SecItem` calls.
+/// A ``SessionStore`` in the Keychain: one generic-password item per `service`, `account`, server,
+/// user and slot, readable after the first unlock. Stores of the same `service` and `account` are
+/// one slot scope: two sessions of a user running at once in the app take different slots. Not
+/// built (nor tested) on Linux; it only moves bytes in and out of `SecItem` calls.
 ///
 /// ```swift
 /// let store = KeychainSessionStore(service: "com.example.app.flowstack")
@@ -24,10 +25,13 @@ public struct KeychainSessionStore: SessionStore {
         public var description: String { "Keychain error \(status)" }
     }
 
-    /// One item per server and user: the account is `account`, the server and the user id.
+    public var slotScope: String? { "keychain \(service) \(account)" }
+
+    /// One item per server, user and slot: the account is `account`, the server, the user id and,
+    /// past slot 1, the slot after a unit separator (the server refuses control characters in user ids).
     private func query(_ key: SessionKey) -> [String: Any] {
         [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
-         kSecAttrAccount as String: "\(account) \(key.server) \(key.userId)"]
+         kSecAttrAccount as String: "\(account) \(key.server) \(key.userId)" + (key.slot == 1 ? "" : "\u{1F}\(key.slot)")]
     }
 
     /// The one item stores kept before sessions were kept per server and user.

@@ -22,10 +22,14 @@ public struct StoredSession: Sendable, Equatable {
     public var bundle: [UInt8]?
     /// The bundle's `ETag`, when `bundle` is the one the server sent (not one moved on locally).
     public var bundleTag: String?
+    /// Which of the user's sessions on this server it is (see ``SessionKey/slot``): 1 unless
+    /// another `FlowSession` of the same store and user was running when this one started.
+    public var slot: Int
 
     public init(server: String, sessionId: String, token: String, userId: String, queue: [QueuedAction] = [],
-                confirmed: JSONValue? = nil, bundle: [UInt8]? = nil, bundleTag: String? = nil) {
+                confirmed: JSONValue? = nil, bundle: [UInt8]? = nil, bundleTag: String? = nil, slot: Int = 1) {
         self.server = SessionKey.normalize(server)
+        self.slot = slot
         self.sessionId = sessionId
         self.token = token
         self.userId = userId
@@ -35,9 +39,10 @@ public struct StoredSession: Sendable, Equatable {
         self.bundleTag = bundleTag
     }
 
-    /// The stored form: `{server, sessionId, token, userId, queue: [{key, version, action, at?}],
-    /// confirmed?, bundle?, bundleTag?}`; the last three are optional, so a store written before
-    /// they were kept still loads (and resumes online only).
+    /// The stored form: `{server, sessionId, token, userId, slot?, queue: [{key, version, action,
+    /// at?}], confirmed?, bundle?, bundleTag?}`; `slot` is written when it is not 1, and the last
+    /// three are optional, so a store written before they were kept still loads (and resumes
+    /// online only).
     public func encoded() -> [UInt8] {
         var writer = JSONWriter(capacity: 512)
         writer.beginObject()
@@ -49,6 +54,10 @@ public struct StoredSession: Sendable, Equatable {
         writer.writeString(token)
         writer.writeKey("userId")
         writer.writeString(userId)
+        if slot != 1 {
+            writer.writeKey("slot")
+            writer.writeInteger(slot)
+        }
         writer.writeKey("queue")
         writer.beginArray()
         for item in queue {
@@ -83,6 +92,8 @@ public struct StoredSession: Sendable, Equatable {
         guard let server = value["server"]?.stringValue,
               let sessionId = value["sessionId"]?.stringValue, let token = value["token"]?.stringValue,
               let userId = value["userId"]?.stringValue, let items = value["queue"]?.arrayValue else { return nil }
+        let slot = value["slot"].map { $0.integerValue ?? 0 } ?? 1
+        guard SessionKey.slots.contains(slot) else { return nil }
         var queue: [QueuedAction] = []
         for item in items {
             guard let key = item["key"]?.stringValue, let version = item["version"]?.integerValue,
@@ -97,7 +108,7 @@ public struct StoredSession: Sendable, Equatable {
         }
         let confirmed = value["confirmed"].flatMap { $0.objectValue != nil ? $0 : nil }
         self.init(server: server, sessionId: sessionId, token: token, userId: userId, queue: queue,
-                  confirmed: confirmed, bundle: bundle, bundleTag: value["bundleTag"]?.stringValue)
+                  confirmed: confirmed, bundle: bundle, bundleTag: value["bundleTag"]?.stringValue, slot: slot)
     }
 }
 
@@ -113,28 +124,45 @@ extension FlowAction {
     }
 }
 
-/// Which session a store keeps: one per server and user. Equivalent spellings of a server are one
-/// key (scheme and host in any case, the default port written or not, trailing slashes), so
-/// `HTTP://Flows.example.com:443/` after `https://flows.example.com` resumes the same session;
-/// different hosts (`localhost` and `127.0.0.1`) are different keys, and neither's queue is
-/// touched by the other.
+/// Which session a store keeps: one per server and user (and slot, see ``slot``). Equivalent
+/// spellings of a server are one key (scheme and host in any case, the default port written or
+/// not, trailing slashes), so `HTTP://Flows.example.com:443/` after `https://flows.example.com`
+/// resumes the same session; different hosts (`localhost` and `127.0.0.1`) are different keys,
+/// and neither's queue is touched by the other.
 public struct SessionKey: Sendable, Hashable, CustomStringConvertible {
     /// The server, normalized: `scheme://host[:port][/path]`, lowercased scheme and host, no
     /// default port, no trailing slash, no query.
     public var server: String
     public var userId: String
+    /// Which of the user's sessions on the server: 1, unless several `FlowSession`s of the same
+    /// store and user run at once in a process (two windows of an iPad app), when each started
+    /// one takes a slot no running one holds (`FlowSession.start`), so that none writes over
+    /// another's queued taps. In ``slots``.
+    public var slot: Int
 
-    public init(server: URL, userId: String) {
-        self.init(server: server.absoluteString, userId: userId)
+    /// The slots a store keeps for one server and user: a `FlowSession` started while all of
+    /// them are taken uses slot 1 unclaimed, as sessions did before there were slots.
+    public static let slots = 1...64
+
+    public init(server: URL, userId: String, slot: Int = 1) {
+        self.init(server: server.absoluteString, userId: userId, slot: slot)
     }
 
     /// From a server as text (as older stores kept it): normalized the same way.
-    public init(server: String, userId: String) {
+    public init(server: String, userId: String, slot: Int = 1) {
         self.server = Self.normalize(server)
         self.userId = userId
+        self.slot = slot
     }
 
-    public var description: String { "\(userId) on \(server)" }
+    public var description: String { slot == 1 ? "\(userId) on \(server)" : "\(userId) on \(server) (slot \(slot))" }
+
+    /// The same server and user in slot `slot`.
+    func inSlot(_ slot: Int) -> SessionKey {
+        var key = self
+        key.slot = slot
+        return key
+    }
 
     static func normalize(_ text: String) -> String {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
@@ -155,7 +183,7 @@ public struct SessionKey: Sendable, Hashable, CustomStringConvertible {
 
 extension StoredSession {
     /// The key this session is kept under.
-    public var key: SessionKey { SessionKey(server: server, userId: userId) }
+    public var key: SessionKey { SessionKey(server: server, userId: userId, slot: slot) }
 }
 
 /// Where the client keeps its ``StoredSession``s, one per ``SessionKey`` (server and user). The
@@ -173,6 +201,18 @@ public protocol SessionStore: Sendable {
     func save(_ session: StoredSession) throws
     /// Forgets the session kept for `key`.
     func remove(_ key: SessionKey) throws
+    /// Where this store keeps its sessions, as far as the `FlowSession`s of one process are
+    /// concerned: two started at once for one server and user on stores with the same scope take
+    /// different slots (``SessionKey/slot``). Nil: no slots are claimed, every session uses slot
+    /// 1, and two running at once write over each other. The default is the store object itself
+    /// for a class (a store made anew is another scope, as after a relaunch), nil for a value.
+    var slotScope: String? { get }
+}
+
+extension SessionStore {
+    public var slotScope: String? {
+        type(of: self) is AnyClass ? "object \(ObjectIdentifier(self as AnyObject))" : nil
+    }
 }
 
 /// The stored form of several sessions: `{"sessions": [StoredSession…]}`. A file holding one
@@ -287,7 +327,7 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
         return new.queue[old.queue.count...]
     }
 
-    /// `{"seq", "server", "userId", "push": [taps]}` and a newline, at the journal's end.
+    /// `{"seq", "server", "userId", "slot"?, "push": [taps]}` and a newline, at the journal's end.
     private func append(_ taps: ArraySlice<QueuedAction>, for session: StoredSession) throws {
         if journal == nil {
             if !FileManager.default.fileExists(atPath: journalPath) { FileManager.default.createFile(atPath: journalPath, contents: nil) }
@@ -305,6 +345,10 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
         writer.writeString(session.server)
         writer.writeKey("userId")
         writer.writeString(session.userId)
+        if session.slot != 1 {
+            writer.writeKey("slot")
+            writer.writeInteger(session.slot)
+        }
         writer.writeKey("push")
         writer.beginArray()
         for tap in taps { tap.kept.writeBatchItem(into: &writer) }
@@ -342,7 +386,8 @@ public final class FileSessionStore: SessionStore, @unchecked Sendable {
                       let server = entry["server"]?.stringValue, let userId = entry["userId"]?.stringValue,
                       let items = entry["push"]?.arrayValue else { break }
                 sequence = max(sequence, seq)
-                guard seq > included, let index = read.lastIndex(where: { $0.key == SessionKey(server: server, userId: userId) }) else { continue }
+                let key = SessionKey(server: server, userId: userId, slot: entry["slot"]?.integerValue ?? 1)
+                guard seq > included, let index = read.lastIndex(where: { $0.key == key }) else { continue }
                 for item in items {
                     guard let key = item["key"]?.stringValue, let version = item["version"]?.integerValue, let raw = item["action"],
                           let action = try? FlowAction(json: raw) else { continue }
