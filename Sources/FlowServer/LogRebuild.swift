@@ -23,6 +23,14 @@ struct LogRebuild {
     /// The session's context as stored; `user` is replaced by each entry's.
     let context: FlowContext
 
+    /// Which rebuilt entries get their transition written.
+    enum Transitions {
+        case none
+        /// The newest entry's only: a head.
+        case last
+        case all
+    }
+
     /// An entry rebuilt: its record (with its handler and transition, when they were asked
     /// for), the action as the engine read it, and the tree it left.
     struct Entry {
@@ -35,15 +43,16 @@ struct LogRebuild {
     /// transition and the tree it left; nil when one cannot be rebuilt: a tree that does not
     /// decode, an action the engine refuses now, or an entry after a kept tree that does not
     /// say which user's state it was judged with (a log this build did not write, damaged).
-    func rebuild(from start: [UInt8], entries: [(action: ActionRecord, tree: [UInt8]?)]) -> [(action: ActionRecord, tree: FlowTree)]? {
+    func rebuild(from start: [UInt8], entries: [(action: ActionRecord, tree: [UInt8]?)],
+                 transitions: Transitions = .all) -> [(action: ActionRecord, tree: FlowTree)]? {
         guard let tree = try? FlowTree(storage: start) else { return nil }
-        return steps(from: tree, entries: entries, transitions: true)?.map { ($0.record, $0.tree) }
+        return steps(from: tree, entries: entries, transitions: transitions)?.map { ($0.record, $0.tree) }
     }
 
     /// As ``rebuild(from:entries:)``, with each entry's action as the engine read it; its
-    /// transition is written only with `transitions` (a replay compares trees and never
-    /// reads one).
-    func steps(from start: FlowTree, entries: [(action: ActionRecord, tree: [UInt8]?)], transitions: Bool) -> [Entry]? {
+    /// transition is written as `transitions` asks (a replay compares trees and never reads
+    /// one; a head needs the newest entry's only).
+    func steps(from start: FlowTree, entries: [(action: ActionRecord, tree: [UInt8]?)], transitions: Transitions) -> [Entry]? {
         var tree = start
         let hasLists = catalog.hasLists
         var context = self.context
@@ -51,7 +60,7 @@ struct LogRebuild {
         var user: [String: JSONValue]?
         var rebuilt: [Entry] = []
         rebuilt.reserveCapacity(entries.count)
-        for (stored, kept) in entries {
+        for (index, (stored, kept)) in entries.enumerated() {
             var record = stored
             let params = (try? JSONParser.parse(record.params, limits: .storedData))?.objectValue ?? JSONObject()
             let action = FlowAction(
@@ -73,7 +82,7 @@ struct LogRebuild {
             guard let outcome = try? FlowEngine.apply(action, to: tree, catalog: catalog, context: context) else { return nil }
             tree = outcome.tree
             record.handledBy = outcome.handledBy
-            if transitions {
+            if transitions == .all || (transitions == .last && index == entries.count - 1) {
                 record.transition = outcome.transition.map { String(decoding: SessionState.encode($0), as: UTF8.self) }
             }
             user = Self.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: judged)
@@ -123,7 +132,7 @@ struct HeadRebuilder: SessionHeadRebuilder {
             return nil
         }
         let rebuild = LogRebuild(catalog: catalog, context: SessionCodecs.decodeContext(record.context, userId: record.userId))
-        guard let last = rebuild.rebuild(from: record.tree, entries: entries.map { ($0, nil) })?.last else { return nil }
+        guard let last = rebuild.rebuild(from: record.tree, entries: entries.map { ($0, nil) }, transitions: .last)?.last else { return nil }
         return SessionHead(tree: last.tree.storageBytes(), transition: last.action.transition, handledBy: last.action.handledBy)
     }
 }

@@ -179,7 +179,7 @@ final class ReplayService: Sendable {
         // The trees the log does not keep, rebuilt on the session's own versions (exact: each
         // entry says which user's state it was judged with where the log does not imply it).
         guard let rebuilt = LogRebuild(catalog: baseline, context: context)
-                .steps(from: start, entries: recorded.actions, transitions: false) else {
+                .steps(from: start, entries: recorded.actions, transitions: .none) else {
             return nil
         }
         let steps = rebuilt.map { RecordedStep(action: $0.action, tree: $0.tree) }
