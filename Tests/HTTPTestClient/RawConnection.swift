@@ -16,6 +16,9 @@ public final class RawConnection {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        /// A send the server cut off (EPIPE, ECONNRESET): it may have answered first (a 413
+        /// before the body), and its answer can still be read.
+        public var cutOff = false
     }
 
     public init(port: Int, timeout: Duration = .seconds(30)) throws {
@@ -47,7 +50,10 @@ public final class RawConnection {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { throw Failure(description: "send failed: errno \(errno)") }
+            guard written > 0 else {
+                let code = errno
+                throw Failure(description: "send failed: errno \(code)", cutOff: code == EPIPE || code == ECONNRESET)
+            }
             offset += written
         }
     }

@@ -55,7 +55,12 @@ public struct SocketSender: RequestSender {
             head += "Content-Length: \(request.body.count)\r\n"
         }
         head += "\r\n"
-        try connection.send(Array(head.utf8) + request.body)
+        do {
+            try connection.send(Array(head.utf8) + request.body)
+        } catch let failure as RawConnection.Failure where failure.cutOff {
+            // The server answered and closed before it read the whole body (a 413 on the
+            // Content-Length): its answer is in the socket's buffer, read below.
+        }
         let raw = try connection.readResponse(headRequest: request.method == "HEAD")
         var headers = HTTPHeaders()
         for (name, value) in raw.headers { headers.add(name: name, value: value) }
