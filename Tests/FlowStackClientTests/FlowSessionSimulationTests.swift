@@ -206,14 +206,7 @@ struct FlowSessionSimulationTests {
         transport.heal()
         disk.isFull = false
         outcome.faults += transport.faultsInjected
-        let last = session
-        let settled = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await last.settled(); return true }
-            group.addTask { try? await Task.sleep(for: .seconds(20)); return false }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        let settled = await Self.settle(session)
         if !settled { outcome.failures.append("did not settle in 20 s (\(await session.pendingCount) queued, offline \(await session.isOffline))") }
         await session.close()
         await events.value
@@ -273,6 +266,17 @@ struct FlowSessionSimulationTests {
         if used.count > 1 { outcome.failures.append("taps went to \(used.count) sessions of one user on one server: \(used.sorted())") }
         if try file.all().count != 1 { outcome.failures.append("the store holds \(try file.all().count) sessions") }
         return outcome
+    }
+
+    /// Whether `session` settled (nothing queued or on the wire) within 20 seconds.
+    static func settle(_ session: FlowSession) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await session.settled(); return true }
+            group.addTask { try? await Task.sleep(for: .seconds(20)); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
     }
 
     static func chooseAction(_ session: FlowSession, random: inout SeededGenerator) async -> FlowAction {

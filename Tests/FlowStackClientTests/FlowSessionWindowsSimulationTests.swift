@@ -125,7 +125,7 @@ struct FlowSessionWindowsSimulationTests {
             await window.session.setOffline(false)
         }
         for window in windows {
-            if !(await settle(window.session)) { outcome.failures.append("a window did not settle in 20 s") }
+            if !(await FlowSessionSimulationTests.settle(window.session)) { outcome.failures.append("a window did not settle in 20 s") }
         }
         while !windows.isEmpty { await closeWindow(0) }
         var drains = 0
@@ -133,7 +133,7 @@ struct FlowSessionWindowsSimulationTests {
             drains += 1
             guard let window = try await open() else { continue }
             window.transport.heal()
-            if !(await settle(window.session)) { outcome.failures.append("a window opened to send kept taps did not settle") }
+            if !(await FlowSessionSimulationTests.settle(window.session)) { outcome.failures.append("a window opened to send kept taps did not settle") }
             windows.append(window)
         }
         while !windows.isEmpty { await closeWindow(0) }
@@ -189,21 +189,12 @@ struct FlowSessionWindowsSimulationTests {
         } catch is Unreachable {
             outcome.made += 1
         } catch {
+            outcome.failures.append("a tap threw \(error)")
             return
         }
         // The tap's key, when still queued: the session it was made on.
         let id = window.session.sessionId
         for key in Set(await window.session.pending.map(\.key)).subtracting(before) { madeOn[key] = id }
-    }
-
-    static func settle(_ session: FlowSession) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await session.settled(); return true }
-            group.addTask { try? await Task.sleep(for: .seconds(20)); return false }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
     }
 
     /// FLOWSTACK_SIM_SEED=13 swift test --filter replaysOneWindowSchedule

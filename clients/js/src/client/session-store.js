@@ -241,7 +241,6 @@ function holdLock(locks, name) {
   });
 }
 
-
 /**
  * Keeps each server's and user's session in a key-value storage, under `<prefix><user> on
  * <server>`, in the stored form (the Swift client's), with a journal beside it so that a tap

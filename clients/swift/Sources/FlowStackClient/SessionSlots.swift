@@ -31,10 +31,10 @@ enum SessionSlots {
     /// key, what the store keeps in it, and the claim, which lets the slot go when released or
     /// dropped (nil: unclaimed).
     static func claim(_ key: SessionKey, in store: any SessionStore) throws -> (key: SessionKey, kept: StoredSession?, claim: SlotClaim?) {
-        guard let name = store.slotScope, !unclaimed else {
-            let first = key.inSlot(1)
-            return (first, try store.load(first), nil)
+        let unclaimedFirst = { () throws -> (key: SessionKey, kept: StoredSession?, claim: SlotClaim?) in
+            (key.inSlot(1), try store.load(key.inSlot(1)), nil)
         }
+        guard let name = store.slotScope, !unclaimed else { return try unclaimedFirst() }
         let scope = Scope(store: name, server: key.server, userId: key.userId)
         return try lock.withLock {
             let taken = held[scope, default: []]
@@ -50,10 +50,7 @@ enum SessionSlots {
                 }
                 if kept == nil { break }
             }
-            guard let slot = chosen ?? first else {
-                let first = key.inSlot(1)
-                return (first, try store.load(first), nil)
-            }
+            guard let slot = chosen ?? first else { return try unclaimedFirst() }
             held[scope, default: []].insert(slot.key.slot)
             return (slot.key, slot.kept, SlotClaim(release: { release(slot.key.slot, of: scope) }))
         }
