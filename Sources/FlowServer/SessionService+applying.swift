@@ -107,9 +107,14 @@ extension SessionService {
             handledBy: outcome.handledBy,
             transition: next.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
             createdAt: Timestamp.string(), clientAt: clientAt, userState: judged)
-        let tree = next.tree.storageBytes()
-        guard tree.count <= maxSessionBytes else {
-            throw .sessionTooLarge(session: id, bytes: tree.count, limit: maxSessionBytes)
+        // The tree is encoded where the store keeps it, and where the document's length does not
+        // show it to be within the limit; most commits on SQLite need neither (`storesTree`).
+        let stored = store.storesTree(atVersion: next.version)
+        let tree = stored ? next.tree.storageBytes() : []
+        let bound = stored ? nil : next.tree.storageLengthBound(documentLength: body.count)
+        if bound.map({ $0 > maxSessionBytes }) ?? true {
+            let bytes = stored ? tree.count : next.tree.storageBytes().count
+            guard bytes <= maxSessionBytes else { throw .sessionTooLarge(session: id, bytes: bytes, limit: maxSessionBytes) }
         }
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
         var commit = ActionCommit(

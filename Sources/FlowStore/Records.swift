@@ -272,6 +272,9 @@ public enum CommitError: Error, Equatable {
     case sessionNotFound
     /// The session's stored version is not the one the action was applied to.
     case versionConflict(stored: Int)
+    /// The commit carries no tree where the store writes one (see
+    /// `SessionRecordStore.storesTree(atVersion:)`): a server's mistake, written nowhere.
+    case treeMissing
 }
 
 /// A user's stored state.

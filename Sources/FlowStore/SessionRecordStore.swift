@@ -34,6 +34,11 @@ public protocol SessionRecordStore: AnyObject, Sendable {
     /// and rebuild it on a read with `rebuilder`. A store that rewrites the head at every
     /// commit anyway (PostgreSQL, where other nodes read it) ignores it.
     func rebuildHeads(with rebuilder: any SessionHeadRebuilder)
+    /// Whether the commit of `version` stores the session's tree (`ActionCommit.tree`). Where
+    /// it does not, the server leaves the tree out of the commit (empty bytes) and does not
+    /// encode it. True unless the store keeps the head only every
+    /// ``LogSnapshots/headInterval`` versions (``rebuildHeads(with:)``).
+    func storesTree(atVersion version: Int) -> Bool
     /// Queues one action's writes without waiting; `completion` gets the result once the
     /// transaction holding it is over (committed, or not), on the store's writer thread. Keep
     /// it short. Nothing is written when the stored version is not `commit.version - 1`
@@ -90,6 +95,9 @@ public protocol SessionRecordStore: AnyObject, Sendable {
 extension SessionRecordStore {
     /// A store that rewrites the head at every commit needs no rebuilder.
     public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) {}
+
+    /// A store that rewrites the head at every commit stores every tree.
+    public func storesTree(atVersion version: Int) -> Bool { true }
 
     /// Read from the whole session, for a store with no cheaper way.
     public func sessionCredentials(id: String) throws -> SessionCredentials? {

@@ -67,6 +67,12 @@ extension SQLiteStore {
 
     public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) { heads.use(rebuilder) }
 
+    /// With a rebuilder, only the commits that write the head row or a snapshot store the tree
+    /// (see `write(_:in:keepsEveryHead:)`); without one, every commit writes the head.
+    public func storesTree(atVersion version: Int) -> Bool {
+        !heads.isGiven || LogSnapshots.keepsHead(version) || LogSnapshots.keepsTree(version)
+    }
+
     /// Moves `record` (a session's row) to its head when the log is newer than the row: the
     /// head row (`session_heads`) when it stands at the log's newest version, else that entry's
     /// own tree when it carries one, else, with a `rebuilder`, the newest entries rebuilt from
@@ -221,6 +227,10 @@ extension SQLiteStore {
             """)
         let action = commit.action
         let snapshot = LogSnapshots.keepsTree(commit.version)
+        let writesHead = keepsEveryHead || LogSnapshots.keepsHead(commit.version)
+        // A commit the server made without its tree (`storesTree(atVersion:)` said no) must not
+        // write an empty one: nothing is written, and the action fails as a storage error.
+        if (snapshot || writesHead) && commit.tree.isEmpty { throw CommitError.treeMissing }
         // A rebuild of this entry starts from the row when the entry before is not in the log.
         let userState = action.userState ?? (logged == stored ? nil : commit.judgedUserState)
         try insert.execute(arguments: [
@@ -228,7 +238,7 @@ extension SQLiteStore {
             snapshot ? action.handledBy : nil, snapshot ? action.transition : nil, action.createdAt,
             snapshot ? Data(commit.tree) : nil, action.clientAt, userState,
         ])
-        if keepsEveryHead || LogSnapshots.keepsHead(commit.version) {
+        if writesHead {
             let heads = try db.cachedStatement(sql: """
                 INSERT INTO session_heads (session_id, version, tree, last_transition, handled_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, tree = excluded.tree,

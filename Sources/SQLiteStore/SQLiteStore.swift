@@ -39,10 +39,17 @@ public final class SQLiteStore: FlowStore {
     /// Where the store finds its `SessionHeadRebuilder`, shared with the writer thread.
     final class HeadRebuilding: Sendable {
         private let current = Mutex<(any SessionHeadRebuilder)?>(nil)
+        /// `rebuilder` is set (it is never taken back): read by every action's turn, without the lock.
+        private let given = Atomic<Bool>(false)
 
         var rebuilder: (any SessionHeadRebuilder)? { current.withLock { $0 } }
 
-        func use(_ rebuilder: any SessionHeadRebuilder) { current.withLock { $0 = rebuilder } }
+        var isGiven: Bool { given.load(ordering: .acquiring) }
+
+        func use(_ rebuilder: any SessionHeadRebuilder) {
+            current.withLock { $0 = rebuilder }
+            given.store(true, ordering: .releasing)
+        }
     }
 
     /// Opens (creating if needed) the database at `path`. Does not migrate. `exclusive` takes

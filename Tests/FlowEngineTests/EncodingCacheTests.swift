@@ -23,6 +23,9 @@ private struct CacheWalk {
     var compared = 0
     /// Outputs that differed; a walk stops at its first, so a broken cache reports a few.
     var mismatches = 0
+    /// Steps whose tree the document's length bounded (`storageLengthBound`), checked against
+    /// the storage encoding; the others held an interaction or actions waiting.
+    var bounded = 0
 
     /// Strings that encode differently while `==` (canonical equivalence) or `JSONObject`'s
     /// `==` (any member order) calls them equal, and ones the writer escapes.
@@ -98,7 +101,18 @@ private struct CacheWalk {
     mutating func checkRead(transitionJSON: [UInt8]?, handledBy: String?, _ note: String) {
         let cached = cache.document(version: version, tree: tree, transitionJSON: transitionJSON, handledBy: handledBy)
         expectSame(cached, freshDocument(transitionJSON: transitionJSON, handledBy: handledBy), "document \(note)")
+        checkBound(documentLength: cached.count, note)
         compared += 1
+    }
+
+    /// Expects the bound the document's length gives to be at least the storage encoding's length.
+    mutating func checkBound(documentLength: Int, _ note: String) {
+        guard let bound = tree.storageLengthBound(documentLength: documentLength) else { return }
+        bounded += 1
+        let stored = tree.storageBytes()
+        guard bound < stored.count else { return }
+        mismatches += 1
+        Issue.record("storage bound \(bound) under the encoding's \(stored.count) bytes \(note):\n\(String(decoding: stored, as: UTF8.self))")
     }
 
     /// One step: an action applied (document and transition checked), a read, a
@@ -130,6 +144,7 @@ private struct CacheWalk {
             expectSame(transition, freshTransition, "transition after \(action.type) \(note)")
             expectSame(document, freshDocument(transitionJSON: freshTransition, handledBy: outcome.handledBy),
                        "document after \(action.type) \(note)")
+            checkBound(documentLength: document.count, "after \(action.type) \(note)")
             compared += 1
         }
     }
@@ -182,6 +197,7 @@ struct EncodingCacheTests {
     @Test(arguments: batches)
     func cachedEncodingsEqualFreshOnes(batch: Int) throws {
         var compared = 0
+        var bounded = 0
         var mismatches = 0
         for (name, catalog) in Self.catalogs where mismatches < 3 {
             for index in 0..<Self.sessionsPerBatch where mismatches < 3 {
@@ -190,11 +206,28 @@ struct EncodingCacheTests {
                 walk.checkRead(transitionJSON: nil, handledBy: nil, "at creation, \(name) seed \(seed)")
                 for step in 0..<Self.steps where walk.mismatches == 0 { walk.step("at step \(step), \(name) seed \(seed)") }
                 compared += walk.compared
+                bounded += walk.bounded
                 mismatches += walk.mismatches
             }
         }
         #expect(mismatches == 0)
         #expect(compared > Self.catalogs.count * Self.sessionsPerBatch * Self.steps / 2)
+        #expect(bounded > compared / 2, "the storage bound was checked at \(bounded) of \(compared) steps")
+    }
+
+    /// What only the storage writes: `"handoff":true` where the document writes a feature's
+    /// name of one byte, and a presented flow's style of bytes the writer escapes to six
+    /// (the document writes it too). The bound still holds.
+    @Test(arguments: [
+        #"{"format":1,"nextId":6,"root":{"id":1,"flow":"a","kind":"stacked","entries":[{"id":2,"feature":"y","handoff":true},{"id":3,"feature":"x","handoff":true},{"id":4,"flow":"b","kind":"stacked","entries":[{"id":5,"feature":"z","handoff":true}]}]}}"#,
+        #"{"format":1,"nextId":5,"root":{"id":1,"flow":"a","kind":"stacked","entries":[{"id":2,"feature":"s"}],"presented":{"id":3,"flow":"m","kind":"stacked","style":"\u0001\u0002\u0003","entries":[{"id":4,"feature":"q"}]}}}"#,
+    ])
+    func storageBoundHoldsWhereOnlyTheStorageWrites(storage: String) throws {
+        let tree = try FlowTree(storage: Array(storage.utf8))
+        let document = SessionState.document(sessionId: "", userId: "", version: 0, tree: tree, transitionJSON: nil, handledBy: nil,
+                                             flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
+        let bound = try #require(tree.storageLengthBound(documentLength: document.count))
+        #expect(bound >= tree.storageBytes().count, "\(bound) against \(tree.storageBytes().count)")
     }
 
     /// Two trees with the same ids and `==` whose params differ in member order and in the form

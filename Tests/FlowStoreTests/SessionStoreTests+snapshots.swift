@@ -61,3 +61,54 @@ extension SessionStoreTests {
         #expect(try store.actions(sessionId: "old", after: 0, limit: 10).map(\.type) == ["t1", "t2", "t3", "t4"])
     }
 }
+
+/// A rebuilder that is never asked: the test below reads no head it would rebuild.
+private struct UnusedRebuilder: SessionHeadRebuilder {
+    func head(of record: SessionRecord, after entries: [ActionRecord]) -> SessionHead? { nil }
+}
+
+extension SessionStoreTests {
+    /// Which commits store the tree: every one on PostgreSQL, and on SQLite every one until the
+    /// store has a rebuilder, then those at a head or a snapshot. A commit that comes without its
+    /// tree where the store writes one fails and writes nothing; between heads it commits.
+    @Test(arguments: TestStoreKind.allCases) func commitsWithoutTheirTreeWhereItIsNotStored(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        let heads = Array(stride(from: LogSnapshots.headInterval, through: LogSnapshots.interval, by: LogSnapshots.headInterval))
+        #expect((1...LogSnapshots.interval).allSatisfy { store.storesTree(atVersion: $0) })
+        store.rebuildHeads(with: UnusedRebuilder())
+        let stored = (1...LogSnapshots.interval).filter { store.storesTree(atVersion: $0) }
+        #expect(stored == (kind == .sqlite ? heads : Array(1...LogSnapshots.interval)))
+
+        try store.insert(Self.session("s"))
+        for version in 1...LogSnapshots.headInterval {
+            var commit = Self.commit("s", version: version)
+            if !store.storesTree(atVersion: version) { commit.tree = [] }
+            try store.commit(commit)
+        }
+        var treeless = Self.commit("s", version: LogSnapshots.headInterval + 1)
+        treeless.tree = []
+        if kind == .sqlite {
+            try store.commit(treeless)
+            var head = Self.commit("s", version: 2 * LogSnapshots.headInterval)
+            head.tree = []
+            for version in LogSnapshots.headInterval + 2..<2 * LogSnapshots.headInterval {
+                var commit = Self.commit("s", version: version)
+                commit.tree = []
+                try store.commit(commit)
+            }
+            #expect(throws: CommitError.treeMissing) { try store.commit(head) }
+            let log = try store.actions(sessionId: "s", after: 0, limit: 100)
+            #expect(log.count == 2 * LogSnapshots.headInterval - 1, "the treeless head was not written")
+        }
+        // The head row holds the last head's tree, which every read starts from.
+        if let sqlite = store as? SQLiteStore {
+            let tree = try sqlite.pool.read { db in
+                try Data.fetchOne(db, sql: "SELECT tree FROM session_heads WHERE session_id = 's'")
+            }
+            #expect(tree == Data("{\"t\":\(LogSnapshots.headInterval)}".utf8))
+        }
+    }
+}

@@ -40,6 +40,8 @@ final class StallingStore: FlowStore, Sendable {
 
     public func rebuildHeads(with rebuilder: any SessionHeadRebuilder) { base.rebuildHeads(with: rebuilder) }
 
+    public func storesTree(atVersion version: Int) -> Bool { base.storesTree(atVersion: version) }
+
     /// Calls of `session(id:)` so far: reads of a session whole, its head rebuilt when the
     /// store keeps it every `LogSnapshots.headInterval` versions.
     let sessionReads = Atomic<Int>(0)

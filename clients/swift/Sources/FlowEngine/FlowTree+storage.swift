@@ -70,6 +70,26 @@ extension FlowTree {
         return writer.takeBytes()
     }
 
+    /// A length `storageBytes()` does not exceed, from the length of this tree's state document
+    /// (`SessionState.document`, or `EncodingCache`'s, the same bytes) and a walk of its flows
+    /// that reads no params; nil when the tree holds what the document leaves out (a pending
+    /// interaction, actions waiting for guards: their actions' params and rows), where only
+    /// encoding tells. A server checking a size limit encodes the tree only when this bound is
+    /// over the limit, or when it stores the tree anyway.
+    ///
+    /// Why the document bounds the storage: it writes every flow and screen the storage writes,
+    /// with the same params, sections and pending link, and ids as `"f12"` where the storage
+    /// has `12`, and its members outside `root` (session and user ids, version, screens,
+    /// transition, flags, …) are longer than the storage's `format` and `nextId`. Only two
+    /// things are written by the storage alone: a `style` on a flow that is not presented, and
+    /// `"handoff":true`, where the document writes the feature's name (shorter when the name is
+    /// under three bytes). `EncodingCacheTests` checks the bound against the encoding at every
+    /// step of its walks.
+    public func storageLengthBound(documentLength: Int) -> Int? {
+        guard interaction == nil, pendingActions.isEmpty else { return nil }
+        return documentLength + root.storageExcess(isPresented: false)
+    }
+
     /// Reads a tree from its storage encoding, checking every field and the tree's invariants
     /// (``structuralProblems(limits:)``).
     public init(storage bytes: some Collection<UInt8>, limits: FlowLimits = .default) throws(FlowStorageError) {
@@ -143,6 +163,25 @@ extension FlowNode {
             presented.writeStorage(into: &writer)
         }
         writer.endObject()
+    }
+}
+
+extension FlowNode {
+    /// What the storage writes for this flow and those under it that the document does not
+    /// (see ``FlowTree/storageLengthBound(documentLength:)``): `,"style":` and the style, each
+    /// byte escaped to at most six, on a flow that is not presented; two bytes at most per
+    /// hand-off screen (`true` against a quoted feature name of at least no bytes).
+    fileprivate func storageExcess(isPresented: Bool) -> Int {
+        var excess = 0
+        if !isPresented, let presentationStyle { excess += 11 + 6 * presentationStyle.utf8.count }
+        for entry in entries {
+            switch entry {
+            case .screen(let screen): if screen.isHandoff { excess += 2 }
+            case .flow(let child): excess += child.storageExcess(isPresented: false)
+            }
+        }
+        if let presented { excess += presented.storageExcess(isPresented: true) }
+        return excess
     }
 }
 
