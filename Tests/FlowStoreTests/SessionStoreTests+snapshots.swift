@@ -3,6 +3,7 @@
 // stand where they stood, and commits go on in the new shape.
 import FlowStore
 import Foundation
+import Synchronization
 import GRDB
 @testable import PostgresStore
 import SQLiteStore
@@ -110,5 +111,61 @@ extension SessionStoreTests {
             }
             #expect(tree == Data("{\"t\":\(LogSnapshots.headInterval)}".utf8))
         }
+    }
+}
+
+extension SessionStoreTests {
+    /// A full disk in the middle of a batch (SQLite's `max_page_count` reached): SQLite rolls
+    /// the whole transaction back, so every commit of the batch fails, none is half written,
+    /// the writer is left with no transaction open, and once there is room commits go on from
+    /// the last version that was written.
+    @Test func aFullDiskFailsTheWholeBatchAndCommitsGoOnAfter() throws {
+        let database = try TestDatabase(kind: .sqlite)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        let sqlite = try #require(store as? SQLiteStore)
+        try store.insert(Self.session("s"))
+        let pages = try sqlite.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
+        try sqlite.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = \(pages + 2)") }
+        // Entries of 8 KB each: a few fit in the pages left.
+        let padding = String(repeating: "p", count: 8_000)
+        var written = 0
+        var failure: (any Error)?
+        while failure == nil, written < 50 {
+            var pair = [Self.commit("s", version: written + 1), Self.commit("s", version: written + 2)]
+            for index in pair.indices { pair[index].action.params = "{\"p\":\"\(padding)\"}" }
+            let results = Self.submitted(pair, to: store)
+            if case .failure(let error) = results[0] {
+                failure = error
+                #expect(results.allSatisfy { if case .failure = $0 { true } else { false } }, "\(results)")
+            } else {
+                #expect(results.allSatisfy { if case .success = $0 { true } else { false } }, "\(results)")
+                written += 2
+            }
+        }
+        let error = try #require(failure, "50 batches of 16 KB fitted in two pages")
+        #expect((error as? DatabaseError)?.resultCode == .SQLITE_FULL, "\(error)")
+        #expect(try store.actions(sessionId: "s", after: 0, limit: 100).count == written)
+        #expect(try store.session(id: "s")?.version == written)
+
+        try sqlite.pool.writeWithoutTransaction { db in
+            #expect(!db.isInsideTransaction)
+            try db.execute(sql: "PRAGMA max_page_count = 1073741823")
+        }
+        #expect(Self.submitted([Self.commit("s", version: written + 1)], to: store).count == 1)
+        #expect(try store.session(id: "s")?.version == written + 1)
+    }
+
+    /// The results of `commits`, submitted as one session's batch, once their transaction is over.
+    static func submitted(_ commits: [ActionCommit], to store: any FlowStore) -> [Result<Void, any Error>] {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<[Result<Void, any Error>]>([])
+        store.submit(commits) { results in
+            box.withLock { $0 = results }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0 }
     }
 }
