@@ -3,7 +3,6 @@
 // stand where they stood, and commits go on in the new shape.
 import FlowStore
 import Foundation
-import Synchronization
 import GRDB
 @testable import PostgresStore
 import SQLiteStore
@@ -155,17 +154,5 @@ extension SessionStoreTests {
         }
         #expect(Self.submitted([Self.commit("s", version: written + 1)], to: store).count == 1)
         #expect(try store.session(id: "s")?.version == written + 1)
-    }
-
-    /// The results of `commits`, submitted as one session's batch, once their transaction is over.
-    static func submitted(_ commits: [ActionCommit], to store: any FlowStore) -> [Result<Void, any Error>] {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<[Result<Void, any Error>]>([])
-        store.submit(commits) { results in
-            box.withLock { $0 = results }
-            done.signal()
-        }
-        done.wait()
-        return box.withLock { $0 }
     }
 }

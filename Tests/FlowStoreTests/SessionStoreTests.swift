@@ -284,6 +284,18 @@ extension SessionStoreTests {
         #expect(reports.withLock { $0.last } == "group commit: the store answered 2 results for a batch of 1 commits; the extra ones are ignored")
     }
 
+    /// The results of `commits`, submitted as one session's batch, once their transaction is over.
+    static func submitted(_ commits: [ActionCommit], to store: any FlowStore) -> [Result<Void, any Error>] {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<[Result<Void, any Error>]>([])
+        store.submit(commits) { results in
+            box.withLock { $0 = results }
+            done.signal()
+        }
+        done.wait()
+        return box.withLock { $0 }
+    }
+
     /// Successive commits of one session submitted together apply in order; once one fails,
     /// every later one fails too (its version is not next), so no version is written on top of
     /// a missing one, and a key already used refuses its commit.
@@ -293,29 +305,13 @@ extension SessionStoreTests {
         let store = try database.migratedStore()
         try store.insert(SessionStoreTests.session("b-1"))
         let commits = [1, 2, 4, 5].map { SessionStoreTests.commit("b-1", version: $0, key: "k\($0)") }
-        let done = DispatchSemaphore(value: 0)
-        let outcomes = Mutex<[Result<Void, any Error>]>([])
-        store.submit(commits) { results in
-            outcomes.withLock { $0 = results }
-            done.signal()
-        }
-        done.wait()
-        let failed = outcomes.withLock { $0.map { if case .failure = $0 { true } else { false } } }
+        let failed = Self.submitted(commits, to: store).map { if case .failure = $0 { true } else { false } }
         #expect(failed == [false, false, true, true])
         #expect(try store.actions(sessionId: "b-1", after: 0, limit: 10).map(\.version) == [1, 2])
         let reused = [SessionStoreTests.commit("b-1", version: 3, key: "k1"), SessionStoreTests.commit("b-1", version: 4)]
-        store.submit(reused) { results in
-            outcomes.withLock { $0 = results }
-            done.signal()
-        }
-        done.wait()
-        #expect(outcomes.withLock { $0.map { if case .failure = $0 { true } else { false } } } == [true, true])
+        #expect(Self.submitted(reused, to: store).map { if case .failure = $0 { true } else { false } } == [true, true])
         #expect(try store.session(id: "b-1")?.version == 2)
-        store.submit([]) { results in
-            #expect(results.isEmpty)
-            done.signal()
-        }
-        done.wait()
+        #expect(Self.submitted([], to: store).isEmpty)
     }
 
     /// A commit that follows another (the next tap of a batch) is not written on top of another
@@ -331,14 +327,8 @@ extension SessionStoreTests {
         var next = SessionStoreTests.commit("f-1", version: 3, key: "tap-3")
         next.follows = "tap-2"
         let taps = [SessionStoreTests.commit("f-1", version: 2, key: "tap-2"), next]
-        let done = DispatchSemaphore(value: 0)
-        let outcomes = Mutex<[Result<Void, any Error>]>([])
-        store.submit(taps) { results in
-            outcomes.withLock { $0 = results }
-            done.signal()
-        }
-        done.wait()
-        #expect(outcomes.withLock { $0.map { if case .failure(CommitError.versionConflict) = $0 { true } else { false } } } == [true, true])
+        let outcomes = Self.submitted(taps, to: store)
+        #expect(outcomes.map { if case .failure(CommitError.versionConflict) = $0 { true } else { false } } == [true, true])
         #expect(try store.session(id: "f-1")?.version == 2)
         next.follows = "elsewhere"
         try store.commit(next)
