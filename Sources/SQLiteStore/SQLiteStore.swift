@@ -39,7 +39,7 @@ public final class SQLiteStore: FlowStore {
     /// Where the store finds its `SessionHeadRebuilder`, shared with the writer thread.
     final class HeadRebuilding: Sendable {
         private let current = Mutex<(any SessionHeadRebuilder)?>(nil)
-        /// `rebuilder` is set (it is never taken back): read by every action's turn, without the lock.
+        /// `rebuilder` is set (it is never taken back): what every turn and every batch ask, without the lock.
         private let given = Atomic<Bool>(false)
 
         var rebuilder: (any SessionHeadRebuilder)? { current.withLock { $0 } }
@@ -72,7 +72,7 @@ public final class SQLiteStore: FlowStore {
         self.pool = pool
         let heads = HeadRebuilding()
         self.heads = heads
-        groupCommit = GroupCommit { batch, _ in Self.write(batch, to: pool, keepsEveryHead: heads.rebuilder == nil) }
+        groupCommit = GroupCommit { batch, _ in Self.write(batch, to: pool, keepsEveryHead: !heads.isGiven) }
         // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
         // writer; the setting is per connection and only the writer's matters, so set it there last.
         let synchronous = durability == .full ? "FULL" : "NORMAL"
