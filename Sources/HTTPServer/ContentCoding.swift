@@ -60,11 +60,45 @@ public enum ContentCoding {
     }
 
     /// Whether a content type is worth compressing (text-like); event streams are not.
+    /// Every answer asks it, so it reads the bytes in place: the media type (before any `;`,
+    /// without surrounding spaces) compared ASCII-case-insensitively, nothing allocated.
     public static func isCompressible(_ contentType: String) -> Bool {
-        let type = contentType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
-        if type == "text/event-stream" { return false }
-        return type.hasPrefix("text/") || type == "application/json" || type.hasSuffix("+json")
-            || type == "application/yaml" || type == "application/javascript" || type == "image/svg+xml"
+        var contentType = contentType
+        return contentType.withUTF8 { bytes in
+            var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
+            var start = bytes.startIndex
+            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+            let type = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            if equalsIgnoringCase(type, "text/event-stream") { return false }
+            if hasPrefixIgnoringCase(type, "text/") { return true }
+            return equalsIgnoringCase(type, "application/json") || hasSuffixIgnoringCase(type, "+json")
+                || equalsIgnoringCase(type, "application/yaml") || equalsIgnoringCase(type, "application/javascript")
+                || equalsIgnoringCase(type, "image/svg+xml")
+        }
+    }
+
+    /// Whether `bytes` are `lowercase` (ASCII letters in any case).
+    private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        bytes.count == lowercase.utf8CodeUnitCount && matches(bytes, at: 0, lowercase)
+    }
+
+    private static func hasPrefixIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        bytes.count >= lowercase.utf8CodeUnitCount && matches(bytes, at: 0, lowercase)
+    }
+
+    private static func hasSuffixIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        bytes.count >= lowercase.utf8CodeUnitCount && matches(bytes, at: bytes.count - lowercase.utf8CodeUnitCount, lowercase)
+    }
+
+    private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, _ lowercase: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        for index in expected.indices {
+            var byte = bytes[offset + index]
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte += 32 }
+            if byte != expected[index] { return false }
+        }
+        return true
     }
 
     /// `"x"` → `"x-gz"`, `W/"x"` → `W/"x-gz"`; anything not a quoted tag is kept.

@@ -106,6 +106,22 @@ struct ContentCodingTests {
         #expect(ContentCoding.acceptsGzip(acceptEncoding))
     }
 
+    /// Which media types are worth compressing: the type before any parameter, any case,
+    /// spaces around it ignored; event streams never.
+    @Test(arguments: [
+        ("application/json", true), ("application/problem+json", true), ("Application/JSON; charset=utf-8", true),
+        (" application/json ;charset=utf-8", true), ("\tTEXT/html", true), ("text/plain; charset=utf-8", true),
+        ("application/yaml", true), ("application/javascript", true), ("image/svg+xml", true),
+        ("application/vnd.api+JSON", true), ("text/", true),
+        ("text/event-stream", false), ("Text/Event-Stream; charset=utf-8", false), ("application/octet-stream", false),
+        ("image/png", false), ("application/jsonx", false), ("application/jso", false), ("json", false), ("+json ", true),
+        ("", false), (";", false), ("   ", false), ("application/json-seq", false), ("text", false), ("application/xjson", false),
+        ("application/järnväg+json", true), ("tëxt/html", false),
+    ])
+    func compressibleTypes(_ contentType: String, _ expected: Bool) {
+        #expect(ContentCoding.isCompressible(contentType) == expected)
+    }
+
     /// Small answers and types that do not compress are untouched; small JSON still says Vary.
     @Test func smallAndBinaryAnswersAreNotCompressed() throws {
         let live = try server()
