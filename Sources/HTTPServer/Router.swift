@@ -111,8 +111,11 @@ public struct Router: Sendable {
         guard let parts = Self.segmentRanges(bytes) else { return .notFound }
         var allowed: [String] = []
         var owner: Route?
-        for (index, route) in routes.enumerated() {
-            guard let parameters = Self.match(route.segments, parts, in: bytes) else { continue }
+        // By index, and the segment count first: a request is compared with every route before
+        // its own, and copying each route out of the array retained its four references.
+        for index in routes.indices where routes[index].segments.count == parts.count {
+            guard let parameters = Self.match(routes[index].segments, parts, in: bytes) else { continue }
+            let route = routes[index]
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 return .served(index, parameters)
             }
