@@ -73,7 +73,9 @@ let package = Package(
         // What the server needs from storage: the protocol, records, errors, migrations. No database.
         .target(name: "FlowStore", dependencies: ["Locking"], plugins: ["EmbedResources"]),
         // FlowStore on SQLite through GRDB: the embedded default.
-        .target(name: "SQLiteStore", dependencies: ["FlowStore", "Locking", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "SQLiteStore", dependencies: [
+            "FlowStore", "Locking", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        ]),
         // FlowStore on PostgreSQL through libpq: several nodes over one database.
         .target(name: "PostgresStore", dependencies: ["FlowStore", "Locking", "CPostgres"]),
         .target(

@@ -213,10 +213,11 @@ extension SQLiteStore {
     /// row is not rewritten, whatever the size of its context and flags; the database grows by
     /// the entry.
     static func write(_ commit: ActionCommit, in db: Database, keepsEveryHead: Bool) throws {
-        let head = try db.cachedStatement(sql: rowAndLogSQL)
-        guard let versions = try Row.fetchOne(head, arguments: [commit.sessionId]) else { throw CommitError.sessionNotFound }
-        let logged: Int? = try versions.decode(atIndex: 1)
-        let stored = max(try versions.decode(atIndex: 0) as Int, logged ?? 0)
+        let head = DirectStatement(try db.cachedStatement(sql: rowAndLogSQL), in: db)
+        try head.bind(commit.sessionId, at: 1)
+        guard let (row, logged) = try head.firstRow({ (DirectStatement.optionalInt($0, 0) ?? 0, DirectStatement.optionalInt($0, 1)) })
+        else { throw CommitError.sessionNotFound }
+        let stored = max(row, logged ?? 0)
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {
             // The entry below is the previous tap of the same batch, not another writer's.
@@ -233,11 +234,11 @@ extension SQLiteStore {
                 throw CommitError.versionConflict(stored: stored)
             }
         }
-        let insert = try db.cachedStatement(sql: """
+        let insert = DirectStatement(try db.cachedStatement(sql: """
             INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree,
                 client_at, user_state)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+            """), in: db)
         let action = commit.action
         let snapshot = LogSnapshots.keepsTree(commit.version)
         let writesHead = keepsEveryHead || LogSnapshots.keepsHead(commit.version)
@@ -246,11 +247,19 @@ extension SQLiteStore {
         if (snapshot || writesHead) && commit.tree.isEmpty { throw CommitError.treeMissing }
         // A rebuild of this entry starts from the row when the entry before is not in the log.
         let userState = action.userState ?? (logged == stored ? nil : commit.judgedUserState)
-        try insert.execute(arguments: [
-            commit.sessionId, commit.version, action.type, action.source, action.params, action.interactive,
-            snapshot ? action.handledBy : nil, snapshot ? action.transition : nil, action.createdAt,
-            snapshot ? Data(commit.tree) : nil, action.clientAt, userState,
-        ])
+        try insert.bind(commit.sessionId, at: 1)
+        try insert.bind(commit.version, at: 2)
+        try insert.bind(action.type, at: 3)
+        try insert.bind(action.source, at: 4)
+        try insert.bind(action.params, at: 5)
+        try insert.bind(action.interactive, at: 6)
+        try insert.bind(snapshot ? action.handledBy : nil, at: 7)
+        try insert.bind(snapshot ? action.transition : nil, at: 8)
+        try insert.bind(action.createdAt, at: 9)
+        try insert.bind(snapshot ? Data(commit.tree) : nil, at: 10)
+        try insert.bind(action.clientAt, at: 11)
+        try insert.bind(userState, at: 12)
+        try insert.run()
         if writesHead {
             let heads = try db.cachedStatement(sql: """
                 INSERT INTO session_heads (session_id, version, tree, last_transition, handled_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)
