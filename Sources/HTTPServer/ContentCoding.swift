@@ -28,7 +28,27 @@ public enum ContentCoding {
     /// No header accepts nothing but identity here: RFC 9110 allows any coding then, but a
     /// client that did not ask may not decode it.
     public static func acceptsGzip(_ header: String?) -> Bool {
-        guard let header else { return false }
+        guard var header else { return false }
+        // What browsers and HTTP libraries send ("gzip, deflate, br") has no weights and no
+        // wildcard: gzip is accepted when it is named, read in place without a copy.
+        let named = header.withUTF8 { bytes -> Bool? in
+            var found = false
+            var start = bytes.startIndex
+            for index in bytes.indices where bytes[index] == UInt8(ascii: ",") || index == bytes.endIndex - 1 {
+                let end = bytes[index] == UInt8(ascii: ",") ? index : index + 1
+                var element = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                start = index + 1
+                if element.contains(where: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "*") }) { return nil }
+                element = trimmed(element)
+                if equalsIgnoringCase(element, "gzip") || equalsIgnoringCase(element, "x-gzip") { found = true }
+            }
+            return found
+        }
+        return named ?? acceptsGzipWeighing(header)
+    }
+
+    /// `acceptsGzip` for any header: q-values and the wildcard weighed (RFC 9110 §12.5.3).
+    static func acceptsGzipWeighing(_ header: String) -> Bool {
         var named: Double?
         var wildcard: Double?
         for element in header.split(separator: ",") {
@@ -65,17 +85,22 @@ public enum ContentCoding {
     public static func isCompressible(_ contentType: String) -> Bool {
         var contentType = contentType
         return contentType.withUTF8 { bytes in
-            var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
-            var start = bytes.startIndex
-            while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
-            while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-            let type = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            let type = trimmed(UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]))
             if equalsIgnoringCase(type, "text/event-stream") { return false }
             if hasPrefixIgnoringCase(type, "text/") { return true }
             return equalsIgnoringCase(type, "application/json") || hasSuffixIgnoringCase(type, "+json")
                 || equalsIgnoringCase(type, "application/yaml") || equalsIgnoringCase(type, "application/javascript")
                 || equalsIgnoringCase(type, "image/svg+xml")
         }
+    }
+
+    /// `bytes` without the spaces and tabs around them.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
     /// Whether `bytes` are `lowercase` (ASCII letters in any case).

@@ -1,6 +1,6 @@
 // Honest 304s, gzip negotiation and ETags per coding, through a real libmicrohttpd socket.
 import Foundation
-import HTTPServer
+@testable import HTTPServer
 import HTTPTestClient
 import Testing
 
@@ -104,6 +104,29 @@ struct ContentCodingTests {
     @Test(arguments: ["gzip", "GZIP;q=0.5", "x-gzip", "*", "identity;q=0, *;q=0.1", "br;q=1, gzip;q=0.001"])
     func gzipWhenWeighted(_ acceptEncoding: String) throws {
         #expect(ContentCoding.acceptsGzip(acceptEncoding))
+    }
+
+    /// Headers without weights or a wildcard are read in place; they must be answered as the
+    /// weighing parser answers them, which the q-value tests above check.
+    @Test func unweightedHeadersReadInPlaceAsWeighed() {
+        let parts = ["gzip", "GZip", "x-gzip", "X-GZIP", "deflate", "br", "identity", "gzipx", "xgzip", "gz", " ", "\t", "", "zstd"]
+        var generator = SystemRandomNumberGenerator()
+        var checked = 0
+        for _ in 0..<5_000 {
+            let count = Int.random(in: 0...5, using: &generator)
+            let elements = (0..<count).map { _ in
+                (Bool.random(using: &generator) ? " " : "") + parts.randomElement(using: &generator)! + (Bool.random(using: &generator) ? "\t" : "")
+            }
+            let header = elements.joined(separator: Bool.random(using: &generator) ? "," : ", ")
+            #expect(ContentCoding.acceptsGzip(header) == ContentCoding.acceptsGzipWeighing(header), "\(header.debugDescription)")
+            checked += 1
+        }
+        for header in ["gzip", " gzip ,", ",,gzip,,", "deflate, br", "gzip, deflate, br, zstd", "", ",", "br,x-gzip", "GZIP"] {
+            #expect(ContentCoding.acceptsGzip(header) == ContentCoding.acceptsGzipWeighing(header), "\(header.debugDescription)")
+        }
+        #expect(ContentCoding.acceptsGzip("gzip, deflate, br"))
+        #expect(!ContentCoding.acceptsGzip("deflate, br"))
+        #expect(checked == 5_000)
     }
 
     /// Which media types are worth compressing: the type before any parameter, any case,
