@@ -33,14 +33,10 @@ public enum ContentCoding {
         // wildcard: gzip is accepted when it is named, read in place without a copy.
         let named = header.withUTF8 { bytes -> Bool? in
             var found = false
-            var start = bytes.startIndex
-            for index in bytes.indices where bytes[index] == UInt8(ascii: ",") || index == bytes.endIndex - 1 {
-                let end = bytes[index] == UInt8(ascii: ",") ? index : index + 1
-                var element = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                start = index + 1
+            for element in bytes.split(separator: UInt8(ascii: ",")) {
                 if element.contains(where: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "*") }) { return nil }
-                element = trimmed(element)
-                if equalsIgnoringCase(element, "gzip") || equalsIgnoringCase(element, "x-gzip") { found = true }
+                let coding = trimmed(UnsafeBufferPointer(rebasing: element))
+                if equalsIgnoringCase(coding, "gzip") || equalsIgnoringCase(coding, "x-gzip") { found = true }
             }
             return found
         }
