@@ -114,10 +114,8 @@ public enum ContentCoding {
 
     private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, _ lowercase: StaticString) -> Bool {
         let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        for index in expected.indices {
-            var byte = bytes[offset + index]
-            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte += 32 }
-            if byte != expected[index] { return false }
+        for index in expected.indices where bytes[offset + index].lowercasedASCII != expected[index] {
+            return false
         }
         return true
     }

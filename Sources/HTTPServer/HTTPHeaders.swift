@@ -55,19 +55,22 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         let compared = a.utf8.withContiguousStorageIfAvailable { a in
             b.utf8.withContiguousStorageIfAvailable { b in
                 for index in 0..<a.count where a[index] != b[index] {
-                    if lower(a[index]) != lower(b[index]) { return false }
+                    if a[index].lowercasedASCII != b[index].lowercasedASCII { return false }
                 }
                 return true
             }
         }
         if let compared = compared ?? nil { return compared }
         for (x, y) in zip(a.utf8, b.utf8) where x != y {
-            if lower(x) != lower(y) { return false }
+            if x.lowercasedASCII != y.lowercasedASCII { return false }
         }
         return true
     }
+}
 
-    private static func lower(_ byte: UInt8) -> UInt8 {
-        (byte >= 65 && byte <= 90) ? byte | 0x20 : byte
+extension UInt8 {
+    /// The byte with an ASCII capital letter lowercased; any other byte as it is.
+    var lowercasedASCII: UInt8 {
+        (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z")) ? self | 0x20 : self
     }
 }
