@@ -111,7 +111,6 @@ struct ContentCodingTests {
     @Test func unweightedHeadersReadInPlaceAsWeighed() {
         let parts = ["gzip", "GZip", "x-gzip", "X-GZIP", "deflate", "br", "identity", "gzipx", "xgzip", "gz", " ", "\t", "", "zstd"]
         var generator = SystemRandomNumberGenerator()
-        var checked = 0
         for _ in 0..<5_000 {
             let count = Int.random(in: 0...5, using: &generator)
             let elements = (0..<count).map { _ in
@@ -119,14 +118,12 @@ struct ContentCodingTests {
             }
             let header = elements.joined(separator: Bool.random(using: &generator) ? "," : ", ")
             #expect(ContentCoding.acceptsGzip(header) == ContentCoding.acceptsGzipWeighing(header), "\(header.debugDescription)")
-            checked += 1
         }
         for header in ["gzip", " gzip ,", ",,gzip,,", "deflate, br", "gzip, deflate, br, zstd", "", ",", "br,x-gzip", "GZIP"] {
             #expect(ContentCoding.acceptsGzip(header) == ContentCoding.acceptsGzipWeighing(header), "\(header.debugDescription)")
         }
         #expect(ContentCoding.acceptsGzip("gzip, deflate, br"))
         #expect(!ContentCoding.acceptsGzip("deflate, br"))
-        #expect(checked == 5_000)
     }
 
     /// Which media types are worth compressing: the type before any parameter, any case,
