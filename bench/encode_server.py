@@ -21,6 +21,9 @@ import subprocess
 import sys
 import tempfile
 
+# libmicrohttpd's access handler: everything the HTTP thread does for a request.
+ACCESS = "10HTTPServerAAC6access10connection"
+
 # A stage, and the symbols (mangled Swift names, or parts of them) whose largest inclusive cost is its cost.
 STAGES = [
     ("parse the body", ["4JSON10JSONParserV5parse"]),
@@ -32,14 +35,13 @@ STAGES = [
     ("stored tree", ["10FlowEngine0A4TreeV12writeStorage4into"]),
     ("commit (SQLite, per batch)", ["11SQLiteStoreAAC5write_2to"]),
     ("the whole turn (applyLocked)", ["14SessionServiceC11applyLocked"]),
-    # Everything libmicrohttpd's access handler does for a request, on the HTTP thread.
-    ("the HTTP thread (access handler)", ["10HTTPServerAAC6access10connection"]),
+    ("the HTTP thread (access handler)", [ACCESS]),
     # The writer thread's loop: the commit and the completions it runs for each action.
     ("the writer thread", ["11GroupCommitC3run"]),
 ]
 
-# The stage of a state read: the HTTP thread's access handler.
-READ_STAGE = ("a state read, the HTTP thread", ["10HTTPServerAAC6access10connection"])
+# The stage of a state read.
+READ_STAGE = ("a state read, the HTTP thread", [ACCESS])
 
 
 def stage_costs(path, stages):
