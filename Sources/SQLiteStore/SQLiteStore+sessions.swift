@@ -149,7 +149,8 @@ extension SQLiteStore {
     /// conflict does not undo another's. The transaction and savepoint statements are prepared
     /// once: GRDB's `inTransaction` and `inSavepoint` prepare their SQL at every call, which
     /// cost a transaction some 25,000 instructions (callgrind; a batch of one at low load).
-    static func write(_ batch: [ActionCommit], to pool: DatabasePool, keepsEveryHead: Bool) -> [Result<Void, any Error>] {
+    static func write(_ batch: [ActionCommit], to pool: DatabasePool, versions: CommittedVersions,
+                      keepsEveryHead: Bool) -> [Result<Void, any Error>] {
         var results: [Result<Void, any Error>] = []
         results.reserveCapacity(batch.count)
         do {
@@ -160,14 +161,19 @@ extension SQLiteStore {
                 let release = try db.cachedStatement(sql: "RELEASE SAVEPOINT action")
                 let rollback = try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT action")
                 try begin.execute()
+                var known = versions.begin(db)
                 do {
                     for commit in batch {
                         try savepoint.execute()
                         do {
-                            try write(commit, in: db, keepsEveryHead: keepsEveryHead)
+                            let head = known.head(of: commit.sessionId)
+                            if head == nil { versions.databaseReads.add(1, ordering: .relaxed) }
+                            try write(commit, in: db, known: head, keepsEveryHead: keepsEveryHead)
                             try release.execute()
+                            known.wrote(commit.sessionId, version: commit.version)
                             results.append(.success(()))
                         } catch {
+                            known.forget(commit.sessionId)
                             // SQLite rolled the whole transaction back by itself (a full disk,
                             // an I/O error): the batch fails with this error, not with the
                             // savepoint's that is gone with it.
@@ -184,9 +190,11 @@ extension SQLiteStore {
                     try? db.rollback()
                     throw error
                 }
+                versions.committed(known, db)
             }
         } catch {
             // The transaction itself failed: nothing in it is committed.
+            versions.forget()
             return batch.map { _ in .failure(error) }
         }
         return results
@@ -207,17 +215,28 @@ extension SQLiteStore {
         FROM sessions s WHERE s.id = ?
         """
 
+    /// The version a session stands at in the database, and whether its log's newest entry is
+    /// at that version (not its row, which is newer where the log was compacted or the session
+    /// is new). Throws `CommitError.sessionNotFound` when it does not exist.
+    static func storedVersion(of sessionId: String, in db: Database) throws -> (version: Int, logged: Bool) {
+        let head = DirectStatement(try db.cachedStatement(sql: rowAndLogSQL), in: db)
+        try head.bind(sessionId, at: 1)
+        guard let (row, logged) = try head.firstRow({ (DirectStatement.optionalInt($0, 0) ?? 0, DirectStatement.optionalInt($0, 1)) })
+        else { throw CommitError.sessionNotFound }
+        let stored = max(row, logged ?? 0)
+        return (stored, logged == stored)
+    }
+
     /// One action's writes: its log entry (with the tree only at a snapshot, see
     /// `LogSnapshots`) and, at every version or (with a rebuilder, `keepsEveryHead` false) every
     /// `LogSnapshots.headInterval`-th, the session's head row, rewritten in place. The session
     /// row is not rewritten, whatever the size of its context and flags; the database grows by
     /// the entry.
-    static func write(_ commit: ActionCommit, in db: Database, keepsEveryHead: Bool) throws {
-        let head = DirectStatement(try db.cachedStatement(sql: rowAndLogSQL), in: db)
-        try head.bind(commit.sessionId, at: 1)
-        guard let (row, logged) = try head.firstRow({ (DirectStatement.optionalInt($0, 0) ?? 0, DirectStatement.optionalInt($0, 1)) })
-        else { throw CommitError.sessionNotFound }
-        let stored = max(row, logged ?? 0)
+    ///
+    /// `known` is the session's version as the writer's batches left it (`CommittedVersions`),
+    /// nil to read it from the database.
+    static func write(_ commit: ActionCommit, in db: Database, known: CommittedVersions.Head?, keepsEveryHead: Bool) throws {
+        let (stored, storedIsLogged) = try known.map { ($0.version, $0.logged) } ?? storedVersion(of: commit.sessionId, in: db)
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {
             // The entry below is the previous tap of the same batch, not another writer's.
@@ -246,7 +265,7 @@ extension SQLiteStore {
         // write an empty one: nothing is written, and the action fails as a storage error.
         if (snapshot || writesHead) && commit.tree.isEmpty { throw CommitError.treeMissing }
         // A rebuild of this entry starts from the row when the entry before is not in the log.
-        let userState = action.userState ?? (logged == stored ? nil : commit.judgedUserState)
+        let userState = action.userState ?? (storedIsLogged ? nil : commit.judgedUserState)
         try insert.bind(commit.sessionId, at: 1)
         try insert.bind(commit.version, at: 2)
         try insert.bind(action.type, at: 3)

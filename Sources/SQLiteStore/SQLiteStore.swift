@@ -27,6 +27,8 @@ public final class SQLiteStore: FlowStore {
     /// close used a freed connection: a crash, not an error), and refuses new ones from then on.
     private let inFlight = Atomic<Int>(0)
     let groupCommit: GroupCommit
+    /// The versions the batches committed, read by the next batch instead of the database.
+    let versions: CommittedVersions
     let checkpointer: WALCheckpointer
     /// The rowid up to which retention has examined the log (see `compactActions`).
     let compactionCursor = Atomic<Int64>(0)
@@ -72,7 +74,11 @@ public final class SQLiteStore: FlowStore {
         self.pool = pool
         let heads = HeadRebuilding()
         self.heads = heads
-        groupCommit = GroupCommit { batch, _ in Self.write(batch, to: pool, keepsEveryHead: !heads.isGiven) }
+        let versions = CommittedVersions()
+        self.versions = versions
+        groupCommit = GroupCommit { batch, _ in
+            Self.write(batch, to: pool, versions: versions, keepsEveryHead: !heads.isGiven)
+        }
         // Debian's SQLite defaults WAL to FULL and GRDB's pool sets NORMAL when it opens the
         // writer; the setting is per connection and only the writer's matters, so set it there last.
         let synchronous = durability == .full ? "FULL" : "NORMAL"
