@@ -48,9 +48,62 @@ public enum SQLDialect: String, Sendable, CaseIterable {
 public enum Timestamp {
     /// Now, or `date`, as stored.
     public static func string(_ date: Date = Date()) -> String {
-        style.format(date)
+        written(date) ?? style.format(date)
     }
 
     /// Made once: every action is stamped, and making the style cost a third of formatting.
-    private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// `date` as `style` writes it ("2026-11-30T09:41:07.123Z"), for the years 1970 to 9999;
+    /// nil outside them. Every action is stamped on the HTTP thread, and the style, going
+    /// through a calendar's components, cost 0.8% of the server's CPU per action under load.
+    /// Milliseconds are truncated, as the style truncates them (checked against it on random
+    /// and boundary times in `TimestampTests`).
+    static func written(_ date: Date) -> String? {
+        let time = date.timeIntervalSince1970
+        guard time >= 0, time < 253_402_300_800 else { return nil }
+        let whole = time.rounded(.down)
+        let milliseconds = Int(((time - whole) * 1000).rounded(.down))
+        let seconds = Int(whole)
+        let (year, month, day) = civil(days: seconds / 86_400)
+        let clock = seconds % 86_400
+        return String(unsafeUninitializedCapacity: 24) { bytes in
+            func put(_ value: Int, at start: Int, digits: Int) {
+                var value = value
+                for index in stride(from: start + digits - 1, through: start, by: -1) {
+                    bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(year, at: 0, digits: 4)
+            bytes[4] = UInt8(ascii: "-")
+            put(month, at: 5, digits: 2)
+            bytes[7] = UInt8(ascii: "-")
+            put(day, at: 8, digits: 2)
+            bytes[10] = UInt8(ascii: "T")
+            put(clock / 3600, at: 11, digits: 2)
+            bytes[13] = UInt8(ascii: ":")
+            put(clock % 3600 / 60, at: 14, digits: 2)
+            bytes[16] = UInt8(ascii: ":")
+            put(clock % 60, at: 17, digits: 2)
+            bytes[19] = UInt8(ascii: ".")
+            put(milliseconds, at: 20, digits: 3)
+            bytes[23] = UInt8(ascii: "Z")
+            return 24
+        }
+    }
+
+    /// The proleptic Gregorian date of a day counted from 1970-01-01 (day 0), for days from 0:
+    /// Howard Hinnant's `civil_from_days`, in 400-year eras of 146,097 days.
+    static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
+        let shifted = days + 719_468  // from 0000-03-01, so a leap day ends its year
+        let era = shifted / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
 }
