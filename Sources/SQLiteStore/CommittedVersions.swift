@@ -14,6 +14,11 @@ import Synchronization
 /// has begun its transaction is compared with the count its previous batch left; if they differ,
 /// something else wrote (a session created or deleted on the writer, retention, another store on
 /// the file, a script) and every version is forgotten, to be read from the database again.
+///
+/// A trigger could write the log inside a batch's own transaction, where no count moves. The
+/// schema has none, but a database could be given one (tests do, to play another writer): each
+/// time the count moved (as creating a trigger moves it), the batch looks for triggers, and
+/// while there is one no version is kept.
 final class CommittedVersions: Sendable {
     /// A session's version as the batches left it, and whether its log's newest entry is that
     /// version (false when its row is newer, which decides whether an entry stores its user state).
@@ -25,16 +30,26 @@ final class CommittedVersions: Sendable {
     /// The versions a batch works with, taken at its start and given back at its end.
     struct Known {
         fileprivate(set) var heads: [String: Head]
+        /// False while a trigger could write inside the transaction: nothing is kept.
+        fileprivate let keeps: Bool
     }
 
     /// Beyond this many sessions the versions start over (a session's first commit after reads
     /// its version from the database, as after a restart): some 100 bytes each.
     static let capacity = 100_000
 
+    /// The pager's counts of the main database and of the connection's temporary one (where a
+    /// temporary trigger would live; nil before it is first used).
+    struct DataVersion: Equatable {
+        var main: UInt32
+        var temp: UInt32?
+    }
+
     private struct State {
         var heads: [String: Head] = [:]
-        /// The data version the last batch left; nil when none is known to be the writer's own.
-        var dataVersion: UInt32?
+        /// The counts the last batch left; nil when none are known to be the writer's own.
+        var dataVersion: DataVersion?
+        var keeps = false
     }
 
     private let state = Mutex(State())
@@ -45,19 +60,21 @@ final class CommittedVersions: Sendable {
     /// last batch left it, and none otherwise.
     func begin(_ db: Database) -> Known {
         let current = Self.dataVersion(db)
-        return state.withLock { state in
+        let (heads, unchanged, keeps) = state.withLock { state in
             defer { state.heads = [:] }
-            guard let current, current == state.dataVersion else { return Known(heads: [:]) }
-            return Known(heads: state.heads)
+            return (state.heads, current != nil && current == state.dataVersion, state.keeps)
         }
+        if unchanged { return Known(heads: heads, keeps: keeps) }
+        return Known(heads: [:], keeps: current != nil && Self.hasNoTriggers(db))
     }
 
-    /// After the batch's transaction committed: what it wrote, and the data version it left.
+    /// After the batch's transaction committed: what it wrote, and the counts it left.
     func committed(_ known: Known, _ db: Database) {
         let current = Self.dataVersion(db)
         state.withLock { state in
             state.heads = known.heads.count > Self.capacity ? [:] : known.heads
             state.dataVersion = current
+            state.keeps = known.keeps
         }
     }
 
@@ -69,12 +86,24 @@ final class CommittedVersions: Sendable {
         }
     }
 
-    /// The pager's count of changes to the main database, nil when SQLite does not say.
-    static func dataVersion(_ db: Database) -> UInt32? {
+    /// The pager's counts of changes, nil when SQLite does not say.
+    static func dataVersion(_ db: Database) -> DataVersion? {
         guard let connection = db.sqliteConnection else { return nil }
-        var version: UInt32 = 0
-        let code = sqlite3_file_control(connection, "main", SQLITE_FCNTL_DATA_VERSION, &version)
-        return code == SQLITE_OK ? version : nil
+        func count(_ name: String) -> UInt32? {
+            var version: UInt32 = 0
+            return sqlite3_file_control(connection, name, SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK ? version : nil
+        }
+        guard let main = count("main") else { return nil }
+        return DataVersion(main: main, temp: count("temp"))
+    }
+
+    /// No trigger in the database or the connection's temporary schema; false if that cannot be read.
+    static func hasNoTriggers(_ db: Database) -> Bool {
+        let sql = """
+            SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger')
+                AND NOT EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'trigger')
+            """
+        return (try? Bool.fetchOne(db, sql: sql)) == true
     }
 }
 
@@ -83,6 +112,7 @@ extension CommittedVersions.Known {
 
     /// A commit at `version` of the session was written (its savepoint released).
     mutating func wrote(_ sessionId: String, version: Int) {
+        guard keeps else { return }
         heads[sessionId] = CommittedVersions.Head(version: version, logged: true)
     }
 

@@ -100,4 +100,34 @@ struct CommittedVersionsTests {
         try store.commit(SessionStoreTests.commit("s-2", version: 4))
         #expect(Self.reads(store) == 3)
     }
+
+    /// A trigger writes the log inside the batch's own transaction, where no count moves: once
+    /// the database has one, versions are read from the database, and a commit on a version the
+    /// trigger took is refused (not failed on the log's unique index). A temporary trigger, on
+    /// the writer's connection only, counts too.
+    @Test(arguments: ["TRIGGER", "TEMP TRIGGER"])
+    func triggersAreSeen(_ kind: String) throws {
+        let (database, store) = try Self.store()
+        defer { withExtendedLifetime(database) { try? store.close() } }
+        for version in 1...3 { try store.commit(SessionStoreTests.commit("s-1", version: version)) }
+        // Outside a transaction, so a temporary trigger changes nothing of the main database.
+        try store.pool.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                CREATE \(kind) elsewhere AFTER INSERT ON main.actions WHEN NEW.type = 't4'
+                BEGIN
+                    INSERT INTO actions (session_id, version, type, params, interactive, created_at)
+                    VALUES (NEW.session_id, NEW.version + 1, 'elsewhere', '{}', 0, NEW.created_at);
+                END
+                """)
+        }
+        try store.commit(SessionStoreTests.commit("s-1", version: 4))
+        #expect(throws: CommitError.versionConflict(stored: 5)) { try store.commit(SessionStoreTests.commit("s-1", version: 5)) }
+        try store.commit(SessionStoreTests.commit("s-1", version: 6))
+        #expect(try store.actions(sessionId: "s-1", after: 3, limit: 100).map(\.type) == ["t4", "elsewhere", "t6"])
+        // Without the trigger, the batches keep versions again.
+        try store.pool.write { db in try db.execute(sql: "DROP TRIGGER elsewhere") }
+        let reads = Self.reads(store)
+        for version in 7...9 { try store.commit(SessionStoreTests.commit("s-1", version: version)) }
+        #expect(Self.reads(store) == reads + 1)
+    }
 }
