@@ -39,7 +39,7 @@ final class CommittedVersions: Sendable {
     static let capacity = 100_000
 
     /// The pager's counts of the main database and of the connection's temporary one (where a
-    /// temporary trigger would live; nil before it is first used).
+    /// temporary trigger would live; nil until something opens it, as creating one does).
     struct DataVersion: Equatable {
         var main: UInt32
         var temp: UInt32?
@@ -65,7 +65,8 @@ final class CommittedVersions: Sendable {
             return (state.heads, current != nil && current == state.dataVersion, state.keeps)
         }
         if unchanged { return Known(heads: heads, keeps: keeps) }
-        return Known(heads: [:], keeps: current != nil && Self.hasNoTriggers(db))
+        guard let current else { return Known(heads: [:], keeps: false) }
+        return Known(heads: [:], keeps: Self.hasNoTriggers(db, temporary: current.temp != nil))
     }
 
     /// After the batch's transaction committed: what it wrote, and the counts it left.
@@ -97,12 +98,12 @@ final class CommittedVersions: Sendable {
         return DataVersion(main: main, temp: count("temp"))
     }
 
-    /// No trigger in the database or the connection's temporary schema; false if that cannot be read.
-    static func hasNoTriggers(_ db: Database) -> Bool {
-        let sql = """
-            SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger')
-                AND NOT EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'trigger')
-            """
+    /// No trigger in the database, nor in the connection's temporary schema when it has one
+    /// (`temporary`: reading it would open it, and every transaction would then begin and
+    /// commit it too); false if that cannot be read.
+    static func hasNoTriggers(_ db: Database, temporary: Bool) -> Bool {
+        let main = "SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger')"
+        let sql = temporary ? main + " AND NOT EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'trigger')" : main
         return (try? Bool.fetchOne(db, sql: sql)) == true
     }
 }
