@@ -1,6 +1,7 @@
 // The body of POST /v1/sessions/{id}/actions/batch, checked item by item before anything is applied.
 import JSON
 import FlowEngine
+import FlowStore
 import HTTPServer
 
 /// One tap a client made offline, as it sends it later in a batch.
@@ -170,15 +171,7 @@ enum ClientTime {
         let local = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + milliseconds
         let utc = local - offsetMinutes * 60_000
         let (utcDays, dayMilliseconds) = (utc.floorDivided(by: 86_400_000), utc.floorModulo(86_400_000))
-        let (utcYear, utcMonth, utcDay) = civilFromDays(utcDays)
-        guard (1...9999).contains(utcYear) else { return nil }
-        let seconds = dayMilliseconds / 1000
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(utcYear, 4))-\(pad(utcMonth, 2))-\(pad(utcDay, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):"
-            + "\(pad(seconds % 60, 2)).\(pad(dayMilliseconds % 1000, 3))Z"
+        return Timestamp.string(days: utcDays, millisecondOfDay: dayMilliseconds)
     }
 
     static func daysIn(month: Int, year: Int) -> Int {
@@ -197,19 +190,6 @@ enum ClientTime {
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The date of a day count since 1970-01-01 (`civil_from_days`).
-    static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = z.floorDivided(by: 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 

@@ -65,8 +65,15 @@ public enum Timestamp {
         let whole = time.rounded(.down)
         let milliseconds = Int(((time - whole) * 1000).rounded(.down))
         let seconds = Int(whole)
-        let (year, month, day) = civil(days: seconds / 86_400)
-        let clock = seconds % 86_400
+        return string(days: seconds / 86_400, millisecondOfDay: seconds % 86_400 * 1000 + milliseconds)
+    }
+
+    /// The stored form of the time `millisecondOfDay` (0 to 86,399,999) into the day `days`
+    /// counted from 1970-01-01; nil outside the years 0001 to 9999, which four digits write.
+    public static func string(days: Int, millisecondOfDay: Int) -> String? {
+        let (year, month, day) = civil(days: days)
+        guard (1...9999).contains(year), (0..<86_400_000).contains(millisecondOfDay) else { return nil }
+        let seconds = millisecondOfDay / 1000
         return String(unsafeUninitializedCapacity: 24) { bytes in
             func put(_ value: Int, at start: Int, digits: Int) {
                 var value = value
@@ -81,23 +88,23 @@ public enum Timestamp {
             bytes[7] = UInt8(ascii: "-")
             put(day, at: 8, digits: 2)
             bytes[10] = UInt8(ascii: "T")
-            put(clock / 3600, at: 11, digits: 2)
+            put(seconds / 3600, at: 11, digits: 2)
             bytes[13] = UInt8(ascii: ":")
-            put(clock % 3600 / 60, at: 14, digits: 2)
+            put(seconds % 3600 / 60, at: 14, digits: 2)
             bytes[16] = UInt8(ascii: ":")
-            put(clock % 60, at: 17, digits: 2)
+            put(seconds % 60, at: 17, digits: 2)
             bytes[19] = UInt8(ascii: ".")
-            put(milliseconds, at: 20, digits: 3)
+            put(millisecondOfDay % 1000, at: 20, digits: 3)
             bytes[23] = UInt8(ascii: "Z")
             return 24
         }
     }
 
-    /// The proleptic Gregorian date of a day counted from 1970-01-01 (day 0), for days from 0:
-    /// Howard Hinnant's `civil_from_days`, in 400-year eras of 146,097 days.
-    static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
+    /// The proleptic Gregorian date of a day counted from 1970-01-01 (day 0, earlier days
+    /// negative): Howard Hinnant's `civil_from_days`, in 400-year eras of 146,097 days.
+    public static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468  // from 0000-03-01, so a leap day ends its year
-        let era = shifted / 146_097
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097
         let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
         let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
