@@ -20,16 +20,10 @@ import Synchronization
 /// time the count moved (as creating a trigger moves it), the batch looks for triggers, and
 /// while there is one no version is kept.
 final class CommittedVersions: Sendable {
-    /// A session's version as the batches left it, and whether its log's newest entry is that
-    /// version (false when its row is newer, which decides whether an entry stores its user state).
-    struct Head {
-        var version: Int
-        var logged: Bool
-    }
-
-    /// The versions a batch works with, taken at its start and given back at its end.
+    /// The versions a batch works with, taken at its start and given back at its end: each the
+    /// version of the session's newest log entry, which that batch wrote.
     struct Known {
-        fileprivate(set) var heads: [String: Head]
+        fileprivate(set) var heads: [String: Int]
         /// False while a trigger could write inside the transaction: nothing is kept.
         fileprivate let keeps: Bool
     }
@@ -46,7 +40,7 @@ final class CommittedVersions: Sendable {
     }
 
     private struct State {
-        var heads: [String: Head] = [:]
+        var heads: [String: Int] = [:]
         /// The counts the last batch left; nil when none are known to be the writer's own.
         var dataVersion: DataVersion?
         var keeps = false
@@ -109,12 +103,12 @@ final class CommittedVersions: Sendable {
 }
 
 extension CommittedVersions.Known {
-    func head(of sessionId: String) -> CommittedVersions.Head? { heads[sessionId] }
+    func version(of sessionId: String) -> Int? { heads[sessionId] }
 
     /// A commit at `version` of the session was written (its savepoint released).
     mutating func wrote(_ sessionId: String, version: Int) {
         guard keeps else { return }
-        heads[sessionId] = CommittedVersions.Head(version: version, logged: true)
+        heads[sessionId] = version
     }
 
     /// A commit of the session failed: its version is read from the database next time.

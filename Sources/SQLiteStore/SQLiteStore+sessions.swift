@@ -166,9 +166,9 @@ extension SQLiteStore {
                     for commit in batch {
                         try savepoint.execute()
                         do {
-                            let head = known.head(of: commit.sessionId)
-                            if head == nil { versions.databaseReads.add(1, ordering: .relaxed) }
-                            try write(commit, in: db, known: head, keepsEveryHead: keepsEveryHead)
+                            let version = known.version(of: commit.sessionId)
+                            if version == nil { versions.databaseReads.add(1, ordering: .relaxed) }
+                            try write(commit, in: db, known: version, keepsEveryHead: keepsEveryHead)
                             try release.execute()
                             known.wrote(commit.sessionId, version: commit.version)
                             results.append(.success(()))
@@ -233,10 +233,10 @@ extension SQLiteStore {
     /// row is not rewritten, whatever the size of its context and flags; the database grows by
     /// the entry.
     ///
-    /// `known` is the session's version as the writer's batches left it (`CommittedVersions`),
-    /// nil to read it from the database.
-    static func write(_ commit: ActionCommit, in db: Database, known: CommittedVersions.Head?, keepsEveryHead: Bool) throws {
-        let (stored, storedIsLogged) = try known.map { ($0.version, $0.logged) } ?? storedVersion(of: commit.sessionId, in: db)
+    /// `known` is the session's version as the writer's batches left it (`CommittedVersions`:
+    /// its log's newest entry, which a batch wrote), nil to read it from the database.
+    static func write(_ commit: ActionCommit, in db: Database, known: Int?, keepsEveryHead: Bool) throws {
+        let (stored, storedIsLogged) = try known.map { ($0, true) } ?? storedVersion(of: commit.sessionId, in: db)
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {
             // The entry below is the previous tap of the same batch, not another writer's.
