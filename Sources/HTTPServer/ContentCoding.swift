@@ -136,19 +136,19 @@ public enum ContentCoding {
     /// `response` as it goes to a client that sent `acceptEncoding`: compressed, with the coded
     /// ETag and `Vary`, when it is worth it; a 304 gets the coded ETag and the compressed
     /// length of the representation it stands for.
-    public static func negotiated(_ response: Response, acceptEncoding: String?, threshold: Int) -> Response {
+    public static func negotiated(_ response: consuming Response, acceptEncoding: String?, threshold: Int) -> Response {
         guard response.stream == nil, response.deferred == nil,
               response.headers["Content-Encoding"] == nil else { return response }
         let notModified = response.status == 304
         let contentType = notModified ? response.representation?.contentType : response.headers["Content-Type"]
         guard let contentType, isCompressible(contentType) else { return response }
         var coded = response
-        if !(coded.headers.values("Vary").contains { $0.lowercased().contains("accept-encoding") }) {
+        if !coded.headers.contains("Vary", valueContaining: "accept-encoding") {
             coded.headers.add(name: "Vary", value: "Accept-Encoding")
         }
-        let body = notModified ? (response.representation?.body ?? []) : response.body
+        let body = notModified ? (coded.representation?.body ?? []) : coded.body
         guard body.count >= threshold, acceptsGzip(acceptEncoding),
-              let compressed = compressedBodies.compressed(body, tag: response.headers["ETag"]),
+              let compressed = compressedBodies.compressed(body, tag: coded.headers["ETag"]),
               compressed.count < body.count else { return coded }
         if notModified {
             coded.representation?.body = compressed

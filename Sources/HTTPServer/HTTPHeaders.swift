@@ -44,6 +44,26 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.compactMap { Self.equalNames($0.name, name) ? $0.value : nil }
     }
 
+    /// Whether a field named `name` holds `lowercase` anywhere in its value, ignoring ASCII
+    /// case (`Vary: Origin, accept-encoding` holds `accept-encoding`); as `values(name)` and a
+    /// lowercased search, without copying either.
+    public func contains(_ name: String, valueContaining lowercase: StaticString) -> Bool {
+        fields.contains { field in
+            guard Self.equalNames(field.name, name) else { return false }
+            var value = field.value
+            return value.withUTF8 { Self.contains($0, lowercase) }
+        }
+    }
+
+    private static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        let needle = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        guard needle.count <= bytes.count else { return false }
+        guard !needle.isEmpty else { return true }
+        return (0...(bytes.count - needle.count)).contains { start in
+            needle.indices.allSatisfy { bytes[start + $0].lowercasedASCII == needle[$0] }
+        }
+    }
+
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
         fields.makeIterator()
     }

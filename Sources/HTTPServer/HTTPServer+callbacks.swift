@@ -235,7 +235,7 @@ extension HTTPServer {
         return requestIds.next()
     }
 
-    private func queue(_ response: Response, for exchange: Exchange, requestId: String? = nil,
+    private func queue(_ response: consuming Response, for exchange: Exchange, requestId: String? = nil,
                        on connection: OpaquePointer) -> MHD_Result {
         if !exchange.counted {
             exchange.counted = true

@@ -165,18 +165,36 @@ public final class HTTPServer: Sendable {
 
 /// Makes request ids: a random per-process prefix and a counter, cheap and unique enough to grep.
 final class RequestIdGenerator: Sendable {
-    private let prefix: String
+    /// This process's random part, in lowercase hex: at most 8 bytes.
+    private let prefix: [UInt8]
     private let counter = Atomic<UInt64>(0)
 
     init() {
         var generator = SystemRandomNumberGenerator()
         let value = generator.next() as UInt64
-        prefix = String(value & 0xFFFF_FFFF, radix: 16)
+        prefix = Array(String(value & 0xFFFF_FFFF, radix: 16).utf8)
     }
 
+    /// `prefix-n`, `n` in lowercase hex, as `String(n, radix: 16)` writes it; written in one
+    /// buffer (up to 15 bytes, as most are, it is a small string and allocates nothing).
     func next() -> String {
-        let n = counter.add(1, ordering: .relaxed).newValue
-        return prefix + "-" + String(n, radix: 16)
+        Self.format(prefix: prefix, counter.add(1, ordering: .relaxed).newValue)
+    }
+
+    static func format(prefix: [UInt8], _ n: UInt64) -> String {
+        let digits = max(1, (UInt64.bitWidth - n.leadingZeroBitCount + 3) / 4)
+        let count = prefix.count + 1 + digits
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            for (index, byte) in prefix.enumerated() { buffer[index] = byte }
+            buffer[prefix.count] = UInt8(ascii: "-")
+            var rest = n
+            for index in stride(from: count - 1, through: prefix.count + 1, by: -1) {
+                let digit = UInt8(truncatingIfNeeded: rest & 0xF)
+                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                rest >>= 4
+            }
+            return count
+        }
     }
 
     /// A client's id is kept when it is 1...128 visible ASCII characters; anything else is replaced.
