@@ -32,7 +32,11 @@ struct LiveSession: Sendable {
     /// The user's state the log implies after `version` (see `LogRebuild`): the state the
     /// action of `version` was judged with, with its changes. Nil when this node did not write
     /// that entry (a session loaded from the store), so the next entry stores its own.
-    var loggedUser: [String: JSONValue]?
+    var loggedUser: [String: JSONValue]? { didSet { loggedUserText = nil } }
+    /// `loggedUser` as the log stores it (`LogRebuild.userStateText`), when known: the next
+    /// action is judged with the same state unless the user's state changed, and would write it
+    /// again. Set after `loggedUser`, which clears it.
+    var loggedUserText: String?
     /// The state document of this version, once encoded: reads answer with it as it is. Every
     /// property the document shows clears it when set.
     private(set) var document: [UInt8]?

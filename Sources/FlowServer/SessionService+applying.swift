@@ -78,8 +78,9 @@ extension SessionService {
         try Self.check(ifMatch, session)
         // The log stores the user's state the action is judged with where a rebuild could not
         // derive it (see `LogSnapshots`): after a snapshot, or when it changed elsewhere.
-        let judgedText = LogRebuild.userStateText(user.state)
-        let judged = LogSnapshots.startsStretch(session.version + 1) || session.loggedUser != user.state ? judgedText : nil
+        let unchanged = session.loggedUser == user.state
+        let judgedText = unchanged ? session.loggedUserText ?? LogRebuild.userStateText(user.state) : LogRebuild.userStateText(user.state)
+        let judged = LogSnapshots.startsStretch(session.version + 1) || !unchanged ? judgedText : nil
         session.context.user = user.state
         let outcome: ActionOutcome
         do throws(FlowError) {
@@ -90,6 +91,7 @@ extension SessionService {
         var next = session
         let body = next.advance(by: outcome)
         next.loggedUser = LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state)
+        if outcome.userChanges.isEmpty { next.loggedUserText = judgedText }
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
             var writer = JSONWriter()
