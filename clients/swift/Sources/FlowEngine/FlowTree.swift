@@ -158,8 +158,12 @@ struct VisiblePath {
 extension FlowTree {
     /// The path to the screen on top; `nil` only for a malformed tree.
     func visiblePath() -> VisiblePath? {
+        // Room for the usual depths up front (an app's stack, a tabbed flow, a presented one):
+        // grown one append at a time, the path's arrays were allocated three times per call.
         var steps: [TreeStep] = []
+        steps.reserveCapacity(4)
         var nodes: [FlowNode] = []
+        nodes.reserveCapacity(4)
         var node = root
         // Bounded so a malformed tree cannot loop; real trees are far shallower.
         for _ in 0..<4096 {
