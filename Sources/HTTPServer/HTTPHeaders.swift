@@ -44,6 +44,16 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.compactMap { Self.equalNames($0.name, name) ? $0.value : nil }
     }
 
+    /// Every value for `name` joined with commas, as one field would carry them (RFC 9110
+    /// §5.3); nil when none is sent. One field, the common case, is returned as it is.
+    public func combinedValue(_ name: String) -> String? {
+        var combined: String?
+        for field in fields where Self.equalNames(field.name, name) {
+            if let earlier = combined { combined = earlier + "," + field.value } else { combined = field.value }
+        }
+        return combined
+    }
+
     /// Whether a field named `name` holds `lowercase` anywhere in its value, ignoring ASCII
     /// case (`Vary: Origin, accept-encoding` holds `accept-encoding`); as `values(name)` and a
     /// lowercased search, without copying either.

@@ -24,10 +24,7 @@ extension HTTPServer {
     /// The answer as this client gets it: gzip-compressed when it asked and it is worth it.
     func coded(_ response: consuming Response, for exchange: Exchange) -> Response {
         guard let threshold = configuration.gzipMinimumBytes else { return response }
-        // One field is the common case (and none, from most API clients): joined only when several.
-        let accepted = exchange.headers.values("Accept-Encoding")
-        let acceptEncoding = accepted.count > 1 ? accepted.joined(separator: ",") : accepted.first
-        return ContentCoding.negotiated(response, acceptEncoding: acceptEncoding, threshold: threshold)
+        return ContentCoding.negotiated(response, acceptEncoding: exchange.headers.combinedValue("Accept-Encoding"), threshold: threshold)
     }
 
     /// libmicrohttpd's response for a 304: no body, and `Content-Length` the length of the 200

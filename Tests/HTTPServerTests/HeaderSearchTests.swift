@@ -44,4 +44,17 @@ struct HeaderSearchTests {
         }
         #expect(!HTTPHeaders().contains("Vary", valueContaining: "accept-encoding"))
     }
+
+    /// `combinedValue` is what `values(_:)` joined with commas gave, nil for none.
+    @Test(arguments: [[], ["gzip"], ["gzip", "br"], ["identity", "", "gzip;q=0"]])
+    func combinedValueJoinsTheFields(values: [String]) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "x")
+        for (index, value) in values.enumerated() {
+            headers.add(name: index % 2 == 0 ? "Accept-Encoding" : "accept-encoding", value: value)
+            headers.add(name: "X-Other", value: "gzip")
+        }
+        let joined = headers.values("Accept-Encoding")
+        #expect(headers.combinedValue("ACCEPT-ENCODING") == (joined.isEmpty ? nil : joined.joined(separator: ",")))
+    }
 }
