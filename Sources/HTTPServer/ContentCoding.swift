@@ -113,11 +113,7 @@ public enum ContentCoding {
     }
 
     private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, _ lowercase: StaticString) -> Bool {
-        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        for index in expected.indices where bytes[offset + index].lowercasedASCII != expected[index] {
-            return false
-        }
-        return true
+        bytes.matchesIgnoringCase(lowercase, at: offset)
     }
 
     /// `"x"` → `"x-gz"`, `W/"x"` → `W/"x-gz"`; anything not a quoted tag is kept.

@@ -66,12 +66,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     private static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-        let needle = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        guard needle.count <= bytes.count else { return false }
-        guard !needle.isEmpty else { return true }
-        return (0...(bytes.count - needle.count)).contains { start in
-            needle.indices.allSatisfy { bytes[start + $0].lowercasedASCII == needle[$0] }
-        }
+        let length = lowercase.utf8CodeUnitCount
+        guard length <= bytes.count else { return false }
+        return (0...(bytes.count - length)).contains { bytes.matchesIgnoringCase(lowercase, at: $0) }
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
@@ -93,6 +90,18 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         if let compared = compared ?? nil { return compared }
         for (x, y) in zip(a.utf8, b.utf8) where x != y {
             if x.lowercasedASCII != y.lowercasedASCII { return false }
+        }
+        return true
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether the bytes from `offset` on start with `lowercase` (ASCII letters in any case);
+    /// the caller keeps `offset` and the text's length within the buffer.
+    func matchesIgnoringCase(_ lowercase: StaticString, at offset: Int) -> Bool {
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        for index in expected.indices where self[offset + index].lowercasedASCII != expected[index] {
+            return false
         }
         return true
     }
