@@ -79,7 +79,7 @@ extension SessionService {
         // The log stores the user's state the action is judged with where a rebuild could not
         // derive it (see `LogSnapshots`): after a snapshot, or when it changed elsewhere.
         let unchanged = session.loggedUser == user.state
-        let judgedText = unchanged ? session.loggedUserText ?? LogRebuild.userStateText(user.state) : LogRebuild.userStateText(user.state)
+        let judgedText = (unchanged ? session.loggedUserText : nil) ?? LogRebuild.userStateText(user.state)
         let judged = LogSnapshots.startsStretch(session.version + 1) || !unchanged ? judgedText : nil
         session.context.user = user.state
         let outcome: ActionOutcome
