@@ -145,10 +145,12 @@ extension SQLiteStore {
         groupCommit.submit(commits, completion: completion)
     }
 
-    /// One transaction for the batch; each commit in its own savepoint, so one action's
-    /// conflict does not undo another's. The transaction and savepoint statements are prepared
-    /// once: GRDB's `inTransaction` and `inSavepoint` prepare their SQL at every call, which
-    /// cost a transaction some 25,000 instructions (callgrind; a batch of one at low load).
+    /// One transaction for the batch; each commit that writes more than one statement in a
+    /// savepoint of its own, so that one action's failure does not undo another's (see
+    /// `CommitSavepoint`: a commit that writes only its log entry needs none). The transaction
+    /// and savepoint statements are prepared once: GRDB's `inTransaction` and `inSavepoint`
+    /// prepare their SQL at every call, which cost a transaction some 25,000 instructions
+    /// (callgrind; a batch of one at low load).
     static func write(_ batch: [ActionCommit], to pool: DatabasePool, versions: CommittedVersions,
                       keepsEveryHead: Bool) -> [Result<Void, any Error>] {
         var results: [Result<Void, any Error>] = []
@@ -157,19 +159,16 @@ extension SQLiteStore {
             try pool.writeWithoutTransaction { db in
                 let begin = try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION")
                 let end = try db.cachedStatement(sql: "COMMIT TRANSACTION")
-                let savepoint = try db.cachedStatement(sql: "SAVEPOINT action")
-                let release = try db.cachedStatement(sql: "RELEASE SAVEPOINT action")
-                let rollback = try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT action")
+                var savepoint = try CommitSavepoint(db)
                 try begin.execute()
                 var known = versions.begin(db)
                 do {
                     for commit in batch {
-                        try savepoint.execute()
                         do {
                             let version = known.version(of: commit.sessionId)
                             if version == nil { versions.databaseReads.add(1, ordering: .relaxed) }
-                            try write(commit, in: db, known: version, keepsEveryHead: keepsEveryHead)
-                            try release.execute()
+                            try write(commit, in: db, known: version, keepsEveryHead: keepsEveryHead, savepoint: &savepoint)
+                            try savepoint.release()
                             known.wrote(commit.sessionId, version: commit.version)
                             results.append(.success(()))
                         } catch {
@@ -178,8 +177,7 @@ extension SQLiteStore {
                             // an I/O error): the batch fails with this error, not with the
                             // savepoint's that is gone with it.
                             guard db.isInsideTransaction else { throw error }
-                            try rollback.execute()
-                            try release.execute()
+                            try savepoint.rollBack()
                             results.append(.failure((error as? RowDecodingError).map { Self.redacted($0, location: pool.path) } ?? error))
                         }
                     }
@@ -235,7 +233,13 @@ extension SQLiteStore {
     ///
     /// `known` is the session's version as the writer's batches left it (`CommittedVersions`:
     /// its log's newest entry, which a batch wrote), nil to read it from the database.
-    static func write(_ commit: ActionCommit, in db: Database, known: Int?, keepsEveryHead: Bool) throws {
+    ///
+    /// Everything before the first write only reads. A commit that writes more than its log
+    /// entry opens `savepoint` before its first write, so that a later write's failure takes the
+    /// earlier ones back; one that writes its entry alone needs none, as SQLite undoes a failed
+    /// statement whole and leaves the transaction open.
+    static func write(_ commit: ActionCommit, in db: Database, known: Int?, keepsEveryHead: Bool,
+                      savepoint: inout CommitSavepoint) throws {
         let (stored, storedIsLogged) = try known.map { ($0, true) } ?? storedVersion(of: commit.sessionId, in: db)
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {
@@ -248,8 +252,11 @@ extension SQLiteStore {
         if let (key, _) = commit.idempotency {
             // A key already used was applied by another action: this one must not apply too
             // (the server replays that answer instead, once it reloads).
-            let used = try db.cachedStatement(sql: "SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ?")
-            if try Int.fetchOne(used, arguments: [commit.sessionId, key]) != nil {
+            let used = DirectStatement(try db.cachedStatement(sql: "SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ?"),
+                                       in: db)
+            try used.bind(commit.sessionId, at: 1)
+            try used.bind(key, at: 2)
+            if try used.firstRow({ _ in true }) != nil {
                 throw CommitError.versionConflict(stored: stored)
             }
         }
@@ -266,6 +273,11 @@ extension SQLiteStore {
         if (snapshot || writesHead) && commit.tree.isEmpty { throw CommitError.treeMissing }
         // A rebuild of this entry starts from the row when the entry before is not in the log.
         let userState = action.userState ?? (storedIsLogged ? nil : commit.judgedUserState)
+        // Any write below besides the log entry's insert.
+        if writesHead || commit.userPatch != nil || commit.reachedFeature != nil || commit.completesOnboarding
+            || commit.idempotency != nil {
+            try savepoint.open()
+        }
         try insert.bind(commit.sessionId, at: 1)
         try insert.bind(commit.version, at: 2)
         try insert.bind(action.type, at: 3)
@@ -302,14 +314,18 @@ extension SQLiteStore {
                 .execute(arguments: [commit.sessionId])
         }
         if let (key, answer) = commit.idempotency {
-            let remember = try db.cachedStatement(sql: """
+            let remember = DirectStatement(try db.cachedStatement(sql: """
                 INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """)
-            try remember.execute(arguments: [
-                commit.sessionId, key, Data(answer.requestHash), answer.status, answer.version, Data(answer.body),
-                action.createdAt,
-            ])
+                """), in: db)
+            try remember.bind(commit.sessionId, at: 1)
+            try remember.bind(key, at: 2)
+            try remember.bind(Data(answer.requestHash), at: 3)
+            try remember.bind(answer.status, at: 4)
+            try remember.bind(answer.version, at: 5)
+            try remember.bind(Data(answer.body), at: 6)
+            try remember.bind(action.createdAt, at: 7)
+            try remember.run()
         }
     }
 
