@@ -1,9 +1,11 @@
-// The two statements of every commit, stepped through SQLite's C interface.
+// The statements of every commit, and of every keyed action's lookup, stepped through SQLite's C interface.
 import GRDB
 import GRDBSQLite
 
 /// A cached statement bound and stepped directly, for the statements every action's commit
-/// runs on the writer thread (the version check and the log entry's insert). Through GRDB each
+/// runs on the writer thread (the version check, the log entry's insert, a savepoint, an
+/// idempotency key's check and its answer) and the lookup of a keyed action's stored answer
+/// before it is judged. Through GRDB each
 /// cost some 8,000 to 12,000 instructions more than SQLite's own work: arguments boxed into
 /// `StatementArguments`, a `Row` copied out and freed, the observation broker asked before and
 /// after (callgrind, a commit of one action). The values are bound as GRDB binds them (the
@@ -61,5 +63,19 @@ extension DirectStatement {
     /// Column `index` (from 0) of a row as an integer, nil when NULL.
     static func optionalInt(_ row: SQLiteStatement, _ index: CInt) -> Int? {
         sqlite3_column_type(row, index) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(row, index))
+    }
+
+    /// Column `index` of a row when it holds an integer (as GRDB decodes an `Int`: not from
+    /// NULL, text or a blob), else nil.
+    static func integer(_ row: SQLiteStatement, _ index: CInt) -> Int? {
+        sqlite3_column_type(row, index) == SQLITE_INTEGER ? Int(sqlite3_column_int64(row, index)) : nil
+    }
+
+    /// Column `index` of a row as bytes: a blob's, or a text's UTF-8; none for NULL.
+    static func bytes(_ row: SQLiteStatement, _ index: CInt) -> [UInt8] {
+        // The pointer first, then the count, as SQLite asks (the pointer may convert the value).
+        guard let start = sqlite3_column_blob(row, index) else { return [] }
+        let count = Int(sqlite3_column_bytes(row, index))
+        return [UInt8](UnsafeRawBufferPointer(start: start, count: count))
     }
 }

@@ -372,15 +372,25 @@ extension SQLiteStore {
         }
     }
 
-    /// The answer stored under `key` for this session, or nil.
+    /// The answer stored under `key` for this session, or nil. Every keyed action asks before
+    /// it is judged, so it is one statement stepped directly, outside a read transaction.
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? {
-        try reading { db in
-            let statement = try db.cachedStatement(sql: """
+        let location = path
+        return try readingOneStatement { db in
+            let statement = DirectStatement(try db.cachedStatement(sql: """
                 SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = ? AND key = ?
-                """)
-            return try Row.fetchOne(statement, arguments: [sessionId, key]).map { row in
-                IdempotentAnswer(requestHash: [UInt8]((try row.decode(atIndex: 0) as Data?) ?? Data()), status: try row.decode(atIndex: 1), version: try row.decode(atIndex: 2),
-                                 body: [UInt8]((try row.decode(atIndex: 3) as Data?) ?? Data()))
+                """), in: db)
+            try statement.bind(sessionId, at: 1)
+            try statement.bind(key, at: 2)
+            return try statement.firstRow { row -> IdempotentAnswer? in
+                guard let status = DirectStatement.integer(row, 1), let version = DirectStatement.integer(row, 2) else { return nil }
+                return IdempotentAnswer(requestHash: DirectStatement.bytes(row, 0), status: status, version: version,
+                                        body: DirectStatement.bytes(row, 3))
+            }.map { answer in
+                guard let answer else {
+                    throw StoreError.undecodableRow(location: location, detail: "a row of idempotency_keys lacks its status or version")
+                }
+                return answer
             }
         }
     }

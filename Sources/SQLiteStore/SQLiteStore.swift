@@ -189,6 +189,21 @@ extension SQLiteStore {
         }
     }
 
+    /// One statement's read, on a reader of the pool without a transaction around it: a single
+    /// statement reads one snapshot of the file by itself. For the reads every keyed action
+    /// makes before it is judged, where GRDB's isolated read (a BEGIN, a statement to take the
+    /// snapshot, a COMMIT, each through GRDB) cost twice the lookup (callgrind). `body` must run
+    /// one statement only; several would each see another snapshot.
+    func readingOneStatement<T>(_ body: (Database) throws -> T) throws -> T {
+        guard enter() else { throw StoreError.unavailable(location: path, detail: "the store is closed") }
+        defer { leave() }
+        do {
+            return try pool.unsafeRead(body)
+        } catch let error as RowDecodingError {
+            throw Self.redacted(error, location: path)
+        }
+    }
+
     /// A write transaction of the pool; an undecodable row as in `reading`.
     func writing<T>(_ body: (Database) throws -> T) throws -> T {
         guard enter() else { throw StoreError.unavailable(location: path, detail: "the store is closed") }
