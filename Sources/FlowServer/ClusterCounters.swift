@@ -29,6 +29,11 @@ public final class ClusterCounters: Sendable {
     public let ownedReads = Atomic<Int>(0)
     /// Writes forwarded to the node that owns their session.
     public let forwardedWrites = Atomic<Int>(0)
+    /// Idempotency keys looked up in the database before their action was judged.
+    public let keyLookups = Atomic<Int>(0)
+    /// Keyed actions judged without a lookup: this node knows the key was never committed on
+    /// the session (see `UsedKeys`).
+    public let keyLookupsSpared = Atomic<Int>(0)
 
     public init() {}
 }

@@ -37,6 +37,10 @@ struct LiveSession: Sendable {
     /// action is judged with the same state unless the user's state changed, and would write it
     /// again. Set after `loggedUser`, which clears it.
     var loggedUserText: String?
+    /// The idempotency keys committed on this session, when this node knows them all (it
+    /// created the session and made every commit since); nil for a session read from the
+    /// database, whose keys are looked up there. See `UsedKeys`.
+    var usedKeys: UsedKeys?
     /// The state document of this version, once encoded: reads answer with it as it is. Every
     /// property the document shows clears it when set.
     private(set) var document: [UInt8]?

@@ -134,6 +134,10 @@ public final class ServerMetrics: Sendable {
              cluster.ownedReads.load(ordering: .relaxed)),
             ("flowstack_forwarded_writes_total", "Writes forwarded to the node that owns their session.",
              cluster.forwardedWrites.load(ordering: .relaxed)),
+            ("flowstack_idempotency_lookups_total", "Idempotency keys looked up in the database before their action was judged.",
+             cluster.keyLookups.load(ordering: .relaxed)),
+            ("flowstack_idempotency_lookups_spared_total", "Keyed actions judged without a lookup: the key was never committed on a session this node made.",
+             cluster.keyLookupsSpared.load(ordering: .relaxed)),
         ]
         counters += [
             ("flowstack_event_streams_opened_total", "Event streams opened (GET /v1/sessions/{id}/events).",

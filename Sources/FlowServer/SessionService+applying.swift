@@ -90,6 +90,7 @@ extension SessionService {
         }
         var next = session
         let body = next.advance(by: outcome)
+        if let idempotency { next.usedKeys?.insert(idempotency.key) }  // the session's, once committed
         next.loggedUser = LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state)
         if outcome.userChanges.isEmpty { next.loggedUserText = judgedText }
         var userPatch: String?

@@ -113,6 +113,7 @@ extension SessionService {
             tree: tree, context: context, catalog: catalog, flagsJSON: SessionCodecs.encode(evaluations),
             experimentsJSON: SessionCodecs.encode(exposures), flowVersionsJSON: DefinitionRegistry.encode(versions),
             inExperiment: !exposures.isEmpty, lastTransitionJSON: nil, handledBy: nil)
+        session.usedKeys = UsedKeys()  // a new session has none, and this node makes its commits
         let record = SessionRecord(
             id: session.id, userId: session.userId, tokenHash: session.tokenHash, version: 0,
             tree: tree.storageBytes(), context: SessionCodecs.encodeContext(context),

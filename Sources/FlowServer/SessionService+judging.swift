@@ -83,8 +83,15 @@ extension SessionService {
         case .action(let action):
             var known: IdempotentAnswer?? = .none
             if let key = action.idempotency?.key {
-                guard let answers else { return .needsRead }
-                known = .some(answers[key])
+                if session.usedKeys?.mayContain(key) == false {
+                    // Never committed on this session, as this node knows (see `UsedKeys`): no
+                    // answer to look up in the database.
+                    counters.keyLookupsSpared.add(1, ordering: .relaxed)
+                    known = .some(nil)
+                } else {
+                    guard let answers else { return .needsRead }
+                    known = .some(answers[key])
+                }
             }
             let attempt: Attempt
             do throws(SessionError) {

@@ -54,6 +54,7 @@ extension SessionService {
         case .delete, .evict: keys = []
         }
         if !keys.isEmpty {
+            counters.keyLookups.add(keys.count, ordering: .relaxed)
             let answers: [String: IdempotentAnswer]
             if keys.count == 1 {
                 answers = try storage { try store.idempotentAnswer(sessionId: request.id, key: keys[0]) }.map { [keys[0]: $0] } ?? [:]

@@ -1,0 +1,87 @@
+// A keyed action on a session this node made is judged without looking its key up in the
+// database; a key that was committed, here or by another writer, still replays its answer.
+import FlowServer
+import FlowStore
+import Foundation
+import HTTPServer
+import HTTPTestClient
+import StoreTestSupport
+import Testing
+
+struct KeyLookupTests {
+    static func lookups(_ test: TestApp) -> (looked: Int, spared: Int) {
+        (test.app.metrics.cluster.keyLookups.load(ordering: .relaxed), test.app.metrics.cluster.keyLookupsSpared.load(ordering: .relaxed))
+    }
+
+    static let taps = [#"{"type":"onboarding.showSecond"}"#, #"{"type":"onboarding.completed"}"#,
+                       #"{"type":"home.selectTab","params":{"index":1}}"#, #"{"type":"home.selectTab","params":{"index":0}}"#]
+
+    /// New keys on a new session: no lookup. A repeated key is looked up and replayed, and the
+    /// session does not move; another body under it is 422.
+    @Test func newKeysAreNotLookedUpAndUsedOnesReplay() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "spared")
+        var answers: [Response] = []
+        for (index, tap) in Self.taps.enumerated() {
+            let answer = try client.act(session, tap, headers: [("Idempotency-Key", "tap-\(index)")])
+            #expect(answer.status == 200, "\(answer.text)")
+            answers.append(answer)
+        }
+        #expect(Self.lookups(test) == (0, 4))
+        let again = try client.act(session, Self.taps[2], headers: [("Idempotency-Key", "tap-2")])
+        #expect(again.status == 200)
+        #expect(again.headers["Idempotent-Replayed"] == "true")
+        #expect(again.body == answers[2].body)
+        #expect(Self.lookups(test).looked == 1)
+        let reused = try client.act(session, Self.taps[0], headers: [("Idempotency-Key", "tap-2")])
+        #expect(reused.status == 422)
+        #expect(try client.state(session).json["version"] == 4)
+        let log = try client.sender.send("GET", "/v1/sessions/\(session.id)/actions", headers: session.auth).json
+        #expect(log["actions"].arrayValue?.count == 4)
+        let metrics = try test.direct.send("GET", "/metrics").text
+        #expect(metrics.contains("flowstack_idempotency_lookups_total 2"))
+        #expect(metrics.contains("flowstack_idempotency_lookups_spared_total 4"))
+    }
+
+    /// After a restart the session is read from the database, so its keys are looked up: a
+    /// retried tap replays, a new one applies.
+    @Test func aSessionReadFromTheDatabaseLooksKeysUp() throws {
+        let first = try TestApp()
+        let session = try SessionClient(sender: first.direct).create(userId: "restarted")
+        let before = try SessionClient(sender: first.direct).act(session, Self.taps[0], headers: [("Idempotency-Key", "k-0")])
+        #expect(before.status == 200)
+        let test = try first.reopened()
+        let client = SessionClient(sender: test.direct)
+        let again = try client.act(session, Self.taps[0], headers: [("Idempotency-Key", "k-0")])
+        #expect(again.headers["Idempotent-Replayed"] == "true")
+        #expect(again.body == before.body)
+        let next = try client.act(session, Self.taps[1], headers: [("Idempotency-Key", "k-1")])
+        #expect(next.status == 200)
+        #expect(next.json["version"] == 2)
+        #expect(Self.lookups(test) == (2, 0))
+    }
+
+    /// Another writer on the same file commits a key this node's cached session never saw: the
+    /// filter takes it for new, the database refuses the commit (it checks keys), and the turn
+    /// reads the session and the answer again and replays it. Nothing is applied twice.
+    @Test func aKeyAnotherWriterCommittedStillReplays() throws {
+        let here = try TestApp()
+        let client = SessionClient(sender: here.direct)
+        let session = try client.create(userId: "two-writers")
+        try client.apply(session, Self.taps[0])
+        let elsewhere = try TestApp(beside: here)
+        let other = try SessionClient(sender: elsewhere.direct).act(session, Self.taps[1], headers: [("Idempotency-Key", "moved")])
+        #expect(other.status == 200)
+        #expect(other.json["version"] == 2)
+        let retried = try client.act(session, Self.taps[1], headers: [("Idempotency-Key", "moved")])
+        #expect(retried.status == 200, "\(retried.text)")
+        #expect(retried.headers["Idempotent-Replayed"] == "true")
+        #expect(retried.body == other.body)
+        #expect(Self.lookups(here).spared == 1)
+        #expect(Self.lookups(here).looked >= 1)
+        let log = try client.sender.send("GET", "/v1/sessions/\(session.id)/actions", headers: session.auth).json
+        #expect(log["actions"].arrayValue?.map { $0["version"].integerValue } == [1, 2])
+        #expect(try client.state(session).json["version"] == 2)
+    }
+}
