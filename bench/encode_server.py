@@ -8,6 +8,8 @@ commit of a batch, the turn, all of the HTTP thread's access handler, the writer
 state read of the HTTP thread's access handler, read from callgrind_annotate. Each phase (start
 and creation, actions, reads) is dumped apart (`callgrind_control --dump`), so no figure
 carries another phase's work.
+With KEYED=1 every action carries an Idempotency-Key, as the Swift and JavaScript clients send
+on every tap (its answer is stored with the entry).
 Usage: bench/encode_server.py FLOWSTACK_BINARY [SESSIONS] [ACTIONS_PER_SESSION] [READS_PER_SESSION]
 
 Valgrind 3.19 cannot read the DWARF 5 of a Swift 6.3 release build: profile a copy without it,
@@ -79,10 +81,17 @@ def main():
             port = int(match.group(1))
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
+    keyed = os.environ.get("KEYED") == "1"
+    keys = 0
+
     def post(path, body, token=None):
+        nonlocal keys
         headers = {"Content-Type": "application/json"}
         if token:
             headers["Authorization"] = "Bearer " + token
+            if keyed:
+                keys += 1
+                headers["Idempotency-Key"] = f"enc-{keys}"
         connection.request("POST", path, json.dumps(body), headers)
         response = connection.getresponse()
         data = response.read()
@@ -121,7 +130,7 @@ def main():
     connection.close()
     server.send_signal(signal.SIGTERM)
     server.wait()
-    print(f"{actions} actions over {sessions} sessions; instructions per action (inclusive, callgrind)")
+    print(f"{actions} {'keyed ' if keyed else ''}actions over {sessions} sessions; instructions per action (inclusive, callgrind)")
     for name, total in stage_costs(out + ".2", STAGES):
         print(f"  {name:<36}{total / actions:>10,.0f}")
     if reads:
