@@ -15,8 +15,10 @@
 /// cache is still caught: the database checks keys in the commit's transaction (a conflict,
 /// after which the turn reads the session and the answer), and on a shared database a refusal
 /// on the cached state is judged again on the stored one.
-struct UsedKeys: Sendable, Equatable {
-    private var bits = SIMD8<UInt64>(repeating: 0)
+struct UsedKeys: Sendable {
+    /// Eight words inline, aligned as a word (a SIMD vector would align the whole cached
+    /// session to 64 bytes).
+    private var bits = InlineArray<8, UInt64>(repeating: 0)
 
     init() {}
 
