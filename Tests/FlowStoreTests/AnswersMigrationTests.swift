@@ -1,0 +1,74 @@
+// Migration 17 moves the stored answers of idempotency keys to a rowid table: a database written
+// before keeps every answer, still refuses a key twice, and prunes old answers by age.
+import FlowStore
+import Foundation
+import GRDB
+@testable import SQLiteStore
+import StoreTestSupport
+import Testing
+
+@Suite("Answers migration (SQLite)")
+struct AnswersMigrationTests {
+    /// Answers written under migrations 1 to 16 read back the same after 17; a key stored before
+    /// is still refused, new keys are stored beside the old ones, and pruning by age still finds
+    /// the oldest.
+    @Test func answersWrittenBeforeMoveWhole() throws {
+        let database = try TestDatabase(kind: .sqlite)
+        defer { withExtendedLifetime(database) {} }
+        let before = try SQLiteStore(path: database.path)
+        let bundled = Migration.bundled(.sqlite)
+        let upTo16 = bundled.filter { $0.version <= 16 }
+        #expect(upTo16.count < bundled.count, "the migration under test is bundled")
+        try before.migrate(upTo16)
+        var answers: [String: IdempotentAnswer] = [:]
+        for id in ["s-1", "s-2"] {
+            try before.insert(SessionStoreTests.session(id))
+            for version in 1...30 {
+                var commit = SessionStoreTests.commit(id, version: version)
+                let answer = IdempotentAnswer(requestHash: Array(repeating: UInt8(version), count: 32), status: 200, version: version,
+                                              body: Array(repeating: UInt8(ascii: "a") + UInt8(version % 20), count: 1_500 + version))
+                commit.idempotency = ("\(id)-k\(version)", answer)
+                try before.commit(commit)
+                answers["\(id)-k\(version)"] = answer
+            }
+        }
+        // The oldest answer, as pruning by age finds it.
+        try before.pool.write { db in
+            try db.execute(sql: "UPDATE idempotency_keys SET created_at = '2000-01-01T00:00:00.000Z' WHERE key = 's-1-k1'")
+        }
+        try before.close()
+
+        let store = try SQLiteStore(path: database.path)
+        defer { try? store.close() }
+        let applied = try store.migrate(bundled)
+        #expect(applied.map(\.version).contains(17))
+        for (key, answer) in answers {
+            let id = String(key.prefix(3))
+            #expect(try store.idempotentAnswer(sessionId: id, key: key) == answer, "\(key)")
+        }
+        // A key used before is refused; a new one is stored.
+        var again = SessionStoreTests.commit("s-1", version: 31)
+        again.idempotency = ("s-1-k5", IdempotentAnswer(requestHash: [1], status: 200, version: 31, body: [1]))
+        #expect(throws: CommitError.versionConflict(stored: 30)) { try store.commit(again) }
+        again.idempotency = ("s-1-new", IdempotentAnswer(requestHash: [1], status: 200, version: 31, body: [1]))
+        try store.commit(again)
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "s-1-new")?.version == 31)
+        // The table's unique index refuses a second answer under one key, whoever writes it.
+        #expect(throws: DatabaseError.self) {
+            try store.pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
+                    VALUES ('s-2', 's-2-k3', x'00', 200, 3, x'00', '2026-11-30T00:00:00.000Z')
+                    """)
+            }
+        }
+        let pruned = try store.pruneIdempotencyRecords(before: "2001-01-01T00:00:00.000Z", limit: 100)
+        #expect(pruned.removed == 1)
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "s-1-k1") == nil)
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "s-1-k2") == answers["s-1-k2"])
+        let layout = try store.pool.read { db in
+            try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'idempotency_keys'") ?? ""
+        }
+        #expect(!layout.contains("WITHOUT ROWID"))
+    }
+}
