@@ -15,7 +15,10 @@ PostgreSQL (`--db postgresql`, a throwaway server of scripts/harness): the growt
 `pg_total_relation_size` over every table of the schema after a plain VACUUM, and of
 `pg_current_wal_lsn()`, each divided by the actions.
 
-Usage: bench/logbytes.py BINARY [--sessions N] [--actions M] [--db sqlite|postgresql] [--page-size N]
+With --keyed every action carries an Idempotency-Key, as the clients send every tap: its
+answer is stored with it.
+
+Usage: bench/logbytes.py BINARY [--sessions N] [--actions M] [--db sqlite|postgresql] [--page-size N] [--keyed]
 Prints one line: `KIND: A actions, D database bytes per action, W WAL bytes per action`.
 """
 import argparse
@@ -44,9 +47,9 @@ def make_sessions(port, count):
     return sessions
 
 
-def act(port, sessions, actions, threads=8):
-    """Posts `actions` tab switches to each session, the sessions split between threads; returns
-    how many were applied."""
+def act(port, sessions, actions, threads=8, keyed=False):
+    """Posts `actions` tab switches to each session, the sessions split between threads (each
+    with a key of its own when `keyed`); returns how many were applied."""
     applied = [0] * threads
 
     def run(part):
@@ -55,7 +58,8 @@ def act(port, sessions, actions, threads=8):
         for step in range(actions):
             for sid, token in mine:
                 post_json(connection, f"/v1/sessions/{sid}/actions",
-                          {"type": "home.selectTab", "params": {"index": (step + 1) % 2}}, token)
+                          {"type": "home.selectTab", "params": {"index": (step + 1) % 2}}, token,
+                          key=f"{sid}-{step}" if keyed else None)
                 applied[part] += 1
 
     workers = [threading.Thread(target=run, args=(part,)) for part in range(threads)]
@@ -75,7 +79,7 @@ def sqlite_pages(path):
     return (pages - free) * size
 
 
-def measure_sqlite(binary, work, count, actions, page_size=None):
+def measure_sqlite(binary, work, count, actions, page_size=None, keyed=False):
     server = FlowStackProcess(binary, work)
     if page_size:
         # The file made with pages of that size before the server's migrations write it.
@@ -96,7 +100,7 @@ def measure_sqlite(binary, work, count, actions, page_size=None):
     reader.execute("SELECT count(*) FROM sessions").fetchone()
     wal = server.db + "-wal"
     wal_before = os.path.getsize(wal) if os.path.exists(wal) else 0
-    applied = act(server.port, sessions, actions)
+    applied = act(server.port, sessions, actions, keyed=keyed)
     wal_after = os.path.getsize(wal)
     reader.execute("COMMIT")
     reader.close()
@@ -105,7 +109,7 @@ def measure_sqlite(binary, work, count, actions, page_size=None):
     return applied, (after - before) / applied, (wal_after - wal_before) / applied
 
 
-def measure_postgresql(binary, work, count, actions, page_size=None):
+def measure_postgresql(binary, work, count, actions, page_size=None, keyed=False):
     from harness.postgres import PostgresServer
     with PostgresServer() as pg:  # its own directory, open to the postgres user
         server = FlowStackProcess(binary, work, db=pg.url)
@@ -120,7 +124,7 @@ def measure_postgresql(binary, work, count, actions, page_size=None):
             return int(float(total)), int(float(lsn))
 
         before, lsn_before = sizes()
-        applied = act(server.port, sessions, actions)
+        applied = act(server.port, sessions, actions, keyed=keyed)
         after, lsn_after = sizes()
         server.stop()
         return applied, (after - before) / applied, (lsn_after - lsn_before) / applied
@@ -133,12 +137,13 @@ def main():
     parser.add_argument("--actions", type=int, default=100, help="actions per session")
     parser.add_argument("--db", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--page-size", type=int, help="SQLite: make the database file with pages of this size first")
+    parser.add_argument("--keyed", action="store_true", help="every action with an Idempotency-Key of its own")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         measure = measure_sqlite if options.db == "sqlite" else measure_postgresql
         applied, database, wal = measure(os.path.abspath(options.binary), work, options.sessions, options.actions,
-                                        options.page_size)
-    print(f"{options.db}: {applied} actions, {database:.0f} database bytes per action, {wal:.0f} WAL bytes per action")
+                                        options.page_size, options.keyed)
+    print(f"{options.db}: {applied} {'keyed ' if options.keyed else ''}actions, {database:.0f} database bytes per action, {wal:.0f} WAL bytes per action")
 
 
 if __name__ == "__main__":

@@ -44,12 +44,15 @@ def call(port, method, path, body=None, headers=None, timeout=10):
         return status, raw.decode("utf-8", "replace")
 
 
-def post_json(connection, path, body, token=None):
-    """POST `body` as JSON on a kept http.client connection (the benchmarks' fill scripts): the
-    parsed answer, or SystemExit naming the path and status when it is not 2xx."""
+def post_json(connection, path, body, token=None, key=None):
+    """POST `body` as JSON on a kept http.client connection (the benchmarks' fill scripts), with
+    `key` as its Idempotency-Key when given: the parsed answer, or SystemExit naming the path and
+    status when it is not 2xx."""
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = "Bearer " + token
+    if key:
+        headers["Idempotency-Key"] = key
     connection.request("POST", path, json.dumps(body), headers)
     response = connection.getresponse()
     data = response.read()
