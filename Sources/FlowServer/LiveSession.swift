@@ -38,8 +38,8 @@ struct LiveSession: Sendable {
     /// again. Set after `loggedUser`, which clears it.
     var loggedUserText: String?
     /// The idempotency keys committed on this session, when this node knows them all (it
-    /// created the session and made every commit since); nil for a session read from the
-    /// database, whose keys are looked up there. See `UsedKeys`.
+    /// created the session, or read them with it, and made every commit since); nil when it
+    /// does not, and each key is looked up in the database. See `UsedKeys`.
     var usedKeys: UsedKeys?
     /// The state document of this version, once encoded: reads answer with it as it is. Every
     /// property the document shows clears it when set.

@@ -31,11 +31,20 @@ extension SessionService {
         }
         var context = SessionCodecs.decodeContext(record.context, userId: record.userId)
         context.user = try storage { try users.state(of: record.userId, store: store) }
-        return LiveSession(
+        var session = LiveSession(
             id: record.id, userId: record.userId, tokenHash: record.tokenHash, version: record.version, tree: tree,
             context: context, catalog: catalog, flagsJSON: Array(record.flags.utf8), experimentsJSON: Array(record.experiments.utf8),
             flowVersionsJSON: Array(record.flowVersions.utf8), inExperiment: record.experiments != "{}",
             lastTransitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy,
             lastActiveAt: SessionExpiry.date(record.updatedAt))
+        // Read after the session: every key committed at its version, so the keys the filter
+        // does not hold were never used (see `UsedKeys`). Past a few hundred the filter would
+        // say "maybe" to most keys: each is looked up instead.
+        if let keys = try storage({ try store.usedKeys(sessionId: id, limit: UsedKeys.loadedLimit) }) {
+            var used = UsedKeys()
+            for key in keys { used.insert(key) }
+            session.usedKeys = used
+        }
+        return session
     }
 }

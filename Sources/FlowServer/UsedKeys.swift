@@ -1,24 +1,29 @@
 // The idempotency keys a cached session has committed, so that a new key's stored answer is
 // not looked up in the database before every keyed action.
 
-/// A Bloom filter of the idempotency keys committed on one session since this node made it:
-/// 512 bits, three per key. It never forgets a key it was given, so "not in it" is certain and
-/// "in it" only likely (a key that was never used may look used, then its answer is looked up
-/// as before): about 1 in 740 keys after 20 taps, 1 in 60 after 50, 1 in 11 after 100; a longer session looks up
-/// more often, never wrongly. It has a fixed size (64 bytes in the cached session) whatever the
-/// number of taps, and it needs no allocation.
+/// A Bloom filter of the idempotency keys committed on one session: 512 bits, three per key.
+/// It never forgets a key it was given, so "not in it" is certain and "in it" only likely (a
+/// key that was never used may look used, and its answer is then looked up as before): about
+/// 1 in 740 new keys after 20 taps, 1 in 60 after 50, 1 in 11 after 100. A longer session looks
+/// up more often, never wrongly. It has a fixed size (64 bytes in the cached session) whatever
+/// the number of taps, and needs no allocation.
 ///
-/// It holds only while the cached session knows every commit of the session: `LiveSession`
-/// keeps one for a session this node created, and drops it with the session whenever the
-/// session is read from the database again (a conflict, a lease taken back, a cache miss), so
-/// a loaded session looks every key up. A key another writer committed meanwhile on a stale
-/// cache is still caught: the database checks keys in the commit's transaction (a conflict,
-/// after which the turn reads the session and the answer), and on a shared database a refusal
-/// on the cached state is judged again on the stored one.
+/// It holds only while the cached session knows every commit of the session. `LiveSession`
+/// keeps one for a session this node created, and for one read from the database (a restart, a
+/// cache miss, a conflict, a lease taken back) when the store tells its keys, read after the
+/// session (SQLite, up to `loadedLimit`); else a loaded session looks every key up. A key
+/// another writer committed meanwhile on a stale cache is still caught: the database checks
+/// keys in the commit's transaction (a conflict, after which the turn reads the session and
+/// the answer), and on a shared database a refusal on the cached state is judged again on the
+/// stored one.
 struct UsedKeys: Sendable {
     /// Eight words inline, aligned as a word (a SIMD vector would align the whole cached
     /// session to 64 bytes).
     private var bits = InlineArray<8, UInt64>(repeating: 0)
+
+    /// The most keys a session read from the database brings into its filter; one with more
+    /// looks every key up (a filter of 200 keys already takes one new key in three for used).
+    static let loadedLimit = 200
 
     init() {}
 

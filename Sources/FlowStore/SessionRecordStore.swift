@@ -62,6 +62,10 @@ public protocol SessionRecordStore: AnyObject, Sendable {
     /// The answers stored under any of `keys` for this session, by key, in one look-up (a batch
     /// of offline taps: one round trip, not one per tap).
     func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer]
+    /// Every idempotency key stored for this session, when there are at most `limit`; nil when
+    /// there are more, or when the store does not tell (then each key is looked up when used).
+    /// Read after the session, so that it holds every key of the session as read, and more.
+    func usedKeys(sessionId: String, limit: Int) throws -> [String]?
     /// Deletes the session, its log and its idempotent answers; false when there was none.
     @discardableResult
     func deleteSession(id: String) throws -> Bool
@@ -113,6 +117,10 @@ extension SessionRecordStore {
     public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)], firstFeature: String?) throws {
         try insert(session, exposures: exposures, exclusions: [], firstFeature: firstFeature)
     }
+
+    /// Not told (PostgreSQL, where it would be one more round trip at every load): each key of
+    /// a loaded session is looked up when it is used.
+    public func usedKeys(sessionId: String, limit: Int) throws -> [String]? { nil }
 
     /// One look-up per key, for a store without a query for several.
     public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {

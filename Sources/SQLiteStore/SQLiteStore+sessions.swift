@@ -395,6 +395,16 @@ extension SQLiteStore {
         }
     }
 
+    /// The session's stored keys, at most `limit` (nil when there are more): the unique
+    /// index's entries of the session, without a row of the table.
+    public func usedKeys(sessionId: String, limit: Int) throws -> [String]? {
+        let keys = try readingOneStatement { db in
+            try String.fetchAll(db.cachedStatement(sql: "SELECT key FROM idempotency_keys WHERE session_id = ? LIMIT ?"),
+                                arguments: [sessionId, limit + 1])
+        }
+        return keys.count > limit ? nil : keys
+    }
+
     /// The answers stored under any of `keys` for this session, in one read transaction.
     public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] {
         guard !keys.isEmpty else { return [:] }

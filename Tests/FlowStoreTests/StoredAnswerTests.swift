@@ -59,6 +59,20 @@ struct StoredAnswerTests {
         #expect(try store.idempotentAnswer(sessionId: "s-1", key: "other") == nil)
     }
 
+    /// A session's keys, as many as the limit; nil past it (each key is then looked up).
+    @Test func usedKeysUpToTheLimit() throws {
+        let (database, store) = try Self.store()
+        defer { withExtendedLifetime(database) { try? store.close() } }
+        try store.insert(SessionStoreTests.session("s-2"))
+        #expect(try store.usedKeys(sessionId: "s-1", limit: 3) == [])
+        for version in 1...3 { try store.commit(SessionStoreTests.commit("s-1", version: version, key: "k\(version)")) }
+        try store.commit(SessionStoreTests.commit("s-2", version: 1, key: "other"))
+        #expect(try store.usedKeys(sessionId: "s-1", limit: 3).map(Set.init) == ["k1", "k2", "k3"])
+        #expect(try store.usedKeys(sessionId: "s-1", limit: 2) == nil)
+        #expect(try store.usedKeys(sessionId: "s-2", limit: 2) == ["other"])
+        #expect(try store.usedKeys(sessionId: "none", limit: 2) == [])
+    }
+
     /// A closed store answers that it is closed.
     @Test func aClosedStoreIsUnavailable() throws {
         let (database, store) = try Self.store()
