@@ -39,8 +39,10 @@ struct KeyLookupTests {
         #expect(try client.state(session).json["version"] == 4)
         let log = try client.sender.send("GET", "/v1/sessions/\(session.id)/actions", headers: session.auth).json
         #expect(log["actions"].arrayValue?.count == 4)
+        // On a shared database (PostgreSQL) the 422 is judged again on the stored state: a third.
+        let looked = test.store.dialect == .sqlite ? 2 : 3
         let metrics = try test.direct.send("GET", "/metrics").text
-        #expect(metrics.contains("flowstack_idempotency_lookups_total 2"))
+        #expect(metrics.contains("flowstack_idempotency_lookups_total \(looked)"))
         #expect(metrics.contains("flowstack_idempotency_lookups_spared_total 4"))
     }
 
