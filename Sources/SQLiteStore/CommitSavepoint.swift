@@ -31,19 +31,20 @@ struct CommitSavepoint {
     }
 
     /// The commit succeeded: keeps its writes in the transaction. Nothing to do when it was
-    /// not opened.
+    /// not opened. Still open when the release fails, so that `rollBack` takes the writes back.
     mutating func release() throws {
         guard isOpen else { return }
-        isOpen = false
         try releasing.run()
+        isOpen = false
     }
 
     /// The commit failed: takes back what it wrote, and ends the savepoint. Without a
-    /// savepoint, the one statement that failed was undone by SQLite.
+    /// savepoint, the one statement that failed was undone by SQLite. When this fails, the
+    /// batch's transaction is rolled back whole.
     mutating func rollBack() throws {
         guard isOpen else { return }
-        isOpen = false
         try rollingBack.run()
         try releasing.run()
+        isOpen = false
     }
 }
