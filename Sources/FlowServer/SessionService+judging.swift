@@ -116,10 +116,18 @@ extension SessionService {
                 return .needsRead
             }
         case .batch(let batch):
-            guard let answers else { return .needsRead }
+            let stored: [String: IdempotentAnswer]
+            if let used = session.usedKeys, !batch.items.contains(where: { used.mayContain($0.key) }) {
+                // No key of the batch was ever committed on this session (see `UsedKeys`).
+                counters.keyLookupsSpared.add(batch.items.count, ordering: .relaxed)
+                stored = [:]
+            } else {
+                guard let answers else { return .needsRead }
+                stored = answers
+            }
             let plan: BatchPlan
             do throws(SessionError) {
-                plan = try judgeBatch(batch, &session, answers: answers, committed: progress.committed, user: user)
+                plan = try judgeBatch(batch, &session, answers: stored, committed: progress.committed, user: user)
             } catch {
                 return .answer(.failed(error), dropState: false)
             }

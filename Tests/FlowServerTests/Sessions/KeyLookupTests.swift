@@ -46,6 +46,29 @@ struct KeyLookupTests {
         #expect(metrics.contains("flowstack_idempotency_lookups_spared_total 4"))
     }
 
+    /// A batch of offline taps whose keys were never committed on a new session is judged
+    /// without a lookup; the same batch again (its answer lost) looks its keys up and skips
+    /// every tap; a batch repeating one key of it with a new one looks up and skips that one.
+    @Test func batchesLookUpOnlyKeysThatMayBeUsed() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "offline-spared")
+        let first = try #require(session.state["top"]["id"].stringValue)
+        let walk = BatchAPITests.offlineWalk(from: first)
+        let applied = try client.batch(session, walk)
+        #expect(applied.status == 200, "\(applied.text)")
+        #expect(applied.json.batchStatuses == Array(repeating: "applied", count: 5))
+        #expect(Self.lookups(test) == (0, 5))
+        let again = try client.batch(session, walk)
+        #expect(again.json.batchStatuses == Array(repeating: "skipped", count: 5))
+        #expect(again.json.batchVersions == [1, 2, 3, 4, 5])
+        #expect(Self.lookups(test).looked == 5)
+        let mixed = try client.batch(session, [walk[4], Tap(key: "tap-6", version: 5, action: #"{"type":"home.selectTab","params":{"index":1}}"#)])
+        #expect(mixed.json.batchStatuses == ["skipped", "applied"], "\(mixed.text)")
+        #expect(try client.log(session).count == 6)
+        #expect(Self.lookups(test).looked == 7)
+    }
+
     /// After a restart the session is read from the database with its keys (SQLite): a retried
     /// tap is looked up and replays, a new one applies without a lookup.
     @Test func aSessionReadFromTheDatabaseKnowsItsKeys() throws {
