@@ -180,13 +180,7 @@ extension SQLiteStore {
     /// `StoreError.undecodableRow` naming its column only: GRDB's own error prints the whole row
     /// and its statement's arguments (users' attributes, their state) into the log line.
     func reading<T>(_ body: (Database) throws -> T) throws -> T {
-        guard enter() else { throw StoreError.unavailable(location: path, detail: "the store is closed") }
-        defer { leave() }
-        do {
-            return try pool.read(body)
-        } catch let error as RowDecodingError {
-            throw Self.redacted(error, location: path)
-        }
+        try guarded { try pool.read(body) }
     }
 
     /// One statement's read, on a reader of the pool without a transaction around it: a single
@@ -195,21 +189,21 @@ extension SQLiteStore {
     /// snapshot, a COMMIT, each through GRDB) cost twice the lookup (callgrind). `body` must run
     /// one statement only; several would each see another snapshot.
     func readingOneStatement<T>(_ body: (Database) throws -> T) throws -> T {
-        guard enter() else { throw StoreError.unavailable(location: path, detail: "the store is closed") }
-        defer { leave() }
-        do {
-            return try pool.unsafeRead(body)
-        } catch let error as RowDecodingError {
-            throw Self.redacted(error, location: path)
-        }
+        try guarded { try pool.unsafeRead(body) }
     }
 
     /// A write transaction of the pool; an undecodable row as in `reading`.
     func writing<T>(_ body: (Database) throws -> T) throws -> T {
+        try guarded { try pool.write(body) }
+    }
+
+    /// Runs `access` (one of the pool's) unless the store is closed, counted in while it runs;
+    /// an undecodable row is redacted as `reading` says.
+    private func guarded<T>(_ access: () throws -> T) throws -> T {
         guard enter() else { throw StoreError.unavailable(location: path, detail: "the store is closed") }
         defer { leave() }
         do {
-            return try pool.write(body)
+            return try access()
         } catch let error as RowDecodingError {
             throw Self.redacted(error, location: path)
         }
