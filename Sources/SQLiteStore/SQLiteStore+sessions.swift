@@ -382,16 +382,15 @@ extension SQLiteStore {
                 """), in: db)
             try statement.bind(sessionId, at: 1)
             try statement.bind(key, at: 2)
-            return try statement.firstRow { row -> IdempotentAnswer? in
-                guard let status = DirectStatement.integer(row, 1), let version = DirectStatement.integer(row, 2) else { return nil }
-                return IdempotentAnswer(requestHash: DirectStatement.bytes(row, 0), status: status, version: version,
-                                        body: DirectStatement.bytes(row, 3))
-            }.map { answer in
-                guard let answer else {
-                    throw StoreError.undecodableRow(location: location, detail: "a row of idempotency_keys lacks its status or version")
-                }
-                return answer
+            let row = try statement.firstRow { row in
+                (requestHash: DirectStatement.bytes(row, 0), status: DirectStatement.integer(row, 1),
+                 version: DirectStatement.integer(row, 2), body: DirectStatement.bytes(row, 3))
             }
+            guard let row else { return nil }
+            guard let status = row.status, let version = row.version else {
+                throw StoreError.undecodableRow(location: location, detail: "a row of idempotency_keys lacks its status or version")
+            }
+            return IdempotentAnswer(requestHash: row.requestHash, status: status, version: version, body: row.body)
         }
     }
 
