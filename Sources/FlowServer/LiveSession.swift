@@ -41,6 +41,13 @@ struct LiveSession: Sendable {
     /// created the session, or read them with it, and made every commit since); nil when it
     /// does not, and each key is looked up in the database. See `UsedKeys`.
     var usedKeys: UsedKeys?
+
+    /// None of `keys` was ever committed on this session, as this node knows for certain (see
+    /// `UsedKeys`): their answers need no lookup. False whenever the node does not know.
+    func neverCommitted(_ keys: some Sequence<String>) -> Bool {
+        guard let usedKeys else { return false }
+        return !keys.contains(where: usedKeys.mayContain)
+    }
     /// The state document of this version, once encoded: reads answer with it as it is. Every
     /// property the document shows clears it when set.
     private(set) var document: [UInt8]?

@@ -83,9 +83,7 @@ extension SessionService {
         case .action(let action):
             var known: IdempotentAnswer?? = .none
             if let key = action.idempotency?.key {
-                if session.usedKeys?.mayContain(key) == false {
-                    // Never committed on this session, as this node knows (see `UsedKeys`): no
-                    // answer to look up in the database.
+                if session.neverCommitted(CollectionOfOne(key)) {
                     counters.keyLookupsSpared.add(1, ordering: .relaxed)
                     known = .some(nil)
                 } else {
@@ -117,8 +115,7 @@ extension SessionService {
             }
         case .batch(let batch):
             let stored: [String: IdempotentAnswer]
-            if let used = session.usedKeys, !batch.items.contains(where: { used.mayContain($0.key) }) {
-                // No key of the batch was ever committed on this session (see `UsedKeys`).
+            if session.neverCommitted(batch.items.lazy.map(\.key)) {
                 counters.keyLookupsSpared.add(batch.items.count, ordering: .relaxed)
                 stored = [:]
             } else {
