@@ -249,17 +249,6 @@ extension SQLiteStore {
                 throw CommitError.versionConflict(stored: stored)
             }
         }
-        if let (key, _) = commit.idempotency {
-            // A key already used was applied by another action: this one must not apply too
-            // (the server replays that answer instead, once it reloads).
-            let used = DirectStatement(try db.cachedStatement(sql: "SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ?"),
-                                       in: db)
-            try used.bind(commit.sessionId, at: 1)
-            try used.bind(key, at: 2)
-            if try used.firstRow({ _ in true }) != nil {
-                throw CommitError.versionConflict(stored: stored)
-            }
-        }
         let insert = DirectStatement(try db.cachedStatement(sql: """
             INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree,
                 client_at, user_state)
@@ -325,7 +314,14 @@ extension SQLiteStore {
             try remember.bind(answer.version, at: 5)
             try remember.bind(Data(answer.body), at: 6)
             try remember.bind(action.createdAt, at: 7)
-            try remember.run()
+            do {
+                try remember.run()
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                // A key already used was applied by another action: this one must not apply
+                // too (the server replays that answer instead, once it reloads). The unique
+                // index on (session_id, key) is the check; the savepoint takes the entry back.
+                throw CommitError.versionConflict(stored: stored)
+            }
         }
     }
 
