@@ -127,26 +127,40 @@ extension SQLiteStore {
         SELECT id FROM sessions INDEXED BY sessions_by_updated_at WHERE updated_at < ? ORDER BY updated_at LIMIT ?
         """
 
+    /// The leading run of the oldest `limit` stored answers that are older than `horizon`, in
+    /// one write transaction. "Oldest" is the table's insertion order (rowid), as in
+    /// `compactActions`: the one writer appends answers in time order, so the old ones are the
+    /// table's first, and an index on `created_at` cost every keyed action a third B-tree
+    /// insert (migration 18). Every old answer in the run is deleted, so the next batch starts
+    /// at the table's first row again and needs no cursor (a table emptied and refilled reuses
+    /// low rowids, which a cursor would pass over). An answer stamped out of that order (the
+    /// clock stepped back) goes when the answers before it have gone.
     public func pruneIdempotencyRecords(before horizon: String, limit: Int) throws -> RetentionBatch {
         try writing { db in
-            try db.cachedStatement(sql: Self.oldIdempotencySQL).execute(arguments: [horizon, limit])
-            let removed = db.changesCount
-            return RetentionBatch(removed: removed, examined: removed)
+            var last: Int64?
+            var examined = 0
+            for row in try Row.fetchAll(db.cachedStatement(sql: Self.oldIdempotencySQL), arguments: [limit]) {
+                guard (try row.decode(atIndex: 1) as String) < horizon else { break }
+                last = try row.decode(atIndex: 0)
+                examined += 1
+            }
+            guard let last else { return RetentionBatch() }
+            try db.cachedStatement(sql: "DELETE FROM idempotency_keys WHERE rowid <= ?").execute(arguments: [last])
+            return RetentionBatch(removed: db.changesCount, examined: examined)
         }
     }
 
-    static let oldIdempotencySQL = """
-        DELETE FROM idempotency_keys WHERE (session_id, key) IN (
-            SELECT session_id, key FROM idempotency_keys INDEXED BY idempotency_keys_by_created_at
-            WHERE created_at < ? ORDER BY created_at LIMIT ?)
-        """
+    /// The table's first answers, in insertion order (see `pruneIdempotencyRecords`; its plan
+    /// reads the table's own B-tree from its start, as far as the limit: `RetentionTests`).
+    static let oldIdempotencySQL = "SELECT rowid, created_at FROM idempotency_keys ORDER BY rowid LIMIT ?"
 
-    /// The query plans of the batches' look-ups, for the test that none scans a table.
+    /// The query plans of the batches' look-ups, for the test that each reads an index's range
+    /// or its table's first rows, never a whole table.
     public func retentionPlans() throws -> [String] {
         try reading { db in
             var plans: [String] = []
             let looks: [(String, StatementArguments)] = [(Self.oldActionsSQL, [0, 1]), (Self.idleSessionsSQL, ["x", 1]),
-                                                         (Self.oldIdempotencySQL, ["x", 1])]
+                                                         (Self.oldIdempotencySQL, [1])]
             for (sql, arguments) in looks {
                 let rows = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments)
                 plans.append(rows.map { $0["detail"] as String? ?? "" }.joined(separator: "; "))

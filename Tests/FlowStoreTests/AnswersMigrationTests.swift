@@ -1,5 +1,6 @@
 // Migration 17 moves the stored answers of idempotency keys to a rowid table: a database written
-// before keeps every answer, still refuses a key twice, and prunes old answers by age.
+// before keeps every answer, still refuses a key twice, and prunes old answers by age (in rowid
+// order since migration 18, which drops the index on their time).
 import FlowStore
 import Foundation
 import GRDB
@@ -70,5 +71,10 @@ struct AnswersMigrationTests {
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'idempotency_keys'") ?? ""
         }
         #expect(!layout.contains("WITHOUT ROWID"))
+        // Migration 18: answers are pruned in rowid order, with no index on their time to keep.
+        let indexes = try store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'idempotency_keys'")
+        }
+        #expect(indexes == ["idempotency_keys_by_session"])
     }
 }
