@@ -31,6 +31,7 @@ extension SQLiteStore {
             var newest: [String: Int] = [:]
             var snapshots: [String: Int] = [:]
             var seen: [(session: String, version: Int)] = []
+            try lowerCompactionCursor(db)
             let rows = try Row.fetchAll(db.cachedStatement(sql: Self.oldActionsSQL), arguments: [compactionCursor.load(ordering: .relaxed), limit])
             for row in rows {
                 let at: String = try row.decode(atIndex: 3)
@@ -87,10 +88,25 @@ extension SQLiteStore {
                 cuts[session] = below
             }
             if let last { compactionCursor.store(last, ordering: .relaxed) }
+            try lowerCompactionCursor(db)
             // Entries passed over stay below the cursor: the run goes on to the next batch.
             let passed = seen.filter { $0.version >= cuts[$0.session] ?? Int.min }.count
             return RetentionBatch(removed: removed, kept: folded + passed, examined: examined)
         }
+    }
+
+    /// Brings the cursor down to the log's last entry when none is past it. SQLite numbers a new
+    /// entry after the table's last one, so once the entries past the cursor are all deleted (a
+    /// log compacted to nothing while every session was idle, or sessions removed), the next
+    /// ones would be numbered at or below the cursor and never examined again by this process.
+    /// Run in the transaction of everything that deletes log entries (compaction batches before
+    /// they read and after they delete, session removal, ending and deletion, erasure), before
+    /// any later commit can number an entry.
+    func lowerCompactionCursor(_ db: Database) throws {
+        let cursor = compactionCursor.load(ordering: .relaxed)
+        guard cursor > 0 else { return }
+        let top = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(rowid) FROM actions")) ?? 0
+        if top < cursor { compactionCursor.store(top, ordering: .relaxed) }
     }
 
     /// The log's first entries after the cursor, in insertion order (see `compactActions`; its
@@ -119,6 +135,7 @@ extension SQLiteStore {
                     batch.sessionIds.append(id)
                 }
             }
+            try lowerCompactionCursor(db)
             return batch
         }
     }

@@ -424,7 +424,9 @@ extension SQLiteStore {
     public func deleteSession(id: String) throws -> Bool {
         try writing { db in
             try db.cachedStatement(sql: "DELETE FROM sessions WHERE id = ?").execute(arguments: [id])
-            return db.changesCount > 0
+            let deleted = db.changesCount > 0
+            try lowerCompactionCursor(db)
+            return deleted
         }
     }
 
@@ -445,6 +447,7 @@ extension SQLiteStore {
                 ended[keyPath: count] = db.changesCount
             }
             try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
+            try lowerCompactionCursor(db)
             try Self.appendAudit(db, at: Timestamp.string(), action: AuditAction.sessionEnd, subject: id, old: version, new: nil,
                                  AuditStamp(credential: audit.credential, detail: ended.countsJSON))
             return ended

@@ -48,6 +48,7 @@ extension SQLiteStore {
                 try db.execute(sql: sql, arguments: [id])
                 erased[keyPath: count] = db.changesCount
             }
+            try lowerCompactionCursor(db)
             try db.execute(sql: Self.erasureAuditSQL, arguments: [auditSubject, id])
             erased.auditEntries = db.changesCount
             erased.sessionIds = ids

@@ -91,6 +91,43 @@ struct RetentionStoreTests {
         #expect(try store.idempotentAnswer(sessionId: "s", key: "k4") != nil)
     }
 
+    /// A log compacted to nothing (every session idle past the horizon) and written again is
+    /// compacted again: SQLite numbers the new entries from the start of the table, below where
+    /// the last batch stopped, and they must not be passed over. The same when the entries past
+    /// that point go with their session.
+    @Test(arguments: TestStoreKind.allCases) func aLogEmptiedAndWrittenAgainIsCompactedAgain(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        for id in ["a", "b"] {
+            var session = SessionStoreTests.session(id)
+            session.createdAt = Self.old
+            session.updatedAt = Self.old
+            try store.insert(session)
+        }
+        for version in 1...3 { try store.commit(Self.commit("a", version: version, at: Self.oldTime(version))) }
+        for version in 1...3 { try store.commit(Self.commit("b", version: version, at: Self.oldTime(10 + version))) }
+        while try store.compactActions(before: Self.horizon, limit: 4).examined == 4 {}
+        #expect(try store.actions(sessionId: "a", after: 0, limit: 100).isEmpty)
+        #expect(try store.actions(sessionId: "b", after: 0, limit: 100).isEmpty)
+        // Written again (times before the horizon, as they will be once it passes them).
+        for version in 4...5 { try store.commit(Self.commit("a", version: version, at: Self.oldTime(20 + version))) }
+        while try store.compactActions(before: Self.horizon, limit: 4).examined == 4 {}
+        #expect(try store.actions(sessionId: "a", after: 0, limit: 100).isEmpty)
+        #expect(try store.session(id: "a")?.version == 5)
+        // The entries past where compaction stopped deleted with their session: the next ones
+        // are numbered where they were, and are compacted too.
+        try store.insert(SessionStoreTests.session("c"))
+        for version in 6...7 { try store.commit(Self.commit("a", version: version, at: Self.oldTime(30 + version))) }
+        for version in 1...2 { try store.commit(Self.commit("c", version: version, at: Timestamp.string())) }
+        #expect(try store.compactActions(before: Self.horizon, limit: 4).removed == 2)
+        try store.deleteSession(id: "c")
+        for version in 8...9 { try store.commit(Self.commit("a", version: version, at: Self.oldTime(30 + version))) }
+        while try store.compactActions(before: Self.horizon, limit: 4).examined == 4 {}
+        #expect(try store.actions(sessionId: "a", after: 0, limit: 100).isEmpty)
+        #expect(try store.session(id: "a")?.version == 9)
+    }
+
     /// Answers are pruned in the order they were stored: one stamped newer than the horizon
     /// stops the batch (the clock stepped back behind it), and the old ones after it go once it
     /// has. A table emptied and filled again (SQLite reuses its rowids from the start) is pruned
