@@ -245,8 +245,12 @@ extension SQLiteStore {
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {
             // The entry below is the previous tap of the same batch, not another writer's.
-            let ours = try db.cachedStatement(sql: "SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ? AND version = ?")
-            if try Int.fetchOne(ours, arguments: [commit.sessionId, previous, stored]) == nil {
+            let ours = DirectStatement(
+                try db.cachedStatement(sql: "SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ? AND version = ?"), in: db)
+            try ours.bind(commit.sessionId, at: 1)
+            try ours.bind(previous, at: 2)
+            try ours.bind(stored, at: 3)
+            if try ours.firstRow({ _ in true }) == nil {
                 throw CommitError.versionConflict(stored: stored)
             }
         }
