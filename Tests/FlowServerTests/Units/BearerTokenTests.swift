@@ -27,4 +27,11 @@ struct BearerTokenTests {
         #expect(!BearerToken.matches(token + "x", hash: stored))
         #expect(!BearerToken.matches(token, hash: Array(stored.dropLast())))
     }
+
+    /// Both digests are SHA-256's, byte for byte (FIPS 180-2's "abc").
+    @Test func digestsAreSHA256() {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        #expect(AccessPolicy.hex(BearerToken.hash("abc")) == abc)
+        #expect(AccessPolicy.hex(BearerToken.digest(Array("abc".utf8))) == abc)
+    }
 }
