@@ -11,6 +11,9 @@
 # (SQLite's default is 4,096), so one binary can be compared with itself on another page size.
 # SERVE_ARGS="..." is added to both servers' `serve` (SERVE_ARGS="--cache-sessions 50": most reads
 # and actions of the 500 sessions miss the cache and read their session from the database).
+# SESSIONS=N makes N sessions instead of 500: with KEYED=1, 500 sessions take some 160 keys each
+# per 8-second round, past what a session's filter of used keys is made for (UsedKeys), so later
+# rounds look most keys up; SESSIONS=20000 keeps each under 60 for five rounds, as an app's are.
 # Usage: bench/compare.sh A_BIN B_BIN [seconds per run] [rounds] [sqlite|postgresql]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +48,7 @@ for i in 0 1; do
     port=$(listening_port "$work/server$i.log")
     [ -n "$port" ] || { echo "bench: ${bins[$i]} did not start" >&2; cat "$work/server$i.log" >&2; exit 1; }
     echo "$port" >"$work/port$i"
-    python3 bench/make_sessions.py "$port" 500 >"$work/sessions$i.txt"
+    python3 bench/make_sessions.py "$port" "${SESSIONS:-500}" >"$work/sessions$i.txt"
 done
 hz=$(getconf CLK_TCK)
 # run I NAME SCRIPT: one wrk run on build I; appends "I NAME rps p99 cpu_us" to $work/results
