@@ -3,13 +3,14 @@ import GRDB
 import GRDBSQLite
 
 /// A cached statement bound and stepped directly, for the statements every action's commit
-/// runs on the writer thread (the version check, the log entry's insert, a savepoint, an
-/// idempotency key's check and its answer) and the lookup of a keyed action's stored answer
-/// before it is judged. Through GRDB each cost some 8,000 to 12,000 instructions more than
-/// SQLite's own work: arguments boxed into `StatementArguments`, a `Row` copied out and freed,
-/// the observation broker asked before and after (callgrind, a commit of one action). The
-/// values are bound as GRDB binds them (the same `StatementBinding` conformances), so what is
-/// stored does not change.
+/// runs on the writer thread (the batch's BEGIN and COMMIT, the version check, the log entry's
+/// insert, a savepoint, a batch tap's check of the entry below it, an idempotency key's answer)
+/// and the lookup of a keyed action's stored answer before it is judged. Through GRDB each cost
+/// some 8,000 to 12,000 instructions more than SQLite's own work: arguments boxed into
+/// `StatementArguments`, a `Row` copied out and freed, the observation broker asked before and
+/// after (callgrind, a commit of one action). Values are bound as GRDB binds them (the same
+/// `StatementBinding` conformances; strings as text, with their length), so what is stored
+/// does not change.
 ///
 /// The statement is always reset before `step` returns or throws, so it is never left running
 /// inside the transaction; a failure throws the `DatabaseError` GRDB would have thrown.

@@ -99,9 +99,10 @@ extension SQLiteStore {
     /// entry after the table's last one, so once the entries past the cursor are all deleted (a
     /// log compacted to nothing while every session was idle, or sessions removed), the next
     /// ones would be numbered at or below the cursor and never examined again by this process.
-    /// Run in the transaction of everything that deletes log entries (compaction batches before
-    /// they read and after they delete, session removal, ending and deletion, erasure), before
-    /// any later commit can number an entry.
+    /// Run in the transaction of everything that deletes log entries (compaction batches after
+    /// they delete, session removal, ending and deletion, erasure), before any later commit can
+    /// number an entry; and by each compaction batch before it reads, for deletions another
+    /// process made on the file.
     func lowerCompactionCursor(_ db: Database) throws {
         let cursor = compactionCursor.load(ordering: .relaxed)
         guard cursor > 0 else { return }
