@@ -1,12 +1,19 @@
 // The idempotency keys a cached session has committed, so that a new key's stored answer is
 // not looked up in the database before every keyed action.
 
-/// A Bloom filter of the idempotency keys committed on one session: 512 bits, three per key.
-/// It never forgets a key it was given, so "not in it" is certain and "in it" only likely (a
-/// key that was never used may look used, and its answer is then looked up as before): about
-/// 1 in 740 new keys after 20 taps, 1 in 60 after 50, 1 in 11 after 100. A longer session looks
-/// up more often, never wrongly. It has a fixed size (64 bytes in the cached session) whatever
-/// the number of taps, and needs no allocation.
+/// A Bloom filter of the idempotency keys committed on one session that grows with the session
+/// (a scalable Bloom filter, Almeida et al. 2007). It never forgets a key it was given, so "not
+/// in it" is certain and "in it" only likely: a key that was never used may look used, and its
+/// answer is then looked up as before.
+///
+/// The first 40 keys go into 512 bits held inline (three bits a key, no allocation: most
+/// sessions never take more). Each later segment is twice the one before, in bits and in keys,
+/// and sets one bit more per key, so that however many segments a session has, no more than
+/// about 1 new key in 37 looks used: 1 in 740 after 20 taps, 1 in 110 after 40, 1 in 70 after
+/// 120, 1 in 48 after 1,000. The clients send a key with every tap, and a session kept across
+/// launches takes thousands: a filter of fixed size (the one before this, 64 bytes) took one
+/// new key in three for used after 200. Past `maximumKeys` (8 KB of later segments) it says
+/// "maybe" to every key, as a session with no filter does.
 ///
 /// It holds only while the cached session knows every commit of the session. `LiveSession`
 /// keeps one for a session this node created, and for one read from the database (a restart, a
@@ -17,37 +24,81 @@
 /// the answer), and on a shared database a refusal on the cached state is judged again on the
 /// stored one.
 struct UsedKeys: Sendable {
-    /// Eight words inline, aligned as a word (a SIMD vector would align the whole cached
-    /// session to 64 bytes).
-    private var bits = InlineArray<8, UInt64>(repeating: 0)
+    /// The first segment, eight words inline, aligned as a word (a SIMD vector would align the
+    /// whole cached session to 64 bytes).
+    private var first = InlineArray<8, UInt64>(repeating: 0)
+    /// The keys inserted, whose number says which segment the next one goes into.
+    private var count = 0
+    /// The segments after the first, end to end: segment `s` (from 1) has `8 << s` words and
+    /// holds keys `capacity * (2^s - 1) ..< capacity * (2^(s+1) - 1)`. Empty until key 41.
+    private var later: [UInt64] = []
+
+    /// Keys in the first segment; segment `s` holds `capacity << s`.
+    static let capacity = 40
+    /// Segments, the inline one included: 40 × (2^7 - 1) = 5,080 keys in 8,064 bytes of later
+    /// segments, past which every key looks used.
+    static let segments = 7
+    static let maximumKeys = capacity * ((1 << segments) - 1)
 
     /// The most keys a session read from the database brings into its filter; one with more
-    /// looks every key up (a filter of 200 keys already takes one new key in three for used).
-    static let loadedLimit = 200
+    /// looks every key up. Read once, when a session not cached is loaded.
+    static let loadedLimit = 1_000
 
     init() {}
 
     /// Remembers a committed key.
     mutating func insert(_ key: String) {
+        guard count < Self.maximumKeys else { return }  // full: `mayContain` is true from now on
+        let segment = Self.segment(ofKey: count)
+        count += 1
         let hash = Self.hash(key)
-        for shift in stride(from: 0, through: 18, by: 9) {
-            let bit = Int(truncatingIfNeeded: hash >> UInt64(shift)) & 511
-            bits[bit >> 6] |= 1 << UInt64(bit & 63)
+        if segment == 0 {
+            for bit in Self.probes(hash, segment: 0) { first[bit >> 6] |= 1 << UInt64(bit & 63) }
+            return
         }
+        let words = Self.words(of: segment)
+        if later.count < words.upperBound { later.append(contentsOf: repeatElement(0, count: words.upperBound - later.count)) }
+        for bit in Self.probes(hash, segment: segment) { later[words.lowerBound + (bit >> 6)] |= 1 << UInt64(bit & 63) }
     }
 
     /// False when `key` was certainly never inserted.
     func mayContain(_ key: String) -> Bool {
+        guard count < Self.maximumKeys else { return true }
         let hash = Self.hash(key)
-        for shift in stride(from: 0, through: 18, by: 9) {
-            let bit = Int(truncatingIfNeeded: hash >> UInt64(shift)) & 511
-            if bits[bit >> 6] & (1 << UInt64(bit & 63)) == 0 { return false }
+        if Self.probes(hash, segment: 0).allSatisfy({ first[$0 >> 6] & (1 << UInt64($0 & 63)) != 0 }) { return true }
+        guard count > Self.capacity else { return false }
+        for segment in 1...Self.segment(ofKey: count - 1) {
+            let start = Self.words(of: segment).lowerBound
+            if Self.probes(hash, segment: segment).allSatisfy({ later[start + ($0 >> 6)] & (1 << UInt64($0 & 63)) != 0 }) {
+                return true
+            }
         }
-        return true
+        return false
     }
 
-    /// Three bits of nine from one hash: the process's seeded hasher, so that a client cannot
-    /// choose keys that fill the filter.
+    /// The segment the key inserted `index`th (from 0) goes into.
+    static func segment(ofKey index: Int) -> Int {
+        // Segment s ends before key capacity × (2^(s+1) - 1).
+        var segment = 0
+        while index >= capacity * ((2 << segment) - 1) { segment += 1 }
+        return segment
+    }
+
+    /// Where segment `segment` (from 1) lies in `later`, in words.
+    private static func words(of segment: Int) -> Range<Int> {
+        let start = 8 * ((1 << segment) - 2)
+        return start..<(start + (8 << segment))
+    }
+
+    /// The bits a key sets in a segment of `512 << segment` bits: `3 + segment` of them, by
+    /// double hashing (Kirsch and Mitzenmacher) from the two halves of one hash.
+    private static func probes(_ hash: UInt64, segment: Int) -> some Sequence<Int> {
+        let mask = UInt64((512 << segment) - 1)
+        let low = hash & 0xFFFF_FFFF, step = (hash >> 32) | 1
+        return (0..<(3 + segment)).lazy.map { Int(truncatingIfNeeded: (low &+ UInt64($0) &* step) & mask) }
+    }
+
+    /// The process's seeded hasher, so that a client cannot choose keys that fill the filter.
     private static func hash(_ key: String) -> UInt64 {
         var hasher = Hasher()
         hasher.combine(key)
