@@ -38,8 +38,8 @@ extension SessionService {
             lastTransitionJSON: record.lastTransition.map { Array($0.utf8) }, handledBy: record.handledBy,
             lastActiveAt: SessionExpiry.date(record.updatedAt))
         // Read after the session: every key committed at its version, so the keys the filter
-        // does not hold were never used (see `UsedKeys`). Past a few hundred the filter would
-        // say "maybe" to most keys: each is looked up instead.
+        // does not hold were never used (see `UsedKeys`). A session with more than
+        // `UsedKeys.loadedLimit` looks each key up instead of reading them all at every load.
         if let keys = try storage({ try store.usedKeys(sessionId: id, limit: UsedKeys.loadedLimit) }) {
             var used = UsedKeys()
             for key in keys { used.insert(key) }
