@@ -4,13 +4,13 @@ import GRDBSQLite
 
 /// A cached statement bound and stepped directly, for the statements every action's commit
 /// runs on the writer thread (the batch's BEGIN and COMMIT, the version check, the log entry's
-/// insert, a savepoint, a batch tap's check of the entry below it, an idempotency key's answer)
-/// and the lookup of a keyed action's stored answer before it is judged. Through GRDB each cost
-/// some 8,000 to 12,000 instructions more than SQLite's own work: arguments boxed into
-/// `StatementArguments`, a `Row` copied out and freed, the observation broker asked before and
-/// after (callgrind, a commit of one action). Values are bound as GRDB binds them (the same
-/// `StatementBinding` conformances; strings as text, with their length), so what is stored
-/// does not change.
+/// insert, the head row every 16th version, a savepoint, a batch tap's check of the entry below
+/// it, an idempotency key's answer) and the lookup of a keyed action's stored answer before it
+/// is judged. Through GRDB each cost some 8,000 to 12,000 instructions more than SQLite's own
+/// work: arguments boxed into `StatementArguments`, a `Row` copied out and freed, the
+/// observation broker asked before and after (callgrind, a commit of one action). Values are
+/// bound as GRDB binds them (the same `StatementBinding` conformances; strings as text and
+/// bytes as a blob, each with its length), so what is stored does not change.
 ///
 /// The statement is always reset before `step` returns or throws, so it is never left running
 /// inside the transaction; a failure throws the `DatabaseError` GRDB would have thrown.
@@ -45,6 +45,26 @@ struct DirectStatement {
             // Never a NULL pointer, which SQLite would bind as NULL instead of "".
             let start = UnsafeRawPointer(utf8.baseAddress ?? Self.emptyText).assumingMemoryBound(to: CChar.self)
             return sqlite3_bind_text(statement.sqliteStatement, index, start, CInt(utf8.count), Self.transient)
+        }
+        guard code == SQLITE_OK else { throw failure(code) }
+    }
+
+    /// Binds the `index`th parameter to the bytes as a blob (an empty blob for none), or NULL
+    /// for nil. Through `Data`, as GRDB binds bytes, each array was copied into a new buffer
+    /// first (about 2,000 instructions a blob, and a keyed commit binds two: the request's hash
+    /// and its answer).
+    func bind(_ value: [UInt8]?, at index: CInt) throws {
+        guard let value else {
+            try bind(Int?.none, at: index)
+            return
+        }
+        let code = value.withUnsafeBytes { bytes -> CInt in
+            guard bytes.count <= Int(CInt.max) else { return SQLITE_TOOBIG }
+            // A NULL pointer would bind NULL: an empty array is a blob of no bytes.
+            guard let start = bytes.baseAddress, bytes.count > 0 else {
+                return sqlite3_bind_zeroblob(statement.sqliteStatement, index, 0)
+            }
+            return sqlite3_bind_blob(statement.sqliteStatement, index, start, CInt(bytes.count), Self.transient)
         }
         guard code == SQLITE_OK else { throw failure(code) }
     }

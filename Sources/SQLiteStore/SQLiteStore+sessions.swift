@@ -282,18 +282,23 @@ extension SQLiteStore {
         try insert.bind(snapshot ? commit.action.handledBy : nil, at: 7)
         try insert.bind(snapshot ? commit.action.transition : nil, at: 8)
         try insert.bind(commit.action.createdAt, at: 9)
-        try insert.bind(snapshot ? Data(commit.tree) : nil, at: 10)
+        try insert.bind(snapshot ? commit.tree : nil, at: 10)
         try insert.bind(commit.action.clientAt, at: 11)
         try insert.bind(userState, at: 12)
         try insert.run()
         if writesHead {
-            let heads = try db.cachedStatement(sql: """
+            let heads = DirectStatement(try db.cachedStatement(sql: """
                 INSERT INTO session_heads (session_id, version, tree, last_transition, handled_by, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, tree = excluded.tree,
                     last_transition = excluded.last_transition, handled_by = excluded.handled_by, updated_at = excluded.updated_at
-                """)
-            try heads.execute(arguments: [commit.sessionId, commit.version, Data(commit.tree), commit.action.transition, commit.action.handledBy,
-                                         commit.action.createdAt])
+                """), in: db)
+            try heads.bind(commit.sessionId, at: 1)
+            try heads.bind(commit.version, at: 2)
+            try heads.bind(commit.tree, at: 3)
+            try heads.bind(commit.action.transition, at: 4)
+            try heads.bind(commit.action.handledBy, at: 5)
+            try heads.bind(commit.action.createdAt, at: 6)
+            try heads.run()
         }
         if let patch = commit.userPatch {
             let merge = try db.cachedStatement(sql: """
@@ -315,10 +320,10 @@ extension SQLiteStore {
                 """), in: db)
             try remember.bind(commit.sessionId, at: 1)
             try remember.bind(key, at: 2)
-            try remember.bind(Data(answer.requestHash), at: 3)
+            try remember.bind(answer.requestHash, at: 3)
             try remember.bind(answer.status, at: 4)
             try remember.bind(answer.version, at: 5)
-            try remember.bind(Data(answer.body), at: 6)
+            try remember.bind(answer.body, at: 6)
             try remember.bind(commit.action.createdAt, at: 7)
             do {
                 try remember.run()
