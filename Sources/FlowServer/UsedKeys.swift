@@ -53,27 +53,40 @@ struct UsedKeys: Sendable {
         count += 1
         let hash = Self.hash(key)
         if segment == 0 {
-            for bit in Self.probes(hash, segment: 0) { first[bit >> 6] |= 1 << UInt64(bit & 63) }
+            for probe in 0..<3 {
+                let bit = Self.bit(hash, probe: probe, segment: 0)
+                first[bit >> 6] |= 1 << UInt64(bit & 63)
+            }
             return
         }
         let words = Self.words(of: segment)
         if later.count < words.upperBound { later.append(contentsOf: repeatElement(0, count: words.upperBound - later.count)) }
-        for bit in Self.probes(hash, segment: segment) { later[words.lowerBound + (bit >> 6)] |= 1 << UInt64(bit & 63) }
+        for probe in 0..<(3 + segment) {
+            let bit = Self.bit(hash, probe: probe, segment: segment)
+            later[words.lowerBound + (bit >> 6)] |= 1 << UInt64(bit & 63)
+        }
     }
 
     /// False when `key` was certainly never inserted.
     func mayContain(_ key: String) -> Bool {
         guard count < Self.maximumKeys else { return true }
         let hash = Self.hash(key)
-        if Self.probes(hash, segment: 0).allSatisfy({ first[$0 >> 6] & (1 << UInt64($0 & 63)) != 0 }) { return true }
+        if (0..<3).allSatisfy({ Self.isSet(Self.bit(hash, probe: $0, segment: 0), in: first) }) { return true }
         guard count > Self.capacity else { return false }
-        for segment in 1...Self.segment(ofKey: count - 1) {
-            let start = Self.words(of: segment).lowerBound
-            if Self.probes(hash, segment: segment).allSatisfy({ later[start + ($0 >> 6)] & (1 << UInt64($0 & 63)) != 0 }) {
-                return true
+        return later.withUnsafeBufferPointer { later in
+            for segment in 1...Self.segment(ofKey: count - 1) {
+                let start = Self.words(of: segment).lowerBound
+                if (0..<(3 + segment)).allSatisfy({ probe in
+                    let bit = Self.bit(hash, probe: probe, segment: segment)
+                    return later[start + (bit >> 6)] & (1 << UInt64(bit & 63)) != 0
+                }) { return true }
             }
+            return false
         }
-        return false
+    }
+
+    private static func isSet(_ bit: Int, in words: InlineArray<8, UInt64>) -> Bool {
+        words[bit >> 6] & (1 << UInt64(bit & 63)) != 0
     }
 
     /// The segment the key inserted `index`th (from 0) goes into.
@@ -90,12 +103,11 @@ struct UsedKeys: Sendable {
         return start..<(start + (8 << segment))
     }
 
-    /// The bits a key sets in a segment of `512 << segment` bits: `3 + segment` of them, by
-    /// double hashing (Kirsch and Mitzenmacher) from the two halves of one hash.
-    private static func probes(_ hash: UInt64, segment: Int) -> some Sequence<Int> {
+    /// The `probe`th bit a key sets in a segment of `512 << segment` bits (it sets
+    /// `3 + segment`), by double hashing (Kirsch and Mitzenmacher) from the two halves of one hash.
+    private static func bit(_ hash: UInt64, probe: Int, segment: Int) -> Int {
         let mask = UInt64((512 << segment) - 1)
-        let low = hash & 0xFFFF_FFFF, step = (hash >> 32) | 1
-        return (0..<(3 + segment)).lazy.map { Int(truncatingIfNeeded: (low &+ UInt64($0) &* step) & mask) }
+        return Int(truncatingIfNeeded: ((hash & 0xFFFF_FFFF) &+ UInt64(probe) &* ((hash >> 32) | 1)) & mask)
     }
 
     /// The process's seeded hasher, so that a client cannot choose keys that fill the filter.
