@@ -108,7 +108,9 @@ struct KeyLookupTests {
         let again = try client.act(session, Self.taps[2], headers: [("Idempotency-Key", "long-250")])
         #expect(again.headers["Idempotent-Replayed"] == "true")
         if test.store.dialect == .sqlite {
-            #expect(Self.lookups(test).looked < 6, "\(Self.lookups(test))")
+            // The replay, and about 1 new key in 55 (the filter is seeded per process: chance,
+            // with room for it; the fixed filter looked all 51 up).
+            #expect(Self.lookups(test).looked < 12, "\(Self.lookups(test))")
         } else {
             #expect(Self.lookups(test).looked == 51)  // PostgreSQL does not tell a session's keys
         }
