@@ -55,7 +55,7 @@ struct UsedKeys: Sendable {
         if segment == 0 {
             for probe in 0..<3 {
                 let bit = Self.bit(hash, probe: probe, segment: 0)
-                first[bit >> 6] |= 1 << UInt64(bit & 63)
+                first[bit >> 6] |= Self.mask(bit)
             }
             return
         }
@@ -63,7 +63,7 @@ struct UsedKeys: Sendable {
         if later.count < words.upperBound { later.append(contentsOf: repeatElement(0, count: words.upperBound - later.count)) }
         for probe in 0..<(3 + segment) {
             let bit = Self.bit(hash, probe: probe, segment: segment)
-            later[words.lowerBound + (bit >> 6)] |= 1 << UInt64(bit & 63)
+            later[words.lowerBound + (bit >> 6)] |= Self.mask(bit)
         }
     }
 
@@ -71,23 +71,30 @@ struct UsedKeys: Sendable {
     func mayContain(_ key: String) -> Bool {
         guard count < Self.maximumKeys else { return true }
         let hash = Self.hash(key)
-        if (0..<3).allSatisfy({ Self.isSet(Self.bit(hash, probe: $0, segment: 0), in: first) }) { return true }
+        if (0..<3).allSatisfy({ probe in
+            let bit = Self.bit(hash, probe: probe, segment: 0)
+            return Self.isSet(bit, in: first[bit >> 6])
+        }) { return true }
         guard count > Self.capacity else { return false }
         return later.withUnsafeBufferPointer { later in
             for segment in 1...Self.segment(ofKey: count - 1) {
                 let start = Self.words(of: segment).lowerBound
                 if (0..<(3 + segment)).allSatisfy({ probe in
                     let bit = Self.bit(hash, probe: probe, segment: segment)
-                    return later[start + (bit >> 6)] & (1 << UInt64(bit & 63)) != 0
+                    return Self.isSet(bit, in: later[start + (bit >> 6)])
                 }) { return true }
             }
             return false
         }
     }
 
-    private static func isSet(_ bit: Int, in words: InlineArray<8, UInt64>) -> Bool {
-        words[bit >> 6] & (1 << UInt64(bit & 63)) != 0
+    /// Bit `bit` of a segment, in the word `bit >> 6` of it.
+    private static func isSet(_ bit: Int, in word: UInt64) -> Bool {
+        word & Self.mask(bit) != 0
     }
+
+    /// The bit of its word that `bit` of a segment is.
+    private static func mask(_ bit: Int) -> UInt64 { 1 << UInt64(bit & 63) }
 
     /// The segment the key inserted `index`th (from 0) goes into.
     static func segment(ofKey index: Int) -> Int {
