@@ -12,8 +12,8 @@
 # SERVE_ARGS="..." is added to both servers' `serve` (SERVE_ARGS="--cache-sessions 50": most reads
 # and actions of the 500 sessions miss the cache and read their session from the database).
 # SESSIONS=N makes N sessions instead of 500: with KEYED=1, 500 sessions take some 160 keys each
-# per 8-second round, past what a session's filter of used keys is made for (UsedKeys), so later
-# rounds look most keys up; SESSIONS=20000 keeps each under 60 for five rounds, as an app's are.
+# per 8-second round and grow each session's filter of used keys (UsedKeys) and its stored
+# answers; SESSIONS=20000 keeps each under 60 keys for five rounds.
 # Usage: bench/compare.sh A_BIN B_BIN [seconds per run] [rounds] [sqlite|postgresql]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
