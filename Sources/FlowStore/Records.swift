@@ -202,9 +202,12 @@ public struct IdempotentAnswer: Sendable, Equatable {
     public var status: Int
     /// The session version the answer showed, for its `ETag`.
     public var version: Int
-    public var body: [UInt8]
+    /// The answer's body as it was sent; nil when it is not stored, and the server makes it
+    /// again from the session's log at `version` (the state document of that version). Answers
+    /// stored before migration 19 (SQLite) or 16 (PostgreSQL) keep theirs.
+    public var body: [UInt8]?
 
-    public init(requestHash: [UInt8], status: Int, version: Int, body: [UInt8]) {
+    public init(requestHash: [UInt8], status: Int, version: Int, body: [UInt8]?) {
         self.requestHash = requestHash
         self.status = status
         self.version = version

@@ -98,7 +98,7 @@ extension PostgresStore {
         ]
         if let (key, answer) = commit.idempotency {
             parts.insert(.key)
-            parameters += [.text(key), .bytes(answer.requestHash), .integer(answer.status), .bytes(answer.body)]
+            parameters += [.text(key), .bytes(answer.requestHash), .integer(answer.status), answer.body.map(PGValue.bytes) ?? .null]
         }
         if let revision = commit.userRevision {
             parts.insert(.revision)

@@ -143,7 +143,7 @@ extension PostgresStore {
             """, [.text(sessionId), .text(key)])])[0]
         guard rows.count == 1 else { return nil }
         return IdempotentAnswer(requestHash: try rows.data(0, 0), status: try rows.int(0, 1),
-                                version: try rows.int(0, 2), body: try rows.data(0, 3))
+                                version: try rows.int(0, 2), body: try rows.bytes(0, 3))
     }
 
     /// The answers stored under any of `keys` for this session: one statement, the keys as one
@@ -158,7 +158,7 @@ extension PostgresStore {
         for row in 0..<rows.count {
             guard let key = try rows.string(row, 0) else { continue }
             answers[key] = IdempotentAnswer(requestHash: try rows.data(row, 1), status: try rows.int(row, 2),
-                                            version: try rows.int(row, 3), body: try rows.data(row, 4))
+                                            version: try rows.int(row, 3), body: try rows.bytes(row, 4))
         }
         return answers
     }

@@ -116,6 +116,11 @@ extension DirectStatement {
         sqlite3_column_type(row, index) == SQLITE_INTEGER ? Int(sqlite3_column_int64(row, index)) : nil
     }
 
+    /// Column `index` of a row as bytes, nil when NULL (an empty blob is no bytes).
+    static func optionalBytes(_ row: SQLiteStatement, _ index: CInt) -> [UInt8]? {
+        sqlite3_column_type(row, index) == SQLITE_NULL ? nil : bytes(row, index)
+    }
+
     /// Column `index` of a row as bytes: a blob's, or a text's UTF-8; none for NULL.
     static func bytes(_ row: SQLiteStatement, _ index: CInt) -> [UInt8] {
         // The pointer first, then the count, as SQLite asks (the pointer may convert the value).

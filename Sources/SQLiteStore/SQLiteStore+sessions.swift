@@ -391,7 +391,7 @@ extension SQLiteStore {
             try statement.bind(key, at: 2)
             let row = try statement.firstRow { row in
                 (requestHash: DirectStatement.bytes(row, 0), status: DirectStatement.integer(row, 1),
-                 version: DirectStatement.integer(row, 2), body: DirectStatement.bytes(row, 3))
+                 version: DirectStatement.integer(row, 2), body: DirectStatement.optionalBytes(row, 3))
             }
             guard let row else { return nil }
             guard let status = row.status, let version = row.version else {
@@ -422,7 +422,7 @@ extension SQLiteStore {
             for key in keys {
                 if let row = try Row.fetchOne(statement, arguments: [sessionId, key]) {
                     answers[key] = IdempotentAnswer(requestHash: [UInt8]((try row.decode(atIndex: 0) as Data?) ?? Data()), status: try row.decode(atIndex: 1), version: try row.decode(atIndex: 2),
-                                                    body: [UInt8]((try row.decode(atIndex: 3) as Data?) ?? Data()))
+                                                    body: (try row.decode(atIndex: 3) as Data?).map { [UInt8]($0) })
                 }
             }
             return answers

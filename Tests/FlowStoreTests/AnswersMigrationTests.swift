@@ -78,3 +78,53 @@ struct AnswersMigrationTests {
         #expect(indexes == ["idempotency_keys_by_session"])
     }
 }
+
+extension AnswersMigrationTests {
+    /// Migration 19 lets an answer be stored without its body (the server makes it again from
+    /// the log): answers written under migrations 1 to 18 keep theirs, byte for byte, and
+    /// their order of insertion, which retention prunes by; keys used before are still refused.
+    @Test func bodiesStoredBeforeStayAndNewAnswersHaveNone() throws {
+        let database = try TestDatabase(kind: .sqlite)
+        defer { withExtendedLifetime(database) {} }
+        let before = try SQLiteStore(path: database.path)
+        let bundled = Migration.bundled(.sqlite)
+        try before.migrate(bundled.filter { $0.version <= 18 })
+        try before.insert(SessionStoreTests.session("s-1"))
+        var answers: [IdempotentAnswer] = []
+        for version in 1...20 {
+            var commit = SessionStoreTests.commit("s-1", version: version)
+            let answer = IdempotentAnswer(requestHash: Array(repeating: UInt8(version), count: 32), status: 200, version: version,
+                                          body: Array(repeating: UInt8(version), count: 1_400 + version))
+            commit.idempotency = ("k\(version)", answer)
+            try before.commit(commit)
+            answers.append(answer)
+        }
+        // Out of key order and of time order: the rowids are what pruning follows.
+        try before.pool.write { db in
+            try db.execute(sql: "UPDATE idempotency_keys SET created_at = '2000-01-01T00:00:00.000Z' WHERE key IN ('k1', 'k2', 'k5')")
+        }
+        let rowids = try before.pool.read { db in try String.fetchAll(db, sql: "SELECT key FROM idempotency_keys ORDER BY rowid") }
+        try before.close()
+
+        let store = try SQLiteStore(path: database.path)
+        defer { try? store.close() }
+        #expect(try store.migrate(bundled).map(\.version).contains(19))
+        for answer in answers {
+            #expect(try store.idempotentAnswer(sessionId: "s-1", key: "k\(answer.version)") == answer)
+        }
+        #expect(try store.pool.read { db in try String.fetchAll(db, sql: "SELECT key FROM idempotency_keys ORDER BY rowid") } == rowids)
+        var again = SessionStoreTests.commit("s-1", version: 21)
+        again.idempotency = ("k3", IdempotentAnswer(requestHash: [1], status: 200, version: 21, body: nil))
+        #expect(throws: CommitError.versionConflict(stored: 20)) { try store.commit(again) }
+        again.idempotency = ("new", IdempotentAnswer(requestHash: [1], status: 200, version: 21, body: nil))
+        try store.commit(again)
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "new")?.body == nil)
+        // The first answers in insertion order older than the horizon go (k1, k2), not k5 after k3.
+        #expect(try store.pruneIdempotencyRecords(before: "2001-01-01T00:00:00.000Z", limit: 100).removed == 2)
+        #expect(try store.idempotentAnswer(sessionId: "s-1", key: "k5") == answers[4])
+        let indexes = try store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'idempotency_keys'")
+        }
+        #expect(indexes == ["idempotency_keys_by_session"])
+    }
+}
