@@ -34,6 +34,12 @@ public final class ClusterCounters: Sendable {
     /// Keyed actions judged without a lookup: this node knows the key was never committed on
     /// the session (see `UsedKeys`).
     public let keyLookupsSpared = Atomic<Int>(0)
+    /// Replayed keys whose answer, the state of an older version than the session's, was made
+    /// again from the log (see `SessionService.rebuiltReplay`).
+    public let replaysRebuilt = Atomic<Int>(0)
+    /// Replayed keys whose version could not be made again (its log compacted, damaged): they
+    /// were answered with the session's current state.
+    public let replaysNotRebuilt = Atomic<Int>(0)
 
     public init() {}
 }

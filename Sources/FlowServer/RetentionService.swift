@@ -62,7 +62,7 @@ struct RetentionRun: Sendable, Equatable {
 }
 
 /// Runs the store's retention batches every `options.runInterval` on a thread of its own:
-/// log entries and idempotency records older than `retention`, then sessions idle for longer
+/// idempotency records and log entries older than `retention`, then sessions idle for longer
 /// than `sessionIdle + retention`. Each batch is one short transaction of at most `batchSize`
 /// rows with a pause after it, so actions are committed between batches; a run goes on until
 /// a batch finds fewer rows than its size. Every node of a cluster runs it; the store's
@@ -131,10 +131,14 @@ final class RetentionService: Sendable {
         let logHorizon = Timestamp.string(now.addingTimeInterval(-retention))
         let sessionHorizon = Timestamp.string(now.addingTimeInterval(-retention - DurationText.seconds(options.sessionIdle)))
         var run = RetentionRun()
-        run.actions = try batches(&run) { try store.compactActions(before: logHorizon, limit: $0) }
-        counters.actionsRemoved.add(run.actions, ordering: .relaxed)
+        // Answers first: a replayed key's answer is rebuilt from the log at its version, so no
+        // answer may outlive its entry. An answer is stamped with its entry's time, so every
+        // answer this leaves is newer than the horizon, and so are the entries it is rebuilt
+        // from (compaction keeps the kept tree they start from).
         run.idempotencyRecords = try batches(&run) { try store.pruneIdempotencyRecords(before: logHorizon, limit: $0) }
         counters.idempotencyRemoved.add(run.idempotencyRecords, ordering: .relaxed)
+        run.actions = try batches(&run) { try store.compactActions(before: logHorizon, limit: $0) }
+        counters.actionsRemoved.add(run.actions, ordering: .relaxed)
         run.sessions = try batches(&run) { limit in
             let batch = try store.removeSessions(idleBefore: sessionHorizon, limit: limit)
             if !batch.sessionIds.isEmpty { removedSessions(batch.sessionIds) }

@@ -138,6 +138,10 @@ public final class ServerMetrics: Sendable {
              cluster.keyLookups.load(ordering: .relaxed)),
             ("flowstack_idempotency_lookups_spared_total", "Keyed actions judged without a lookup: the key was never committed on a session this node made.",
              cluster.keyLookupsSpared.load(ordering: .relaxed)),
+            ("flowstack_idempotency_replays_rebuilt_total", "Replayed keys whose answer, an older version's state, was made again from the log.",
+             cluster.replaysRebuilt.load(ordering: .relaxed)),
+            ("flowstack_idempotency_replays_not_rebuilt_total", "Replayed keys whose version could not be made again from the log, answered with the current state.",
+             cluster.replaysNotRebuilt.load(ordering: .relaxed)),
         ]
         counters += [
             ("flowstack_event_streams_opened_total", "Event streams opened (GET /v1/sessions/{id}/events).",

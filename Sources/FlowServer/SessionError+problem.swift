@@ -148,9 +148,9 @@ extension TurnAnswer {
         switch self {
         case .state(let version, let body):
             return SessionService.stateResponse(version: version, body: body)
-        case .replay(let stored):
-            var replay = Response.json(stored.body, status: stored.status)
-            replay.headers["ETag"] = SessionService.etag(stored.version)
+        case .replay(let status, let version, let body):
+            var replay = Response.json(body, status: status)
+            replay.headers["ETag"] = SessionService.etag(version)
             replay.headers["Cache-Control"] = "no-store"
             replay.headers["Idempotent-Replayed"] = "true"
             return replay

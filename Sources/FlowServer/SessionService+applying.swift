@@ -23,7 +23,8 @@ extension SessionService {
 
     /// What one try at applying an action came to.
     enum Attempt {
-        /// The stored answer of the request's `Idempotency-Key`, to be given again.
+        /// The stored answer of the request's `Idempotency-Key`, to be given again (of a version
+        /// no newer than the session's; its body is nil unless it was stored with one).
         case replayed(IdempotentAnswer)
         /// The key's answer is of a version newer than the cached session: read it again.
         case reload
@@ -124,7 +125,8 @@ extension SessionService {
             sessionId: id, userId: session.userId, version: next.version, tree: tree,
             action: record, userPatch: userPatch,
             idempotency: idempotency.map {
-                ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: body))
+                // No body: a replay makes it again (the session's document, or from the log).
+                ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: nil))
             },
             reachedFeature: reached,
             completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },

@@ -107,7 +107,16 @@ extension SessionService {
                 return .answer(.failed(error), dropState: false)
             }
             switch attempt {
-            case .replayed(let stored): return .answer(.replay(stored), dropState: false)
+            case .replayed(let stored):
+                if let body = stored.body {  // stored with its body (before migration 19 on SQLite)
+                    return .answer(.replay(status: stored.status, version: stored.version, body: body), dropState: false)
+                }
+                if stored.version == session.version {
+                    // The usual retry (the answer was lost on its way): this version's document.
+                    return .answer(.replay(status: stored.status, version: stored.version, body: session.cachedStateDocument()),
+                                   dropState: false)
+                }
+                return .replayOlder(stored, session)
             case .commit(let step): return .commit(step)
             case .reload:
                 progress.reads = TurnReads(reload: true)

@@ -131,6 +131,9 @@ extension SessionService {
         /// Read first, as the progress's `reads` say (a reload, a recheck).
         case needsRead
         case answer(TurnAnswer, dropState: Bool)
+        /// Answer the replay of a key whose version is older than `session`'s, made again from
+        /// the log outside the lock; nothing waits for it in the turn.
+        case replayOlder(IdempotentAnswer, LiveSession)
         case commit(ActionStep)
         case commitBatch(BatchPlan, last: ActionStep, BatchRequest)
         case delete
@@ -154,6 +157,16 @@ extension SessionService {
                 if contents.turn.waiting.isEmpty { cache.remove(request.id, slot: slot) }
             }
             afters.append { [cache] in request.finish(answer, cache) }
+            return contents.turn.applied(commit: false, progress: progress)
+        case .replayOlder(let stored, let session):
+            // It reads the log (never on the writer thread, though a replay's key lookup has
+            // moved it off there already); the versions it reads are committed and do not
+            // change, so the turn goes on meanwhile.
+            let work: @Sendable () -> Void = { [self] in request.finish(rebuiltReplay(stored, of: session), cache) }
+            switch context {
+            case .request: afters.append(work)
+            case .writer: afters.append { [readQueue] in readQueue.async(execute: work) }
+            }
             return contents.turn.applied(commit: false, progress: progress)
         case .commit(let step):
             _ = contents.turn.applied(commit: true, progress: progress)

@@ -67,8 +67,9 @@ protocol SessionReply: AnyObject, Sendable {
 enum TurnAnswer: Sendable {
     /// The session's state document at `version` (an applied action).
     case state(version: Int, body: [UInt8])
-    /// The stored answer of an `Idempotency-Key` used before.
-    case replay(IdempotentAnswer)
+    /// The answer of an `Idempotency-Key` used before: the status and the state document of
+    /// the version its action made (see `SessionService.rebuiltReplay`).
+    case replay(status: Int, version: Int, body: [UInt8])
     /// Done, nothing to show (a deletion, an eviction).
     case noContent
     /// A batch's results and the state it left.

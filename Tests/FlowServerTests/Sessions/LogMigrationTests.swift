@@ -44,9 +44,20 @@ struct LogMigrationTests {
             try db.inTransaction {
                 let tables = try String.fetchAll(db, sql: """
                     SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
-                        AND name NOT IN ('schema_migrations', 'actions')
+                        AND name NOT IN ('schema_migrations', 'actions', 'idempotency_keys')
                     """)
                 for table in tables { try db.execute(sql: "INSERT INTO main.\(table) SELECT * FROM src.\(table)") }
+                // That build stored each key's answer whole; this one keeps no body.
+                let keys = try Row.fetchAll(db, sql: "SELECT session_id, key, request_hash, status, version, created_at FROM src.idempotency_keys")
+                for key in keys {
+                    let id: String = key[0]
+                    let version: Int = key[4]
+                    let answered = try #require(walks[id]?.versions[version]?.answer)
+                    try db.execute(sql: """
+                        INSERT INTO main.idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: [id, key[1], key[2], key[3], version, Data(answered.body), key[5]])
+                }
                 let entries = try Row.fetchAll(db, sql: """
                     SELECT session_id, version, type, source, params, interactive, created_at, client_at FROM src.actions
                     """)
@@ -72,8 +83,17 @@ struct LogMigrationTests {
         defer { try? store.close() }
         let app = try Application(store: store, adminToken: TestApp.adminToken)
         let again = SessionClient(sender: DirectSender(app.handle))
+        let stored = try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM idempotency_keys WHERE body IS NOT NULL") }
+        #expect(stored == walks.values.map(\.versions.count).reduce(0, +), "the answers stored before keep their bodies")
         for (id, walk) in walks {
             #expect(try again.state(walk.session).json == states[id], "\(id) reads as it stood")
+            // Keys used before replay the answers stored then.
+            for version in [1, walk.versions.count / 2, walk.versions.count] {
+                guard let answered = walk.versions[version]?.answer else { continue }
+                let replay = try again.act(walk.session, answered.request, headers: [("Idempotency-Key", answered.key)])
+                #expect(replay.status == 200 && replay.body == answered.body && replay.headers["ETag"] == "\"\(version)\"",
+                        "\(id) version \(version) replayed: \(replay.text)")
+            }
             let history = try again.sender.send("GET", "/v1/sessions/\(id)/actions?limit=1000", headers: walk.session.auth)
             #expect(history.status == 200 && history.json["actions"] as JSONValue == histories[id], "\(id) history")
             // On from there: two actions (whatever applies), listed with what they answered.

@@ -16,11 +16,20 @@ import TestSupport
 
 @Suite("Log rebuild")
 struct LogRebuildTests {
-    /// What the server committed at one version, read from the store's head right after.
+    /// What the server committed at one version, read from the store's head right after, and
+    /// the keyed request that made it with the answer it got.
     struct Committed: Equatable {
         var tree: [UInt8]
         var handledBy: String?
         var transition: String?
+        var answer: Answered?
+    }
+
+    /// A keyed action as the walk posted it, and its answer's body.
+    struct Answered: Equatable {
+        let key: String
+        let request: String
+        let body: [UInt8]
     }
 
     /// Walks `sessions` sessions of `users` users (so one session's `setUser` changes the state
@@ -93,7 +102,8 @@ struct LogRebuildTests {
             // `LogSnapshots.headInterval` versions on SQLite, and rebuilds the rest on a read.
             let committed = try app.sessions.withSession(id, access: .server) { session in
                 (session.version, Committed(tree: session.tree.storageBytes(), handledBy: session.handledBy,
-                                            transition: session.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) }))
+                                            transition: session.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
+                                            answer: Answered(key: key[0].1, request: body, body: answer.body)))
             }
             #expect(committed.0 == version)
             walks[id]?.versions[version] = committed.1
@@ -139,7 +149,8 @@ struct LogRebuildTests {
                 #expect(entries.map(\.action.version) == (last > slice.startVersion ? Array(slice.startVersion + 1 ... last) : []))
                 for entry in entries {
                     let committed = try #require(walk.versions[entry.action.version])
-                    let rebuilt = Committed(tree: entry.tree.storageBytes(), handledBy: entry.action.handledBy, transition: entry.action.transition)
+                    let rebuilt = Committed(tree: entry.tree.storageBytes(), handledBy: entry.action.handledBy, transition: entry.action.transition,
+                                            answer: committed.answer)
                     #expect(rebuilt == committed, "\(id) version \(entry.action.version) rebuilt from \(slice.startVersion)")
                     checked += 1
                 }
@@ -185,8 +196,41 @@ struct LogRebuildTests {
             #expect(versions.reduce(0, +) > 12 * LogSnapshots.interval, "the walks applied actions: \(versions)")
             #expect(versions.filter { $0 > LogSnapshots.interval + 1 }.count >= 6, "most sessions crossed a snapshot: \(versions)")
             #expect(try Self.check(app, store: store, walks, users: 4, seed: seed) >= versions.reduce(0, +))
+            let rebuiltBefore = app.sessions.counters.replaysRebuilt.load(ordering: .relaxed)
+            #expect(try Self.checkReplays(walks, app: app, seed: seed) > 12 * 6)
+            #expect(app.sessions.counters.replaysRebuilt.load(ordering: .relaxed) > rebuiltBefore, "older versions were rebuilt")
+            #expect(app.sessions.counters.replaysNotRebuilt.load(ordering: .relaxed) == 0)
             try Self.checkReadAfresh(walks, app: app, database: database)
         }
+    }
+
+    /// Replays keyed actions of every walked session at a sample of its versions: the newest
+    /// (answered from memory), the one before, each snapshot with the versions beside it, and
+    /// `sample` random ones (made again from the log). Each answer is the one the action got,
+    /// byte for byte, with its version's `ETag` and `Idempotent-Replayed`. Returns how many
+    /// were replayed.
+    static func checkReplays(_ walks: [String: (session: CreatedSession, versions: [Int: Committed])], app: Application,
+                             seed: UInt64, sample: Int = 8) throws -> Int {
+        var random = SeededGenerator(seed: seed)
+        let client = SessionClient(sender: DirectSender(app.handle))
+        var replayed = 0
+        for (id, walk) in walks.sorted(by: { $0.key < $1.key }) {
+            guard let last = walk.versions.keys.max() else { continue }
+            var versions: Set<Int> = [last, last - 1]
+            for snapshot in stride(from: LogSnapshots.interval, through: last, by: LogSnapshots.interval) {
+                versions.formUnion([snapshot - 1, snapshot, snapshot + 1])
+            }
+            for _ in 0..<sample { versions.insert(Int.random(in: 1...last, using: &random)) }
+            for version in versions.sorted() {
+                guard let answered = walk.versions[version]?.answer else { continue }
+                let replay = try client.act(walk.session, answered.request, headers: [("Idempotency-Key", answered.key)])
+                #expect(replay.status == 200 && replay.headers["Idempotent-Replayed"] == "true" && replay.headers["ETag"] == "\"\(version)\"",
+                        "\(id) version \(version) replayed: \(replay.status) \(replay.text)")
+                #expect(replay.body == answered.body, "\(id) version \(version) replayed as answered")
+                replayed += 1
+            }
+        }
+        return replayed
     }
 
     /// Each walked session read by a server started afresh on the database (nothing cached:
@@ -204,8 +248,16 @@ struct LogRebuildTests {
             let record = try #require(try store.session(id: id))
             #expect(record.version == last)
             #expect(try store.sessionCredentials(id: id) == SessionCredentials(tokenHash: record.tokenHash, lastActiveAt: record.updatedAt))
-            #expect(Committed(tree: record.tree, handledBy: record.handledBy, transition: record.lastTransition) == committed,
+            #expect(Committed(tree: record.tree, handledBy: record.handledBy, transition: record.lastTransition, answer: committed.answer) == committed,
                     "\(id) version \(last) read afresh")
+            // A key of the newest version and one of an older, replayed with nothing cached.
+            for version in [last, last / 2] {
+                guard let answered = walk.versions[version]?.answer else { continue }
+                let replay = try SessionClient(sender: DirectSender(fresh.handle))
+                    .act(walk.session, answered.request, headers: [("Idempotency-Key", answered.key)])
+                #expect(replay.status == 200 && replay.body == answered.body && replay.headers["ETag"] == "\"\(version)\"",
+                        "\(id) version \(version) replayed afresh: \(replay.text)")
+            }
             let walking = try DirectSender(app.handle).send("GET", "/v1/sessions/\(id)", headers: walk.session.auth)
             let afresh = try DirectSender(fresh.handle).send("GET", "/v1/sessions/\(id)", headers: walk.session.auth)
             #expect(afresh.status == 200 && afresh.body == walking.body, "\(id): \(afresh.text)")

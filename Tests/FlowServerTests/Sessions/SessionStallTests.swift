@@ -11,7 +11,8 @@ import Testing
 
 /// A real store that stalls `session(id:)` for one chosen session id until released, and whose
 /// health check can be made to find a refusal (as a PostgreSQL failover guard does when the
-/// check's connection reaches a former primary): the only faults it injects. It counts the
+/// check's connection reaches a former primary), and whose log reads can be made to fail
+/// (`failsLogReads`): the only faults it injects. It counts the
 /// sessions read whole (`sessionReads`). Every other call goes to the store inside as it is.
 final class StallingStore: FlowStore, Sendable {
     let base: any FlowStore
@@ -73,7 +74,13 @@ final class StallingStore: FlowStore, Sendable {
     public func submit(_ commit: ActionCommit, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) { base.submit(commit, completion: completion) }
     public func submit(_ commits: [ActionCommit], completion: @escaping @Sendable ([Result<Void, any Error>]) -> Void) { base.submit(commits, completion: completion) }
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] { try base.actions(sessionId: sessionId, after: after, limit: limit) }
-    public func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice? { try base.actionLog(sessionId: sessionId, after: after, limit: limit) }
+    /// While set, reads of a log slice fail as an unreachable database does.
+    let failsLogReads = Atomic<Bool>(false)
+
+    public func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice? {
+        if failsLogReads.load(ordering: .relaxed) { throw StoreError.unavailable(location: "test", detail: "log reads fail") }
+        return try base.actionLog(sessionId: sessionId, after: after, limit: limit)
+    }
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? { try base.idempotentAnswer(sessionId: sessionId, key: key) }
     public func idempotentAnswers(sessionId: String, keys: [String]) throws -> [String: IdempotentAnswer] { try base.idempotentAnswers(sessionId: sessionId, keys: keys) }
     public func deleteSession(id: String) throws -> Bool { try base.deleteSession(id: id) }

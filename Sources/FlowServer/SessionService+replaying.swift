@@ -1,0 +1,54 @@
+// Replaying an Idempotency-Key whose answer is of an older version than the session's: its
+// body is not stored, and is made again from the log, outside the session's lock.
+import FlowEngine
+import FlowStore
+
+extension SessionService {
+    /// The answer of a key used before, whose action made `stored.version`, older than
+    /// `session`'s: the state document of that version, rebuilt from the nearest kept tree
+    /// with the engine (`LogRebuild`, as the history does), byte for byte the answer the
+    /// action was given.
+    ///
+    /// Where that version cannot be made again (its log compacted since, which retention does
+    /// only after the key's answer is pruned; a damaged entry), the answer is the session's
+    /// state as `session` holds it, with its own version: the action was applied once, and
+    /// the client learns where the session stands. A failed read answers as any read does (503).
+    func rebuiltReplay(_ stored: IdempotentAnswer, of session: LiveSession) -> TurnAnswer {
+        let rebuilt: [UInt8]?
+        do throws(SessionError) {
+            rebuilt = try document(atVersion: stored.version, of: session)
+        } catch {
+            return .failed(error)
+        }
+        if let rebuilt {
+            counters.replaysRebuilt.add(1, ordering: .relaxed)
+            return .replay(status: stored.status, version: stored.version, body: rebuilt)
+        }
+        counters.replaysNotRebuilt.add(1, ordering: .relaxed)
+        logger.warning("a replayed key's version does not rebuild from the log; answered with the current state", metadata: [
+            "session": "\(session.id)", "version": "\(stored.version)", "current": "\(session.version)",
+        ])
+        return .replay(status: stored.status, version: session.version, body: session.stateDocument())
+    }
+
+    /// The state document session `session` showed at `version`, rebuilt from its log; nil when
+    /// the log no longer holds every entry from a kept tree to that version, or one does not
+    /// rebuild.
+    func document(atVersion version: Int, of session: LiveSession) throws(SessionError) -> [UInt8]? {
+        guard version >= 1, version <= session.version else { return nil }
+        // From the nearest tree kept below `version`, so that the entry of `version` is read
+        // with its handler and transition when it is a snapshot itself.
+        guard let slice = try storage({ try store.actionLog(sessionId: session.id, after: version - 1, limit: 1) }) else {
+            return nil
+        }
+        let contiguous = slice.entries.enumerated().allSatisfy { $1.action.version == slice.startVersion + 1 + $0 }
+        guard contiguous, slice.entries.last?.action.version == version, let start = try? FlowTree(storage: slice.startTree),
+              let last = LogRebuild(catalog: session.catalog, context: session.context)
+                  .steps(from: start, entries: slice.entries, transitions: .last)?.last
+        else { return nil }
+        return SessionState.document(
+            sessionId: session.id, userId: session.userId, version: version, tree: last.tree,
+            transitionJSON: last.record.transition.map { Array($0.utf8) }, handledBy: last.record.handledBy,
+            flagsJSON: session.flagsJSON, experimentsJSON: session.experimentsJSON)
+    }
+}

@@ -1,0 +1,219 @@
+// A keyed action's answer is not stored: a replay of its key answers the state document of the
+// version it made, from memory when that is the session's newest, else made again from the log
+// (SessionService+replaying.swift), byte for byte the answer first given. Through a real socket
+// with a client tapping while it retries older taps, after a restart, after retention, with log
+// reads failing (503, then the same answer), and where a version no longer rebuilds (the current
+// state). LogRebuildTests replays keys of seeded random walks on both stores.
+@testable import FlowServer
+import FlowStore
+import Foundation
+import GRDB
+import HTTPTestClient
+import JSON
+import StoreTestSupport
+import Synchronization
+import Testing
+
+@Suite("Replayed answers")
+struct ReplayedAnswerTests {
+    /// A keyed tap as it was posted, and what it was answered.
+    struct Tap: Sendable {
+        let key: String
+        let request: String
+        let version: Int
+        let body: [UInt8]
+    }
+
+    /// `count` keyed taps on `session`, each applied (into and out of the second onboarding
+    /// screen, so every tap makes a version); returns them in order.
+    static func tap(_ client: SessionClient, _ session: CreatedSession, count: Int, from first: Int = 1,
+                    sourceLocation: SourceLocation = #_sourceLocation) throws -> [Tap] {
+        try (first..<first + count).map { index in
+            let request = index % 2 == 1 ? #"{"type":"onboarding.showSecond"}"# : #"{"type":"back"}"#
+            let key = "tap-\(index)"
+            let answer = try client.act(session, request, headers: [("Idempotency-Key", key)])
+            #expect(answer.status == 200, "\(key): \(answer.text)", sourceLocation: sourceLocation)
+            return Tap(key: key, request: request, version: answer.json["version"].integerValue ?? -1, body: answer.body)
+        }
+    }
+
+    /// Replays `tap` and expects its own answer back.
+    static func expectReplay(_ client: SessionClient, _ session: CreatedSession, _ tap: Tap, _ context: String = "",
+                             sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let replay = try client.act(session, tap.request, headers: [("Idempotency-Key", tap.key)])
+        #expect(replay.status == 200 && replay.headers["Idempotent-Replayed"] == "true" && replay.headers["ETag"] == "\"\(tap.version)\"",
+                "\(context) \(tap.key): \(replay.status) \(replay.headers["ETag"] ?? "no ETag") \(replay.text)", sourceLocation: sourceLocation)
+        #expect(replay.body == tap.body, "\(context) \(tap.key) answered as first", sourceLocation: sourceLocation)
+    }
+
+    /// Through libmicrohttpd: one client taps on while three retry its earlier taps at random,
+    /// so replays wait behind commits in the session's turn (their keys are then looked up on
+    /// the read queue, where the older ones are made again). Every replay is its tap's first
+    /// answer, byte for byte; after a restart (nothing cached) too.
+    @Test func olderTapsReplayTheirOwnAnswerWhileTheClientTapsOn() throws {
+        let test = try TestApp()
+        let session = try SessionClient(sender: test.direct).create(userId: "retrying")
+        let taps = Mutex<[Tap]>([])
+        let replayed = Atomic<Int>(0)
+        try test.withLiveServer { sender in
+            let client = SessionClient(sender: sender)
+            taps.withLock { $0 = (try? Self.tap(client, session, count: 3)) ?? [] }
+            let done = Atomic<Bool>(false)
+            let retriers = DispatchGroup()
+            for _ in 0..<3 {
+                let thread = Thread {
+                    defer { retriers.leave() }
+                    var random = SystemRandomNumberGenerator()
+                    while !done.load(ordering: .relaxed) {
+                        guard let tap = taps.withLock({ $0.randomElement(using: &random) }) else { continue }
+                        try? Self.expectReplay(client, session, tap, "while tapping")
+                        replayed.add(1, ordering: .relaxed)
+                    }
+                }
+                retriers.enter()
+                thread.start()
+            }
+            for index in 4...160 {
+                guard let tap = try? Self.tap(client, session, count: 1, from: index).first else { break }
+                taps.withLock { $0.append(tap) }
+            }
+            done.store(true, ordering: .relaxed)
+            retriers.wait()
+        }
+        let all = taps.withLock { $0 }
+        #expect(all.count == 160 && all.map(\.version) == Array(1...160))
+        #expect(replayed.load(ordering: .relaxed) > 30, "the retries ran beside the taps")
+        #expect(test.app.sessions.counters.replaysRebuilt.load(ordering: .relaxed) > 0)
+        #expect(test.app.sessions.counters.replaysNotRebuilt.load(ordering: .relaxed) == 0)
+
+        let restarted = try test.reopened()
+        let client = SessionClient(sender: restarted.direct)
+        for index in [0, 1, 62, 63, 64, 65, 100, 127, 128, 158, 159] {
+            try Self.expectReplay(client, session, all[index], "after a restart")
+        }
+        // Another action under a used key is still refused.
+        let reused = try client.act(session, #"{"type":"home.selectTab","params":{"index":1}}"#, headers: [("Idempotency-Key", "tap-5")])
+        #expect(reused.status == 422 && reused.json["code"].stringValue == "idempotency-key-reused", "\(reused.text)")
+    }
+
+    /// Retention prunes answers before it compacts the log, and keeps the kept tree the newer
+    /// entries start from: every key it leaves replays its answer, none from the current state.
+    @Test func keysLeftByRetentionStillReplay() throws {
+        let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "kept")
+        let old = try Self.tap(client, session, count: LogSnapshots.interval + 6)
+        Thread.sleep(forTimeInterval: 1.2)
+        let kept = try Self.tap(client, session, count: 70, from: old.count + 1)
+        let run = try test.app.retention.run()
+        #expect(run.idempotencyRecords == old.count)
+        #expect(run.actions == LogSnapshots.interval - 1, "the entries below the old snapshot went")
+        let reloaded = try RetentionApp(retention: .seconds(1), idle: .seconds(3600), beside: test)
+        for (app, name) in [(test, "cached"), (reloaded, "read again")] {
+            let again = SessionClient(sender: app.direct)
+            for tap in kept { try Self.expectReplay(again, session, tap, name) }
+            #expect(app.app.sessions.counters.replaysNotRebuilt.load(ordering: .relaxed) == 0)
+        }
+    }
+
+    /// Each compaction batch of a run finds no stored answer older than its horizon: the run
+    /// prunes answers first, so no answer outlives the entries it is made from, even while a
+    /// run is halfway (a replay between its steps).
+    @Test func retentionPrunesAnswersBeforeItCompacts() throws {
+        let test = try RetentionApp(retention: .seconds(1), idle: .seconds(3600))
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "ordered")
+        _ = try Self.tap(client, session, count: LogSnapshots.interval + 6)
+        Thread.sleep(forTimeInterval: 1.2)
+        _ = try Self.tap(client, session, count: 3, from: LogSnapshots.interval + 7)
+        let checking = AnswersBeforeCompaction(test.store, session: session.id)
+        let retention = RetentionService(store: checking, options: test.app.retention.options, counters: RetentionCounters(),
+                                         logger: test.app.sessions.logger)
+        let run = try retention.run()
+        #expect(run.idempotencyRecords == LogSnapshots.interval + 6 && run.actions > 0)
+        #expect(checking.compactions.load(ordering: .relaxed) > 0)
+        #expect(checking.olderAnswersSeen.load(ordering: .relaxed) == 0, "answers older than the horizon were left while the log was compacted")
+    }
+
+    /// A log read that fails while a key is made again answers 503, as any read does; the
+    /// session keeps serving, and the same key then replays its answer.
+    @Test func aFailedLogReadIs503AndTheKeyReplaysAfter() throws {
+        let database = try TestDatabase()
+        let store = StallingStore(base: try database.migratedStore())
+        defer { try? store.close() }
+        let client = SessionClient(sender: DirectSender(try Application(store: store, adminToken: TestApp.adminToken).handle))
+        let session = try client.create(userId: "unlucky")
+        let taps = try Self.tap(client, session, count: 5)
+        store.failsLogReads.store(true, ordering: .relaxed)
+        let failed = try client.act(session, taps[1].request, headers: [("Idempotency-Key", taps[1].key)])
+        #expect(failed.status == 503 && failed.headers["Content-Type"] == "application/problem+json", "\(failed.text)")
+        try Self.expectReplay(client, session, taps[4], "the newest, from memory")
+        let more = try Self.tap(client, session, count: 1, from: 6)
+        store.failsLogReads.store(false, ordering: .relaxed)
+        try Self.expectReplay(client, session, taps[1], "after the failure")
+        try Self.expectReplay(client, session, more[0])
+        #expect(try client.state(session).json["version"] == 6)
+    }
+
+    /// Where the entries a version is made from are gone (a file edited by hand, or damaged),
+    /// the replay answers the session's current state with its own version, still as a
+    /// replay: nothing is applied twice, and the server keeps serving.
+    @Test(.enabled(if: TestStoreKind.isSQLite, "edits the SQLite file")) func aVersionThatNoLongerRebuildsAnswersTheCurrentState() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "damaged")
+        let taps = try Self.tap(client, session, count: 10)
+        let queue = try DatabaseQueue(path: test.database.path)
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM actions WHERE session_id = ? AND version BETWEEN 2 AND 4", arguments: [session.id])
+        }
+        try queue.close()
+        let replay = try client.act(session, taps[2].request, headers: [("Idempotency-Key", taps[2].key)])
+        #expect(replay.status == 200 && replay.headers["Idempotent-Replayed"] == "true" && replay.headers["ETag"] == "\"10\"", "\(replay.text)")
+        #expect(replay.body == taps[9].body, "the current state")
+        #expect(test.app.sessions.counters.replaysNotRebuilt.load(ordering: .relaxed) == 1)
+        try Self.expectReplay(client, session, taps[9], "the newest, from memory")
+        #expect(try client.state(session).json["version"] == 10, "nothing was applied again")
+        _ = try Self.tap(client, session, count: 1, from: 11)
+        let metrics = try test.direct.send("GET", "/metrics").text
+        #expect(metrics.contains("flowstack_idempotency_replays_not_rebuilt_total 1"), "\(metrics.prefix(200))")
+        #expect(metrics.contains("flowstack_idempotency_replays_rebuilt_total 0"))
+    }
+}
+
+/// A real store's retention that, before each compaction batch, counts the answers of session
+/// `session` older than the batch's horizon (its entries' keys looked up one by one).
+final class AnswersBeforeCompaction: RetentionStore {
+    let base: any FlowStore
+    let session: String
+    let compactions = Atomic<Int>(0)
+    let olderAnswersSeen = Atomic<Int>(0)
+
+    init(_ base: any FlowStore, session: String) {
+        self.base = base
+        self.session = session
+    }
+
+    func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
+        compactions.add(1, ordering: .relaxed)
+        olderAnswersSeen.add(try olderAnswers(than: horizon), ordering: .relaxed)
+        return try base.compactActions(before: horizon, limit: limit)
+    }
+
+    func removeSessions(idleBefore horizon: String, limit: Int) throws -> RetentionBatch {
+        try base.removeSessions(idleBefore: horizon, limit: limit)
+    }
+
+    func pruneIdempotencyRecords(before horizon: String, limit: Int) throws -> RetentionBatch {
+        try base.pruneIdempotencyRecords(before: horizon, limit: limit)
+    }
+
+    /// Answers stored under the tests' keys (`tap-N`) whose log entry is older than `horizon`.
+    private func olderAnswers(than horizon: String) throws -> Int {
+        var older = 0
+        for entry in try base.actions(sessionId: session, after: 0, limit: 10_000) where entry.createdAt < horizon {
+            if try base.idempotentAnswer(sessionId: session, key: "tap-\(entry.version)") != nil { older += 1 }
+        }
+        return older
+    }
+}
