@@ -36,19 +36,27 @@ extension SessionService {
     /// rebuild.
     func document(atVersion version: Int, of session: LiveSession) throws(SessionError) -> [UInt8]? {
         guard version >= 1, version <= session.version else { return nil }
-        // From the nearest tree kept below `version`, so that the entry of `version` is read
-        // with its handler and transition when it is a snapshot itself.
-        guard let slice = try storage({ try store.actionLog(sessionId: session.id, after: version - 1, limit: 1) }) else {
-            return nil
+        guard let slice = try storage({ try store.actionLog(sessionId: session.id, after: version, limit: 0) }),
+              let start = try? FlowTree(storage: slice.startTree) else { return nil }
+        let tree: FlowTree
+        let record: ActionRecord
+        if slice.startVersion == version {
+            // A snapshot: its entry keeps its handler and transition beside the tree. (The
+            // session's row at that version, where the log was folded into it, has no entry.)
+            guard let entry = try storage({ try store.actions(sessionId: session.id, after: version - 1, limit: 1) }).first,
+                  entry.version == version else { return nil }
+            (tree, record) = (start, entry)
+        } else {
+            let contiguous = slice.entries.enumerated().allSatisfy { $1.action.version == slice.startVersion + 1 + $0 }
+            guard contiguous, slice.entries.last?.action.version == version,
+                  let last = LogRebuild(catalog: session.catalog, context: session.context)
+                      .steps(from: start, entries: slice.entries, transitions: .last)?.last
+            else { return nil }
+            (tree, record) = (last.tree, last.record)
         }
-        let contiguous = slice.entries.enumerated().allSatisfy { $1.action.version == slice.startVersion + 1 + $0 }
-        guard contiguous, slice.entries.last?.action.version == version, let start = try? FlowTree(storage: slice.startTree),
-              let last = LogRebuild(catalog: session.catalog, context: session.context)
-                  .steps(from: start, entries: slice.entries, transitions: .last)?.last
-        else { return nil }
         return SessionState.document(
-            sessionId: session.id, userId: session.userId, version: version, tree: last.tree,
-            transitionJSON: last.record.transition.map { Array($0.utf8) }, handledBy: last.record.handledBy,
+            sessionId: session.id, userId: session.userId, version: version, tree: tree,
+            transitionJSON: record.transition.map { Array($0.utf8) }, handledBy: record.handledBy,
             flagsJSON: session.flagsJSON, experimentsJSON: session.experimentsJSON)
     }
 }
