@@ -3,7 +3,7 @@
 # Builds release, starts FlowStack on a fresh database (SQLite, or BENCH_DB=postgresql: a
 # throwaway PostgreSQL, scripts/pgserver.py) with 500 onboarded users' sessions, then each round
 # runs, in turn: wrk -t2 -c64 posting single actions (bench/actions.lua), without and with an
-# Idempotency-Key each (KEYED=1: its answer stored, as each batch item's is); wrk -t2 -c64 posting
+# Idempotency-Key each (KEYED=1: its key stored, as each batch item's is); wrk -t2 -c64 posting
 # batches of 20 taps (bench/batch.lua, each session with at most one batch in flight); and
 # wrk -t1 -c1 posting keyed single actions, then batches, one after another (the latency of
 # each with nothing else running).

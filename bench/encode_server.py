@@ -9,7 +9,7 @@ state read of the HTTP thread's access handler, read from callgrind_annotate. Ea
 and creation, actions, reads) is dumped apart (`callgrind_control --dump`), so no figure
 carries another phase's work.
 With KEYED=1 every action carries an Idempotency-Key, as the Swift and JavaScript clients send
-on every tap (its answer is stored with the entry).
+on every tap (its key is stored with the entry).
 Usage: bench/encode_server.py FLOWSTACK_BINARY [SESSIONS] [ACTIONS_PER_SESSION] [READS_PER_SESSION]
 
 Valgrind 3.19 cannot read the DWARF 5 of a Swift 6.3 release build: profile a copy without it,

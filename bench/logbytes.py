@@ -16,7 +16,8 @@ PostgreSQL (`--db postgresql`, a throwaway server of scripts/harness): the growt
 `pg_current_wal_lsn()`, each divided by the actions.
 
 With --keyed every action carries an Idempotency-Key, as the clients send every tap: its
-answer is stored with it.
+key is stored with it (its request's hash and version; the answer's body is not stored since
+migration 19, a replay makes it again from the log).
 
 Usage: bench/logbytes.py BINARY [--sessions N] [--actions M] [--db sqlite|postgresql] [--page-size N] [--keyed]
 Prints one line: `KIND: A actions, D database bytes per action, W WAL bytes per action`.

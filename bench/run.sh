@@ -16,9 +16,10 @@
 #   FLOWSTACK_BIN=PATH, PEER_BIN=PATH use those binaries instead of building release (a quick try of the script)
 #   BENCH_PG_ARGS="--single-node" passes options to `serve` on PostgreSQL
 #   BENCH_KEYED=1 ends each store's routes with durable actions that carry an Idempotency-Key, as
-#     the Swift and JavaScript clients send on every tap (each stores its answer: some 1.6 KB of
-#     database a tap, so it runs last, and is off unless asked for to keep the other figures
-#     comparable with runs before it), and prints their ratios to the peer as for actions
+#     the Swift and JavaScript clients send on every tap (each stores its key: some 340 bytes of
+#     database a tap with the action, 1.6 KB before the answer's body was no longer stored, so it
+#     runs last, and is off unless asked for to keep the other figures comparable with runs
+#     before it), and prints their ratios to the peer as for actions
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -142,7 +143,7 @@ import sys
 label = sys.argv[1]
 peer, peer_write, keyed = map(float, sys.argv[2:])
 print(f"{label}keyed durable actions: {keyed / peer:.2f}x the peer's hello world, {keyed / peer_write:.2f}x its durable write "
-      f"(which stores no answer)")
+      f"(which stores no key)")
 PY
     fi
     echo "$round $s $actions $actions_p99 $reads $reads_p99 $peer_mean" >>"$work/results"
