@@ -108,7 +108,7 @@ extension SessionService {
             }
             switch attempt {
             case .replayed(let stored):
-                if let body = stored.body {  // stored with its body (before migration 19 on SQLite)
+                if let body = stored.body {  // stored with its body (before migration 19 on SQLite, 16 on PostgreSQL)
                     return .answer(.replay(status: stored.status, version: stored.version, body: body), dropState: false)
                 }
                 if stored.version == session.version {

@@ -1,18 +1,19 @@
-// Replaying an Idempotency-Key whose answer is of an older version than the session's: its
-// body is not stored, and is made again from the log, outside the session's lock.
+// A replayed Idempotency-Key of a version older than the session's: its answer made again from the log.
 import FlowEngine
 import FlowStore
 
 extension SessionService {
     /// The answer of a key used before, whose action made `stored.version`, older than
-    /// `session`'s: the state document of that version, rebuilt from the nearest kept tree
-    /// with the engine (`LogRebuild`, as the history does), byte for byte the answer the
-    /// action was given.
+    /// `session`'s: the state document of that version (without predictions), rebuilt from the
+    /// nearest kept tree with the engine (`LogRebuild`, as the history does), byte for byte the
+    /// body the action was answered with by a build that encodes documents as this one does.
     ///
-    /// Where that version cannot be made again (its log compacted since, which retention does
-    /// only after the key's answer is pruned; a damaged entry), the answer is the session's
-    /// state as `session` holds it, with its own version: the action was applied once, and
-    /// the client learns where the session stands. A failed read answers as any read does (503).
+    /// Where that version cannot be made again (a damaged log; or its entries compacted while
+    /// the key was kept: retention prunes keys first, but on PostgreSQL nodes stamp times with
+    /// their own clocks, so a key within their skew of the horizon can outlive its entries),
+    /// the answer is the session's state as `session` holds it, with its own version: the
+    /// action was applied once, and the client learns where the session stands. A session
+    /// deleted meanwhile answers 404; a failed read answers as any read does (503).
     func rebuiltReplay(_ stored: IdempotentAnswer, of session: LiveSession) -> TurnAnswer {
         let rebuilt: [UInt8]?
         do throws(SessionError) {
@@ -33,11 +34,15 @@ extension SessionService {
 
     /// The state document session `session` showed at `version`, rebuilt from its log; nil when
     /// the log no longer holds every entry from a kept tree to that version, or one does not
-    /// rebuild.
+    /// rebuild. Throws `.notFound` when the session is no longer stored.
     func document(atVersion version: Int, of session: LiveSession) throws(SessionError) -> [UInt8]? {
         guard version >= 1, version <= session.version else { return nil }
-        guard let slice = try storage({ try store.actionLog(sessionId: session.id, after: version, limit: 0) }),
-              let start = try? FlowTree(storage: slice.startTree) else { return nil }
+        // No slice: the session was deleted since it was judged (by its holder, an admin, an
+        // erasure), and answers as deleted.
+        guard let slice = try storage({ try store.actionLog(sessionId: session.id, after: version, limit: 0) }) else {
+            throw .notFound(session.id)
+        }
+        guard let start = try? FlowTree(storage: slice.startTree) else { return nil }
         let tree: FlowTree
         let record: ActionRecord
         if slice.startVersion == version {

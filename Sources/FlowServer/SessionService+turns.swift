@@ -132,7 +132,7 @@ extension SessionService {
         case needsRead
         case answer(TurnAnswer, dropState: Bool)
         /// Answer the replay of a key whose version is older than `session`'s, made again from
-        /// the log outside the lock; nothing waits for it in the turn.
+        /// the log on the read queue; nothing waits for it in the turn.
         case replayOlder(IdempotentAnswer, LiveSession)
         case commit(ActionStep)
         case commitBatch(BatchPlan, last: ActionStep, BatchRequest)
@@ -159,13 +159,12 @@ extension SessionService {
             afters.append { [cache] in request.finish(answer, cache) }
             return contents.turn.applied(commit: false, progress: progress)
         case .replayOlder(let stored, let session):
-            // It reads the log (never on the writer thread, though a replay's key lookup has
-            // moved it off there already); the versions it reads are committed and do not
-            // change, so the turn goes on meanwhile.
-            let work: @Sendable () -> Void = { [self] in request.finish(rebuiltReplay(stored, of: session), cache) }
-            switch context {
-            case .request: afters.append(work)
-            case .writer: afters.append { [readQueue] in readQueue.async(execute: work) }
+            // The turn is over for this request: the versions the rebuild reads are committed
+            // and never change, so it needs none of the turn's order, and on the read queue it
+            // delays neither the session's next request (whose work this thread does next)
+            // nor the writer thread.
+            afters.append { [self, readQueue, cache] in
+                readQueue.async { request.finish(self.rebuiltReplay(stored, of: session), cache) }
             }
             return contents.turn.applied(commit: false, progress: progress)
         case .commit(let step):

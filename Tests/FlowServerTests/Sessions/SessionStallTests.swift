@@ -11,8 +11,8 @@ import Testing
 
 /// A real store that stalls `session(id:)` for one chosen session id until released, and whose
 /// health check can be made to find a refusal (as a PostgreSQL failover guard does when the
-/// check's connection reaches a former primary), and whose log reads can be made to fail
-/// (`failsLogReads`): the only faults it injects. It counts the
+/// check's connection reaches a former primary), and whose log reads can be made to fail or
+/// to stall (`failsLogReads`, `stallsLogReads`): the only faults it injects. It counts the
 /// sessions read whole (`sessionReads`). Every other call goes to the store inside as it is.
 final class StallingStore: FlowStore, Sendable {
     let base: any FlowStore
@@ -76,9 +76,17 @@ final class StallingStore: FlowStore, Sendable {
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] { try base.actions(sessionId: sessionId, after: after, limit: limit) }
     /// While set, reads of a log slice fail as an unreachable database does.
     let failsLogReads = Atomic<Bool>(false)
+    /// While set, the next read of a log slice signals `logStalled` and waits for `logGate`.
+    let stallsLogReads = Atomic<Bool>(false)
+    let logStalled = DispatchSemaphore(value: 0)
+    let logGate = DispatchSemaphore(value: 0)
 
     public func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice? {
         if failsLogReads.load(ordering: .relaxed) { throw StoreError.unavailable(location: "test", detail: "log reads fail") }
+        if stallsLogReads.exchange(false, ordering: .relaxed) {
+            logStalled.signal()
+            logGate.wait()
+        }
         return try base.actionLog(sessionId: sessionId, after: after, limit: limit)
     }
     public func idempotentAnswer(sessionId: String, key: String) throws -> IdempotentAnswer? { try base.idempotentAnswer(sessionId: sessionId, key: key) }
