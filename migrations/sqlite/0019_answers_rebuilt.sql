@@ -4,7 +4,9 @@
 -- (LogRebuild, as history and export do). The body was 1,400 of the 1,579 database bytes a keyed
 -- action wrote, and every tap of the clients is keyed. SQLite cannot drop a NOT NULL, so the
 -- table is made again, its rows in the order they were appended (their rowids, which retention
--- prunes by); answers stored before keep their bodies and are replayed as stored.
+-- prunes by), in the migration's one transaction: its time and WAL grow with the answers stored
+-- (kept for --retention), and the file does not shrink. Answers stored before keep their bodies
+-- and are replayed as stored.
 ALTER TABLE idempotency_keys RENAME TO idempotency_keys_with_bodies;
 CREATE TABLE idempotency_keys (
     session_id    TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
@@ -17,6 +19,7 @@ CREATE TABLE idempotency_keys (
 );
 INSERT INTO idempotency_keys (rowid, session_id, key, request_hash, status, version, body, created_at)
 SELECT rowid, session_id, key, request_hash, status, version, body, created_at FROM idempotency_keys_with_bodies
+WHERE session_id IN (SELECT id FROM sessions)  -- rows of sessions deleted with foreign keys off are dropped
 ORDER BY rowid;
 DROP TABLE idempotency_keys_with_bodies;
 CREATE UNIQUE INDEX idempotency_keys_by_session ON idempotency_keys (session_id, key);
