@@ -82,7 +82,8 @@ struct AnswersMigrationTests {
 extension AnswersMigrationTests {
     /// Migration 19 lets an answer be stored without its body (the server makes it again from
     /// the log): answers written under migrations 1 to 18 keep theirs, byte for byte, and
-    /// their order of insertion, which retention prunes by; keys used before are still refused.
+    /// their order of insertion, which retention prunes by, less those of sessions no longer
+    /// stored; keys used before are still refused.
     @Test func bodiesStoredBeforeStayAndNewAnswersHaveNone() throws {
         let database = try TestDatabase(kind: .sqlite)
         defer { withExtendedLifetime(database) {} }
@@ -104,6 +105,15 @@ extension AnswersMigrationTests {
             try db.execute(sql: "UPDATE idempotency_keys SET created_at = '2000-01-01T00:00:00.000Z' WHERE key IN ('k1', 'k2', 'k5')")
         }
         let rowids = try before.pool.read { db in try String.fetchAll(db, sql: "SELECT key FROM idempotency_keys ORDER BY rowid") }
+        // An answer of a session deleted with foreign keys off (the sqlite3 shell's default).
+        try before.pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            try db.execute(sql: """
+                INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
+                VALUES ('gone', 'orphan', x'00', 200, 1, x'7B7D', '2026-11-30T00:00:00.000Z')
+                """)
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
         try before.close()
 
         let store = try SQLiteStore(path: database.path)
@@ -112,7 +122,8 @@ extension AnswersMigrationTests {
         for answer in answers {
             #expect(try store.idempotentAnswer(sessionId: "s-1", key: "k\(answer.version)") == answer)
         }
-        #expect(try store.pool.read { db in try String.fetchAll(db, sql: "SELECT key FROM idempotency_keys ORDER BY rowid") } == rowids)
+        #expect(try store.pool.read { db in try String.fetchAll(db, sql: "SELECT key FROM idempotency_keys ORDER BY rowid") } == rowids,
+                "the answers in their order, without the orphan")
         var again = SessionStoreTests.commit("s-1", version: 21)
         again.idempotency = ("k3", IdempotentAnswer(requestHash: [1], status: 200, version: 21, body: nil))
         #expect(throws: CommitError.versionConflict(stored: 20)) { try store.commit(again) }
