@@ -93,7 +93,7 @@ struct MigrationTests {
         #expect(Migration(path: path, sql: "") == nil)
     }
 
-    /// The file is in WAL mode; the writer commits with synchronous NORMAL by default and FULL for `--durability full`.
+    /// The file is in WAL mode; the writer commits with synchronous NORMAL by default and FULL for `--durability full`, with a 32 MiB page cache.
     @Test(arguments: [(Durability.normal, 1), (Durability.full, 2)])
     func durabilitySetsSynchronous(durability: Durability, expected: Int) throws {
         let database = try TestDatabase(kind: .sqlite)
@@ -103,5 +103,7 @@ struct MigrationTests {
         #expect(mode == "wal")
         let written = try store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
         #expect(written == expected)
+        // The writer keeps 32 MiB of pages (a negative size is in KiB).
+        #expect(try store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") } == -32768)
     }
 }
