@@ -10,17 +10,25 @@ import Testing
 
 @Suite("Answers migration (SQLite)")
 struct AnswersMigrationTests {
+    /// A store on `database` with the bundled migrations up to `version` applied, the next one
+    /// (under test) among those bundled.
+    static func store(migratedTo version: Int, at database: TestDatabase) throws -> SQLiteStore {
+        let store = try SQLiteStore(path: database.path)
+        let bundled = Migration.bundled(.sqlite)
+        let before = bundled.filter { $0.version <= version }
+        #expect(before.count < bundled.count, "the migration under test is bundled")
+        try store.migrate(before)
+        return store
+    }
+
     /// Answers written under migrations 1 to 16 read back the same after 17; a key stored before
     /// is still refused, new keys are stored beside the old ones, and pruning by age still finds
     /// the oldest.
     @Test func answersWrittenBeforeMoveWhole() throws {
         let database = try TestDatabase(kind: .sqlite)
         defer { withExtendedLifetime(database) {} }
-        let before = try SQLiteStore(path: database.path)
+        let before = try Self.store(migratedTo: 16, at: database)
         let bundled = Migration.bundled(.sqlite)
-        let upTo16 = bundled.filter { $0.version <= 16 }
-        #expect(upTo16.count < bundled.count, "the migration under test is bundled")
-        try before.migrate(upTo16)
         var answers: [String: IdempotentAnswer] = [:]
         for id in ["s-1", "s-2"] {
             try before.insert(SessionStoreTests.session(id))
@@ -87,9 +95,8 @@ extension AnswersMigrationTests {
     @Test func bodiesStoredBeforeStayAndNewAnswersHaveNone() throws {
         let database = try TestDatabase(kind: .sqlite)
         defer { withExtendedLifetime(database) {} }
-        let before = try SQLiteStore(path: database.path)
+        let before = try Self.store(migratedTo: 18, at: database)
         let bundled = Migration.bundled(.sqlite)
-        try before.migrate(bundled.filter { $0.version <= 18 })
         try before.insert(SessionStoreTests.session("s-1"))
         var answers: [IdempotentAnswer] = []
         for version in 1...20 {

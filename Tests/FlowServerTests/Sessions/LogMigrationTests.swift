@@ -90,9 +90,7 @@ struct LogMigrationTests {
             // Keys used before replay the answers stored then.
             for version in [1, walk.versions.count / 2, walk.versions.count] {
                 guard let answered = walk.versions[version]?.answer else { continue }
-                let replay = try again.act(walk.session, answered.request, headers: [("Idempotency-Key", answered.key)])
-                #expect(replay.status == 200 && replay.body == answered.body && replay.headers["ETag"] == "\"\(version)\"",
-                        "\(id) version \(version) replayed: \(replay.text)")
+                try ReplayedAnswerTests.expectReplay(again, walk.session, answered, "\(id) migrated")
             }
             let history = try again.sender.send("GET", "/v1/sessions/\(id)/actions?limit=1000", headers: walk.session.auth)
             #expect(history.status == 200 && history.json["actions"] as JSONValue == histories[id], "\(id) history")

@@ -22,14 +22,7 @@ struct LogRebuildTests {
         var tree: [UInt8]
         var handledBy: String?
         var transition: String?
-        var answer: Answered?
-    }
-
-    /// A keyed action as the walk posted it, and its answer's body.
-    struct Answered: Equatable {
-        let key: String
-        let request: String
-        let body: [UInt8]
+        var answer: ReplayedAnswerTests.Tap?
     }
 
     /// Walks `sessions` sessions of `users` users (so one session's `setUser` changes the state
@@ -103,7 +96,8 @@ struct LogRebuildTests {
             let committed = try app.sessions.withSession(id, access: .server) { session in
                 (session.version, Committed(tree: session.tree.storageBytes(), handledBy: session.handledBy,
                                             transition: session.lastTransitionJSON.map { String(decoding: $0, as: UTF8.self) },
-                                            answer: Answered(key: key[0].1, request: body, body: answer.body)))
+                                            answer: ReplayedAnswerTests.Tap(key: key[0].1, request: body, version: version,
+                                                                            body: answer.body)))
             }
             #expect(committed.0 == version)
             walks[id]?.versions[version] = committed.1
@@ -223,10 +217,7 @@ struct LogRebuildTests {
             for _ in 0..<sample { versions.insert(Int.random(in: 1...last, using: &random)) }
             for version in versions.sorted() {
                 guard let answered = walk.versions[version]?.answer else { continue }
-                let replay = try client.act(walk.session, answered.request, headers: [("Idempotency-Key", answered.key)])
-                #expect(replay.status == 200 && replay.headers["Idempotent-Replayed"] == "true" && replay.headers["ETag"] == "\"\(version)\"",
-                        "\(id) version \(version) replayed: \(replay.status) \(replay.text)")
-                #expect(replay.body == answered.body, "\(id) version \(version) replayed as answered")
+                try ReplayedAnswerTests.expectReplay(client, walk.session, answered, "\(id)")
                 replayed += 1
             }
         }
@@ -253,10 +244,8 @@ struct LogRebuildTests {
             // A key of the newest version and one of an older, replayed with nothing cached.
             for version in [last, last / 2] {
                 guard let answered = walk.versions[version]?.answer else { continue }
-                let replay = try SessionClient(sender: DirectSender(fresh.handle))
-                    .act(walk.session, answered.request, headers: [("Idempotency-Key", answered.key)])
-                #expect(replay.status == 200 && replay.body == answered.body && replay.headers["ETag"] == "\"\(version)\"",
-                        "\(id) version \(version) replayed afresh: \(replay.text)")
+                try ReplayedAnswerTests.expectReplay(SessionClient(sender: DirectSender(fresh.handle)), walk.session, answered,
+                                                     "\(id) afresh")
             }
             let walking = try DirectSender(app.handle).send("GET", "/v1/sessions/\(id)", headers: walk.session.auth)
             let afresh = try DirectSender(fresh.handle).send("GET", "/v1/sessions/\(id)", headers: walk.session.auth)

@@ -14,7 +14,7 @@ import Testing
 @Suite("Replayed answers")
 struct ReplayedAnswerTests {
     /// A keyed tap as it was posted, and what it was answered.
-    struct Tap: Sendable {
+    struct Tap: Sendable, Equatable {
         let key: String
         let request: String
         let version: Int
@@ -145,13 +145,19 @@ struct ReplayedAnswerTests {
         #expect(checking.olderAnswersSeen.load(ordering: .relaxed) == 0, "answers older than the horizon were left while the log was compacted")
     }
 
+    /// An application on a store whose log reads can be made to fail or stall.
+    static func stallingApp() throws -> (TestDatabase, StallingStore, SessionClient) {
+        let database = try TestDatabase()
+        let store = StallingStore(base: try database.migratedStore())
+        let client = SessionClient(sender: DirectSender(try Application(store: store, adminToken: TestApp.adminToken).handle))
+        return (database, store, client)
+    }
+
     /// A log read that fails while a key is made again answers 503, as any read does; the
     /// session keeps serving, and the same key then replays its answer.
     @Test func aFailedLogReadIs503AndTheKeyReplaysAfter() throws {
-        let database = try TestDatabase()
-        let store = StallingStore(base: try database.migratedStore())
-        defer { try? store.close() }
-        let client = SessionClient(sender: DirectSender(try Application(store: store, adminToken: TestApp.adminToken).handle))
+        let (database, store, client) = try Self.stallingApp()
+        defer { withExtendedLifetime(database) { try? store.close() } }
         let session = try client.create(userId: "unlucky")
         let taps = try Self.tap(client, session, count: 5)
         store.failsLogReads.store(true, ordering: .relaxed)
@@ -168,10 +174,8 @@ struct ReplayedAnswerTests {
     /// A session deleted while its older key's answer is made again: the replay answers 404,
     /// as every route of a deleted session does, not the state it held.
     @Test func aSessionDeletedDuringARebuildAnswers404() throws {
-        let database = try TestDatabase()
-        let store = StallingStore(base: try database.migratedStore())
-        defer { try? store.close() }
-        let client = SessionClient(sender: DirectSender(try Application(store: store, adminToken: TestApp.adminToken).handle))
+        let (database, store, client) = try Self.stallingApp()
+        defer { withExtendedLifetime(database) { try? store.close() } }
         let session = try client.create(userId: "leaving")
         let taps = try Self.tap(client, session, count: 5)
         store.stallsLogReads.store(true, ordering: .relaxed)
