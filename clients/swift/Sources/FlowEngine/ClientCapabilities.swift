@@ -101,15 +101,15 @@ public struct ClientCapabilities: Sendable, Equatable, Hashable {
     public func write(into writer: inout JSONWriter) {
         writer.beginObject()
         if let platform {
-            writer.writeKey("platform")
+            writer.writeKey(literal: "platform")
             writer.writeString(platform)
         }
         if let appVersion {
-            writer.writeKey("appVersion")
+            writer.writeKey(literal: "appVersion")
             writer.writeString(appVersion)
         }
         if let features {
-            writer.writeKey("features")
+            writer.writeKey(literal: "features")
             writer.beginArray()
             for feature in features.sorted() { writer.writeString(feature) }
             writer.endArray()

@@ -90,28 +90,28 @@ public struct EncodingCache: Sendable {
             writer.appendRaw(lastDocument.bytes[0..<headCount])
         } else {
             writer.beginObject()
-            writer.writeKey("sessionId")
+            writer.writeKey(literal: "sessionId")
             writer.writeString(sessionId)
-            writer.writeKey("userId")
+            writer.writeKey(literal: "userId")
             writer.writeString(userId)
-            writer.writeKey("version")
+            writer.writeKey(literal: "version")
         }
         let head = writer.count
         writer.writeInteger(version)
-        writer.writeKey("root")
+        writer.writeKey(literal: "root")
         let lastRoot = parts.lastRoot(for: tree.root)
         parts.writeNode(tree.root, isPresented: false, old: lastRoot, into: &writer)
-        writer.writeKey("screens")
+        writer.writeKey(literal: "screens")
         writer.beginArray()
         parts.writeScreens(of: tree.root, old: lastRoot, into: &writer)
         writer.endArray()
-        writer.writeKey("top")
+        writer.writeKey(literal: "top")
         if let top = tree.topScreen {
             parts.writeScreen(top, into: &writer)
         } else {
             writer.writeNull()
         }
-        writer.writeKey("transition")
+        writer.writeKey(literal: "transition")
         let transitionStart = writer.count  // a key leaves no comma before its value
         writeTransition(&parts, &writer)
         let transitionBytes = keepsTransition ? Array(writer.bytes[transitionStart..<writer.count]) : nil

@@ -10,27 +10,27 @@ extension FlowTree {
     /// ```swift
     /// var writer = JSONWriter()
     /// writer.beginObject()
-    /// writer.writeKey("sessionId"); writer.writeString(id)
+    /// writer.writeKey(literal: "sessionId"); writer.writeString(id)
     /// tree.writeNavigation(into: &writer, transition: outcome.transition, handledBy: outcome.handledBy)
-    /// writer.writeKey("flags"); …
+    /// writer.writeKey(literal: "flags"); …
     /// writer.endObject()
     /// ```
     public func writeNavigation(into writer: inout JSONWriter, transition: Transition? = nil, handledBy: String? = nil) {
-        writer.writeKey("root")
+        writer.writeKey(literal: "root")
         writeRoot(into: &writer)
-        writer.writeKey("screens")
+        writer.writeKey(literal: "screens")
         writeScreens(into: &writer)
-        writer.writeKey("top")
+        writer.writeKey(literal: "top")
         writeTop(into: &writer)
-        writer.writeKey("transition")
+        writer.writeKey(literal: "transition")
         if let transition { transition.write(into: &writer) } else { writer.writeNull() }
-        writer.writeKey("interaction")
+        writer.writeKey(literal: "interaction")
         writeInteraction(into: &writer)
-        writer.writeKey("pendingLink")
+        writer.writeKey(literal: "pendingLink")
         writePendingLink(into: &writer)
-        writer.writeKey("pendingActions")
+        writer.writeKey(literal: "pendingActions")
         writePendingActions(into: &writer)
-        writer.writeKey("handledBy")
+        writer.writeKey(literal: "handledBy")
         writer.writeOptionalString(handledBy)
     }
 
@@ -69,15 +69,15 @@ extension FlowTree {
             return
         }
         writer.beginObject()
-        writer.writeKey("action")
+        writer.writeKey(literal: "action")
         writer.writeString(interaction.action.type)
-        writer.writeKey("from")
+        writer.writeKey(literal: "from")
         writer.writeOptionalString(interaction.action.from)
-        writer.writeKey("progress")
+        writer.writeKey(literal: "progress")
         writer.writeNumber(interaction.progress)
-        writer.writeKey("handledBy")
+        writer.writeKey(literal: "handledBy")
         writer.writeString(interaction.handledBy)
-        writer.writeKey("transition")
+        writer.writeKey(literal: "transition")
         if let preview = interaction.preview { preview.write(into: &writer) } else { writer.writeNull() }
         writer.endObject()
     }
@@ -88,7 +88,7 @@ extension FlowTree {
     /// `when` (it is followed after the first action that makes it hold).
     ///
     /// ```swift
-    /// writer.writeKey("pendingLink")
+    /// writer.writeKey(literal: "pendingLink")
     /// tree.writePendingLink(into: &writer)   // {"uri":"/modal/Hi","pattern":"/modal/{content}"}
     /// ```
     public func writePendingLink(into writer: inout JSONWriter) {
@@ -127,38 +127,38 @@ extension FlowNode {
         into writer: inout JSONWriter, isPresented: Bool, writeChild: (FlowNode, Bool, inout JSONWriter) -> Void
     ) {
         writer.beginObject()
-        writer.writeKey("id")
+        writer.writeKey(literal: "id")
         writer.writeEntryId(prefix: EntryId.flowPrefix, id)
-        writer.writeKey("flow")
+        writer.writeKey(literal: "flow")
         writer.writeString(flow)
-        writer.writeKey("kind")
+        writer.writeKey(literal: "kind")
         writer.writeString(kind.rawValue)
         if isPresented {
-            writer.writeKey("style")
+            writer.writeKey(literal: "style")
             writer.writeOptionalString(presentationStyle)
         }
         if kind == .tabbed {
-            writer.writeKey("selected")
+            writer.writeKey(literal: "selected")
             writer.writeInteger(selected)
         }
-        writer.writeKey("entries")
+        writer.writeKey(literal: "entries")
         writer.beginArray()
         for entry in entries {
             switch entry {
             case .screen(let screen):
                 writer.beginObject()
-                writer.writeKey("id")
+                writer.writeKey(literal: "id")
                 writer.writeEntryId(prefix: EntryId.screenPrefix, screen.id)
-                writer.writeKey("feature")
+                writer.writeKey(literal: "feature")
                 writer.writeString(screen.feature)
-                writer.writeKey("params")
+                writer.writeKey(literal: "params")
                 writer.writeObject(screen.params)
                 if let sections = screen.sections {
-                    writer.writeKey("sections")
+                    writer.writeKey(literal: "sections")
                     ScreenList.write(sections, into: &writer)
                 }
                 if screen.isHandoff {
-                    writer.writeKey("handoff")
+                    writer.writeKey(literal: "handoff")
                     writer.writeString(screen.feature)
                 }
                 writer.endObject()
@@ -167,7 +167,7 @@ extension FlowNode {
             }
         }
         writer.endArray()
-        writer.writeKey("presented")
+        writer.writeKey(literal: "presented")
         if let presented { writeChild(presented, true, &writer) } else { writer.writeNull() }
         writer.endObject()
     }
@@ -208,18 +208,18 @@ extension ScreenRef {
         id: Int, feature: String, params: JSONObject, flow: String, flowId: Int, isHandoff: Bool, into writer: inout JSONWriter
     ) {
         writer.beginObject()
-        writer.writeKey("id")
+        writer.writeKey(literal: "id")
         writer.writeEntryId(prefix: EntryId.screenPrefix, id)
-        writer.writeKey("feature")
+        writer.writeKey(literal: "feature")
         writer.writeString(feature)
-        writer.writeKey("params")
+        writer.writeKey(literal: "params")
         writer.writeObject(params)
-        writer.writeKey("flow")
+        writer.writeKey(literal: "flow")
         writer.writeString(flow)
-        writer.writeKey("flowId")
+        writer.writeKey(literal: "flowId")
         writer.writeEntryId(prefix: EntryId.flowPrefix, flowId)
         if isHandoff {
-            writer.writeKey("handoff")
+            writer.writeKey(literal: "handoff")
             writer.writeString(feature)
         }
         writer.endObject()
@@ -238,32 +238,32 @@ extension Transition {
     /// uses to copy them from `screens` and from the last version's document.
     func write(into writer: inout JSONWriter, writeScreen: (ScreenRef, inout JSONWriter) -> Void) {
         writer.beginObject()
-        writer.writeKey("type")
+        writer.writeKey(literal: "type")
         writer.writeString(type.rawValue)
-        writer.writeKey("from")
+        writer.writeKey(literal: "from")
         if let from { writeScreen(from, &writer) } else { writer.writeNull() }
-        writer.writeKey("to")
+        writer.writeKey(literal: "to")
         if let to { writeScreen(to, &writer) } else { writer.writeNull() }
-        writer.writeKey("animated")
+        writer.writeKey(literal: "animated")
         writer.writeBool(animated)
-        writer.writeKey("style")
+        writer.writeKey(literal: "style")
         writer.writeOptionalString(style)
-        writer.writeKey("interactive")
+        writer.writeKey(literal: "interactive")
         writer.writeBool(interactive)
         if let result {
-            writer.writeKey("result")
+            writer.writeKey(literal: "result")
             result.write(into: &writer)
         }
         if !lists.isEmpty {
-            writer.writeKey("lists")
+            writer.writeKey(literal: "lists")
             writer.beginArray()
             for list in lists {
                 writer.beginObject()
-                writer.writeKey("id")
+                writer.writeKey(literal: "id")
                 writer.writeEntryId(prefix: EntryId.screenPrefix, list.id)
-                writer.writeKey("sections")
+                writer.writeKey(literal: "sections")
                 list.changes.writeStage(sections: true, into: &writer)
-                writer.writeKey("rows")
+                writer.writeKey(literal: "rows")
                 list.changes.writeStage(sections: false, into: &writer)
                 writer.endObject()
             }
@@ -277,11 +277,11 @@ extension ResultReceipt {
     /// `{"id": "e5", "feature": "checkout.review", "into": "address"}`.
     public func write(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("id")
+        writer.writeKey(literal: "id")
         writer.writeEntryId(prefix: EntryId.screenPrefix, id)
-        writer.writeKey("feature")
+        writer.writeKey(literal: "feature")
         writer.writeString(feature)
-        writer.writeKey("into")
+        writer.writeKey(literal: "into")
         writer.writeString(into)
         writer.endObject()
     }

@@ -18,43 +18,43 @@ extension FlowTree {
     /// ```
     public func writeStorage(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("format")
+        writer.writeKey(literal: "format")
         writer.writeInteger(Self.storageFormat)
-        writer.writeKey("nextId")
+        writer.writeKey(literal: "nextId")
         writer.writeInteger(nextId)
-        writer.writeKey("root")
+        writer.writeKey(literal: "root")
         root.writeStorage(into: &writer)
         if let interaction {
-            writer.writeKey("interaction")
+            writer.writeKey(literal: "interaction")
             writer.beginObject()
-            writer.writeKey("action")
+            writer.writeKey(literal: "action")
             interaction.action.writeStorage(into: &writer)
-            writer.writeKey("progress")
+            writer.writeKey(literal: "progress")
             writer.writeNumber(interaction.progress)
-            writer.writeKey("handledBy")
+            writer.writeKey(literal: "handledBy")
             writer.writeString(interaction.handledBy)
             if let preview = interaction.preview {
-                writer.writeKey("preview")
+                writer.writeKey(literal: "preview")
                 preview.writeStorage(into: &writer)
             }
             writer.endObject()
         }
         if let pendingLink {
-            writer.writeKey("pendingLink")
+            writer.writeKey(literal: "pendingLink")
             pendingLink.write(into: &writer)
         }
         if !pendingActions.isEmpty {
-            writer.writeKey("pendingActions")
+            writer.writeKey(literal: "pendingActions")
             writer.beginArray()
             for pending in pendingActions {
                 writer.beginObject()
-                writer.writeKey("action")
+                writer.writeKey(literal: "action")
                 pending.action.writeStorage(into: &writer)
-                writer.writeKey("source")
+                writer.writeKey(literal: "source")
                 writer.writeInteger(pending.source)
-                writer.writeKey("guardFlow")
+                writer.writeKey(literal: "guardFlow")
                 writer.writeString(pending.guardFlow)
-                writer.writeKey("guardFlowId")
+                writer.writeKey(literal: "guardFlowId")
                 writer.writeInteger(pending.guardFlowId)
                 writer.endObject()
             }
@@ -116,40 +116,40 @@ extension FlowTree {
 extension FlowNode {
     fileprivate func writeStorage(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("id")
+        writer.writeKey(literal: "id")
         writer.writeInteger(id)
-        writer.writeKey("flow")
+        writer.writeKey(literal: "flow")
         writer.writeString(flow)
-        writer.writeKey("kind")
+        writer.writeKey(literal: "kind")
         writer.writeString(kind.rawValue)
         if kind == .tabbed {
-            writer.writeKey("selected")
+            writer.writeKey(literal: "selected")
             writer.writeInteger(selected)
         }
         if let presentationStyle {
-            writer.writeKey("style")
+            writer.writeKey(literal: "style")
             writer.writeString(presentationStyle)
         }
-        writer.writeKey("entries")
+        writer.writeKey(literal: "entries")
         writer.beginArray()
         for entry in entries {
             switch entry {
             case .screen(let screen):
                 writer.beginObject()
-                writer.writeKey("id")
+                writer.writeKey(literal: "id")
                 writer.writeInteger(screen.id)
-                writer.writeKey("feature")
+                writer.writeKey(literal: "feature")
                 writer.writeString(screen.feature)
                 if !screen.params.isEmpty {
-                    writer.writeKey("params")
+                    writer.writeKey(literal: "params")
                     writer.writeObject(screen.params)
                 }
                 if screen.isHandoff {
-                    writer.writeKey("handoff")
+                    writer.writeKey(literal: "handoff")
                     writer.writeBool(true)
                 }
                 if let sections = screen.sections {
-                    writer.writeKey("sections")
+                    writer.writeKey(literal: "sections")
                     ScreenList.write(sections, into: &writer)
                 }
                 writer.endObject()
@@ -159,7 +159,7 @@ extension FlowNode {
         }
         writer.endArray()
         if let presented {
-            writer.writeKey("presented")
+            writer.writeKey(literal: "presented")
             presented.writeStorage(into: &writer)
         }
         writer.endObject()
@@ -188,21 +188,21 @@ extension FlowNode {
 extension FlowAction {
     fileprivate func writeStorage(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("type")
+        writer.writeKey(literal: "type")
         writer.writeString(type)
         if let from {
-            writer.writeKey("from")
+            writer.writeKey(literal: "from")
             writer.writeString(from)
         }
         if let row {
-            writer.writeKey("row")
+            writer.writeKey(literal: "row")
             writer.writeString(row)
         }
         if !params.isEmpty {
-            writer.writeKey("params")
+            writer.writeKey(literal: "params")
             writer.writeObject(params)
         }
-        writer.writeKey("interactive")
+        writer.writeKey(literal: "interactive")
         writer.writeBool(interactive)
         writer.endObject()
     }
@@ -211,32 +211,32 @@ extension FlowAction {
 extension Transition {
     fileprivate func writeStorage(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("type")
+        writer.writeKey(literal: "type")
         writer.writeString(type.rawValue)
         if let from {
-            writer.writeKey("from")
+            writer.writeKey(literal: "from")
             from.writeStorage(into: &writer)
         }
         if let to {
-            writer.writeKey("to")
+            writer.writeKey(literal: "to")
             to.writeStorage(into: &writer)
         }
-        writer.writeKey("animated")
+        writer.writeKey(literal: "animated")
         writer.writeBool(animated)
         if let style {
-            writer.writeKey("style")
+            writer.writeKey(literal: "style")
             writer.writeString(style)
         }
-        writer.writeKey("interactive")
+        writer.writeKey(literal: "interactive")
         writer.writeBool(interactive)
         if let result {
-            writer.writeKey("result")
+            writer.writeKey(literal: "result")
             writer.beginObject()
-            writer.writeKey("id")
+            writer.writeKey(literal: "id")
             writer.writeInteger(result.id)
-            writer.writeKey("feature")
+            writer.writeKey(literal: "feature")
             writer.writeString(result.feature)
-            writer.writeKey("into")
+            writer.writeKey(literal: "into")
             writer.writeString(result.into)
             writer.endObject()
         }
@@ -247,20 +247,20 @@ extension Transition {
 extension ScreenRef {
     fileprivate func writeStorage(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("id")
+        writer.writeKey(literal: "id")
         writer.writeInteger(id)
-        writer.writeKey("feature")
+        writer.writeKey(literal: "feature")
         writer.writeString(feature)
         if !params.isEmpty {
-            writer.writeKey("params")
+            writer.writeKey(literal: "params")
             writer.writeObject(params)
         }
-        writer.writeKey("flow")
+        writer.writeKey(literal: "flow")
         writer.writeString(flow)
-        writer.writeKey("flowId")
+        writer.writeKey(literal: "flowId")
         writer.writeInteger(flowId)
         if isHandoff {
-            writer.writeKey("handoff")
+            writer.writeKey(literal: "handoff")
             writer.writeBool(true)
         }
         writer.endObject()

@@ -337,9 +337,9 @@ extension ListChanges {
     /// and a row's index is `[section, row]`.
     public func write(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("sections")
+        writer.writeKey(literal: "sections")
         writeStage(sections: true, into: &writer)
-        writer.writeKey("rows")
+        writer.writeKey(literal: "rows")
         writeStage(sections: false, into: &writer)
         writer.endObject()
     }
@@ -366,9 +366,9 @@ extension ListChanges {
             writer.beginArray()
             for change in list {
                 writer.beginObject()
-                writer.writeKey("id")
+                writer.writeKey(literal: "id")
                 writer.writeString(change.id)
-                writer.writeKey("at")
+                writer.writeKey(literal: "at")
                 position(change.at, &writer)
                 writer.endObject()
             }
@@ -377,15 +377,15 @@ extension ListChanges {
         writer.beginObject()
         changes("deleted", stage.deleted, &writer)
         changes("inserted", stage.inserted, &writer)
-        writer.writeKey("moved")
+        writer.writeKey(literal: "moved")
         writer.beginArray()
         for move in stage.moved {
             writer.beginObject()
-            writer.writeKey("id")
+            writer.writeKey(literal: "id")
             writer.writeString(move.id)
-            writer.writeKey("from")
+            writer.writeKey(literal: "from")
             position(move.from, &writer)
-            writer.writeKey("to")
+            writer.writeKey(literal: "to")
             position(move.to, &writer)
             writer.endObject()
         }

@@ -18,9 +18,9 @@ public struct PendingLink: Sendable, Equatable {
     /// `{"uri":…,"pattern":…}`: the same in the state document and in storage.
     func write(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("uri")
+        writer.writeKey(literal: "uri")
         writer.writeString(uri)
-        writer.writeKey("pattern")
+        writer.writeKey(literal: "pattern")
         writer.writeString(pattern)
         writer.endObject()
     }

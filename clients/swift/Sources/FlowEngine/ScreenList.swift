@@ -245,17 +245,17 @@ public enum ScreenList {
         writer.beginArray()
         for section in sections {
             writer.beginObject()
-            writer.writeKey("id")
+            writer.writeKey(literal: "id")
             writer.writeString(section.id)
             if let title = section.title {
-                writer.writeKey("title")
+                writer.writeKey(literal: "title")
                 writer.writeString(title)
             }
             if let indexTitle = section.indexTitle {
-                writer.writeKey("indexTitle")
+                writer.writeKey(literal: "indexTitle")
                 writer.writeString(indexTitle)
             }
-            writer.writeKey("rows")
+            writer.writeKey(literal: "rows")
             writer.beginArray()
             for row in section.rows { write(row, into: &writer) }
             writer.endArray()
@@ -267,11 +267,11 @@ public enum ScreenList {
     /// Writes `{"id","kind","values"}`.
     public static func write(_ row: ListRow, into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("id")
+        writer.writeKey(literal: "id")
         writer.writeString(row.id)
-        writer.writeKey("kind")
+        writer.writeKey(literal: "kind")
         writer.writeString(row.kind)
-        writer.writeKey("values")
+        writer.writeKey(literal: "values")
         writer.writeObject(row.values)
         writer.endObject()
     }

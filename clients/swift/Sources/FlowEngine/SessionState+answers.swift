@@ -13,9 +13,9 @@ extension SessionState {
         writer.beginArray()
         for prediction in predictions {
             writer.beginObject()
-            writer.writeKey("action")
+            writer.writeKey(literal: "action")
             Self.writeAction(prediction.action, into: &writer)
-            writer.writeKey("state")
+            writer.writeKey(literal: "state")
             writer.writeRawValue(prediction.next.document())
             writer.endObject()
         }
@@ -27,22 +27,22 @@ extension SessionState {
     /// what is absent.
     public static func writeAction(_ action: FlowAction, into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.writeKey("type")
+        writer.writeKey(literal: "type")
         writer.writeString(action.type)
         if let from = action.from {
-            writer.writeKey("from")
+            writer.writeKey(literal: "from")
             writer.writeString(from)
         }
         if let row = action.row {
-            writer.writeKey("row")
+            writer.writeKey(literal: "row")
             writer.writeString(row)
         }
         if !action.params.isEmpty {
-            writer.writeKey("params")
+            writer.writeKey(literal: "params")
             writer.writeObject(action.params)
         }
         if action.interactive {
-            writer.writeKey("interactive")
+            writer.writeKey(literal: "interactive")
             writer.writeBool(true)
         }
         writer.endObject()
@@ -75,50 +75,50 @@ extension SessionState {
     public func writeAvailableActions(_ available: [AvailableAction], predictions: [Prediction], into writer: inout JSONWriter) {
         let top = tree.top
         writer.beginObject()
-        writer.writeKey("sessionId")
+        writer.writeKey(literal: "sessionId")
         writer.writeString(sessionId)
-        writer.writeKey("version")
+        writer.writeKey(literal: "version")
         writer.writeInteger(version)
-        writer.writeKey("from")
+        writer.writeKey(literal: "from")
         tree.writeTop(into: &writer)
-        writer.writeKey("actions")
+        writer.writeKey(literal: "actions")
         writer.beginArray()
         for action in available {
             writer.beginObject()
-            writer.writeKey("type")
+            writer.writeKey(literal: "type")
             writer.writeString(action.type)
-            writer.writeKey("handledBy")
+            writer.writeKey(literal: "handledBy")
             writer.writeString(action.handledBy)
-            writer.writeKey("from")
+            writer.writeKey(literal: "from")
             let source: String? = Self.interactionTypes.contains(action.type) ? nil : top?.entryId
             writer.writeOptionalString(source)
             if let kinds = action.rowKinds {
-                writer.writeKey("rowKinds")
+                writer.writeKey(literal: "rowKinds")
                 writer.beginArray()
                 for kind in kinds { writer.writeString(kind) }
                 writer.endArray()
             }
-            writer.writeKey("params")
+            writer.writeKey(literal: "params")
             writer.beginArray()
             for param in action.params {
                 writer.beginObject()
-                writer.writeKey("name")
+                writer.writeKey(literal: "name")
                 writer.writeString(param.name)
-                writer.writeKey("type")
+                writer.writeKey(literal: "type")
                 writer.writeString(param.type.rawValue)
-                writer.writeKey("required")
+                writer.writeKey(literal: "required")
                 writer.writeBool(param.required)
                 writer.endObject()
             }
             writer.endArray()
-            writer.writeKey("interactive")
+            writer.writeKey(literal: "interactive")
             writer.writeBool(action.interactive)
             // A row tap is never predicted; the type's plain prediction is not its.
             let plain = action.rowKinds == nil
-            writer.writeKey("next")
+            writer.writeKey(literal: "next")
             Self.writePrediction(plain ? predictions.first { $0.action.type == action.type && !$0.action.interactive } : nil, into: &writer)
             if action.interactive && tree.interaction == nil {
-                writer.writeKey("nextInteractive")
+                writer.writeKey(literal: "nextInteractive")
                 Self.writePrediction(plain ? predictions.first { $0.action.type == action.type && $0.action.interactive } : nil, into: &writer)
             }
             writer.endObject()
