@@ -2,7 +2,9 @@
 # Two builds side by side (BENCHMARKS.md): durable actions (bench/actions.lua) and state reads
 # (bench/reads.lua) with wrk -t2 -c64, against build A and build B in turns, each on a fresh
 # SQLite file with 500 onboarded users' sessions; prints requests/s, p99 and the server's CPU
-# time per request (utime + stime from /proc/PID/stat over the run), then the B/A ratios.
+# time per request (utime + stime from /proc/PID/stat over the run), and that time split by the
+# server's threads (/proc/PID/task: the HTTP threads, the writer, the checkpointer), then the
+# B/A ratios and each build's split.
 # With `postgresql` each build gets a database of its own on one throwaway PostgreSQL
 # (scripts/pgserver.py) instead of a SQLite file.
 # WORKLOADS="actions reads connect" adds `connect`: GET /v1/nope (a 404 from the router) on a new
@@ -51,10 +53,18 @@ for i in 0 1; do
     python3 bench/make_sessions.py "$port" "${SESSIONS:-500}" >"$work/sessions$i.txt"
 done
 hz=$(getconf CLK_TCK)
-# run I NAME SCRIPT: one wrk run on build I; appends "I NAME rps p99 cpu_us" to $work/results
+# threads PID: "name:ticks" of each of the server's threads by name (utime + stime, summed over
+# threads of one name: the HTTP threads, the writer, the checkpointer, ...), on one line
+threads() {
+    for task in /proc/"$1"/task/*; do
+        printf '%s %s\n' "$(tr ' ' _ <"$task/comm")" "$(awk '{print $14 + $15}' "$task/stat")"
+    done 2>/dev/null | awk '{t[$1] += $2} END {for (n in t) printf "%s:%d ", n, t[n]}'
+}
+# run I NAME SCRIPT: one wrk run on build I; appends "I NAME rps p99 cpu_us thread:cpu_us..." to $work/results
 run() {
-    local i=$1 name=$2 script=$3 port pid before after out
+    local i=$1 name=$2 script=$3 port pid before after out threads_before threads_after
     port=$(cat "$work/port$i") pid=${pids[$i]}
+    threads_before=$(threads "$pid")
     before=$(awk '{print $14 + $15}' "/proc/$pid/stat")
     if [ "$script" = connect ]; then
         out=$(wrk -t2 -c64 -d"${seconds}s" --latency -H "Connection: close" "http://127.0.0.1:$port/v1/nope")
@@ -62,19 +72,25 @@ run() {
         out=$(SESSIONS="$work/sessions$i.txt" wrk -t2 -c64 -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:$port")
     fi
     after=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-    OUT="$out" python3 - "$i" "$name" "$before" "$after" "$hz" <<'PY' | tee -a "$work/results"
+    threads_after=$(threads "$pid")
+    OUT="$out" BEFORE="$threads_before" AFTER="$threads_after" python3 - "$i" "$name" "$before" "$after" "$hz" <<'PY' | tee -a "$work/results"
 import os, re, sys
 i, name, before, after, hz = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 out = os.environ["OUT"]
 requests = int(re.search(r"(\d+) requests in", out).group(1))
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 p99 = re.search(r"\s99%\s+(\S+)", out).group(1)
-print(f"{'AB'[int(i)]} {name} {rps:.0f} {p99} {(after - before) / hz * 1e6 / requests:.1f}")
+ticks = lambda text: {n: int(t) for n, t in (f.rsplit(":", 1) for f in text.split())}
+start, end = ticks(os.environ["BEFORE"]), ticks(os.environ["AFTER"])
+# Each kind of thread's CPU per request, busiest first; threads under 0.1 us are left out.
+split = sorted(((n, (end[n] - start.get(n, 0)) / hz * 1e6 / requests) for n in end), key=lambda x: -x[1])
+threads = " ".join(f"{n}:{us:.1f}" for n, us in split if us >= 0.1)
+print(f"{'AB'[int(i)]} {name} {rps:.0f} {p99} {(after - before) / hz * 1e6 / requests:.1f} {threads}")
 PY
 }
 echo "A: ${bins[0]}"
 echo "B: ${bins[1]}"
-echo "wrk -t2 -c64 -d${seconds}s, $rounds rounds, on $store; build name req/s p99 server-CPU-us/request"
+echo "wrk -t2 -c64 -d${seconds}s, $rounds rounds, on $store; build name req/s p99 server-CPU-us/request thread:CPU-us/request..." 
 for round in $(seq "$rounds"); do
     echo "-- round $round"
     order=(0 1); [ $((round % 2)) -eq 0 ] && order=(1 0)
@@ -99,4 +115,14 @@ for name in dict.fromkeys(r[1] for r in rows):
     cpu = mean(float(r[4]) for r in b) / mean(float(r[4]) for r in a)
     print(f"{name}: B/A requests/s {rps:.2f}x, server CPU per request {cpu:.2f}x "
           f"(A {mean(float(r[4]) for r in a):.1f} us, B {mean(float(r[4]) for r in b):.1f} us)")
+    # Where the CPU went, by kind of thread: libmicrohttpd's HTTP threads (MHD-worker), the
+    # writer (fs-commit), the checkpointer (fs-checkpoint), and so on.
+    for build, runs in (("A", a), ("B", b)):
+        split = {}
+        for r in runs:
+            for field in r[5:]:
+                thread, us = field.rsplit(":", 1)
+                split.setdefault(thread, []).append(float(us))
+        print(f"  {build} per request by thread: " + ", ".join(
+            f"{thread} {sum(v) / len(runs):.1f} us" for thread, v in sorted(split.items(), key=lambda x: -sum(x[1]))))
 PY
