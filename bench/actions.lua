@@ -1,6 +1,8 @@
 -- wrk script: each request posts home.selectTab to a random session of bench/sessions.txt
 -- (lines "ID TOKEN"), alternating tabs, with no If-Match so every post applies. With KEYED=1
--- each post carries a fresh Idempotency-Key (its answer is stored, as a batch item's is).
+-- each post carries a fresh Idempotency-Key (its key is stored, not its answer). With GZIP=1 each
+-- post says Accept-Encoding: gzip, as browsers and URLSession send on their own (wrk sends none),
+-- so answers at or above the server's --gzip-min-bytes are compressed.
 local sessions = {}
 local counter = 0
 
@@ -13,6 +15,7 @@ function init(args)
 end
 
 local keyed = os.getenv("KEYED") == "1"
+local gzip = os.getenv("GZIP") == "1"
 local run = string.format("%x%x", os.time(), math.random(1, 0x3fffffff))
 
 function request()
@@ -20,6 +23,7 @@ function request()
   local s = sessions[math.random(#sessions)]
   local body = '{"type":"home.selectTab","params":{"index":' .. (counter % 2) .. '}}'
   local headers = { ["Authorization"] = "Bearer " .. s.token, ["Content-Type"] = "application/json" }
+  if gzip then headers["Accept-Encoding"] = "gzip" end
   if keyed then headers["Idempotency-Key"] = run .. "-" .. tostring({}):match("0x(%x+)") .. "-" .. counter end
   return wrk.format("POST", "/v1/sessions/" .. s.id .. "/actions", headers, body)
 end

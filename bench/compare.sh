@@ -13,6 +13,9 @@
 # (SQLite's default is 4,096), so one binary can be compared with itself on another page size.
 # SERVE_ARGS="..." is added to both servers' `serve` (SERVE_ARGS="--cache-sessions 50": most reads
 # and actions of the 500 sessions miss the cache and read their session from the database).
+# GZIP=1 has every request say Accept-Encoding: gzip, as browsers and URLSession do; the sample
+# app's state (973 bytes at home) is under the default --gzip-min-bytes of 1,024, so add
+# SERVE_ARGS="--gzip-min-bytes 512" to have its answers compressed, as a larger app's are.
 # SESSIONS=N makes N sessions instead of 500: with KEYED=1, 500 sessions take some 160 keys each
 # per 8-second round and grow each session's filter of used keys (UsedKeys) and its stored
 # answers; SESSIONS=20000 keeps each under 60 keys for five rounds.

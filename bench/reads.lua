@@ -1,7 +1,9 @@
 -- wrk script: each request reads the state of a random session of $SESSIONS ("ID TOKEN" lines);
--- $QUERY (such as "?predict=true") is appended to the path.
+-- $QUERY (such as "?predict=true") is appended to the path. With GZIP=1 each read says
+-- Accept-Encoding: gzip, as browsers and URLSession send on their own (wrk sends none).
 local sessions = {}
 local query = os.getenv("QUERY") or ""
+local gzip = os.getenv("GZIP") == "1"
 
 function init(args)
   for line in io.lines(os.getenv("SESSIONS") or "bench/sessions.txt") do
@@ -13,5 +15,7 @@ end
 
 function request()
   local s = sessions[math.random(#sessions)]
-  return wrk.format("GET", "/v1/sessions/" .. s.id .. query, { ["Authorization"] = "Bearer " .. s.token })
+  local headers = { ["Authorization"] = "Bearer " .. s.token }
+  if gzip then headers["Accept-Encoding"] = "gzip" end
+  return wrk.format("GET", "/v1/sessions/" .. s.id .. query, headers)
 end

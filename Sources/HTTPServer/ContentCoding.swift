@@ -222,10 +222,21 @@ final class CompressedBodies: Sendable {
     /// The tags of the bodies kept, the most recently used first (for tests).
     var tagsByRecency: [String] { entries.withLock { $0.keysByRecency } }
 
+    /// zlib's level for a body compressed at each request (a session's state, an action's
+    /// answer): its fastest, as nginx's default `gzip_comp_level 1`. On a state document of 973
+    /// bytes it writes 422 bytes where level 6 writes 399, in four fifths of the time; under
+    /// action load zlib was a quarter of the HTTP threads' time for clients that accept gzip
+    /// (BENCHMARKS.md, "Issue 35, sixteenth session").
+    static let levelPerRequest: Int32 = 1
+    /// zlib's level for a body compressed once and kept: its default, the smaller output.
+    static let levelKept: Int32 = 6
+
     func compressed(_ body: [UInt8], tag: String?) -> [UInt8]? {
-        guard let tag, !tag.hasPrefix("W/"), body.count >= Self.minimumBytes else { return ContentCoding.gzip(body) }
+        guard let tag, !tag.hasPrefix("W/"), body.count >= Self.minimumBytes else {
+            return ContentCoding.gzip(body, level: Self.levelPerRequest)
+        }
         if let hit = entries.withLock({ $0.value(forKey: tag) }), hit.body == body { return hit.compressed }
-        let compressed = ContentCoding.gzip(body)
+        let compressed = ContentCoding.gzip(body, level: Self.levelKept)
         entries.withLock { $0.updateValue((body, compressed), forKey: tag) }
         return compressed
     }
