@@ -2,6 +2,12 @@
 import Foundation
 import JSON
 import FlowEngine
+import Locking
+
+/// What a session's answers keep with its state document, made once for all of them: its gzip
+/// form, made by the HTTP server (there `CompressedForm`; the session knows only that it is
+/// made once, from the document's bytes).
+typealias DocumentForm = Memo<[UInt8], [UInt8]?>
 
 /// A session as committed: the tree, its version, and what was fixed at creation.
 struct LiveSession: Sendable {
@@ -50,7 +56,11 @@ struct LiveSession: Sendable {
     }
     /// The state document of this version, once encoded: reads answer with it as it is. Every
     /// property the document shows clears it when set.
-    private(set) var document: [UInt8]?
+    private(set) var document: [UInt8]? { didSet { if document == nil { documentForm = nil } } }
+    /// The gzip form of `document`, made by the first answer to a client that accepts gzip and
+    /// kept for the others (the HTTP server's `CompressedForm`); a new one with each document,
+    /// gone with it.
+    private(set) var documentForm: DocumentForm?
     /// The predictions of this version (see `cachedPredictions`), with the user state they
     /// were made for; cleared with `document`.
     private var predictions: (user: [String: JSONValue], json: [UInt8])?
@@ -87,6 +97,7 @@ struct LiveSession: Sendable {
         if let document { return document }
         let encoded = encoding.document(version: version, tree: tree, transitionJSON: lastTransitionJSON, handledBy: handledBy)
         document = encoded
+        documentForm = DocumentForm()
         return encoded
     }
 
@@ -99,6 +110,7 @@ struct LiveSession: Sendable {
         let encoded = encoding.document(version: version, tree: tree, transition: outcome.transition, handledBy: handledBy)
         lastTransitionJSON = encoded.transition
         document = encoded.document
+        documentForm = DocumentForm()
         return encoded.document
     }
 

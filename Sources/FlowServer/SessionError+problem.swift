@@ -146,8 +146,10 @@ extension TurnAnswer {
     /// The response of a request that waited for its session's turn.
     var response: Response {
         switch self {
-        case .state(let version, let body):
-            return SessionService.stateResponse(version: version, body: body)
+        case .state(let version, let body, let form):
+            var response = SessionService.stateResponse(version: version, body: body)
+            response.compressedForm = form
+            return response
         case .replay(let status, let version, let body):
             var replay = Response.json(body, status: status)
             replay.headers["ETag"] = SessionService.etag(version)

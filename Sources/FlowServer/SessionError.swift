@@ -9,7 +9,7 @@ import Foundation
 ///
 /// ```swift
 /// do {
-///     let (version, document) = try sessions.stateDocument(id, token: token)
+///     let (version, document, _) = try sessions.stateDocument(id, token: token)
 /// } catch {
 ///     error.response   // 401, 404, 503, … as a problem document (SessionError+problem.swift)
 /// }

@@ -53,7 +53,8 @@ extension SessionService {
             if !step.userChanges.isEmpty {
                 users.apply(step.userChanges, to: step.next.userId)
             }
-            answer = .state(version: step.next.version, body: step.answer ?? step.body)
+            answer = .state(version: step.next.version, body: step.answer ?? step.body,
+                            form: step.answer == nil ? step.next.documentForm : nil)
             outcome = .success
         case .failure(CommitError.versionConflict):
             // The database moved past the cached state: another node wrote the session (on a

@@ -209,8 +209,9 @@ extension SessionService {
     /// The committed state document of session `id` and its version, after the token check.
     /// The document is encoded once per version and kept with the session, so most reads only
     /// check the token and copy bytes.
-    func stateDocument(_ id: String, token: String?) throws(SessionError) -> (version: Int, document: [UInt8]) {
-        try withSession(id, token: token) { session in (session.version, session.cachedStateDocument()) }
+    /// With it, the gzip form that version's answers share (`CompressedForm`).
+    func stateDocument(_ id: String, token: String?) throws(SessionError) -> (version: Int, document: [UInt8], form: DocumentForm?) {
+        try withSession(id, token: token) { session in (session.version, session.cachedStateDocument(), session.documentForm) }
     }
 
     /// The session as committed, the actions its state accepts now, judged with the user's

@@ -65,8 +65,9 @@ protocol SessionReply: AnyObject, Sendable {
 
 /// What a request that waited for its session's turn is answered, in the service's terms.
 enum TurnAnswer: Sendable {
-    /// The session's state document at `version` (an applied action).
-    case state(version: Int, body: [UInt8])
+    /// The session's state document at `version` (an applied action), with the gzip form the
+    /// session keeps for it (nil when the body is not that document: with predictions).
+    case state(version: Int, body: [UInt8], form: DocumentForm?)
     /// The answer of an `Idempotency-Key` used before: the status and the state document of
     /// the version its action made (see `SessionService.rebuiltReplay`).
     case replay(status: Int, version: Int, body: [UInt8])

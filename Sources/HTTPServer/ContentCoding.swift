@@ -143,8 +143,10 @@ public enum ContentCoding {
             coded.headers.add(name: "Vary", value: "Accept-Encoding")
         }
         let body = notModified ? (coded.representation?.body ?? []) : coded.body
-        guard body.count >= threshold, acceptsGzip(acceptEncoding),
-              let compressed = compressedBodies.compressed(body, tag: coded.headers["ETag"]),
+        guard body.count >= threshold, acceptsGzip(acceptEncoding) else { return coded }
+        let tag = coded.headers["ETag"]
+        let made = coded.compressedForm.map { $0.value(for: body) { compressedBodies.compressed($0, tag: tag) } }
+        guard let compressed = made ?? compressedBodies.compressed(body, tag: tag),
               compressed.count < body.count else { return coded }
         if notModified {
             coded.representation?.body = compressed

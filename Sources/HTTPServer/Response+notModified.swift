@@ -22,6 +22,7 @@ extension Response {
         }
         var response = Response(status: 304, headers: headers)
         response.representation = Representation(body: full.body, contentType: full.headers["Content-Type"])
+        response.compressedForm = full.compressedForm  // its compressed length, made once too
         return response
     }
 }

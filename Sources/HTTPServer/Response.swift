@@ -19,6 +19,9 @@ public struct Response: Sendable {
     /// For a 401: why the credential was refused, when the handler knows; never sent. A
     /// limiter of failed credentials counts guesses, not a lapsed credential its holder shows.
     public var credentialRefusal: CredentialRefusal?
+    /// The gzip form of `body`, kept by the handler with the body and made at most once for
+    /// every answer that carries it (see `CompressedForm`); nil to compress at each answer.
+    public var compressedForm: CompressedForm?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
@@ -28,6 +31,7 @@ public struct Response: Sendable {
         self.stream = nil
         self.representation = nil
         self.credentialRefusal = nil
+        self.compressedForm = nil
     }
 
     /// A response whose body `stream` writes while the client stays connected (chunked).

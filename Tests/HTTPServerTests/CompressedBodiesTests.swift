@@ -1,6 +1,7 @@
 // The compressed-body cache: bounded, least recently used out, never emptied all at once.
 @testable import HTTPServer
 import Locking
+import Synchronization
 import Testing
 
 struct CompressedBodiesTests {
@@ -33,5 +34,40 @@ struct CompressedBodiesTests {
         let kept = try #require(cache.compressed(large, tag: "\"3\""))
         #expect(kept[8] == 0)
         #expect(ContentCoding.gunzip(kept) == large && perRequest.map { $0.flatMap { ContentCoding.gunzip($0) } } == [small, large, large])
+    }
+
+    /// A form makes its body's compressed form once and serves it to every answer with those
+    /// bytes; given other bytes (an answer it was attached to by mistake) it compresses those
+    /// instead, never serving one body's compressed form for another.
+    @Test func aFormIsMadeOnceForItsBody() throws {
+        let form = CompressedForm()
+        let first = Array(String(repeating: #"{"version":1,"screen":"home.first"},"#, count: 60).utf8)
+        let second = Array(String(repeating: #"{"version":2,"screen":"home.second"},"#, count: 60).utf8)
+        let made = Mutex(0)
+        let compress: ([UInt8]) -> [UInt8]? = { body in
+            made.withLock { $0 += 1 }
+            return ContentCoding.gzip(body, level: CompressedBodies.levelPerRequest)
+        }
+        #expect(!form.isMade)
+        for _ in 0..<3 { #expect(form.value(for: first, make: compress).flatMap { ContentCoding.gunzip($0) } == first) }
+        #expect(made.withLock { $0 } == 1)
+        #expect(form.value(for: Array(first), make: compress).flatMap { ContentCoding.gunzip($0) } == first, "equal bytes in another array")
+        #expect(made.withLock { $0 } == 1)
+        #expect(form.value(for: second, make: compress).flatMap { ContentCoding.gunzip($0) } == second)
+        #expect(made.withLock { $0 } == 2)
+
+        // Through negotiation: the first answer that asks for gzip makes it, a 304 standing for
+        // the same body takes its length from it, and an answer without gzip leaves it be.
+        let other = CompressedForm()
+        var response = Response.json(first)
+        response.headers["ETag"] = "\"1\""
+        response.compressedForm = other
+        let plain = ContentCoding.negotiated(response, acceptEncoding: nil, threshold: 1024)
+        #expect(plain.headers["Content-Encoding"] == nil && !other.isMade)
+        let coded = ContentCoding.negotiated(response, acceptEncoding: "gzip", threshold: 1024)
+        #expect(coded.headers["Content-Encoding"] == "gzip" && other.isMade)
+        #expect(ContentCoding.gunzip(coded.body) == first)
+        let notModified = ContentCoding.negotiated(.notModified(response), acceptEncoding: "gzip", threshold: 1024)
+        #expect(notModified.representation?.body == coded.body)
     }
 }

@@ -42,11 +42,14 @@ struct SessionController: Controller {
 
     func state(_ request: SessionStateRequest) throws(ResponseError) -> Revalidated<SessionStateAnswer> {
         let session = request.session
-        let (version, document) = try sessionCall { () throws(SessionError) in
-            request.predict ? try sessions.predictedStateDocument(session.id, token: session.token)
-                : try sessions.stateDocument(session.id, token: session.token)
+        let (version, document, form) = try sessionCall { () throws(SessionError) -> (Int, [UInt8], CompressedForm?) in
+            if request.predict {
+                let (version, document) = try sessions.predictedStateDocument(session.id, token: session.token)
+                return (version, document, nil)
+            }
+            return try sessions.stateDocument(session.id, token: session.token)
         }
-        return Revalidated(answer: SessionStateAnswer(version: version, document: document),
+        return Revalidated(answer: SessionStateAnswer(version: version, document: document, form: form),
                            notModified: session.ifNoneMatch?.matchesWeakly(version) ?? false)
     }
 

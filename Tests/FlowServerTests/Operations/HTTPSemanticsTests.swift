@@ -2,7 +2,7 @@
 // reserved names; through the application and through a real socket.
 @testable import FlowServer
 import Foundation
-import HTTPServer
+@testable import HTTPServer
 import HTTPTestClient
 import JSON
 import StoreTestSupport
@@ -120,6 +120,48 @@ struct HTTPSemanticsTests {
             // A small action answer is sent as it is.
             let openAPI = try sender.send("GET", "/openapi.yaml", headers: [("Accept-Encoding", "identity;q=0, gzip;q=0")])
             #expect(openAPI.headers["Content-Encoding"] == nil)
+        }
+    }
+
+    /// A session's state is compressed once per version: an action's answer and the reads of
+    /// its version share one compressed form, kept with the session, and the next version gets
+    /// its own. Every compressed body decodes to that version's plain one, and a 304 says the
+    /// compressed length of the version it stands for.
+    @Test func aVersionsStateIsCompressedOnce() throws {
+        let test = try TestApp()
+        try test.withServer({ $0.gzipMinimumBytes = 256 }) { server in
+            let sender = SocketSender(port: server.port)
+            let session = try SessionClient(sender: sender).create(userId: "u-gz-once")
+            let gzip = [("Accept-Encoding", "gzip")]
+            func form() throws -> CompressedForm? {
+                try test.app.sessions.withSession(session.id, access: .server) { $0.documentForm }
+            }
+            func read(_ headers: [(String, String)] = []) throws -> Response {
+                try sender.send("GET", "/v1/sessions/\(session.id)", headers: session.auth + headers)
+            }
+            let plain = try read()
+            #expect(try form()?.isMade == false, "no client asked for gzip yet")
+            let coded = try read(gzip)
+            #expect(coded.headers["Content-Encoding"] == "gzip")
+            #expect(ContentCoding.gunzip(coded.body) == plain.body)
+            let first = try #require(try form())
+            #expect(first.isMade)
+            #expect(try read(gzip).body == coded.body)
+            #expect(try form() === first, "the same version keeps its form")
+
+            let acted = try sender.send("POST", "/v1/sessions/\(session.id)/actions", body: #"{"type":"onboarding.showSecond"}"#,
+                                        headers: session.auth + gzip)
+            #expect(acted.status == 200 && acted.headers["Content-Encoding"] == "gzip")
+            let second = try #require(try form())
+            #expect(second !== first && second.isMade, "the action's answer made the new version's form")
+            let plainAfter = try read()
+            #expect(plainAfter.body != plain.body)
+            #expect(ContentCoding.gunzip(acted.body) == plainAfter.body)
+            let codedAfter = try read(gzip)
+            #expect(codedAfter.body == acted.body && ContentCoding.gunzip(codedAfter.body) == plainAfter.body)
+            let tag = try #require(codedAfter.headers["ETag"])
+            let notModified = try read(gzip + [("If-None-Match", tag)])
+            #expect(notModified.status == 304 && notModified.headers["Content-Length"] == String(acted.body.count))
         }
     }
 

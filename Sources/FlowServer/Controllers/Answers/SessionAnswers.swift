@@ -50,9 +50,13 @@ struct SessionStateAnswer: ResponseEncodable {
     let version: Int
     /// The document as the session service wrote it (the engine's state, cached per version).
     let document: [UInt8]
+    /// Its gzip form, kept with it (nil for a document made for this answer alone).
+    var form: CompressedForm?
 
     func response() -> Response {
-        SessionService.stateResponse(version: version, body: document)
+        var response = SessionService.stateResponse(version: version, body: document)
+        response.compressedForm = form
+        return response
     }
 }
 
