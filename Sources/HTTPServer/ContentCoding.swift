@@ -145,7 +145,9 @@ public enum ContentCoding {
         let body = notModified ? (coded.representation?.body ?? []) : coded.body
         guard body.count >= threshold, acceptsGzip(acceptEncoding) else { return coded }
         let tag = coded.headers["ETag"]
-        let made = coded.compressedForm.map { $0.value(for: body) { compressedBodies.compressed($0, tag: tag) } }
+        // A form is made once for its body and kept by its owner, never in the cache of kept
+        // bodies, whose tags (a session's version) other sessions share.
+        let made = coded.compressedForm.map { $0.value(for: body) { gzip($0, level: CompressedBodies.levelPerRequest) } }
         guard let compressed = made ?? compressedBodies.compressed(body, tag: tag),
               compressed.count < body.count else { return coded }
         if notModified {
@@ -187,8 +189,9 @@ public enum ContentCoding {
             }
         }
         guard written > 0 else { return nil }
-        output.removeSubrange(written...)
-        return output
+        // A copy of the written bytes alone: trimming `output` would keep its capacity (the
+        // bound, more than the input), and compressed forms are kept with sessions.
+        return Array(output[..<written])
     }
 }
 

@@ -178,8 +178,9 @@ extension SQLiteStore {
                             known.forget(batch[index].sessionId)
                             // SQLite rolled the whole transaction back by itself (a full disk,
                             // an I/O error): the batch fails with this error, not with the
-                            // savepoint's that is gone with it.
-                            guard db.isInsideTransaction else { throw error }
+                            // savepoint's that is gone with it. So does a key that could not be
+                            // taken back (see `takeBack`).
+                            guard db.isInsideTransaction, !(error is KeyNotTakenBack) else { throw error }
                             try savepoint.rollBack()
                             results.append(.failure((error as? RowDecodingError).map { Self.redacted($0, location: pool.path) } ?? error))
                         }
@@ -275,11 +276,12 @@ extension SQLiteStore {
         // Any write below besides the log entry's insert and its key's.
         let writesMore = writesHead || commit.userPatch != nil || commit.reachedFeature != nil || commit.completesOnboarding
         if writesMore { try savepoint.open() }
+        // Bound before anything is written: a bind that fails leaves nothing to take back.
+        try bindEntry(insert, commit, snapshot: snapshot, userState: userState)
         // Without a savepoint the key is written before the entry, and taken back if the entry fails.
         let keyRow = writesMore ? nil : try commit.idempotency.map { key, answer in
             try remember(key, answer, of: commit, in: db, stored: stored)
         }
-        try bindEntry(insert, commit, snapshot: snapshot, userState: userState)
         do {
             try insert.run()
         } catch {
@@ -360,8 +362,9 @@ extension SQLiteStore {
     }
 
     /// Deletes the key row a commit wrote before its entry failed. Nothing to do when SQLite
-    /// rolled the transaction back by itself; when the delete fails, the transaction is rolled
-    /// back, so that the batch fails whole rather than keep a key whose action was not logged.
+    /// rolled the transaction back by itself; when the delete fails, the batch fails whole
+    /// (`KeyNotTakenBack`, which the batch rethrows whatever the transaction's state) rather than
+    /// keep a key whose action was not logged.
     private static func takeBack(_ keyRow: Int64, in db: Database) throws {
         guard db.isInsideTransaction else { return }
         do {
@@ -369,8 +372,15 @@ extension SQLiteStore {
             try delete.bind(keyRow, at: 1)
             try delete.run()
         } catch {
-            try? db.rollback()
+            throw KeyNotTakenBack(cause: error)
         }
+    }
+
+    /// A commit's key could not be deleted after its entry failed: its batch's transaction is
+    /// rolled back, every commit of it failing with this error.
+    struct KeyNotTakenBack: Error, CustomStringConvertible {
+        let cause: any Error
+        var description: String { "the key of an action that failed to log could not be deleted: \(cause)" }
     }
 
     /// Up to `limit` log entries with a version above `after`, oldest first.

@@ -111,6 +111,9 @@ struct CommitSavepointTests {
             SessionStoreTests.commit("s-3", version: 1, key: "k-3"),
         ], to: store)
         #expect(Self.succeeded(results) == [false, false, false])
+        for result in results {
+            if case .failure(let error) = result { #expect(error is SQLiteStore.KeyNotTakenBack, "\(error)") }
+        }
         for id in ["s-1", "s-2", "s-3"] { #expect(try Self.versions(store, id) == []) }
         let keys = try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM idempotency_keys") }
         #expect(keys == 0)

@@ -2,7 +2,7 @@
 // reserved names; through the application and through a real socket.
 @testable import FlowServer
 import Foundation
-@testable import HTTPServer
+import HTTPServer
 import HTTPTestClient
 import JSON
 import StoreTestSupport
