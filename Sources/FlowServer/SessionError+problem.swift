@@ -147,9 +147,7 @@ extension TurnAnswer {
     var response: Response {
         switch self {
         case .state(let version, let body, let form):
-            var response = SessionService.stateResponse(version: version, body: body)
-            response.compressedForm = form
-            return response
+            return SessionService.stateResponse(version: version, body: body, form: form)
         case .replay(let status, let version, let body):
             var replay = Response.json(body, status: status)
             replay.headers["ETag"] = SessionService.etag(version)
@@ -179,13 +177,16 @@ extension SessionService {
         stateResponse(version: session.version, body: body ?? session.document ?? session.stateDocument(), status: status)
     }
 
-    /// A state answer: the document, its `ETag`, and `Cache-Control: no-store`.
-    static func stateResponse(version: Int, body: [UInt8], status: Int = 200) -> Response {
+    /// A state answer: the document, its `ETag`, and `Cache-Control: no-store`; with the gzip
+    /// form the session keeps for the document, when it is the session's (`CompressedForm`).
+    static func stateResponse(version: Int, body: [UInt8], status: Int = 200, form: CompressedForm? = nil) -> Response {
         var headers = HTTPHeaders(capacity: 4)
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "ETag", value: etag(version))
         headers.add(name: "Cache-Control", value: "no-store")
-        return Response(status: status, headers: headers, body: body)
+        var response = Response(status: status, headers: headers, body: body)
+        response.compressedForm = form
+        return response
     }
 
     /// `{"applied": N, "skipped": M, "results": [{key, status, version?}], "refused": problem|null,

@@ -209,7 +209,7 @@ extension SessionService {
     /// The committed state document of session `id` and its version, after the token check.
     /// The document is encoded once per version and kept with the session, so most reads only
     /// check the token and copy bytes.
-    /// With it, the gzip form that version's answers share (`CompressedForm`).
+    /// With it, the gzip form that version's answers share (`DocumentForm`).
     func stateDocument(_ id: String, token: String?) throws(SessionError) -> (version: Int, document: [UInt8], form: DocumentForm?) {
         try withSession(id, token: token) { session in (session.version, session.cachedStateDocument(), session.documentForm) }
     }

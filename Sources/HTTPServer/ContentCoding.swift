@@ -144,11 +144,10 @@ public enum ContentCoding {
         }
         let body = notModified ? (coded.representation?.body ?? []) : coded.body
         guard body.count >= threshold, acceptsGzip(acceptEncoding) else { return coded }
-        let tag = coded.headers["ETag"]
         // A form is made once for its body and kept by its owner, never in the cache of kept
         // bodies, whose tags (a session's version) other sessions share.
         let made = coded.compressedForm.map { $0.value(for: body) { gzip($0, level: CompressedBodies.levelPerRequest) } }
-        guard let compressed = made ?? compressedBodies.compressed(body, tag: tag),
+        guard let compressed = made ?? compressedBodies.compressed(body, tag: coded.headers["ETag"]),
               compressed.count < body.count else { return coded }
         if notModified {
             coded.representation?.body = compressed

@@ -54,9 +54,7 @@ struct SessionStateAnswer: ResponseEncodable {
     var form: CompressedForm?
 
     func response() -> Response {
-        var response = SessionService.stateResponse(version: version, body: document)
-        response.compressedForm = form
-        return response
+        SessionService.stateResponse(version: version, body: document, form: form)
     }
 }
 
