@@ -11,6 +11,10 @@
 # connection per request (wrk's "Connection: close"), what accepting a connection costs.
 # B_PAGE_SIZE=N (SQLite) makes B's database file with pages of N bytes before B starts on it
 # (SQLite's default is 4,096), so one binary can be compared with itself on another page size.
+# B_SQL="..." (SQLite) is run on B's database file once B has started and migrated it, before its
+# sessions are made: one binary compared with itself on another schema, such as without an index
+# (B_SQL="DROP INDEX actions_by_session", what the log's index of sessions costs a commit; what
+# needs the index then scans, so only the writes are measured fairly).
 # SERVE_ARGS="..." is added to both servers' `serve` (SERVE_ARGS="--cache-sessions 50": most reads
 # and actions of the 500 sessions miss the cache and read their session from the database).
 # GZIP=1 has every request say Accept-Encoding: gzip, as browsers and URLSession do; the sample
@@ -53,6 +57,7 @@ for i in 0 1; do
     port=$(listening_port "$work/server$i.log")
     [ -n "$port" ] || { echo "bench: ${bins[$i]} did not start" >&2; cat "$work/server$i.log" >&2; exit 1; }
     echo "$port" >"$work/port$i"
+    if [ "$i" = 1 ] && [ -n "${B_SQL:-}" ] && [ "$store" = sqlite ]; then sqlite3 "${dbs[1]}" "$B_SQL"; fi
     python3 bench/make_sessions.py "$port" "${SESSIONS:-500}" >"$work/sessions$i.txt"
 done
 hz=$(getconf CLK_TCK)
