@@ -12,18 +12,36 @@ local sessions = 0
 local counter = 0
 local keyed = os.getenv("KEYED") == "1"
 -- Keys in random order, as the clients' UUIDv4 keys come; KEYS=ordered makes them sort by time
--- (within each wrk thread), as UUIDv7 keys would.
+-- within each wrk thread (with -t2, two places where keys are added, where UUIDv7 keys from many
+-- clients would have one).
 local ordered = os.getenv("KEYS") == "ordered"
 local gzip = os.getenv("GZIP") == "1"
 -- requests[i][tab]: the whole request, or with KEYED=1 the halves before and after the key
 local requests = {}
 local run = ""
+local started = ""
+
+-- A seed from the kernel where there is one, so that two wrk processes started in the same
+-- second do not make the same keys.
+local function seed(thread)
+  local urandom = io.open("/dev/urandom", "rb")
+  local bytes = urandom and urandom:read(4)
+  if urandom then urandom:close() end
+  local value = tonumber(thread, 16) or 0
+  if bytes and #bytes == 4 then
+    value = value + bytes:byte(1) * 16777216 + bytes:byte(2) * 65536 + bytes:byte(3) * 256 + bytes:byte(4)
+  end
+  math.randomseed(os.time() + value)
+end
 
 function init(args)
   local thread = tostring({}):match("0x(%x+)") or "0"
-  math.randomseed(os.time() + (tonumber(thread, 16) or 0))
-  -- Unique per run and per wrk thread (each has its own Lua state and counter).
-  run = string.format("%x-%s-%x", os.time(), thread, math.random(1, 0x3fffffff))
+  seed(thread)
+  -- Keys are shaped as UUIDs (36 characters, as the clients' are, so the key index holds
+  -- entries of their size): eight digits, then `run`, a part per run and wrk thread (each has
+  -- its own Lua state and counter), then the thread's counter.
+  run = string.format("%04x-%04x-%04x", math.random(0, 0xffff), math.random(0, 0xffff), math.random(0, 0xffff))
+  started = string.format("%08x", os.time())
   for line in io.lines(os.getenv("SESSIONS") or "bench/sessions.txt") do
     local id, token = line:match("^(%S+)%s+(%S+)$")
     if id then
@@ -33,11 +51,11 @@ function init(args)
         local body = '{"type":"home.selectTab","params":{"index":' .. tab .. '}}'
         local headers = { ["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json" }
         if gzip then headers["Accept-Encoding"] = "gzip" end
-        if keyed then headers["Idempotency-Key"] = "\0KEY\0" end
+        if keyed then headers["Idempotency-Key"] = "@@KEY@@" end
         local request = wrk.format("POST", "/v1/sessions/" .. id .. "/actions", headers, body)
         if keyed then
-          local at = request:find("\0KEY\0", 1, true)
-          byTab[tab] = { request:sub(1, at - 1), request:sub(at + 5) }
+          local at = assert(request:find("@@KEY@@", 1, true), "the key's place was not found in the request")
+          byTab[tab] = { request:sub(1, at - 1), request:sub(at + 7) }
         else
           byTab[tab] = request
         end
@@ -51,8 +69,11 @@ function request()
   counter = counter + 1
   local made = requests[math.random(sessions)][counter % 2]
   if not keyed then return made end
-  if ordered then return made[1] .. run .. string.format("-%010d", counter) .. made[2] end
-  return made[1] .. run .. string.format("-%08x%07x-%d", math.random(0, 0x7fffffff), math.random(0, 0xfffffff), counter) .. made[2]
+  -- Ordered: the run's start, then the counter, so a thread's keys sort by time. Random: eight
+  -- random digits first, so keys of every run and thread mix in the index as UUIDv4 keys do;
+  -- the run and the counter after them keep each key unique.
+  local first = ordered and started or string.format("%04x%04x", math.random(0, 0xffff), math.random(0, 0xffff))
+  return made[1] .. first .. "-" .. run .. string.format("-%012x", counter) .. made[2]
 end
 
 -- PACE_MS paces the run: each connection waits that long before each request, so wrk offers a

@@ -47,6 +47,9 @@ if [ "$store" = postgresql ]; then
     dbs[0]=$URL
     dbs[1]=$(python3 scripts/pgserver.py add-role --dir "$pg_dir" --role build_b --password build_b | sed -n 's/^URL=//p')
 fi
+if [ -n "${B_SQL:-}" ] && [ "$store" != sqlite ]; then
+    echo "bench: B_SQL runs on a SQLite file; it has no meaning with $store" >&2; exit 2
+fi
 if [ -n "${B_PAGE_SIZE:-}" ] && [ "$store" = sqlite ]; then
     sqlite3 "${dbs[1]}" "PRAGMA page_size = $B_PAGE_SIZE; CREATE TABLE page_size_set (x); DROP TABLE page_size_set;"
 fi
@@ -57,7 +60,7 @@ for i in 0 1; do
     port=$(listening_port "$work/server$i.log")
     [ -n "$port" ] || { echo "bench: ${bins[$i]} did not start" >&2; cat "$work/server$i.log" >&2; exit 1; }
     echo "$port" >"$work/port$i"
-    if [ "$i" = 1 ] && [ -n "${B_SQL:-}" ] && [ "$store" = sqlite ]; then sqlite3 "${dbs[1]}" "$B_SQL"; fi
+    if [ "$i" = 1 ] && [ -n "${B_SQL:-}" ]; then sqlite3 -cmd ".timeout 5000" "${dbs[1]}" "$B_SQL"; fi
     python3 bench/make_sessions.py "$port" "${SESSIONS:-500}" >"$work/sessions$i.txt"
 done
 hz=$(getconf CLK_TCK)
