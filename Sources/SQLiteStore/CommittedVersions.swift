@@ -21,9 +21,9 @@ import Synchronization
 /// while there is one no version is kept.
 final class CommittedVersions: Sendable {
     /// The versions a batch works with, taken at its start and given back at its end: each the
-    /// version of the session's newest log entry, which that batch wrote.
+    /// version and rowid of the session's newest log entry, which that batch wrote.
     struct Known {
-        fileprivate(set) var heads: [String: Int]
+        fileprivate(set) var heads: [String: LogHead]
         /// False while a trigger could write inside the transaction: nothing is kept.
         fileprivate let keeps: Bool
     }
@@ -40,7 +40,7 @@ final class CommittedVersions: Sendable {
     }
 
     private struct State {
-        var heads: [String: Int] = [:]
+        var heads: [String: LogHead] = [:]
         /// The counts the last batch left; nil when none are known to be the writer's own.
         var dataVersion: DataVersion?
         var keeps = false
@@ -102,13 +102,20 @@ final class CommittedVersions: Sendable {
     }
 }
 
-extension CommittedVersions.Known {
-    func version(of sessionId: String) -> Int? { heads[sessionId] }
+/// A session's newest log entry: its version, and its rowid, which the next entry names as the
+/// one before it (`previous`, migration 20).
+struct LogHead: Equatable {
+    var version: Int
+    var entry: Int64
+}
 
-    /// A commit at `version` of the session was written (its savepoint released).
-    mutating func wrote(_ sessionId: String, version: Int) {
+extension CommittedVersions.Known {
+    func head(of sessionId: String) -> LogHead? { heads[sessionId] }
+
+    /// A commit of the session was written (its savepoint released): `head` is its entry.
+    mutating func wrote(_ sessionId: String, head: LogHead) {
         guard keeps else { return }
-        heads[sessionId] = version
+        heads[sessionId] = head
     }
 
     /// A commit of the session failed: its version is read from the database next time.

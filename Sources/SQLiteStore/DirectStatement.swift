@@ -76,10 +76,10 @@ struct DirectStatement {
     private static var emptyText: UnsafePointer<UInt8> { ("" as StaticString).utf8Start }
 
     /// Runs the statement to its first row and reads it with `row`; nil when it has none.
-    func firstRow<T>(_ row: (SQLiteStatement) -> T) throws -> T? {
+    func firstRow<T>(_ row: (SQLiteStatement) throws -> T) throws -> T? {
         defer { sqlite3_reset(statement.sqliteStatement) }
         switch sqlite3_step(statement.sqliteStatement) {
-        case SQLITE_ROW: return row(statement.sqliteStatement)
+        case SQLITE_ROW: return try row(statement.sqliteStatement)
         case SQLITE_DONE: return nil
         case let code: throw failure(code)
         }
@@ -127,5 +127,30 @@ extension DirectStatement {
         guard let start = sqlite3_column_blob(row, index) else { return [] }
         let count = Int(sqlite3_column_bytes(row, index))
         return [UInt8](UnsafeRawBufferPointer(start: start, count: count))
+    }
+}
+
+/// A column of a stored row that holds a NULL or a value of another type than its field's:
+/// `SQLiteStore` reports it as an undecodable row, naming the column, never the value.
+struct UndecodableColumn: Error {
+    let name: String
+}
+
+extension DirectStatement {
+    /// Column `index` of a row as text, as GRDB decodes a `String` (from text only).
+    static func text(_ row: SQLiteStatement, _ index: CInt, column: String) throws -> String {
+        guard sqlite3_column_type(row, index) == SQLITE_TEXT else { throw UndecodableColumn(name: column) }
+        return String(decoding: bytes(row, index), as: UTF8.self)
+    }
+
+    /// Column `index` of a row as text, nil when NULL.
+    static func optionalText(_ row: SQLiteStatement, _ index: CInt, column: String) throws -> String? {
+        sqlite3_column_type(row, index) == SQLITE_NULL ? nil : try text(row, index, column: column)
+    }
+
+    /// Column `index` of a row as an integer (not from NULL, text or a blob).
+    static func requiredInt(_ row: SQLiteStatement, _ index: CInt, column: String) throws -> Int {
+        guard let value = integer(row, index) else { throw UndecodableColumn(name: column) }
+        return value
     }
 }

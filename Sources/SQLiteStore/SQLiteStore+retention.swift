@@ -20,8 +20,8 @@ extension SQLiteStore {
     /// table's first ones, and a batch reads `limit` rows from where the last one stopped and
     /// takes the leading run older than `horizon`. An index on `created_at` cost every action a
     /// second B-tree insert (6-9 % of durable actions a second in bench/compare.sh). Entries a
-    /// batch leaves are deleted by key (`actions_by_session`) when a later batch cuts or folds
-    /// their session, so they are not read again batch after batch. An entry whose stored time
+    /// batch leaves are deleted along their session's chain (`cutLog`) when a later batch cuts or
+    /// folds their session, so they are not read again batch after batch. An entry whose stored time
     /// is out of that order (the clock stepped back) goes when the entries before it have gone.
     public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
         let rebuilder = heads.rebuilder
@@ -44,7 +44,10 @@ extension SQLiteStore {
                 seen.append((session, version))
                 if try row.decode(atIndex: 4) as Bool { snapshots[session] = max(snapshots[session] ?? version, version) }
             }
-            let logHead = try db.cachedStatement(sql: "SELECT version FROM actions WHERE session_id = ? ORDER BY version DESC LIMIT 1")
+            let logHead = try db.cachedStatement(sql: """
+                SELECT a.version FROM log_heads h JOIN actions a ON a.rowid = h.newest AND a.session_id = h.session_id
+                WHERE h.session_id = ?
+                """)
             let head = try db.cachedStatement(sql: """
                 SELECT version, tree, last_transition, handled_by, updated_at FROM session_heads WHERE session_id = ?
                 """)
@@ -54,7 +57,6 @@ extension SQLiteStore {
                 """)
             let rowVersion = try db.cachedStatement(sql: "SELECT version FROM sessions WHERE id = ?")
             let sessionRow = try db.cachedStatement(sql: "SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?")
-            let delete = try db.cachedStatement(sql: "DELETE FROM actions WHERE session_id = ? AND version < ?")
             var removed = 0
             var folded = 0
             var cuts: [String: Int] = [:]
@@ -83,8 +85,7 @@ extension SQLiteStore {
                 // An entry without a tree (between snapshots, or damaged) and no head to
                 // stand for it stays.
                 guard let below else { continue }
-                try delete.execute(arguments: [session, below])
-                removed += db.changesCount
+                removed += try Self.cutLog(of: session, below: Int64(below), in: db)
                 cuts[session] = below
             }
             if let last { compactionCursor.store(last, ordering: .relaxed) }
@@ -117,12 +118,15 @@ extension SQLiteStore {
         """
 
     /// Sessions whose row time is before `horizon`, oldest first (by the index on
-    /// `updated_at`): deleted (their log, idempotency records and stream tickets by cascade)
+    /// `updated_at`): deleted (their log along its chain, idempotency records and stream tickets by cascade)
     /// unless their newest log entry is newer, in which case the row's time moves to it.
     public func removeSessions(idleBefore horizon: String, limit: Int) throws -> RetentionBatch {
         try writing { db in
             let candidates = try String.fetchAll(db.cachedStatement(sql: Self.idleSessionsSQL), arguments: [horizon, limit])
-            let newest = try db.cachedStatement(sql: "SELECT created_at FROM actions WHERE session_id = ? ORDER BY version DESC LIMIT 1")
+            let newest = try db.cachedStatement(sql: """
+                SELECT a.created_at FROM log_heads h JOIN actions a ON a.rowid = h.newest AND a.session_id = h.session_id
+                WHERE h.session_id = ?
+                """)
             let touch = try db.cachedStatement(sql: "UPDATE sessions SET updated_at = ? WHERE id = ?")
             let delete = try db.cachedStatement(sql: "DELETE FROM sessions WHERE id = ?")
             var batch = RetentionBatch(examined: candidates.count)
@@ -131,6 +135,7 @@ extension SQLiteStore {
                     try touch.execute(arguments: [at, id])
                     batch.kept += 1
                 } else {
+                    try Self.cutLog(of: id, in: db)
                     try delete.execute(arguments: [id])
                     batch.removed += db.changesCount
                     batch.sessionIds.append(id)

@@ -55,9 +55,8 @@ extension SQLiteStore {
     public func sessionCredentials(id: String) throws -> SessionCredentials? {
         try reading { db in
             let statement = try db.cachedStatement(sql: """
-                SELECT token_hash, COALESCE((SELECT created_at FROM actions WHERE session_id = sessions.id AND version > sessions.version
-                                             ORDER BY version DESC LIMIT 1), updated_at)
-                FROM sessions WHERE id = ?
+                SELECT s.token_hash, COALESCE(CASE WHEN a.version > s.version THEN a.created_at END, s.updated_at)
+                FROM sessions s \(Self.newestEntryJoin) WHERE s.id = ?
                 """)
             guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
             return SessionCredentials(tokenHash: [UInt8]((try row.decode(atIndex: 0) as Data?) ?? Data()),
@@ -82,8 +81,8 @@ extension SQLiteStore {
     /// replaced by an older one.
     static func bringToHead(_ record: inout SessionRecord, _ db: Database, rebuilder: (any SessionHeadRebuilder)?) throws {
         let newest = try db.cachedStatement(sql: """
-            SELECT version, tree, transition, handled_by, created_at FROM actions
-            WHERE session_id = ? ORDER BY version DESC LIMIT 1
+            SELECT a.version, a.tree, a.transition, a.handled_by, a.created_at
+            FROM log_heads h JOIN actions a ON a.rowid = h.newest AND a.session_id = h.session_id WHERE h.session_id = ?
             """)
         guard let entry = try Row.fetchOne(newest, arguments: [record.id]), let version: Int = try entry.decode(atIndex: 0),
               version > record.version else { return }
@@ -115,8 +114,7 @@ extension SQLiteStore {
             start.version = headVersion
             start.tree = [UInt8]((try headRow.decode(atIndex: 1) as Data?) ?? Data())
         }
-        let entries = try Row.fetchAll(db.cachedStatement(sql: logSQL), arguments: [record.id, start.version, version - start.version])
-            .map { try logEntry($0).action }
+        let entries = try log(of: record.id, after: start.version, limit: version - start.version, in: db).map(\.action)
         guard entries.last?.version == version, let rebuilt = rebuilder.head(of: start, after: entries) else {
             record.tree = []
             return
@@ -168,11 +166,11 @@ extension SQLiteStore {
                     // `let` of the element) copied it, retaining its twenty-odd references.
                     for index in batch.indices {
                         do {
-                            let version = known.version(of: batch[index].sessionId)
-                            if version == nil { versions.databaseReads.add(1, ordering: .relaxed) }
-                            try write(batch[index], in: db, known: version, keepsEveryHead: keepsEveryHead, savepoint: &savepoint)
+                            let head = known.head(of: batch[index].sessionId)
+                            if head == nil { versions.databaseReads.add(1, ordering: .relaxed) }
+                            let entry = try write(batch[index], in: db, known: head, keepsEveryHead: keepsEveryHead, savepoint: &savepoint)
                             try savepoint.release()
-                            known.wrote(batch[index].sessionId, version: batch[index].version)
+                            known.wrote(batch[index].sessionId, head: LogHead(version: batch[index].version, entry: entry))
                             results.append(.success(()))
                         } catch {
                             known.forget(batch[index].sessionId)
@@ -202,31 +200,37 @@ extension SQLiteStore {
         return results
     }
 
+    /// Joins a session's row (`s`) to its newest log entry (`a`, NULLs without one) through
+    /// its head (`log_heads`, migration 20). The entry must be the session's: a head naming an
+    /// entry deleted since, or a rowid SQLite gave again to another session's, finds none.
+    static let newestEntryJoin = """
+        LEFT JOIN log_heads h ON h.session_id = s.id LEFT JOIN actions a ON a.rowid = h.newest AND a.session_id = s.id
+        """
+
     /// The version a session stands at: the newer of its row's and its newest log entry's; no
     /// row when the session does not exist.
     static let headSQL = """
-        SELECT max(s.version, coalesce((SELECT a.version FROM actions a WHERE a.session_id = s.id
-            ORDER BY a.version DESC LIMIT 1), 0))
-        FROM sessions s WHERE s.id = ?
+        SELECT max(s.version, coalesce(a.version, 0)) FROM sessions s \(newestEntryJoin) WHERE s.id = ?
         """
 
-    /// The version of a session's row and of its newest log entry (NULL without one); no row
-    /// when the session does not exist.
+    /// The version of a session's row, and the version and rowid of its newest log entry
+    /// (NULLs without one); no row when the session does not exist.
     static let rowAndLogSQL = """
-        SELECT s.version, (SELECT a.version FROM actions a WHERE a.session_id = s.id ORDER BY a.version DESC LIMIT 1)
-        FROM sessions s WHERE s.id = ?
+        SELECT s.version, a.version, a.rowid FROM sessions s \(newestEntryJoin) WHERE s.id = ?
         """
 
-    /// The version a session stands at in the database, and whether its log's newest entry is
-    /// at that version (not its row, which is newer where the log was compacted or the session
-    /// is new). Throws `CommitError.sessionNotFound` when it does not exist.
-    static func storedVersion(of sessionId: String, in db: Database) throws -> (version: Int, logged: Bool) {
+    /// The version a session stands at in the database, and its log's newest entry when that
+    /// is at this version (not its row, which is newer where the log was compacted or the
+    /// session is new). Throws `CommitError.sessionNotFound` when it does not exist.
+    static func storedVersion(of sessionId: String, in db: Database) throws -> (version: Int, logged: LogHead?) {
         let head = DirectStatement(try db.cachedStatement(sql: rowAndLogSQL), in: db)
         try head.bind(sessionId, at: 1)
-        guard let (row, logged) = try head.firstRow({ (DirectStatement.optionalInt($0, 0) ?? 0, DirectStatement.optionalInt($0, 1)) })
-        else { throw CommitError.sessionNotFound }
+        guard let (row, logged, entry) = try head.firstRow({
+            (DirectStatement.optionalInt($0, 0) ?? 0, DirectStatement.optionalInt($0, 1), DirectStatement.optionalInt($0, 2))
+        }) else { throw CommitError.sessionNotFound }
         let stored = max(row, logged ?? 0)
-        return (stored, logged == stored)
+        guard logged == stored, let entry else { return (stored, nil) }
+        return (stored, LogHead(version: stored, entry: Int64(entry)))
     }
 
     /// One action's writes: its log entry (with the tree only at a snapshot, see
@@ -235,8 +239,10 @@ extension SQLiteStore {
     /// row is not rewritten, whatever the size of its context and flags; the database grows by
     /// the entry.
     ///
-    /// `known` is the session's version as the writer's batches left it (`CommittedVersions`:
-    /// its log's newest entry, which a batch wrote), nil to read it from the database.
+    /// `known` is the session's newest log entry as the writer's batches left it
+    /// (`CommittedVersions`: an entry a batch wrote), nil to read it from the database. The
+    /// entry names it as the one before (`previous`), and the session's head (`log_heads`)
+    /// names the entry, which is returned (its rowid).
     ///
     /// Everything before the first write only reads. A commit that writes more than its log
     /// entry and its key opens `savepoint` before its first write, so that a later write's
@@ -245,10 +251,11 @@ extension SQLiteStore {
     /// writes nothing else (every tap of the clients, nearly always) needs none either: its key
     /// goes in first, where a used key fails alone, and when its entry then fails the key's row
     /// is deleted again (a savepoint, opened and released, cost a keyed action some 4,500
-    /// instructions on the writer thread: callgrind, a batch of one).
-    static func write(_ commit: ActionCommit, in db: Database, known: Int?, keepsEveryHead: Bool,
-                      savepoint: inout CommitSavepoint) throws {
-        let (stored, storedIsLogged) = try known.map { ($0, true) } ?? storedVersion(of: commit.sessionId, in: db)
+    /// instructions on the writer thread: callgrind, a batch of one). The head's update comes
+    /// after the entry; when it fails, the entry and the key are deleted the same way.
+    static func write(_ commit: ActionCommit, in db: Database, known: LogHead?, keepsEveryHead: Bool,
+                      savepoint: inout CommitSavepoint) throws -> Int64 {
+        let (stored, logged) = try known.map { ($0.version, $0) } ?? storedVersion(of: commit.sessionId, in: db)
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {
             // The entry below is the previous tap of the same batch, not another writer's.
@@ -263,8 +270,11 @@ extension SQLiteStore {
         }
         let insert = DirectStatement(try db.cachedStatement(sql: """
             INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree,
-                client_at, user_state)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                client_at, user_state, previous)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """), in: db)
+        let moveHead = DirectStatement(try db.cachedStatement(sql: """
+            INSERT INTO log_heads (session_id, newest) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET newest = excluded.newest
             """), in: db)
         let snapshot = LogSnapshots.keepsTree(commit.version)
         let writesHead = keepsEveryHead || LogSnapshots.keepsHead(commit.version)
@@ -272,20 +282,23 @@ extension SQLiteStore {
         // write an empty one: nothing is written, and the action fails as a storage error.
         if (snapshot || writesHead) && commit.tree.isEmpty { throw CommitError.treeMissing }
         // A rebuild of this entry starts from the row when the entry before is not in the log.
-        let userState = commit.action.userState ?? (storedIsLogged ? nil : commit.judgedUserState)
+        let userState = commit.action.userState ?? (logged == nil ? commit.judgedUserState : nil)
         // Any write below besides the log entry's insert and its key's.
         let writesMore = writesHead || commit.userPatch != nil || commit.reachedFeature != nil || commit.completesOnboarding
         if writesMore { try savepoint.open() }
         // Bound before anything is written: a bind that fails leaves nothing to take back.
-        try bindEntry(insert, commit, snapshot: snapshot, userState: userState)
-        // Without a savepoint the key is written before the entry, and taken back if the entry fails.
+        try bindEntry(insert, commit, snapshot: snapshot, userState: userState, previous: logged?.entry)
+        try moveHead.bind(commit.sessionId, at: 1)
+        // Without a savepoint the key is written before the entry, and taken back if the entry
+        // or the head fails.
         let keyRow = writesMore ? nil : try commit.idempotency.map { key, answer in
             try remember(key, answer, of: commit, in: db, stored: stored)
         }
+        let entry: Int64
         do {
-            try insert.run()
+            entry = try append(insert, movingHead: moveHead, takesBack: !writesMore, in: db)
         } catch {
-            if let keyRow { try takeBack(keyRow, in: db) }
+            if let keyRow { try takeBack(keyRow, nil, in: db) }
             throw error
         }
         if writesHead {
@@ -318,10 +331,28 @@ extension SQLiteStore {
         if writesMore, let (key, answer) = commit.idempotency {
             _ = try remember(key, answer, of: commit, in: db, stored: stored)
         }
+        return entry
+    }
+
+    /// Inserts the entry and moves the session's head to it; returns the entry's rowid. When
+    /// the head fails and no savepoint is open (`takesBack`), the entry is deleted again.
+    private static func append(_ insert: DirectStatement, movingHead moveHead: DirectStatement, takesBack: Bool,
+                               in db: Database) throws -> Int64 {
+        try insert.run()
+        let entry = db.lastInsertedRowID
+        do {
+            try moveHead.bind(entry, at: 2)
+            try moveHead.run()
+        } catch {
+            if takesBack { try takeBack(nil, entry, in: db) }
+            throw error
+        }
+        return entry
     }
 
     /// Binds the log entry's insert.
-    private static func bindEntry(_ insert: DirectStatement, _ commit: ActionCommit, snapshot: Bool, userState: String?) throws {
+    private static func bindEntry(_ insert: DirectStatement, _ commit: ActionCommit, snapshot: Bool, userState: String?,
+                                  previous: Int64?) throws {
         try insert.bind(commit.sessionId, at: 1)
         try insert.bind(commit.version, at: 2)
         try insert.bind(commit.action.type, at: 3)
@@ -334,6 +365,7 @@ extension SQLiteStore {
         try insert.bind(snapshot ? commit.tree : nil, at: 10)
         try insert.bind(commit.action.clientAt, at: 11)
         try insert.bind(userState, at: 12)
+        try insert.bind(previous, at: 13)
     }
 
     /// Stores a keyed action's answer, and returns its row. A key already used was applied by
@@ -361,41 +393,134 @@ extension SQLiteStore {
         return db.lastInsertedRowID
     }
 
-    /// Deletes the key row a commit wrote before its entry failed. Nothing to do when SQLite
-    /// rolled the transaction back by itself; when the delete fails, the batch fails whole
-    /// (`KeyNotTakenBack`, which the batch rethrows whatever the transaction's state) rather than
-    /// keep a key whose action was not logged.
-    private static func takeBack(_ keyRow: Int64, in db: Database) throws {
+    /// Deletes the key row and the log entry a commit wrote before its entry or its head
+    /// failed (without a savepoint). Nothing to do when SQLite rolled the transaction back by
+    /// itself; when a delete fails, the batch fails whole (`KeyNotTakenBack`, which the batch
+    /// rethrows whatever the transaction's state) rather than keep a key whose action was not
+    /// logged, or an entry its head does not name.
+    private static func takeBack(_ keyRow: Int64?, _ entry: Int64?, in db: Database) throws {
         guard db.isInsideTransaction else { return }
         do {
-            let delete = DirectStatement(try db.cachedStatement(sql: "DELETE FROM idempotency_keys WHERE rowid = ?"), in: db)
-            try delete.bind(keyRow, at: 1)
-            try delete.run()
+            for (table, row) in [("idempotency_keys", keyRow), ("actions", entry)] {
+                guard let row else { continue }
+                let delete = DirectStatement(try db.cachedStatement(sql: "DELETE FROM \(table) WHERE rowid = ?"), in: db)
+                try delete.bind(row, at: 1)
+                try delete.run()
+            }
         } catch {
             throw KeyNotTakenBack(cause: error)
         }
     }
 
-    /// A commit's key could not be deleted after its entry failed: its batch's transaction is
-    /// rolled back, every commit of it failing with this error.
+    /// A commit's key or entry could not be deleted after its entry or head failed: its batch's
+    /// transaction is rolled back, every commit of it failing with this error.
     struct KeyNotTakenBack: Error, CustomStringConvertible {
         let cause: any Error
-        var description: String { "the key of an action that failed to log could not be deleted: \(cause)" }
+        var description: String { "the key or entry of an action that failed to log could not be deleted: \(cause)" }
     }
 
     /// Up to `limit` log entries with a version above `after`, oldest first.
     public func actions(sessionId: String, after: Int, limit: Int) throws -> [ActionRecord] {
-        try reading { db in
-            let statement = try db.cachedStatement(sql: Self.logSQL)
-            return try Row.fetchAll(statement, arguments: [sessionId, after, limit]).map { try Self.logEntry($0).action }
-        }
+        try reading { db in try Self.log(of: sessionId, after: after, limit: limit, in: db).map(\.action) }
     }
 
-    /// A session's log entries after a version, oldest first, as `logEntry` reads them.
-    static let logSQL = """
-        SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at, user_state, tree
-        FROM actions WHERE session_id = ? AND version > ? ORDER BY version LIMIT ?
+    /// Up to `limit` of a session's log entries after a version, oldest first: its chain
+    /// (migration 20) walked back from the nearest snapshot past the last one wanted
+    /// (`walkStartSQL`), or from its head, to the first one wanted, one entry at a time
+    /// (`walkStepSQL`). A step must stay in the session and go down in version, so the walk
+    /// ends at an entry deleted since, or at a `previous` that SQLite's numbering gave to
+    /// another row. Stepped directly: a recursive query doing the same walk cost a replay of
+    /// 100,000 sessions 10% more than the index it replaces (its queue, and the query's two
+    /// look-ups of its start); each step here is one look-up by rowid.
+    static func log(of sessionId: String, after: Int, limit: Int, in db: Database) throws -> [(action: ActionRecord, tree: [UInt8]?)] {
+        guard limit > 0 else { return [] }
+        let start = DirectStatement(try db.cachedStatement(sql: walkStartSQL), in: db)
+        try start.bind(sessionId, at: 1)
+        let (last, overflow) = after.addingReportingOverflow(limit)
+        try start.bind(overflow ? Int.max : last, at: 2)
+        var next = try start.firstRow { DirectStatement.optionalInt($0, 0) } ?? nil
+        let step = DirectStatement(try db.cachedStatement(sql: walkStepSQL), in: db)
+        try step.bind(sessionId, at: 2)
+        try step.bind(after, at: 4)
+        var entries: [(action: ActionRecord, tree: [UInt8]?)] = []
+        var below = Int.max
+        while let entry = next {
+            try step.bind(entry, at: 1)
+            try step.bind(below, at: 3)
+            guard let (action, tree, previous) = try step.firstRow(walkedEntry) else { break }
+            entries.append((action, tree))
+            below = action.version
+            next = previous
+        }
+        entries.reverse()
+        if entries.count > limit { entries.removeLast(entries.count - limit) }
+        return entries
+    }
+
+    /// Where a walk of a session's (`?1`) log to a version (`?2`) starts: the nearest snapshot
+    /// past it (`actions_snapshots`), else the session's newest entry (`log_heads`); no row or
+    /// NULL without one.
+    static let walkStartSQL = """
+        SELECT coalesce((SELECT rowid FROM actions WHERE session_id = ?1 AND version > ?2 AND tree IS NOT NULL
+                         ORDER BY version LIMIT 1),
+                        (SELECT newest FROM log_heads WHERE session_id = ?1))
         """
+
+    /// One step of a walk: the entry `?1` if it is the session's (`?2`) and its version is
+    /// below the one before (`?3`) and above the first wanted (`?4`), as `walkedEntry` reads it.
+    static let walkStepSQL = """
+        SELECT version, type, source, params, interactive, handled_by, transition, created_at, client_at, user_state, tree, previous
+        FROM actions WHERE rowid = ?1 AND session_id = ?2 AND version < ?3 AND version > ?4
+        """
+
+    /// A row of `walkStepSQL`: the entry, its tree (at a snapshot), and the entry before it.
+    static func walkedEntry(_ row: SQLiteStatement) throws -> (ActionRecord, [UInt8]?, Int?) {
+        guard let interactive = DirectStatement.integer(row, 4) else { throw UndecodableColumn(name: "interactive") }
+        let action = ActionRecord(
+            version: try DirectStatement.requiredInt(row, 0, column: "version"),
+            type: try DirectStatement.text(row, 1, column: "type"),
+            source: try DirectStatement.optionalText(row, 2, column: "source"),
+            params: try DirectStatement.text(row, 3, column: "params"),
+            interactive: interactive != 0,
+            handledBy: try DirectStatement.optionalText(row, 5, column: "handled_by"),
+            transition: try DirectStatement.optionalText(row, 6, column: "transition"),
+            createdAt: try DirectStatement.text(row, 7, column: "created_at"),
+            clientAt: try DirectStatement.optionalText(row, 8, column: "client_at"),
+            userState: try DirectStatement.optionalText(row, 9, column: "user_state"))
+        return (action, DirectStatement.optionalBytes(row, 10), DirectStatement.optionalInt(row, 11))
+    }
+
+    /// Deletes a session's (`?1`) log entries below a version (`?2`; `Int64.max` for all), along
+    /// its chain as `log(of:after:limit:in:)` walks it, from the nearest snapshot at or above the version, or
+    /// from the head. The store deletes entries only below a version (compaction) or all of
+    /// them, so a chain is never broken in its middle: a walk from the head finds every entry.
+    static let cutLogSQL = """
+        WITH RECURSIVE chain(entry, version, previous) AS (
+            SELECT rowid, version, previous FROM actions
+            WHERE rowid = coalesce((SELECT rowid FROM actions WHERE session_id = ?1 AND version >= ?2 AND tree IS NOT NULL
+                                    ORDER BY version LIMIT 1),
+                                   (SELECT newest FROM log_heads WHERE session_id = ?1))
+              AND session_id = ?1
+            UNION ALL
+            SELECT a.rowid, a.version, a.previous FROM chain c JOIN actions a ON a.rowid = c.previous
+            WHERE a.session_id = ?1 AND a.version < c.version
+        )
+        DELETE FROM actions WHERE rowid IN (SELECT entry FROM chain WHERE version < ?2)
+        """
+
+    /// Deletes a session's log entries below `version` (all of them by default) and, when none
+    /// is left, its head; returns how many entries were deleted. Every deletion of entries goes
+    /// through here (the log has no foreign key to cascade from `sessions`: migration 20).
+    @discardableResult
+    static func cutLog(of sessionId: String, below version: Int64 = .max, in db: Database) throws -> Int {
+        try db.cachedStatement(sql: cutLogSQL).execute(arguments: [sessionId, version])
+        let removed = db.changesCount
+        try db.cachedStatement(sql: """
+            DELETE FROM log_heads WHERE session_id = ?1
+              AND NOT EXISTS (SELECT 1 FROM actions a WHERE a.rowid = log_heads.newest AND a.session_id = ?1)
+            """).execute(arguments: [sessionId])
+        return removed
+    }
 
     static func logEntry(_ row: Row) throws -> (action: ActionRecord, tree: [UInt8]?) {
         (action: ActionRecord(version: try row.decode(atIndex: 0), type: try row.decode(atIndex: 1), source: try row.decode(atIndex: 2),
@@ -406,7 +531,7 @@ extension SQLiteStore {
     }
 
     /// The entries up to `after + limit` from the nearest tree at or below `after`: the newest
-    /// entry with one (found through `actions_by_session`, at most `LogSnapshots.interval`
+    /// entry with one (found through `actions_snapshots`, at most `LogSnapshots.interval`
     /// entries back), else the session's row.
     public func actionLog(sessionId: String, after: Int, limit: Int) throws -> ActionLogSlice? {
         try reading { db in
@@ -420,8 +545,7 @@ extension SQLiteStore {
             if let entry = try Row.fetchOne(snapshot, arguments: [sessionId, after, start.version]) {
                 start = (try entry.decode(atIndex: 0), [UInt8]((try entry.decode(atIndex: 1) as Data?) ?? Data()))
             }
-            let entries = try Row.fetchAll(db.cachedStatement(sql: Self.logSQL),
-                                           arguments: [sessionId, start.version, max(0, after - start.version) + limit]).map(Self.logEntry)
+            let entries = try Self.log(of: sessionId, after: start.version, limit: max(0, after - start.version) + limit, in: db)
             return ActionLogSlice(startVersion: start.version, startTree: start.tree, entries: entries)
         }
     }
@@ -480,6 +604,7 @@ extension SQLiteStore {
     @discardableResult
     public func deleteSession(id: String) throws -> Bool {
         try writing { db in
+            try Self.cutLog(of: id, in: db)
             try db.cachedStatement(sql: "DELETE FROM sessions WHERE id = ?").execute(arguments: [id])
             let deleted = db.changesCount > 0
             try lowerCompactionCursor(db)
@@ -499,7 +624,8 @@ extension SQLiteStore {
             let version = try Int.fetchOne(db.cachedStatement(sql: Self.headSQL), arguments: [id]) ?? 0
             var ended = SessionEnding(sessionId: id, userId: userId, version: version)
             let counts: [WritableKeyPath<SessionEnding, Int>] = [\.actions, \.idempotencyKeys, \.streamTickets]
-            for (table, count) in zip(["actions", "idempotency_keys", "stream_tickets"], counts) {
+            ended.actions = try Self.cutLog(of: id, in: db)
+            for (table, count) in zip(["idempotency_keys", "stream_tickets"], counts.dropFirst()) {
                 try db.execute(sql: "DELETE FROM \(table) WHERE session_id = ?", arguments: [id])
                 ended[keyPath: count] = db.changesCount
             }
@@ -593,7 +719,7 @@ extension SQLiteStore {
     }
 
     /// One read transaction per batch: a range scan of `sessions_by_created_at` from the
-    /// cursor down, then each session's log through `actions_by_session`. The cursor is a
+    /// cursor down, then each session's log along its chain (`log(of:after:limit:in:)`). The cursor is a
     /// range on `created_at` plus a filter, not `created_at < ? OR (created_at = ? AND id < ?)`:
     /// SQLite 3.40 plans that OR as two index searches and a sort of every row below the cursor,
     /// which made each batch read the whole window (100,000 sessions replayed in minutes).
@@ -611,10 +737,9 @@ extension SQLiteStore {
                     SELECT \(Self.sessionColumns) FROM sessions WHERE created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?
                     """), arguments: [since, limit])
             }
-            let log = try db.cachedStatement(sql: Self.logSQL)
             return try rows.map { row in
                 let session = try Self.sessionRecord(row)
-                let actions = try Row.fetchAll(log, arguments: [session.id, session.version, maxActions]).map(Self.logEntry)
+                let actions = try Self.log(of: session.id, after: session.version, limit: maxActions, in: db)
                 return RecordedSessionRecord(session: session, actions: actions)
             }
         }

@@ -33,8 +33,11 @@ extension SQLiteStore {
             let ids = try String.fetchAll(db, sql: Self.userSessionsSQL, arguments: [id])
             // Deleted explicitly, before the session rows, so that each is counted (the
             // cascade from sessions would find nothing left).
+            for session in ids {
+                erased.actions += try Self.cutLog(of: session, in: db)
+            }
             let bySession: [WritableKeyPath<UserErasure, Int>] = [
-                \.actions, \.idempotencyKeys, \.streamTickets, \.sessionFeatures, \.rolloutSessions,
+                \.idempotencyKeys, \.streamTickets, \.sessionFeatures, \.rolloutSessions,
             ]
             for (sql, count) in zip(Self.erasureBySessionSQL, bySession) {
                 let statement = try db.cachedStatement(sql: sql)
@@ -65,9 +68,10 @@ extension SQLiteStore {
         UNION SELECT session_id FROM exposures WHERE user_id = ?1
         UNION SELECT session_id FROM experiment_exclusions WHERE user_id = ?1
         """
-    /// What an erasure deletes per session (`?`: a session id), each by an index on session_id.
+    /// What an erasure deletes per session (`?`: a session id) besides its log (along its
+    /// chain, `cutLog`), each by an index on session_id.
     static let erasureBySessionSQL = [
-        "DELETE FROM actions WHERE session_id = ?", "DELETE FROM idempotency_keys WHERE session_id = ?",
+        "DELETE FROM idempotency_keys WHERE session_id = ?",
         "DELETE FROM stream_tickets WHERE session_id = ?", "DELETE FROM session_features WHERE session_id = ?",
         "DELETE FROM rollout_sessions WHERE session_id = ?",
     ]
@@ -96,7 +100,6 @@ extension SQLiteStore {
                 rows.removeLast()
                 export.truncated = true
             }
-            let log = try db.cachedStatement(sql: Self.logSQL)
             let keys = try db.cachedStatement(sql: """
                 SELECT key, status, version, created_at FROM idempotency_keys WHERE session_id = ? ORDER BY created_at, key LIMIT ?
                 """)
@@ -107,7 +110,7 @@ extension SQLiteStore {
                 let (startVersion, startTree) = (session.version, session.tree)
                 try Self.bringToHead(&session, db, rebuilder: rebuilder)
                 // One more than the budget tells whether the log goes on.
-                var actions = try Row.fetchAll(log, arguments: [session.id, -1, actionBudget + 1]).map(Self.logEntry)
+                var actions = try Self.log(of: session.id, after: -1, limit: actionBudget + 1, in: db)
                 let actionsTruncated = actions.count > actionBudget
                 if actionsTruncated { actions.removeLast() }
                 actionBudget -= actions.count

@@ -210,6 +210,8 @@ extension SQLiteStore {
             return try access()
         } catch let error as RowDecodingError {
             throw Self.redacted(error, location: path)
+        } catch let error as UndecodableColumn {
+            throw StoreError.undecodableRow(location: path, detail: "column: \"\(error.name)\" holds a NULL or a value of another type")
         }
     }
 

@@ -21,6 +21,26 @@ struct AnswersMigrationTests {
         return store
     }
 
+    /// A keyed commit as the store wrote it on those migrations: its log entry, without the
+    /// link to the one before that today's store writes (migration 20 adds the links and the
+    /// heads), and its answer.
+    static func commitAsBefore(_ commit: ActionCommit, in store: SQLiteStore) throws {
+        try store.pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [commit.sessionId, commit.version, commit.action.type, commit.action.source, commit.action.params,
+                                 commit.action.interactive, commit.action.handledBy, commit.action.transition, commit.action.createdAt,
+                                 Data(commit.tree)])
+            guard let (key, answer) = commit.idempotency else { return }
+            try db.execute(sql: """
+                INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [commit.sessionId, key, Data(answer.requestHash), answer.status, answer.version,
+                                 answer.body.map { Data($0) }, commit.action.createdAt])
+        }
+    }
+
     /// Answers written under migrations 1 to 16 read back the same after 17; a key stored before
     /// is still refused, new keys are stored beside the old ones, and pruning by age still finds
     /// the oldest.
@@ -37,7 +57,7 @@ struct AnswersMigrationTests {
                 let answer = IdempotentAnswer(requestHash: Array(repeating: UInt8(version), count: 32), status: 200, version: version,
                                               body: Array(repeating: UInt8(ascii: "a") + UInt8(version % 20), count: 1_500 + version))
                 commit.idempotency = ("\(id)-k\(version)", answer)
-                try before.commit(commit)
+                try Self.commitAsBefore(commit, in: before)
                 answers["\(id)-k\(version)"] = answer
             }
         }
@@ -104,7 +124,7 @@ extension AnswersMigrationTests {
             let answer = IdempotentAnswer(requestHash: Array(repeating: UInt8(version), count: 32), status: 200, version: version,
                                           body: Array(repeating: UInt8(version), count: 1_400 + version))
             commit.idempotency = ("k\(version)", answer)
-            try before.commit(commit)
+            try Self.commitAsBefore(commit, in: before)
             answers.append(answer)
         }
         // Out of key order and of time order: the rowids are what pruning follows.

@@ -167,6 +167,6 @@ struct CommitSavepointTests {
 }
 
 /// A head rebuilder these tests never need: they read no session with entries past its head.
-private struct NoHeads: SessionHeadRebuilder {
+struct NoHeads: SessionHeadRebuilder {
     func head(of record: SessionRecord, after entries: [ActionRecord]) -> SessionHead? { nil }
 }

@@ -54,11 +54,13 @@ struct CommittedVersionsTests {
         try outside.write { db in try db.execute(sql: "UPDATE sessions SET version = 10 WHERE id = 's-1'") }
         #expect(throws: CommitError.versionConflict(stored: 10)) { try store.commit(SessionStoreTests.commit("s-1", version: 4)) }
         try store.commit(SessionStoreTests.commit("s-1", version: 11))
-        // Another process's log entry: the version it wrote is refused, the next one applies.
+        // Another process's log entry, linked as the store links its own (migration 20): the
+        // version it wrote is refused, the next one applies.
         try outside.write { db in
             try db.execute(sql: """
-                INSERT INTO actions (session_id, version, type, params, interactive, created_at)
-                VALUES ('s-1', 12, 'outside', '{}', 0, '2026-11-30T00:00:00.000Z')
+                INSERT INTO actions (session_id, version, type, params, interactive, created_at, previous)
+                VALUES ('s-1', 12, 'outside', '{}', 0, '2026-11-30T00:00:00.000Z', (SELECT newest FROM log_heads WHERE session_id = 's-1'));
+                UPDATE log_heads SET newest = last_insert_rowid() WHERE session_id = 's-1';
                 """)
         }
         #expect(throws: CommitError.versionConflict(stored: 12)) { try store.commit(SessionStoreTests.commit("s-1", version: 12)) }
@@ -103,8 +105,9 @@ struct CommittedVersionsTests {
 
     /// A trigger writes the log inside the batch's own transaction, where no count moves: once
     /// the database has one, versions are read from the database, and a commit on a version the
-    /// trigger took is refused (not failed on the log's unique index). A temporary trigger, on
-    /// the writer's connection only, counts too.
+    /// trigger took is refused. A temporary trigger, on the writer's connection only, counts
+    /// too. The trigger fires once the commit has moved its session's head (migration 20), and
+    /// links its entry as the store does.
     @Test(arguments: ["TRIGGER", "TEMP TRIGGER"])
     func triggersAreSeen(_ kind: String) throws {
         let (database, store) = try Self.store()
@@ -113,10 +116,12 @@ struct CommittedVersionsTests {
         // Outside a transaction, so a temporary trigger changes nothing of the main database.
         try store.pool.writeWithoutTransaction { db in
             try db.execute(sql: """
-                CREATE \(kind) elsewhere AFTER INSERT ON main.actions WHEN NEW.type = 't4'
+                CREATE \(kind) elsewhere AFTER UPDATE ON main.log_heads
+                WHEN (SELECT type FROM main.actions WHERE rowid = NEW.newest) = 't4'
                 BEGIN
-                    INSERT INTO actions (session_id, version, type, params, interactive, created_at)
-                    VALUES (NEW.session_id, NEW.version + 1, 'elsewhere', '{}', 0, NEW.created_at);
+                    INSERT INTO actions (session_id, version, type, params, interactive, created_at, previous)
+                    SELECT session_id, version + 1, 'elsewhere', '{}', 0, created_at, rowid FROM main.actions WHERE rowid = NEW.newest;
+                    UPDATE log_heads SET newest = last_insert_rowid() WHERE session_id = NEW.session_id;
                 END
                 """)
         }

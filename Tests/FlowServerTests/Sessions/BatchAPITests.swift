@@ -487,11 +487,15 @@ struct BatchCommitFailureTests {
         var taps = BatchAPITests.offlineWalk(from: try #require(session.state["top"]["id"].stringValue))
         taps[0].at = Self.magic
         try Self.trigger(test, """
-            CREATE TRIGGER elsewhere AFTER INSERT ON actions WHEN NEW.client_at = '\(Self.magic)'
+            CREATE TRIGGER elsewhere AFTER INSERT ON log_heads
+            WHEN (SELECT client_at FROM actions WHERE rowid = NEW.newest) = '\(Self.magic)'
             BEGIN
-                INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree)
-                VALUES (NEW.session_id, NEW.version + 1, 'elsewhere', NULL, '{}', 0, NULL, NULL, NEW.created_at,
-                        (SELECT tree FROM sessions WHERE id = NEW.session_id));
+                INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree,
+                                     previous)
+                SELECT session_id, version + 1, 'elsewhere', NULL, '{}', 0, NULL, NULL, created_at,
+                       (SELECT tree FROM sessions WHERE id = NEW.session_id), rowid
+                FROM actions WHERE rowid = NEW.newest;
+                UPDATE log_heads SET newest = last_insert_rowid() WHERE session_id = NEW.session_id;
             END
             """)
         let answer = try client.batch(session, taps)
