@@ -13,8 +13,8 @@
 # (SQLite's default is 4,096), so one binary can be compared with itself on another page size.
 # B_SQL="..." (SQLite) is run on B's database file once B has started and migrated it, before its
 # sessions are made: one binary compared with itself on another schema, such as without an index
-# (B_SQL="DROP INDEX actions_by_session", what the log's index of sessions costs a commit; what
-# needs the index then scans, so only the writes are measured fairly).
+# (B_SQL="DROP INDEX actions_snapshots", what the log's index of snapshots costs a commit; what
+# needs the index then walks or scans, so only the writes are measured fairly).
 # SERVE_ARGS="..." is added to both servers' `serve` (SERVE_ARGS="--cache-sessions 50": most reads
 # and actions of the 500 sessions miss the cache and read their session from the database).
 # GZIP=1 has every request say Accept-Encoding: gzip, as browsers and URLSession do; the sample

@@ -53,6 +53,8 @@ def main():
                     created_at, tree)
                 SELECT session_id, v, 'home.selectTab', NULL, '{{"index":0}}', 0, 'home', transition, created_at, tree
                 FROM n, actions WHERE session_id = ? AND version = 2""", (sid,))
+    with open("scripts/relink_log.sql") as relink:
+        database.executescript(relink.read())
     database.close()
     for name, group in (("old", old), ("fresh", fresh)):
         with open(f"{work}/{name}.txt", "w") as file:

@@ -65,6 +65,8 @@ def main():
                 transition, created_at, tree)
             SELECT s.id, 1, a.type, a.source, a.params, a.interactive, a.handled_by,
                 a.transition, a.created_at, a.tree FROM sessions s, actions a WHERE s.user_id != 'seed' AND a.version = 1""")
+    with open("scripts/relink_log.sql") as relink:
+        database.executescript(relink.read())
     total = database.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
     database.close()
     size = os.path.getsize(path) / 1e6
