@@ -137,10 +137,22 @@ struct UndecodableColumn: Error {
 }
 
 extension DirectStatement {
-    /// Column `index` of a row as text, as GRDB decodes a `String` (from text only).
+    /// Column `index` of a row as text, as GRDB decodes a `String`: from text, or a blob's
+    /// bytes as UTF-8; not from NULL or a number.
     static func text(_ row: SQLiteStatement, _ index: CInt, column: String) throws -> String {
-        guard sqlite3_column_type(row, index) == SQLITE_TEXT else { throw UndecodableColumn(name: column) }
+        let type = sqlite3_column_type(row, index)
+        guard type == SQLITE_TEXT || type == SQLITE_BLOB else { throw UndecodableColumn(name: column) }
         return String(decoding: bytes(row, index), as: UTF8.self)
+    }
+
+    /// Column `index` of a row as a Bool, as GRDB decodes one: from an integer or a real,
+    /// true when not zero.
+    static func bool(_ row: SQLiteStatement, _ index: CInt, column: String) throws -> Bool {
+        switch sqlite3_column_type(row, index) {
+        case SQLITE_INTEGER: return sqlite3_column_int64(row, index) != 0
+        case SQLITE_FLOAT: return sqlite3_column_double(row, index) != 0
+        default: throw UndecodableColumn(name: column)
+        }
     }
 
     /// Column `index` of a row as text, nil when NULL.

@@ -425,7 +425,7 @@ extension SQLiteStore {
     }
 
     /// Up to `limit` of a session's log entries after a version, oldest first: its chain
-    /// (migration 20) walked back from the nearest snapshot past the last one wanted
+    /// (migration 20) walked back from the nearest snapshot at or past the last one wanted
     /// (`walkStartSQL`), or from its head, to the first one wanted, one entry at a time
     /// (`walkStepSQL`). A step must stay in the session and go down in version, so the walk
     /// ends at an entry deleted since, or at a `previous` that SQLite's numbering gave to
@@ -434,16 +434,33 @@ extension SQLiteStore {
     /// look-ups of its start); each step here is one look-up by rowid.
     static func log(of sessionId: String, after: Int, limit: Int, in db: Database) throws -> [(action: ActionRecord, tree: [UInt8]?)] {
         guard limit > 0 else { return [] }
+        var (entries, fromSnapshot) = try walk(sessionId, after: after, limit: limit, in: db)
+        // The log begins above `after + 1` (compaction deleted the entries below a snapshot):
+        // a walk from the snapshot past `after + limit` stopped at the log's first entry with
+        // fewer than it wants. The entries wanted are the first `limit` from there.
+        if fromSnapshot, let first = entries.last?.action.version, first > after + 1 {
+            entries = try walk(sessionId, after: first - 1, limit: limit, in: db).entries
+        }
+        entries.reverse()
+        if entries.count > limit { entries.removeLast(entries.count - limit) }
+        return entries
+    }
+
+    /// One walk of `log(of:after:limit:in:)`: the entries newest first, and whether it started
+    /// at a snapshot (else at the head, the log's newest entry).
+    private static func walk(_ sessionId: String, after: Int, limit: Int, in db: Database) throws
+        -> (entries: [(action: ActionRecord, tree: [UInt8]?)], fromSnapshot: Bool) {
         let start = DirectStatement(try db.cachedStatement(sql: walkStartSQL), in: db)
         try start.bind(sessionId, at: 1)
         let (last, overflow) = after.addingReportingOverflow(limit)
         try start.bind(overflow ? Int.max : last, at: 2)
-        var next = try start.firstRow { DirectStatement.optionalInt($0, 0) } ?? nil
+        let (snapshot, head) = try start.firstRow { (DirectStatement.optionalInt($0, 0), DirectStatement.optionalInt($0, 1)) } ?? (nil, nil)
         let step = DirectStatement(try db.cachedStatement(sql: walkStepSQL), in: db)
         try step.bind(sessionId, at: 2)
         try step.bind(after, at: 4)
         var entries: [(action: ActionRecord, tree: [UInt8]?)] = []
         var below = Int.max
+        var next = snapshot ?? head
         while let entry = next {
             try step.bind(entry, at: 1)
             try step.bind(below, at: 3)
@@ -452,18 +469,15 @@ extension SQLiteStore {
             below = action.version
             next = previous
         }
-        entries.reverse()
-        if entries.count > limit { entries.removeLast(entries.count - limit) }
-        return entries
+        return (entries, snapshot != nil)
     }
 
-    /// Where a walk of a session's (`?1`) log to a version (`?2`) starts: the nearest snapshot
-    /// past it (`actions_snapshots`), else the session's newest entry (`log_heads`); no row or
-    /// NULL without one.
+    /// Where a walk of a session's (`?1`) log to a version (`?2`) can start: the nearest
+    /// snapshot at or past it (`actions_snapshots`), and the session's newest entry
+    /// (`log_heads`); each NULL without one.
     static let walkStartSQL = """
-        SELECT coalesce((SELECT rowid FROM actions WHERE session_id = ?1 AND version > ?2 AND tree IS NOT NULL
-                         ORDER BY version LIMIT 1),
-                        (SELECT newest FROM log_heads WHERE session_id = ?1))
+        SELECT (SELECT rowid FROM actions WHERE session_id = ?1 AND version >= ?2 AND tree IS NOT NULL ORDER BY version LIMIT 1),
+               (SELECT newest FROM log_heads WHERE session_id = ?1)
         """
 
     /// One step of a walk: the entry `?1` if it is the session's (`?2`) and its version is
@@ -475,13 +489,12 @@ extension SQLiteStore {
 
     /// A row of `walkStepSQL`: the entry, its tree (at a snapshot), and the entry before it.
     static func walkedEntry(_ row: SQLiteStatement) throws -> (ActionRecord, [UInt8]?, Int?) {
-        guard let interactive = DirectStatement.integer(row, 4) else { throw UndecodableColumn(name: "interactive") }
         let action = ActionRecord(
             version: try DirectStatement.requiredInt(row, 0, column: "version"),
             type: try DirectStatement.text(row, 1, column: "type"),
             source: try DirectStatement.optionalText(row, 2, column: "source"),
             params: try DirectStatement.text(row, 3, column: "params"),
-            interactive: interactive != 0,
+            interactive: try DirectStatement.bool(row, 4, column: "interactive"),
             handledBy: try DirectStatement.optionalText(row, 5, column: "handled_by"),
             transition: try DirectStatement.optionalText(row, 6, column: "transition"),
             createdAt: try DirectStatement.text(row, 7, column: "created_at"),

@@ -49,6 +49,27 @@ struct LogChainTests {
         #expect(slice.entries.map(\.action.version) == Array(65...103))
     }
 
+    /// A log compacted below a snapshot (its first entries deleted, as retention does for a
+    /// session still acting) reads from its first entry left: a window that begins below it
+    /// reads the first `limit` entries from there, as `version > after ORDER BY version LIMIT`
+    /// would, not the one entry a walk from the snapshot past the window would find.
+    @Test func aCompactedLogReadsFromItsFirstEntry() throws {
+        let count = 3 * LogSnapshots.interval + 10
+        let (database, store) = try Self.store(versions: count)
+        defer { withExtendedLifetime(database) { try? store.close() } }
+        for (cut, first) in [(LogSnapshots.interval, 64), (2 * LogSnapshots.interval, 128)] {
+            try store.pool.write { db in _ = try SQLiteStore.cutLog(of: "a", below: Int64(cut), in: db) }
+            for after in [0, 1, first - 2, first - 1, first, first + 1] {
+                for limit in [1, 10, 64, 65, 100, 1_000] {
+                    let versions = try store.actions(sessionId: "a", after: after, limit: limit).map(\.version)
+                    let from = max(after + 1, first)
+                    #expect(versions == Array(from...min(count, from + limit - 1)), "cut below \(cut), after \(after), limit \(limit)")
+                }
+            }
+        }
+        #expect(try store.actions(sessionId: "b", after: 0, limit: 1_000).count == count)
+    }
+
     /// A walk stays in its session: a head or a `previous` that names another session's entry
     /// (as a rowid SQLite numbers again after the table's last entries were deleted would) ends
     /// it there, and the session stands at its row's version, not at the other's.
@@ -88,15 +109,24 @@ struct LogChainTests {
         defer { withExtendedLifetime(database) { try? store.close() } }
         try store.insert(SessionStoreTests.session("c", user: "u-2"))
         for version in 1...3 { try store.commit(SessionStoreTests.commit("c", version: version, user: "u-2")) }
+        // An entry of a written into the file without its link (by hand, by another tool):
+        // no chain reaches it; an erasure still deletes it.
+        try store.pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO actions (session_id, version, type, params, interactive, created_at)
+                VALUES ('a', 1000, 'unlinked', '{}', 0, '2026-11-30T00:00:00.000Z')
+                """)
+        }
         switch how {
         case "end": #expect(try store.endSession(id: "a", audit: AuditStamp(credential: "admin"))?.actions == count)
         case "delete": #expect(try store.deleteSession(id: "a"))
         default:
             let erased = try store.eraseUser(id: "u-1", auditSubject: "erased", audit: AuditStamp(credential: "admin"))
-            #expect(erased.actions == 2 * count)
+            #expect(erased.actions == 2 * count + 1)
             #expect(try Self.stored(store, "b") == 0)
         }
-        #expect(try Self.stored(store, "a") == 0)
+        // Ending or deleting a session follows its chain only: what the store never wrote stays.
+        #expect(try Self.stored(store, "a") == (how == "erase" ? 0 : 1))
         #expect(try Self.stored(store, "c") == 3)
         #expect(try store.actions(sessionId: "c", after: 0, limit: 10).map(\.version) == [1, 2, 3])
         let heads = try store.pool.read { db in try String.fetchAll(db, sql: "SELECT session_id FROM log_heads ORDER BY session_id") }
@@ -221,6 +251,12 @@ extension LogChainTests {
         }
         #expect(indexes == ["actions_snapshots"])
         #expect(keys == 0)
+        // The links are rowids declared as the table's key, which `VACUUM` keeps.
+        try store.pool.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
+        #expect(try store.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT pk FROM pragma_table_info('actions') WHERE name = 'id' AND type = 'INTEGER'")
+        } == 1)
+        #expect(try store.actions(sessionId: "s-1", after: 0, limit: 100).count == 71)
         #expect(try store.pool.write { db in try SQLiteStore.cutLog(of: "s-1", in: db) } == 71)
         #expect(try Self.stored(store, "s-1") == 0)
     }

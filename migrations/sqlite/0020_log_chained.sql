@@ -14,11 +14,19 @@
 -- `previous` that names a deleted entry (the log cut below it) or a number SQLite gave again
 -- ends the walk.
 --
+-- Another program that writes entries into the file must link them as the server does
+-- (`scripts/relink_log.sql` links a log written without): an entry no chain reaches is not
+-- read, and a version it took is not seen by the server's next commit, which no unique index
+-- refuses any more. Erasure alone also scans the log, so that it leaves nothing of the user.
+--
 -- The log no longer references `sessions`: a foreign key's cascade looks its child rows up by
 -- `session_id`, which would now scan the log. Whatever deletes a session deletes its log along
--- its chain first (`SQLiteStore.chainSQL`). The table is rebuilt for that (SQLite cannot drop a
--- constraint); the entries keep their rowids, oldest first.
+-- its chain first (`SQLiteStore.cutLog`). The table is rebuilt for that (SQLite cannot drop a
+-- constraint); the entries keep their rowids, oldest first, now declared as `id INTEGER
+-- PRIMARY KEY` (the same B-tree): `VACUUM` may renumber the rowids of a table without one,
+-- and `.dump` leaves them out, either of which would break every link.
 CREATE TABLE actions_chained (
+    id           INTEGER PRIMARY KEY,        -- the rowid, which `previous` and `log_heads.newest` name
     session_id   TEXT NOT NULL,
     version      INTEGER NOT NULL,
     type         TEXT NOT NULL,
@@ -33,7 +41,7 @@ CREATE TABLE actions_chained (
     user_state   TEXT,
     previous     INTEGER                     -- the rowid of the session's entry before this one, NULL for none
 );
-INSERT INTO actions_chained (rowid, session_id, version, type, source, params, interactive, handled_by, transition,
+INSERT INTO actions_chained (id, session_id, version, type, source, params, interactive, handled_by, transition,
                              created_at, tree, client_at, user_state, previous)
 SELECT rowid, session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree, client_at,
        user_state, lag(rowid) OVER (PARTITION BY session_id ORDER BY version)
