@@ -104,7 +104,7 @@ final class CommittedVersions: Sendable {
 
 /// A session's newest log entry: its version, and its rowid, which the next entry names as the
 /// one before it (`previous`, migration 20).
-struct LogHead: Equatable {
+struct LogHead {
     var version: Int
     var entry: Int64
 }

@@ -44,10 +44,7 @@ extension SQLiteStore {
                 seen.append((session, version))
                 if try row.decode(atIndex: 4) as Bool { snapshots[session] = max(snapshots[session] ?? version, version) }
             }
-            let logHead = try db.cachedStatement(sql: """
-                SELECT a.version FROM log_heads h JOIN actions a ON a.rowid = h.newest AND a.session_id = h.session_id
-                WHERE h.session_id = ?
-                """)
+            let logHead = try db.cachedStatement(sql: Self.newestEntrySQL("a.version"))
             let head = try db.cachedStatement(sql: """
                 SELECT version, tree, last_transition, handled_by, updated_at FROM session_heads WHERE session_id = ?
                 """)
@@ -123,10 +120,7 @@ extension SQLiteStore {
     public func removeSessions(idleBefore horizon: String, limit: Int) throws -> RetentionBatch {
         try writing { db in
             let candidates = try String.fetchAll(db.cachedStatement(sql: Self.idleSessionsSQL), arguments: [horizon, limit])
-            let newest = try db.cachedStatement(sql: """
-                SELECT a.created_at FROM log_heads h JOIN actions a ON a.rowid = h.newest AND a.session_id = h.session_id
-                WHERE h.session_id = ?
-                """)
+            let newest = try db.cachedStatement(sql: Self.newestEntrySQL("a.created_at"))
             let touch = try db.cachedStatement(sql: "UPDATE sessions SET updated_at = ? WHERE id = ?")
             let delete = try db.cachedStatement(sql: "DELETE FROM sessions WHERE id = ?")
             var batch = RetentionBatch(examined: candidates.count)

@@ -80,10 +80,7 @@ extension SQLiteStore {
     /// missing, entries that do not rebuild) fails to decode and is reported as such, never
     /// replaced by an older one.
     static func bringToHead(_ record: inout SessionRecord, _ db: Database, rebuilder: (any SessionHeadRebuilder)?) throws {
-        let newest = try db.cachedStatement(sql: """
-            SELECT a.version, a.tree, a.transition, a.handled_by, a.created_at
-            FROM log_heads h JOIN actions a ON a.rowid = h.newest AND a.session_id = h.session_id WHERE h.session_id = ?
-            """)
+        let newest = try db.cachedStatement(sql: newestEntrySQL("a.version, a.tree, a.transition, a.handled_by, a.created_at"))
         guard let entry = try Row.fetchOne(newest, arguments: [record.id]), let version: Int = try entry.decode(atIndex: 0),
               version > record.version else { return }
         // The row as read: where a rebuild starts when the head row is not newer.
@@ -206,6 +203,12 @@ extension SQLiteStore {
     static let newestEntryJoin = """
         LEFT JOIN log_heads h ON h.session_id = s.id LEFT JOIN actions a ON a.rowid = h.newest AND a.session_id = s.id
         """
+
+    /// `columns` of a session's (`?`) newest log entry (`a`), through its head as
+    /// `newestEntryJoin` finds it; no row without one.
+    static func newestEntrySQL(_ columns: String) -> String {
+        "SELECT \(columns) FROM log_heads h JOIN actions a ON a.rowid = h.newest AND a.session_id = h.session_id WHERE h.session_id = ?"
+    }
 
     /// The version a session stands at: the newer of its row's and its newest log entry's; no
     /// row when the session does not exist.
@@ -535,14 +538,6 @@ extension SQLiteStore {
         return removed
     }
 
-    static func logEntry(_ row: Row) throws -> (action: ActionRecord, tree: [UInt8]?) {
-        (action: ActionRecord(version: try row.decode(atIndex: 0), type: try row.decode(atIndex: 1), source: try row.decode(atIndex: 2),
-                              params: try row.decode(atIndex: 3), interactive: try row.decode(atIndex: 4), handledBy: try row.decode(atIndex: 5),
-                              transition: try row.decode(atIndex: 6), createdAt: try row.decode(atIndex: 7), clientAt: try row.decode(atIndex: 8),
-                              userState: try row.decode(atIndex: 9)),
-         tree: (try row.decode(atIndex: 10) as Data?).map { [UInt8]($0) })
-    }
-
     /// The entries up to `after + limit` from the nearest tree at or below `after`: the newest
     /// entry with one (found through `actions_snapshots`, at most `LogSnapshots.interval`
     /// entries back), else the session's row.
@@ -636,9 +631,9 @@ extension SQLiteStore {
             }
             let version = try Int.fetchOne(db.cachedStatement(sql: Self.headSQL), arguments: [id]) ?? 0
             var ended = SessionEnding(sessionId: id, userId: userId, version: version)
-            let counts: [WritableKeyPath<SessionEnding, Int>] = [\.actions, \.idempotencyKeys, \.streamTickets]
             ended.actions = try Self.cutLog(of: id, in: db)
-            for (table, count) in zip(["idempotency_keys", "stream_tickets"], counts.dropFirst()) {
+            let counts: [WritableKeyPath<SessionEnding, Int>] = [\.idempotencyKeys, \.streamTickets]
+            for (table, count) in zip(["idempotency_keys", "stream_tickets"], counts) {
                 try db.execute(sql: "DELETE FROM \(table) WHERE session_id = ?", arguments: [id])
                 ended[keyPath: count] = db.changesCount
             }

@@ -16,8 +16,8 @@ extension SQLiteStore {
     /// in neither file once this returns. When a long read keeps the checkpoint from
     /// finishing, the background checkpointer truncates at its next turn that can.
     public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {
-        let stray = try unlinkedEntries(ofUser: id)
-        let erased = try eraseUserRows(id: id, auditSubject: auditSubject, audit: audit, unlinked: stray)
+        let scanned = try scannedEntries(ofUser: id)
+        let erased = try eraseUserRows(id: id, auditSubject: auditSubject, audit: audit, scanned: scanned)
         checkpointer.truncateSoon()
         do {
             try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
@@ -28,30 +28,32 @@ extension SQLiteStore {
         return erased
     }
 
-    /// The log entries of the user's sessions, found by a scan of the whole log on a reader
-    /// (the writer is not held for it). The erasure deletes each session's log along its chain
-    /// (`cutLog`), which finds every entry the store wrote; these ids are deleted too, for an
-    /// entry written into the file some other way without its link (a hand edit, another tool):
-    /// an erasure leaves nothing of the user, whatever wrote it.
-    private func unlinkedEntries(ofUser id: String) throws -> [Int64] {
+    /// The log entries of the user's sessions (rowid and session), found by a scan of the whole
+    /// log on a reader, so that the writer is not held for it. The erasure deletes them, then
+    /// each session's log along its chain (`cutLog`: the entries committed since the scan):
+    /// an entry written into the file some other way, without its link (a hand edit, another
+    /// tool), goes too. An erasure leaves nothing of the user, whatever wrote it.
+    private func scannedEntries(ofUser id: String) throws -> [(entry: Int64, session: String)] {
         try reading { db in
-            try Int64.fetchAll(db, sql: "SELECT rowid FROM actions WHERE session_id IN (\(Self.userSessionsSQL))", arguments: [id])
+            try Row.fetchAll(db, sql: "SELECT rowid, session_id FROM actions WHERE session_id IN (\(Self.userSessionsSQL))",
+                             arguments: [id]).map { (try $0.decode(atIndex: 0), try $0.decode(atIndex: 1)) }
         }
     }
 
-    private func eraseUserRows(id: String, auditSubject: String, audit: AuditStamp, unlinked: [Int64]) throws -> UserErasure {
+    private func eraseUserRows(id: String, auditSubject: String, audit: AuditStamp,
+                               scanned: [(entry: Int64, session: String)]) throws -> UserErasure {
         try writing { db in
             var erased = UserErasure()
             let ids = try String.fetchAll(db, sql: Self.userSessionsSQL, arguments: [id])
             // Deleted explicitly, before the session rows, so that each is counted (the
             // cascade from sessions would find nothing left).
+            let deleteScanned = try db.cachedStatement(sql: "DELETE FROM actions WHERE rowid = ? AND session_id = ?")
+            for (entry, session) in scanned {
+                try deleteScanned.execute(arguments: [entry, session])
+                erased.actions += db.changesCount
+            }
             for session in ids {
                 erased.actions += try Self.cutLog(of: session, in: db)
-            }
-            let strayEntry = try db.cachedStatement(sql: "DELETE FROM actions WHERE rowid = ?2 AND session_id IN (\(Self.userSessionsSQL))")
-            for entry in unlinked {
-                try strayEntry.execute(arguments: [id, entry])
-                erased.actions += db.changesCount
             }
             let bySession: [WritableKeyPath<UserErasure, Int>] = [
                 \.idempotencyKeys, \.streamTickets, \.sessionFeatures, \.rolloutSessions,
