@@ -103,10 +103,12 @@ final class CommittedVersions: Sendable {
 }
 
 /// A session's newest log entry: its version, and its rowid, which the next entry names as the
-/// one before it (`previous`, migration 20).
+/// one before it (`previous`, migration 20); and the rowid of its newest idempotency key, which
+/// the next key names the same way (migration 21), nil when it has none.
 struct LogHead {
     var version: Int
     var entry: Int64
+    var key: Int64?
 }
 
 extension CommittedVersions.Known {

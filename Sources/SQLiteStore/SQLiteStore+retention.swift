@@ -115,7 +115,7 @@ extension SQLiteStore {
         """
 
     /// Sessions whose row time is before `horizon`, oldest first (by the index on
-    /// `updated_at`): deleted (their log along its chain, idempotency records and stream tickets by cascade)
+    /// `updated_at`): deleted (their log and idempotency records along their chains, stream tickets by cascade)
     /// unless their newest log entry is newer, in which case the row's time moves to it.
     public func removeSessions(idleBefore horizon: String, limit: Int) throws -> RetentionBatch {
         try writing { db in
@@ -129,7 +129,7 @@ extension SQLiteStore {
                     try touch.execute(arguments: [at, id])
                     batch.kept += 1
                 } else {
-                    try Self.cutLog(of: id, in: db)
+                    try Self.cutSession(id, in: db)
                     try delete.execute(arguments: [id])
                     batch.removed += db.changesCount
                     batch.sessionIds.append(id)

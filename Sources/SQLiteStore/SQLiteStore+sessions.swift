@@ -165,9 +165,9 @@ extension SQLiteStore {
                         do {
                             let head = known.head(of: batch[index].sessionId)
                             if head == nil { versions.databaseReads.add(1, ordering: .relaxed) }
-                            let entry = try write(batch[index], in: db, known: head, keepsEveryHead: keepsEveryHead, savepoint: &savepoint)
+                            let written = try write(batch[index], in: db, known: head, keepsEveryHead: keepsEveryHead, savepoint: &savepoint)
                             try savepoint.release()
-                            known.wrote(batch[index].sessionId, head: LogHead(version: batch[index].version, entry: entry))
+                            known.wrote(batch[index].sessionId, head: written)
                             results.append(.success(()))
                         } catch {
                             known.forget(batch[index].sessionId)
@@ -216,24 +216,26 @@ extension SQLiteStore {
         SELECT max(s.version, coalesce(a.version, 0)) FROM sessions s \(newestEntryJoin) WHERE s.id = ?
         """
 
-    /// The version of a session's row, and the version and rowid of its newest log entry
-    /// (NULLs without one); no row when the session does not exist.
+    /// The version of a session's row, the version and rowid of its newest log entry (NULLs
+    /// without one), and the rowid its head names as its newest key (NULL without one); no row
+    /// when the session does not exist.
     static let rowAndLogSQL = """
-        SELECT s.version, a.version, a.rowid FROM sessions s \(newestEntryJoin) WHERE s.id = ?
+        SELECT s.version, a.version, a.rowid, h.newest_key FROM sessions s \(newestEntryJoin) WHERE s.id = ?
         """
 
-    /// The version a session stands at in the database, and its log's newest entry when that
-    /// is at this version (not its row, which is newer where the log was compacted or the
-    /// session is new). Throws `CommitError.sessionNotFound` when it does not exist.
-    static func storedVersion(of sessionId: String, in db: Database) throws -> (version: Int, logged: LogHead?) {
+    /// The version a session stands at in the database, its log's newest entry when that is at
+    /// this version (not its row, which is newer where the log was compacted or the session is
+    /// new), and its newest key. Throws `CommitError.sessionNotFound` when it does not exist.
+    static func storedVersion(of sessionId: String, in db: Database) throws -> (version: Int, logged: LogHead?, key: Int64?) {
         let head = DirectStatement(try db.cachedStatement(sql: rowAndLogSQL), in: db)
         try head.bind(sessionId, at: 1)
-        guard let (row, logged, entry) = try head.firstRow({
-            (DirectStatement.optionalInt($0, 0) ?? 0, DirectStatement.optionalInt($0, 1), DirectStatement.optionalInt($0, 2))
+        guard let (row, logged, entry, key) = try head.firstRow({
+            (DirectStatement.optionalInt($0, 0) ?? 0, DirectStatement.optionalInt($0, 1), DirectStatement.optionalInt($0, 2),
+             DirectStatement.optionalInt($0, 3).map(Int64.init))
         }) else { throw CommitError.sessionNotFound }
         let stored = max(row, logged ?? 0)
-        guard logged == stored, let entry else { return (stored, nil) }
-        return (stored, LogHead(version: stored, entry: Int64(entry)))
+        guard logged == stored, let entry else { return (stored, nil, key) }
+        return (stored, LogHead(version: stored, entry: Int64(entry), key: key), key)
     }
 
     /// One action's writes: its log entry (with the tree only at a snapshot, see
@@ -245,7 +247,8 @@ extension SQLiteStore {
     /// `known` is the session's newest log entry as the writer's batches left it
     /// (`CommittedVersions`: an entry a batch wrote), nil to read it from the database. The
     /// entry names it as the one before (`previous`), and the session's head (`log_heads`)
-    /// names the entry, which is returned (its rowid).
+    /// names the entry, which is returned with the session's newest key. A key names the
+    /// session's key before it the same way, and the head names the key (migration 21).
     ///
     /// Everything before the first write only reads. A commit that writes more than its log
     /// entry and its key opens `savepoint` before its first write, so that a later write's
@@ -257,8 +260,8 @@ extension SQLiteStore {
     /// instructions on the writer thread: callgrind, a batch of one). The head's update comes
     /// after the entry; when it fails, the entry and the key are deleted the same way.
     static func write(_ commit: ActionCommit, in db: Database, known: LogHead?, keepsEveryHead: Bool,
-                      savepoint: inout CommitSavepoint) throws -> Int64 {
-        let (stored, logged) = try known.map { ($0.version, $0) } ?? storedVersion(of: commit.sessionId, in: db)
+                      savepoint: inout CommitSavepoint) throws -> LogHead {
+        let (stored, logged, newestKey) = try known.map { ($0.version, $0, $0.key) } ?? storedVersion(of: commit.sessionId, in: db)
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {
             // The entry below is the previous tap of the same batch, not another writer's.
@@ -277,7 +280,8 @@ extension SQLiteStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """), in: db)
         let moveHead = DirectStatement(try db.cachedStatement(sql: """
-            INSERT INTO log_heads (session_id, newest) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET newest = excluded.newest
+            INSERT INTO log_heads (session_id, newest, newest_key) VALUES (?, ?, ?)
+            ON CONFLICT (session_id) DO UPDATE SET newest = excluded.newest, newest_key = excluded.newest_key
             """), in: db)
         let snapshot = LogSnapshots.keepsTree(commit.version)
         let writesHead = keepsEveryHead || LogSnapshots.keepsHead(commit.version)
@@ -292,16 +296,17 @@ extension SQLiteStore {
         // Bound before anything is written: a bind that fails leaves nothing to take back.
         try bindEntry(insert, commit, snapshot: snapshot, userState: userState, previous: logged?.entry)
         try moveHead.bind(commit.sessionId, at: 1)
-        // Without a savepoint the key is written before the entry, and taken back if the entry
-        // or the head fails.
-        let keyRow = writesMore ? nil : try commit.idempotency.map { key, answer in
-            try remember(key, answer, of: commit, in: db, stored: stored)
+        // The key is written before the entry, so that the head can name both; without a
+        // savepoint it is taken back if the entry or the head fails.
+        let keyRow = try commit.idempotency.map { key, answer in
+            try remember(key, answer, of: commit, previous: newestKey, in: db, stored: stored)
         }
+        try moveHead.bind(keyRow ?? newestKey, at: 3)
         let entry: Int64
         do {
             entry = try append(insert, movingHead: moveHead, takesBack: !writesMore, in: db)
         } catch {
-            if let keyRow { try takeBack(keyRow, nil, in: db) }
+            if !writesMore, let keyRow { try takeBack(keyRow, nil, in: db) }
             throw error
         }
         if writesHead {
@@ -331,10 +336,7 @@ extension SQLiteStore {
             try db.cachedStatement(sql: "UPDATE exposures SET onboarded = 1 WHERE session_id = ?")
                 .execute(arguments: [commit.sessionId])
         }
-        if writesMore, let (key, answer) = commit.idempotency {
-            _ = try remember(key, answer, of: commit, in: db, stored: stored)
-        }
-        return entry
+        return LogHead(version: commit.version, entry: entry, key: keyRow ?? newestKey)
     }
 
     /// Inserts the entry and moves the session's head to it; returns the entry's rowid. When
@@ -371,15 +373,16 @@ extension SQLiteStore {
         try insert.bind(previous, at: 13)
     }
 
-    /// Stores a keyed action's answer, and returns its row. A key already used was applied by
-    /// another action: this one must not apply too (the server replays that answer instead, once
-    /// it reloads). The unique index on (session_id, key) is the check, and the commit fails as
-    /// a version conflict, its other writes taken back by the savepoint, or not yet made.
-    private static func remember(_ key: String, _ answer: IdempotentAnswer, of commit: ActionCommit, in db: Database,
-                                 stored: Int) throws -> Int64 {
+    /// Stores a keyed action's answer, chained to the session's key before it (`previous`), and
+    /// returns its row. A key already used was applied by another action: this one must not
+    /// apply too (the server replays that answer instead, once it reloads). The unique index on
+    /// (key, session_id) is the check, and the commit fails as a version conflict, with nothing
+    /// written yet.
+    private static func remember(_ key: String, _ answer: IdempotentAnswer, of commit: ActionCommit, previous: Int64?,
+                                 in db: Database, stored: Int) throws -> Int64 {
         let remember = DirectStatement(try db.cachedStatement(sql: """
-            INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at, previous)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """), in: db)
         try remember.bind(commit.sessionId, at: 1)
         try remember.bind(key, at: 2)
@@ -388,6 +391,7 @@ extension SQLiteStore {
         try remember.bind(answer.version, at: 5)
         try remember.bind(answer.body, at: 6)
         try remember.bind(commit.action.createdAt, at: 7)
+        try remember.bind(previous, at: 8)
         do {
             try remember.run()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
@@ -580,14 +584,69 @@ extension SQLiteStore {
         }
     }
 
-    /// The session's stored keys, at most `limit` (nil when there are more): the unique
-    /// index's entries of the session, without a row of the table.
+    /// The session's stored keys, at most `limit` (nil when there are more): its chain walked
+    /// from its newest key (`keys(of:limit:in:)`).
     public func usedKeys(sessionId: String, limit: Int) throws -> [String]? {
-        let keys = try readingOneStatement { db in
-            try String.fetchAll(db.cachedStatement(sql: "SELECT key FROM idempotency_keys WHERE session_id = ? LIMIT ?"),
-                                arguments: [sessionId, limit + 1])
+        let keys = try reading { db in try Self.keys(of: sessionId, limit: limit + 1, in: db) }
+        return keys.count > limit ? nil : keys.map(\.key)
+    }
+
+    /// Up to `limit` of a session's stored keys, newest first: its chain (migration 21) walked
+    /// from the key its head names, one look-up by rowid a step. A step must stay in the session
+    /// and go down in rowid, so the walk ends at a key retention deleted (it deletes the oldest
+    /// first: a chain is only ever cut below), or at a `previous` SQLite numbered again.
+    static func keys(of sessionId: String, limit: Int, in db: Database) throws -> [ExportedIdempotencyKey] {
+        guard limit > 0 else { return [] }
+        let start = DirectStatement(try db.cachedStatement(sql: "SELECT newest_key FROM log_heads WHERE session_id = ?"), in: db)
+        try start.bind(sessionId, at: 1)
+        let step = DirectStatement(try db.cachedStatement(sql: keyStepSQL), in: db)
+        try step.bind(sessionId, at: 2)
+        var keys: [ExportedIdempotencyKey] = []
+        var below = Int64.max
+        var next = try start.firstRow { DirectStatement.optionalInt($0, 0) }.flatMap { $0 }.map(Int64.init)
+        while let row = next, keys.count < limit {
+            try step.bind(row, at: 1)
+            try step.bind(below, at: 3)
+            guard let (key, previous) = try step.firstRow({ row in
+                (ExportedIdempotencyKey(key: try DirectStatement.text(row, 0, column: "key"),
+                                        status: try DirectStatement.requiredInt(row, 1, column: "status"),
+                                        version: try DirectStatement.requiredInt(row, 2, column: "version"),
+                                        createdAt: try DirectStatement.text(row, 3, column: "created_at")),
+                 DirectStatement.optionalInt(row, 4).map(Int64.init))
+            }) else { break }
+            keys.append(key)
+            below = row
+            next = previous
         }
-        return keys.count > limit ? nil : keys
+        return keys
+    }
+
+    /// One step of a walk of keys: the key `?1` if it is the session's (`?2`) and its rowid is
+    /// below the one before (`?3`).
+    static let keyStepSQL = """
+        SELECT key, status, version, created_at, previous FROM idempotency_keys WHERE id = ?1 AND session_id = ?2 AND id < ?3
+        """
+
+    /// Deletes a session's (`?1`) keys along their chain, as `keys(of:limit:in:)` walks it.
+    static let cutKeysSQL = """
+        WITH RECURSIVE chain(row, previous) AS (
+            SELECT id, previous FROM idempotency_keys
+            WHERE id = (SELECT newest_key FROM log_heads WHERE session_id = ?1) AND session_id = ?1
+            UNION ALL
+            SELECT k.id, k.previous FROM chain c JOIN idempotency_keys k ON k.id = c.previous
+            WHERE k.session_id = ?1 AND k.id < c.row
+        )
+        DELETE FROM idempotency_keys WHERE id IN (SELECT row FROM chain)
+        """
+
+    /// Deletes a session's keys and log (before its row, whose deletion takes its head along)
+    /// and returns how many of each were deleted. The key table and the log have no foreign key
+    /// to cascade from `sessions` (migrations 20 and 21): whatever deletes a session calls this.
+    @discardableResult
+    static func cutSession(_ sessionId: String, in db: Database) throws -> (keys: Int, entries: Int) {
+        try db.cachedStatement(sql: cutKeysSQL).execute(arguments: [sessionId])
+        let keys = db.changesCount
+        return (keys, try cutLog(of: sessionId, in: db))
     }
 
     /// The answers stored under any of `keys` for this session, in one read transaction.
@@ -612,7 +671,7 @@ extension SQLiteStore {
     @discardableResult
     public func deleteSession(id: String) throws -> Bool {
         try writing { db in
-            try Self.cutLog(of: id, in: db)
+            try Self.cutSession(id, in: db)
             try db.cachedStatement(sql: "DELETE FROM sessions WHERE id = ?").execute(arguments: [id])
             let deleted = db.changesCount > 0
             try lowerCompactionCursor(db)
@@ -631,12 +690,9 @@ extension SQLiteStore {
             }
             let version = try Int.fetchOne(db.cachedStatement(sql: Self.headSQL), arguments: [id]) ?? 0
             var ended = SessionEnding(sessionId: id, userId: userId, version: version)
-            ended.actions = try Self.cutLog(of: id, in: db)
-            let counts: [WritableKeyPath<SessionEnding, Int>] = [\.idempotencyKeys, \.streamTickets]
-            for (table, count) in zip(["idempotency_keys", "stream_tickets"], counts) {
-                try db.execute(sql: "DELETE FROM \(table) WHERE session_id = ?", arguments: [id])
-                ended[keyPath: count] = db.changesCount
-            }
+            (ended.idempotencyKeys, ended.actions) = try Self.cutSession(id, in: db)
+            try db.execute(sql: "DELETE FROM stream_tickets WHERE session_id = ?", arguments: [id])
+            ended.streamTickets = db.changesCount
             try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
             try lowerCompactionCursor(db)
             try Self.appendAudit(db, at: Timestamp.string(), action: AuditAction.sessionEnd, subject: id, old: version, new: nil,

@@ -16,7 +16,7 @@ extension SQLiteStore {
     /// in neither file once this returns. When a long read keeps the checkpoint from
     /// finishing, the background checkpointer truncates at its next turn that can.
     public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {
-        let scanned = try scannedEntries(ofUser: id)
+        let scanned = try scannedRows(ofUser: id)
         let erased = try eraseUserRows(id: id, auditSubject: auditSubject, audit: audit, scanned: scanned)
         checkpointer.truncateSoon()
         do {
@@ -28,36 +28,48 @@ extension SQLiteStore {
         return erased
     }
 
-    /// The log entries of the user's sessions (rowid and session), found by a scan of the whole
-    /// log on a reader, so that the writer is not held for it. The erasure deletes them, then
-    /// each session's log along its chain (`cutLog`: the entries committed since the scan):
-    /// an entry written into the file some other way, without its link (a hand edit, another
-    /// tool), goes too. An erasure leaves nothing of the user, whatever wrote it.
-    private func scannedEntries(ofUser id: String) throws -> [(entry: Int64, session: String)] {
+    /// The log entries and the idempotency keys of the user's sessions (rowid and session,
+    /// each), found by a scan of each whole table on a reader, so that the writer is not held for
+    /// it. The erasure deletes them, then each session's keys and log along their chains
+    /// (`cutSession`: what was committed since the scan): a row written into the file some
+    /// other way, without its link (a hand edit, another tool), goes too. An erasure leaves
+    /// nothing of the user, whatever wrote it.
+    private func scannedRows(ofUser id: String) throws -> ScannedRows {
         try reading { db in
-            try Row.fetchAll(db, sql: "SELECT rowid, session_id FROM actions WHERE session_id IN (\(Self.userSessionsSQL))",
-                             arguments: [id]).map { (try $0.decode(atIndex: 0), try $0.decode(atIndex: 1)) }
+            func scan(_ table: String) throws -> [(row: Int64, session: String)] {
+                try Row.fetchAll(db, sql: "SELECT rowid, session_id FROM \(table) WHERE session_id IN (\(Self.userSessionsSQL))",
+                                 arguments: [id]).map { (try $0.decode(atIndex: 0), try $0.decode(atIndex: 1)) }
+            }
+            return ScannedRows(entries: try scan("actions"), keys: try scan("idempotency_keys"))
         }
     }
 
-    private func eraseUserRows(id: String, auditSubject: String, audit: AuditStamp,
-                               scanned: [(entry: Int64, session: String)]) throws -> UserErasure {
+    /// What `scannedRows(ofUser:)` found.
+    private struct ScannedRows {
+        var entries: [(row: Int64, session: String)]
+        var keys: [(row: Int64, session: String)]
+    }
+
+    private func eraseUserRows(id: String, auditSubject: String, audit: AuditStamp, scanned: ScannedRows) throws -> UserErasure {
         try writing { db in
             var erased = UserErasure()
             let ids = try String.fetchAll(db, sql: Self.userSessionsSQL, arguments: [id])
             // Deleted explicitly, before the session rows, so that each is counted (the
             // cascade from sessions would find nothing left).
-            let deleteScanned = try db.cachedStatement(sql: "DELETE FROM actions WHERE rowid = ? AND session_id = ?")
-            for (entry, session) in scanned {
-                try deleteScanned.execute(arguments: [entry, session])
-                erased.actions += db.changesCount
+            for (table, rows, count) in [("actions", scanned.entries, \UserErasure.actions),
+                                         ("idempotency_keys", scanned.keys, \UserErasure.idempotencyKeys)] {
+                let deleteScanned = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE rowid = ? AND session_id = ?")
+                for (row, session) in rows {
+                    try deleteScanned.execute(arguments: [row, session])
+                    erased[keyPath: count] += db.changesCount
+                }
             }
             for session in ids {
-                erased.actions += try Self.cutLog(of: session, in: db)
+                let (keys, entries) = try Self.cutSession(session, in: db)
+                erased.idempotencyKeys += keys
+                erased.actions += entries
             }
-            let bySession: [WritableKeyPath<UserErasure, Int>] = [
-                \.idempotencyKeys, \.streamTickets, \.sessionFeatures, \.rolloutSessions,
-            ]
+            let bySession: [WritableKeyPath<UserErasure, Int>] = [\.streamTickets, \.sessionFeatures, \.rolloutSessions]
             for (sql, count) in zip(Self.erasureBySessionSQL, bySession) {
                 let statement = try db.cachedStatement(sql: sql)
                 for session in ids {
@@ -87,10 +99,9 @@ extension SQLiteStore {
         UNION SELECT session_id FROM exposures WHERE user_id = ?1
         UNION SELECT session_id FROM experiment_exclusions WHERE user_id = ?1
         """
-    /// What an erasure deletes per session (`?`: a session id) besides its log (along its
-    /// chain, `cutLog`), each by an index on session_id.
+    /// What an erasure deletes per session (`?`: a session id) besides its keys and log (along
+    /// their chains, `cutSession`), each by an index on session_id.
     static let erasureBySessionSQL = [
-        "DELETE FROM idempotency_keys WHERE session_id = ?",
         "DELETE FROM stream_tickets WHERE session_id = ?", "DELETE FROM session_features WHERE session_id = ?",
         "DELETE FROM rollout_sessions WHERE session_id = ?",
     ]
@@ -119,9 +130,6 @@ extension SQLiteStore {
                 rows.removeLast()
                 export.truncated = true
             }
-            let keys = try db.cachedStatement(sql: """
-                SELECT key, status, version, created_at FROM idempotency_keys WHERE session_id = ? ORDER BY created_at, key LIMIT ?
-                """)
             var actionBudget = limits.actions
             var keyBudget = limits.rows
             for row in rows {
@@ -133,11 +141,11 @@ extension SQLiteStore {
                 let actionsTruncated = actions.count > actionBudget
                 if actionsTruncated { actions.removeLast() }
                 actionBudget -= actions.count
-                var used = try Row.fetchAll(keys, arguments: [session.id, keyBudget + 1]).map { row in
-                    ExportedIdempotencyKey(key: try row.decode(atIndex: 0), status: try row.decode(atIndex: 1), version: try row.decode(atIndex: 2), createdAt: try row.decode(atIndex: 3))
-                }
+                // The oldest first, as stamped: the whole chain is walked (newest first) to find them.
+                var used = try Self.keys(of: session.id, limit: .max, in: db)
+                    .sorted { ($0.createdAt, $0.key) < ($1.createdAt, $1.key) }
                 if used.count > keyBudget {
-                    used.removeLast()
+                    used.removeLast(used.count - keyBudget)
                     export.truncated = true
                 }
                 keyBudget -= used.count

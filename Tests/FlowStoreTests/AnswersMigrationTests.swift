@@ -103,7 +103,7 @@ struct AnswersMigrationTests {
         let indexes = try store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'idempotency_keys'")
         }
-        #expect(indexes == ["idempotency_keys_by_session"])
+        #expect(indexes == ["idempotency_keys_by_key"])
     }
 }
 
@@ -163,6 +163,6 @@ extension AnswersMigrationTests {
         let indexes = try store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'idempotency_keys'")
         }
-        #expect(indexes == ["idempotency_keys_by_session"])
+        #expect(indexes == ["idempotency_keys_by_key"])
     }
 }

@@ -231,7 +231,7 @@ extension LogChainTests {
 
         let store = try SQLiteStore(path: database.path)
         defer { try? store.close() }
-        #expect(try store.migrate(Migration.bundled(.sqlite)).map(\.version) == [20])
+        #expect(try store.migrate(Migration.bundled(.sqlite)).map(\.version) == [20, 21])
         #expect(try store.pool.read { db in
             try Row.fetchAll(db, sql: "SELECT rowid, session_id, version FROM actions ORDER BY rowid")
                 .map { "\($0[0] as Int64) \($0[1] as String) \($0[2] as Int)" }
