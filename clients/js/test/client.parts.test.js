@@ -307,12 +307,53 @@ test('requests carry If-Match on the tap\'s version, its key, and the batch item
   assert.equal(batch.body, '{"actions":[{"key":"a","version":1,"action":{"type":"x"},"at":"T"},{"key":"b","version":2,"action":{"type":"y"}}]}');
 });
 
-test('retries back off by doubling up to the cap; keys are random v4 UUIDs', () => {
+test('retries back off by doubling up to the cap', () => {
   const policy = new RetryPolicy({ attempts: 5, initialDelay: 100, maximumDelay: 350 });
   assert.deepEqual([1, 2, 3, 4].map((n) => policy.delay(n)), [100, 200, 350, 350]);
-  const keys = new Set(Array.from({ length: 100 }, randomKey));
-  assert.equal(keys.size, 100);
-  assert.ok([...keys].every((key) => /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(key)));
+});
+
+/** A UUIDv7 with the RFC 9562 variant, in the canonical lowercase 8-4-4-4-12 form. */
+const canonicalV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A key's 16 bytes, read back from its text. @param {string} key */
+const keyBytes = (key) => Uint8Array.from(key.replaceAll('-', '').match(/../g) ?? [], (pair) => parseInt(pair, 16));
+
+/** The time in a key's first 48 bits. @param {string} key */
+const keyTime = (key) => keyBytes(key).subarray(0, 6).reduce((time, byte) => time * 256 + byte, 0);
+
+test('keys have the version nibble 7 in byte 6 and the variant bits 10 on top of byte 8', () => {
+  for (let i = 0; i < 1000; i++) {
+    const bytes = keyBytes(randomKey());
+    assert.equal(bytes.length, 16);
+    assert.equal(bytes[6] >> 4, 7);
+    assert.equal(bytes[8] >> 6, 0b10);
+  }
+});
+
+test('a key\'s first 48 bits are the time it was made at, in ms, big-endian; now unless given', () => {
+  for (const milliseconds of [0, 1, 0x0123_4567_89ab, 1_767_225_600_123, 2 ** 32, 2 ** 48 - 1]) {
+    assert.equal(keyTime(randomKey(milliseconds)), milliseconds, `at ${milliseconds}`);
+  }
+  assert.equal(randomKey(0x0123_4567_89ab).slice(0, 13), '01234567-89ab');
+  const before = Date.now();
+  const made = keyTime(randomKey());
+  assert.ok(before <= made && made <= Date.now(), `made at ${made}, sent from ${before}`);
+});
+
+test('a key made a millisecond later sorts after, as text and as bytes', () => {
+  for (const milliseconds of [1_767_225_600_123, 0xff, 0xffff, 0xff_ffff, 2 ** 32 - 1, 0xff_ffff_ffff]) {
+    for (let i = 0; i < 100; i++) {
+      const [earlier, later] = [randomKey(milliseconds), randomKey(milliseconds + 1)];
+      assert.ok(earlier < later, `${earlier} < ${later}`);
+      assert.ok(Buffer.compare(keyBytes(earlier), keyBytes(later)) < 0, `${earlier} < ${later} as bytes`);
+    }
+  }
+});
+
+test('10,000 keys are distinct, each a lowercase 8-4-4-4-12 UUIDv7', () => {
+  const keys = Array.from({ length: 10_000 }, () => randomKey());
+  assert.equal(new Set(keys).size, keys.length);
+  for (const key of keys) assert.match(key, canonicalV7);
 });
 
 test('the event stream ends at once, saying so, where fetch cannot stream a body (React Native); it reads events where it can', async () => {

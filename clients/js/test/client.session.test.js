@@ -39,6 +39,20 @@ test('taps through onboarding are shown from the predictions at once and each is
   await session.close();
 });
 
+test('a tap posts a UUIDv7 key made while it was sent', async () => {
+  const { session, network } = await start();
+  const before = Date.now();
+  await session.send({ type: 'onboarding.showSecond' });
+  const sent = Date.now();
+  await session.settled();
+  const keys = network.requests('POST', /\/actions$/).map((post) => post.headers['Idempotency-Key']);
+  assert.equal(keys.length, 1);
+  assert.match(keys[0], /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  const made = parseInt(keys[0].slice(0, 13).replace('-', ''), 16);  // the first 48 bits
+  assert.ok(before <= made && made <= sent, `made at ${made}, sent between ${before} and ${sent}`);
+  await session.close();
+});
+
 test('a 500 before the commit, then a 500 and a lost answer after it: the tap goes again under the same key and is stored exactly once', async () => {
   const { session, network, events } = await start();
   const post = (/** @type {string} */ method, /** @type {string} */ url) => method === 'POST' && url.includes('/actions');

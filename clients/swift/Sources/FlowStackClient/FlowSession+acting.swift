@@ -9,9 +9,9 @@ import JSON
 
 extension FlowSession {
     /// Applies `action` and returns what to show, at once when the local engine (or a prediction)
-    /// can tell; then posts it with `If-Match` and an idempotency key in the background. The
-    /// answer confirms it, or corrects it (a `.corrected` event). With neither engine nor
-    /// prediction, it waits for the answer.
+    /// can tell; then posts it with `If-Match` and an idempotency key in the background (a
+    /// UUIDv7, which sorts by the time the tap was made). The answer confirms it, or corrects it
+    /// (a `.corrected` event). With neither engine nor prediction, it waits for the answer.
     ///
     /// ```swift
     /// let next = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 1]))
@@ -24,7 +24,7 @@ extension FlowSession {
     ///   queued: a closed session sends nothing and writes nothing to the store).
     public func send(_ action: FlowAction) async throws -> NavigationState {
         guard !closed else { throw Unreachable(detail: "the session is closed; the tap was not queued") }
-        let key = UUID().uuidString.lowercased()
+        let key = IdempotencyKey.make()
         let result = try machine.tap(action, key: key, at: Self.timestamp())
         persist()
         publish()
