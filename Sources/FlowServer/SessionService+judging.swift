@@ -83,12 +83,16 @@ extension SessionService {
         case .action(let action):
             var known: IdempotentAnswer?? = .none
             if let key = action.idempotency?.key {
-                if session.neverCommitted(CollectionOfOne(key)) {
+                // Answers read in this turn come first: the filter is built from the keys the
+                // store could list, and a key it missed (one written without its link, on
+                // SQLite) must still be replayed, not refused by the unique index at each retry.
+                if let answers {
+                    known = .some(answers[key])
+                } else if session.neverCommitted(CollectionOfOne(key)) {
                     counters.keyLookupsSpared.add(1, ordering: .relaxed)
                     known = .some(nil)
                 } else {
-                    guard let answers else { return .needsRead }
-                    known = .some(answers[key])
+                    return .needsRead
                 }
             }
             let attempt: Attempt
@@ -124,12 +128,13 @@ extension SessionService {
             }
         case .batch(let batch):
             let stored: [String: IdempotentAnswer]
-            if session.neverCommitted(batch.items.lazy.map(\.key)) {
+            if let answers {  // read in this turn: first, as for one action
+                stored = answers
+            } else if session.neverCommitted(batch.items.lazy.map(\.key)) {
                 counters.keyLookupsSpared.add(batch.items.count, ordering: .relaxed)
                 stored = [:]
             } else {
-                guard let answers else { return .needsRead }
-                stored = answers
+                return .needsRead
             }
             let plan: BatchPlan
             do throws(SessionError) {

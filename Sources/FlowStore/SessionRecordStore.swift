@@ -65,6 +65,8 @@ public protocol SessionRecordStore: AnyObject, Sendable {
     /// Every idempotency key stored for this session, when there are at most `limit`; nil when
     /// there are more, or when the store does not tell (then each key is looked up when used).
     /// Read after the session, so that it holds every key of the session as read, and more.
+    /// (On SQLite, every key its chain reaches: a row written into the file without its link is
+    /// missed, and a retry under it is still replayed from the look-up of its turn.)
     func usedKeys(sessionId: String, limit: Int) throws -> [String]?
     /// Deletes the session, its log and its idempotent answers; false when there was none.
     @discardableResult

@@ -529,8 +529,10 @@ extension SQLiteStore {
         """
 
     /// Deletes a session's log entries below `version` (all of them by default) and, when none
-    /// is left, its head; returns how many entries were deleted. Every deletion of entries goes
-    /// through here (the log has no foreign key to cascade from `sessions`: migration 20).
+    /// is left and it names no key still stored, its head; returns how many entries were
+    /// deleted. Every deletion of entries goes through here (the log has no foreign key to
+    /// cascade from `sessions`: migration 20). A head kept for its keys names an entry that is
+    /// gone, which reads as none (`newestEntryJoin`).
     @discardableResult
     static func cutLog(of sessionId: String, below version: Int64 = .max, in db: Database) throws -> Int {
         try db.cachedStatement(sql: cutLogSQL).execute(arguments: [sessionId, version])
@@ -538,6 +540,7 @@ extension SQLiteStore {
         try db.cachedStatement(sql: """
             DELETE FROM log_heads WHERE session_id = ?1
               AND NOT EXISTS (SELECT 1 FROM actions a WHERE a.rowid = log_heads.newest AND a.session_id = ?1)
+              AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.id = log_heads.newest_key AND k.session_id = ?1)
             """).execute(arguments: [sessionId])
         return removed
     }
@@ -645,7 +648,7 @@ extension SQLiteStore {
     @discardableResult
     static func cutSession(_ sessionId: String, in db: Database) throws -> (keys: Int, entries: Int) {
         try db.cachedStatement(sql: cutKeysSQL).execute(arguments: [sessionId])
-        let keys = db.changesCount
+        let keys = db.changesCount  // first: the head that names the newest key goes with the log
         return (keys, try cutLog(of: sessionId, in: db))
     }
 
@@ -667,7 +670,9 @@ extension SQLiteStore {
         }
     }
 
-    /// Deletes the session, its log and its idempotent answers; false when there was none.
+    /// Deletes the session, its log and its idempotent answers (those its chains reach: a row
+    /// written into the file without its link stays, unread, until retention or an erasure);
+    /// false when there was none.
     @discardableResult
     public func deleteSession(id: String) throws -> Bool {
         try writing { db in

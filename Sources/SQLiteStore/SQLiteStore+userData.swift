@@ -54,8 +54,8 @@ extension SQLiteStore {
         try writing { db in
             var erased = UserErasure()
             let ids = try String.fetchAll(db, sql: Self.userSessionsSQL, arguments: [id])
-            // Deleted explicitly, before the session rows, so that each is counted (the
-            // cascade from sessions would find nothing left).
+            // Deleted explicitly, before the session rows: neither table has a foreign key to
+            // cascade from them (migrations 20 and 21), and each row is counted.
             for (table, rows, count) in [("actions", scanned.entries, \UserErasure.actions),
                                          ("idempotency_keys", scanned.keys, \UserErasure.idempotencyKeys)] {
                 let deleteScanned = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE rowid = ? AND session_id = ?")
@@ -141,9 +141,13 @@ extension SQLiteStore {
                 let actionsTruncated = actions.count > actionBudget
                 if actionsTruncated { actions.removeLast() }
                 actionBudget -= actions.count
-                // The oldest first, as stamped: the whole chain is walked (newest first) to find them.
-                var used = try Self.keys(of: session.id, limit: .max, in: db)
-                    .sorted { ($0.createdAt, $0.key) < ($1.createdAt, $1.key) }
+                // The oldest first, as stamped: the whole chain is walked (newest first) to find
+                // them, unless the budget is spent (one key then tells that there are more).
+                var used = try Self.keys(of: session.id, limit: keyBudget == 0 ? 1 : .max, in: db)
+                    .sorted { a, b in  // by bytes, as SQLite's ORDER BY compared them
+                        a.createdAt == b.createdAt ? a.key.utf8.lexicographicallyPrecedes(b.key.utf8)
+                            : a.createdAt.utf8.lexicographicallyPrecedes(b.createdAt.utf8)
+                    }
                 if used.count > keyBudget {
                     used.removeLast(used.count - keyBudget)
                     export.truncated = true

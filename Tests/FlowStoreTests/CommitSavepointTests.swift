@@ -29,30 +29,34 @@ struct CommitSavepointTests {
         results.map { if case .success = $0 { true } else { false } }
     }
 
-    /// A keyed commit that writes more (a user patch) and whose last write (its key) fails takes
-    /// back its earlier ones (the log entry, the patch): without its savepoint the entry would
-    /// stay, an action logged that was refused.
+    /// A keyed commit that writes more (a user patch) and whose last write (the patch) fails
+    /// takes back its earlier ones (its key, its log entry, its head): without its savepoint
+    /// they would stay, an action logged and a key kept that were refused. The session's next
+    /// key links to the key before the failed one.
     @Test func aFailedLaterWriteTakesTheEarlierOnesBack() throws {
         let (database, store) = try Self.store(trigger: """
-            CREATE TRIGGER refuse_answer BEFORE INSERT ON idempotency_keys WHEN NEW.key = 'refused'
+            CREATE TRIGGER refuse_patch BEFORE UPDATE OF state ON users WHEN NEW.state LIKE '%refused%'
             BEGIN SELECT RAISE(ABORT, 'planted failure'); END
             """)
         defer { withExtendedLifetime(database) { try? store.close() } }
+        try store.commit(SessionStoreTests.commit("s-2", version: 1, key: "before"))
         let results = SessionStoreTests.submitted([
             SessionStoreTests.commit("s-1", version: 1, key: "fine"),
-            SessionStoreTests.commit("s-2", version: 1, patch: #"{"seen":true}"#, key: "refused"),
+            SessionStoreTests.commit("s-2", version: 2, patch: #"{"refused":true}"#, key: "refused"),
             SessionStoreTests.commit("s-3", version: 1, patch: #"{"seen":true}"#),
         ], to: store)
         #expect(Self.succeeded(results) == [true, false, true])
         #expect(try Self.versions(store, "s-1") == [1])
-        #expect(try Self.versions(store, "s-2") == [])
+        #expect(try Self.versions(store, "s-2") == [1])
         #expect(try Self.versions(store, "s-3") == [1])
         #expect(try store.idempotentAnswer(sessionId: "s-1", key: "fine") != nil)
         #expect(try store.idempotentAnswer(sessionId: "s-2", key: "refused") == nil)
-        #expect(try store.session(id: "s-2")?.version == 0)
-        // Nothing of it is left half-written: the same version commits once the cause is gone.
-        try store.commit(SessionStoreTests.commit("s-2", version: 1, key: "other"))
-        #expect(try Self.versions(store, "s-2") == [1])
+        #expect(try store.headVersion(sessionId: "s-2") == 1)
+        // Nothing of it is left half-written: the same version commits once the cause is gone,
+        // and its key follows the one before.
+        try store.commit(SessionStoreTests.commit("s-2", version: 2, key: "other"))
+        #expect(try Self.versions(store, "s-2") == [1, 2])
+        #expect(try store.usedKeys(sessionId: "s-2", limit: 10).map(Set.init) == ["before", "other"])
     }
 
     /// A keyed commit that writes nothing else runs without a savepoint, its key first: when

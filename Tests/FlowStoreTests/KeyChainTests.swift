@@ -98,6 +98,26 @@ struct KeyChainTests {
         #expect(try store.usedKeys(sessionId: "b", limit: 100) == ["b-7"])
     }
 
+    /// A log cut to nothing (compaction folds a session's newest entry into its row) keeps the
+    /// head while it names a key: the keys still read back, and the next key links on.
+    @Test func aHeadStaysForItsKeys() throws {
+        let (database, store) = try Self.store(versions: 4)
+        defer { withExtendedLifetime(database) { try? store.close() } }
+        #expect(try store.pool.write { db in try SQLiteStore.cutLog(of: "a", in: db) } == 4)
+        #expect(try store.actions(sessionId: "a", after: 0, limit: 10) == [])
+        #expect(try store.usedKeys(sessionId: "a", limit: 10).map(Set.init) == Self.keys("a", through: 4))
+        try store.pool.write { db in try db.execute(sql: "UPDATE sessions SET version = 4 WHERE id = 'a'") }
+        try store.commit(SessionStoreTests.commit("a", version: 5, key: "a-5"))
+        #expect(try store.usedKeys(sessionId: "a", limit: 10).map(Set.init) == Self.keys("a", through: 5))
+        #expect(try store.actions(sessionId: "a", after: 0, limit: 10).map(\.version) == [5])
+        // Once its keys are gone too, so is the head.
+        try store.pool.write { db in
+            try db.execute(sql: "DELETE FROM idempotency_keys WHERE session_id = 'a'")
+            try SQLiteStore.cutLog(of: "a", in: db)
+        }
+        #expect(try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM log_heads WHERE session_id = 'a'") } == 0)
+    }
+
     /// Once retention deleted every key, SQLite numbers keys from 1 again: a session's head can
     /// name the number its own next key is given, which then names itself as the key before.
     /// Walks and deletions read it once.
@@ -197,7 +217,7 @@ extension KeyChainTests {
         let database = try TestDatabase(kind: .sqlite)
         defer { withExtendedLifetime(database) {} }
         let before = try AnswersMigrationTests.store(migratedTo: 20, at: database)
-        for id in ["s-1", "s-2", "s-3"] { try before.insert(SessionStoreTests.session(id)) }
+        for id in ["s-1", "s-2", "s-3", "s-4"] { try before.insert(SessionStoreTests.session(id)) }
         try before.pool.writeWithoutTransaction { db in
             // Log entries and heads as migration 20's store wrote them (today's writes a key's link).
             for version in 1...6 {
@@ -213,7 +233,8 @@ extension KeyChainTests {
                         """, arguments: [id])
                 }
             }
-            for (id, version) in [("s-1", 1), ("s-2", 1), ("s-1", 2), ("s-2", 2), ("s-1", 4), ("s-2", 3)] {
+            // s-4's log was compacted away: keys, and no head row.
+            for (id, version) in [("s-1", 1), ("s-2", 1), ("s-4", 1), ("s-1", 2), ("s-2", 2), ("s-1", 4), ("s-4", 2), ("s-2", 3)] {
                 try db.execute(sql: """
                     INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, created_at)
                     VALUES (?, ?, x'09', 200, ?, '2026-11-30T00:00:00.000Z')
@@ -241,6 +262,10 @@ extension KeyChainTests {
         #expect(try store.usedKeys(sessionId: "s-1", limit: 10).map(Set.init) == ["s-1-1", "s-1-2", "s-1-4"])
         #expect(try store.usedKeys(sessionId: "s-2", limit: 10).map(Set.init) == ["s-2-1", "s-2-2", "s-2-3"])
         #expect(try store.usedKeys(sessionId: "s-3", limit: 10) == [])
+        #expect(try store.usedKeys(sessionId: "s-4", limit: 10).map(Set.init) == ["s-4-1", "s-4-2"])
+        #expect(try store.headVersion(sessionId: "s-4") == 0)
+        try store.commit(SessionStoreTests.commit("s-4", version: 1, key: "s-4-3"))
+        #expect(try store.usedKeys(sessionId: "s-4", limit: 10).map(Set.init) == ["s-4-1", "s-4-2", "s-4-3"])
         #expect(try store.idempotentAnswer(sessionId: "s-2", key: "s-2-3")?.version == 3)
         try store.commit(SessionStoreTests.commit("s-1", version: 7, key: "s-1-7"))
         #expect(try store.usedKeys(sessionId: "s-1", limit: 10).map(Set.init) == ["s-1-1", "s-1-2", "s-1-4", "s-1-7"])

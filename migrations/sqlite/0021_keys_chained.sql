@@ -4,8 +4,8 @@
 -- commit batch, written to the WAL at every commit that touched it and copied again by the
 -- checkpointer. Led by the key, keys that sort by time (UUIDv7, which both clients send) land
 -- on the index's last leaves, and a batch's keys share them: a keyed action cost the server
--- 0.76x the CPU, and it took 1.39x the keyed actions a second (BENCHMARKS.md, issue 35). Keys
--- in random order (UUIDv4, the clients before) cost what they did.
+-- 0.84x the CPU, and it took 1.27x the keyed actions a second (BENCHMARKS.md, issue 35,
+-- nineteenth session). Keys in random order (UUIDv4, the clients' before) cost what they did.
 --
 -- What needs a session's keys (loading them with the session, ending or deleting it, export)
 -- walks its chain: each key names the session's key before it (`previous`, its rowid), and
@@ -16,7 +16,7 @@
 --
 -- The table no longer references `sessions` (a foreign key's cascade looks its child rows up
 -- by `session_id`, which would now scan the table): whatever deletes a session deletes its keys
--- along their chain first (`SQLiteStore.cutKeys`). It is rebuilt for that, its rows keeping
+-- along their chain first (`SQLiteStore.cutSession`). It is rebuilt for that, its rows keeping
 -- their rowids (retention prunes them in that order), now declared as `id INTEGER PRIMARY KEY`
 -- so that `VACUUM` and `.dump` keep the links.
 CREATE TABLE idempotency_keys_chained (
@@ -41,10 +41,14 @@ ALTER TABLE idempotency_keys_chained RENAME TO idempotency_keys;
 CREATE UNIQUE INDEX idempotency_keys_by_key ON idempotency_keys (key, session_id);
 
 -- Each session's newest key, beside its newest log entry: every keyed commit moves both in the
--- one statement that moved the entry alone. A key is written only with a log entry, and the
--- log keeps its newest entry, so a session with keys has a head row. (Keys of one without, which
--- no walk would reach, are still checked by the unique index, and retention prunes them by age.)
+-- one statement that moved the entry alone. A head row stays while it names a key, after its
+-- log is gone (`newest` then names an entry that is not there, which reads as none); a session
+-- with keys and no head row (its log compacted away before this) gets one whose `newest` is 0,
+-- no entry's rowid.
 ALTER TABLE log_heads ADD COLUMN newest_key INTEGER;  -- the rowid of its newest key, NULL for none
 UPDATE log_heads SET newest_key = k.newest
 FROM (SELECT session_id, max(id) AS newest FROM idempotency_keys GROUP BY session_id) AS k
 WHERE k.session_id = log_heads.session_id;
+INSERT INTO log_heads (session_id, newest, newest_key)
+SELECT session_id, 0, max(id) FROM idempotency_keys WHERE session_id NOT IN (SELECT session_id FROM log_heads)
+GROUP BY session_id ORDER BY min(id);

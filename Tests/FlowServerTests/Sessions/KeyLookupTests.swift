@@ -4,6 +4,7 @@ import FlowStore
 import Foundation
 import HTTPServer
 import HTTPTestClient
+import SQLiteStore
 import StoreTestSupport
 @testable import FlowServer
 import Testing
@@ -114,6 +115,32 @@ struct KeyLookupTests {
         } else {
             #expect(Self.lookups(test).looked == 51)  // PostgreSQL does not tell a session's keys
         }
+    }
+
+    /// A key stored where its session's chain does not reach it (SQLite: a head that no longer
+    /// names it, as a row written without its link would be) is missing from the keys a session
+    /// read back brings, but its answer, looked up in the same turn, is what the retry gets:
+    /// a replay, not the unique index's refusal at every attempt. Once and in a batch.
+    @Test func aKeyTheChainMissesStillReplays() throws {
+        let first = try TestApp()
+        guard first.store.dialect == .sqlite else { return }
+        let firstClient = SessionClient(sender: first.direct)
+        let session = try firstClient.create(userId: "off-chain")
+        let before = try firstClient.act(session, Self.taps[0], headers: [("Idempotency-Key", "k-0")])
+        #expect(before.status == 200)
+        let sqlite = try #require(first.store as? SQLiteStore)
+        try sqlite.pool.write { db in try db.execute(sql: "UPDATE log_heads SET newest_key = NULL") }
+        #expect(try sqlite.usedKeys(sessionId: session.id, limit: 10) == [])
+        let test = try first.reopened()
+        let client = SessionClient(sender: test.direct)
+        let again = try client.act(session, Self.taps[0], headers: [("Idempotency-Key", "k-0")])
+        #expect(again.status == 200, "\(again.text)")
+        #expect(again.headers["Idempotent-Replayed"] == "true")
+        #expect(again.body == before.body)
+        let restarted = try test.reopened()
+        let batch = try SessionClient(sender: restarted.direct).batch(session, [Tap(key: "k-0", version: 0, action: Self.taps[0])])
+        #expect(batch.json.batchStatuses == ["skipped"], "\(batch.text)")
+        #expect(try SessionClient(sender: restarted.direct).state(session).json["version"] == 1)
     }
 
     /// A session read back with more keys than `UsedKeys.loadedLimit` looks every key up.
