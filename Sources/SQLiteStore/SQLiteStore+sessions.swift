@@ -2,6 +2,7 @@
 import Foundation
 import FlowStore
 import GRDB
+import GRDBSQLite
 
 extension SQLiteStore {
     /// Inserts a new session, and its user when the user is new. `exposures` are the
@@ -588,34 +589,48 @@ extension SQLiteStore {
     }
 
     /// The session's stored keys, at most `limit` (nil when there are more): its chain walked
-    /// from its newest key (`keys(of:limit:in:)`).
+    /// from its newest key, reading the key alone (`usedKeyStepSQL`).
     public func usedKeys(sessionId: String, limit: Int) throws -> [String]? {
-        let keys = try reading { db in try Self.keys(of: sessionId, limit: limit + 1, in: db) }
-        return keys.count > limit ? nil : keys.map(\.key)
+        let keys = try reading { db in
+            try Self.walkKeys(of: sessionId, limit: limit + 1, step: Self.usedKeyStepSQL, in: db) { row in
+                try DirectStatement.text(row, 0, column: "key")
+            }
+        }
+        return keys.count > limit ? nil : keys
     }
 
-    /// Up to `limit` of a session's stored keys, newest first: its chain (migration 21) walked
-    /// from the key its head names, one look-up by rowid a step. A step must stay in the session
-    /// and go down in rowid, so the walk ends at a key retention deleted (it deletes the oldest
-    /// first: a chain is only ever cut below), or at a `previous` SQLite numbered again.
+    /// Up to `limit` of a session's stored keys, newest first, as an export lists them.
     static func keys(of sessionId: String, limit: Int, in db: Database) throws -> [ExportedIdempotencyKey] {
+        try walkKeys(of: sessionId, limit: limit, step: keyStepSQL, in: db) { row in
+            ExportedIdempotencyKey(key: try DirectStatement.text(row, 0, column: "key"),
+                                   status: try DirectStatement.requiredInt(row, 1, column: "status"),
+                                   version: try DirectStatement.requiredInt(row, 2, column: "version"),
+                                   createdAt: try DirectStatement.text(row, 3, column: "created_at"))
+        }
+    }
+
+    /// Up to `limit` of a session's stored keys, newest first, each as `decode` reads a row of
+    /// `step` (whose last column is `previous`): its chain (migration 21) walked from the key its
+    /// head names, one look-up by rowid a step. A step must stay in the session and go down in
+    /// rowid, so the walk ends at a key retention deleted (it deletes the oldest first: a chain
+    /// is only ever cut below), or at a `previous` SQLite numbered again. Reloading a session
+    /// walks up to `UsedKeys.loadedLimit` + 1 keys, about 0.3 µs each: a session with hundreds of
+    /// keys reads more than the range of an index led by the session did (BENCHMARKS.md).
+    private static func walkKeys<Key>(of sessionId: String, limit: Int, step sql: String, in db: Database,
+                                      decode: (SQLiteStatement) throws -> Key) throws -> [Key] {
         guard limit > 0 else { return [] }
         let start = DirectStatement(try db.cachedStatement(sql: "SELECT newest_key FROM log_heads WHERE session_id = ?"), in: db)
         try start.bind(sessionId, at: 1)
-        let step = DirectStatement(try db.cachedStatement(sql: keyStepSQL), in: db)
+        let step = DirectStatement(try db.cachedStatement(sql: sql), in: db)
         try step.bind(sessionId, at: 2)
-        var keys: [ExportedIdempotencyKey] = []
+        var keys: [Key] = []
         var below = Int64.max
         var next = try start.firstRow { DirectStatement.optionalInt($0, 0) }.flatMap { $0 }.map(Int64.init)
         while let row = next, keys.count < limit {
             try step.bind(row, at: 1)
             try step.bind(below, at: 3)
             guard let (key, previous) = try step.firstRow({ row in
-                (ExportedIdempotencyKey(key: try DirectStatement.text(row, 0, column: "key"),
-                                        status: try DirectStatement.requiredInt(row, 1, column: "status"),
-                                        version: try DirectStatement.requiredInt(row, 2, column: "version"),
-                                        createdAt: try DirectStatement.text(row, 3, column: "created_at")),
-                 DirectStatement.optionalInt(row, 4).map(Int64.init))
+                (try decode(row), DirectStatement.optionalInt(row, sqlite3_column_count(row) - 1).map(Int64.init))
             }) else { break }
             keys.append(key)
             below = row
@@ -625,9 +640,14 @@ extension SQLiteStore {
     }
 
     /// One step of a walk of keys: the key `?1` if it is the session's (`?2`) and its rowid is
-    /// below the one before (`?3`).
+    /// below the one before (`?3`), with what an export lists.
     static let keyStepSQL = """
         SELECT key, status, version, created_at, previous FROM idempotency_keys WHERE id = ?1 AND session_id = ?2 AND id < ?3
+        """
+
+    /// `keyStepSQL` reading the key alone, for a reloaded session's filter.
+    static let usedKeyStepSQL = """
+        SELECT key, previous FROM idempotency_keys WHERE id = ?1 AND session_id = ?2 AND id < ?3
         """
 
     /// Deletes a session's (`?1`) keys along their chain, as `keys(of:limit:in:)` walks it.

@@ -194,7 +194,8 @@ struct KeyChainTests {
         let store = try database.migratedSQLiteStore()
         defer { try? store.close() }
         let statements: [(String, StatementArguments)] = [
-            (SQLiteStore.keyStepSQL, [1, "x", 1]), (SQLiteStore.cutKeysSQL, ["x"]), (SQLiteStore.rowAndLogSQL, ["x"]),
+            (SQLiteStore.keyStepSQL, [1, "x", 1]), (SQLiteStore.usedKeyStepSQL, [1, "x", 1]), (SQLiteStore.cutKeysSQL, ["x"]),
+            (SQLiteStore.rowAndLogSQL, ["x"]),
             ("SELECT request_hash, status, version, body FROM idempotency_keys WHERE session_id = ? AND key = ?", ["x", "k"]),
             ("SELECT 1 FROM idempotency_keys WHERE session_id = ? AND key = ? AND version = ?", ["x", "k", 1]),
         ]
