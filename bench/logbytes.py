@@ -15,9 +15,9 @@ PostgreSQL (`--db postgresql`, a throwaway server of scripts/harness): the growt
 `pg_total_relation_size` over every table of the schema after a plain VACUUM, and of
 `pg_current_wal_lsn()`, each divided by the actions.
 
-With --keyed every action carries an Idempotency-Key, as the clients send every tap: its
-key is stored with it (its request's hash and version; the answer's body is not stored since
-migration 19, a replay makes it again from the log).
+With --keyed every action carries an Idempotency-Key, as the clients send every tap: a UUIDv7,
+as theirs are (`uuid7`: keys that sort by time), stored with it (its request's hash and version;
+the answer's body is not stored since migration 19, a replay makes it again from the log).
 
 Usage: bench/logbytes.py BINARY [--sessions N] [--actions M] [--db sqlite|postgresql] [--page-size N] [--keyed]
 Prints one line: `KIND: A actions, D database bytes per action, W WAL bytes per action`.
@@ -30,6 +30,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
 from harness.server import FlowStackProcess  # noqa: E402
@@ -48,6 +49,15 @@ def make_sessions(port, count):
     return sessions
 
 
+def uuid7():
+    """A UUIDv7 (RFC 9562), as the clients make a tap's key: the Unix time in milliseconds, the
+    version, 74 random bits and the variant, lowercase."""
+    bits = (time.time_ns() // 1_000_000) << 80 | 0x7 << 76 | int.from_bytes(os.urandom(10), "big") & ((1 << 76) - 1)
+    bits = bits & ~(0x3 << 62) | 0x2 << 62
+    text = f"{bits:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 def act(port, sessions, actions, threads=8, keyed=False):
     """Posts `actions` tab switches to each session, the sessions split between threads (each
     with a key of its own when `keyed`); returns how many were applied."""
@@ -60,7 +70,7 @@ def act(port, sessions, actions, threads=8, keyed=False):
             for sid, token in mine:
                 post_json(connection, f"/v1/sessions/{sid}/actions",
                           {"type": "home.selectTab", "params": {"index": (step + 1) % 2}}, token,
-                          key=f"{sid}-{step}" if keyed else None)
+                          key=uuid7() if keyed else None)
                 applied[part] += 1
 
     workers = [threading.Thread(target=run, args=(part,)) for part in range(threads)]

@@ -6,7 +6,8 @@
 # what retention removed meanwhile (/metrics): compaction ran in the intervals marked `*`.
 # After the first periods, disk, WAL and RSS should stay flat and p99 not move with compaction.
 # Usage: bench/soak.sh [seconds [interval [binary]]]   (default 240 s, 5 s, release build)
-#   RETENTION=5s IDLE=5s CONNECTIONS=4 soak.sh ...   (needs the Debian package wrk)
+#   RETENTION=5s IDLE=5s CONNECTIONS=4 KEYED=1 soak.sh ...   (needs the Debian package wrk; KEYED=1: every
+#   action carries an Idempotency-Key, as every tap of the clients does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -49,17 +50,17 @@ import sys, urllib.request
 for line in urllib.request.urlopen('http://127.0.0.1:$port/metrics').read().decode().splitlines():
     if line.startswith('$1 '): print(line.split()[1]); break
 else: print(0)"; }
-# rows: "ACTIONS SESSIONS" stored now (a reader beside the server, WAL mode)
+# rows: "ACTIONS SESSIONS KEYS" stored now (a reader beside the server, WAL mode)
 rows() { python3 -c "
 import sqlite3; db = sqlite3.connect('file:$db?mode=ro', uri=True)
-print(db.execute('SELECT COUNT(*) FROM actions').fetchone()[0], db.execute('SELECT COUNT(*) FROM sessions').fetchone()[0])"; }
+print(*(db.execute(f'SELECT COUNT(*) FROM {t}').fetchone()[0] for t in ('actions', 'sessions', 'idempotency_keys')))"; }
 size_mb() { [ -f "$1" ] && python3 -c "import os; print(f'{os.path.getsize(\"$1\") / 1e6:.1f}')" || echo 0.0; }
 rss_mb() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status"; }
 # p99 in ms from wrk --latency's "99%" line
 p99_ms() { awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms/, "", v) } else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.2f", v }'; }
 
 echo "soak: $seconds s, interval $interval s, --retention $retention --session-idle $idle, wrk -t1 -c$connections, $bin"
-printf '%5s %8s %8s %8s %8s %8s %9s %9s %8s %8s  %s\n' t req/s p99ms dbMB walMB rssMB actions sessions removedA removedS compaction
+printf '%5s %8s %8s %8s %8s %8s %9s %9s %8s %8s %8s  %s\n' t req/s p99ms dbMB walMB rssMB actions sessions keys removedA removedS compaction
 removed_actions=$(metric flowstack_retention_actions_removed_total)
 removed_sessions=$(metric flowstack_retention_sessions_removed_total)
 started=$(date +%s)
@@ -71,10 +72,10 @@ while [ $(( $(date +%s) - started )) -lt "$seconds" ]; do
     now_sessions=$(metric flowstack_retention_sessions_removed_total)
     da=$(( now_actions - removed_actions )); ds=$(( now_sessions - removed_sessions ))
     removed_actions=$now_actions; removed_sessions=$now_sessions
-    read -r stored_actions stored_sessions < <(rows)
+    read -r stored_actions stored_sessions stored_keys < <(rows)
     mark=""; [ $(( da + ds )) -gt 0 ] && mark="*"
-    printf '%5d %8s %8s %8s %8s %8s %9s %9s %8s %8s  %s\n' $(( $(date +%s) - started )) "$rps" "$p99" \
-        "$(size_mb "$db")" "$(size_mb "$db-wal")" "$(rss_mb)" "$stored_actions" "$stored_sessions" "$da" "$ds" "$mark"
+    printf '%5d %8s %8s %8s %8s %8s %9s %9s %8s %8s %8s  %s\n' $(( $(date +%s) - started )) "$rps" "$p99" \
+        "$(size_mb "$db")" "$(size_mb "$db-wal")" "$(rss_mb)" "$stored_actions" "$stored_sessions" "$stored_keys" "$da" "$ds" "$mark"
 done
 echo "retention runs: $(metric flowstack_retention_runs_total), failed: $(metric flowstack_retention_failed_runs_total), last run: $(metric flowstack_retention_last_run_seconds) s; expired refusals: $(metric flowstack_retention_sessions_expired_total)"
 grep -c '"retention run"\|retention run' "$work/server.log" | sed 's/^/retention log lines: /' || true

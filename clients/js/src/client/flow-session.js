@@ -1377,7 +1377,7 @@ const noRandomKeys = 'no globalThis.crypto.getRandomValues to make idempotency k
   + '--experimental-global-webcrypto, React Native without react-native-get-random-values): install it, '
   + 'or pass newKey (a function returning a new random string for every tap)';
 
-/** Each byte's two hex digits (a key is made on every tap: no number formatting for it). */
+/** Each byte's two hex digits (a key is made on every tap: no number formatting for its random part). */
 const hexDigits = Array.from({ length: 256 }, (_, byte) => (byte + 256).toString(16).slice(1));
 
 /**
@@ -1403,18 +1403,10 @@ export function randomKey(milliseconds = Date.now()) {
   const bytes = new Uint8Array(16);
   if (typeof globalThis.crypto?.getRandomValues !== 'function') throw new TypeError(noRandomKeys);
   globalThis.crypto.getRandomValues(bytes);
-  // The time, big-endian, in bytes 0 to 5: the top 16 bits, then the low 32 (past 2^32 a
-  // bitwise operator would drop the top ones). A Uint8Array keeps the low 8 bits of each value.
-  const top = Math.floor(milliseconds / 0x1_0000_0000);
-  bytes[0] = top >>> 8;
-  bytes[1] = top;
-  bytes[2] = milliseconds >>> 24;
-  bytes[3] = milliseconds >>> 16;
-  bytes[4] = milliseconds >>> 8;
-  bytes[5] = milliseconds;
   bytes[6] = (bytes[6] & 0x0f) | 0x70;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  let hex = '';
-  for (const byte of bytes) hex += hexDigits[byte];
+  // The time in the first 12 hex digits (48 bits), then the random bytes from the sixth on.
+  let hex = milliseconds.toString(16).padStart(12, '0');
+  for (const byte of bytes.subarray(6)) hex += hexDigits[byte];
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
