@@ -14,7 +14,8 @@ public struct RetentionOptions: Sendable {
     public var sessionIdle: Duration
     /// Rows per transaction. Each batch holds SQLite's one writer while it runs: 500-row
     /// batches put about 4 ms on the action p99 in the soak (BENCHMARKS.md, "Retention soak"),
-    /// 100-row ones next to nothing, and still remove some 14,000 rows a second.
+    /// 100-row ones next to nothing, and still remove some 14,000 rows a second. Stored answers
+    /// go `answerBatchFactor` times as many at a time.
     public var batchSize: Int
     /// The pause between two batches, so the writer serves commits in between.
     public var pause: Duration
@@ -29,6 +30,13 @@ public struct RetentionOptions: Sendable {
         self.pause = pause
         self.interval = interval
     }
+
+    /// How many times `batchSize` answers a batch prunes. An answers batch deletes a run of
+    /// the table's first rows and of its index's first leaves (the clients' keys sort by time,
+    /// migration 21), where a log batch folds and cuts sessions one by one; every keyed action
+    /// leaves an answer beside its entry, and with batches of the same size retention fell
+    /// behind a steady 12,000 keyed actions a second (BENCHMARKS.md, issue 35, nineteenth session).
+    public static let answerBatchFactor = 10
 
     /// The time between two runs.
     var runInterval: Duration {
@@ -135,7 +143,9 @@ final class RetentionService: Sendable {
         // answer may outlive its entry. An answer is stamped with its entry's time, so every
         // answer this leaves is newer than the horizon, and so are the entries it is rebuilt
         // from (compaction keeps the kept tree they start from).
-        run.idempotencyRecords = try batches(&run) { try store.pruneIdempotencyRecords(before: logHorizon, limit: $0) }
+        run.idempotencyRecords = try batches(&run, size: options.batchSize * RetentionOptions.answerBatchFactor) {
+            try store.pruneIdempotencyRecords(before: logHorizon, limit: $0)
+        }
         counters.idempotencyRemoved.add(run.idempotencyRecords, ordering: .relaxed)
         run.actions = try batches(&run) { try store.compactActions(before: logHorizon, limit: $0) }
         counters.actionsRemoved.add(run.actions, ordering: .relaxed)
@@ -152,13 +162,14 @@ final class RetentionService: Sendable {
     /// oldest rows are ones that must stay, such as a log head that cannot be folded: the next
     /// batch would examine the same rows), or the service stops, pausing between two; the
     /// rows removed.
-    private func batches(_ run: inout RetentionRun, _ batch: (Int) throws -> RetentionBatch) throws -> Int {
+    private func batches(_ run: inout RetentionRun, size: Int? = nil, _ batch: (Int) throws -> RetentionBatch) throws -> Int {
+        let size = size ?? options.batchSize
         var removed = 0
         while !stopping.load(ordering: .relaxed) {
-            let done = try batch(options.batchSize)
+            let done = try batch(size)
             run.batches += 1
             removed += done.removed
-            guard done.examined >= options.batchSize, done.removed > 0 || done.kept > 0 else { break }
+            guard done.examined >= size, done.removed > 0 || done.kept > 0 else { break }
             Thread.sleep(forTimeInterval: DurationText.seconds(options.pause))
         }
         return removed

@@ -129,6 +129,7 @@ struct ReplayedAnswerTests {
 
     /// Each compaction batch of a run finds no stored answer older than its horizon: the run
     /// prunes answers first, so no answer outlives its entries while a run is halfway either.
+    /// Answers go `RetentionOptions.answerBatchFactor` times as many a batch as log entries.
     @Test func retentionPrunesAnswersBeforeItCompacts() throws {
         let test = try RetentionApp(retention: .seconds(3), idle: .seconds(3600))
         let client = SessionClient(sender: test.direct)
@@ -143,6 +144,10 @@ struct ReplayedAnswerTests {
         #expect(run.idempotencyRecords == LogSnapshots.interval + 6 && run.actions > 0)
         #expect(checking.compactions.load(ordering: .relaxed) > 0)
         #expect(checking.olderAnswersSeen.load(ordering: .relaxed) == 0, "answers older than the horizon were left while the log was compacted")
+        let (answers, compactions) = checking.limits.withLock { $0 }
+        let size = test.app.retention.options.batchSize
+        #expect(!answers.isEmpty && answers.allSatisfy { $0 == size * RetentionOptions.answerBatchFactor }, "\(answers)")
+        #expect(!compactions.isEmpty && compactions.allSatisfy { $0 == size }, "\(compactions)")
     }
 
     /// An application on a store whose log reads can be made to fail or stall.
@@ -227,6 +232,8 @@ final class AnswersBeforeCompaction: RetentionStore {
     let session: String
     let compactions = Atomic<Int>(0)
     let olderAnswersSeen = Atomic<Int>(0)
+    /// The `limit` of every batch asked for: answers pruned, log compacted.
+    let limits = Mutex<(answers: [Int], compactions: [Int])>(([], []))
 
     init(_ base: any FlowStore, session: String) {
         self.base = base
@@ -235,6 +242,7 @@ final class AnswersBeforeCompaction: RetentionStore {
 
     func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
         compactions.add(1, ordering: .relaxed)
+        limits.withLock { $0.compactions.append(limit) }
         olderAnswersSeen.add(try olderAnswers(than: horizon), ordering: .relaxed)
         return try base.compactActions(before: horizon, limit: limit)
     }
@@ -244,7 +252,8 @@ final class AnswersBeforeCompaction: RetentionStore {
     }
 
     func pruneIdempotencyRecords(before horizon: String, limit: Int) throws -> RetentionBatch {
-        try base.pruneIdempotencyRecords(before: horizon, limit: limit)
+        limits.withLock { $0.answers.append(limit) }
+        return try base.pruneIdempotencyRecords(before: horizon, limit: limit)
     }
 
     /// Answers stored under the tests' keys (`tap-N`) whose log entry is older than `horizon`.
