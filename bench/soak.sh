@@ -6,8 +6,9 @@
 # what retention removed meanwhile (/metrics): compaction ran in the intervals marked `*`.
 # After the first periods, disk, WAL and RSS should stay flat and p99 not move with compaction.
 # Usage: bench/soak.sh [seconds [interval [binary]]]   (default 240 s, 5 s, release build)
-#   RETENTION=5s IDLE=5s CONNECTIONS=4 KEYED=1 soak.sh ...   (needs the Debian package wrk; KEYED=1: every
-#   action carries an Idempotency-Key, as every tap of the clients does)
+#   RETENTION=5s IDLE=5s CONNECTIONS=4 KEYED=1 [KEYS=random] soak.sh ...   (needs the Debian package wrk;
+#   KEYED=1: every action carries an Idempotency-Key, as every tap of the clients does, in time
+#   order unless KEYS=random)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

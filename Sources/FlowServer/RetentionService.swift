@@ -32,8 +32,9 @@ public struct RetentionOptions: Sendable {
     }
 
     /// How many times `batchSize` answers a batch prunes. An answers batch deletes a run of
-    /// the table's first rows and of its index's first leaves (the clients' keys sort by time,
-    /// migration 21), where a log batch folds and cuts sessions one by one; every keyed action
+    /// the table's first rows and, on SQLite, of its index's first leaves (the clients' keys sort
+    /// by time, migration 21; keys in random order, and PostgreSQL's index led by the session,
+    /// spread a batch over more leaves), where a log batch folds and cuts sessions one by one; every keyed action
     /// leaves an answer beside its entry, and with batches of the same size retention fell
     /// behind a steady 12,000 keyed actions a second (BENCHMARKS.md, issue 35, nineteenth session).
     public static let answerBatchFactor = 10
@@ -72,7 +73,7 @@ struct RetentionRun: Sendable, Equatable {
 /// Runs the store's retention batches every `options.runInterval` on a thread of its own:
 /// idempotency records and log entries older than `retention`, then sessions idle for longer
 /// than `sessionIdle + retention`. Each batch is one short transaction of at most `batchSize`
-/// rows with a pause after it, so actions are committed between batches; a run goes on until
+/// rows (answers: `answerBatchFactor` times as many) with a pause after it, so actions are committed between batches; a run goes on until
 /// a batch finds fewer rows than its size. Every node of a cluster runs it; the store's
 /// batches are safe to run at once (see `RetentionStore`).
 final class RetentionService: Sendable {

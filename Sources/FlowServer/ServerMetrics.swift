@@ -136,7 +136,7 @@ public final class ServerMetrics: Sendable {
              cluster.forwardedWrites.load(ordering: .relaxed)),
             ("flowstack_idempotency_lookups_total", "Idempotency keys looked up in the database before their action was judged.",
              cluster.keyLookups.load(ordering: .relaxed)),
-            ("flowstack_idempotency_lookups_spared_total", "Keyed actions judged without a lookup: the key was never committed on a session this node made.",
+            ("flowstack_idempotency_lookups_spared_total", "Keyed actions judged without a lookup: the session's filter of used keys says the key was never committed.",
              cluster.keyLookupsSpared.load(ordering: .relaxed)),
             ("flowstack_idempotency_replays_rebuilt_total", "Replayed keys whose answer, an older version's state, was made again from the log.",
              cluster.replaysRebuilt.load(ordering: .relaxed)),

@@ -1395,18 +1395,17 @@ const hexDigits = Array.from({ length: 256 }, (_, byte) => (byte + 256).toString
  * ```js
  * randomKey();  // '019a1b2c-3d4e-7f60-9a1b-2c3d4e5f6071'
  * ```
- * @param {number} [milliseconds] the time the key is made at, in ms since the Unix epoch (an
- *   integer from 0 to 2^48 − 1); now (`Date.now()`) unless given
+ * The time is `Date.now()`'s, a whole number of milliseconds after 1970.
  * @returns {string}
  */
-export function randomKey(milliseconds = Date.now()) {
+export function randomKey() {
   const bytes = new Uint8Array(16);
   if (typeof globalThis.crypto?.getRandomValues !== 'function') throw new TypeError(noRandomKeys);
   globalThis.crypto.getRandomValues(bytes);
   bytes[6] = (bytes[6] & 0x0f) | 0x70;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
   // The time in the first 12 hex digits (48 bits), then the random bytes from the sixth on.
-  let hex = milliseconds.toString(16).padStart(12, '0');
+  let hex = Date.now().toString(16).padStart(12, '0');
   for (const byte of bytes.subarray(6)) hex += hexDigits[byte];
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

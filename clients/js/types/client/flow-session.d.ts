@@ -13,11 +13,10 @@
  * ```js
  * randomKey();  // '019a1b2c-3d4e-7f60-9a1b-2c3d4e5f6071'
  * ```
- * @param {number} [milliseconds] the time the key is made at, in ms since the Unix epoch (an
- *   integer from 0 to 2^48 − 1); now (`Date.now()`) unless given
+ * The time is `Date.now()`'s, a whole number of milliseconds after 1970.
  * @returns {string}
  */
-export function randomKey(milliseconds?: number | undefined): string;
+export function randomKey(): string;
 /**
  * What the app gives a session:
  * - `server`, `clientKey` (`fsk_…`, sent as `X-API-Key` when a session is created), `userId`,
