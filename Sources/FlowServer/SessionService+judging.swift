@@ -123,6 +123,14 @@ extension SessionService {
                 return .replayOlder(stored, session)
             case .commit(let step): return .commit(step)
             case .reload:
+                // The stored answer is newer than the session as read: read both again, a
+                // bounded number of times, as a batch does (an answer whose version no stored
+                // state reaches, a damaged row, would otherwise be read for ever).
+                guard progress.staleReads < Self.sharedConflictRetries else {
+                    return .answer(.failed(.contention(id, reading: false)), dropState: true)
+                }
+                counters.staleReloads.add(1, ordering: .relaxed)
+                progress.staleReads += 1
                 progress.reads = TurnReads(reload: true)
                 return .needsRead
             }

@@ -143,6 +143,25 @@ struct KeyLookupTests {
         #expect(try SessionClient(sender: restarted.direct).state(session).json["version"] == 1)
     }
 
+    /// A stored answer newer than any state the store holds (a damaged row: its version past
+    /// the session's) is read again a bounded number of times, then the retry answers 503
+    /// (contention, try again): the turn does not read for ever, and the session keeps serving.
+    @Test func anAnswerNoStateReachesEndsInContention() throws {
+        let first = try TestApp()
+        guard first.store.dialect == .sqlite else { return }
+        let firstClient = SessionClient(sender: first.direct)
+        let session = try firstClient.create(userId: "future-answer")
+        #expect(try firstClient.act(session, Self.taps[0], headers: [("Idempotency-Key", "k-0")]).status == 200)
+        let sqlite = try #require(first.store as? SQLiteStore)
+        try sqlite.pool.write { db in try db.execute(sql: "UPDATE idempotency_keys SET version = 99 WHERE key = 'k-0'") }
+        let test = try first.reopened()
+        let client = SessionClient(sender: test.direct)
+        let again = try client.act(session, Self.taps[0], headers: [("Idempotency-Key", "k-0")])
+        #expect(again.status == 503, "\(again.text)")
+        #expect(again.headers["Content-Type"] == "application/problem+json")
+        #expect(try client.act(session, Self.taps[1], headers: [("Idempotency-Key", "k-1")]).json["version"] == 2)
+    }
+
     /// A session read back with more keys than `UsedKeys.loadedLimit` looks every key up.
     @Test func aSessionWithManyKeysLooksThemUp() throws {
         let first = try TestApp()
