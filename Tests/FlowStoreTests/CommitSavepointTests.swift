@@ -159,7 +159,7 @@ struct CommitSavepointTests {
             var opened: [Bool] = []
             for commit in [SessionStoreTests.commit("s-1", version: 1), SessionStoreTests.commit("s-1", version: 2, key: "k"),
                            SessionStoreTests.commit("s-1", version: 3, patch: "{}")] {
-                try SQLiteStore.write(commit, in: db, known: nil, keepsEveryHead: false, savepoint: &savepoint)
+                _ = try SQLiteStore.write(commit, in: db, known: nil, keepsEveryHead: false, savepoint: &savepoint)
                 opened.append(savepoint.isOpen)
                 try savepoint.release()
                 #expect(!savepoint.isOpen)
