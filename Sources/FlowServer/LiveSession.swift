@@ -10,24 +10,55 @@ import Locking
 typealias DocumentForm = Memo<[UInt8], [UInt8]?>
 
 /// A session as committed: the tree, its version, and what was fixed at creation.
+///
+/// A turn copies the state it applies an action to (`applyLocked`'s `next`), and the commit
+/// puts the copy in place: each copy retains every reference the struct holds. What was fixed
+/// at creation is therefore one reference (`Fixed`), the session's own, where its eight fields
+/// were as many retains a copy, three of them (the catalog's) on objects every session of the
+/// same flows shares, whose counts the HTTP threads and the writer moved from both cores.
 struct LiveSession: Sendable {
-    let id: String
-    let userId: String
-    let tokenHash: [UInt8]
+    /// What a session fixed at creation, shared by every copy of its state.
+    final class Fixed: Sendable {
+        let id: String
+        let userId: String
+        let tokenHash: [UInt8]
+        let catalog: FlowCatalog
+        let flagsJSON: [UInt8]
+        let experimentsJSON: [UInt8]
+        let flowVersionsJSON: [UInt8]
+        let inExperiment: Bool
+
+        init(id: String, userId: String, tokenHash: [UInt8], catalog: FlowCatalog, flagsJSON: [UInt8],
+             experimentsJSON: [UInt8], flowVersionsJSON: [UInt8], inExperiment: Bool) {
+            self.id = id
+            self.userId = userId
+            self.tokenHash = tokenHash
+            self.catalog = catalog
+            self.flagsJSON = flagsJSON
+            self.experimentsJSON = experimentsJSON
+            self.flowVersionsJSON = flowVersionsJSON
+            self.inExperiment = inExperiment
+        }
+    }
+
+    let fixed: Fixed
+    var id: String { fixed.id }
+    var userId: String { fixed.userId }
+    var tokenHash: [UInt8] { fixed.tokenHash }
     var version: Int { didSet { document = nil; predictions = nil; lastActiveAt = Date() } }  // expiry: an action is activity
     var tree: FlowTree { didSet { document = nil; predictions = nil } }
     /// Attributes, traits, flag values; `user` holds the user's state as this session knows it.
     var context: FlowContext
     /// The flow definitions of the versions this session runs (shared between sessions).
-    let catalog: FlowCatalog
+    var catalog: FlowCatalog { fixed.catalog }
     /// Flag evaluation details, already encoded (`{"eu-face-scan":{"value":false,…}}`).
-    let flagsJSON: [UInt8]
+    var flagsJSON: [UInt8] { fixed.flagsJSON }
     /// `{experiment: variant}`, already encoded.
-    let experimentsJSON: [UInt8]
+    var experimentsJSON: [UInt8] { fixed.experimentsJSON }
     /// Flow versions this session runs, already encoded (`{"app":1,…}`).
-    let flowVersionsJSON: [UInt8]
+    var flowVersionsJSON: [UInt8] { fixed.flowVersionsJSON }
     /// The session was placed in at least one experiment: its screens feed the report's funnel.
-    let inExperiment: Bool
+    var inExperiment: Bool { fixed.inExperiment }
     /// The transition that produced `version`, encoded; nil at creation or when nothing moved.
     var lastTransitionJSON: [UInt8]? { didSet { document = nil; predictions = nil } }
     var handledBy: String? { didSet { document = nil; predictions = nil } }
@@ -73,17 +104,11 @@ struct LiveSession: Sendable {
          catalog: FlowCatalog, flagsJSON: [UInt8], experimentsJSON: [UInt8], flowVersionsJSON: [UInt8],
          inExperiment: Bool, lastTransitionJSON: [UInt8]?, handledBy: String?, lastActiveAt: Date = Date()) {
         self.lastActiveAt = lastActiveAt
-        self.id = id
-        self.userId = userId
-        self.tokenHash = tokenHash
+        fixed = Fixed(id: id, userId: userId, tokenHash: tokenHash, catalog: catalog, flagsJSON: flagsJSON,
+                      experimentsJSON: experimentsJSON, flowVersionsJSON: flowVersionsJSON, inExperiment: inExperiment)
         self.version = version
         self.tree = tree
         self.context = context
-        self.catalog = catalog
-        self.flagsJSON = flagsJSON
-        self.experimentsJSON = experimentsJSON
-        self.flowVersionsJSON = flowVersionsJSON
-        self.inExperiment = inExperiment
         self.lastTransitionJSON = lastTransitionJSON
         self.handledBy = handledBy
         encoding = EncodingCache(sessionId: id, userId: userId, flagsJSON: flagsJSON, experimentsJSON: experimentsJSON)
