@@ -13,9 +13,10 @@ typealias DocumentForm = Memo<[UInt8], [UInt8]?>
 ///
 /// A turn copies the state it applies an action to (`applyLocked`'s `next`), and the commit
 /// puts the copy in place: each copy retains every reference the struct holds. What was fixed
-/// at creation is therefore one reference (`Fixed`), the session's own, where its eight fields
-/// were as many retains a copy, three of them (the catalog's) on objects every session of the
-/// same flows shares, whose counts the HTTP threads and the writer moved from both cores.
+/// at creation is therefore one reference (`Fixed`), the session's own, where its fields were up
+/// to nine retains a copy, three of them (the catalog's) on objects every session of the same
+/// flows shares, whose counts the HTTP threads and the writer moved from both cores. (`encoding`
+/// still keeps its own copies of the ids and the encoded flags and experiments.)
 struct LiveSession: Sendable {
     /// What a session fixed at creation, shared by every copy of its state.
     final class Fixed: Sendable {

@@ -147,7 +147,9 @@ extension SQLiteStore {
     /// and savepoint statements are prepared once: GRDB's `inTransaction` and `inSavepoint`
     /// prepare their SQL at every call, which cost a transaction some 25,000 instructions
     /// (callgrind; a batch of one at low load). They are stepped directly, as the savepoint's
-    /// are: GRDB's `execute` added some 2,500 instructions to each of the two.
+    /// are: GRDB's `execute` added some 2,500 instructions to each of the two. So are the
+    /// statements every action runs (`EntryStatements`), once for the batch; a batch whose
+    /// statements cannot be prepared fails whole.
     static func write(_ batch: [ActionCommit], to pool: DatabasePool, versions: CommittedVersions,
                       keepsEveryHead: Bool) -> [Result<Void, any Error>] {
         var results: [Result<Void, any Error>] = []
