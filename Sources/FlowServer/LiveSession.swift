@@ -140,6 +140,22 @@ struct LiveSession: Sendable {
         return encoded.document
     }
 
+    /// What a turn records once `advance` made the next version: the user's state the log
+    /// implies after it (`text`, its stored form, when the action was judged with the same
+    /// state), and the idempotency key it used, the session's once committed.
+    mutating func logged(user: [String: JSONValue], text: String?, key: String?) {
+        if let key { usedKeys?.insert(key) }
+        loggedUser = user
+        if let text { loggedUserText = text }  // after `loggedUser`, which clears it
+    }
+
+    /// An action's answer: `body`, with this version's predictions for a user in state
+    /// `user` when given (`?predict=true`), or nil when not.
+    mutating func answer(_ body: [UInt8], predictingFor user: [String: JSONValue]?) -> [UInt8]? {
+        guard let user else { return nil }
+        return SessionState.withPredictions(body, cachedPredictions(user: user))
+    }
+
     /// The state document: every session answer's body.
     func stateDocument() -> [UInt8] {
         SessionState.document(sessionId: id, userId: userId, version: version, tree: tree, transitionJSON: lastTransitionJSON,

@@ -89,11 +89,13 @@ extension SessionService {
         } catch {
             throw .refused(error)
         }
+        // `next` is changed only by calls made whatever the branch (the branches are inside
+        // them), so that it can be moved into the step below: a change under an `if` here made
+        // Swift 6.3 refuse `consume`, and the step took a copy, retaining every reference again.
         var next = session
         let body = next.advance(by: outcome)
-        if let idempotency { next.usedKeys?.insert(idempotency.key) }  // the session's, once committed
-        next.loggedUser = LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state)
-        if outcome.userChanges.isEmpty { next.loggedUserText = judgedText }
+        next.logged(user: LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state),
+                    text: outcome.userChanges.isEmpty ? judgedText : nil, key: idempotency?.key)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
             var writer = JSONWriter()
@@ -136,13 +138,14 @@ extension SessionService {
             // (a conflict: the turn takes the lease again and applies again).
             commit.leaseEpoch = leases.epoch(id) ?? -1
         }
-        var answer: [UInt8]?
+        var predictedFor: [String: JSONValue]?
         if predict {
             var userAfter = user.state
             for change in outcome.userChanges { userAfter[change.key] = change.value }
-            answer = SessionState.withPredictions(body, next.cachedPredictions(user: userAfter))
+            predictedFor = userAfter
         }
-        return .commit(ActionStep(commit: commit, next: next, body: body,
+        let answer = next.answer(body, predictingFor: predictedFor)
+        return .commit(ActionStep(commit: commit, next: consume next, body: body,
                                   userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))
     }
 }
