@@ -140,17 +140,19 @@ struct LiveSession: Sendable {
         return encoded.document
     }
 
-    /// What a turn records once `advance` made the next version: the user's state the log
-    /// implies after it (`text`, its stored form, when the action was judged with the same
-    /// state), and the idempotency key it used, the session's once committed.
-    mutating func logged(user: [String: JSONValue], text: String?, key: String?) {
+    /// Records what a turn leaves once `advance` made the next version: the user's state the
+    /// log implies after it, with its stored form (`text`) when the action changed none of it
+    /// (so the state after is the one it was judged with), and the idempotency key it used, the
+    /// session's once committed.
+    mutating func record(loggedUser user: [String: JSONValue], text: String?, usedKey key: String?) {
         if let key { usedKeys?.insert(key) }
         loggedUser = user
         if let text { loggedUserText = text }  // after `loggedUser`, which clears it
     }
 
-    /// An action's answer: `body`, with this version's predictions for a user in state
-    /// `user` when given (`?predict=true`), or nil when not.
+    /// An action's answer when it is not `body` itself: `body` with this version's predictions
+    /// for a user in state `user` (`?predict=true`); nil without `user`. Mutating: the
+    /// predictions are kept with this version, for reads that ask for them.
     mutating func answer(_ body: [UInt8], predictingFor user: [String: JSONValue]?) -> [UInt8]? {
         guard let user else { return nil }
         return SessionState.withPredictions(body, cachedPredictions(user: user))

@@ -89,13 +89,13 @@ extension SessionService {
         } catch {
             throw .refused(error)
         }
-        // `next` is changed only by calls made whatever the branch (the branches are inside
-        // them), so that it can be moved into the step below: a change under an `if` here made
-        // Swift 6.3 refuse `consume`, and the step took a copy, retaining every reference again.
+        // `next` is changed only by calls made on every path, so that it can be moved into the
+        // step below: with a change under an `if`, Swift 6.3 refuses `consume` (a compiler bug,
+        // shown by a small program), and the step took a second copy of the session.
         var next = session
         let body = next.advance(by: outcome)
-        next.logged(user: LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state),
-                    text: outcome.userChanges.isEmpty ? judgedText : nil, key: idempotency?.key)
+        next.record(loggedUser: LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state),
+                    text: outcome.userChanges.isEmpty ? judgedText : nil, usedKey: idempotency?.key)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
             var writer = JSONWriter()
