@@ -265,8 +265,7 @@ extension SQLiteStore {
     /// instructions on the writer thread: callgrind, a batch of one). The head's update comes
     /// after the entry; when it fails, the entry and the key are deleted the same way.
     static func write(_ commit: ActionCommit, in db: Database, known: LogHead?, keepsEveryHead: Bool,
-                      savepoint: inout CommitSavepoint, statements: EntryStatements? = nil) throws -> LogHead {
-        let statements = try statements ?? EntryStatements(db)
+                      savepoint: inout CommitSavepoint, statements: EntryStatements) throws -> LogHead {
         let (stored, logged, newestKey) = try known.map { ($0.version, $0, $0.key) } ?? storedVersion(of: commit.sessionId, in: db)
         guard stored == commit.version - 1 else { throw CommitError.versionConflict(stored: stored) }
         if let previous = commit.follows {

@@ -156,10 +156,11 @@ struct CommitSavepointTests {
         try store.insert(SessionStoreTests.session("s-1"))
         let opened = try store.pool.write { db -> [Bool] in
             var savepoint = try CommitSavepoint(db)
+            let statements = try EntryStatements(db)
             var opened: [Bool] = []
             for commit in [SessionStoreTests.commit("s-1", version: 1), SessionStoreTests.commit("s-1", version: 2, key: "k"),
                            SessionStoreTests.commit("s-1", version: 3, patch: "{}")] {
-                _ = try SQLiteStore.write(commit, in: db, known: nil, keepsEveryHead: false, savepoint: &savepoint)
+                _ = try SQLiteStore.write(commit, in: db, known: nil, keepsEveryHead: false, savepoint: &savepoint, statements: statements)
                 opened.append(savepoint.isOpen)
                 try savepoint.release()
                 #expect(!savepoint.isOpen)
