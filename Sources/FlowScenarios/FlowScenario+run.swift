@@ -126,7 +126,7 @@ extension FlowScenario {
                 FlowAction(type: FlowAction.link, params: ["uri": .string(link)]), to: tree, catalog: catalog, context: flowContext, limits: limits)
             if case .success(let followed) = applied {
                 tree = followed.tree
-                for change in followed.userChanges { flowContext.user[change.key] = change.value }
+                UserChange.apply(followed.userChanges, to: &flowContext.user)
             }
             outcome = applied
         }
@@ -150,7 +150,7 @@ extension FlowScenario {
             let applied = FlowEngine.applyResult(action, to: tree, catalog: catalog, context: flowContext, limits: limits)
             if case .success(let moved) = applied {
                 tree = moved.tree
-                for change in moved.userChanges { flowContext.user[change.key] = change.value }
+                UserChange.apply(moved.userChanges, to: &flowContext.user)
             }
             result.stepsRun += 1
             let failures = Self.check(

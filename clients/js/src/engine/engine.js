@@ -14,7 +14,7 @@ import { FlowBuilder } from './builder.js';
 import { EffectRun } from './effects.js';
 import { evaluateCondition } from './condition.js';
 import { paramAccepts, ruleBubbles, rootFlowName } from './definition.js';
-import { abbreviatedJSON, doubleValue, getMember, jsonPointer, sameText, setMember, typeName, writeJSON } from './json.js';
+import { abbreviatedJSON, doubleValue, getMember, jsonPointer, removeMember, sameText, setMember, typeName, writeJSON } from './json.js';
 import {
   collectLists, containsFlow, containsScreen, defaultFlowLimits, isPresentedAt, maxId, maxPendingActions, measure,
   parseEntryId, treeTop, visiblePath,
@@ -561,7 +561,8 @@ function resumePendingActions(outcome, before, catalog, context, limits) {
 }
 
 /**
- * `context` with `changes` applied to its user state (a new context; the given one is kept).
+ * `context` with `changes` applied to its user state (a new context; the given one is kept), as
+ * the server stores them, a JSON merge patch: a `null` removes the key.
  * @param {FlowContext} context
  * @param {UserChange[]} changes
  * @returns {FlowContext}
@@ -569,7 +570,10 @@ function resumePendingActions(outcome, before, catalog, context, limits) {
 export function withUserChanges(context, changes) {
   if (changes.length === 0) return context;
   const user = new Map(context.user);
-  for (const change of changes) setMember(user, change.key, change.value);
+  for (const change of changes) {
+    if (change.value === null) removeMember(user, change.key);
+    else setMember(user, change.key, change.value);
+  }
   return { ...context, user };
 }
 

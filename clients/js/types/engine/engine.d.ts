@@ -102,7 +102,8 @@ export function ruleMatches(rule: FlowRule, feature: string, child: string | nul
  */
 export function genericBack(visible: VisiblePath): RoutePlan | null;
 /**
- * `context` with `changes` applied to its user state (a new context; the given one is kept).
+ * `context` with `changes` applied to its user state (a new context; the given one is kept), as
+ * the server stores them, a JSON merge patch: a `null` removes the key.
  * @param {FlowContext} context
  * @param {UserChange[]} changes
  * @returns {FlowContext}

@@ -73,6 +73,14 @@ export function getMember<T>(map: Map<string, T>, key: string): T | undefined;
  */
 export function setMember<T>(map: Map<string, T>, key: string, value: T): void;
 /**
+ * Removes `key` from `map` as Swift's subscript assignment of nil does: the member whose key is
+ * canonically equivalent goes, whatever its spelling.
+ * @template T
+ * @param {Map<string, T>} map
+ * @param {string} key
+ */
+export function removeMember<T>(map: Map<string, T>, key: string): void;
+/**
  * Sets every member of `source` in `map` as `setMember` does one by one, in linear time (the
  * members of `map` are indexed by canonical key once, at the first key not found as spelled), so
  * that an `updateRow` of 100,000 values does not scan the row's values for each.

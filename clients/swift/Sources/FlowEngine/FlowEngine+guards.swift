@@ -59,7 +59,7 @@ extension FlowEngine {
         after outcome: ActionOutcome, before: FlowTree, catalog: FlowCatalog, context: FlowContext, limits: FlowLimits
     ) -> ActionOutcome {
         var context = context
-        for change in outcome.userChanges { context.user[change.key] = change.value }
+        UserChange.apply(outcome.userChanges, to: &context.user)
         var current = outcome
         var lastResumed: Transition?
         while let pending = current.tree.pendingActions.last, !current.tree.containsFlow(id: pending.guardFlowId) {
@@ -70,7 +70,7 @@ extension FlowEngine {
             guard case .success(let again) = Result(catching: { () throws(FlowError) -> ActionOutcome in
                 try applyNow(action, to: current.tree, catalog: catalog, context: context, limits: limits, finishing: false, resuming: true)
             }) else { continue }
-            for change in again.userChanges { context.user[change.key] = change.value }
+            UserChange.apply(again.userChanges, to: &context.user)
             current.tree = again.tree
             current.userChanges += again.userChanges
             if let transition = again.transition { lastResumed = transition }

@@ -175,7 +175,7 @@ extension FlowEngine {
     ) -> ActionOutcome {
         guard let pending = outcome.tree.pendingLink else { return outcome }
         var context = context
-        for change in outcome.userChanges { context.user[change.key] = change.value }
+        UserChange.apply(outcome.userChanges, to: &context.user)
         var dropped = outcome
         dropped.tree.pendingLink = nil
         guard let match = try? resolveLink(pending.uri, catalog: catalog) else { return dropped }
@@ -230,7 +230,7 @@ extension FlowEngine {
             rebuilt.lastTransition = outcome.transition
             rebuilt.userChanges += outcome.userChanges
             // As the server does between actions: later steps see the user state earlier ones set.
-            for change in outcome.userChanges { context.user[change.key] = change.value }
+            UserChange.apply(outcome.userChanges, to: &context.user)
         }
         return rebuilt
     }

@@ -140,7 +140,7 @@ public enum SessionReplay {
                 return .refused(step: index + 1, screen: screen, action: action.type, code: error.code)
             }
             tree = outcome.tree
-            for change in outcome.userChanges { context.user[change.key] = change.value }
+            UserChange.apply(outcome.userChanges, to: &context.user)
             if let difference = divergence(step: index + 1, recorded: step.tree, replayed: tree, catalog: catalog,
                                            context: context, goesOn: index + 1 < run.steps.count) {
                 return difference

@@ -65,7 +65,7 @@ public struct SessionState: Sendable {
         tree = outcome.tree
         handledBy = outcome.handledBy
         transitionJSON = outcome.transition.map(Self.encode)
-        for change in outcome.userChanges { context.user[change.key] = change.value }
+        UserChange.apply(outcome.userChanges, to: &context.user)
     }
 
     /// The state document: the body of every session answer.
