@@ -85,20 +85,12 @@ struct LogRebuild {
             if transitions == .all || (transitions == .last && index == entries.count - 1) {
                 record.transition = outcome.transition.map { String(decoding: SessionState.encode($0), as: UTF8.self) }
             }
-            user = Self.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: judged)
+            // What the log implies for the next action: the state as stored after this one.
+            UserChange.apply(outcome.userChanges, to: &context.user)
+            user = context.user
             rebuilt.append(Entry(record: record, action: action, tree: tree))
         }
         return rebuilt
-    }
-
-    /// The user's state after an action's changes, as `UserStates.apply` makes it (null removes
-    /// a key): what the log implies for the session's next action.
-    static func applying(_ changes: [(key: String, value: JSONValue)], to state: [String: JSONValue]) -> [String: JSONValue] {
-        var state = state
-        for change in changes {
-            if change.value.isNull { state[change.key] = nil } else { state[change.key] = change.value }
-        }
-        return state
     }
 
     /// A user's state as an entry stores it: a JSON object, keys sorted.

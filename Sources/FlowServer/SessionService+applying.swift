@@ -94,8 +94,9 @@ extension SessionService {
         // shown by a small program), and the step took a second copy of the session.
         var next = session
         let body = next.advance(by: outcome)
-        next.record(loggedUser: LogRebuild.applying(outcome.userChanges.map { ($0.key, $0.value) }, to: user.state),
-                    text: outcome.userChanges.isEmpty ? judgedText : nil, usedKey: idempotency?.key)
+        var userAfter = user.state
+        UserChange.apply(outcome.userChanges, to: &userAfter)
+        next.record(loggedUser: userAfter, text: outcome.userChanges.isEmpty ? judgedText : nil, usedKey: idempotency?.key)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
             var writer = JSONWriter()
@@ -138,13 +139,9 @@ extension SessionService {
             // (a conflict: the turn takes the lease again and applies again).
             commit.leaseEpoch = leases.epoch(id) ?? -1
         }
-        var predictedFor: [String: JSONValue]?
-        if predict {
-            var userAfter = user.state
-            for change in outcome.userChanges { userAfter[change.key] = change.value }
-            predictedFor = userAfter
-        }
-        let answer = next.answer(body, predictingFor: predictedFor)
+        // Predicted for the user's state as stored after the commit, which a read's predictions
+        // see too (a null removed).
+        let answer = next.answer(body, predictingFor: predict ? userAfter : nil)
         return .commit(ActionStep(commit: commit, next: consume next, body: body,
                                   userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))
     }

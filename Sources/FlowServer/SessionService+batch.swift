@@ -109,9 +109,7 @@ extension SessionService {
                 if !step.userChanges.isEmpty {
                     // The next items see what this one changed, as they would after its commit;
                     // on a shared database its commit raises the revision the next one requires.
-                    for change in step.userChanges {
-                        if change.value.isNull { user.state[change.key] = nil } else { user.state[change.key] = change.value }
-                    }
+                    for change in step.userChanges { UserChange.apply(key: change.key, value: change.value, to: &user.state) }
                     user.revision += 1
                 }
                 if let idempotency = step.commit.idempotency { answers[idempotency.key] = idempotency.answer }

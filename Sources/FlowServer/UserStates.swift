@@ -1,4 +1,5 @@
 // Per-user state as the flows read it, shared by every session of a user.
+import FlowEngine
 import FlowStore
 import JSON
 import Locking
@@ -99,9 +100,7 @@ final class UserStates: Sendable {
         table.withLock { table in
             table.tick(userId)
             table.states.modify(userId) { held in
-                for change in changes {
-                    if change.value.isNull { held.state[change.key] = nil } else { held.state[change.key] = change.value }
-                }
+                for change in changes { UserChange.apply(key: change.key, value: change.value, to: &held.state) }
                 held.revision += 1
             }
         }

@@ -1,0 +1,80 @@
+// A `setUser` of null removes the key, as the stored user state (a JSON merge patch) does: an
+// action's own predictions, a read's predictions, the next action and the engine on the
+// session's bundle all judge the user without it.
+import FlowEngine
+import HTTPTestClient
+import JSON
+import Testing
+
+struct UserStateNullTests {
+    static let admin = FlowAdminTests.admin
+
+    /// A root that records a nickname, forgets it with null, and shows which of the three a
+    /// condition sees: missing, null, or set.
+    static let app = #"""
+        {"name": "app", "kind": "stacked", "initial": ["who.start"],
+         "on": {"who.set": [{"do": [{"setUser": {"nickname": "kim"}}]}],
+                "who.forget": [{"do": [{"setUser": {"nickname": null}}]}],
+                "who.ask": [{"when": {"user": "nickname", "exists": false}, "do": [{"push": "who.anonymous"}]},
+                            {"when": {"user": "nickname", "is": null}, "do": [{"push": "who.cleared"}]},
+                            {"do": [{"push": "who.named"}]}]}}
+        """#
+
+    static func prediction(_ type: String, in state: JSONValue) throws -> JSONValue {
+        try #require((state["predictions"].arrayValue ?? []).first { $0["action"]["type"].stringValue == type })["state"]
+    }
+
+    @Test func aNullRemovesTheKeyForEveryoneWhoJudgesTheUser() throws {
+        let test = try TestApp()
+        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: Self.app, headers: Self.admin)
+        try #require(put.status == 201, "\(put.text)")
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "forgetful")
+        try #require(session.state["top"]["feature"] == "who.start")
+        let named = try client.sender.send("POST", "/v1/sessions/\(session.id)/actions?predict=true",
+                                           body: #"{"type":"who.set"}"#, headers: session.auth)
+        try #require(named.status == 200, "\(named.text)")
+        #expect(try Self.prediction("who.ask", in: named.json)["top"]["feature"] == "who.named")
+
+        let forgot = try client.sender.send("POST", "/v1/sessions/\(session.id)/actions?predict=true",
+                                            body: #"{"type":"who.forget"}"#, headers: session.auth)
+        try #require(forgot.status == 200, "\(forgot.text)")
+        let predicted = try Self.prediction("who.ask", in: forgot.json)
+        #expect(predicted["top"]["feature"] == "who.anonymous", "the action's own predictions: \(predicted["top"])")
+        let read = try client.sender.send("GET", "/v1/sessions/\(session.id)?predict=true", headers: session.auth)
+        let readPredictions: JSONValue = read.json["predictions"], actionPredictions: JSONValue = forgot.json["predictions"]
+        #expect(readPredictions == actionPredictions, "a read predicts what the action predicted")
+
+        let user = try test.direct.send("GET", "/v1/users/forgetful", headers: Self.admin)
+        #expect(user.json["state"].objectValue?["nickname"] == nil, "stored without the key: \(user.text)")
+
+        let bundle = try SessionBundle(json: try JSONParser.parse(
+            try client.sender.send("GET", "/v1/sessions/\(session.id)/bundle", headers: session.auth).body))
+        let offline = try bundle.state.applying(FlowAction(type: "who.ask")).next
+        let asked = try client.act(session, #"{"type":"who.ask"}"#)
+        #expect(asked.json["top"]["feature"] == "who.anonymous")
+        #expect(asked.json == predicted)
+        #expect(asked.text == String(decoding: offline.document(), as: UTF8.self), "the engine on the bundle")
+    }
+
+    /// In the app, without the server: a bundle's engine that sets a key to null and asks again
+    /// judges the user as the server will.
+    @Test func theEngineAloneRemovesTheKey() throws {
+        var state = try #require(try Self.bundleState())
+        state = try state.applying(FlowAction(type: "who.set")).next
+        #expect(state.context.user["nickname"] == "kim")
+        state = try state.applying(FlowAction(type: "who.forget")).next
+        #expect(state.context.user.keys.contains("nickname") == false)
+        #expect(try state.applying(FlowAction(type: "who.ask")).next.tree.top?.feature == "who.anonymous")
+    }
+
+    static func bundleState() throws -> SessionState? {
+        let test = try TestApp()
+        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: app, headers: admin)
+        try #require(put.status == 201, "\(put.text)")
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "offline")
+        let fetched = try client.sender.send("GET", "/v1/sessions/\(session.id)/bundle", headers: session.auth)
+        return try SessionBundle(json: try JSONParser.parse(fetched.body)).state
+    }
+}
