@@ -235,7 +235,7 @@ final class DefinitionRegistry: Sendable {
             writer.writeInteger(version)
         }
         writer.endObject()
-        return writer.takeBytes()
+        return writer.takeFittedBytes()  // kept with the cached session
     }
 
     /// Reads `{"app":1,…}`; nil when it is not such an object.

@@ -37,6 +37,17 @@ public struct JSONWriter: Sendable {
         return result
     }
 
+    /// Takes the written bytes in a buffer of their own size, leaving the writer empty: for
+    /// bytes kept long, such as what a cached session fixes at creation. ``takeBytes()`` hands
+    /// over the buffer itself, with the capacity reserved up front (256 bytes unless told).
+    public mutating func takeFittedBytes() -> [UInt8] {
+        needsComma = false
+        defer { bytes = [] }
+        return [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: bytes)
+        }
+    }
+
     private mutating func separate() {
         if needsComma { bytes.append(0x2C) }
     }
