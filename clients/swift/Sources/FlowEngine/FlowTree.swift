@@ -12,7 +12,14 @@ public struct FlowTree: Sendable, Equatable {
     public internal(set) var root: FlowNode
     /// The id the next flow or screen will get.
     public internal(set) var nextId: Int
-    public internal(set) var interaction: Interaction?
+    /// The interactive transition in progress (a back swipe, a sheet dragged down), if any.
+    public internal(set) var interaction: Interaction? {
+        get { interactionBox?.interaction }
+        set { interactionBox = newValue.map(InteractionBox.init) }
+    }
+    /// Where ``interaction`` is kept: out of line, so that a tree without one (nearly every tree a
+    /// server caches, copies or an app keeps) does not carry its 320 bytes in every copy.
+    private var interactionBox: InteractionBox?
     /// A deep link whose `when` did not hold yet (a user not yet onboarded); it is followed
     /// after the first action that makes it hold.
     public internal(set) var pendingLink: PendingLink?
@@ -26,9 +33,23 @@ public struct FlowTree: Sendable, Equatable {
     ) {
         self.root = root
         self.nextId = nextId
-        self.interaction = interaction
+        self.interactionBox = interaction.map(InteractionBox.init)
         self.pendingLink = pendingLink
         self.pendingActions = pendingActions
+    }
+}
+
+/// An ``Interaction`` held by reference, immutable: a change to a tree's interaction puts a new
+/// box in its place, so that trees stay values. Equal when the interactions are.
+private final class InteractionBox: Sendable, Equatable {
+    let interaction: Interaction
+
+    init(_ interaction: Interaction) {
+        self.interaction = interaction
+    }
+
+    static func == (lhs: InteractionBox, rhs: InteractionBox) -> Bool {
+        lhs === rhs || lhs.interaction == rhs.interaction
     }
 }
 
