@@ -35,6 +35,25 @@ struct StorageTests {
         #expect(session.top?.feature == "modal")
     }
 
+    /// A tree keeps its interaction out of line, as a value: an update makes a tree that differs
+    /// from the one before it, which stays as it was, and a tree without one stays small (every
+    /// cached session holds one, and every turn copies it).
+    @Test func interactionsStayValuesOutOfLine() throws {
+        var session = try Session(context: FlowContext(userId: "u"))
+        try session.send("onboarding.showSecond")
+        #expect(MemoryLayout<FlowTree>.size <= 160, "a tree is \(MemoryLayout<FlowTree>.size) bytes inline")
+        try session.send("onboarding.returnToFirst", interactive: true)
+        let started = session.tree
+        try session.send("interaction.update", params: ["progress": 0.5])
+        #expect(started.interaction?.progress == 0)
+        #expect(session.tree.interaction?.progress == 0.5)
+        #expect(session.tree != started)
+        #expect(try FlowTree(storage: session.tree.storageBytes()) == session.tree, "equal by the interaction's value, not its box")
+        try session.send("interaction.cancel")
+        #expect(session.tree.interaction == nil)
+        #expect(started.interaction != nil)
+    }
+
     /// A tree built from many actions' params can outgrow the limits a single request is read
     /// with (8 MiB documents, 1 MiB strings); it is the server's own data and must read back.
     @Test func treesLargerThanRequestLimitsRoundTrip() throws {

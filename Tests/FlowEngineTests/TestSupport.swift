@@ -93,7 +93,7 @@ struct Session {
         let action = FlowAction(type: type, from: from, row: row, params: params, interactive: interactive)
         let outcome = try FlowEngine.apply(action, to: tree, catalog: catalog, context: context)
         tree = outcome.tree
-        for change in outcome.userChanges { context.user[change.key] = change.value }
+        UserChange.apply(outcome.userChanges, to: &context.user)
         last = outcome
         return outcome
     }
