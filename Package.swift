@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "FlowStore", dependencies: ["Locking"], plugins: ["EmbedResources"]),
         // FlowStore on SQLite through GRDB: the embedded default.
         .target(name: "SQLiteStore", dependencies: [
-            "FlowStore", "Locking", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            "FlowStore", "Locking", json, .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
         ]),
         // FlowStore on PostgreSQL through libpq: several nodes over one database.
         .target(name: "PostgresStore", dependencies: ["FlowStore", "Locking", "CPostgres"]),

@@ -94,7 +94,7 @@ final class UserStates: Sendable {
         table.withLock { $0.states.value(forKey: userId) }
     }
 
-    /// Applies committed changes (RFC 7396: a null removes the key, as json_patch does); the
+    /// Applies committed changes key by key, as the stores do (a null removes the key); the
     /// commit that wrote them raised the revision by one.
     func apply(_ changes: [(key: String, value: JSONValue)], to userId: String) {
         table.withLock { table in

@@ -223,7 +223,9 @@ public struct ActionCommit: Sendable {
     public var version: Int
     public var tree: [UInt8]
     public var action: ActionRecord
-    /// A JSON object merged into the user's state (RFC 7396), when the action changed it.
+    /// The user-state keys the action set, as a JSON object, when it changed any: each replaces
+    /// the stored value, and a null removes the key (a merge of top-level keys only; a nested
+    /// object is stored as given, not merged into the one stored).
     public var userPatch: String?
     public var idempotency: (key: String, answer: IdempotentAnswer)?
     /// The feature now on top, recorded for experiment funnels (nil for sessions in no experiment).

@@ -182,7 +182,7 @@ extension SQLiteStore {
                             // taken back (see `takeBack`).
                             guard db.isInsideTransaction, !(error is KeyNotTakenBack) else { throw error }
                             try savepoint.rollBack()
-                            results.append(.failure((error as? RowDecodingError).map { Self.redacted($0, location: pool.path) } ?? error))
+                            results.append(.failure(Self.redacted(error, location: pool.path)))
                         }
                     }
                     try end.run()
@@ -321,11 +321,11 @@ extension SQLiteStore {
             try heads.bind(commit.action.createdAt, at: 6)
             try heads.run()
         }
-        if let patch = commit.userPatch {
-            let merge = try db.cachedStatement(sql: """
-                UPDATE users SET state = json_patch(state, ?), updated_at = ? WHERE id = ?
-                """)
-            try merge.execute(arguments: [patch, commit.action.createdAt, commit.userId])
+        if let patch = commit.userPatch,
+           let state = try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM users WHERE id = ?"), arguments: [commit.userId]) {
+            // Merged here, not with json_patch, which merges nested objects (`UserStateMerge`).
+            try db.cachedStatement(sql: "UPDATE users SET state = ?, updated_at = ? WHERE id = ?")
+                .execute(arguments: [try UserStateMerge.merging(patch, into: state), commit.action.createdAt, commit.userId])
         }
         if let feature = commit.reachedFeature {
             try recordFeature(db, session: commit.sessionId, feature: feature)

@@ -231,6 +231,17 @@ extension SQLiteStore {
         inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 
+    /// A commit's error as the server may log it: a row that does not decode, or a user's state
+    /// that is not an object, as `StoreError.undecodableRow` without the row's values; any
+    /// other error as it is.
+    static func redacted(_ error: any Error, location: String) -> any Error {
+        if let error = error as? RowDecodingError { return redacted(error, location: location) }
+        if error is UserStateMerge.NotAnObject {
+            return StoreError.undecodableRow(location: location, detail: "users.state is not a JSON object")
+        }
+        return error
+    }
+
     /// The error without the row's values: the column (named or numbered) and the expected type.
     static func redacted(_ error: RowDecodingError, location: String) -> StoreError {
         // The column is the first line's `column: "name"` chunk of GRDB's description.

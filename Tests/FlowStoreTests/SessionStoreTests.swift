@@ -179,6 +179,37 @@ struct SessionStoreTests {
         #expect(try store.removeUserState(id: "nobody", key: "onboarded") == nil)
     }
 
+    /// An action's changes replace top-level keys only, as the engine and the server's cache
+    /// apply them: a nested object is stored as given (not merged into the one stored, its nulls
+    /// kept), a null removes its key, and any key can be set, a quote in it included.
+    @Test(arguments: TestStoreKind.allCases) func userStateChangesReplaceTopLevelKeys(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        try store.commit(Self.commit("s-1", version: 1, patch: #"{"prefs":{"a":1,"b":2},"keep":1,"gone":true}"#))
+        try store.commit(Self.commit("s-1", version: 2, patch: #"{"prefs":{"a":null},"gone":null,"q\"k":0.30000000000000004}"#))
+        let state = try #require(try store.user(id: "u-1")?.state)
+        #expect(sameJSON(state, #"{"keep":1,"prefs":{"a":null},"q\"k":0.30000000000000004}"#), "\(state)")
+    }
+
+    /// A user's stored state that is not a JSON object fails the commit that changes it, with an
+    /// error naming no values; the session and the user are left as they were.
+    @Test func aStateThatIsNotAnObjectFailsItsCommit() throws {
+        let database = try TestDatabase(kind: .sqlite)
+        defer { withExtendedLifetime(database) {} }
+        let store = try SQLiteStore(path: database.path)
+        try store.migrate()
+        try store.insert(Self.session("s-1"))
+        try store.pool.write { try $0.execute(sql: "UPDATE users SET state = '[1' WHERE id = 'u-1'") }
+        #expect(throws: StoreError.undecodableRow(location: database.path, detail: "users.state is not a JSON object")) {
+            try store.commit(Self.commit("s-1", version: 1, patch: #"{"plan":"pro"}"#))
+        }
+        #expect(try store.session(id: "s-1")?.version == 0)
+        try store.commit(Self.commit("s-1", version: 1))
+        #expect(try store.session(id: "s-1")?.version == 1, "the server goes on committing")
+    }
+
     /// An idempotent answer is stored with its commit and found again by key.
     @Test(arguments: TestStoreKind.allCases) func storesIdempotentAnswers(_ kind: TestStoreKind) throws {
         let database = try TestDatabase(kind: kind)

@@ -103,7 +103,7 @@ export function ruleMatches(rule: FlowRule, feature: string, child: string | nul
 export function genericBack(visible: VisiblePath): RoutePlan | null;
 /**
  * `context` with `changes` applied to its user state (a new context; the given one is kept), as
- * the server stores them, a JSON merge patch: a `null` removes the key.
+ * the server stores them, key by key: a value replaces what the key held, a `null` removes it.
  * @param {FlowContext} context
  * @param {UserChange[]} changes
  * @returns {FlowContext}

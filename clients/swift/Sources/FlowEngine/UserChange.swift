@@ -15,9 +15,10 @@ public struct UserChange: Sendable, Equatable {
 }
 
 extension UserChange {
-    /// Sets `key` in a user's state as the server stores it, a JSON merge patch (RFC 7396): a
-    /// `null` removes the key, so that a condition sees the same state within an action, at the
-    /// next action, in an app's prediction and after a reload.
+    /// Sets `key` in a user's state as the server stores it: `value` replaces what the key held
+    /// (a nested object too, as given), and a `null` removes the key, so that a condition sees
+    /// the same state within an action, at the next action, in an app's prediction and after a
+    /// reload.
     public static func apply(key: String, value: JSONValue, to state: inout [String: JSONValue]) {
         if value.isNull { state[key] = nil } else { state[key] = value }
     }

@@ -1,0 +1,33 @@
+// A user's state with an action's changes, merged key by key as the server holds it.
+import JSON
+
+/// What an action's `setUser` changes make of a user's stored state: each top-level key of the
+/// patch set to its value, or removed where the value is null; a value is stored as it is,
+/// nested objects and their nulls included. The engine and the server's cache apply changes so
+/// (`UserChange.apply`), and PostgreSQL's commit too. SQLite's `json_patch`, used before, merged
+/// a nested object into the one stored and dropped the nulls inside it, so a user read back
+/// after a restart could differ from the one the cache held.
+enum UserStateMerge {
+    /// A stored state or a patch that is not a JSON object: the commit fails, naming no values.
+    struct NotAnObject: Error {}
+
+    /// `state` with `patch` applied, its keys in order (JSON object texts, as stored).
+    static func merging(_ patch: String, into state: String) throws(NotAnObject) -> String {
+        guard let stored = (try? JSONParser.parse(state, limits: .storedData))?.objectValue,
+              let changes = (try? JSONParser.parse(patch, limits: .storedData))?.objectValue else { throw NotAnObject() }
+        var merged: [String: JSONValue] = [:]
+        merged.reserveCapacity(stored.members.count + changes.members.count)
+        for member in stored.members { merged[member.key] = member.value }
+        for change in changes.members {
+            if change.value.isNull { merged[change.key] = nil } else { merged[change.key] = change.value }
+        }
+        var writer = JSONWriter()
+        writer.beginObject()
+        for key in merged.keys.sorted() {
+            writer.writeKey(key)
+            writer.writeValue(merged[key] ?? .null)
+        }
+        writer.endObject()
+        return String(decoding: writer.takeBytes(), as: UTF8.self)
+    }
+}
