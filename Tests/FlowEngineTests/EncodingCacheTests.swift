@@ -137,7 +137,7 @@ private struct CacheWalk {
             guard let outcome = try? FlowEngine.apply(action, to: tree, catalog: catalog, context: context) else { return }
             version += 1
             tree = outcome.tree
-            for change in outcome.userChanges { context.user[change.key] = change.value }
+            UserChange.apply(outcome.userChanges, to: &context.user)
             let (document, transition) = cache.document(
                 version: version, tree: tree, transition: outcome.transition, handledBy: outcome.handledBy)
             let freshTransition = outcome.transition.map(SessionState.encode)

@@ -123,7 +123,7 @@ struct RandomizedTests {
             case .success(let outcome):
                 if checking { check(outcome, after: tree, action: action) }
                 tree = outcome.tree
-                for change in outcome.userChanges { context.user[change.key] = change.value }
+                UserChange.apply(outcome.userChanges, to: &context.user)
                 trace.append(String(decoding: tree.storageBytes(), as: UTF8.self))
             }
         }
