@@ -99,13 +99,12 @@ extension SessionService {
         next.record(loggedUser: userAfter, text: outcome.userChanges.isEmpty ? judgedText : nil, usedKey: idempotency?.key)
         var userPatch: String?
         if !outcome.userChanges.isEmpty {
+            // Each key once, with its last value: an action may set one key twice (two
+            // `setUser`s, a guard's resumed action, a link's), and a patch is a JSON object.
+            var patch = JSONObject()
+            for change in outcome.userChanges { patch[change.key] = change.value }
             var writer = JSONWriter()
-            writer.beginObject()
-            for change in outcome.userChanges {
-                writer.writeKey(change.key)
-                writer.writeValue(change.value)
-            }
-            writer.endObject()
+            writer.writeValue(.object(patch))
             userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)
         }
         let record = ActionRecord(

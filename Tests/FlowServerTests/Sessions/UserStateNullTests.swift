@@ -15,6 +15,8 @@ struct UserStateNullTests {
         {"name": "app", "kind": "stacked", "initial": ["who.start"],
          "on": {"who.set": [{"do": [{"setUser": {"nickname": "kim"}}]}],
                 "who.forget": [{"do": [{"setUser": {"nickname": null}}]}],
+                "who.setThenForget": [{"do": [{"setUser": {"nickname": "x"}}, {"setUser": {"nickname": null}}]}],
+                "who.forgetThenSet": [{"do": [{"setUser": {"nickname": null}}, {"setUser": {"nickname": "y"}}]}],
                 "who.ask": [{"when": {"user": "nickname", "exists": false}, "do": [{"push": "who.anonymous"}]},
                             {"when": {"user": "nickname", "is": null}, "do": [{"push": "who.cleared"}]},
                             {"do": [{"push": "who.named"}]}]}}
@@ -57,6 +59,25 @@ struct UserStateNullTests {
         #expect(asked.json["top"]["feature"] == "who.anonymous")
         #expect(asked.json == predicted)
         #expect(asked.text == String(decoding: offline.document(), as: UTF8.self), "the engine on the bundle")
+    }
+
+    /// An action that sets one key twice commits, and its last value stands: in the store, in
+    /// the cache and for the next action.
+    @Test func aKeySetTwiceInOneActionKeepsItsLastValue() throws {
+        let test = try TestApp()
+        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: Self.app, headers: Self.admin)
+        try #require(put.status == 201, "\(put.text)")
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "twice")
+        let steps: [(type: String, nickname: JSONValue?)] = [("who.forgetThenSet", "y"), ("who.setThenForget", .none), ("who.forgetThenSet", "y")]
+        for (type, expected) in steps {
+            try client.apply(session, #"{"type":"\#(type)"}"#)
+            let user = try test.direct.send("GET", "/v1/users/twice", headers: Self.admin)
+            try #require(user.status == 200, "\(user.text)")
+            #expect(user.json["state"].objectValue?["nickname"] == expected, "\(type): \(user.text)")
+        }
+        let asked = try client.apply(session, #"{"type":"who.ask"}"#)
+        #expect(asked["top"]["feature"] == "who.named")
     }
 
     /// In the app, without the server: a bundle's engine that sets a key to null and asks again
