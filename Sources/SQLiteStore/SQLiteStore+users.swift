@@ -19,11 +19,15 @@ extension SQLiteStore {
     /// an audit entry of a reset has no versions.
     public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? {
         try writing { db in
-            let path = "$." + "\"" + key.replacingOccurrences(of: "\"", with: "") + "\""
+            // Removed as a commit's null removes a key (`UserStateMerge`): a JSON path cannot
+            // name every key (one with a quote in it).
+            guard let state = try String.fetchOne(db.cachedStatement(sql: "SELECT state FROM users WHERE id = ?"), arguments: [id]) else {
+                return nil
+            }
             let now = Timestamp.string()
-            try db.cachedStatement(sql: "UPDATE users SET state = json_remove(state, ?), updated_at = ? WHERE id = ?")
-                .execute(arguments: [path, now, id])
-            guard db.changesCount == 1 else { return nil }
+            let removed: String
+            do { removed = try UserStateMerge.removing(key, from: state) } catch { throw Self.redacted(error, location: path) }
+            try db.cachedStatement(sql: "UPDATE users SET state = ?, updated_at = ? WHERE id = ?").execute(arguments: [removed, now, id])
             if let audit {
                 try Self.appendAudit(db, at: now, action: AuditAction.userStateReset(key, audit), subject: id, old: nil, new: nil, audit)
             }

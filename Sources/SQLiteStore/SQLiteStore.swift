@@ -236,8 +236,9 @@ extension SQLiteStore {
     /// other error as it is.
     static func redacted(_ error: any Error, location: String) -> any Error {
         if let error = error as? RowDecodingError { return redacted(error, location: location) }
-        if error is UserStateMerge.NotAnObject {
-            return StoreError.undecodableRow(location: location, detail: "users.state is not a JSON object")
+        if let error = error as? UserStateMerge.NotAnObject {
+            return error.stored ? StoreError.undecodableRow(location: location, detail: "users.state is not a JSON object")
+                : StoreError.undecodableRow(location: location, detail: "a commit's user-state changes are not a JSON object")
         }
         return error
     }

@@ -8,13 +8,26 @@ import JSON
 /// a nested object into the one stored and dropped the nulls inside it, so a user read back
 /// after a restart could differ from the one the cache held.
 enum UserStateMerge {
-    /// A stored state or a patch that is not a JSON object: the commit fails, naming no values.
-    struct NotAnObject: Error {}
+    /// A stored state (`stored`) or a patch (not) that is not a JSON object: the commit fails,
+    /// naming no values.
+    struct NotAnObject: Error {
+        var stored: Bool
+    }
 
     /// `state` with `patch` applied, its keys in order (JSON object texts, as stored).
     static func merging(_ patch: String, into state: String) throws(NotAnObject) -> String {
-        guard let stored = (try? JSONParser.parse(state, limits: .storedData))?.objectValue,
-              let changes = (try? JSONParser.parse(patch, limits: .storedData))?.objectValue else { throw NotAnObject() }
+        guard let stored = (try? JSONParser.parse(state, limits: .storedData))?.objectValue else { throw NotAnObject(stored: true) }
+        guard let changes = (try? JSONParser.parse(patch, limits: .storedData))?.objectValue else { throw NotAnObject(stored: false) }
+        return merging(changes, into: stored)
+    }
+
+    /// `state` without `key` (an admin's reset of one key), as a patch of `{key: null}` makes it.
+    static func removing(_ key: String, from state: String) throws(NotAnObject) -> String {
+        guard let stored = (try? JSONParser.parse(state, limits: .storedData))?.objectValue else { throw NotAnObject(stored: true) }
+        return merging(JSONObject([JSONObject.Member(key: key, value: .null)]), into: stored)
+    }
+
+    private static func merging(_ changes: JSONObject, into stored: JSONObject) -> String {
         var merged: [String: JSONValue] = [:]
         merged.reserveCapacity(stored.members.count + changes.members.count)
         for member in stored.members { merged[member.key] = member.value }

@@ -177,6 +177,9 @@ struct SessionStoreTests {
         #expect(sameJSON(try store.user(id: "u-1")?.state, "{\"onboarded\":true,\"plan\":\"pro\"}"))
         #expect(sameJSON(try store.removeUserState(id: "u-1", key: "onboarded")?.state, "{\"plan\":\"pro\"}"))
         #expect(try store.removeUserState(id: "nobody", key: "onboarded") == nil)
+        // Any key, a quote in it included, and only that key.
+        try store.commit(Self.commit("s-1", version: 3, patch: #"{"q\"k":1,"qk":2}"#))
+        #expect(sameJSON(try store.removeUserState(id: "u-1", key: "q\"k")?.state, #"{"plan":"pro","qk":2}"#))
     }
 
     /// An action's changes replace top-level keys only, as the engine and the server's cache
