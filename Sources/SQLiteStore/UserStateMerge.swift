@@ -14,7 +14,7 @@ enum UserStateMerge {
         var stored: Bool
     }
 
-    /// `state` with `patch` applied, its keys in order (JSON object texts, as stored).
+    /// `state` with `patch` applied (JSON object texts, as stored).
     static func merging(_ patch: String, into state: String) throws(NotAnObject) -> String {
         guard let stored = (try? JSONParser.parse(state, limits: .storedData))?.objectValue else { throw NotAnObject(stored: true) }
         guard let changes = (try? JSONParser.parse(patch, limits: .storedData))?.objectValue else { throw NotAnObject(stored: false) }
@@ -27,20 +27,16 @@ enum UserStateMerge {
         return merging(JSONObject([JSONObject.Member(key: key, value: .null)]), into: stored)
     }
 
+    /// Keys keep their order, new ones after them, as `json_patch` kept them.
     private static func merging(_ changes: JSONObject, into stored: JSONObject) -> String {
-        var merged: [String: JSONValue] = [:]
-        merged.reserveCapacity(stored.members.count + changes.members.count)
-        for member in stored.members { merged[member.key] = member.value }
+        var merged = stored
         for change in changes.members {
+            // Spelled out: `isNull ? nil : value` would make the nil a JSON null (`JSONValue` is
+            // `ExpressibleByNilLiteral`), and keep the key.
             if change.value.isNull { merged[change.key] = nil } else { merged[change.key] = change.value }
         }
         var writer = JSONWriter()
-        writer.beginObject()
-        for key in merged.keys.sorted() {
-            writer.writeKey(key)
-            writer.writeValue(merged[key] ?? .null)
-        }
-        writer.endObject()
+        writer.writeValue(.object(merged))
         return String(decoding: writer.takeBytes(), as: UTF8.self)
     }
 }
