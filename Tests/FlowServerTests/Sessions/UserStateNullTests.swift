@@ -22,15 +22,20 @@ struct UserStateNullTests {
                             {"do": [{"push": "who.named"}]}]}}
         """#
 
+    /// A server running `app` as its live root flow, and a client of it.
+    static func server() throws -> (TestApp, SessionClient) {
+        let test = try TestApp()
+        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: app, headers: admin)
+        try #require(put.status == 201, "\(put.text)")
+        return (test, SessionClient(sender: test.direct))
+    }
+
     static func prediction(_ type: String, in state: JSONValue) throws -> JSONValue {
         try #require((state["predictions"].arrayValue ?? []).first { $0["action"]["type"].stringValue == type })["state"]
     }
 
     @Test func aNullRemovesTheKeyForEveryoneWhoJudgesTheUser() throws {
-        let test = try TestApp()
-        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: Self.app, headers: Self.admin)
-        try #require(put.status == 201, "\(put.text)")
-        let client = SessionClient(sender: test.direct)
+        let (test, client) = try Self.server()
         let session = try client.create(userId: "forgetful")
         try #require(session.state["top"]["feature"] == "who.start")
         let named = try client.sender.send("POST", "/v1/sessions/\(session.id)/actions?predict=true",
@@ -64,10 +69,7 @@ struct UserStateNullTests {
     /// An action that sets one key twice commits, and its last value stands: in the store, in
     /// the cache and for the next action.
     @Test func aKeySetTwiceInOneActionKeepsItsLastValue() throws {
-        let test = try TestApp()
-        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: Self.app, headers: Self.admin)
-        try #require(put.status == 201, "\(put.text)")
-        let client = SessionClient(sender: test.direct)
+        let (test, client) = try Self.server()
         let session = try client.create(userId: "twice")
         let steps: [(type: String, nickname: JSONValue?)] = [("who.forgetThenSet", "y"), ("who.setThenForget", .none), ("who.forgetThenSet", "y")]
         for (type, expected) in steps {
@@ -92,10 +94,8 @@ struct UserStateNullTests {
     }
 
     static func bundleState() throws -> SessionState? {
-        let test = try TestApp()
-        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: app, headers: admin)
-        try #require(put.status == 201, "\(put.text)")
-        let client = SessionClient(sender: test.direct)
+        let (test, client) = try server()
+        defer { withExtendedLifetime(test) {} }  // the server answers while its app lives
         let session = try client.create(userId: "offline")
         let fetched = try client.sender.send("GET", "/v1/sessions/\(session.id)/bundle", headers: session.auth)
         return try SessionBundle(json: try JSONParser.parse(fetched.body)).state
