@@ -101,8 +101,13 @@ extension SessionService {
         if !outcome.userChanges.isEmpty {
             // Each key once, with its last value: an action may set one key twice (two
             // `setUser`s, a guard's resumed action, a link's), and a patch is a JSON object.
+            // A key is spelled as the state holds it: Swift, the cache and SQLite's merge take
+            // `"café"` in either Unicode normal form for one key, where PostgreSQL's jsonb
+            // compares bytes and would keep both (a state the server then cannot read).
             var patch = JSONObject()
-            for change in outcome.userChanges { patch[change.key] = change.value }
+            for change in outcome.userChanges {
+                patch[user.state.index(forKey: change.key).map { user.state[$0].key } ?? change.key] = change.value
+            }
             var writer = JSONWriter()
             writer.writeValue(.object(patch))
             userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)

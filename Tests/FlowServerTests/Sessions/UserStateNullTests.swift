@@ -17,6 +17,9 @@ struct UserStateNullTests {
                 "who.forget": [{"do": [{"setUser": {"nickname": null}}]}],
                 "who.setThenForget": [{"do": [{"setUser": {"nickname": "x"}}, {"setUser": {"nickname": null}}]}],
                 "who.forgetThenSet": [{"do": [{"setUser": {"nickname": null}}, {"setUser": {"nickname": "y"}}]}],
+                "who.composed": [{"do": [{"setUser": {"caf\u00e9": "composed"}}]}],
+                "who.decomposed": [{"do": [{"setUser": {"cafe\u0301": "decomposed"}}]}],
+                "who.forgetDecomposed": [{"do": [{"setUser": {"cafe\u0301": null}}]}],
                 "who.ask": [{"when": {"user": "nickname", "exists": false}, "do": [{"push": "who.anonymous"}]},
                             {"when": {"user": "nickname", "is": null}, "do": [{"push": "who.cleared"}]},
                             {"do": [{"push": "who.named"}]}]}}
@@ -80,6 +83,33 @@ struct UserStateNullTests {
         }
         let asked = try client.apply(session, #"{"type":"who.ask"}"#)
         #expect(asked["top"]["feature"] == "who.named")
+    }
+
+    /// A key written in either Unicode normal form is one key, as Swift compares strings: the
+    /// store keeps one spelling of it (PostgreSQL's jsonb, which compares bytes, kept both, and
+    /// the server could then not read the user), a later value replaces it, and a null removes it.
+    @Test func aKeyInEitherNormalFormIsOneKey() throws {
+        let (test, client) = try Self.server()
+        let session = try client.create(userId: "café")
+        let steps: [(type: String, value: JSONValue?)] = [
+            ("who.composed", "composed"), ("who.decomposed", "decomposed"), ("who.forgetDecomposed", .none),
+            ("who.decomposed", "decomposed"), ("who.composed", "composed"),
+        ]
+        for (type, expected) in steps {
+            try client.apply(session, #"{"type":"\#(type)"}"#)
+            let user = try test.direct.send("GET", "/v1/users/caf%C3%A9", headers: Self.admin)
+            try #require(user.status == 200, "\(user.text)")
+            let state = try #require(try JSONParser.parse(user.body)["state"].objectValue, "\(type): \(user.text)")
+            #expect(state.count == (expected == nil ? 0 : 1), "\(type): \(user.text)")
+            #expect(state["caf\u{e9}"] == expected, "\(type): \(user.text)")
+        }
+        // After a restart, the next session of the user reads the one key back from the store.
+        let restarted = try test.reopened()
+        let reader = SessionClient(sender: restarted.direct)
+        let again = try reader.create(userId: "café")
+        let read = try reader.sender.send("GET", "/v1/sessions/\(again.id)/bundle", headers: again.auth)
+        let user = try SessionBundle(json: try JSONParser.parse(read.body)).state.context.user
+        #expect(user.count == 1 && user["cafe\u{301}"] == "composed", "\(user)")
     }
 
     /// In the app, without the server: a bundle's engine that sets a key to null and asks again
