@@ -18,13 +18,29 @@ final class UserStates: Sendable {
         var revision: Int
     }
 
+    /// A user id compared and hashed by its UTF-8 bytes, as the stores compare ids: Swift's
+    /// `String` equality would make `café` composed (NFC) and decomposed (NFD) one user, where
+    /// SQLite and PostgreSQL keep two, and one would be served the other's state.
+    struct UserKey: Hashable {
+        let id: String
+
+        init(_ id: String) { self.id = id }
+
+        static func == (lhs: UserKey, rhs: UserKey) -> Bool { lhs.id.utf8.elementsEqual(rhs.id.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            var id = id
+            id.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
     private struct Table {
         /// Held states, the least recently used evicted when full.
-        var states: LRUTable<String, Held>
+        var states: LRUTable<UserKey, Held>
         /// When each user last changed (a tick of `clock`), held or not, so a read from the
         /// database that raced with a commit is not kept. Bounded like `states`: a change
         /// forgotten here raises `forgotten`, which then stands for every user's.
-        var changed: LRUTable<String, UInt64>
+        var changed: LRUTable<UserKey, UInt64>
         var clock: UInt64 = 0
         /// The latest tick of a change no longer in `changed`.
         var forgotten: UInt64 = 0
@@ -35,13 +51,13 @@ final class UserStates: Sendable {
         }
 
         /// Records a change of `userId` now.
-        mutating func tick(_ userId: String) {
+        mutating func tick(_ userId: UserKey) {
             clock &+= 1
             if let evicted = changed.updateValue(clock, forKey: userId) { forgotten = max(forgotten, evicted.value) }
         }
 
         /// Whether `userId` changed after tick `since` (or may have: its change was forgotten).
-        func mayHaveChanged(_ userId: String, since: UInt64) -> Bool {
+        func mayHaveChanged(_ userId: UserKey, since: UInt64) -> Bool {
             (changed.peek(userId) ?? forgotten) > since
         }
     }
@@ -61,7 +77,7 @@ final class UserStates: Sendable {
     var figures: CacheFigures { table.withLock { $0.states.figures } }
 
     /// The users held, the most recently used first (for tests).
-    var heldByRecency: [String] { table.withLock { $0.states.keysByRecency } }
+    var heldByRecency: [String] { table.withLock { $0.states.keysByRecency.map(\.id) } }
 
     /// The state of `userId`, read from the database when it is not held.
     func state(of userId: String, store: any UserDataStore) throws -> [String: JSONValue] {
@@ -71,15 +87,16 @@ final class UserStates: Sendable {
     /// The state of `userId` and its revision, read from the database when it is not held, or
     /// always when `fresh` (a new session on a shared database: another node may have changed it).
     func held(_ userId: String, store: any UserDataStore, fresh: Bool = false) throws -> Held {
+        let key = UserKey(userId)
         for _ in 0..<3 {
             let (held, since) = table.withLock { table in
-                (fresh ? nil : table.states.value(forKey: userId), table.clock)
+                (fresh ? nil : table.states.value(forKey: key), table.clock)
             }
             if let held { return held }
             let read = try Self.read(userId, store: store)
             let kept = table.withLock { table -> Bool in
-                guard !table.mayHaveChanged(userId, since: since) else { return false }
-                table.states.updateValue(read, forKey: userId)  // the least recently used goes when full
+                guard !table.mayHaveChanged(key, since: since) else { return false }
+                table.states.updateValue(read, forKey: key)  // the least recently used goes when full
                 return true
             }
             if kept { return read }
@@ -91,15 +108,16 @@ final class UserStates: Sendable {
     /// The state of `userId` when it is held, without reading the database (under a slot's
     /// lock, where no database call is made); nil when it must be read.
     func cached(_ userId: String) -> Held? {
-        table.withLock { $0.states.value(forKey: userId) }
+        table.withLock { $0.states.value(forKey: UserKey(userId)) }
     }
 
     /// Applies committed changes key by key, as the stores do (a null removes the key); the
     /// commit that wrote them raised the revision by one.
     func apply(_ changes: [(key: String, value: JSONValue)], to userId: String) {
+        let key = UserKey(userId)
         table.withLock { table in
-            table.tick(userId)
-            table.states.modify(userId) { held in
+            table.tick(key)
+            table.states.modify(key) { held in
                 for change in changes { UserChange.apply(key: change.key, value: change.value, to: &held.state) }
                 held.revision += 1
             }
@@ -109,9 +127,10 @@ final class UserStates: Sendable {
     /// Forgets `userId`, after a change written around the commit path (the admin reset), or
     /// a commit refused because another node changed the user.
     func forget(_ userId: String) {
+        let key = UserKey(userId)
         table.withLock { table in
-            table.tick(userId)
-            table.states.removeValue(forKey: userId)
+            table.tick(key)
+            table.states.removeValue(forKey: key)
         }
     }
 
