@@ -52,16 +52,19 @@ extension SQLiteStore {
     }
 
     /// The token's hash and the time of the newest version, from the row and the newest log
-    /// entry: no tree is read or rebuilt.
+    /// entry: no tree is read or rebuilt. One statement, stepped directly outside a read
+    /// transaction, as `user(id:)` is.
     public func sessionCredentials(id: String) throws -> SessionCredentials? {
-        try reading { db in
-            let statement = try db.cachedStatement(sql: """
+        try readingOneStatement { db in
+            let statement = DirectStatement(try db.cachedStatement(sql: """
                 SELECT s.token_hash, COALESCE(CASE WHEN a.version > s.version THEN a.created_at END, s.updated_at)
                 FROM sessions s \(Self.newestEntryJoin) WHERE s.id = ?
-                """)
-            guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
-            return SessionCredentials(tokenHash: [UInt8]((try row.decode(atIndex: 0) as Data?) ?? Data()),
-                                      lastActiveAt: try row.decode(atIndex: 1))
+                """), in: db)
+            try statement.bind(id, at: 1)
+            return try statement.firstRow { row in
+                SessionCredentials(tokenHash: DirectStatement.bytes(row, 0),
+                                   lastActiveAt: try DirectStatement.text(row, 1, column: "updated_at"))
+            }
         }
     }
 
