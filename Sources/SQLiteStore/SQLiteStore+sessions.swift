@@ -10,7 +10,7 @@ extension SQLiteStore {
     /// shown on top are recorded, starting with `firstFeature`.
     public func insert(_ session: SessionRecord, exposures: [(experiment: String, variant: String)],
                        exclusions: [(experiment: String, variant: String)], firstFeature: String?) throws {
-        try writing { db in
+        try writingDirectly { db in
             for exclusion in exclusions {
                 try db.cachedStatement(sql: """
                     INSERT INTO experiment_exclusions (session_id, experiment, user_id, variant, created_at) VALUES (?, ?, ?, ?, ?)
@@ -25,16 +25,29 @@ extension SQLiteStore {
                 try Self.recordFeature(db, session: session.id, feature: firstFeature)
             }
             try Self.ensureUser(db, id: session.userId, at: session.createdAt)
-            let statement = try db.cachedStatement(sql: """
+            // Bound and stepped directly (`DirectStatement`): through GRDB's `execute`, the
+            // fourteen arguments boxed and the blobs copied into `Data` cost a creation some
+            // 30,000 instructions more.
+            let statement = DirectStatement(try db.cachedStatement(sql: """
                 INSERT INTO sessions (id, user_id, token_hash, version, tree, context, flags, experiments,
                     flow_versions, last_transition, handled_by, created_at, updated_at, client)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            try statement.execute(arguments: [
-                session.id, session.userId, Data(session.tokenHash), session.version, Data(session.tree),
-                session.context, session.flags, session.experiments, session.flowVersions,
-                session.lastTransition, session.handledBy, session.createdAt, session.updatedAt, session.client,
-            ])
+                """), in: db)
+            try statement.bind(session.id, at: 1)
+            try statement.bind(session.userId, at: 2)
+            try statement.bind(session.tokenHash, at: 3)
+            try statement.bind(session.version, at: 4)
+            try statement.bind(session.tree, at: 5)
+            try statement.bind(session.context, at: 6)
+            try statement.bind(session.flags, at: 7)
+            try statement.bind(session.experiments, at: 8)
+            try statement.bind(session.flowVersions, at: 9)
+            try statement.bind(session.lastTransition, at: 10)
+            try statement.bind(session.handledBy, at: 11)
+            try statement.bind(session.createdAt, at: 12)
+            try statement.bind(session.updatedAt, at: 13)
+            try statement.bind(session.client, at: 14)
+            try statement.run()
         }
     }
 

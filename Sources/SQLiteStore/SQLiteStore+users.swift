@@ -45,8 +45,12 @@ extension SQLiteStore {
     }
 
     static func ensureUser(_ db: Database, id: String, at time: String) throws {
-        try db.cachedStatement(sql: """
+        let statement = DirectStatement(try db.cachedStatement(sql: """
             INSERT INTO users (id, state, created_at, updated_at) VALUES (?, '{}', ?, ?) ON CONFLICT (id) DO NOTHING
-            """).execute(arguments: [id, time, time])
+            """), in: db)
+        try statement.bind(id, at: 1)
+        try statement.bind(time, at: 2)
+        try statement.bind(time, at: 3)
+        try statement.run()
     }
 }

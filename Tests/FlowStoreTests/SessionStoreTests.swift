@@ -40,6 +40,41 @@ struct SessionStoreTests {
         #expect(try store.user(id: "u-1")?.state == "{}")
     }
 
+    /// Every field of a new session's row reads back as written, those that may be absent too.
+    @Test(arguments: TestStoreKind.allCases) func aSessionReadsBackWhole(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        var full = Self.session("s-full")
+        full.lastTransition = #"{"type":"present"}"#
+        full.handledBy = "app"
+        full.client = #"{"features":["a"]}"#
+        full.context = #"{"attributes":{"country":"FR"}}"#
+        let bare = Self.session("s-bare")
+        try store.insert(full)
+        try store.insert(bare)
+        #expect(try store.session(id: "s-full") == full)
+        #expect(try store.session(id: "s-bare") == bare)
+    }
+
+    /// A session that cannot be stored (its id taken) stores nothing of itself, its user and
+    /// exposures neither, and the store goes on storing the next.
+    @Test(arguments: TestStoreKind.allCases) func aSessionNotStoredLeavesNothing(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        try store.insert(Self.session("s-1"))
+        #expect(throws: (any Error).self) {
+            try store.insert(Self.session("s-1", user: "u-2"), exposures: [("exp", "a")], exclusions: [], firstFeature: "home")
+        }
+        #expect(try store.user(id: "u-2") == nil)
+        #expect(try store.experimentReport("exp").isEmpty)
+        #expect(try store.session(id: "s-1")?.userId == "u-1")
+        try store.insert(Self.session("s-2", user: "u-2"), exposures: [("exp", "a")], exclusions: [], firstFeature: "home")
+        #expect(try store.user(id: "u-2")?.state == "{}")
+        #expect(try store.experimentReport("exp")["a"]?.sessions == 1)
+    }
+
     /// Each commit raises the version by one, logs the action and keeps the tree.
     @Test(arguments: TestStoreKind.allCases) func commitsActionsInOrder(_ kind: TestStoreKind) throws {
         let database = try TestDatabase(kind: kind)
