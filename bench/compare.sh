@@ -9,6 +9,7 @@
 # (scripts/pgserver.py) instead of a SQLite file.
 # WORKLOADS="actions reads connect" adds `connect`: GET /v1/nope (a 404 from the router) on a new
 # connection per request (wrk's "Connection: close"), what accepting a connection costs.
+# WORKLOADS="create" runs session creation (bench/create.lua: a new user's session per request).
 # B_PAGE_SIZE=N (SQLite) makes B's database file with pages of N bytes before B starts on it
 # (SQLite's default is 4,096), so one binary can be compared with itself on another page size.
 # B_SQL="..." (SQLite) is run on B's database file once B has started and migrated it, before its
@@ -110,6 +111,7 @@ for round in $(seq "$rounds"); do
             actions) script=bench/actions.lua ;;
             reads) script=bench/reads.lua ;;
             connect) script=connect ;;
+            create) script=bench/create.lua ;;
             *) echo "bench: unknown workload $workload" >&2; exit 2 ;;
         esac
         for i in "${order[@]}"; do run "$i" "$workload" "$script"; done

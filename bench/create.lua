@@ -3,7 +3,10 @@ local counter = 0
 local prefix = ""
 
 function init(args)
-  prefix = tostring(math.random(1, 1000000000))
+  -- Unique per run and per wrk thread (each thread has its own Lua state, whose first
+  -- math.random is the same in every run): each request's user is new, also in a later run on
+  -- the same database.
+  prefix = os.time() .. "-" .. (tostring({}):match("0x(%x+)") or math.random(1, 1000000000))
 end
 
 function request()
