@@ -94,20 +94,23 @@ extension SessionService {
         // shown by a small program), and the step took a second copy of the session.
         var next = session
         let body = next.advance(by: outcome)
+        // Each key once, with its last value: an action may set one key twice (two `setUser`s, a
+        // guard's resumed action, a link's), and a patch is a JSON object. A key is spelled as
+        // the state holds it, or as first set: Swift, the cache and SQLite's merge take `"café"`
+        // in either Unicode normal form for one key, where PostgreSQL's jsonb compares bytes and
+        // would keep both (a state the server then cannot read). The cache, a batch's next taps
+        // and the state judged after are given the changes so spelled too: a null then a value in
+        // the other spelling would have put that spelling in the cache, and the next patch in
+        // the store beside the first.
+        var patch = JSONObject()
+        for change in outcome.userChanges {
+            patch[user.state.index(forKey: change.key).map { user.state[$0].key } ?? change.key] = change.value
+        }
         var userAfter = user.state
-        UserChange.apply(outcome.userChanges, to: &userAfter)
-        next.record(loggedUser: userAfter, text: outcome.userChanges.isEmpty ? judgedText : nil, usedKey: idempotency?.key)
+        for change in patch.members { UserChange.apply(key: change.key, value: change.value, to: &userAfter) }
+        next.record(loggedUser: userAfter, text: patch.members.isEmpty ? judgedText : nil, usedKey: idempotency?.key)
         var userPatch: String?
-        if !outcome.userChanges.isEmpty {
-            // Each key once, with its last value: an action may set one key twice (two
-            // `setUser`s, a guard's resumed action, a link's), and a patch is a JSON object.
-            // A key is spelled as the state holds it: Swift, the cache and SQLite's merge take
-            // `"café"` in either Unicode normal form for one key, where PostgreSQL's jsonb
-            // compares bytes and would keep both (a state the server then cannot read).
-            var patch = JSONObject()
-            for change in outcome.userChanges {
-                patch[user.state.index(forKey: change.key).map { user.state[$0].key } ?? change.key] = change.value
-            }
+        if !patch.members.isEmpty {
             var writer = JSONWriter()
             writer.writeValue(.object(patch))
             userPatch = String(decoding: writer.takeBytes(), as: UTF8.self)
@@ -136,7 +139,7 @@ extension SessionService {
                 ($0.key, IdempotentAnswer(requestHash: $0.bodyHash, status: 200, version: next.version, body: nil))
             },
             reachedFeature: reached,
-            completesOnboarding: session.inExperiment && outcome.userChanges.contains { $0.key == "onboarded" && $0.value == true },
+            completesOnboarding: session.inExperiment && patch["onboarded"] == true,
             userRevision: shared ? user.revision : nil, judgedUserState: judgedText)
         if let leases {
             // No epoch is never one: a lease that ran out since the turn took it fails the commit
@@ -147,6 +150,6 @@ extension SessionService {
         // see too (a null removed).
         let answer = next.answer(body, predictingFor: predict ? userAfter : nil)
         return .commit(ActionStep(commit: commit, next: consume next, body: body,
-                                  userChanges: outcome.userChanges.map { ($0.key, $0.value) }, answer: answer))
+                                  userChanges: patch.members.map { ($0.key, $0.value) }, answer: answer))
     }
 }

@@ -20,6 +20,7 @@ struct UserStateNullTests {
                 "who.composed": [{"do": [{"setUser": {"caf\u00e9": "composed"}}]}],
                 "who.decomposed": [{"do": [{"setUser": {"cafe\u0301": "decomposed"}}]}],
                 "who.forgetDecomposed": [{"do": [{"setUser": {"cafe\u0301": null}}]}],
+                "who.resetDecomposed": [{"do": [{"setUser": {"cafe\u0301": null}}, {"setUser": {"cafe\u0301": "again"}}]}],
                 "who.ask": [{"when": {"user": "nickname", "exists": false}, "do": [{"push": "who.anonymous"}]},
                             {"when": {"user": "nickname", "is": null}, "do": [{"push": "who.cleared"}]},
                             {"do": [{"push": "who.named"}]}]}}
@@ -91,9 +92,11 @@ struct UserStateNullTests {
     @Test func aKeyInEitherNormalFormIsOneKey() throws {
         let (test, client) = try Self.server()
         let session = try client.create(userId: "café")
+        // A null and a value in the other spelling within one action (`who.resetDecomposed`)
+        // leave the key as it was spelled, in the cache too, whose spelling the next patch takes.
         let steps: [(type: String, value: JSONValue?)] = [
-            ("who.composed", "composed"), ("who.decomposed", "decomposed"), ("who.forgetDecomposed", .none),
-            ("who.decomposed", "decomposed"), ("who.composed", "composed"),
+            ("who.composed", "composed"), ("who.resetDecomposed", "again"), ("who.decomposed", "decomposed"),
+            ("who.forgetDecomposed", .none), ("who.decomposed", "decomposed"), ("who.composed", "composed"),
         ]
         for (type, expected) in steps {
             try client.apply(session, #"{"type":"\#(type)"}"#)
