@@ -46,6 +46,9 @@ struct SessionStoreTests {
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         var full = Self.session("s-full")
+        full.flags = #"{"f":true}"#
+        full.experiments = #"{"e":"b"}"#
+        full.updatedAt = "2026-12-01T00:00:01.000Z"
         full.lastTransition = #"{"type":"present"}"#
         full.handledBy = "app"
         full.client = #"{"features":["a"]}"#

@@ -18,6 +18,10 @@ struct UserIdBytesTests {
         let fetched = try client.sender.send("GET", "/v1/sessions/\(decomposed.id)/bundle", headers: decomposed.auth)
         let user = try SessionBundle(json: try JSONParser.parse(fetched.body)).state.context.user
         #expect(user.isEmpty, "a new user's session holds another user's state: \(user)")
+        // The first user's session still reads its own user (on a shared database the second
+        // session's fresh read had replaced the state held for both).
+        let first = try client.sender.send("GET", "/v1/sessions/\(composed.id)/bundle", headers: composed.auth)
+        #expect(try SessionBundle(json: try JSONParser.parse(first.body)).state.context.user == ["nickname": "kim"])
         #expect(try client.apply(decomposed, #"{"type":"who.ask"}"#)["top"]["feature"] == "who.anonymous")
         try client.apply(decomposed, #"{"type":"who.forgetThenSet"}"#)
 
