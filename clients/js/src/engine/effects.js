@@ -132,8 +132,16 @@ export class EffectRun {
   applyEffect(effect) {
     switch (effect.name) {
       case 'setUser':
-        for (const [key, value] of effect.values) {
-          this.userChanges.push({ key, value: this.resolve(value, effect.name) });
+        for (const [key, raw] of effect.values) {
+          const value = this.resolve(raw, effect.name);
+          // A user's state is kept by every store, and PostgreSQL's jsonb cannot hold U+0000: a
+          // value with it (a param's, nearly always) is the action's fault, as in the Swift engine.
+          if (holdsNul(key) || holdsNul(value)) {
+            const message = 'user state cannot hold the character U+0000';
+            const param = firstReference(raw, (name) => holdsNul(getMember(this.action.params, name)));
+            throw param === null ? this.refusal(`${effect.name}: ${message}`) : this.invalid(raw, effect.name, message, param);
+          }
+          this.userChanges.push({ key, value });
         }
         return;
       case 'bubble':
@@ -662,23 +670,40 @@ function referenceName(value) {
 }
 
 /**
- * The name of the first `{"$param": name}` in `value`, members and elements in order.
+ * Whether `value` (a string), a string in it, or a key of one of its objects holds U+0000.
+ * @param {JSONValue | undefined} value
+ * @returns {boolean}
+ */
+function holdsNul(value) {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (value instanceof Map) {
+    for (const [key, member] of value) if (key.includes('\u0000') || holdsNul(member)) return true;
+    return false;
+  }
+  if (Array.isArray(value)) return value.some(holdsNul);
+  return false;
+}
+
+/**
+ * The name of the first `{"$param": name}` in `value` that `accept` takes (any, unless told),
+ * members and elements in order.
  * @param {JSONValue} value
+ * @param {(name: string) => boolean} [accept]
  * @returns {string | null}
  */
-function firstReference(value) {
+function firstReference(value, accept = () => true) {
   if (value instanceof Map) {
     const name = value.size === 1 ? stringValue(getMember(value, '$param')) : undefined;
-    if (name !== undefined) return name;
+    if (name !== undefined) return accept(name) ? name : null;
     for (const member of value.values()) {
-      const found = firstReference(member);
+      const found = firstReference(member, accept);
       if (found !== null) return found;
     }
     return null;
   }
   if (Array.isArray(value)) {
     for (const element of value) {
-      const found = firstReference(element);
+      const found = firstReference(element, accept);
       if (found !== null) return found;
     }
   }

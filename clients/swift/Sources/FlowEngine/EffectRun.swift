@@ -69,6 +69,14 @@ struct EffectRun {
         case .setUser(let values):
             for member in values.members {
                 let value = try resolve(member.value, effect: effect.name)
+                // A user's state is kept by every store, and PostgreSQL's jsonb cannot hold
+                // U+0000: a value with it (a param's, nearly always) is the action's fault, here
+                // and on the server alike, not a failed commit.
+                if member.key.utf8.contains(0) || Self.holdsNul(value) {
+                    let message = "user state cannot hold the character U+0000"
+                    guard let param = paramHoldingNul(in: member.value) else { throw refusal("\(effect.name): \(message)") }
+                    throw invalid(member.value, effect: effect.name, message, param: param)
+                }
                 userChanges.append(UserChange(key: member.key, value: value))
             }
         case .bubble:
@@ -472,6 +480,34 @@ struct EffectRun {
     private func invalid(_ raw: JSONValue, effect: String, _ message: String, param: String? = nil) -> FlowError {
         guard let name = param ?? Self.firstReference(in: raw) else { return refusal("\(effect): \(message)") }
         return .invalidParams(path: JSONPointer(["params", name]).description, message: "\(action.type)'s \(effect) effect: \(message)")
+    }
+
+    /// Whether a string of `value`, or a key of one of its objects, holds U+0000.
+    static func holdsNul(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): return text.utf8.contains(0)
+        case .object(let object): return object.members.contains { $0.key.utf8.contains(0) || holdsNul($0.value) }
+        case .array(let elements): return elements.contains(where: holdsNul)
+        default: return false
+        }
+    }
+
+    /// The first param `raw` refers to whose value holds U+0000; nil when none does (the
+    /// definition's own value does).
+    private func paramHoldingNul(in raw: JSONValue) -> String? {
+        switch raw {
+        case .object(let object):
+            if object.count == 1, let name = object["$param"]?.stringValue {
+                return action.params[name].map(Self.holdsNul) == true ? name : nil
+            }
+            for member in object.members { if let name = paramHoldingNul(in: member.value) { return name } }
+            return nil
+        case .array(let elements):
+            for element in elements { if let name = paramHoldingNul(in: element) { return name } }
+            return nil
+        default:
+            return nil
+        }
     }
 
     private static func firstReference(in value: JSONValue) -> String? {
