@@ -1,0 +1,51 @@
+// A user's state cannot hold U+0000: PostgreSQL's jsonb refuses it, so a client's param with it
+// that a `setUser` would store failed the commit there (503, every time the tap was sent again)
+// while SQLite stored it. The engine now refuses such an action on every store alike: a 400
+// `invalid-params` at the param, nothing applied, and the same tap without it applies.
+import FlowEngine
+import HTTPTestClient
+import JSON
+import Testing
+
+struct UserStateNulTests {
+    static let admin = FlowAdminTests.admin
+
+    static let app = #"""
+        {"name": "app", "kind": "stacked", "initial": ["who.start"],
+         "on": {"who.name": [{"params": {"name": "string"}, "do": [{"setUser": {"nickname": {"$param": "name"}}}]}],
+                "who.tags": [{"params": {"tags": "object"}, "do": [{"setUser": {"tags": {"$param": "tags"}}}]}]}}
+        """#
+
+    static func server() throws -> (TestApp, SessionClient) {
+        let test = try TestApp()
+        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: app, headers: admin)
+        try #require(put.status == 201, "\(put.text)")
+        return (test, SessionClient(sender: test.direct))
+    }
+
+    @Test func aParamWithNulIsRefusedAndNothingIsStored() throws {
+        let (test, client) = try Self.server()
+        let session = try client.create(userId: "nul")
+        for (body, param) in [(#"{"type":"who.name","params":{"name":"a\u0000b"}}"#, "name"),
+                              (#"{"type":"who.tags","params":{"tags":{"x\u0000":true}}}"#, "tags"),
+                              (#"{"type":"who.tags","params":{"tags":{"list":["ok","\u0000"]}}}"#, "tags")] {
+            let refused = try client.act(session, body)
+            #expect(refused.status == 400, "\(body): \(refused.text)")
+            #expect(refused.headers["Content-Type"] == "application/problem+json")
+            #expect(refused.json["code"] == "invalid-params")
+            #expect((refused.json["errors"].arrayValue ?? []).first?["pointer"] == .string("/params/\(param)"), "\(refused.text)")
+        }
+        // As an item of an offline batch too: refused there, and the batch stops.
+        let batch = try client.batch(session, [Tap(key: "n-1", version: 0, action: #"{"type":"who.name","params":{"name":"\u0000"}}"#)])
+        #expect(batch.status == 200, "\(batch.text)")
+        #expect(batch.json.batchStatuses == ["refused"])
+        #expect(batch.json["refused"]["code"] == "invalid-params")
+
+        let user = try test.direct.send("GET", "/v1/users/nul", headers: Self.admin)
+        #expect(user.json["state"] == [:], "\(user.text)")
+        #expect(try client.log(session).isEmpty)
+        let named = try client.apply(session, #"{"type":"who.name","params":{"name":"kim"}}"#)
+        #expect(named["version"] == 1)
+        #expect(try test.direct.send("GET", "/v1/users/nul", headers: Self.admin).json["state"] == ["nickname": "kim"])
+    }
+}
