@@ -74,7 +74,8 @@ struct EffectRun {
                 // and on the server alike, not a failed commit.
                 if member.key.utf8.contains(0) || Self.holdsNul(value) {
                     let message = "user state cannot hold the character U+0000"
-                    guard let param = paramHoldingNul(in: member.value) else { throw refusal("\(effect.name): \(message)") }
+                    let param = Self.firstReference(in: member.value) { action.params[$0].map(Self.holdsNul) == true }
+                    guard let param else { throw refusal("\(effect.name): \(message)") }
                     throw invalid(member.value, effect: effect.name, message, param: param)
                 }
                 userChanges.append(UserChange(key: member.key, value: value))
@@ -492,32 +493,16 @@ struct EffectRun {
         }
     }
 
-    /// The first param `raw` refers to whose value holds U+0000; nil when none does (the
-    /// definition's own value does).
-    private func paramHoldingNul(in raw: JSONValue) -> String? {
-        switch raw {
-        case .object(let object):
-            if object.count == 1, let name = object["$param"]?.stringValue {
-                return action.params[name].map(Self.holdsNul) == true ? name : nil
-            }
-            for member in object.members { if let name = paramHoldingNul(in: member.value) { return name } }
-            return nil
-        case .array(let elements):
-            for element in elements { if let name = paramHoldingNul(in: element) { return name } }
-            return nil
-        default:
-            return nil
-        }
-    }
-
-    private static func firstReference(in value: JSONValue) -> String? {
+    /// The name of the first `{"$param": name}` in `value` that `accept` takes (any, unless
+    /// told), members and elements in order.
+    private static func firstReference(in value: JSONValue, where accept: (String) -> Bool = { _ in true }) -> String? {
         switch value {
         case .object(let object):
-            if object.count == 1, let name = object["$param"]?.stringValue { return name }
-            for member in object.members { if let name = firstReference(in: member.value) { return name } }
+            if object.count == 1, let name = object["$param"]?.stringValue { return accept(name) ? name : nil }
+            for member in object.members { if let name = firstReference(in: member.value, where: accept) { return name } }
             return nil
         case .array(let elements):
-            for element in elements { if let name = firstReference(in: element) { return name } }
+            for element in elements { if let name = firstReference(in: element, where: accept) { return name } }
             return nil
         default:
             return nil
