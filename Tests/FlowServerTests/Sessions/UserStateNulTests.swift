@@ -16,15 +16,8 @@ struct UserStateNulTests {
                 "who.tags": [{"params": {"tags": "object"}, "do": [{"setUser": {"tags": {"$param": "tags"}}}]}]}}
         """#
 
-    static func server() throws -> (TestApp, SessionClient) {
-        let test = try TestApp()
-        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: app, headers: admin)
-        try #require(put.status == 201, "\(put.text)")
-        return (test, SessionClient(sender: test.direct))
-    }
-
     @Test func aParamWithNulIsRefusedAndNothingIsStored() throws {
-        let (test, client) = try Self.server()
+        let (test, client) = try UserStateNullTests.server(root: Self.app)
         let session = try client.create(userId: "nul")
         for (body, param) in [(#"{"type":"who.name","params":{"name":"a\u0000b"}}"#, "name"),
                               (#"{"type":"who.tags","params":{"tags":{"x\u0000":true}}}"#, "tags"),

@@ -26,10 +26,10 @@ struct UserStateNullTests {
                             {"do": [{"push": "who.named"}]}]}}
         """#
 
-    /// A server running `app` as its live root flow, and a client of it.
-    static func server() throws -> (TestApp, SessionClient) {
+    /// A server running `root` (this suite's `app` unless told) as its live root flow, and a client of it.
+    static func server(root: String = app) throws -> (TestApp, SessionClient) {
         let test = try TestApp()
-        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: app, headers: admin)
+        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: root, headers: admin)
         try #require(put.status == 201, "\(put.text)")
         return (test, SessionClient(sender: test.direct))
     }
