@@ -30,8 +30,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The first value for `name`; setting replaces every field of that name (nil removes them).
     public subscript(name: String) -> String? {
         get {
-            for field in fields where Self.equalNames(field.name, name) { return field.value }
-            return nil
+            guard let index = firstIndex(named: name) else { return nil }
+            return fields[index].value
         }
         set {
             fields.removeAll { Self.equalNames($0.name, name) }
@@ -48,8 +48,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// §5.3); nil when none is sent. One field, the common case, is returned as it is.
     public func combinedValue(_ name: String) -> String? {
         var combined: String?
-        for field in fields where Self.equalNames(field.name, name) {
-            if let earlier = combined { combined = earlier + "," + field.value } else { combined = field.value }
+        for index in fields.indices where Self.equalNames(fields[index].name, name) {
+            if let earlier = combined { combined = earlier + "," + fields[index].value } else { combined = fields[index].value }
         }
         return combined
     }
@@ -58,11 +58,24 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// case (`Vary: Origin, accept-encoding` holds `accept-encoding`); as `values(name)` and a
     /// lowercased search, without copying either.
     public func contains(_ name: String, valueContaining lowercase: StaticString) -> Bool {
-        fields.contains { field in
-            guard Self.equalNames(field.name, name) else { return false }
-            var value = field.value
-            return value.withUTF8 { Self.contains($0, lowercase) }
+        for index in fields.indices where Self.equalNames(fields[index].name, name) {
+            var value = fields[index].value
+            if value.withUTF8({ Self.contains($0, lowercase) }) { return true }
         }
+        return false
+    }
+
+    /// The index in `fields` of the first field named `name`. Looking fields up by index reads
+    /// them in place: iterating the fields copies each one, retaining its name and value.
+    public func firstIndex(named name: String) -> Int? {
+        fields.indices.first { Self.equalNames(fields[$0].name, name) }
+    }
+
+    /// How many fields are named `name`.
+    public func count(named name: String) -> Int {
+        var count = 0
+        for index in fields.indices where Self.equalNames(fields[index].name, name) { count += 1 }
+        return count
     }
 
     private static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {

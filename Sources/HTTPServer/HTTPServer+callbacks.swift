@@ -191,15 +191,7 @@ extension HTTPServer {
     /// connection closed, as the rest of its bytes cannot be framed.
     static func framingProblem(_ headers: HTTPHeaders) -> String? {
         // Most requests carry neither header, or one Content-Length: answered without allocating.
-        var lengthFields = 0, codingFields = 0
-        for field in headers {
-            if HTTPHeaders.equalNames(field.name, "Content-Length") {
-                lengthFields += 1
-            } else if HTTPHeaders.equalNames(field.name, "Transfer-Encoding") {
-                codingFields += 1
-            }
-        }
-        if codingFields == 0 && lengthFields <= 1 { return nil }
+        if headers.firstIndex(named: "Transfer-Encoding") == nil && headers.count(named: "Content-Length") <= 1 { return nil }
         let codings = headers.values("Transfer-Encoding")
         let lengths = headers.values("Content-Length")
         if !codings.isEmpty {

@@ -6,9 +6,10 @@ extension HTTPServer {
     /// handlers compare their own tags (see `ContentCoding`).
     func stripCodedTags(_ headers: inout HTTPHeaders) {
         guard configuration.gzipMinimumBytes != nil else { return }
-        let conditional = headers.contains { field in
-            (HTTPHeaders.equalNames(field.name, "If-None-Match") || HTTPHeaders.equalNames(field.name, "If-Match"))
-                && ContentCoding.strippingCodedTags(field.value) != nil
+        let fields = headers.fields
+        let conditional = fields.indices.contains { index in
+            (HTTPHeaders.equalNames(fields[index].name, "If-None-Match") || HTTPHeaders.equalNames(fields[index].name, "If-Match"))
+                && ContentCoding.strippingCodedTags(fields[index].value) != nil
         }
         guard conditional else { return }
         // Each field on its own, in order: a request may send If-None-Match more than once.

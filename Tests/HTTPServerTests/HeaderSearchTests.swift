@@ -57,4 +57,26 @@ struct HeaderSearchTests {
         let joined = headers.values("Accept-Encoding")
         #expect(headers.combinedValue("ACCEPT-ENCODING") == (joined.isEmpty ? nil : joined.joined(separator: ",")))
     }
+
+    /// The subscript, `firstIndex(named:)` and `count(named:)` find fields by name in any case,
+    /// first match first, as `values(_:)` lists them.
+    @Test func lookUpsByNameAgreeWithValues() {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "x")
+        headers.add(name: "content-length", value: "12")
+        headers.add(name: "X-Other", value: "y")
+        headers.add(name: "Content-Length", value: "13")
+        for name in ["Content-Length", "CONTENT-LENGTH", "Host", "X-Missing", "Content-Lengt", ""] {
+            let values = headers.values(name)
+            #expect(headers[name] == values.first, "\(name)")
+            #expect(headers.count(named: name) == values.count, "\(name)")
+            #expect(headers.firstIndex(named: name).map { headers.fields[$0].value } == values.first, "\(name)")
+        }
+        #expect(HTTPServer.framingProblem(headers)?.contains("disagree") == true)
+        headers["content-length"] = "13"
+        #expect(headers.count(named: "Content-Length") == 1)
+        #expect(HTTPServer.framingProblem(headers) == nil)
+        headers.add(name: "transfer-encoding", value: "chunked")
+        #expect(HTTPServer.framingProblem(headers) != nil)
+    }
 }
