@@ -216,58 +216,131 @@ public struct IdempotentAnswer: Sendable, Equatable {
 }
 
 /// Everything one applied action writes, committed in one transaction.
+///
+/// A value, held by one reference: a commit is copied on its way to the store (into the group
+/// commit's queue, out of it into a batch), and a copy of its fourteen strings and arrays
+/// retained each of them, some seventy retains and releases an action. A change makes a new box.
 public struct ActionCommit: Sendable {
-    public var sessionId: String
-    public var userId: String
+    /// What a commit holds; the properties of the same names below read and change it.
+    @usableFromInline
+    struct Fields: Sendable {
+        @usableFromInline var sessionId: String
+        @usableFromInline var userId: String
+        @usableFromInline var version: Int
+        @usableFromInline var tree: [UInt8]
+        @usableFromInline var action: ActionRecord
+        @usableFromInline var userPatch: String?
+        @usableFromInline var idempotency: (key: String, answer: IdempotentAnswer)?
+        @usableFromInline var reachedFeature: String?
+        @usableFromInline var completesOnboarding: Bool
+        @usableFromInline var userRevision: Int?
+        @usableFromInline var follows: String?
+        @usableFromInline var judgedUserState: String?
+        @usableFromInline var leaseEpoch: Int?
+    }
+
+    @usableFromInline
+    final class Box: Sendable {
+        @usableFromInline let fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    @usableFromInline var box: Box
+
+    private mutating func change(_ body: (inout Fields) -> Void) {
+        var fields = box.fields
+        body(&fields)
+        box = Box(fields)
+    }
+
+    // Inlinable, so that a store reads `commit.action.type` in place: a getter called across
+    // the module's boundary returned the whole action, retaining each of its strings.
+    public var sessionId: String {
+        @inlinable get { box.fields.sessionId }
+        set { change { $0.sessionId = newValue } }
+    }
+    public var userId: String {
+        @inlinable get { box.fields.userId }
+        set { change { $0.userId = newValue } }
+    }
     /// The new version; the session must stand at `version - 1` for the commit to apply.
-    public var version: Int
-    public var tree: [UInt8]
-    public var action: ActionRecord
+    public var version: Int {
+        @inlinable get { box.fields.version }
+        set { change { $0.version = newValue } }
+    }
+    public var tree: [UInt8] {
+        @inlinable get { box.fields.tree }
+        set { change { $0.tree = newValue } }
+    }
+    public var action: ActionRecord {
+        @inlinable get { box.fields.action }
+        set { change { $0.action = newValue } }
+    }
     /// The user-state keys the action set, as a JSON object, when it changed any: each replaces
     /// the stored value, and a null removes the key (a merge of top-level keys only; a nested
     /// object is stored as given, not merged into the one stored).
-    public var userPatch: String?
-    public var idempotency: (key: String, answer: IdempotentAnswer)?
+    public var userPatch: String? {
+        @inlinable get { box.fields.userPatch }
+        set { change { $0.userPatch = newValue } }
+    }
+    public var idempotency: (key: String, answer: IdempotentAnswer)? {
+        @inlinable get { box.fields.idempotency }
+        set { change { $0.idempotency = newValue } }
+    }
     /// The feature now on top, recorded for experiment funnels (nil for sessions in no experiment).
-    public var reachedFeature: String?
+    public var reachedFeature: String? {
+        @inlinable get { box.fields.reachedFeature }
+        set { change { $0.reachedFeature = newValue } }
+    }
     /// The action completed onboarding: the session's exposures count it as onboarded.
-    public var completesOnboarding: Bool
+    public var completesOnboarding: Bool {
+        @inlinable get { box.fields.completesOnboarding }
+        set { change { $0.completesOnboarding = newValue } }
+    }
     /// The revision of the user's state the action was judged with: when set, nothing is
     /// written unless the user's state is still at it (another node changed it meanwhile is a
     /// `CommitError.versionConflict`). Nil: not checked (one process owns the database).
-    public var userRevision: Int?
+    public var userRevision: Int? {
+        @inlinable get { box.fields.userRevision }
+        set { change { $0.userRevision = newValue } }
+    }
     /// The idempotency key of the commit this one follows (the previous tap of a batch): nothing
     /// is written unless the log's `version - 1` is that commit's (its key is stored for that
     /// version), else `CommitError.versionConflict`. Without it, a later tap of a batch whose
     /// earlier tap lost its version to another writer would be written on top of that writer's
     /// entry, which it was not judged on. Nil: only the version is checked.
-    public var follows: String?
+    public var follows: String? {
+        @inlinable get { box.fields.follows }
+        set { change { $0.follows = newValue } }
+    }
     /// The user's state the action was judged with (a JSON object, keys sorted), whether or not
     /// `action.userState` stores it: a store that keeps trees only at snapshots stores it too
     /// when the entry before is not in the log (the session's start, or retention folded the
     /// log into the session's row), where a rebuild must start without it.
-    public var judgedUserState: String?
+    public var judgedUserState: String? {
+        @inlinable get { box.fields.judgedUserState }
+        set { change { $0.judgedUserState = newValue } }
+    }
     /// The epoch of this node's lease of the session (see `SessionLeaseStore`): when set, nothing
     /// is written unless the session's lease is still under it (another node took the lease over
     /// is a `CommitError.versionConflict`). Nil: no lease is checked (one node owns the database).
-    public var leaseEpoch: Int?
+    public var leaseEpoch: Int? {
+        @inlinable get { box.fields.leaseEpoch }
+        set { change { $0.leaseEpoch = newValue } }
+    }
 
     public init(sessionId: String, userId: String, version: Int, tree: [UInt8], action: ActionRecord,
                 userPatch: String? = nil, idempotency: (key: String, answer: IdempotentAnswer)? = nil,
                 reachedFeature: String? = nil, completesOnboarding: Bool = false, userRevision: Int? = nil,
-                follows: String? = nil, judgedUserState: String? = nil) {
-        self.judgedUserState = judgedUserState
-        self.sessionId = sessionId
-        self.userId = userId
-        self.version = version
-        self.tree = tree
-        self.action = action
-        self.userPatch = userPatch
-        self.idempotency = idempotency
-        self.reachedFeature = reachedFeature
-        self.completesOnboarding = completesOnboarding
-        self.userRevision = userRevision
-        self.follows = follows
+                follows: String? = nil, judgedUserState: String? = nil, leaseEpoch: Int? = nil) {
+        box = Box(Fields(
+            sessionId: sessionId, userId: userId, version: version, tree: tree, action: action,
+            userPatch: userPatch, idempotency: idempotency, reachedFeature: reachedFeature,
+            completesOnboarding: completesOnboarding, userRevision: userRevision, follows: follows,
+            judgedUserState: judgedUserState, leaseEpoch: leaseEpoch))
     }
 }
 
