@@ -106,7 +106,7 @@ public struct EncodingCache: Sendable {
         parts.writeScreens(of: tree.root, old: lastRoot, into: &writer)
         writer.endArray()
         writer.writeKey(literal: "top")
-        if let top = tree.topScreen {
+        if let top = tree.top {
             parts.writeScreen(top, into: &writer)
         } else {
             writer.writeNull()
@@ -160,25 +160,4 @@ struct EncodedParts: Sendable {
     var flows: [Part] = []
     /// Screens as `screens` shows them (with their owning flow).
     var screens: [Part] = []
-}
-
-extension FlowTree {
-    /// The screen on top with its owner, as ``top``, found without building the visible path.
-    var topScreen: ScreenRef? {
-        var node = root
-        // Bounded as `visiblePath()` is, so a malformed tree cannot loop.
-        for _ in 0..<4096 {
-            if let presented = node.presented {
-                node = presented
-                continue
-            }
-            let index = node.activeIndex
-            guard node.entries.indices.contains(index) else { return nil }
-            switch node.entries[index] {
-            case .screen(let screen): return ScreenRef(screen: screen, owner: node)
-            case .flow(let child): node = child
-            }
-        }
-        return nil
-    }
 }

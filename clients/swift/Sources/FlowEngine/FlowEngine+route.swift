@@ -16,11 +16,9 @@ extension FlowEngine {
     static func route(
         _ action: FlowAction, along visible: VisiblePath, catalog: FlowCatalog, context: FlowContext
     ) throws(FlowError) -> RoutePlan {
-        var walked: [String] = []
         let source = visible.top
         for depth in stride(from: visible.nodes.count - 1, through: 0, by: -1) {
             let node = visible.nodes[depth]
-            walked.append(node.flow)
             let child = depth + 1 < visible.nodes.count ? visible.nodes[depth + 1].flow : nil
             let decision = try decide(action, flow: node, source: source, child: child, catalog: catalog, context: context)
             switch decision {
@@ -45,7 +43,8 @@ extension FlowEngine {
                 flow: visible.nodes[0].flow, action: action.type,
                 reason: "there is nothing to go back to: every stack on screen has a single entry and nothing is presented")
         }
-        throw .unhandled(action: action.type, chain: walked)
+        // Every flow was asked, top first: the chain is named only when no flow handled it.
+        throw .unhandled(action: action.type, chain: visible.nodes.reversed().map(\.flow))
     }
 
     /// Asks one flow: its Swift delegate first (if registered), then its definition.

@@ -105,10 +105,10 @@ public enum FlowEngine {
     /// The outcome with the changes of every list that changed on a screen still in the tree
     /// (``Transition/lists``); a version that changed only lists gets a `list` transition from
     /// the top to itself. Trees without lists pay one walk of their screens.
-    static func withListChanges(_ outcome: ActionOutcome, before: FlowTree) -> ActionOutcome {
+    static func withListChanges(_ outcome: consuming ActionOutcome, before: FlowTree) -> ActionOutcome {
         var old: [Int: [ListSection]] = [:]
         before.root.collectLists(into: &old)
-        guard !old.isEmpty else { return outcome }
+        guard !old.isEmpty else { return consume outcome }
         var new: [Int: [ListSection]] = [:]
         outcome.tree.root.collectLists(into: &new)
         var lists: [ScreenListChange] = []
@@ -118,14 +118,13 @@ public enum FlowEngine {
             if !changes.isEmpty { lists.append(ScreenListChange(id: id, changes: changes)) }
         }
         guard !lists.isEmpty else { return outcome }
-        var changed = outcome
-        if changed.transition == nil {
+        if outcome.transition == nil {
             let top = outcome.tree.top
-            changed.transition = Transition(type: .list, from: top, to: top, lists: lists)
+            outcome.transition = Transition(type: .list, from: top, to: top, lists: lists)
         } else {
-            changed.transition?.lists = lists
+            outcome.transition?.lists = lists
         }
-        return changed
+        return outcome
     }
 
     private static func applyWithoutLists(
@@ -151,12 +150,15 @@ public enum FlowEngine {
             outcome = try applyNow(action, to: tree, catalog: catalog, context: context, limits: limits, finishing: false)
             if outcome.interactionEvent == .started { return outcome }
         }
-        var resumed = outcome
+        // No `var` copy of the outcome to resume on: each copy of an outcome retains its tree's
+        // and transition's references, and this is every action's path.
         if !outcome.tree.pendingActions.isEmpty {
-            resumed = resumePendingActions(after: outcome, before: tree, catalog: catalog, context: context, limits: limits)
+            let resumed = resumePendingActions(after: outcome, before: tree, catalog: catalog, context: context, limits: limits)
+            guard resumed.tree.pendingLink != nil else { return resumed }
+            return followPendingLink(after: resumed, before: tree, catalog: catalog, context: context, limits: limits)
         }
-        guard resumed.tree.pendingLink != nil else { return resumed }
-        return followPendingLink(after: resumed, before: tree, catalog: catalog, context: context, limits: limits)
+        guard outcome.tree.pendingLink != nil else { return consume outcome }
+        return followPendingLink(after: outcome, before: tree, catalog: catalog, context: context, limits: limits)
     }
 
     /// ``apply(_:to:catalog:context:limits:)`` returning a `Result`.

@@ -207,8 +207,25 @@ extension FlowTree {
         return nil
     }
 
-    /// The screen on top: what the user sees.
-    public var top: ScreenRef? { visiblePath()?.top }
+    /// The screen on top: what the user sees. Found as ``visiblePath()`` finds it, without
+    /// building the path (two arrays, asked for at least twice an action).
+    public var top: ScreenRef? {
+        var node = root
+        // Bounded as `visiblePath()` is, so a malformed tree cannot loop.
+        for _ in 0..<4096 {
+            if let presented = node.presented {
+                node = presented
+                continue
+            }
+            let index = node.activeIndex
+            guard node.entries.indices.contains(index) else { return nil }
+            switch node.entries[index] {
+            case .screen(let screen): return ScreenRef(screen: screen, owner: node)
+            case .flow(let child): node = child
+            }
+        }
+        return nil
+    }
 
     /// What is on screen and behind it, bottom to top: every entry of a stack, the selected tab
     /// of a tabbed flow, a presented flow on top of its presenter.
