@@ -131,7 +131,7 @@ extension SessionService {
             guard bytes <= maxSessionBytes else { throw .sessionTooLarge(session: id, bytes: bytes, limit: maxSessionBytes) }
         }
         let reached = session.inExperiment && outcome.tree.top?.feature != session.tree.top?.feature ? outcome.tree.top?.feature : nil
-        var commit = ActionCommit(
+        let commit = ActionCommit(
             sessionId: id, userId: session.userId, version: next.version, tree: tree,
             action: record, userPatch: userPatch,
             idempotency: idempotency.map {
@@ -140,12 +140,10 @@ extension SessionService {
             },
             reachedFeature: reached,
             completesOnboarding: session.inExperiment && patch["onboarded"] == true,
-            userRevision: shared ? user.revision : nil, judgedUserState: judgedText)
-        if let leases {
+            userRevision: shared ? user.revision : nil, judgedUserState: judgedText,
             // No epoch is never one: a lease that ran out since the turn took it fails the commit
             // (a conflict: the turn takes the lease again and applies again).
-            commit.leaseEpoch = leases.epoch(id) ?? -1
-        }
+            leaseEpoch: leases.map { $0.epoch(id) ?? -1 })
         // Predicted for the user's state as stored after the commit, which a read's predictions
         // see too (a null removed).
         let answer = next.answer(body, predictingFor: predict ? userAfter : nil)

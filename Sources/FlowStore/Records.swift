@@ -218,8 +218,9 @@ public struct IdempotentAnswer: Sendable, Equatable {
 /// Everything one applied action writes, committed in one transaction.
 ///
 /// A value, held by one reference: a commit is copied on its way to the store (into the group
-/// commit's queue, out of it into a batch), and a copy of its fourteen strings and arrays
-/// retained each of them, some seventy retains and releases an action. A change makes a new box.
+/// commit's queue, out of it into a batch), and each copy of its eighteen strings and arrays
+/// (its action's among them) retained them all, some 125 retains and releases an action. A
+/// change makes a new box.
 public struct ActionCommit: Sendable {
     /// What a commit holds; the properties of the same names below read and change it.
     @usableFromInline
