@@ -68,7 +68,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The index in `fields` of the first field named `name`. Looking fields up by index reads
     /// them in place: iterating the fields copies each one, retaining its name and value.
     public func firstIndex(named name: String) -> Int? {
-        fields.indices.first { Self.equalNames(fields[$0].name, name) }
+        for index in fields.indices where Self.equalNames(fields[index].name, name) { return index }
+        return nil
     }
 
     /// How many fields are named `name`.

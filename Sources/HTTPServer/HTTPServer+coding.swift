@@ -7,9 +7,13 @@ extension HTTPServer {
     func stripCodedTags(_ headers: inout HTTPHeaders) {
         guard configuration.gzipMinimumBytes != nil else { return }
         let fields = headers.fields
-        let conditional = fields.indices.contains { index in
-            (HTTPHeaders.equalNames(fields[index].name, "If-None-Match") || HTTPHeaders.equalNames(fields[index].name, "If-Match"))
-                && ContentCoding.strippingCodedTags(fields[index].value) != nil
+        var conditional = false
+        for index in fields.indices
+        where HTTPHeaders.equalNames(fields[index].name, "If-None-Match") || HTTPHeaders.equalNames(fields[index].name, "If-Match") {
+            if ContentCoding.strippingCodedTags(fields[index].value) != nil {
+                conditional = true
+                break
+            }
         }
         guard conditional else { return }
         // Each field on its own, in order: a request may send If-None-Match more than once.
