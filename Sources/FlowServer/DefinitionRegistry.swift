@@ -38,9 +38,11 @@ final class DefinitionRegistry: Sendable {
         /// Every version each flow has ever had live: where a client that cannot render the live
         /// version falls back to.
         var activated: [String: Set<Int>] = [:]
-        /// Catalogs by the canonical text of their version map (`app:1,home:2,…`), the least
-        /// recently used dropped when full (a session keeps its own; a later one rebuilds it).
-        var catalogs = LRUTable<String, FlowCatalog>(capacity: DefinitionRegistry.catalogCapacity)
+        /// Catalogs by their version map, the least recently used dropped when full (a session
+        /// keeps its own; a later one rebuilds it). Keyed by the map itself: its canonical text
+        /// (`app:1,home:2,…`, sorted and joined) cost every session's creation some 15,000
+        /// instructions (callgrind), where hashing the map costs a few hundred.
+        var catalogs = LRUTable<[String: Int], FlowCatalog>(capacity: DefinitionRegistry.catalogCapacity)
     }
 
     /// Version sets whose catalog is kept: the live one, experiment pins, clients' fallbacks and
@@ -104,8 +106,8 @@ final class DefinitionRegistry: Sendable {
         state.withLock { snapshot in
             var next = fresh
             next.catalogs = snapshot.catalogs
-            for (signature, catalog) in fresh.catalogs.entriesOldestFirst where !next.catalogs.contains(signature) {
-                next.catalogs.updateValue(catalog, forKey: signature)
+            for (versions, catalog) in fresh.catalogs.entriesOldestFirst where !next.catalogs.contains(versions) {
+                next.catalogs.updateValue(catalog, forKey: versions)
             }
             snapshot = next
         }
@@ -115,7 +117,7 @@ final class DefinitionRegistry: Sendable {
     var catalogFigures: CacheFigures { state.withLock { $0.catalogs.figures } }
 
     /// The version sets whose catalog is kept, the most recently used first (for tests).
-    var catalogsByRecency: [String] { state.withLock { $0.catalogs.keysByRecency } }
+    var catalogsByRecency: [String] { state.withLock { $0.catalogs.keysByRecency.map(Self.signature) } }
 
     /// The live version of each flow.
     var liveVersions: [String: Int] { state.withLock { $0.live } }
@@ -175,15 +177,14 @@ final class DefinitionRegistry: Sendable {
     /// The catalog of exactly these flow versions, built once and shared; nil when one of them
     /// is not stored.
     func catalog(for versions: [String: Int]) -> FlowCatalog? {
-        let signature = Self.signature(versions)
-        return state.withLock { snapshot -> FlowCatalog? in
-            if let catalog = snapshot.catalogs.value(forKey: signature) { return catalog }
+        state.withLock { snapshot -> FlowCatalog? in
+            if let catalog = snapshot.catalogs.value(forKey: versions) { return catalog }
             var catalog = FlowCatalog()
             for (name, version) in versions {
                 guard let stored = snapshot.flows[FlowKey(name: name, version: version)] else { return nil }
                 catalog.insert(stored.definition)
             }
-            snapshot.catalogs.updateValue(catalog, forKey: signature)  // the least recently used goes when full
+            snapshot.catalogs.updateValue(catalog, forKey: versions)  // the least recently used goes when full
             return catalog
         }
     }
