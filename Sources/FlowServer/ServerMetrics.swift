@@ -33,8 +33,11 @@ public final class ServerMetrics: Sendable {
                                "0.025", "0.05", "0.1", "0.25", "0.5", "1.0"]
     private static let statusIndex: [Int: Int] = Dictionary(uniqueKeysWithValues: statuses.enumerated().map { ($1, $0) })
 
-    /// The routes known in advance, set once by `prepare`, then only read.
-    private let prepared = AtomicLazyReference<PreparedRoutes>()
+    /// The routes known in advance, set once by `prepare` (holding one reference, given back in
+    /// `deinit`), then only read. Not an `AtomicLazyReference`: its `load()` is not specialized
+    /// across the module boundary, and cost every request 650 instructions of generic
+    /// `Unmanaged` metadata and `Optional.map` (callgrind); this load is one instruction.
+    private let prepared = Atomic<Unmanaged<PreparedRoutes>?>(nil)
     /// Routes not prepared, and statuses outside `statuses`: counted under a lock (rare).
     private let overflow = Mutex<Overflow>(Overflow())
 
@@ -55,7 +58,7 @@ public final class ServerMetrics: Sendable {
     /// Makes the lock-free table for these route patterns (and `unmatched`). Call it once, before
     /// any request is recorded; later calls do nothing.
     public func prepare(routes: [String]) {
-        guard prepared.load() == nil else { return }
+        guard preparedRoutes == nil else { return }
         var byPattern: [String: RouteFigures] = [:]
         var order: [RouteFigures] = []
         for pattern in routes + ["unmatched"] where byPattern[pattern] == nil {
@@ -63,13 +66,25 @@ public final class ServerMetrics: Sendable {
             byPattern[pattern] = figures
             order.append(figures)
         }
-        _ = prepared.storeIfNil(PreparedRoutes(byPattern: byPattern, order: order))
+        let routes = Unmanaged.passRetained(PreparedRoutes(byPattern: byPattern, order: order))
+        if !prepared.compareExchange(expected: nil, desired: routes, ordering: .acquiringAndReleasing).exchanged {
+            routes.release()  // another call prepared them first
+        }
+    }
+
+    /// The table `prepare` made, nil before.
+    private var preparedRoutes: PreparedRoutes? {
+        prepared.load(ordering: .acquiring)?.takeUnretainedValue()
+    }
+
+    deinit {
+        prepared.load(ordering: .acquiring)?.release()
     }
 
     /// Counts one answered request and its latency under its route pattern (`unmatched` for 404s).
     public func record(route: String, method: String, status: Int, nanoseconds: Int64) {
         let methodIndex = Self.methods.firstIndex(of: method) ?? Self.methods.count - 1
-        let figures = prepared.load()?.byPattern[route] ?? overflowFigures(route)
+        let figures = preparedRoutes?.byPattern[route] ?? overflowFigures(route)
         figures.observe(nanoseconds)
         if let statusIndex = Self.statusIndex[status] {
             figures.count(method: methodIndex, status: statusIndex)
@@ -189,7 +204,7 @@ public final class ServerMetrics: Sendable {
 
     private func requestExposition() -> [UInt8] {
         let (extraRoutes, extraCounts) = overflow.withLock { ($0.order, $0.counts) }
-        let routes = (prepared.load()?.order ?? []) + extraRoutes
+        let routes = (preparedRoutes?.order ?? []) + extraRoutes
         var out: [UInt8] = []
         out.reserveCapacity(4096)
         out.append(contentsOf: "# TYPE flowstack_http_requests_total counter\n".utf8)
