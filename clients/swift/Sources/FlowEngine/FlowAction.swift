@@ -81,7 +81,8 @@ extension FlowAction {
         guard let rawType = object["type"] else {
             throw .invalidParams(path: "/type", message: "type is required: the action type, such as \"onboarding.showSecond\"")
         }
-        guard let type = rawType.stringValue, !type.isEmpty, type.unicodeScalars.count <= 200 else {
+        // Its bytes counted first (a scalar is at least one byte): counting scalars walks the text.
+        guard let type = rawType.stringValue, !type.isEmpty, type.utf8.count <= 200 || type.unicodeScalars.count <= 200 else {
             throw .invalidParams(path: "/type", message: "type must be a non-empty string of at most 200 characters; found \(rawType.abbreviatedJSON())")
         }
         var from: String?
