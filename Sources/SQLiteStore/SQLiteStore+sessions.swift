@@ -176,6 +176,8 @@ extension SQLiteStore {
                 let end = DirectStatement(try db.cachedStatement(sql: "COMMIT TRANSACTION"), in: db)
                 var savepoint = try CommitSavepoint(db)
                 let statements = try EntryStatements(db)
+                // The statements point into the batch's arena of texts until cleared.
+                defer { statements.clearBindings() }
                 try begin.run()
                 var known = versions.begin(db)
                 do {
@@ -307,13 +309,17 @@ extension SQLiteStore {
         // Any write below besides the log entry's insert and its key's.
         let writesMore = writesHead || commit.userPatch != nil || commit.reachedFeature != nil || commit.completesOnboarding
         if writesMore { try savepoint.open() }
-        // Bound before anything is written: a bind that fails leaves nothing to take back.
-        try bindEntry(insert, commit, snapshot: snapshot, userState: userState, previous: logged?.entry)
-        try moveHead.bind(commit.sessionId, at: 1)
+        // Bound before anything is written: a bind that fails leaves nothing to take back. The
+        // texts of the commit before are no longer read: each statement below is bound whole
+        // again before it runs.
+        let texts = statements.texts
+        texts.reset()
+        try bindEntry(insert, commit, snapshot: snapshot, userState: userState, previous: logged?.entry, texts: texts)
+        try moveHead.bind(commit.sessionId, at: 1, keptIn: texts)
         // The key is written before the entry, so that the head can name both; without a
         // savepoint it is taken back if the entry or the head fails.
         let keyRow = try commit.idempotency.map { key, answer in
-            try remember(key, answer, of: commit, previous: newestKey, with: statements.remember, in: db, stored: stored)
+            try remember(key, answer, of: commit, previous: newestKey, with: statements.remember, texts: texts, in: db, stored: stored)
         }
         try moveHead.bind(keyRow ?? newestKey, at: 3)
         let entry: Int64
@@ -369,21 +375,21 @@ extension SQLiteStore {
         return entry
     }
 
-    /// Binds the log entry's insert.
+    /// Binds the log entry's insert, its texts kept in `texts`.
     private static func bindEntry(_ insert: DirectStatement, _ commit: ActionCommit, snapshot: Bool, userState: String?,
-                                  previous: Int64?) throws {
-        try insert.bind(commit.sessionId, at: 1)
+                                  previous: Int64?, texts: TextArena) throws {
+        try insert.bind(commit.sessionId, at: 1, keptIn: texts)
         try insert.bind(commit.version, at: 2)
-        try insert.bind(commit.action.type, at: 3)
-        try insert.bind(commit.action.source, at: 4)
-        try insert.bind(commit.action.params, at: 5)
+        try insert.bind(commit.action.type, at: 3, keptIn: texts)
+        try insert.bind(commit.action.source, at: 4, keptIn: texts)
+        try insert.bind(commit.action.params, at: 5, keptIn: texts)
         try insert.bind(commit.action.interactive, at: 6)
-        try insert.bind(snapshot ? commit.action.handledBy : nil, at: 7)
-        try insert.bind(snapshot ? commit.action.transition : nil, at: 8)
-        try insert.bind(commit.action.createdAt, at: 9)
+        try insert.bind(snapshot ? commit.action.handledBy : nil, at: 7, keptIn: texts)
+        try insert.bind(snapshot ? commit.action.transition : nil, at: 8, keptIn: texts)
+        try insert.bind(commit.action.createdAt, at: 9, keptIn: texts)
         try insert.bind(snapshot ? commit.tree : nil, at: 10)
-        try insert.bind(commit.action.clientAt, at: 11)
-        try insert.bind(userState, at: 12)
+        try insert.bind(commit.action.clientAt, at: 11, keptIn: texts)
+        try insert.bind(userState, at: 12, keptIn: texts)
         try insert.bind(previous, at: 13)
     }
 
@@ -393,14 +399,14 @@ extension SQLiteStore {
     /// (key, session_id) is the check, and the commit fails as a version conflict, with nothing
     /// written yet.
     private static func remember(_ key: String, _ answer: IdempotentAnswer, of commit: ActionCommit, previous: Int64?,
-                                 with remember: DirectStatement, in db: Database, stored: Int) throws -> Int64 {
-        try remember.bind(commit.sessionId, at: 1)
-        try remember.bind(key, at: 2)
+                                 with remember: DirectStatement, texts: TextArena, in db: Database, stored: Int) throws -> Int64 {
+        try remember.bind(commit.sessionId, at: 1, keptIn: texts)
+        try remember.bind(key, at: 2, keptIn: texts)
         try remember.bind(answer.requestHash, at: 3)
         try remember.bind(answer.status, at: 4)
         try remember.bind(answer.version, at: 5)
         try remember.bind(answer.body, at: 6)
-        try remember.bind(commit.action.createdAt, at: 7)
+        try remember.bind(commit.action.createdAt, at: 7, keptIn: texts)
         try remember.bind(previous, at: 8)
         do {
             try remember.run()
@@ -866,6 +872,10 @@ struct EntryStatements {
     let moveHead: DirectStatement
     /// A keyed action's key.
     let remember: DirectStatement
+    /// Where the three statements' texts are kept (`DirectStatement.bind(_:at:keptIn:)`), reset
+    /// at every commit: 16 KiB holds the texts of an action many times over; a longer text
+    /// (large params or user state) is copied by SQLite as before.
+    let texts = TextArena(capacity: 16 * 1024)
 
     init(_ db: Database) throws {
         insert = DirectStatement(try db.cachedStatement(sql: """
@@ -881,5 +891,14 @@ struct EntryStatements {
             INSERT INTO idempotency_keys (session_id, key, request_hash, status, version, body, created_at, previous)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """), in: db)
+    }
+
+    /// Sets the statements' parameters back to NULL: none points into `texts` any more.
+    func clearBindings() {
+        withExtendedLifetime(texts) {
+            insert.clearBindings()
+            moveHead.clearBindings()
+            remember.clearBindings()
+        }
     }
 }

@@ -23,6 +23,41 @@ struct DirectStatementTests {
         }
     }
 
+    /// Texts bound from an arena are stored as those bound alone: one the arena has no room
+    /// for (the long one, past its 48 bytes) is copied by SQLite instead. The arena is reset
+    /// before each row, as the writer resets it before each commit.
+    @Test func textsKeptInAnArenaAreStoredByteForByte() throws {
+        let values: [String?] = ["", "a", "s_In7JN-cAYgZev5-QzNYvpQ", String(repeating: "long text, ", count: 40),
+                                 "Grüße, 東京 🚀", nil, "0123456789abcdef0123456789abcdef"]
+        let texts = TextArena(capacity: 48)
+        let rows = try Self.stored(values.count, column: "TEXT", columns: "typeof(value), value, length(CAST(value AS BLOB))") {
+            texts.reset()
+            try $0.bind(values[$1], at: 2, keptIn: texts)
+        }
+        for (value, row) in zip(values, rows) {
+            #expect(row[0] == (value == nil ? "null" : "text"), "\(String(describing: value))")
+            #expect(row[1] as String? == value)
+            #expect(row[2] as Int? == value.map { $0.utf8.count })
+        }
+    }
+
+    /// An arena hands out each text after the one before, until it is full or reset.
+    @Test func anArenaKeepsTextsUntilFull() throws {
+        let texts = TextArena(capacity: 10)
+        func keep(_ text: String) -> (start: UnsafePointer<CChar>, count: CInt)? {
+            var text = text
+            return text.withUTF8 { texts.keep($0) }
+        }
+        let first = try #require(keep("abcd")), second = try #require(keep("efgh"))
+        #expect(first.count == 4 && second.count == 4)
+        #expect(second.start == first.start + 4)
+        #expect(String(decoding: UnsafeRawBufferPointer(start: first.start, count: 8), as: UTF8.self) == "abcdefgh")
+        #expect(keep("ijk") == nil)  // 3 more than the 2 left
+        #expect(keep("")?.count == 0)
+        texts.reset()
+        #expect(keep("ijk")?.start == first.start)
+    }
+
     @Test func bytesAreStoredAsBlobsByteForByte() throws {
         let values: [[UInt8]?] = [[], [0], [0xFF, 0, 0x7F], Array(repeating: 0xAB, count: 5_000), Array("{\"a\":1}".utf8), nil]
         let rows = try Self.stored(values.count, column: "BLOB", columns: "typeof(value), value") { try $0.bind(values[$1], at: 2) }

@@ -412,6 +412,51 @@ extension SessionStoreTests {
         #expect(Self.submitted([], to: store).isEmpty)
     }
 
+    /// Every commit of a batch stores its own texts, however many commits and sessions the batch
+    /// holds and whatever their lengths: on SQLite the writer keeps a commit's texts in an arena
+    /// it reuses for the next commit (`TextArena`), and a text longer than the arena (params of
+    /// 20,000 bytes) is copied by SQLite instead.
+    @Test(arguments: TestStoreKind.allCases) func aBatchStoresEachCommitsOwnTexts(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try database.migratedStore()
+        let sessions = ["t-1", "t-22", "t-333"]
+        for id in sessions { try store.insert(SessionStoreTests.session(id)) }
+        var commits: [ActionCommit] = []
+        for version in 1...4 {
+            for (index, id) in sessions.enumerated() {
+                let long = version == 3 && index == 1
+                let params = long ? "{\"text\":\"\(String(repeating: "p", count: 20_000))\"}" : "{\"n\":\(version * 10 + index)}"
+                let action = ActionRecord(version: version, type: "type.\(id).\(version)", source: index == 0 ? nil : "e\(index)\(version)",
+                                          params: params, interactive: index == 2, handledBy: "app", transition: "{}",
+                                          createdAt: "2026-12-02T04:0\(version):0\(index).000Z",
+                                          clientAt: index == 1 ? "2026-12-02T03:00:0\(version).000Z" : nil)
+                commits.append(ActionCommit(sessionId: id, userId: "u-1", version: version, tree: Array("{\"t\":\(version)}".utf8),
+                                            action: action,
+                                            idempotency: ("key-\(id)-\(version)-" + String(repeating: "k", count: version * 7),
+                                                          IdempotentAnswer(requestHash: [UInt8(version)], status: 200, version: version, body: nil))))
+            }
+        }
+        // Two batches, so that the second reuses what the first left behind.
+        let results = Self.submitted(Array(commits[..<6]), to: store) + Self.submitted(Array(commits[6...]), to: store)
+        #expect(results.allSatisfy { if case .success = $0 { true } else { false } })
+        for id in sessions {
+            let written = commits.filter { $0.sessionId == id }
+            let stored = try store.actions(sessionId: id, after: 0, limit: 10)
+            #expect(stored.map(\.version) == written.map(\.version))
+            for (commit, entry) in zip(written, stored) {
+                #expect(entry.type == commit.action.type)
+                #expect(entry.source == commit.action.source)
+                #expect(entry.params == commit.action.params)
+                #expect(entry.interactive == commit.action.interactive)
+                #expect(entry.createdAt == commit.action.createdAt)
+                #expect(entry.clientAt == commit.action.clientAt)
+                let key = try #require(commit.idempotency?.key)
+                #expect(try store.idempotentAnswer(sessionId: id, key: key)?.version == commit.version)
+            }
+        }
+    }
+
     /// A commit that follows another (the next tap of a batch) is not written on top of another
     /// writer's entry: when that writer took the previous tap's version, both fail, where the
     /// version check alone would have let the second land on the writer's entry.
