@@ -72,6 +72,22 @@ struct DirectStatement {
         guard code == SQLITE_OK else { throw failure(code) }
     }
 
+    /// Binds the `index`th parameter to the bytes as a blob, or NULL for nil, as `bind(_:at:)`
+    /// does, but with the bytes copied into `arena` (see `bind(_:at:keptIn:)` for strings).
+    func bind(_ value: [UInt8]?, at index: CInt, keptIn arena: TextArena) throws {
+        guard let value, !value.isEmpty else {
+            try bind(value, at: index)  // NULL, or an empty blob
+            return
+        }
+        let kept = value.withUnsafeBufferPointer { arena.keep($0) }
+        guard let kept else {
+            try bind(value, at: index)
+            return
+        }
+        let code = sqlite3_bind_blob(statement.sqliteStatement, index, kept.start, kept.count, nil)  // nil: SQLITE_STATIC
+        guard code == SQLITE_OK else { throw failure(code) }
+    }
+
     /// Sets every parameter back to NULL, so that the statement no longer points into an arena
     /// (`bind(_:at:keptIn:)`) that is about to go.
     func clearBindings() {
@@ -159,7 +175,7 @@ extension DirectStatement {
     }
 }
 
-/// Bytes that bound texts are copied into for a statement to read in place (see
+/// Bytes that bound texts and blobs are copied into for a statement to read in place (see
 /// `DirectStatement.bind(_:at:keptIn:)`): one allocation, made once, for the texts of many
 /// commits, where SQLite made one for each. Used on one thread at a time.
 final class TextArena {

@@ -387,7 +387,7 @@ extension SQLiteStore {
         try insert.bind(snapshot ? commit.action.handledBy : nil, at: 7, keptIn: texts)
         try insert.bind(snapshot ? commit.action.transition : nil, at: 8, keptIn: texts)
         try insert.bind(commit.action.createdAt, at: 9, keptIn: texts)
-        try insert.bind(snapshot ? commit.tree : nil, at: 10)
+        try insert.bind(snapshot ? commit.tree : nil, at: 10, keptIn: texts)
         try insert.bind(commit.action.clientAt, at: 11, keptIn: texts)
         try insert.bind(userState, at: 12, keptIn: texts)
         try insert.bind(previous, at: 13)
@@ -402,10 +402,10 @@ extension SQLiteStore {
                                  with remember: DirectStatement, texts: TextArena, in db: Database, stored: Int) throws -> Int64 {
         try remember.bind(commit.sessionId, at: 1, keptIn: texts)
         try remember.bind(key, at: 2, keptIn: texts)
-        try remember.bind(answer.requestHash, at: 3)
+        try remember.bind(answer.requestHash, at: 3, keptIn: texts)
         try remember.bind(answer.status, at: 4)
         try remember.bind(answer.version, at: 5)
-        try remember.bind(answer.body, at: 6)
+        try remember.bind(answer.body, at: 6, keptIn: texts)
         try remember.bind(commit.action.createdAt, at: 7, keptIn: texts)
         try remember.bind(previous, at: 8)
         do {
@@ -872,9 +872,9 @@ struct EntryStatements {
     let moveHead: DirectStatement
     /// A keyed action's key.
     let remember: DirectStatement
-    /// Where the three statements' texts are kept (`DirectStatement.bind(_:at:keptIn:)`), reset
-    /// at every commit: 16 KiB holds the texts of an action many times over; a longer text
-    /// (large params or user state) is copied by SQLite as before.
+    /// Where the three statements' texts and blobs are kept (`DirectStatement.bind(_:at:keptIn:)`),
+    /// reset at every commit: 16 KiB holds an action's many times over; a longer value (large
+    /// params, user state or tree) is copied by SQLite as before.
     let texts = TextArena(capacity: 16 * 1024)
 
     init(_ db: Database) throws {

@@ -41,6 +41,20 @@ struct DirectStatementTests {
         }
     }
 
+    /// So are bytes bound from an arena as blobs: none as an empty blob, nil as NULL.
+    @Test func bytesKeptInAnArenaAreStoredByteForByte() throws {
+        let values: [[UInt8]?] = [[], [0], [0xFF, 0, 0x7F], Array(repeating: 0xAB, count: 5_000), Array(repeating: 9, count: 32), nil]
+        let texts = TextArena(capacity: 48)
+        let rows = try Self.stored(values.count, column: "BLOB", columns: "typeof(value), value") {
+            texts.reset()
+            try $0.bind(values[$1], at: 2, keptIn: texts)
+        }
+        for (value, row) in zip(values, rows) {
+            #expect(row[0] == (value == nil ? "null" : "blob"), "\(String(describing: value))")
+            #expect((row[1] as Data?).map { [UInt8]($0) } == value)
+        }
+    }
+
     /// An arena hands out each text after the one before, until it is full or reset.
     @Test func anArenaKeepsTextsUntilFull() throws {
         let texts = TextArena(capacity: 10)

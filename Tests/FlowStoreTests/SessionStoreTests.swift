@@ -434,7 +434,8 @@ extension SessionStoreTests {
                 commits.append(ActionCommit(sessionId: id, userId: "u-1", version: version, tree: Array("{\"t\":\(version)}".utf8),
                                             action: action,
                                             idempotency: ("key-\(id)-\(version)-" + String(repeating: "k", count: version * 7),
-                                                          IdempotentAnswer(requestHash: [UInt8(version)], status: 200, version: version, body: nil))))
+                                                          IdempotentAnswer(requestHash: Array(repeating: UInt8(version * 16 + index), count: 32),
+                                                                           status: 200, version: version, body: nil))))
             }
         }
         // Two batches, so that the second reuses what the first left behind.
@@ -452,7 +453,9 @@ extension SessionStoreTests {
                 #expect(entry.createdAt == commit.action.createdAt)
                 #expect(entry.clientAt == commit.action.clientAt)
                 let key = try #require(commit.idempotency?.key)
-                #expect(try store.idempotentAnswer(sessionId: id, key: key)?.version == commit.version)
+                let answer = try store.idempotentAnswer(sessionId: id, key: key)
+                #expect(answer?.version == commit.version)
+                #expect(answer?.requestHash == commit.idempotency?.answer.requestHash)
             }
         }
     }
