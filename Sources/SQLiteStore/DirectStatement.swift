@@ -58,7 +58,7 @@ struct DirectStatement {
     /// The statement reads the text until it is bound again or its bindings are cleared, so
     /// the caller binds every parameter again before each step, resets `arena` only between
     /// steps, and clears the bindings (`clearBindings`) before `arena` goes.
-    func bind(_ value: String?, at index: CInt, keptIn arena: TextArena) throws {
+    func bind(_ value: String?, at index: CInt, keptIn arena: BindArena) throws {
         guard var value else {
             try bind(Int?.none, at: index)
             return
@@ -74,7 +74,7 @@ struct DirectStatement {
 
     /// Binds the `index`th parameter to the bytes as a blob, or NULL for nil, as `bind(_:at:)`
     /// does, but with the bytes copied into `arena` (see `bind(_:at:keptIn:)` for strings).
-    func bind(_ value: [UInt8]?, at index: CInt, keptIn arena: TextArena) throws {
+    func bind(_ value: [UInt8]?, at index: CInt, keptIn arena: BindArena) throws {
         guard let value, !value.isEmpty else {
             try bind(value, at: index)  // NULL, or an empty blob
             return
@@ -96,8 +96,8 @@ struct DirectStatement {
 
     /// Binds the `index`th parameter to the bytes as a blob (an empty blob for none), or NULL
     /// for nil. Through `Data`, as GRDB binds bytes, each array was copied into a new buffer
-    /// first (about 2,000 instructions a blob, and a keyed commit binds two: the request's hash
-    /// and its answer).
+    /// first (about 2,000 instructions a blob); SQLite still copies them (the commit's own
+    /// statements bind theirs from an arena, `bind(_:at:keptIn:)`).
     func bind(_ value: [UInt8]?, at index: CInt) throws {
         guard let value else {
             try bind(Int?.none, at: index)
@@ -176,36 +176,45 @@ extension DirectStatement {
 }
 
 /// Bytes that bound texts and blobs are copied into for a statement to read in place (see
-/// `DirectStatement.bind(_:at:keptIn:)`): one allocation, made once, for the texts of many
-/// commits, where SQLite made one for each. Used on one thread at a time.
-final class TextArena {
+/// `DirectStatement.bind(_:at:keptIn:)`): one allocation, made once, for the values of many
+/// commits, where SQLite made one for each. Used on one thread at a time. Debug builds
+/// overwrite what a reset or the end frees, so that a statement stepped without being bound
+/// again stores garbage the tests see, rather than the right bytes by luck.
+final class BindArena {
     private let bytes: UnsafeMutablePointer<CChar>
     private let capacity: Int
     private var used = 0
 
+    /// An arena of `capacity` bytes, at most `CInt.max` (what SQLite binds).
     init(capacity: Int) {
+        precondition((0...Int(CInt.max)).contains(capacity), "a bind arena holds at most CInt.max bytes")
         self.capacity = capacity
         bytes = .allocate(capacity: capacity)
     }
 
     deinit {
+        reset()
         bytes.deallocate()
     }
 
-    /// A copy of `text` in the arena, or nil when it has no room left for it. Never a NULL
-    /// pointer, which SQLite would bind as NULL instead of "".
-    func keep(_ text: UnsafeBufferPointer<UInt8>) -> (start: UnsafePointer<CChar>, count: CInt)? {
-        guard text.count <= capacity - used else { return nil }
+    /// A copy of `value` in the arena, after the copies kept since the last reset, or nil when
+    /// it has no room left for it. Never a NULL pointer, which SQLite would bind as NULL
+    /// instead of "".
+    func keep(_ value: UnsafeBufferPointer<UInt8>) -> (start: UnsafePointer<CChar>, count: CInt)? {
+        guard value.count <= capacity - used else { return nil }
         let start = bytes + used
-        if let source = text.baseAddress {
-            UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: text.count)
+        if let source = value.baseAddress {
+            UnsafeMutableRawPointer(start).copyMemory(from: source, byteCount: value.count)
         }
-        used += text.count
-        return (UnsafePointer(start), CInt(text.count))
+        used += value.count
+        return (UnsafePointer(start), CInt(value.count))
     }
 
     /// Makes all of the arena free again: what was kept in it may be overwritten from now on.
     func reset() {
+        #if DEBUG
+        bytes.update(repeating: CChar(bitPattern: 0xA5), count: used)
+        #endif
         used = 0
     }
 }

@@ -176,7 +176,7 @@ extension SQLiteStore {
                 let end = DirectStatement(try db.cachedStatement(sql: "COMMIT TRANSACTION"), in: db)
                 var savepoint = try CommitSavepoint(db)
                 let statements = try EntryStatements(db)
-                // The statements point into the batch's arena of texts until cleared.
+                // The statements point into the batch's arena of values until cleared.
                 defer { statements.clearBindings() }
                 try begin.run()
                 var known = versions.begin(db)
@@ -310,16 +310,16 @@ extension SQLiteStore {
         let writesMore = writesHead || commit.userPatch != nil || commit.reachedFeature != nil || commit.completesOnboarding
         if writesMore { try savepoint.open() }
         // Bound before anything is written: a bind that fails leaves nothing to take back. The
-        // texts of the commit before are no longer read: each statement below is bound whole
+        // values of the commit before are no longer read: each statement below is bound whole
         // again before it runs.
-        let texts = statements.texts
-        texts.reset()
-        try bindEntry(insert, commit, snapshot: snapshot, userState: userState, previous: logged?.entry, texts: texts)
-        try moveHead.bind(commit.sessionId, at: 1, keptIn: texts)
+        let arena = statements.arena
+        arena.reset()
+        try bindEntry(insert, commit, snapshot: snapshot, userState: userState, previous: logged?.entry, arena: arena)
+        try moveHead.bind(commit.sessionId, at: 1, keptIn: arena)
         // The key is written before the entry, so that the head can name both; without a
         // savepoint it is taken back if the entry or the head fails.
         let keyRow = try commit.idempotency.map { key, answer in
-            try remember(key, answer, of: commit, previous: newestKey, with: statements.remember, texts: texts, in: db, stored: stored)
+            try remember(key, answer, of: commit, previous: newestKey, with: statements.remember, arena: arena, in: db, stored: stored)
         }
         try moveHead.bind(keyRow ?? newestKey, at: 3)
         let entry: Int64
@@ -375,21 +375,21 @@ extension SQLiteStore {
         return entry
     }
 
-    /// Binds the log entry's insert, its texts kept in `texts`.
+    /// Binds the log entry's insert, its texts and blobs kept in `arena`.
     private static func bindEntry(_ insert: DirectStatement, _ commit: ActionCommit, snapshot: Bool, userState: String?,
-                                  previous: Int64?, texts: TextArena) throws {
-        try insert.bind(commit.sessionId, at: 1, keptIn: texts)
+                                  previous: Int64?, arena: BindArena) throws {
+        try insert.bind(commit.sessionId, at: 1, keptIn: arena)
         try insert.bind(commit.version, at: 2)
-        try insert.bind(commit.action.type, at: 3, keptIn: texts)
-        try insert.bind(commit.action.source, at: 4, keptIn: texts)
-        try insert.bind(commit.action.params, at: 5, keptIn: texts)
+        try insert.bind(commit.action.type, at: 3, keptIn: arena)
+        try insert.bind(commit.action.source, at: 4, keptIn: arena)
+        try insert.bind(commit.action.params, at: 5, keptIn: arena)
         try insert.bind(commit.action.interactive, at: 6)
-        try insert.bind(snapshot ? commit.action.handledBy : nil, at: 7, keptIn: texts)
-        try insert.bind(snapshot ? commit.action.transition : nil, at: 8, keptIn: texts)
-        try insert.bind(commit.action.createdAt, at: 9, keptIn: texts)
-        try insert.bind(snapshot ? commit.tree : nil, at: 10, keptIn: texts)
-        try insert.bind(commit.action.clientAt, at: 11, keptIn: texts)
-        try insert.bind(userState, at: 12, keptIn: texts)
+        try insert.bind(snapshot ? commit.action.handledBy : nil, at: 7, keptIn: arena)
+        try insert.bind(snapshot ? commit.action.transition : nil, at: 8, keptIn: arena)
+        try insert.bind(commit.action.createdAt, at: 9, keptIn: arena)
+        try insert.bind(snapshot ? commit.tree : nil, at: 10, keptIn: arena)
+        try insert.bind(commit.action.clientAt, at: 11, keptIn: arena)
+        try insert.bind(userState, at: 12, keptIn: arena)
         try insert.bind(previous, at: 13)
     }
 
@@ -399,14 +399,14 @@ extension SQLiteStore {
     /// (key, session_id) is the check, and the commit fails as a version conflict, with nothing
     /// written yet.
     private static func remember(_ key: String, _ answer: IdempotentAnswer, of commit: ActionCommit, previous: Int64?,
-                                 with remember: DirectStatement, texts: TextArena, in db: Database, stored: Int) throws -> Int64 {
-        try remember.bind(commit.sessionId, at: 1, keptIn: texts)
-        try remember.bind(key, at: 2, keptIn: texts)
-        try remember.bind(answer.requestHash, at: 3, keptIn: texts)
+                                 with remember: DirectStatement, arena: BindArena, in db: Database, stored: Int) throws -> Int64 {
+        try remember.bind(commit.sessionId, at: 1, keptIn: arena)
+        try remember.bind(key, at: 2, keptIn: arena)
+        try remember.bind(answer.requestHash, at: 3, keptIn: arena)
         try remember.bind(answer.status, at: 4)
         try remember.bind(answer.version, at: 5)
-        try remember.bind(answer.body, at: 6, keptIn: texts)
-        try remember.bind(commit.action.createdAt, at: 7, keptIn: texts)
+        try remember.bind(answer.body, at: 6, keptIn: arena)
+        try remember.bind(commit.action.createdAt, at: 7, keptIn: arena)
         try remember.bind(previous, at: 8)
         do {
             try remember.run()
@@ -875,7 +875,7 @@ struct EntryStatements {
     /// Where the three statements' texts and blobs are kept (`DirectStatement.bind(_:at:keptIn:)`),
     /// reset at every commit: 16 KiB holds an action's many times over; a longer value (large
     /// params, user state or tree) is copied by SQLite as before.
-    let texts = TextArena(capacity: 16 * 1024)
+    let arena = BindArena(capacity: 16 * 1024)
 
     init(_ db: Database) throws {
         insert = DirectStatement(try db.cachedStatement(sql: """
@@ -893,9 +893,9 @@ struct EntryStatements {
             """), in: db)
     }
 
-    /// Sets the statements' parameters back to NULL: none points into `texts` any more.
+    /// Sets the statements' parameters back to NULL: none points into `arena` any more.
     func clearBindings() {
-        withExtendedLifetime(texts) {
+        withExtendedLifetime(arena) {
             insert.clearBindings()
             moveHead.clearBindings()
             remember.clearBindings()

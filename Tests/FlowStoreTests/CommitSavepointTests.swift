@@ -157,6 +157,7 @@ struct CommitSavepointTests {
         let opened = try store.pool.write { db -> [Bool] in
             var savepoint = try CommitSavepoint(db)
             let statements = try EntryStatements(db)
+            defer { statements.clearBindings() }  // as the writer does before the arena goes
             var opened: [Bool] = []
             for commit in [SessionStoreTests.commit("s-1", version: 1), SessionStoreTests.commit("s-1", version: 2, key: "k"),
                            SessionStoreTests.commit("s-1", version: 3, patch: "{}")] {

@@ -29,7 +29,7 @@ struct DirectStatementTests {
     @Test func textsKeptInAnArenaAreStoredByteForByte() throws {
         let values: [String?] = ["", "a", "s_In7JN-cAYgZev5-QzNYvpQ", String(repeating: "long text, ", count: 40),
                                  "Grüße, 東京 🚀", nil, "0123456789abcdef0123456789abcdef"]
-        let texts = TextArena(capacity: 48)
+        let texts = BindArena(capacity: 48)
         let rows = try Self.stored(values.count, column: "TEXT", columns: "typeof(value), value, length(CAST(value AS BLOB))") {
             texts.reset()
             try $0.bind(values[$1], at: 2, keptIn: texts)
@@ -44,7 +44,7 @@ struct DirectStatementTests {
     /// So are bytes bound from an arena as blobs: none as an empty blob, nil as NULL.
     @Test func bytesKeptInAnArenaAreStoredByteForByte() throws {
         let values: [[UInt8]?] = [[], [0], [0xFF, 0, 0x7F], Array(repeating: 0xAB, count: 5_000), Array(repeating: 9, count: 32), nil]
-        let texts = TextArena(capacity: 48)
+        let texts = BindArena(capacity: 48)
         let rows = try Self.stored(values.count, column: "BLOB", columns: "typeof(value), value") {
             texts.reset()
             try $0.bind(values[$1], at: 2, keptIn: texts)
@@ -55,9 +55,30 @@ struct DirectStatementTests {
         }
     }
 
+    /// Several values of one row from one arena, without a reset between them: each keeps its
+    /// own bytes, one that does not fit is copied by SQLite, one fills the arena to its last
+    /// byte, and an empty one after it still binds as "".
+    @Test func severalValuesOfARowShareAnArena() throws {
+        let database = try TestDatabase(kind: .sqlite)
+        let store = try database.migratedSQLiteStore()
+        defer { withExtendedLifetime(database) { try? store.close() } }
+        let values = ["abcd", "0123456789", "efgh", ""]
+        let row = try store.pool.write { db in
+            try db.execute(sql: "CREATE TEMP TABLE bound (a TEXT, b TEXT, c TEXT, d TEXT)")
+            let insert = DirectStatement(try db.makeStatement(sql: "INSERT INTO bound VALUES (?, ?, ?, ?)"), in: db)
+            let arena = BindArena(capacity: 8)
+            defer { insert.clearBindings() }
+            for (index, value) in values.enumerated() { try insert.bind(value, at: CInt(index + 1), keptIn: arena) }
+            try insert.run()
+            return try Row.fetchOne(db, sql: "SELECT a, b, c, d, typeof(d) FROM bound")
+        }
+        #expect(row?[0] == "abcd" && row?[1] == "0123456789" && row?[2] == "efgh")
+        #expect(row?[3] == "" && row?[4] == "text")
+    }
+
     /// An arena hands out each text after the one before, until it is full or reset.
     @Test func anArenaKeepsTextsUntilFull() throws {
-        let texts = TextArena(capacity: 10)
+        let texts = BindArena(capacity: 10)
         func keep(_ text: String) -> (start: UnsafePointer<CChar>, count: CInt)? {
             var text = text
             return text.withUTF8 { texts.keep($0) }

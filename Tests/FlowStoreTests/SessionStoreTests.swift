@@ -412,10 +412,11 @@ extension SessionStoreTests {
         #expect(Self.submitted([], to: store).isEmpty)
     }
 
-    /// Every commit of a batch stores its own texts, however many commits and sessions the batch
-    /// holds and whatever their lengths: on SQLite the writer keeps a commit's texts in an arena
-    /// it reuses for the next commit (`TextArena`), and a text longer than the arena (params of
-    /// 20,000 bytes) is copied by SQLite instead.
+    /// Every commit of a batch stores its own texts and blobs, however many commits and sessions
+    /// the batch holds and whatever their lengths: on SQLite the writer keeps a commit's values in
+    /// an arena it reuses for the next commit (`BindArena`; debug builds overwrite what a reset
+    /// frees), and a value longer than the arena (params of 20,000 bytes) is copied by SQLite
+    /// instead. A snapshot's entry (version 64) binds its tree, transition and handler there too.
     @Test(arguments: TestStoreKind.allCases) func aBatchStoresEachCommitsOwnTexts(_ kind: TestStoreKind) throws {
         let database = try TestDatabase(kind: kind)
         defer { withExtendedLifetime(database) {} }
@@ -430,7 +431,8 @@ extension SessionStoreTests {
                 let action = ActionRecord(version: version, type: "type.\(id).\(version)", source: index == 0 ? nil : "e\(index)\(version)",
                                           params: params, interactive: index == 2, handledBy: "app", transition: "{}",
                                           createdAt: "2026-12-02T04:0\(version):0\(index).000Z",
-                                          clientAt: index == 1 ? "2026-12-02T03:00:0\(version).000Z" : nil)
+                                          clientAt: index == 1 ? "2026-12-02T03:00:0\(version).000Z" : nil,
+                                          userState: index == 2 ? "{\"seen\":\(version)}" : nil)
                 commits.append(ActionCommit(sessionId: id, userId: "u-1", version: version, tree: Array("{\"t\":\(version)}".utf8),
                                             action: action,
                                             idempotency: ("key-\(id)-\(version)-" + String(repeating: "k", count: version * 7),
@@ -452,12 +454,32 @@ extension SessionStoreTests {
                 #expect(entry.interactive == commit.action.interactive)
                 #expect(entry.createdAt == commit.action.createdAt)
                 #expect(entry.clientAt == commit.action.clientAt)
+                #expect(entry.userState == commit.action.userState)
                 let key = try #require(commit.idempotency?.key)
                 let answer = try store.idempotentAnswer(sessionId: id, key: key)
                 #expect(answer?.version == commit.version)
                 #expect(answer?.requestHash == commit.idempotency?.answer.requestHash)
             }
         }
+        // One session to its first snapshot, 16 commits a batch.
+        try store.insert(SessionStoreTests.session("t-64"))
+        let toSnapshot = (1...LogSnapshots.interval).map { version in
+            var commit = SessionStoreTests.commit("t-64", version: version, key: "snap-\(version)")
+            commit.action.handledBy = "flow.\(version)"
+            commit.action.transition = "{\"type\":\"push\",\"v\":\(version)}"
+            commit.tree = Array("{\"tree\":\(version),\"pad\":\"\(String(repeating: "t", count: version))\"}".utf8)
+            return commit
+        }
+        for start in stride(from: 0, to: toSnapshot.count, by: 16) {
+            let results = Self.submitted(Array(toSnapshot[start..<start + 16]), to: store)
+            #expect(results.allSatisfy { if case .success = $0 { true } else { false } })
+        }
+        let last = try #require(toSnapshot.last)
+        let slice = try #require(try store.actionLog(sessionId: "t-64", after: last.version, limit: 1))
+        #expect(slice.startVersion == last.version && slice.startTree == last.tree)
+        let snapshot = try #require(try store.actions(sessionId: "t-64", after: last.version - 1, limit: 1).first)
+        #expect(snapshot.version == last.version && snapshot.handledBy == last.action.handledBy)
+        #expect(snapshot.transition == last.action.transition)
     }
 
     /// A commit that follows another (the next tap of a batch) is not written on top of another
