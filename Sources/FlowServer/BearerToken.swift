@@ -77,13 +77,15 @@ enum BearerToken {
             let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
             var index = 0
             while index < bytes.count, bytes[index] == space { index += 1 }
-            let scheme = Array("bearer".utf8)
-            guard bytes.count - index > scheme.count else { return nil }
-            for offset in 0..<scheme.count {
+            // A static string, read in place: an array of its bytes was allocated at every request.
+            let scheme: StaticString = "bearer"
+            let length = scheme.utf8CodeUnitCount
+            guard bytes.count - index > length else { return nil }
+            for offset in 0..<length {
                 let byte = bytes[index + offset]
-                guard (byte >= 65 && byte <= 90 ? byte | 0x20 : byte) == scheme[offset] else { return nil }
+                guard (byte >= 65 && byte <= 90 ? byte | 0x20 : byte) == scheme.utf8Start[offset] else { return nil }
             }
-            index += scheme.count
+            index += length
             guard bytes[index] == space else { return nil }
             while index < bytes.count, bytes[index] == space || bytes[index] == tab { index += 1 }
             var end = bytes.count
