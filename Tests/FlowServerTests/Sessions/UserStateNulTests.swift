@@ -41,4 +41,25 @@ struct UserStateNulTests {
         #expect(named["version"] == 1)
         #expect(try test.direct.send("GET", "/v1/users/nul", headers: Self.admin).json["state"] == ["nickname": "kim"])
     }
+
+    /// A definition whose `setUser` writes U+0000 as it is would have every action of that rule
+    /// refused: it is refused at upload instead, at the key or string, and the live flow stays.
+    @Test func aLiteralNulIsRefusedAtUpload() throws {
+        let (test, client) = try UserStateNullTests.server(root: Self.app)
+        let broken = #"""
+            {"name": "app", "kind": "stacked", "initial": ["who.start"],
+             "on": {"who.greet": [{"do": [{"setUser": {"greeting": "hi\u0000", "seen\u0000": true}}]}]}}
+            """#
+        let live: JSONValue = try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"]
+        let put = try test.direct.send("PUT", "/v1/flows/app?activate=true", body: broken, headers: Self.admin)
+        #expect(put.status == 422, "\(put.text)")
+        #expect(put.headers["Content-Type"] == "application/problem+json")
+        #expect(put.json["code"] == "invalid-definition")
+        let pointers = (put.json["errors"].arrayValue ?? []).compactMap { $0["pointer"].stringValue }
+        #expect(pointers == ["/on/who.greet/0/do/0/setUser/greeting", "/on/who.greet/0/do/0/setUser/seen\u{0}"], "\(put.text)")
+        #expect(live.integerValue != nil, "\(live)")
+        #expect(try test.direct.send("GET", "/v1/flows/app", headers: Self.admin).json["version"] == live)
+        let session = try client.create(userId: "nul-upload")
+        #expect(try client.apply(session, #"{"type":"who.name","params":{"name":"kim"}}"#)["version"] == 1)
+    }
 }

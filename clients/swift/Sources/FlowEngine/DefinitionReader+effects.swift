@@ -77,6 +77,7 @@ extension DefinitionReader {
             for value in values.members where value.key.isEmpty {
                 report(effectPath, "setUser keys must be non-empty")
             }
+            checkStorable(argument, at: effectPath)
             checkParamReferences(argument, at: effectPath, allowed: true)
             guard problems.count == before else { return nil }
             effect = .setUser(values)
@@ -96,6 +97,28 @@ extension DefinitionReader {
             }
         }
         return effect
+    }
+
+    /// Reports each key and string a `setUser` writes as it is that holds U+0000: no user state
+    /// can keep it (PostgreSQL's jsonb refuses it), so the engine would refuse every action the
+    /// rule handles. A param reference is judged when an action brings its value.
+    mutating func checkStorable(_ value: JSONValue, at path: JSONPointer) {
+        switch value {
+        case .string(let text) where text.utf8.contains(0):
+            report(path, "setUser cannot store a string holding the character U+0000")
+        case .object(let object) where !object.contains(key: "$param"):
+            for member in object.members {
+                let memberPath = path.appending(member.key)
+                if member.key.utf8.contains(0) {
+                    report(memberPath, "setUser cannot store a key holding the character U+0000")
+                }
+                checkStorable(member.value, at: memberPath)
+            }
+        case .array(let elements):
+            for (index, element) in elements.enumerated() { checkStorable(element, at: path.appending(index)) }
+        default:
+            break
+        }
     }
 
     /// `{"into": param, "value": …, "to"?: feature}`.
