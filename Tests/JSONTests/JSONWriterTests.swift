@@ -90,4 +90,95 @@ struct JSONWriterTests {
         writer.writeObject(["a\"b\n": 1])
         #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a\"b\n":1}"#)
     }
+
+    /// Every operation, written into a buffer that must grow at each possible place (the
+    /// smallest buffer, so a growth falls inside keys, escapes, digits and copies alike), writes
+    /// the same bytes as into one with room for all; `copyOf` copies a part written before the
+    /// buffer moved.
+    @Test func growingBuffersWriteTheSameBytes() throws {
+        func write(into writer: inout JSONWriter, _ round: Int) {
+            writer.beginObject()
+            writer.writeKey(literal: "sessionId")
+            writer.writeString("s_\(round)-quote \" tab \t nul \u{0} é😀")
+            writer.writeKey(literal: "n")
+            writer.writeInteger(round * 7919 - 40_000)
+            writer.writeKey("items")
+            writer.beginArray()
+            let start = writer.count
+            writer.writeEntryId(prefix: UInt8(ascii: "e"), round)
+            let end = writer.count
+            writer.writeNumber(Double(round) / 8)
+            writer.writeRawValue(copyOf: start..<end)
+            writer.writeRawValue(Array(#"{"raw":[1,2]}"#.utf8))
+            writer.writeRawValue(Array(#"[true,false]"#.utf8)[...])
+            writer.writeRawValue(AnySequence(Array("null".utf8)))
+            writer.writeValue(["k": [1, "v", nil, 2.5]])
+            writer.writeOptionalString(nil)
+            writer.writeOptionalInteger(round)
+            writer.endArray()
+            writer.writeKey(literal: "top")
+            writer.writeRawValue(copyOf: start..<end)
+            writer.endObject()
+        }
+        var roomy = JSONWriter(capacity: 1 << 16)
+        var small = JSONWriter(capacity: 1)
+        for round in 0..<64 {
+            write(into: &roomy, round)
+            write(into: &small, round)
+            #expect(small.count == roomy.count)
+        }
+        let expected = roomy.takeBytes()
+        #expect(small.takeBytes() == expected)
+        #expect(small.count == 0 && small.bytes.isEmpty)
+        // What was written parses: 64 objects, one after another, as an array would hold them.
+        let joined = Array("[".utf8) + Array(String(decoding: expected, as: UTF8.self)
+            .replacingOccurrences(of: "}{", with: "},{").utf8) + Array("]".utf8)
+        let objects = try #require(try JSONParser.parse(joined).arrayValue?.compactMap(\.objectValue))
+        #expect(objects.count == 64)
+        let items = objects[63]["items"]?.arrayValue ?? []
+        #expect(items.first == "e63" && items.dropFirst(2).first == "e63" && objects[63]["top"] == "e63")
+        #expect(objects[5]["n"] == .integer(5 * 7919 - 40_000))
+        // A writer is reused after a take, with no comma left over from before.
+        write(into: &small, 1)
+        let again = small.takeBytes()
+        write(into: &roomy, 1)
+        #expect(again == roomy.takeBytes())
+        #expect(again.first == UInt8(ascii: "{"))
+    }
+
+    /// A part copied again (`copyOf`) when the copy makes the buffer grow: for some length of
+    /// what comes before, the growth falls on each copy.
+    @Test func copiesAcrossAGrowth() {
+        for pad in 0..<80 {
+            func write(into writer: inout JSONWriter) {
+                writer.beginArray()
+                writer.writeString(String(repeating: "p", count: pad))
+                let start = writer.count
+                writer.writeEntryId(prefix: UInt8(ascii: "f"), 123_456)
+                let end = writer.count
+                for _ in 0..<3 { writer.writeRawValue(copyOf: (start + 1)..<end) }
+                writer.endArray()
+            }
+            var small = JSONWriter(capacity: 16)
+            var roomy = JSONWriter(capacity: 4096)
+            write(into: &small)
+            write(into: &roomy)
+            let expected = #"[""# + String(repeating: "p", count: pad) + #"","f123456","f123456","f123456","f123456"]"#
+            #expect(String(decoding: roomy.takeBytes(), as: UTF8.self) == expected)
+            #expect(String(decoding: small.takeBytes(), as: UTF8.self) == expected, "pad \(pad)")
+        }
+    }
+
+    /// A part of what was written is read back byte by byte and as a copy.
+    @Test func readsBackWhatItWrote() {
+        var writer = JSONWriter(capacity: 4)
+        writer.beginArray()
+        writer.writeString("ab")
+        writer.writeInteger(12)
+        #expect(writer.byte(at: 0) == UInt8(ascii: "["))
+        #expect(writer.byte(at: 5) == UInt8(ascii: ","))
+        #expect(String(decoding: writer.bytes(in: 1..<5), as: UTF8.self) == #""ab""#)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"["ab",12"#)
+    }
 }
+

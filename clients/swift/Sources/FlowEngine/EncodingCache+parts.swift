@@ -110,8 +110,8 @@ struct PartWriter {
 
     /// The bytes of the value written since `mark`: the writer puts a comma before a value that
     /// follows another, and no value starts with one.
-    private static func valueRange(from mark: Int, in writer: JSONWriter) -> Range<Int> {
-        let start = mark < writer.count && writer.bytes[mark] == UInt8(ascii: ",") ? mark + 1 : mark
+    private static func valueRange(from mark: Int, in writer: borrowing JSONWriter) -> Range<Int> {
+        let start = mark < writer.count && writer.byte(at: mark) == UInt8(ascii: ",") ? mark + 1 : mark
         return start..<writer.count
     }
 }

@@ -114,20 +114,12 @@ public struct EncodingCache: Sendable {
         writer.writeKey(literal: "transition")
         let transitionStart = writer.count  // a key leaves no comma before its value
         writeTransition(&parts, &writer)
-        let transitionBytes = keepsTransition ? Array(writer.bytes[transitionStart..<writer.count]) : nil
+        let transitionBytes = keepsTransition ? writer.bytes(in: transitionStart..<writer.count) : nil
         SessionState.writeDocumentEnd(tree: tree, handledBy: handledBy, flagsJSON: flagsJSON, experimentsJSON: experimentsJSON,
                                       into: &writer)
-        lastDocument = parts.finish(exactly(writer.takeBytes()), root: tree.root)
+        lastDocument = parts.finish(writer.takeBytes(), root: tree.root)
         headCount = head
         return (lastDocument.bytes, transitionBytes)
-    }
-
-    /// `bytes` in a buffer of their size: the writer's spare room would stay with every cached
-    /// session (which keeps its document).
-    private func exactly(_ bytes: [UInt8]) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: bytes)
-        }
     }
 }
 

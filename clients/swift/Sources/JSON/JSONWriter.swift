@@ -14,67 +14,87 @@
 /// writer.writeKey("type"); writer.writeString("back")
 /// writer.writeKey("progress"); writer.writeNumber(0.25)
 /// writer.endObject()
-/// String(decoding: writer.bytes, as: UTF8.self)   // {"type":"back","progress":0.25}
+/// String(decoding: writer.takeBytes(), as: UTF8.self)   // {"type":"back","progress":0.25}
 /// ```
-public struct JSONWriter: Sendable {
-    /// The JSON written so far.
-    public private(set) var bytes: [UInt8]
+///
+/// A writer owns its buffer and cannot be copied (`~Copyable`): each write checks the room left
+/// and stores its bytes, with no check that the buffer is shared, as an `Array` makes at every
+/// append. A state document writes some 40 keys; through an `[UInt8]` each cost about 200
+/// instructions, five appends and a copy (callgrind, an action's answer). Pass a writer `inout`;
+/// take what it wrote with ``takeBytes()``.
+public struct JSONWriter: ~Copyable {
+    /// The buffer, `capacity` bytes of which the first `used` are written.
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var used = 0
     /// Whether the next value or key needs a comma before it; keys and container starts reset
     /// it, values set it, which is all the state commas need.
     private var needsComma = false
 
-    /// A writer whose buffer reserves `capacity` bytes up front.
+    /// A writer whose buffer reserves `capacity` bytes up front (it grows as needed).
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
     }
 
-    /// Takes the written bytes, leaving the writer empty.
+    deinit {
+        base.deallocate()
+    }
+
+    /// A copy of the JSON written so far (``takeBytes()`` takes it without a second copy).
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: used)) }
+
+    /// The number of bytes written so far (a value written next starts here, or one byte later
+    /// after its comma).
+    public var count: Int { used }
+
+    /// The byte written at `offset`, which must be below ``count``.
+    public func byte(at offset: Int) -> UInt8 {
+        precondition(offset >= 0 && offset < used, "JSONWriter.byte(at:) past what was written")
+        return base[offset]
+    }
+
+    /// A copy of the bytes written at `range`, which must lie within what was written.
+    public func bytes(in range: Range<Int>) -> [UInt8] {
+        precondition(range.lowerBound >= 0 && range.upperBound <= used, "JSONWriter.bytes(in:) past what was written")
+        return Array(UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))
+    }
+
+    /// Takes the written bytes, in an array of their own size, leaving the writer empty (its
+    /// buffer kept for what it writes next).
     public mutating func takeBytes() -> [UInt8] {
-        needsComma = false
-        let result = bytes
-        bytes = []
-        return result
-    }
-
-    /// Takes the written bytes in a buffer of their own size, leaving the writer empty: for
-    /// bytes kept long, such as what a cached session fixes at creation. ``takeBytes()`` hands
-    /// over the buffer itself, with the capacity reserved up front (256 bytes unless told).
-    public mutating func takeFittedBytes() -> [UInt8] {
-        needsComma = false
-        defer { bytes = [] }
-        return [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: bytes)
+        defer {
+            used = 0
+            needsComma = false
         }
+        return bytes
     }
 
-    private mutating func separate() {
-        if needsComma { bytes.append(0x2C) }
+    /// As ``takeBytes()``: both hand over an array of exactly the bytes written (the name is
+    /// kept for bytes kept long, such as what a cached session fixes at creation).
+    public mutating func takeFittedBytes() -> [UInt8] {
+        takeBytes()
     }
 
     /// Starts an object.
     public mutating func beginObject() {
-        separate()
-        bytes.append(0x7B)
-        needsComma = false
+        opening(0x7B)
     }
 
     /// Ends the innermost object.
     public mutating func endObject() {
-        bytes.append(0x7D)
+        append(0x7D)
         needsComma = true
     }
 
     /// Starts an array.
     public mutating func beginArray() {
-        separate()
-        bytes.append(0x5B)
-        needsComma = false
+        opening(0x5B)
     }
 
     /// Ends the innermost array.
     public mutating func endArray() {
-        bytes.append(0x5D)
+        append(0x5D)
         needsComma = true
     }
 
@@ -82,27 +102,29 @@ public struct JSONWriter: Sendable {
     public mutating func writeKey(_ key: String) {
         separate()
         appendQuoted(key)
-        bytes.append(0x3A)
+        append(0x3A)
         needsComma = false
     }
 
     /// Writes an object key spelled in the program, and the colon, as ``writeKey(_:)`` does,
     /// copying its bytes as they are: a key the program spells needs no escaping (checked in
-    /// debug builds). A state document writes some 40 keys, each about 310 instructions through
-    /// ``writeKey(_:)``'s escaping and a third of that here (callgrind, an action's answer).
+    /// debug builds).
     ///
     /// ```swift
     /// writer.writeKey(literal: "flowId")
     /// ```
     public mutating func writeKey(literal key: StaticString) {
-        separate()
         key.withUTF8Buffer { utf8 in
             assert(utf8.allSatisfy { $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }, "a literal key that needs escaping")
-            bytes.append(0x22)
-            bytes.append(contentsOf: utf8)
+            let comma = needsComma ? 1 : 0
+            let target = room(for: utf8.count + 3 + comma)
+            if comma == 1 { target[0] = 0x2C }
+            target[comma] = 0x22
+            if let start = utf8.baseAddress { (target + comma + 1).initialize(from: start, count: utf8.count) }
+            target[comma + 1 + utf8.count] = 0x22
+            target[comma + 2 + utf8.count] = 0x3A
+            used += utf8.count + 3 + comma
         }
-        bytes.append(0x22)
-        bytes.append(0x3A)
         needsComma = false
     }
 
@@ -133,7 +155,8 @@ public struct JSONWriter: Sendable {
             return
         }
         separate()
-        bytes.append(contentsOf: value.description.utf8)
+        var text = value.description
+        text.withUTF8 { append($0) }
         needsComma = true
     }
 
@@ -191,7 +214,10 @@ public struct JSONWriter: Sendable {
     /// The caller guarantees the bytes are one valid JSON value.
     public mutating func writeRawValue(_ fragment: some Sequence<UInt8>) {
         separate()
-        bytes.append(contentsOf: fragment)
+        let copied: Void? = fragment.withContiguousStorageIfAvailable { append($0) }
+        if copied == nil {
+            for byte in fragment { append(byte) }
+        }
         needsComma = true
     }
 
@@ -199,7 +225,7 @@ public struct JSONWriter: Sendable {
     /// generic path.
     public mutating func writeRawValue(_ fragment: [UInt8]) {
         separate()
-        bytes.append(contentsOf: fragment)
+        fragment.withUnsafeBufferPointer { append($0) }
         needsComma = true
     }
 
@@ -207,7 +233,7 @@ public struct JSONWriter: Sendable {
     /// version's document, reused because it did not change); as ``writeRawValue(_:)``.
     public mutating func writeRawValue(_ fragment: ArraySlice<UInt8>) {
         separate()
-        bytes.append(contentsOf: fragment)
+        fragment.withUnsafeBufferPointer { append($0) }
         needsComma = true
     }
 
@@ -217,15 +243,12 @@ public struct JSONWriter: Sendable {
     public mutating func writeRawValue(copyOf range: Range<Int>) {
         separate()
         let count = range.count
-        guard count > 0, range.lowerBound >= 0, range.upperBound <= bytes.count else { return }
-        let start = bytes.count
-        // Room first, then a copy within one buffer: appending `bytes[range]` would hold a second
-        // reference to the buffer and copy all of it.
-        bytes.append(contentsOf: repeatElement(0, count: count))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            (base + start).update(from: base + range.lowerBound, count: count)
-        }
+        guard count > 0, range.lowerBound >= 0, range.upperBound <= used else { return }
+        // Room first (the buffer may move), then a copy within it: the source ends before the
+        // room starts.
+        let target = room(for: count)
+        target.initialize(from: base + range.lowerBound, count: count)
+        used += count
         needsComma = true
     }
 
@@ -233,52 +256,116 @@ public struct JSONWriter: Sendable {
     /// start of an object a caller encoded once (`{"sessionId":"…","userId":"…","version":`),
     /// after which a value follows. The caller guarantees the result is valid JSON.
     public mutating func appendRaw(_ fragment: ArraySlice<UInt8>) {
-        bytes.append(contentsOf: fragment)
+        fragment.withUnsafeBufferPointer { append($0) }
     }
-
-    /// The number of bytes written so far (a value written next starts here, or one byte later
-    /// after its comma).
-    public var count: Int { bytes.count }
 
     /// Writes a string made of one ASCII prefix byte and a number, such as `"e7"`, without
     /// building a `String` (entry ids are written this way on every answer).
     public mutating func writeEntryId(prefix: UInt8, _ number: Int) {
         separate()
-        bytes.append(0x22)
-        bytes.append(prefix)
+        append(0x22)
+        append(prefix)
         appendDigits(number)
-        bytes.append(0x22)
+        append(0x22)
         needsComma = true
+    }
+
+    // MARK: the buffer
+
+    /// The first byte of `count` bytes of room after what was written, growing the buffer when
+    /// there is not that much; the caller writes them, then adds what it wrote to `used`.
+    @inline(__always)
+    private mutating func room(for count: Int) -> UnsafeMutablePointer<UInt8> {
+        if capacity &- used < count { grow(toHold: count) }
+        return base + used
+    }
+
+    /// Moves what was written into a buffer with room for `count` more bytes, at least twice
+    /// the size, so appends cost amortized constant time.
+    @inline(never)
+    private mutating func grow(toHold count: Int) {
+        let needed = used + count
+        let larger = max(capacity * 2, needed)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.initialize(from: base, count: used)
+        #if DEBUG
+        // A pointer into the old buffer kept across a growth reads 0xA5 in the tests, not the
+        // bytes it used to hold.
+        base.update(repeating: 0xA5, count: capacity)
+        #endif
+        base.deallocate()
+        base = moved
+        capacity = larger
+    }
+
+    @inline(__always)
+    private mutating func append(_ byte: UInt8) {
+        if used == capacity { grow(toHold: 1) }
+        base[used] = byte
+        used &+= 1
+    }
+
+    private mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let start = source.baseAddress, !source.isEmpty else { return }
+        room(for: source.count).initialize(from: start, count: source.count)
+        used += source.count
     }
 
     // MARK: encoding
 
+    private mutating func separate() {
+        if needsComma { append(0x2C) }
+    }
+
+    /// A container's opening bracket, after a comma when one is due.
+    private mutating func opening(_ bracket: UInt8) {
+        let target = room(for: 2)
+        if needsComma {
+            target[0] = 0x2C
+            target[1] = bracket
+            used &+= 2
+        } else {
+            target[0] = bracket
+            used &+= 1
+        }
+        needsComma = false
+    }
+
     private mutating func appendASCII(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     private mutating func appendDigits(_ value: Int) {
         if value >= 0 && value < 10 {
-            bytes.append(0x30 &+ UInt8(value))
+            append(0x30 &+ UInt8(value))
             return
         }
-        if value < 0 { bytes.append(0x2D) }
         var magnitude = value.magnitude
-        let start = bytes.count
-        while magnitude > 0 {
-            bytes.append(0x30 &+ UInt8(magnitude % 10))
-            magnitude /= 10
+        var digits = 1
+        var rest = magnitude
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
         }
-        bytes[start...].reverse()
+        let sign = value < 0 ? 1 : 0
+        let target = room(for: digits + sign)
+        if sign == 1 { target[0] = 0x2D }
+        var position = sign + digits
+        repeat {
+            position -= 1
+            target[position] = 0x30 &+ UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        used += digits + sign
     }
 
     private mutating func appendQuoted(_ string: String) {
-        bytes.append(0x22)
+        append(0x22)
         let handled: Void? = string.utf8.withContiguousStorageIfAvailable { appendEscaped($0) }
         if handled == nil {
             for byte in string.utf8 { appendEscaped(byte) }
         }
-        bytes.append(0x22)
+        append(0x22)
     }
 
     /// Copies runs that need no escaping in one call, which is most of every string.
@@ -288,29 +375,41 @@ public struct JSONWriter: Sendable {
             let byte = utf8[position]
             if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
             if runStart < position {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
+                append(UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
             }
             appendEscaped(byte)
             runStart = position + 1
         }
         if runStart < utf8.count {
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+            append(UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         }
     }
 
     private mutating func appendEscaped(_ byte: UInt8) {
         switch byte {
-        case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-        case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-        case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
-        case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
-        case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
-        case 0x08: bytes.append(contentsOf: [0x5C, 0x62])
-        case 0x0C: bytes.append(contentsOf: [0x5C, 0x66])
+        case 0x22: appendEscape(0x22)
+        case 0x5C: appendEscape(0x5C)
+        case 0x0A: appendEscape(0x6E)
+        case 0x0D: appendEscape(0x72)
+        case 0x09: appendEscape(0x74)
+        case 0x08: appendEscape(0x62)
+        case 0x0C: appendEscape(0x66)
         case 0..<0x20:
-            let hex: [UInt8] = Array("0123456789abcdef".utf8)
-            bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-        default: bytes.append(byte)
+            let hex: StaticString = "0123456789abcdef"
+            appendASCII("\\u00")
+            append(hex.utf8Start[Int(byte >> 4)])
+            append(hex.utf8Start[Int(byte & 0xF)])
+        default: append(byte)
         }
     }
+
+    /// A backslash and `letter`.
+    private mutating func appendEscape(_ letter: UInt8) {
+        append(0x5C)
+        append(letter)
+    }
 }
+
+// A writer holds the only pointer to its buffer and cannot be copied, so handing it to another
+// thread hands the buffer over whole.
+extension JSONWriter: @unchecked Sendable {}
