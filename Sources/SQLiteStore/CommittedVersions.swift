@@ -49,6 +49,11 @@ final class CommittedVersions: Sendable {
     private let state = Mutex(State())
     /// Commits that read their session's version from the database (the rest used the batches').
     let databaseReads = Atomic<Int>(0)
+    /// Where the batches' statements keep the values they bind (`EntryStatements`), made once:
+    /// 16 KiB allocated at every batch was one of glibc's large allocations, each of which
+    /// first sorts its freed small chunks (`malloc_consolidate`). Only a batch uses it, inside
+    /// the writer connection's `writeWithoutTransaction`, which runs one closure at a time.
+    nonisolated(unsafe) let bindArena = BindArena(capacity: 16 * 1024)
 
     /// At the start of a batch, inside its transaction: the versions, if the database is as the
     /// last batch left it, and none otherwise.

@@ -175,8 +175,8 @@ extension SQLiteStore {
                 let begin = DirectStatement(try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION"), in: db)
                 let end = DirectStatement(try db.cachedStatement(sql: "COMMIT TRANSACTION"), in: db)
                 var savepoint = try CommitSavepoint(db)
-                let statements = try EntryStatements(db)
-                // The statements point into the batch's arena of values until cleared.
+                let statements = try EntryStatements(db, arena: versions.bindArena)
+                // The statements point into the writer's arena of values until cleared.
                 defer { statements.clearBindings() }
                 try begin.run()
                 var known = versions.begin(db)
@@ -873,11 +873,13 @@ struct EntryStatements {
     /// A keyed action's key.
     let remember: DirectStatement
     /// Where the three statements' texts and blobs are kept (`DirectStatement.bind(_:at:keptIn:)`),
-    /// reset at every commit: 16 KiB holds an action's many times over; a longer value (large
-    /// params, user state or tree) is copied by SQLite as before.
-    let arena = BindArena(capacity: 16 * 1024)
+    /// reset at every commit: the writer's (`CommittedVersions.bindArena`, 16 KiB) holds an
+    /// action's many times over; a longer value (large params, user state or tree) is copied by
+    /// SQLite as before.
+    let arena: BindArena
 
-    init(_ db: Database) throws {
+    init(_ db: Database, arena: BindArena) throws {
+        self.arena = arena
         insert = DirectStatement(try db.cachedStatement(sql: """
             INSERT INTO actions (session_id, version, type, source, params, interactive, handled_by, transition, created_at, tree,
                 client_at, user_state, previous)

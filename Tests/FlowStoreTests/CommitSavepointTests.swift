@@ -156,7 +156,7 @@ struct CommitSavepointTests {
         try store.insert(SessionStoreTests.session("s-1"))
         let opened = try store.pool.write { db -> [Bool] in
             var savepoint = try CommitSavepoint(db)
-            let statements = try EntryStatements(db)
+            let statements = try EntryStatements(db, arena: BindArena(capacity: 16 * 1024))
             defer { statements.clearBindings() }  // as the writer does before the arena goes
             var opened: [Bool] = []
             for commit in [SessionStoreTests.commit("s-1", version: 1), SessionStoreTests.commit("s-1", version: 2, key: "k"),
