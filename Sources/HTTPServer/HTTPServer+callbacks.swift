@@ -5,7 +5,8 @@ import CMicroHTTPD
 final class Exchange {
     let method: String
     let path: String
-    var headers = HTTPHeaders(capacity: 8)
+    /// Set once, when the request's headers have all been read (`access`).
+    var headers = HTTPHeaders()
     var query: [(name: String, value: String)] = []
     var body: [UInt8] = []
     /// A response was queued (or, with `Content-Length` over the limit, queued before the body).
@@ -59,10 +60,11 @@ let connectionNotified: MHD_NotifyConnectionCallback = { cls, _, _, code in
     server.connections.subtract(1, ordering: .relaxed)
 }
 
+/// Adds each header to the `HTTPHeaders` that `cls` points to: a local of the caller's, not
+/// the exchange's own, whose every change was a checked access to a class's property.
 private let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return .YES }
-    let exchange = Unmanaged<Exchange>.fromOpaque(cls).takeUnretainedValue()
-    exchange.headers.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+    cls.assumingMemoryBound(to: HTTPHeaders.self).pointee.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
     return .YES
 }
 
@@ -89,16 +91,17 @@ extension HTTPServer {
             let exchange = Exchange(method: method.map { String(cString: $0) } ?? "GET",
                                     path: url.map(PercentDecoding.path(fromRaw:)) ?? "/")
             exchangeSlot.pointee = Unmanaged.passRetained(exchange).toOpaque()
-            let cls = Unmanaged.passUnretained(exchange).toOpaque()
-            MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, cls)
-            stripCodedTags(&exchange.headers)
-            if let problem = Self.framingProblem(exchange.headers) {
+            var headers = HTTPHeaders(capacity: 8)
+            withUnsafeMutablePointer(to: &headers) { _ = MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, $0) }
+            stripCodedTags(&headers)
+            exchange.headers = headers
+            if let problem = Self.framingProblem(headers) {
                 exchange.responded = true
                 var response = Response.problem(400, problem)
                 response.headers["Connection"] = "close"
                 return queue(response, for: exchange, on: connection)
             }
-            if let length = exchange.headers["Content-Length"], let bytes = Int(length), bytes > configuration.maxBodyBytes {
+            if let length = headers["Content-Length"], let bytes = Int(length), bytes > configuration.maxBodyBytes {
                 exchange.responded = true
                 return queue(tooLarge(declared: bytes), for: exchange, on: connection)
             }

@@ -6,16 +6,8 @@ extension HTTPServer {
     /// handlers compare their own tags (see `ContentCoding`).
     func stripCodedTags(_ headers: inout HTTPHeaders) {
         guard configuration.gzipMinimumBytes != nil else { return }
-        let fields = headers.fields
-        var conditional = false
-        for index in fields.indices
-        where HTTPHeaders.equalNames(fields[index].name, "If-None-Match") || HTTPHeaders.equalNames(fields[index].name, "If-Match") {
-            if ContentCoding.strippingCodedTags(fields[index].value) != nil {
-                conditional = true
-                break
-            }
-        }
-        guard conditional else { return }
+        let hasCodedTag = { (value: String) in ContentCoding.strippingCodedTags(value) != nil }
+        guard headers.contains("If-None-Match", where: hasCodedTag) || headers.contains("If-Match", where: hasCodedTag) else { return }
         // Each field on its own, in order: a request may send If-None-Match more than once.
         var rewritten = HTTPHeaders(capacity: headers.fields.count)
         for field in headers {
