@@ -3,7 +3,7 @@
 import TestSupport
 import Testing
 
-import JSON
+@testable import JSON
 
 struct JSONWriterTests {
     private func written(_ value: JSONValue) -> String {
@@ -167,6 +167,46 @@ struct JSONWriterTests {
             #expect(String(decoding: roomy.takeBytes(), as: UTF8.self) == expected)
             #expect(String(decoding: small.takeBytes(), as: UTF8.self) == expected, "pad \(pad)")
         }
+    }
+
+    /// The count of bytes that need no escaping, read a word at a time, is the count read byte
+    /// by byte, wherever the first byte to escape falls in a word, and with every byte value.
+    @Test func plainPrefixesAreCountedByteForByte() {
+        var generator = SeededGenerator(seed: 35)
+        let special: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA0, 0xC3, 0xFF]
+        for _ in 0..<20_000 {
+            let length = Int(generator.next() % 41)
+            var bytes = (0..<length).map { _ in UInt8(0x41 + generator.next() % 26) }
+            if length > 0, generator.next() % 4 != 0 {
+                for _ in 0...(generator.next() % 3) {
+                    bytes[Int(generator.next() % UInt64(length))] = special[Int(generator.next() % UInt64(special.count))]
+                }
+            }
+            let expected = bytes.firstIndex { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } ?? bytes.count
+            #expect(bytes.withUnsafeBufferPointer(JSONWriter.plainPrefixCount) == expected, "\(bytes)")
+        }
+        for byte in UInt8.min...UInt8.max {
+            for position in 0..<17 {
+                var bytes = [UInt8](repeating: 0x61, count: 17)
+                bytes[position] = byte
+                let needsEscape = byte < 0x20 || byte == 0x22 || byte == 0x5C
+                #expect(bytes.withUnsafeBufferPointer(JSONWriter.plainPrefixCount) == (needsEscape ? position : 17), "\(byte) at \(position)")
+            }
+        }
+    }
+
+    /// A literal key of one character is written as one of several is.
+    @Test func literalKeysOfOneCharacter() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.writeKey(literal: "a")
+        writer.writeInteger(1)
+        writer.writeKey(literal: "é")
+        writer.writeInteger(2)
+        writer.writeKey(literal: "bc")
+        writer.writeInteger(3)
+        writer.endObject()
+        #expect(String(decoding: writer.takeBytes(), as: UTF8.self) == #"{"a":1,"é":2,"bc":3}"#)
     }
 
     /// A part of what was written is read back byte by byte and as a copy.

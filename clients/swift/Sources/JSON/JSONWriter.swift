@@ -114,17 +114,22 @@ public struct JSONWriter: ~Copyable {
     /// writer.writeKey(literal: "flowId")
     /// ```
     public mutating func writeKey(literal key: StaticString) {
-        key.withUTF8Buffer { utf8 in
-            assert(utf8.allSatisfy { $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C }, "a literal key that needs escaping")
-            let comma = needsComma ? 1 : 0
-            let target = room(for: utf8.count + 3 + comma)
-            if comma == 1 { target[0] = 0x2C }
-            target[comma] = 0x22
-            if let start = utf8.baseAddress { (target + comma + 1).initialize(from: start, count: utf8.count) }
-            target[comma + 1 + utf8.count] = 0x22
-            target[comma + 2 + utf8.count] = 0x3A
-            used += utf8.count + 3 + comma
+        guard key.hasPointerRepresentation else {
+            // A one-scalar literal held as its scalar, not as bytes.
+            writeKey(key.description)
+            return
         }
+        let length = key.utf8CodeUnitCount
+        assert(UnsafeBufferPointer(start: key.utf8Start, count: length).allSatisfy { $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C },
+               "a literal key that needs escaping")
+        let comma = needsComma ? 1 : 0
+        let target = room(for: length + 3 + comma)
+        if comma == 1 { target[0] = 0x2C }
+        target[comma] = 0x22
+        (target + comma + 1).initialize(from: key.utf8Start, count: length)
+        target[comma + 1 + length] = 0x22
+        target[comma + 2 + length] = 0x3A
+        used += length + 3 + comma
         needsComma = false
     }
 
@@ -370,8 +375,13 @@ public struct JSONWriter: ~Copyable {
 
     /// Copies runs that need no escaping in one call, which is most of every string.
     private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        let clean = Self.plainPrefixCount(utf8)
+        guard clean < utf8.count else {
+            append(utf8)
+            return
+        }
         var runStart = 0
-        for position in 0..<utf8.count {
+        for position in clean..<utf8.count {
             let byte = utf8[position]
             if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
             if runStart < position {
@@ -383,6 +393,32 @@ public struct JSONWriter: ~Copyable {
         if runStart < utf8.count {
             append(UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         }
+    }
+
+    /// How many bytes at the start of `utf8` need no escaping (no control character, quote or
+    /// backslash), read eight at a time: a word holds one when one of its bytes is below 0x20,
+    /// or is 0 once XORed with a word of quotes or of backslashes (bytes of 0x80 and above,
+    /// UTF-8's multi-byte sequences, never count).
+    static func plainPrefixCount(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let base = utf8.baseAddress else { return 0 }
+        let raw = UnsafeRawPointer(base)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var offset = 0
+        while offset &+ 8 <= utf8.count {
+            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            let quotes = word ^ (ones &* 0x22)
+            let backslashes = word ^ (ones &* 0x5C)
+            let found = ((word &- ones &* 0x20) & ~word) | ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+            if found & highs != 0 { break }
+            offset &+= 8
+        }
+        while offset < utf8.count {
+            let byte = utf8[offset]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C { break }
+            offset &+= 1
+        }
+        return offset
     }
 
     private mutating func appendEscaped(_ byte: UInt8) {
