@@ -30,9 +30,9 @@ ACCESS = "10HTTPServerAAC6access10connection"
 STAGES = [
     ("parse the body", ["4JSON10JSONParserV5parse"]),
     ("apply (engine)", ["10FlowEngineAAO5apply_2to7catalog7context6limits"]),
-    # After issue 35 one call makes both; before it, SessionState.encode made the transition
-    # and LiveSession.cachedStateDocument the document (also called once per session created).
-    ("state document and transition", ["13EncodingCacheV8document7version4tree10transition", "12SessionStateV6encode"]),
+    # LiveSession.advance encodes the transition, then the document (since the twenty-fifth
+    # session of issue 35; before it EncodingCache.document made both in one pass).
+    ("state document and transition", ["11LiveSessionV7advance2by", "13EncodingCacheV8document7version4tree10transition"]),
     # storageBytes is inlined into its caller in a release build; writeStorage is the whole of it.
     ("stored tree", ["10FlowEngine0A4TreeV12writeStorage4into"]),
     ("commit (SQLite, per batch)", ["11SQLiteStoreAAC5write_2to"]),

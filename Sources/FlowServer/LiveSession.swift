@@ -15,8 +15,7 @@ typealias DocumentForm = Memo<[UInt8], [UInt8]?>
 /// puts the copy in place: each copy retains every reference the struct holds. What was fixed
 /// at creation is therefore one reference (`Fixed`), the session's own, where its fields were up
 /// to nine retains a copy, three of them (the catalog's) on objects every session of the same
-/// flows shares, whose counts the HTTP threads and the writer moved from both cores. (`encoding`
-/// still keeps its own copies of the ids and the encoded flags and experiments.)
+/// flows shares, whose counts the HTTP threads and the writer moved from both cores.
 struct LiveSession: Sendable {
     /// What a session fixed at creation, shared by every copy of its state.
     final class Fixed: Sendable {
@@ -96,10 +95,6 @@ struct LiveSession: Sendable {
     /// The predictions of this version (see `cachedPredictions`), with the user state they
     /// were made for; cleared with `document`.
     private var predictions: (user: [String: JSONValue], json: [UInt8])?
-    /// The last document with where its parts are, so the next version copies what did not
-    /// change (the session's fixed keys, unchanged flows and screens) instead of encoding it
-    /// again; its document is the same buffer as `document`, and it dies with the session.
-    private var encoding: EncodingCache
 
     init(id: String, userId: String, tokenHash: [UInt8], version: Int, tree: FlowTree, context: FlowContext,
          catalog: FlowCatalog, flagsJSON: [UInt8], experimentsJSON: [UInt8], flowVersionsJSON: [UInt8],
@@ -112,32 +107,34 @@ struct LiveSession: Sendable {
         self.context = context
         self.lastTransitionJSON = lastTransitionJSON
         self.handledBy = handledBy
-        encoding = EncodingCache(sessionId: id, userId: userId, flagsJSON: flagsJSON, experimentsJSON: experimentsJSON)
     }
 
     /// The state document, encoded at most once per version. What is kept takes only its bytes
-    /// (the cache trims the writer's spare room), as every cached session keeps one
-    /// (bench/memory.py: 4,405 bytes per session with the spare room kept, against the limit of
-    /// 4 KiB).
+    /// (`JSONWriter.takeBytes()` hands over an array of their size, not the writer's buffer), as
+    /// every cached session keeps one (bench/memory.py: 4,405 bytes per session with the spare
+    /// room kept, against the limit of 4 KiB).
     mutating func cachedStateDocument() -> [UInt8] {
         if let document { return document }
-        let encoded = encoding.document(version: version, tree: tree, transitionJSON: lastTransitionJSON, handledBy: handledBy)
+        let encoded = stateDocument()
         document = encoded
         documentForm = DocumentForm()
         return encoded
     }
 
-    /// Moves to the version `outcome` produced and returns its state document, encoded with its
-    /// transition in one pass from the parts of this version's that did not change.
+    /// Moves to the version `outcome` produced and returns its state document, encoded whole with
+    /// its transition. Copying the parts that did not change from the last document (the engine's
+    /// `EncodingCache`, until the writer wrote into a buffer of its own) cost more than writing
+    /// them once the writer was fast: 21.4k instructions an action against 15.4k
+    /// (bench/encode.sh, BENCHMARKS.md "twenty-fifth session").
     mutating func advance(by outcome: ActionOutcome) -> [UInt8] {
         version += 1
         tree = outcome.tree
         handledBy = outcome.handledBy
-        let encoded = encoding.document(version: version, tree: tree, transition: outcome.transition, handledBy: handledBy)
-        lastTransitionJSON = encoded.transition
-        document = encoded.document
+        lastTransitionJSON = outcome.transition.map(SessionState.encode)
+        let encoded = stateDocument()
+        document = encoded
         documentForm = DocumentForm()
-        return encoded.document
+        return encoded
     }
 
     /// Records what a turn leaves once `advance` made the next version: the user's state the

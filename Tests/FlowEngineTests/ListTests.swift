@@ -123,34 +123,6 @@ struct ListTests {
         #expect(again == outcome.tree)
     }
 
-    /// The server's EncodingCache, which copies what did not change from the last document,
-    /// writes every list change as a fresh encoding would (lists in the root and in a presented flow).
-    @Test func cachedDocumentsShowListChanges() throws {
-        func check(_ catalog: FlowCatalog, context: FlowContext, _ actions: [FlowAction]) throws {
-            let tree = try FlowEngine.start(catalog: catalog, context: context)
-            var state = SessionState(sessionId: "s", userId: "u", version: 0, tree: tree, context: context, catalog: catalog,
-                                     flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
-            var cache = EncodingCache(sessionId: "s", userId: "u", flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
-            _ = cache.document(version: 0, tree: state.tree, transitionJSON: nil, handledBy: nil)
-            for action in actions {
-                let (next, outcome) = try state.applying(action)
-                state = next
-                let cached = cache.document(version: state.version, tree: state.tree, transition: outcome.transition, handledBy: outcome.handledBy)
-                #expect(cached.document == state.document(), "\(action.type)")
-            }
-        }
-        try check(Self.contacts, context: FlowContext(userId: "u"), [
-            FlowAction(type: "contact.star", from: "e2", row: "bob"), FlowAction(type: "contact.delete", from: "e2", row: "ada"),
-            FlowAction(type: "contact.add"), FlowAction(type: "contact.saved", params: ["id": "amy", "name": "Amy"]),
-        ])
-        try check(Fixtures.sampleCatalog, context: FlowContext(userId: "u", user: ["onboarded": true, "loggedIn": true]), [
-            FlowAction(type: "home.checkout"), FlowAction(type: "checkout.review"), FlowAction(type: "checkout.chooseAddress"),
-            FlowAction(type: "address.removed", row: "office"), FlowAction(type: "address.add"),
-            FlowAction(type: "address.added", params: ["id": "new", "country": "DE", "address": ["city": "Kiel"]]),
-            FlowAction(type: "address.removed", row: "home"),
-        ])
-    }
-
     /// Definitions: ids unique, kinds written out, list effects only where a list can be, row
     /// params need no declaration in a row rule.
     @Test func definitionsAreChecked() {

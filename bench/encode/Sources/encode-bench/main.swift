@@ -2,12 +2,12 @@
 // function, so `callgrind_annotate --inclusive=yes` reads each stage's instructions per action.
 //
 //     swift build -c release --package-path bench/encode
-//     valgrind --tool=callgrind bench/encode/.build/release/encode-bench flows 200 40 cached
+//     valgrind --tool=callgrind bench/encode/.build/release/encode-bench flows 200 40
 //
-// `fresh` encodes every version from nothing (SessionState.document, FlowTree.storageBytes,
-// SessionState.encode), as the server did before issue 35; `cached` as the server does now
-// (EncodingCache: the document and its transition in one pass, copying the parts of the last
-// version's document that did not change; the stored tree as before). bench/encode.sh runs both.
+// Every version is encoded whole (SessionState.encode, SessionState.document,
+// FlowTree.storageBytes), as the server does. (Until the twenty-fifth session of issue 35 the
+// server copied unchanged parts of the last document, EncodingCache, and this bench had a
+// `cached` mode for it: BENCHMARKS.md.)
 import FlowEngine
 import Foundation
 import JSON
@@ -42,9 +42,6 @@ struct Walk {
     state.tree.storageBytes()
 }
 
-@inline(never) func stageCachedDocument(_ cache: inout EncodingCache, _ state: SessionState, _ outcome: ActionOutcome) -> (document: [UInt8], transition: [UInt8]?) {
-    cache.document(version: state.version, tree: state.tree, transition: outcome.transition, handledBy: state.handledBy)
-}
 
 
 /// The body a client posts for `action`.
@@ -76,7 +73,6 @@ let arguments = CommandLine.arguments
 let flowsDirectory = arguments.count > 1 ? arguments[1] : "flows"
 let sessionCount = arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200
 let steps = arguments.count > 3 ? Int(arguments[3]) ?? 40 : 40
-let cached = arguments.count > 4 && arguments[4] == "cached"
 let names = ["app", "onboarding", "home", "modal", "login", "checkout", "address", "paywall"]
 let documents = names.map { name in
     (name, [UInt8](FileManager.default.contents(atPath: "\(flowsDirectory)/\(name).json") ?? Data()))
@@ -102,9 +98,6 @@ for index in 0..<sessionCount {
     var state = SessionState(
         sessionId: "3f0c1a9e-5b7d-4c2a-9e61-\(String(100_000_000_000 + index))", userId: "u-\(index)", version: 1,
         tree: tree, context: context, catalog: catalog, flagsJSON: flagsJSON, experimentsJSON: Array(#"{"onboarding-length":"control"}"#.utf8))
-    var cache = EncodingCache(sessionId: state.sessionId, userId: state.userId, flagsJSON: state.flagsJSON,
-                              experimentsJSON: state.experimentsJSON)
-    if cached { _ = cache.document(version: 1, tree: tree, transitionJSON: nil, handledBy: nil) }
     for _ in 0..<steps {
         let available = FlowEngine.availableActions(in: state.tree, catalog: catalog, context: state.context)
         guard !available.isEmpty else { break }
@@ -115,14 +108,8 @@ for index in 0..<sessionCount {
         state.tree = outcome.tree
         state.handledBy = outcome.handledBy
         for change in outcome.userChanges { state.context.user[change.key] = change.value }
-        if cached {
-            let (document, transition) = stageCachedDocument(&cache, state, outcome)
-            state.transitionJSON = transition
-            bytes += mix(document) + mix(stageTree(state))
-        } else {
-            state.transitionJSON = stageTransition(outcome)
-            bytes += mix(stageDocument(state)) + mix(stageTree(state))
-        }
+        state.transitionJSON = stageTransition(outcome)
+        bytes += mix(stageDocument(state)) + mix(stageTree(state))
         actions += 1
     }
 }

@@ -116,16 +116,6 @@ extension FlowNode {
     /// Writes the node as `{"id","flow","kind","style"?,"selected"?,"entries","presented"}`:
     /// `style` on presented nodes, `selected` on tabbed ones.
     func write(into writer: inout JSONWriter, isPresented: Bool) {
-        write(into: &writer, isPresented: isPresented) { child, childIsPresented, writer in
-            child.write(into: &writer, isPresented: childIsPresented)
-        }
-    }
-
-    /// Writes the node with each child flow (an entry, or the presented flow: `true`) written by
-    /// `writeChild`, which ``EncodingCache`` uses to copy the children that did not change.
-    func write(
-        into writer: inout JSONWriter, isPresented: Bool, writeChild: (FlowNode, Bool, inout JSONWriter) -> Void
-    ) {
         writer.beginObject()
         writer.writeKey(literal: "id")
         writer.writeEntryId(prefix: EntryId.flowPrefix, id)
@@ -163,12 +153,12 @@ extension FlowNode {
                 }
                 writer.endObject()
             case .flow(let child):
-                writeChild(child, false, &writer)
+                child.write(into: &writer, isPresented: false)
             }
         }
         writer.endArray()
         writer.writeKey(literal: "presented")
-        if let presented { writeChild(presented, true, &writer) } else { writer.writeNull() }
+        if let presented { presented.write(into: &writer, isPresented: true) } else { writer.writeNull() }
         writer.endObject()
     }
 
@@ -231,19 +221,13 @@ extension Transition {
     /// "feature","into"}` when a screen received a result, and `"lists": [{"id", "sections",
     /// "rows"}]` when lists changed (``ListChanges``), by screen id ascending.
     public func write(into writer: inout JSONWriter) {
-        write(into: &writer) { screen, writer in screen.write(into: &writer) }
-    }
-
-    /// Writes the transition with its ends written by `writeScreen`, which ``EncodingCache``
-    /// uses to copy them from `screens` and from the last version's document.
-    func write(into writer: inout JSONWriter, writeScreen: (ScreenRef, inout JSONWriter) -> Void) {
         writer.beginObject()
         writer.writeKey(literal: "type")
         writer.writeString(type.rawValue)
         writer.writeKey(literal: "from")
-        if let from { writeScreen(from, &writer) } else { writer.writeNull() }
+        if let from { from.write(into: &writer) } else { writer.writeNull() }
         writer.writeKey(literal: "to")
-        if let to { writeScreen(to, &writer) } else { writer.writeNull() }
+        if let to { to.write(into: &writer) } else { writer.writeNull() }
         writer.writeKey(literal: "animated")
         writer.writeBool(animated)
         writer.writeKey(literal: "style")

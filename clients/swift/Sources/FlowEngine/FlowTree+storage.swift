@@ -71,11 +71,11 @@ extension FlowTree {
     }
 
     /// A length `storageBytes()` does not exceed, from the length of this tree's state document
-    /// (`SessionState.document`, or `EncodingCache`'s, the same bytes) and a walk of its flows
-    /// that reads no params; nil when the tree holds what the document leaves out (a pending
-    /// interaction, actions waiting for guards: their actions' params and rows), where only
-    /// encoding tells. A server checking a size limit encodes the tree only when this bound is
-    /// over the limit, or when it stores the tree anyway.
+    /// (`SessionState.document`) and a walk of its flows that reads no params; nil when the
+    /// tree holds what the document leaves out (a pending interaction, actions waiting for
+    /// guards: their actions' params and rows), where only encoding tells. A server checking a
+    /// size limit encodes the tree only when this bound is over the limit, or when it stores the
+    /// tree anyway.
     ///
     /// Why the document bounds the storage: it writes every flow and screen the storage writes,
     /// with the same params, sections and pending link, and ids as `"f12"` where the storage
@@ -83,7 +83,7 @@ extension FlowTree {
     /// transition, flags, …) are longer than the storage's `format` and `nextId`. Only two
     /// things are written by the storage alone: a `style` on a flow that is not presented, and
     /// `"handoff":true`, where the document writes the feature's name (shorter when the name is
-    /// under three bytes). `EncodingCacheTests` checks the bound against the encoding at every
+    /// under three bytes). `StorageBoundTests` checks the bound against the encoding at every
     /// step of its walks.
     public func storageLengthBound(documentLength: Int) -> Int? {
         guard interaction == nil, pendingActions.isEmpty else { return nil }

@@ -94,14 +94,6 @@ public struct SessionState: Sendable {
         tree.writeTop(into: &writer)
         writer.writeKey(literal: "transition")
         if let transitionJSON { writer.writeRawValue(transitionJSON) } else { writer.writeNull() }
-        writeDocumentEnd(tree: tree, handledBy: handledBy, flagsJSON: flagsJSON, experimentsJSON: experimentsJSON, into: &writer)
-        return writer.takeBytes()
-    }
-
-    /// The state document's members after `transition`, and its end: written alike by
-    /// `document` and by `EncodingCache`, which writes the members before them its own way.
-    static func writeDocumentEnd(tree: FlowTree, handledBy: String?, flagsJSON: [UInt8], experimentsJSON: [UInt8],
-                                 into writer: inout JSONWriter) {
         writer.writeKey(literal: "interaction")
         tree.writeInteraction(into: &writer)
         writer.writeKey(literal: "pendingLink")
@@ -115,6 +107,7 @@ public struct SessionState: Sendable {
         writer.writeKey(literal: "experiments")
         writer.writeRawValue(experimentsJSON)
         writer.endObject()
+        return writer.takeBytes()
     }
 
     /// A transition as the document and the action log show it.

@@ -1,4 +1,4 @@
-// EncodingCacheTests: documents and transitions copied from the last version equal fresh encodings byte for byte.
+// StorageBoundTests: over seeded walks, the document's length bounds the stored tree's, and every document re-encodes to itself.
 
 import JSON
 import TestSupport
@@ -6,22 +6,23 @@ import Testing
 
 import FlowEngine
 
-/// Drives one session through seeded actions and checks, at every step, that what the cache
-/// writes equals what the encoders write from nothing.
-private struct CacheWalk {
+/// Drives one session through seeded actions and checks, at every step, the state document: it
+/// bounds the storage encoding's length (`storageLengthBound`), and it parses to a value that
+/// the writer writes again byte for byte (a canonical form whatever the strings, numbers and
+/// member orders the walk gives it).
+private struct DocumentWalk {
     var generator: SeededGenerator
     let catalog: FlowCatalog
     var context: FlowContext
     var tree: FlowTree
     var version = 0
-    var cache: EncodingCache
     let sessionId: String
     let userId: String
     let flags = Array(#"{"eu-face-scan":{"value":true,"variant":"on","reason":"TARGETING_MATCH"}}"#.utf8)
     let experiments = Array(#"{"onboarding-length":"short"}"#.utf8)
-    /// Steps whose output was compared, so a walk that goes nowhere is noticed.
+    /// Steps whose document was checked, so a walk that goes nowhere is noticed.
     var compared = 0
-    /// Outputs that differed; a walk stops at its first, so a broken cache reports a few.
+    /// Documents that failed a check; a walk stops at its first.
     var mismatches = 0
     /// Steps whose tree the document's length bounded (`storageLengthBound`), checked against
     /// the storage encoding; the others held an interaction or actions waiting.
@@ -40,7 +41,6 @@ private struct CacheWalk {
         tree = try FlowEngine.start(catalog: catalog, context: context)
         sessionId = "s-\(seed)"
         userId = Self.strings[Int(seed % UInt64(Self.strings.count))]
-        cache = EncodingCache(sessionId: sessionId, userId: userId, flagsJSON: flags, experimentsJSON: experiments)
     }
 
     mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &generator)] }
@@ -83,25 +83,24 @@ private struct CacheWalk {
         return FlowAction(type: choice.type, from: from, params: params, interactive: choice.interactive && chance(0.5))
     }
 
-    /// The fresh state document of the current version.
-    func freshDocument(transitionJSON: [UInt8]?, handledBy: String?) -> [UInt8] {
+    /// The state document of the current version.
+    func document(transitionJSON: [UInt8]?, handledBy: String?) -> [UInt8] {
         SessionState.document(sessionId: sessionId, userId: userId, version: version, tree: tree, transitionJSON: transitionJSON,
                               handledBy: handledBy, flagsJSON: flags, experimentsJSON: experiments)
     }
 
-    /// Expects `cached` to be `fresh`, byte for byte, shown as text when it is not.
-    mutating func expectSame(_ cached: [UInt8]?, _ fresh: [UInt8]?, _ what: String) {
-        guard cached != fresh else { return }
-        mismatches += 1
-        let text = { (bytes: [UInt8]?) in bytes.map { String(decoding: $0, as: UTF8.self) } ?? "nil" }
-        Issue.record("\(what): cached\n\(text(cached))\nfresh\n\(text(fresh))")
-    }
-
-    /// Checks a read of the current version (the transition already encoded).
-    mutating func checkRead(transitionJSON: [UInt8]?, handledBy: String?, _ note: String) {
-        let cached = cache.document(version: version, tree: tree, transitionJSON: transitionJSON, handledBy: handledBy)
-        expectSame(cached, freshDocument(transitionJSON: transitionJSON, handledBy: handledBy), "document \(note)")
-        checkBound(documentLength: cached.count, note)
+    /// Checks the current version's document: it bounds the storage, and parsed and written
+    /// again it is the same bytes.
+    mutating func check(transitionJSON: [UInt8]?, handledBy: String?, _ note: String) {
+        let written = document(transitionJSON: transitionJSON, handledBy: handledBy)
+        checkBound(documentLength: written.count, note)
+        var again = JSONWriter()
+        if let parsed = try? JSONParser.parse(written, limits: .storedData) { again.writeValue(parsed) }
+        let rewritten = again.takeBytes()
+        if rewritten != written {
+            mismatches += 1
+            Issue.record("document \(note) does not re-encode to itself:\n\(String(decoding: written, as: UTF8.self))\n\(String(decoding: rewritten, as: UTF8.self))")
+        }
         compared += 1
     }
 
@@ -115,37 +114,24 @@ private struct CacheWalk {
         Issue.record("storage bound \(bound) under the encoding's \(stored.count) bytes \(note):\n\(String(decoding: stored, as: UTF8.self))")
     }
 
-    /// One step: an action applied (document and transition checked), a read, a
-    /// tree out of order, or a tree perturbed through storage.
+    /// One step: an action applied, a tree from elsewhere, or a tree perturbed through storage.
     mutating func step(_ note: String) {
         switch Int.random(in: 0..<20, using: &generator) {
         case 0:
-            checkRead(transitionJSON: nil, handledBy: nil, "read again \(note)")
-        case 1:
-            // A tree the cache never wrote from (another session's state, a reload): still exact.
+            // Another session's state, a reload.
             let other = try? FlowEngine.start(catalog: catalog, context: context)
             if let other { tree = other }
-            checkRead(transitionJSON: nil, handledBy: "app", "foreign tree \(note)")
-        case 2:
+            check(transitionJSON: nil, handledBy: "app", "foreign tree \(note)")
+        case 1:
             if let perturbed = Self.perturbed(tree) { tree = perturbed }
-            checkRead(transitionJSON: nil, handledBy: nil, "perturbed tree \(note)")
-        case 3:
-            cache.forget()
-            checkRead(transitionJSON: nil, handledBy: nil, "after forget \(note)")
+            check(transitionJSON: nil, handledBy: nil, "perturbed tree \(note)")
         default:
             let action = action()
             guard let outcome = try? FlowEngine.apply(action, to: tree, catalog: catalog, context: context) else { return }
             version += 1
             tree = outcome.tree
             UserChange.apply(outcome.userChanges, to: &context.user)
-            let (document, transition) = cache.document(
-                version: version, tree: tree, transition: outcome.transition, handledBy: outcome.handledBy)
-            let freshTransition = outcome.transition.map(SessionState.encode)
-            expectSame(transition, freshTransition, "transition after \(action.type) \(note)")
-            expectSame(document, freshDocument(transitionJSON: freshTransition, handledBy: outcome.handledBy),
-                       "document after \(action.type) \(note)")
-            checkBound(documentLength: document.count, "after \(action.type) \(note)")
-            compared += 1
+            check(transitionJSON: outcome.transition.map(SessionState.encode), handledBy: outcome.handledBy, "after \(action.type) \(note)")
         }
     }
 
@@ -183,7 +169,7 @@ extension String {
     }
 }
 
-struct EncodingCacheTests {
+struct StorageBoundTests {
     static let catalogs: [(name: String, catalog: FlowCatalog)] = [
         ("sample", Fixtures.sampleCatalog), ("shop", ShopFlows.catalog), ("lab", LabFlows.catalog),
     ]
@@ -192,18 +178,18 @@ struct EncodingCacheTests {
     static let steps = 30
 
     /// Over seeded walks of many sessions (the sample app, the shop and the lab flows), with
-    /// reads, reloads, foreign and perturbed trees between the actions, the cached document
-    /// and transition equal fresh encodings byte for byte at every step.
+    /// foreign and perturbed trees between the actions, every state document bounds its tree's
+    /// storage and re-encodes to itself.
     @Test(arguments: batches)
-    func cachedEncodingsEqualFreshOnes(batch: Int) throws {
+    func everyDocumentBoundsItsStorageAndReencodesToItself(batch: Int) throws {
         var compared = 0
         var bounded = 0
         var mismatches = 0
         for (name, catalog) in Self.catalogs where mismatches < 3 {
             for index in 0..<Self.sessionsPerBatch where mismatches < 3 {
                 let seed = UInt64(batch * Self.sessionsPerBatch + index) &* 0x9E37_79B9 &+ 7
-                var walk = try CacheWalk(seed: seed, catalog: catalog)
-                walk.checkRead(transitionJSON: nil, handledBy: nil, "at creation, \(name) seed \(seed)")
+                var walk = try DocumentWalk(seed: seed, catalog: catalog)
+                walk.check(transitionJSON: nil, handledBy: nil, "at creation, \(name) seed \(seed)")
                 for step in 0..<Self.steps where walk.mismatches == 0 { walk.step("at step \(step), \(name) seed \(seed)") }
                 compared += walk.compared
                 bounded += walk.bounded
@@ -228,20 +214,5 @@ struct EncodingCacheTests {
                                              flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
         let bound = try #require(tree.storageLengthBound(documentLength: document.count))
         #expect(bound >= tree.storageBytes().count, "\(bound) against \(tree.storageBytes().count)")
-    }
-
-    /// Two trees with the same ids and `==` whose params differ in member order and in the form
-    /// of an "é": the second is encoded, not copied from the first.
-    @Test func equalButDifferentlyEncodedPartsAreNotReused() throws {
-        let first = #"{"format":1,"nextId":4,"root":{"id":1,"flow":"app","kind":"stacked","entries":[{"id":2,"flow":"modal","kind":"stacked","entries":[{"id":3,"feature":"modal","params":{"a":"caf\#u{E9}","b":1}}]}]}}"#
-        let second = #"{"format":1,"nextId":4,"root":{"id":1,"flow":"app","kind":"stacked","entries":[{"id":2,"flow":"modal","kind":"stacked","entries":[{"id":3,"feature":"modal","params":{"b":1,"a":"cafe\#u{301}"}}]}]}}"#
-        let trees = try [first, second].map { try FlowTree(storage: Array($0.utf8)) }
-        #expect(trees[0] == trees[1])
-        var cache = EncodingCache(sessionId: "s", userId: "u", flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
-        for (version, tree) in trees.enumerated() {
-            let fresh = SessionState.document(sessionId: "s", userId: "u", version: version, tree: tree, transitionJSON: nil,
-                                              handledBy: nil, flagsJSON: Array("{}".utf8), experimentsJSON: Array("{}".utf8))
-            #expect(cache.document(version: version, tree: tree, transitionJSON: nil, handledBy: nil) == fresh)
-        }
     }
 }
