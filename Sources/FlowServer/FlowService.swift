@@ -62,7 +62,7 @@ final class FlowService: Sendable {
     func store(name: String, json: JSONValue, text: String, activate: Bool, audit: AuditStamp) throws(ResponseError) -> VersionChange {
         let definition: FlowDefinition
         do throws(DefinitionProblems) {
-            definition = try FlowDefinition(json: json, expectedName: name)
+            definition = try FlowDefinition(json: json, expectedName: name, uploading: true)
         } catch {
             throw Self.invalidDefinition("flow \(name)", error.problems)
         }

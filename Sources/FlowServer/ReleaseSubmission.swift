@@ -52,7 +52,7 @@ extension ReleaseSubmission {
         for member in flowsObject {
             let pointer = JSONPointer(["flows", member.key]).description
             do throws(DefinitionProblems) {
-                let definition = try FlowDefinition(json: member.value, expectedName: member.key)
+                let definition = try FlowDefinition(json: member.value, expectedName: member.key, uploading: true)
                 var writer = JSONWriter()
                 writer.writeValue(member.value)
                 flows[member.key] = (definition, String(decoding: writer.takeBytes(), as: UTF8.self))

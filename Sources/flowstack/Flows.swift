@@ -64,7 +64,7 @@ struct Flows: ParsableCommand {
                 continue
             }
             do throws(DefinitionProblems) {
-                parsed.append((file, try FlowDefinition.parse(Array(data))))
+                parsed.append((file, try FlowDefinition.parse(Array(data), uploading: true)))
             } catch {
                 failed = true
                 for problem in error.problems { report("\(file):\(problem.path.isEmpty ? "/" : problem.path): \(problem.message)") }

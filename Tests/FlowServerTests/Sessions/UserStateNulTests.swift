@@ -62,4 +62,25 @@ struct UserStateNulTests {
         let session = try client.create(userId: "nul-upload")
         #expect(try client.apply(session, #"{"type":"who.name","params":{"name":"kim"}}"#)["version"] == 1)
     }
+
+    /// A definition stored before uploads were checked, whose `setUser` writes U+0000 as it is,
+    /// still loads after a restart and serves its other rules; the broken rule's actions are
+    /// refused one by one, as they were, and nothing of them is stored.
+    @Test func aStoredDefinitionWithANulStillServes() throws {
+        let (first, _) = try UserStateNullTests.server(root: Self.app)
+        let stored = #"""
+            {"name": "app", "kind": "stacked", "initial": ["who.start"],
+             "on": {"who.name": [{"params": {"name": "string"}, "do": [{"setUser": {"nickname": {"$param": "name"}}}]}],
+                    "who.greet": [{"do": [{"setUser": {"greeting": "hi\u0000"}}]}]}}
+            """#
+        _ = try first.store.addFlowVersion(name: "app", definition: stored, activate: true, audit: nil)
+        let test = try first.reopened()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "nul-stored")
+        let greeted = try client.act(session, #"{"type":"who.greet"}"#)
+        #expect(greeted.status == 422 && greeted.json["code"] == "refused", "\(greeted.text)")
+        #expect(greeted.headers["Content-Type"] == "application/problem+json")
+        #expect(try client.apply(session, #"{"type":"who.name","params":{"name":"kim"}}"#)["version"] == 1)
+        #expect(try test.direct.send("GET", "/v1/users/nul-stored", headers: Self.admin).json["state"] == ["nickname": "kim"])
+    }
 }

@@ -77,17 +77,3 @@ test('an undeclared param inside setSections is reported once; row and via keep 
     (error) => error instanceof DefinitionProblems
       && error.problems[0].message === 'via must be a child flow\'s name or a non-empty array of them, such as "onboarding"; found 3');
 });
-
-test('a setUser that writes U+0000 as it is is refused at its key or string, in the Swift reader\'s words', () => {
-  const rules = (/** @type {string} */ effect) => `{"name": "t", "kind": "stacked", "initial": ["a"], "on": {"x": [${effect}]}}`;
-  assert.deepEqual(problemPaths(rules('{"do": [{"setUser": {"a\\u0000b": true}}]}')), ['/on/x/0/do/0/setUser/a\u0000b']);
-  assert.deepEqual(problemPaths(rules('{"do": [{"setUser": {"profile": {"tags": ["ok", "x\\u0000"], "k\\u0000": {"n": 1}}}}]}')),
-    ['/on/x/0/do/0/setUser/profile/tags/1', '/on/x/0/do/0/setUser/profile/k\u0000']);
-  assert.deepEqual(problemPaths(rules('{"params": {"v": "string"}, "do": [{"setUser": {"v": {"$param": "v"}, "w": "fine", "z": null}}]}')), []);
-  assert.throws(() => readDefinition(parseJSON(rules('{"do": [{"setUser": {"n\\u0000": "a", "s": ["\\u0000"]}}]}'))), (error) => {
-    assert.ok(error instanceof DefinitionProblems);
-    assert.deepEqual(error.problems.map((/** @type {{message: string}} */ problem) => problem.message),
-      ['setUser cannot store a key holding the character U+0000', 'setUser cannot store a string holding the character U+0000']);
-    return true;
-  });
-});

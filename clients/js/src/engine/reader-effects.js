@@ -123,7 +123,6 @@ export function readEffect(reader, value, path, params) {
       }
       const before = reader.problems.length;
       for (const key of values.keys()) if (key === '') reader.report(effectPath, 'setUser keys must be non-empty');
-      checkStorable(reader, argument, effectPath);
       checkParamReferences(reader, argument, effectPath, true);
       if (reader.problems.length !== before) return null;
       effect = { name, values };
@@ -143,28 +142,6 @@ export function readEffect(reader, value, path, params) {
     return null;
   }
   return effect;
-}
-
-/**
- * Reports each key and string a `setUser` writes as it is that holds U+0000: no user state can
- * keep it (PostgreSQL's jsonb refuses it), so the engine would refuse every action the rule
- * handles. A param reference is judged when an action brings its value.
- * @param {DefinitionReader} reader
- * @param {JSONValue} value
- * @param {Path} path
- */
-function checkStorable(reader, value, path) {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) reader.report(path, 'setUser cannot store a string holding the character U+0000');
-  } else if (value instanceof Map) {
-    if (value.has('$param')) return;
-    for (const [key, member] of value) {
-      if (key.includes('\u0000')) reader.report([...path, key], 'setUser cannot store a key holding the character U+0000');
-      checkStorable(reader, member, [...path, key]);
-    }
-  } else if (Array.isArray(value)) {
-    value.forEach((element, index) => checkStorable(reader, element, [...path, index]));
-  }
 }
 
 /**

@@ -77,7 +77,7 @@ extension DefinitionReader {
             for value in values.members where value.key.isEmpty {
                 report(effectPath, "setUser keys must be non-empty")
             }
-            checkStorable(argument, at: effectPath)
+            if uploading { checkStorable(argument, at: effectPath) }
             checkParamReferences(argument, at: effectPath, allowed: true)
             guard problems.count == before else { return nil }
             effect = .setUser(values)
@@ -101,7 +101,8 @@ extension DefinitionReader {
 
     /// Reports each key and string a `setUser` writes as it is that holds U+0000: no user state
     /// can keep it (PostgreSQL's jsonb refuses it), so the engine would refuse every action the
-    /// rule handles. A param reference is judged when an action brings its value.
+    /// rule handles. A param reference is judged when an action brings its value. Only for an
+    /// upload: a definition stored before the check, and the bundles made of it, still read.
     mutating func checkStorable(_ value: JSONValue, at path: JSONPointer) {
         switch value {
         case .string(let text) where text.utf8.contains(0):

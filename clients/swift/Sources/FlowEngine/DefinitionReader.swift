@@ -19,6 +19,9 @@ struct DefinitionReader {
     /// Whether the rule being read matches row taps (`row`), whose `row.id`, `row.kind` and
     /// `row.values` params the engine supplies, so references to them need no declaration.
     var ruleMatchesRows = false
+    /// Whether the definition is being uploaded to a server (`FlowDefinition(json:expectedName:
+    /// uploading:)`): then what a server's stores cannot keep is refused too (`checkStorable`).
+    var uploading = false
 
     /// `version` and `live` are what the server adds when it shows a stored definition; they are
     /// accepted and ignored so a definition read back can be uploaded again as it is.
