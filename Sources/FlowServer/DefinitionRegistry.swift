@@ -236,7 +236,7 @@ final class DefinitionRegistry: Sendable {
             writer.writeInteger(version)
         }
         writer.endObject()
-        return writer.takeFittedBytes()  // kept with the cached session
+        return writer.takeBytes()  // kept with the cached session: an array of exactly its bytes
     }
 
     /// Reads `{"app":1,…}`; nil when it is not such an object.

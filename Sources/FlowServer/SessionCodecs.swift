@@ -8,7 +8,7 @@ enum SessionCodecs {
     static func encode(_ evaluations: FlagEvaluations) -> [UInt8] {
         var writer = JSONWriter(capacity: 128)
         evaluations.write(to: &writer)
-        return writer.takeFittedBytes()  // kept with the cached session
+        return writer.takeBytes()  // kept with the cached session: an array of exactly its bytes
     }
 
     /// `{"experiment":"variant",…}`.
@@ -20,7 +20,7 @@ enum SessionCodecs {
             writer.writeString(exposure.variant)
         }
         writer.endObject()
-        return writer.takeFittedBytes()  // kept with the cached session
+        return writer.takeBytes()  // kept with the cached session: an array of exactly its bytes
     }
 
     /// `{"attributes":{…},"traits":{…},"flags":{…}}`; the user's state lives in the users table.

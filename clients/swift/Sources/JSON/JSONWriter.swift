@@ -41,24 +41,12 @@ public struct JSONWriter: ~Copyable {
         base.deallocate()
     }
 
-    /// A copy of the JSON written so far (``takeBytes()`` takes it without a second copy).
+    /// A copy of the JSON written so far.
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: used)) }
 
     /// The number of bytes written so far (a value written next starts here, or one byte later
     /// after its comma).
     public var count: Int { used }
-
-    /// The byte written at `offset`, which must be below ``count``.
-    public func byte(at offset: Int) -> UInt8 {
-        precondition(offset >= 0 && offset < used, "JSONWriter.byte(at:) past what was written")
-        return base[offset]
-    }
-
-    /// A copy of the bytes written at `range`, which must lie within what was written.
-    public func bytes(in range: Range<Int>) -> [UInt8] {
-        precondition(range.lowerBound >= 0 && range.upperBound <= used, "JSONWriter.bytes(in:) past what was written")
-        return Array(UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))
-    }
 
     /// Takes the written bytes, in an array of their own size, leaving the writer empty (its
     /// buffer kept for what it writes next).
@@ -68,12 +56,6 @@ public struct JSONWriter: ~Copyable {
             needsComma = false
         }
         return bytes
-    }
-
-    /// As ``takeBytes()``: both hand over an array of exactly the bytes written (the name is
-    /// kept for bytes kept long, such as what a cached session fixes at creation).
-    public mutating func takeFittedBytes() -> [UInt8] {
-        takeBytes()
     }
 
     /// Starts an object.
@@ -234,36 +216,6 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
-    /// Writes an already-encoded JSON value held in a slice of another output (a part of the last
-    /// version's document, reused because it did not change); as ``writeRawValue(_:)``.
-    public mutating func writeRawValue(_ fragment: ArraySlice<UInt8>) {
-        separate()
-        fragment.withUnsafeBufferPointer { append($0) }
-        needsComma = true
-    }
-
-    /// Writes again, as the next value, the bytes this writer wrote at `range` (a part written
-    /// once and shown twice, such as the top screen, last of `screens`). `range` must hold one
-    /// whole JSON value written earlier.
-    public mutating func writeRawValue(copyOf range: Range<Int>) {
-        separate()
-        let count = range.count
-        guard count > 0, range.lowerBound >= 0, range.upperBound <= used else { return }
-        // Room first (the buffer may move), then a copy within it: the source ends before the
-        // room starts.
-        let target = room(for: count)
-        target.initialize(from: base + range.lowerBound, count: count)
-        used += count
-        needsComma = true
-    }
-
-    /// Appends bytes as they are, with no separator and no change to where commas go: the fixed
-    /// start of an object a caller encoded once (`{"sessionId":"…","userId":"…","version":`),
-    /// after which a value follows. The caller guarantees the result is valid JSON.
-    public mutating func appendRaw(_ fragment: ArraySlice<UInt8>) {
-        fragment.withUnsafeBufferPointer { append($0) }
-    }
-
     /// Writes a string made of one ASCII prefix byte and a number, such as `"e7"`, without
     /// building a `String` (entry ids are written this way on every answer).
     public mutating func writeEntryId(prefix: UInt8, _ number: Int) {
@@ -293,11 +245,6 @@ public struct JSONWriter: ~Copyable {
         let larger = max(capacity * 2, needed)
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
         moved.initialize(from: base, count: used)
-        #if DEBUG
-        // A pointer into the old buffer kept across a growth reads 0xA5 in the tests, not the
-        // bytes it used to hold.
-        base.update(repeating: 0xA5, count: capacity)
-        #endif
         base.deallocate()
         base = moved
         capacity = larger
