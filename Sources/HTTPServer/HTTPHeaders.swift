@@ -59,13 +59,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// case (`Vary: Origin, accept-encoding` holds `accept-encoding`); as `values(name)` and a
     /// lowercased search, without copying either.
     public func contains(_ name: String, valueContaining lowercase: StaticString) -> Bool {
-        var found = false
-        forEachIndex(named: name) { index in
-            var value = fields[index].value
-            found = value.withUTF8 { Self.contains($0, lowercase) }
-            return !found
+        contains(name) { value in
+            var value = value
+            return value.withUTF8 { Self.contains($0, lowercase) }
         }
-        return found
     }
 
     /// The index in `fields` of the first field named `name`. Looking fields up by index reads
@@ -139,12 +136,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         guard a.utf8.count == b.utf8.count else { return false }
         // Native strings lend their bytes; the fallback walks the views.
         let compared = a.utf8.withContiguousStorageIfAvailable { a in
-            b.utf8.withContiguousStorageIfAvailable { b in
-                for index in 0..<a.count where a[index] != b[index] {
-                    if a[index].lowercasedASCII != b[index].lowercasedASCII { return false }
-                }
-                return true
-            }
+            b.utf8.withContiguousStorageIfAvailable { b in equalBytes(a, b) }
         }
         if let compared = compared ?? nil { return compared }
         for (x, y) in zip(a.utf8, b.utf8) where x != y {
