@@ -1,4 +1,5 @@
-// Bearer tokens: made from 256 random bits, stored only as SHA-256, compared in constant time.
+// Bearer tokens: made from 256 random bits, stored only as SHA-256, compared in constant time;
+// the one that opened a cached session is kept in memory beside it (`OpenedToken`).
 import Crypto
 import Foundation
 import HTTPServer
@@ -113,5 +114,39 @@ enum BearerToken {
             out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// The token that last opened a session, kept with the session's state in memory (never
+/// stored, logged or exported), so that its next request compares its bytes in constant time
+/// instead of hashing it: SHA-256 through swift-crypto was 3,800 instructions of every session
+/// request, 5% of a cached read. Held in place, without an allocation; a token longer than
+/// `capacity` (the server makes 43-byte ones) is not kept and is hashed at each request.
+struct OpenedToken: Sendable {
+    static let capacity = 48
+
+    private var bytes: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    private let count: Int
+
+    /// `token`'s bytes, or nil when there are more than `capacity`.
+    init?(_ token: String) {
+        var token = token
+        let count = token.utf8.count
+        guard count <= Self.capacity else { return nil }
+        self.count = count
+        token.withUTF8 { source in
+            withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(source)) }
+        }
+    }
+
+    /// Whether `presented` is this token, in time that depends only on the lengths.
+    func matches(_ presented: String) -> Bool {
+        var presented = presented
+        return presented.withUTF8 { presented in
+            guard presented.count == count else { return false }
+            return withUnsafeBytes(of: bytes) { kept in
+                BearerToken.constantTimeEquals(UnsafeRawBufferPointer(presented), UnsafeRawBufferPointer(rebasing: kept.prefix(count)))
+            }
+        }
     }
 }

@@ -66,6 +66,9 @@ struct LiveSession: Sendable {
     var lastActiveAt: Date
     /// Set by a delete, so the slot drops the state under the same lock.
     var deleted = false
+    /// The token that last opened this session (`SessionAccess.opens(_:)`), or nil: a request
+    /// with it skips the token's hash.
+    var openedBy: OpenedToken?
     /// The user's state the log implies after `version` (see `LogRebuild`): the state the
     /// action of `version` was judged with, with its changes. Nil when this node did not write
     /// that entry (a session loaded from the store), so the next entry stores its own.

@@ -114,6 +114,7 @@ extension SessionService {
             experimentsJSON: SessionCodecs.encode(exposures), flowVersionsJSON: DefinitionRegistry.encode(versions),
             inExperiment: !exposures.isEmpty, lastTransitionJSON: nil, handledBy: nil)
         session.usedKeys = UsedKeys()  // a new session has none, and this node makes its commits
+        session.openedBy = OpenedToken(token)  // its first requests skip the token's hash
         let record = SessionRecord(
             id: session.id, userId: session.userId, tokenHash: session.tokenHash, version: 0,
             tree: tree.storageBytes(), context: SessionCodecs.encodeContext(context),

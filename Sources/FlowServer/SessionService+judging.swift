@@ -58,7 +58,7 @@ extension SessionService {
                        justRead: Bool, generation: UInt64) -> Run {
         let id = request.id
         let access = SessionAccess.bearer(request.token)
-        guard access.opens(session.tokenHash) else {
+        guard access.opens(&session) else {
             return .answer(.failed(access.refusal(id)), dropState: false)
         }
         if let expired = expiry.refusal(id, lastActiveAt: session.lastActiveAt) {  // expiry: the state leaves the slot

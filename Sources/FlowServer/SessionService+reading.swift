@@ -135,7 +135,7 @@ extension SessionService {
             return try readSession(&session, access: access, id: id, needsUser: needsUser, user: user, body)
         }
         guard var session = contents.session.take() else { throw Self.notFound(id) }
-        if access.opens(session.tokenHash), let expired = expiry.refusal(id, lastActiveAt: session.lastActiveAt) {  // expiry: evicted
+        if access.opens(&session), let expired = expiry.refusal(id, lastActiveAt: session.lastActiveAt) {  // expiry: evicted
             if idle { cache.remove(id, slot: slot) } else { contents.session = consume session }
             throw expired
         }
@@ -154,7 +154,7 @@ extension SessionService {
         _ session: inout LiveSession, access: SessionAccess, id: String, needsUser: Bool, user: [String: JSONValue]?,
         _ body: (inout LiveSession, [String: JSONValue]) throws(SessionError) -> T
     ) throws(SessionError) -> ReadStep<T> {
-        guard access.opens(session.tokenHash) else { throw access.refusal(id) }
+        guard access.opens(&session) else { throw access.refusal(id) }
         try expiry.check(id, lastActiveAt: session.lastActiveAt)
         var state: [String: JSONValue] = [:]
         if needsUser {

@@ -138,6 +138,22 @@ enum SessionAccess: Sendable {
         }
     }
 
+    /// Whether this access opens `session`: the token that opened it last is compared first,
+    /// and a token that hashes to the session's is kept for the next request (`OpenedToken`).
+    func opens(_ session: inout LiveSession) -> Bool {
+        switch self {
+        case .server:
+            return true
+        case .bearer(nil):
+            return false
+        case .bearer(let token?):
+            if let opened = session.openedBy, opened.matches(token) { return true }
+            guard BearerToken.matches(token, hash: session.tokenHash) else { return false }
+            session.openedBy = OpenedToken(token)
+            return true
+        }
+    }
+
     func refusal(_ id: String) -> SessionError {
         .unauthorized(.wrong(session: id))
     }

@@ -137,8 +137,15 @@ struct SessionAPITests {
             let mine = try client.create(userId: "a")
             let theirs = try client.create(userId: "b")
             let path = "/v1/sessions/\(mine.id)"
+            // Its own token opened it first, so it is kept (`OpenedToken`): near misses of it
+            // are compared with the kept one and then hashed, and refused both ways.
+            #expect(try client.state(mine).status == 200)
+            let last = mine.token.last == "A" ? "B" : "A"
+            let nearMisses = [String(mine.token.dropLast()) + last, mine.token + "x", String(mine.token.dropLast()),
+                              mine.token.uppercased() == mine.token ? mine.token.lowercased() : mine.token.uppercased()]
             let cases: [[(String, String)]] = [[], [("Authorization", "Bearer nope")], theirs.auth,
                                               [("Authorization", "Basic abc")], [("Authorization", "Bearer")]]
+                + nearMisses.map { [("Authorization", "Bearer \($0)")] }
             for headers in cases {
                 let read = try client.sender.send("GET", path, headers: headers)
                 #expect(read.status == 401)

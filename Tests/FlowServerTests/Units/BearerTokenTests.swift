@@ -1,5 +1,6 @@
 // Reading bearer tokens from Authorization headers, byte by byte.
 @testable import FlowServer
+import FlowEngine
 import Testing
 
 struct BearerTokenTests {
@@ -33,5 +34,54 @@ struct BearerTokenTests {
         let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         #expect(AccessPolicy.hex(BearerToken.hash("abc")) == abc)
         #expect(AccessPolicy.hex(BearerToken.digest(Array("abc".utf8))) == abc)
+    }
+
+    /// A kept token matches itself and nothing else, at every length it can hold; a longer
+    /// one is not kept.
+    @Test func openedTokensMatchOnlyThemselves() throws {
+        let token = BearerToken.generate()
+        let opened = try #require(OpenedToken(token))
+        #expect(opened.matches(token))
+        for index in token.utf8.indices {
+            var bytes = Array(token.utf8)
+            bytes[token.utf8.distance(from: token.utf8.startIndex, to: index)] ^= 1
+            #expect(!opened.matches(String(decoding: bytes, as: UTF8.self)))
+        }
+        #expect(!opened.matches(String(token.dropLast())))
+        #expect(!opened.matches(token + "A"))
+        #expect(!opened.matches(""))
+        for count in 0...OpenedToken.capacity {
+            let text = String(repeating: "t", count: count)
+            let kept = try #require(OpenedToken(text))
+            #expect(kept.matches(text))
+            #expect(!kept.matches(text + "t"))
+            #expect(count == 0 || !kept.matches(String(text.dropLast())))
+            #expect(!kept.matches(String(repeating: "u", count: count)) || count == 0)
+        }
+        #expect(OpenedToken(String(repeating: "t", count: OpenedToken.capacity + 1)) == nil)
+        #expect(try #require(OpenedToken("é")).matches("é"))
+        #expect(!(try #require(OpenedToken("é")).matches("e\u{301}")))
+    }
+
+    /// A session keeps the token that opened it; another token that hashes to it (after a
+    /// reload, none is kept) opens it and takes its place, and a wrong one never does.
+    @Test func sessionsKeepTheTokenThatOpenedThem() throws {
+        let token = BearerToken.generate()
+        let catalog = BundledFlows.catalog().catalog
+        let context = FlowContext(userId: "u")
+        var session = LiveSession(id: "s_x", userId: "u", tokenHash: BearerToken.hash(token), version: 0,
+                                  tree: try FlowEngine.start(catalog: catalog, context: context),
+                                  context: context, catalog: catalog, flagsJSON: [], experimentsJSON: [],
+                                  flowVersionsJSON: [], inExperiment: false, lastTransitionJSON: nil, handledBy: nil)
+        #expect(session.openedBy == nil)
+        #expect(!SessionAccess.bearer("wrong").opens(&session))
+        #expect(!SessionAccess.bearer(nil).opens(&session))
+        #expect(session.openedBy == nil)
+        #expect(SessionAccess.bearer(token).opens(&session))
+        #expect(session.openedBy?.matches(token) == true)
+        #expect(!SessionAccess.bearer(String(token.dropLast()) + "!").opens(&session))
+        #expect(session.openedBy?.matches(token) == true, "a refused token is not kept")
+        #expect(SessionAccess.bearer(token).opens(&session))
+        #expect(SessionAccess.server.opens(&session))
     }
 }
