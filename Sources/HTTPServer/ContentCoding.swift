@@ -133,22 +133,29 @@ public enum ContentCoding {
     /// ETag and `Vary`, when it is worth it; a 304 gets the coded ETag and the compressed
     /// length of the representation it stands for.
     public static func negotiated(_ response: consuming Response, acceptEncoding: String?, threshold: Int) -> Response {
-        guard response.stream == nil, response.deferred == nil,
-              response.headers["Content-Encoding"] == nil else { return response }
-        let notModified = response.status == 304
-        let contentType = notModified ? response.representation?.contentType : response.headers["Content-Type"]
-        guard let contentType, isCompressible(contentType) else { return response }
-        var coded = response
+        var coded = consume response
+        negotiate(&coded, acceptEncoding: acceptEncoding, threshold: threshold)
+        return coded
+    }
+
+    /// `negotiated`, in place: a copy of the response shared its headers' storage, so that
+    /// adding `Vary` copied them (600 instructions and an allocation on every answer).
+    public static func negotiate(_ coded: inout Response, acceptEncoding: String?, threshold: Int) {
+        guard coded.stream == nil, coded.deferred == nil,
+              coded.headers["Content-Encoding"] == nil else { return }
+        let notModified = coded.status == 304
+        let contentType = notModified ? coded.representation?.contentType : coded.headers["Content-Type"]
+        guard let contentType, isCompressible(contentType) else { return }
         if !coded.headers.contains("Vary", valueContaining: "accept-encoding") {
             coded.headers.add(name: "Vary", value: "Accept-Encoding")
         }
         let body = notModified ? (coded.representation?.body ?? []) : coded.body
-        guard body.count >= threshold, acceptsGzip(acceptEncoding) else { return coded }
+        guard body.count >= threshold, acceptsGzip(acceptEncoding) else { return }
         // A form is made once for its body and kept by its owner, never in the cache of kept
         // bodies, whose tags (a session's version) other sessions share.
         let made = coded.compressedForm.map { $0.value(for: body) { gzip($0, level: CompressedBodies.levelPerRequest) } }
         guard let compressed = made ?? compressedBodies.compressed(body, tag: coded.headers["ETag"]),
-              compressed.count < body.count else { return coded }
+              compressed.count < body.count else { return }
         if notModified {
             coded.representation?.body = compressed
         } else {
@@ -156,7 +163,6 @@ public enum ContentCoding {
             coded.headers["Content-Encoding"] = "gzip"
         }
         if let etag = coded.headers["ETag"] { coded.headers["ETag"] = gzipTag(etag) }
-        return coded
     }
 
     /// The bytes of one gzip member, or nil when it is not valid gzip or decodes to more than

@@ -236,7 +236,8 @@ extension HTTPServer {
             exchange.counted = true
             inFlight.add(1, ordering: .relaxed)
         }
-        let response = coded(response, for: exchange)
+        var response = consume response
+        code(&response, for: exchange)
         let mhdResponse: OpaquePointer?
         if response.status == 304 {
             mhdResponse = notModifiedResponse(response)

@@ -19,9 +19,9 @@ extension HTTPServer {
     }
 
     /// The answer as this client gets it: gzip-compressed when it asked and it is worth it.
-    func coded(_ response: consuming Response, for exchange: Exchange) -> Response {
-        guard let threshold = configuration.gzipMinimumBytes else { return response }
-        return ContentCoding.negotiated(response, acceptEncoding: exchange.headers.combinedValue("Accept-Encoding"), threshold: threshold)
+    func code(_ response: inout Response, for exchange: Exchange) {
+        guard let threshold = configuration.gzipMinimumBytes else { return }
+        ContentCoding.negotiate(&response, acceptEncoding: exchange.headers.combinedValue("Accept-Encoding"), threshold: threshold)
     }
 
     /// libmicrohttpd's response for a 304: no body, and `Content-Length` the length of the 200
