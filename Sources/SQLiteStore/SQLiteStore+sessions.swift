@@ -363,8 +363,7 @@ extension SQLiteStore {
     /// the head fails and no savepoint is open (`takesBack`), the entry is deleted again.
     private static func append(_ insert: DirectStatement, movingHead moveHead: DirectStatement, takesBack: Bool,
                                in db: Database) throws -> Int64 {
-        try insert.run()
-        let entry = db.lastInsertedRowID
+        let entry = try insert.insert()
         do {
             try moveHead.bind(entry, at: 2)
             try moveHead.run()
@@ -409,11 +408,10 @@ extension SQLiteStore {
         try remember.bind(commit.action.createdAt, at: 7, keptIn: arena)
         try remember.bind(previous, at: 8)
         do {
-            try remember.run()
+            return try remember.insert()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw CommitError.versionConflict(stored: stored)
         }
-        return db.lastInsertedRowID
     }
 
     /// Deletes the key row and the log entry a commit wrote before its entry or its head
