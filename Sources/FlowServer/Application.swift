@@ -246,7 +246,10 @@ public final class Application: Sendable {
             definitionSync.refresh()
         }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
-        let dispatched: (Response, String?)
+        // Assigned whole from the router's pair: a copy of the answer taken out of a pair kept
+        // alive for its pattern retained each of the answer's references, on every request.
+        var response: Response
+        let pattern: String?
         // A write another node forwarded here under this node's lease: its client's failed
         // credentials are counted by the node it reached, which sees the client's address and
         // passes this answer back; counted here too, they would be charged to that node's
@@ -258,16 +261,14 @@ public final class Application: Sendable {
         if let owners, let id = OwnerRouting.writtenSession(request) {
             if let elsewhere = owners.answer(request, session: id, local: { [router] in router.dispatch($0).response }) {
                 // A write of a session another node owns (leases on a shared database).
-                dispatched = (elsewhere, router.pattern(forPath: request.path))
+                (response, pattern) = (elsewhere, router.pattern(forPath: request.path))
             } else {
-                dispatched = router.dispatch(request)
+                (response, pattern) = router.dispatch(request)
                 forwardedHere = request.headers[OwnerRouting.epochHeader] != nil
             }
         } else {
-            dispatched = router.dispatch(request)
+            (response, pattern) = router.dispatch(request)
         }
-        var response = dispatched.0
-        let pattern = dispatched.1
         // The credential was checked first: a valid one is served whatever its address got wrong
         // before; a failed check of one presented is counted, and answered 429 past the limit
         // (a request that presents none is not guessing: its 401 says what to send).
