@@ -150,3 +150,11 @@ struct OpenedToken: Sendable {
         }
     }
 }
+
+/// A kept token prints as `<redacted>`, alone or inside a session (`String(describing:)`,
+/// `dump`, a test's failure message): its bytes, shown as six integers, were the token.
+extension OpenedToken: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    var description: String { "<redacted>" }
+    var debugDescription: String { "<redacted>" }
+    var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

@@ -159,6 +159,31 @@ struct SessionAPITests {
         }
     }
 
+    /// A session read back from the database (evicted from a cache of one) keeps no token until
+    /// a request opens it: near misses of its token are refused before and after the right one,
+    /// on reads and actions, which then opens it again.
+    @Test func aReloadedSessionKeepsNoTokenUntilOpened() throws {
+        let test = try TestApp(cacheCapacity: 1)
+        let client = SessionClient(sender: test.direct)
+        let mine = try client.create(userId: "a")
+        #expect(try client.state(mine).status == 200)
+        _ = try client.create(userId: "b")  // evicts mine, and the token it kept
+        let path = "/v1/sessions/\(mine.id)"
+        let last = mine.token.last == "A" ? "B" : "A"
+        let nearMisses = [String(mine.token.dropLast()) + last, mine.token + "x", String(mine.token.dropLast())]
+        for round in 0..<2 {
+            for token in nearMisses {
+                let headers = [("Authorization", "Bearer \(token)")]
+                #expect(try client.sender.send("GET", path, headers: headers).status == 401, "round \(round)")
+                #expect(try client.sender.send("POST", path + "/actions", body: #"{"type":"onboarding.showSecond"}"#,
+                                               headers: headers).status == 401, "round \(round)")
+            }
+            #expect(try client.state(mine).status == 200)
+        }
+        #expect(try client.act(mine, #"{"type":"onboarding.showSecond"}"#).status == 200)
+        #expect(try client.state(mine).json["version"] == 1, "no refused action applied")
+    }
+
     /// If-Match with another version is 412 and changes nothing; the current version applies.
     @Test func ifMatchGuardsVersions() throws {
         let test = try TestApp()

@@ -84,4 +84,30 @@ struct BearerTokenTests {
         #expect(SessionAccess.bearer(token).opens(&session))
         #expect(SessionAccess.server.opens(&session))
     }
+
+    /// A kept token never shows in a printout of itself or of its session: its bytes, as the
+    /// integers it keeps them in, spell the token.
+    @Test func keptTokensAreRedacted() throws {
+        let token = BearerToken.generate()
+        let opened = try #require(OpenedToken(token))
+        let catalog = BundledFlows.catalog().catalog
+        let context = FlowContext(userId: "u")
+        var session = LiveSession(id: "s_x", userId: "u", tokenHash: BearerToken.hash(token), version: 0,
+                                  tree: try FlowEngine.start(catalog: catalog, context: context),
+                                  context: context, catalog: catalog, flagsJSON: [], experimentsJSON: [],
+                                  flowVersionsJSON: [], inExperiment: false, lastTransitionJSON: nil, handledBy: nil)
+        session.openedBy = opened
+        var dumped = ""
+        dump(session, to: &dumped)
+        var dumpedToken = ""
+        dump(opened, to: &dumpedToken)
+        let firstWord = Array(token.utf8).prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        for text in [String(describing: opened), String(reflecting: opened), dumpedToken,
+                     String(describing: session), String(reflecting: session), dumped] {
+            #expect(!text.contains(token))
+            #expect(!text.contains(String(firstWord)), "the token's first eight bytes, as the integer that keeps them")
+        }
+        #expect(String(describing: opened) == "<redacted>")
+        #expect(dumped.contains("openedBy"), "the field is shown, its value is not")
+    }
 }
