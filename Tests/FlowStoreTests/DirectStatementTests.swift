@@ -105,6 +105,29 @@ struct DirectStatementTests {
     /// Inserts `count` rows into a temporary table whose `value` column has type `column`, each
     /// through one direct statement that `bind` binds value `n` into (parameter 2), and reads
     /// `columns` of each row back in order, on a migrated SQLite store's writer.
+    /// `insert()` answers the rowid the insert gave, as GRDB's `lastInsertedRowID` does, also
+    /// when SQLite picks rowids out of order; a refused insert throws its constraint.
+    @Test func insertsAnswerTheirRowids() throws {
+        let database = try TestDatabase(kind: .sqlite)
+        let store = try database.migratedSQLiteStore()
+        defer { withExtendedLifetime(database) { try? store.close() } }
+        try store.pool.write { db in
+            try db.execute(sql: "CREATE TEMP TABLE rows (id INTEGER PRIMARY KEY, value TEXT UNIQUE)")
+            let insert = DirectStatement(try db.makeStatement(sql: "INSERT INTO rows (id, value) VALUES (?, ?)"), in: db)
+            for (id, value) in [(Int64?.none, "a"), (41, "b"), (nil, "c"), (7, "d"), (nil, "e")] {
+                try insert.bind(id, at: 1)
+                try insert.bind(value, at: 2)
+                let rowid = try insert.insert()
+                #expect(rowid == db.lastInsertedRowID)
+                #expect(try Int64.fetchOne(db, sql: "SELECT id FROM rows WHERE value = ?", arguments: [value]) == rowid)
+                if let id { #expect(rowid == id) }
+            }
+            try insert.bind(Int64?.none, at: 1)
+            try insert.bind("a", at: 2)
+            #expect { try insert.insert() } throws: { ($0 as? DatabaseError)?.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE }
+        }
+    }
+
     static func stored(_ count: Int, column: String, columns: String,
                        bind: (DirectStatement, Int) throws -> Void) throws -> [Row] {
         let database = try TestDatabase(kind: .sqlite)
