@@ -67,12 +67,7 @@ struct BearerTokenTests {
     /// reload, none is kept) opens it and takes its place, and a wrong one never does.
     @Test func sessionsKeepTheTokenThatOpenedThem() throws {
         let token = BearerToken.generate()
-        let catalog = BundledFlows.catalog().catalog
-        let context = FlowContext(userId: "u")
-        var session = LiveSession(id: "s_x", userId: "u", tokenHash: BearerToken.hash(token), version: 0,
-                                  tree: try FlowEngine.start(catalog: catalog, context: context),
-                                  context: context, catalog: catalog, flagsJSON: [], experimentsJSON: [],
-                                  flowVersionsJSON: [], inExperiment: false, lastTransitionJSON: nil, handledBy: nil)
+        var session = try Self.session(openedBy: token)
         #expect(session.openedBy == nil)
         #expect(!SessionAccess.bearer("wrong").opens(&session))
         #expect(!SessionAccess.bearer(nil).opens(&session))
@@ -90,12 +85,7 @@ struct BearerTokenTests {
     @Test func keptTokensAreRedacted() throws {
         let token = BearerToken.generate()
         let opened = try #require(OpenedToken(token))
-        let catalog = BundledFlows.catalog().catalog
-        let context = FlowContext(userId: "u")
-        var session = LiveSession(id: "s_x", userId: "u", tokenHash: BearerToken.hash(token), version: 0,
-                                  tree: try FlowEngine.start(catalog: catalog, context: context),
-                                  context: context, catalog: catalog, flagsJSON: [], experimentsJSON: [],
-                                  flowVersionsJSON: [], inExperiment: false, lastTransitionJSON: nil, handledBy: nil)
+        var session = try Self.session(openedBy: token)
         session.openedBy = opened
         var dumped = ""
         dump(session, to: &dumped)
@@ -109,5 +99,16 @@ struct BearerTokenTests {
         }
         #expect(String(describing: opened) == "<redacted>")
         #expect(dumped.contains("openedBy"), "the field is shown, its value is not")
+    }
+
+    /// A session of the sample app whose token is `token`, as a read from the database leaves
+    /// it: no token kept.
+    static func session(openedBy token: String) throws -> LiveSession {
+        let catalog = BundledFlows.catalog().catalog
+        let context = FlowContext(userId: "u")
+        return LiveSession(id: "s_x", userId: "u", tokenHash: BearerToken.hash(token), version: 0,
+                           tree: try FlowEngine.start(catalog: catalog, context: context),
+                           context: context, catalog: catalog, flagsJSON: [], experimentsJSON: [],
+                           flowVersionsJSON: [], inExperiment: false, lastTransitionJSON: nil, handledBy: nil)
     }
 }
