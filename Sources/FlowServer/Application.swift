@@ -29,6 +29,9 @@ public final class Application: Sendable {
     private let router: Router
     /// The admin routes, fixed once all are registered (what a failed credential check counts against).
     private let adminRouteSet: AdminRouteSet
+    /// Whether each route of the router, by its index, is an admin route: the set, looked up
+    /// once per route instead of hashing a pattern and a method per counted request.
+    private let adminByRoute: [Bool]
     /// Nil when no origin is allowed (see CORSPolicy).
     private let cors: CORSPolicy?
     /// Polls the definitions of a shared database (nil on SQLite, where this process is the writer).
@@ -200,6 +203,7 @@ public final class Application: Sendable {
         metrics.prepare(routes: router.patterns.map(\.pattern))
         self.router = router
         adminRouteSet = AdminRouteSet(admin.routes.all.map { ($0.method, $0.pattern) })
+        adminByRoute = router.patterns.map { [adminRouteSet] in adminRouteSet.contains($0.method, $0.pattern) }
         Self.watchCaches(metrics, sessions: sessions, registry: registry, access: access, graphs: graphRenderer)
     }
 
@@ -230,7 +234,7 @@ public final class Application: Sendable {
             // The methods of the path's routes, as the router's 405 lists them.
             let probe = router.dispatch(Request(method: "OPTIONS", path: request.path))
             if let preflight = cors.preflight(request, methods: probe.response.status == 405 ? probe.response.headers["Allow"] : nil) {
-                record(request, pattern: probe.pattern, preflight, since: .now)
+                record(request, pattern: probe.pattern, route: probe.route, preflight, since: .now)
                 return preflight
             }
         }
@@ -250,6 +254,7 @@ public final class Application: Sendable {
         // alive for its pattern retained each of the answer's references, on every request.
         var response: Response
         let pattern: String?
+        let route: Int?
         // A write another node forwarded here under this node's lease: its client's failed
         // credentials are counted by the node it reached, which sees the client's address and
         // passes this answer back; counted here too, they would be charged to that node's
@@ -261,20 +266,20 @@ public final class Application: Sendable {
         if let owners, let id = OwnerRouting.writtenSession(request) {
             if let elsewhere = owners.answer(request, session: id, local: { [router] in router.dispatch($0).response }) {
                 // A write of a session another node owns (leases on a shared database).
-                (response, pattern) = (elsewhere, router.pattern(forPath: request.path))
+                (response, pattern, route) = (elsewhere, router.pattern(forPath: request.path), nil)
             } else {
-                (response, pattern) = router.dispatch(request)
+                (response, pattern, route) = router.dispatch(request)
                 forwardedHere = request.headers[OwnerRouting.epochHeader] != nil
             }
         } else {
-            (response, pattern) = router.dispatch(request)
+            (response, pattern, route) = router.dispatch(request)
         }
         // The credential was checked first: a valid one is served whatever its address got wrong
         // before; a failed check of one presented is counted, and answered 429 past the limit
         // (a request that presents none is not guessing: its 401 says what to send).
         let failures = forwardedHere ? nil : access.failures
         if let failures, response.status == 401, Self.carriesCredentials(request), let address = access.clientAddress(request) {
-            response = failures.answer(response, kind: credentialKind(request, pattern: pattern), address: address)
+            response = failures.answer(response, kind: credentialKind(request, pattern: pattern, route: route), address: address)
         }
         if response.deferred == nil {
             CachePolicy.apply(to: &response, route: pattern)
@@ -283,9 +288,10 @@ public final class Application: Sendable {
             // A token checked in the session's turn (a cached session's action) is answered
             // later: counted then, and when the address has no failure left now, a failure then
             // is answered 429 (the answer is passed through a deferred answer of its own).
-            // On the action path this costs one look-up when failures of its kind are not
-            // limited (session tokens without --session-rate), as by default.
-            let kind = failures == nil ? nil : credentialKind(request, pattern: pattern)
+            // On the action path this costs the route's kind, read by its index, and one look-up
+            // when failures of its kind are not limited (session tokens without --session-rate),
+            // as by default.
+            let kind = failures == nil ? nil : credentialKind(request, pattern: pattern, route: route)
             let counted: (kind: CredentialKind, address: IPAddress)? =
                 if let failures, let kind, failures.limit(kind) != nil, Self.carriesCredentials(request),
                    let address = access.clientAddress(request) {
@@ -305,17 +311,23 @@ public final class Application: Sendable {
                     answer = failures.answer(answer, kind: counted.kind, address: counted.address)
                 }
                 passed?.complete(answer)
-                record(request, pattern: pattern, answer, since: start)
+                record(request, pattern: pattern, route: route, answer, since: start)
             }
             return response
         }
-        record(request, pattern: pattern, response, since: start)
+        record(request, pattern: pattern, route: route, response, since: start)
         return response
     }
 
-    /// The kind of credential a request to `pattern` presents (for counting its failures apart).
-    private func credentialKind(_ request: Request, pattern: String?) -> CredentialKind {
-        CredentialKind.of(request, isAdminRoute: pattern.map { adminRouteSet.contains(request.method, $0) } ?? false)
+    /// The kind of credential a request to `pattern` presents (for counting its failures apart):
+    /// by the served route's index when there is one (`route`), else by the pattern.
+    private func credentialKind(_ request: Request, pattern: String?, route: Int?) -> CredentialKind {
+        let isAdminRoute = if let route, adminByRoute.indices.contains(route) {
+            adminByRoute[route]
+        } else {
+            pattern.map { adminRouteSet.contains(request.method, $0) } ?? false
+        }
+        return CredentialKind.of(request, isAdminRoute: isAdminRoute)
     }
 
     /// Whether the request presents a token, a key or a ticket (what a failed check counts against).
@@ -337,12 +349,15 @@ public final class Application: Sendable {
     static let growthBookPrefix = "/api/features/"
 
     /// Counts an answered request in the metrics, and logs it.
-    private func record(_ request: Request, pattern: String?, _ response: Response, since start: ContinuousClock.Instant) {
+    private func record(_ request: Request, pattern: String?, route index: Int?, _ response: Response,
+                        since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
         let route = pattern ?? "unmatched"
         // Labels come from a closed set, so clients cannot grow the metrics with made-up methods.
-        metrics.record(route: route, method: request.method, status: response.status, nanoseconds: nanoseconds)
+        // The router's index of the route finds its figures in the table `prepare` made from
+        // `router.patterns`, in the same order.
+        metrics.record(route: route, index: index, method: request.method, status: response.status, nanoseconds: nanoseconds)
         if response.status >= 500 {
             logger.error("request failed", metadata: ["request-id": "\(request.requestId)", "method": "\(request.method)",
                                                       "route": "\(route)", "status": "\(response.status)"])

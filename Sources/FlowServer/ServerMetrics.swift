@@ -66,7 +66,8 @@ public final class ServerMetrics: Sendable {
             byPattern[pattern] = figures
             order.append(figures)
         }
-        let routes = Unmanaged.passRetained(PreparedRoutes(byPattern: byPattern, order: order))
+        let byRoute = routes.compactMap { byPattern[$0] }
+        let routes = Unmanaged.passRetained(PreparedRoutes(byPattern: byPattern, byRoute: byRoute, order: order))
         if !prepared.compareExchange(expected: nil, desired: routes, ordering: .acquiringAndReleasing).exchanged {
             routes.release()  // another call prepared them first
         }
@@ -82,9 +83,18 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Counts one answered request and its latency under its route pattern (`unmatched` for 404s).
-    public func record(route: String, method: String, status: Int, nanoseconds: Int64) {
+    /// `index`, when given, is the route's place in the list `prepare` was given (whose pattern is
+    /// `route`): its figures are found there, without hashing the pattern.
+    public func record(route: String, index: Int? = nil, method: String, status: Int, nanoseconds: Int64) {
         let methodIndex = Self.methods.firstIndex(of: method) ?? Self.methods.count - 1
-        let figures = preparedRoutes?.byPattern[route] ?? overflowFigures(route)
+        let prepared = preparedRoutes
+        // The pattern is compared too (the same string's storage: one comparison of its bits), so
+        // an index from another list can only cost the hash, never count under another route.
+        let figures = if let index, let prepared, prepared.byRoute.indices.contains(index), prepared.byRoute[index].pattern == route {
+            prepared.byRoute[index]
+        } else {
+            prepared?.byPattern[route] ?? overflowFigures(route)
+        }
         figures.observe(nanoseconds)
         if let statusIndex = Self.statusIndex[status] {
             figures.count(method: methodIndex, status: statusIndex)
@@ -263,11 +273,14 @@ public final class ServerMetrics: Sendable {
 /// The lock-free table of `ServerMetrics`: made once, never changed.
 final class PreparedRoutes: Sendable {
     let byPattern: [String: RouteFigures]
+    /// The figures of each route `prepare` was given, in its order (routes of one pattern share them).
+    let byRoute: [RouteFigures]
     /// The order routes are shown in.
     let order: [RouteFigures]
 
-    init(byPattern: [String: RouteFigures], order: [RouteFigures]) {
+    init(byPattern: [String: RouteFigures], byRoute: [RouteFigures], order: [RouteFigures]) {
         self.byPattern = byPattern
+        self.byRoute = byRoute
         self.order = order
     }
 }

@@ -59,8 +59,9 @@ public struct Router: Sendable {
 
     /// Routes `request` like `handle`, and also says which pattern its path matched (the served
     /// route's, or for a 405 the first route of that path), nil when none did: the label for
-    /// metrics, found in the same pass.
-    public func dispatch(_ request: Request) -> (response: Response, pattern: String?) {
+    /// metrics, found in the same pass. `route` is the served route's index in `patterns` (nil
+    /// for a 404, a 405 or a path that is not UTF-8), for tables made once per route.
+    public func dispatch(_ request: Request) -> (response: Response, pattern: String?, route: Int?) {
         var path = request.path
         let found = path.withUTF8 { bytes in
             PercentDecoding.isValidUTF8(path: bytes) ? find(method: request.method, path: bytes) : .notUTF8
@@ -68,20 +69,20 @@ public struct Router: Sendable {
         switch found {
         case .notUTF8:
             return (.problem(400, "The path \(request.path) is not valid UTF-8 once its %-escapes are decoded; "
-                        + "encode each id as the %-escaped bytes of its UTF-8 (é is %C3%A9)."), nil)
+                        + "encode each id as the %-escaped bytes of its UTF-8 (é is %C3%A9)."), nil, nil)
         case .served(let index, let parameters):
             let route = routes[index]
             var routed = request
             routed.pathParameters = parameters
             routed.route = route.pattern
-            return (route.handler(routed), route.pattern)
+            return (route.handler(routed), route.pattern, index)
         case .notFound:
-            return (.problem(404, "No route for \(request.method) \(request.path)."), nil)
+            return (.problem(404, "No route for \(request.method) \(request.path)."), nil, nil)
         case .wrongMethod(let pattern, let allowed):
             let list = allowed.joined(separator: ", ")
             var response = Response.problem(405, "\(request.method) is not allowed on \(request.path); use \(list).")
             response.headers["Allow"] = list
-            return (response, pattern)
+            return (response, pattern, nil)
         }
     }
 
@@ -90,12 +91,12 @@ public struct Router: Sendable {
         var path = path
         return path.withUTF8 { bytes in
             guard let parts = Self.segmentRanges(bytes) else { return nil }
-            return routes.first { Self.match($0.segments, parts, in: bytes) != nil }?.pattern
+            return routes.first { Self.matches($0.segments, parts, in: bytes) }?.pattern
         }
     }
 
     private enum Found {
-        case served(Int, [String: String])
+        case served(Int, PathParameters)
         case notFound
         case wrongMethod(pattern: String, allowed: [String])
         /// The path's escapes decode to bytes that are not UTF-8: refused before any route is tried.
@@ -113,11 +114,12 @@ public struct Router: Sendable {
         var owner: Route?
         // By index, and the segment count first: a request is compared with every route before
         // its own, and copying each route out of the array retained its four references.
+        // Literals only, until one route serves the request: its parameters alone are decoded.
         for index in routes.indices where routes[index].segments.count == parts.count {
-            guard let parameters = Self.match(routes[index].segments, parts, in: bytes) else { continue }
+            guard Self.matches(routes[index].segments, parts, in: bytes) else { continue }
             let route = routes[index]
             if route.method == method || (method == "HEAD" && route.method == "GET") {
-                return .served(index, parameters)
+                return .served(index, Self.parameters(route.segments, parts, in: bytes))
             }
             if let current = owner {
                 let order = Self.specificity(route.segments, current.segments)
@@ -163,21 +165,32 @@ public struct Router: Sendable {
         return ranges
     }
 
-    static func match(_ segments: [Segment], _ parts: [Range<Int>], in bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
-        guard segments.count == parts.count else { return nil }
-        var parameters: [String: String] = [:]
+    /// Whether `parts` match `segments`: the same count, and each literal equal to its part
+    /// (decoded first when it holds a `%` escape); a parameter matches any part but an empty one.
+    static func matches(_ segments: [Segment], _ parts: [Range<Int>], in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard segments.count == parts.count else { return false }
         for (segment, range) in zip(segments, parts) {
             let part = UnsafeBufferPointer(rebasing: bytes[range])
             switch segment {
             case .literal(let literal):
                 if PercentDecoding.needsDecoding(part, plusIsSpace: false) {
-                    guard Array(PercentDecoding.decode(part, plusIsSpace: false).utf8) == literal else { return nil }
+                    guard Array(PercentDecoding.decode(part, plusIsSpace: false).utf8) == literal else { return false }
                 } else {
-                    guard part.elementsEqual(literal) else { return nil }
+                    guard part.elementsEqual(literal) else { return false }
                 }
-            case .parameter(let name):
-                guard !part.isEmpty else { return nil }
-                parameters[name] = PercentDecoding.decode(part, plusIsSpace: false)
+            case .parameter:
+                guard !part.isEmpty else { return false }
+            }
+        }
+        return true
+    }
+
+    /// The decoded values of the parameter segments of a route that `matches` the path.
+    static func parameters(_ segments: [Segment], _ parts: [Range<Int>], in bytes: UnsafeBufferPointer<UInt8>) -> PathParameters {
+        var parameters = PathParameters()
+        for (segment, range) in zip(segments, parts) {
+            if case .parameter(let name) = segment {
+                parameters[name] = PercentDecoding.decode(UnsafeBufferPointer(rebasing: bytes[range]), plusIsSpace: false)
             }
         }
         return parameters

@@ -77,6 +77,59 @@ struct RouterTests {
         #expect(Self.router.pattern(forPath: "healthz") == nil)
     }
 
+    /// `dispatch` gives the served route's index in `patterns` (HEAD the GET route's), and none
+    /// for a 404, a 405 or a path that is not UTF-8.
+    @Test func dispatchGivesTheServedRoutesIndex() throws {
+        let patterns = Self.router.patterns
+        for (method, path, served) in [("GET", "/v1/sessions/s-1", "GET /v1/sessions/{id}"),
+                                        ("HEAD", "/v1/sessions/s-1", "GET /v1/sessions/{id}"),
+                                        ("DELETE", "/v1/sessions/s-1", "DELETE /v1/sessions/{id}"),
+                                        ("POST", "/v1/sessions/s-1/actions", "POST /v1/sessions/{id}/actions"),
+                                        ("GET", "/healthz", "GET /healthz")] {
+            let dispatched = Self.router.dispatch(Request(method: method, path: path))
+            let route = try #require(dispatched.route, "\(method) \(path)")
+            #expect("\(patterns[route].method) \(patterns[route].pattern)" == served, "\(method) \(path)")
+            #expect(patterns[route].pattern == dispatched.pattern)
+        }
+        for (method, path) in [("PATCH", "/v1/sessions/s-1"), ("GET", "/nope"), ("GET", "/v1/sessions/%FF")] {
+            #expect(Self.router.dispatch(Request(method: method, path: path)).route == nil, "\(method) \(path)")
+        }
+    }
+
+    /// Only the served route's parameters are decoded and set: a route tried before it that
+    /// shares its first segments (`{id}`, then another literal) leaves nothing behind.
+    @Test func onlyTheServedRoutesParametersAreSet() {
+        var router = Router()
+        router.add("GET", "/v1/{kind}/x") { _ in .text("x") }
+        router.add("GET", "/v1/{other}/y/{name}") { _ in .text("y") }
+        router.add("GET", "/v1/{id}/y") { request in
+            .text("\(request.pathParameters.count) \(request.pathParameters["id"] ?? "-") \(request.pathParameters["kind"] ?? "-")")
+        }
+        #expect(String(decoding: router.handle(Request(method: "GET", path: "/v1/a%20b/y")).body, as: UTF8.self) == "1 a b -")
+    }
+
+    /// Path parameters read, replace and remove by name, and compare as dictionaries do.
+    @Test func pathParametersActAsASmallDictionary() {
+        var parameters = PathParameters()
+        #expect(parameters.isEmpty && parameters.count == 0 && parameters["id"] == nil)
+        parameters["id"] = "s-1"
+        parameters["name"] = "n"
+        parameters["third"] = "t"
+        #expect(parameters.count == 3 && parameters["id"] == "s-1" && parameters["name"] == "n" && parameters["third"] == "t")
+        parameters["name"] = "m"
+        #expect(parameters["name"] == "m" && parameters.count == 3)
+        #expect(parameters == ["third": "t", "id": "s-1", "name": "m"])
+        #expect(parameters != ["third": "t", "id": "s-1", "name": "n"])
+        #expect(parameters != ["id": "s-1", "name": "m"])
+        parameters["id"] = nil
+        #expect(parameters["id"] == nil && parameters["name"] == "m" && parameters["third"] == "t" && parameters.count == 2)
+        parameters["third"] = nil
+        parameters["missing"] = nil
+        #expect(parameters == ["name": "m"])
+        parameters["name"] = nil
+        #expect(parameters.isEmpty && parameters == PathParameters())
+    }
+
     /// Segments are decoded one by one: an escaped literal still matches, an escaped slash stays
     /// inside its parameter, and a path without its leading slash matches nothing.
     @Test func segmentsAreDecodedAlone() {

@@ -92,6 +92,20 @@ struct FailedTokenLimitTests {
         #expect(guesses == Array(repeating: 401, count: 15))
     }
 
+    /// HEAD on an admin route is its GET route's request: its wrong tokens are admin failures,
+    /// counted with the GETs'; a wrong token on a session's route, before and after, is not.
+    @Test func headOnAnAdminRouteCountsAsAdmin() throws {
+        let test = try TestApp()
+        let session = try SessionClient(sender: test.direct).create(userId: "someone")
+        let heads = (0..<6).map { _ in Self.send(test, "HEAD", "/v1/flows", token: "wrong-guess").status }
+        let gets = (0..<5).map { _ in Self.send(test, "GET", "/v1/flows", token: "wrong-guess").status }
+        #expect(heads + gets == Array(repeating: 401, count: 10) + [429])
+        #expect(Self.send(test, "HEAD", "/v1/flows", token: "wrong-guess").status == 429)
+        let guesses = (0..<12).map { _ in Self.send(test, "POST", "/v1/sessions/\(session.id)/actions", token: "wrong-guess",
+                                                    body: #"{"type":"onboarding.showSecond"}"#).status }
+        #expect(guesses == Array(repeating: 401, count: 12), "session tokens are not limited without --session-rate")
+    }
+
     /// Repeated wrong tokens on the action route of a cached session (checked in the session's
     /// turn, answered later) reach the limit over a real socket: the burst of three, then 429.
     @Test func deferredRefusalsAreCounted() throws {

@@ -172,6 +172,26 @@ struct OperationsTests {
         #expect(text.contains(#"flowstack_http_request_duration_seconds_sum{route="/b"} 1.998"#))
     }
 
+    /// A route recorded by its index in the prepared list counts under that route's pattern
+    /// (routes of one pattern share it); an index that does not name the pattern given is
+    /// ignored for the pattern, and one outside the list too.
+    @Test func metricsRecordedByIndexCountUnderTheirPattern() {
+        let metrics = ServerMetrics()
+        metrics.prepare(routes: ["/a", "/b", "/a"])
+        metrics.record(route: "/a", index: 0, method: "GET", status: 200, nanoseconds: 1000)
+        metrics.record(route: "/a", index: 2, method: "POST", status: 200, nanoseconds: 1000)
+        metrics.record(route: "/b", index: 1, method: "GET", status: 200, nanoseconds: 1000)
+        metrics.record(route: "/b", index: 0, method: "GET", status: 200, nanoseconds: 1000)  // index of /a: counted as /b
+        metrics.record(route: "/a", index: 9, method: "GET", status: 200, nanoseconds: 1000)
+        metrics.record(route: "/c", index: 1, method: "GET", status: 200, nanoseconds: 1000)  // not prepared: overflow
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(text.contains(#"flowstack_http_requests_total{route="/a",method="GET",status="200"} 2"#))
+        #expect(text.contains(#"flowstack_http_requests_total{route="/a",method="POST",status="200"} 1"#))
+        #expect(text.contains(#"flowstack_http_requests_total{route="/b",method="GET",status="200"} 2"#))
+        #expect(text.contains(#"flowstack_http_requests_total{route="/c",method="GET",status="200"} 1"#))
+        #expect(text.contains(#"flowstack_http_request_duration_seconds_count{route="/a"} 3"#))
+    }
+
     /// Made-up methods are counted under one OTHER label, so clients cannot grow the metrics.
     @Test func unknownMethodsShareOneLabel() throws {
         let test = try TestApp()
