@@ -31,7 +31,9 @@ public final class ServerMetrics: Sendable {
                                         500_000_000, 1_000_000_000]
     static let bucketLabels = ["0.00005", "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01",
                                "0.025", "0.05", "0.1", "0.25", "0.5", "1.0"]
-    private static let statusIndex: [Int: Int] = Dictionary(uniqueKeysWithValues: statuses.enumerated().map { ($1, $0) })
+    /// Each status's place in `statuses`, at `status - 100` for 100…599 (-1: not counted without
+    /// a lock): read on every request, so an array, not a dictionary hashing the status.
+    private static let statusIndex: [Int] = (100..<600).map { statuses.firstIndex(of: $0) ?? -1 }
 
     /// The routes known in advance, set once by `prepare` (holding one reference, given back in
     /// `deinit`), then only read. Not an `AtomicLazyReference`: its `load()` is not specialized
@@ -96,7 +98,7 @@ public final class ServerMetrics: Sendable {
             prepared?.byPattern[route] ?? overflowFigures(route)
         }
         figures.observe(nanoseconds)
-        if let statusIndex = Self.statusIndex[status] {
+        if (100..<600).contains(status), case let statusIndex = Self.statusIndex[status - 100], statusIndex >= 0 {
             figures.count(method: methodIndex, status: statusIndex)
         } else {
             overflow.withLock { $0.counts[CounterKey(route: route, method: methodIndex, status: status), default: 0] += 1 }
