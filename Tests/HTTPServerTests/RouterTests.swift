@@ -120,6 +120,8 @@ struct RouterTests {
         #expect(parameters["name"] == "m" && parameters.count == 3)
         #expect(parameters == ["third": "t", "id": "s-1", "name": "m"])
         #expect(parameters != ["third": "t", "id": "s-1", "name": "n"])
+        #expect(parameters != ["third": "t", "id": "s-2", "name": "m"])
+        #expect(parameters != ["id": "s-1", "name": "m", "other": "t"])
         #expect(parameters != ["id": "s-1", "name": "m"])
         parameters["id"] = nil
         #expect(parameters["id"] == nil && parameters["name"] == "m" && parameters["third"] == "t" && parameters.count == 2)
