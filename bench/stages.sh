@@ -28,6 +28,8 @@ for tool in perf wrk objcopy; do
     command -v "$tool" >/dev/null || { echo "bench: install $tool (apt-get install -y linux-perf wrk binutils)" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench: uprobes need root (perf probe)" >&2; exit 2; }
+# The probes read arguments from x86-64's argument registers (%di, %si).
+[ "$(uname -m)" = x86_64 ] || { echo "bench: the probes are written for x86-64, not $(uname -m)" >&2; exit 2; }
 pace=${2:-20}
 seconds=${3:-6}
 [ "$pace" = full ] && pace=""
@@ -35,6 +37,7 @@ work=$(mktemp -d)
 pid=""
 group="fsstages$$"
 cleanup() {
+    set +e  # every step runs, whatever failed before: the probes must not stay installed
     [ -z "$pid" ] || kill "$pid" 2>/dev/null
     wait 2>/dev/null
     perf probe -q -d "$group:*" 2>/dev/null || true
@@ -42,7 +45,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # STAGES_KEEP=DIR keeps the run's files there (the probes' events, wrk's output, the CPU figures).
-[ -z "${STAGES_KEEP:-}" ] || trap 'cp -r "$work" "$STAGES_KEEP"; cleanup' EXIT
+[ -z "${STAGES_KEEP:-}" ] || trap 'cp -r "$work" "$STAGES_KEEP" || true; cleanup' EXIT
 # A copy without DWARF (its symbols stay), which perf probe reads quickly whatever the DWARF version.
 bin="$work/flowstack"
 objcopy --strip-debug "$1" "$bin"
@@ -54,8 +57,9 @@ symbol() {  # the one symbol of the binary that matches $1
     [ -n "$found" ] || { echo "bench: no symbol matches $1 in $bin" >&2; exit 1; }
     echo "$found"
 }
-access=$(symbol '^\$s10HTTPServer13accessHandler.*To$')
-write=$(symbol '^\$s11SQLiteStoreAAC5write_2to8versions14keepsEveryHead.*CSbtFZ$')
+# `[$]`, not `\$`: awks differ in what a backslash before `$` in -v means.
+access=$(symbol '^[$]s10HTTPServer13accessHandler.*To$')
+write=$(symbol '^[$]s11SQLiteStoreAAC5write_2to8versions14keepsEveryHead.*CSbtFZ$')
 perf probe -q -x "$bin" -a "$group:access=$access conn=%si:u64"
 perf probe -q -x "$bin" -a "$group:write=$write"
 perf probe -q -x "$bin" -a "$group:written=$write%return"
