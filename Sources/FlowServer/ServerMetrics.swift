@@ -63,12 +63,15 @@ public final class ServerMetrics: Sendable {
         guard preparedRoutes == nil else { return }
         var byPattern: [String: RouteFigures] = [:]
         var order: [RouteFigures] = []
-        for pattern in routes + ["unmatched"] where byPattern[pattern] == nil {
-            let figures = RouteFigures(pattern: pattern)
-            byPattern[pattern] = figures
-            order.append(figures)
+        var byRoute: [RouteFigures] = []
+        for pattern in routes + ["unmatched"] {
+            let figures = byPattern[pattern] ?? RouteFigures(pattern: pattern)
+            if byPattern[pattern] == nil {
+                byPattern[pattern] = figures
+                order.append(figures)
+            }
+            byRoute.append(figures)  // one per route given (and `unmatched` last, never indexed)
         }
-        let byRoute = routes.compactMap { byPattern[$0] }
         let routes = Unmanaged.passRetained(PreparedRoutes(byPattern: byPattern, byRoute: byRoute, order: order))
         if !prepared.compareExchange(expected: nil, desired: routes, ordering: .acquiringAndReleasing).exchanged {
             routes.release()  // another call prepared them first

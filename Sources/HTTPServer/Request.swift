@@ -62,6 +62,7 @@ public struct PathParameters: Sendable, Equatable, ExpressibleByDictionaryLitera
 
     public init() {}
 
+    /// A name given twice keeps its last value (a route's pattern never repeats one).
     public init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { self[name] = value }
     }

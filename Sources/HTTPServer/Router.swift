@@ -58,7 +58,8 @@ public struct Router: Sendable {
     }
 
     /// Routes `request` like `handle`, and also says which pattern its path matched (the served
-    /// route's, or for a 405 the first route of that path), nil when none did: the label for
+    /// route's, or for a 405 the path's most specific one, whose methods `Allow` lists), nil
+    /// when none did: the label for
     /// metrics, found in the same pass. `route` is the served route's index in `patterns` (nil
     /// for a 404, a 405 or a path that is not UTF-8), for tables made once per route.
     public func dispatch(_ request: Request) -> (response: Response, pattern: String?, route: Int?) {

@@ -97,10 +97,12 @@ struct RouterTests {
     }
 
     /// Only the served route's parameters are decoded and set: a route tried before it that
-    /// shares its first segments (`{id}`, then another literal) leaves nothing behind.
+    /// shares its first segments (`{id}`, then another literal), or that matches the whole path
+    /// with another method, leaves nothing behind.
     @Test func onlyTheServedRoutesParametersAreSet() {
         var router = Router()
         router.add("GET", "/v1/{kind}/x") { _ in .text("x") }
+        router.add("POST", "/v1/{kind}/y") { _ in .text("post") }
         router.add("GET", "/v1/{other}/y/{name}") { _ in .text("y") }
         router.add("GET", "/v1/{id}/y") { request in
             .text("\(request.pathParameters.count) \(request.pathParameters["id"] ?? "-") \(request.pathParameters["kind"] ?? "-")")

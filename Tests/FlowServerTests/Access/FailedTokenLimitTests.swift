@@ -93,7 +93,7 @@ struct FailedTokenLimitTests {
     }
 
     /// HEAD on an admin route is its GET route's request: its wrong tokens are admin failures,
-    /// counted with the GETs'; a wrong token on a session's route, before and after, is not.
+    /// counted with the GETs'; wrong tokens on a session's route, after them, are not.
     @Test func headOnAnAdminRouteCountsAsAdmin() throws {
         let test = try TestApp()
         let session = try SessionClient(sender: test.direct).create(userId: "someone")

@@ -184,12 +184,18 @@ struct OperationsTests {
         metrics.record(route: "/b", index: 0, method: "GET", status: 200, nanoseconds: 1000)  // index of /a: counted as /b
         metrics.record(route: "/a", index: 9, method: "GET", status: 200, nanoseconds: 1000)
         metrics.record(route: "/c", index: 1, method: "GET", status: 200, nanoseconds: 1000)  // not prepared: overflow
+        for status in [99, 600, -1, 0, 1000] {  // outside the array of statuses: counted under the lock
+            metrics.record(route: "/b", index: 1, method: "GET", status: status, nanoseconds: 1000)
+        }
         let text = String(decoding: metrics.exposition(), as: UTF8.self)
         #expect(text.contains(#"flowstack_http_requests_total{route="/a",method="GET",status="200"} 2"#))
         #expect(text.contains(#"flowstack_http_requests_total{route="/a",method="POST",status="200"} 1"#))
         #expect(text.contains(#"flowstack_http_requests_total{route="/b",method="GET",status="200"} 2"#))
         #expect(text.contains(#"flowstack_http_requests_total{route="/c",method="GET",status="200"} 1"#))
         #expect(text.contains(#"flowstack_http_request_duration_seconds_count{route="/a"} 3"#))
+        for status in [99, 600, -1, 0, 1000] {
+            #expect(text.contains(#"flowstack_http_requests_total{route="/b",method="GET",status="\#(status)"} 1"#), "\(status)")
+        }
     }
 
     /// Made-up methods are counted under one OTHER label, so clients cannot grow the metrics.
