@@ -250,8 +250,8 @@ public final class Application: Sendable {
             definitionSync.refresh()
         }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
-        // Assigned whole from the router's pair: a copy of the answer taken out of a pair kept
-        // alive for its pattern retained each of the answer's references, on every request.
+        // Assigned whole from the router's tuple: a copy of the answer taken out of a tuple kept
+        // alive for its pattern and route retained each of the answer's references, on every request.
         var response: Response
         let pattern: String?
         let route: Int?
