@@ -173,6 +173,44 @@ struct SampleAppTests {
         #expect(session.screenFeatures == ["home.first"])
     }
 
+    /// The delegate chain asks the catalog as it is now, not as it was built: a flow replaced
+    /// by one without an action no longer answers it, and answers again once put back; a flow
+    /// removed answers nothing; of two handlers for one action type (a definition built in
+    /// code may have them) the first answers, as `FlowDefinition.rules(for:)` says.
+    @Test func chainAsksTheCatalogAsItIsNow() throws {
+        var catalog = Fixtures.sampleCatalog
+        let shipped = try #require(catalog["onboarding"])
+        var trimmed = shipped
+        trimmed.handlers.removeAll { $0.action == "onboarding.showSecond" }
+        catalog.insert(trimmed)
+        var session = try Session(catalog: catalog)
+        #expect(session.failure("onboarding.showSecond", from: "e3")?.code == "unhandled")
+        catalog.insert(shipped)
+        session = try Session(catalog: catalog)
+        #expect(try session.send("onboarding.showSecond", from: "e3").handledBy == "onboarding")
+
+        let bubbling = FlowDefinition.ActionHandler(action: "onboarding.showSecond", rules: [FlowRule(effects: [.bubble])])
+        var bubblingFirst = shipped
+        bubblingFirst.handlers.insert(bubbling, at: 0)
+        catalog.insert(bubblingFirst)
+        session = try Session(catalog: catalog)
+        #expect(session.failure("onboarding.showSecond", from: "e3")?.code == "unhandled")
+        var bubblingLast = shipped
+        bubblingLast.handlers.append(bubbling)
+        catalog.insert(bubblingLast)
+        session = try Session(catalog: catalog)
+        #expect(try session.send("onboarding.showSecond", from: "e3").handledBy == "onboarding")
+
+        let tree = session.tree
+        catalog.removeDefinition(named: "onboarding")
+        let action = FlowAction(type: "onboarding.showSecond", from: "e4")
+        guard case .failure(let error) = FlowEngine.applyResult(action, to: tree, catalog: catalog, context: FlowContext(userId: "u-1")) else {
+            Issue.record("an action of a removed flow was applied")
+            return
+        }
+        #expect(error.code == "unhandled")
+    }
+
     /// What the child flows guarded, `app` still refuses (its rules take these actions only
     /// `via` the child that owns them): completing onboarding from home, a modal over
     /// onboarding, a second modal over the first.

@@ -17,18 +17,26 @@ public struct DefinitionDelegate: FlowActionDelegate {
     }
 
     public func process(_ request: FlowDelegateRequest) throws(FlowError) -> FlowDelegateDecision {
-        let action = request.action
-        guard let rules = definition.rules(for: action.type) else { return .passToParent }
-        let feature = request.source.feature
-        for rule in rules where rule.matches(feature: feature, child: request.child, context: request.context, params: action.params) {
+        guard let rules = definition.rules(for: request.action.type) else { return .passToParent }
+        return try Self.decide(rules, action: request.action, source: request.source, child: request.child, context: request.context)
+    }
+
+    /// What a flow with `rules` for the action decides: the first rule that matches, or a
+    /// refusal saying why none did. The engine asks this directly for a flow with no Swift
+    /// delegate, without building a request.
+    static func decide(
+        _ rules: [FlowRule], action: FlowAction, source: ScreenRef, child: String?, context: FlowContext
+    ) throws(FlowError) -> FlowDelegateDecision {
+        let feature = source.feature
+        for rule in rules where rule.matches(feature: feature, child: child, context: context, params: action.params) {
             if rule.bubbles { return .passToParent }
-            try Self.checkParams(rule.params, of: action)
-            if let guarded = rule.guarded, !guarded.when.evaluate(in: request.context, params: action.params) {
+            try checkParams(rule.params, of: action)
+            if let guarded = rule.guarded, !guarded.when.evaluate(in: context, params: action.params) {
                 return .guarded(guarded.otherwise)
             }
             return .handle(rule.effects, allowsInteractive: rule.interactive)
         }
-        return .refuse(reason: Self.explainNoMatch(rules, feature: feature, child: request.child, source: request.source))
+        return .refuse(reason: explainNoMatch(rules, feature: feature, child: child, source: source))
     }
 
     /// Checks the action's params against a rule's declarations.

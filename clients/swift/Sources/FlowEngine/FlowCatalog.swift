@@ -23,6 +23,16 @@ public struct FlowCatalog: Sendable {
     /// can an action tap a row. Kept with ``declaredRowKinds``: a replay asks it of every
     /// session, and walking every rule each time was about a twentieth of a replay's CPU.
     public private(set) var hasLists: Bool
+    /// Each flow's rules by the action type they answer, kept with `definitions`. The delegate
+    /// chain asks every flow on screen about every action, most of them about an action they
+    /// do not name: a definition looked up for that was copied whole (its name, entries,
+    /// handlers and links retained, then released) for each flow asked.
+    private var rulesByAction: [RulesKey: [FlowRule]]
+
+    private struct RulesKey: Hashable {
+        var flow: String
+        var action: String
+    }
 
     /// A catalog of `definitions`; when two share a name, the later one is kept.
     public init(_ definitions: [FlowDefinition] = []) {
@@ -30,9 +40,33 @@ public struct FlowCatalog: Sendable {
         self.delegates = [:]
         self.declaredRowKinds = []
         self.hasLists = false
+        self.rulesByAction = [:]
         for definition in definitions { self.definitions[definition.name] = definition }
+        for definition in self.definitions.values { indexRules(of: definition) }
         declaredRowKinds = Self.rowKinds(of: self.definitions)
         hasLists = Self.anyLists(in: self.definitions)
+    }
+
+    /// The rules the flow named `flow` has for `action`, as its definition's
+    /// ``FlowDefinition/rules(for:)`` gives them; `nil` when it does not name the action, or
+    /// there is no such flow.
+    func rules(of flow: String, for action: String) -> [FlowRule]? {
+        rulesByAction[RulesKey(flow: flow, action: action)]
+    }
+
+    /// Adds `definition`'s rules to the index; as ``FlowDefinition/rules(for:)``, the first
+    /// handler of an action type is the one that answers.
+    private mutating func indexRules(of definition: FlowDefinition) {
+        for handler in definition.handlers {
+            let key = RulesKey(flow: definition.name, action: handler.action)
+            if rulesByAction[key] == nil { rulesByAction[key] = handler.rules }
+        }
+    }
+
+    private mutating func unindexRules(of definition: FlowDefinition) {
+        for handler in definition.handlers {
+            rulesByAction[RulesKey(flow: definition.name, action: handler.action)] = nil
+        }
     }
 
     private static func anyLists(in definitions: [String: FlowDefinition]) -> Bool {
@@ -48,7 +82,10 @@ public struct FlowCatalog: Sendable {
 
     /// Adds `definition`, replacing one of the same name.
     public mutating func insert(_ definition: FlowDefinition) {
-        let replaced = definitions.updateValue(definition, forKey: definition.name) != nil
+        let previous = definitions.updateValue(definition, forKey: definition.name)
+        if let previous { unindexRules(of: previous) }
+        indexRules(of: definition)
+        let replaced = previous != nil
         // A replaced definition may have been the only one declaring a kind.
         if replaced { declaredRowKinds = Self.rowKinds(of: definitions) } else { declaredRowKinds.formUnion(definition.ownRowKinds) }
         hasLists = Self.anyLists(in: definitions)
@@ -56,7 +93,8 @@ public struct FlowCatalog: Sendable {
 
     /// Removes the definition named `name`.
     public mutating func removeDefinition(named name: String) {
-        guard definitions.removeValue(forKey: name) != nil else { return }
+        guard let removed = definitions.removeValue(forKey: name) else { return }
+        unindexRules(of: removed)
         declaredRowKinds = Self.rowKinds(of: definitions)
         hasLists = Self.anyLists(in: definitions)
     }

@@ -52,19 +52,17 @@ extension FlowEngine {
         _ action: FlowAction, flow node: FlowNode, source: ScreenRef, child: String?, catalog: FlowCatalog,
         context: FlowContext
     ) throws(FlowError) -> FlowDelegateDecision {
-        let definition = catalog[node.flow]
         if let delegate = catalog.delegate(for: node.flow) {
             let request = FlowDelegateRequest(
-                action: action, flow: node, source: source, child: child, context: context, definition: definition)
+                action: action, flow: node, source: source, child: child, context: context,
+                definition: catalog[node.flow])
             let decision = try delegate.process(request)
             if decision != .useDefinition { return decision }
         }
-        guard let definition else { return .passToParent }
-        // Fast path: most flows do not name most actions, so skip building a request.
-        guard definition.rules(for: action.type) != nil else { return .passToParent }
-        let request = FlowDelegateRequest(
-            action: action, flow: node, source: source, child: child, context: context, definition: definition)
-        return try DefinitionDelegate(definition: definition).process(request)
+        // Most flows do not name most actions. Neither the definition nor a request is made:
+        // each copy of one retained, then released, every reference it holds.
+        guard let rules = catalog.rules(of: node.flow, for: action.type) else { return .passToParent }
+        return try DefinitionDelegate.decide(rules, action: action, source: source, child: child, context: context)
     }
 
     /// The generic `back`: pop the nearest stack above the top screen with more than one entry
