@@ -209,23 +209,7 @@ extension FlowTree {
 
     /// The screen on top: what the user sees. Found as ``visiblePath()`` finds it, without
     /// building the path (two arrays, asked for at least twice an action).
-    public var top: ScreenRef? {
-        var node = root
-        // Bounded as `visiblePath()` is, so a malformed tree cannot loop.
-        for _ in 0..<4096 {
-            if let presented = node.presented {
-                node = presented
-                continue
-            }
-            let index = node.activeIndex
-            guard node.entries.indices.contains(index) else { return nil }
-            switch node.entries[index] {
-            case .screen(let screen): return ScreenRef(screen: screen, owner: node)
-            case .flow(let child): node = child
-            }
-        }
-        return nil
-    }
+    public var top: ScreenRef? { root.topScreen(depth: 0) }
 
     /// What is on screen and behind it, bottom to top: every entry of a stack, the selected tab
     /// of a tabbed flow, a presented flow on top of its presenter.
@@ -237,6 +221,21 @@ extension FlowTree {
 }
 
 extension FlowNode {
+    /// The screen on top within this node, `depth` levels below the root. Each level is read
+    /// where it lies in its parent's array: walking down with a `var` copied every node on the
+    /// way (its name, entries and presented flow retained, then released).
+    func topScreen(depth: Int) -> ScreenRef? {
+        // Bounded as `visiblePath()` is, so a malformed tree cannot recurse without end.
+        guard depth < 4096 else { return nil }
+        if !presentedStorage.isEmpty { return presentedStorage[0].topScreen(depth: depth + 1) }
+        let index = activeIndex
+        guard entries.indices.contains(index) else { return nil }
+        switch entries[index] {
+        case .screen(let screen): return ScreenRef(screen: screen, owner: self)
+        case .flow(let child): return child.topScreen(depth: depth + 1)
+        }
+    }
+
     func collectScreens(into result: inout [ScreenRef]) {
         switch kind {
         case .stacked:
