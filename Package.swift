@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(name: "flowstack-tap", dependencies: [client]),
         // Test support: one request-sending protocol, in-process or through a real socket.
         .target(name: "HTTPTestClient", dependencies: ["HTTPServer"], path: "Tests/HTTPTestClient"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestClient", "TestSupport"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Test support: a store of the kind the run asks for (SQLite, or a throwaway PostgreSQL).
         .target(name: "StoreTestSupport", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "TestSupport"], path: "Tests/StoreTestSupport"),

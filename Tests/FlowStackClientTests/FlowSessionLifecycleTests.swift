@@ -4,6 +4,7 @@ import FlowStackClient
 import Foundation
 import JSON
 import Testing
+import TestSupport
 
 @Suite(.serialized)
 struct FlowSessionLifecycleTests {

@@ -3,6 +3,7 @@ import FlowStackClient
 import Foundation
 import JSON
 import Testing
+import TestSupport
 
 @Suite(.serialized)
 struct FlowSessionTests {
@@ -227,7 +228,7 @@ struct FlowSessionTests {
         #expect(home.features == ["home.first"])
         #expect(try store.only()?.queue.map(\.action.type) == ["onboarding.showSecond", "onboarding.completed"])
         try server.start()
-        #expect(await eventually(15) { let pending = await session.pendingCount; let offline = await session.isOffline; return pending == 0 && !offline })
+        #expect(await eventually(.seconds(15)) { let pending = await session.pendingCount; let offline = await session.isOffline; return pending == 0 && !offline })
         await session.settled()
         #expect(await session.confirmedState.version == 2)
         #expect(await session.confirmedState == home)
@@ -296,7 +297,7 @@ struct FlowSessionTests {
         #expect(await session.pendingCount == 0, "the kept taps were answered as already applied")
         #expect(await session.confirmedState.version == 3)
         #expect(await session.state.top?.feature == "home.second")
-        #expect(await eventually(10) { await session.hasLocalEngine }, "the bundle at the confirmed version loaded")
+        #expect(await eventually(.seconds(10)) { await session.hasLocalEngine }, "the bundle at the confirmed version loaded")
         let shown = try await session.send(FlowAction(type: "home.selectTab", params: ["index": 0]))
         #expect(await session.pendingCount > 0, "the tap waited for the network")
         #expect(shown.top?.feature == "home.first")
@@ -348,7 +349,7 @@ struct FlowSessionTests {
         #expect(try store.only()?.queue.map(\.action.type) == ["onboarding.completed", "home.selectTab"])
 
         try server.start()
-        #expect(await eventually(15) { let pending = await relaunched.pendingCount; let offline = await relaunched.isOffline; return pending == 0 && !offline })
+        #expect(await eventually(.seconds(15)) { let pending = await relaunched.pendingCount; let offline = await relaunched.isOffline; return pending == 0 && !offline })
         await relaunched.settled()
         #expect(await relaunched.confirmedState == tab)
         #expect(await relaunched.state == tab)
@@ -407,7 +408,7 @@ struct FlowSessionTests {
         #expect(kept.all.isEmpty)
         let failed = store.refusals
         store.isFull = false
-        #expect(await eventually(10) { kept.all.first?.confirmed?["version"]?.integerValue == 1 },
+        #expect(await eventually(.seconds(10)) { kept.all.first?.confirmed?["version"]?.integerValue == 1 },
                 "the retry stored the session at the tap's version, with no tap or answer after the store recovered")
         #expect(store.refusals >= failed)
         #expect(kept.all.first?.sessionId == session.sessionId)

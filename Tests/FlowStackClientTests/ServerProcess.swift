@@ -130,16 +130,6 @@ final class ServerProcess: @unchecked Sendable {
     }
 }
 
-/// Waits until `condition` holds, up to `seconds`; false when it never did.
-func eventually(_ seconds: Double = 30, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}
-
 /// A throwaway PostgreSQL for this test process (scripts/pgserver.py), stopped when it exits;
 /// each server gets a schema of its own.
 enum TestPostgres {

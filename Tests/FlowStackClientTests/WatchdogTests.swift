@@ -26,15 +26,6 @@ struct WatchdogTests {
         process.waitUntilExit()
     }
 
-    private func waitUntil(_ seconds: Double, _ done: () -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if done() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return done()
-    }
-
     @Test("a server outlives no test process: once the parent dies, the server is killed")
     func killsTheServerWhenTheParentDies() async throws {
         let parent = try sleeper()
@@ -46,7 +37,7 @@ struct WatchdogTests {
         try await Task.sleep(for: .milliseconds(1_500))
         #expect(server.isRunning, "the watchdog acted while the parent lived")
         kill(parent)
-        #expect(try await waitUntil(30) { !server.isRunning }, "the server outlived its test process")
+        #expect(await eventually(.seconds(30)) { () async in !server.isRunning }, "the server outlived its test process")
     }
 
     @Test("a server that stopped first frees the watchdog: nothing runs for a pid that may be reused")
@@ -76,6 +67,6 @@ struct WatchdogTests {
         try await Task.sleep(for: .milliseconds(1_500))
         #expect(!FileManager.default.fileExists(atPath: marker.path))
         kill(parent)
-        #expect(try await waitUntil(30) { FileManager.default.fileExists(atPath: marker.path) })
+        #expect(await eventually(.seconds(30)) { () async in FileManager.default.fileExists(atPath: marker.path) })
     }
 }

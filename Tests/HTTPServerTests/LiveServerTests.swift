@@ -4,6 +4,7 @@ import HTTPServer
 import HTTPTestClient
 import Synchronization
 import Testing
+import TestSupport
 
 /// Starts a server on port 0 for one test and stops it afterwards.
 final class LiveServer: Sendable {
@@ -50,17 +51,6 @@ final class LiveServer: Sendable {
     static let neverAnswered = DeferredResponse()
     /// Holds `/slow` until the test signals it.
     static let slowGate = DispatchSemaphore(value: 0)
-
-    /// Waits until `condition` holds, for at most `limit`: the steps of a test on a loaded
-    /// machine take what they take, so tests wait for what they need and not for a set time.
-    static func eventually(_ limit: Duration = .seconds(20), _ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return condition()
-    }
 
     /// Shuts the server down on a thread of its own (Dispatch's global queue may start it a
     /// second or more later on a loaded machine) and signals `stopped` when it has.
@@ -256,7 +246,7 @@ struct LiveServerTests {
             try connection.send("GET /items/kept HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try connection.readResponse().status == 200)
         }
-        #expect(LiveServer.eventually { live.server.openConnections == 2 })
+        #expect(eventually { live.server.openConnections == 2 })
         let third = try RawConnection(port: live.port)
         try third.send("GET /items/third HTTP/1.1\r\nHost: t\r\n\r\n")
         var waiting = pollfd(fd: third.descriptor, events: Int16(POLLIN), revents: 0)
@@ -265,7 +255,7 @@ struct LiveServerTests {
         let response = try third.readResponse()
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "item third q=")
-        #expect(LiveServer.eventually { live.server.openConnections == 2 }, "the second and the third")
+        #expect(eventually { live.server.openConnections == 2 }, "the second and the third")
     }
 
     /// A port another server listens on is refused at start, saying so.
@@ -324,7 +314,7 @@ struct LiveServerTests {
         let live = try LiveServer()
         let connection = try RawConnection(port: live.port)
         try connection.send("GET /never HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(LiveServer.eventually { live.server.requestsInFlight == 1 })
+        #expect(eventually { live.server.requestsInFlight == 1 })
         let stopped = DispatchSemaphore(value: 0)
         live.shutDownInBackground(gracePeriod: .milliseconds(300), stopped: stopped)
         let response = try connection.readResponse()
@@ -340,10 +330,10 @@ struct LiveServerTests {
         let port = live.port
         let connection = try RawConnection(port: port)
         try connection.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(LiveServer.eventually { live.server.requestsInFlight == 1 })
+        #expect(eventually { live.server.requestsInFlight == 1 })
         let stopped = DispatchSemaphore(value: 0)
         live.shutDownInBackground(gracePeriod: .seconds(30), stopped: stopped)
-        #expect(LiveServer.eventually { (try? RawConnection(port: port)) == nil }, "no new connection after shutdown began")
+        #expect(eventually { (try? RawConnection(port: port)) == nil }, "no new connection after shutdown began")
         LiveServer.slowGate.signal()  // the request in flight finishes only now, during shutdown
         let response = try connection.readResponse()
         #expect(response.status == 200)
