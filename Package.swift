@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "EngineSuiteTests", dependencies: ["EngineSuite", engine, json]),
         .testTarget(name: "FlowScenariosTests", dependencies: ["FlowScenarios", engine, json]),
         .testTarget(name: "FlowGraphTests", dependencies: ["FlowGraph", engine, json]),
-        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "SQLiteStore", "PostgresStore", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // The client against a real flowstack process on a loopback port (the binary this build made).
         .testTarget(name: "FlowStackClientTests", dependencies: [client, engine, json, "TestSupport",
             .product(name: "FlowStackUIKit", package: "swift"), .product(name: "FlowStackSwiftUI", package: "swift")]),

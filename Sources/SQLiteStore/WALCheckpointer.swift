@@ -48,44 +48,19 @@ final class WALCheckpointer: Sendable {
 
     /// Starts checkpointing the database at `path` every `interval`.
     init(path: String, interval: Duration = .milliseconds(100)) throws {
-        var configuration = Configuration()
-        configuration.label = "flowstack.checkpoint"
-        configuration.busyMode = .timeout(Double(Self.busyMilliseconds) / 1000)
-        let connection = try DatabaseQueue(path: path, configuration: configuration)
-        let walPath = path + "-wal"
+        let connection = try Self.connection(path: path)
         running.store(true, ordering: .relaxed)
         let stop = self.stop
         let finished = self.finished
         let truncationDue = self.truncationDue
         let thread = Thread {
-            var trim = WALTrim()
+            var turns = CheckpointTurns(connection: connection, walPath: path + "-wal")
             Thread.current.name = "fs-checkpoint"  // see GroupCommit: 15 bytes, set from inside
             let wait = DispatchTimeInterval.nanoseconds(Int(interval.components.seconds * 1_000_000_000
                 + interval.components.attoseconds / 1_000_000_000))
             while stop.wait(timeout: .now() + wait) == .timedOut {
-                if truncationDue.flag.load(ordering: .acquiring) {
-                    // SQLITE_BUSY (a read still in the WAL) throws: tried again next turn.
-                    if (try? connection.writeWithoutTransaction({ db in try db.checkpoint(.truncate) })) != nil {
-                        truncationDue.flag.store(false, ordering: .releasing)
-                    }
-                } else if let frames = try? connection.writeWithoutTransaction({ db in try db.checkpoint(.passive) }),
-                          trim.isDue(frames: frames.walFrameCount, checkpointed: frames.checkpointedFrameCount,
-                                     fileBytes: { Self.fileBytes(walPath) }) {
-                    // Takes the write lock: a commit due meanwhile waits for the truncation
-                    // (some 50-120 ms for 256 MiB here, a few for 16), once after a burst. A
-                    // read still in the WAL makes it give up after `trimBusyMilliseconds`
-                    // rather than hold commits back for it; quiet turns try again, fewer and
-                    // fewer while it fails (`WALTrim.tried`).
-                    do {
-                        try connection.writeWithoutTransaction { db in
-                            sqlite3_busy_timeout(db.sqliteConnection, Self.trimBusyMilliseconds)
-                            defer { sqlite3_busy_timeout(db.sqliteConnection, Self.busyMilliseconds) }
-                            _ = try db.checkpoint(.truncate)
-                        }
-                        trim.tried(true)
-                    } catch {
-                        trim.tried(false)
-                    }
+                if turns.turn(truncationDue: truncationDue.flag.load(ordering: .acquiring)) {
+                    truncationDue.flag.store(false, ordering: .releasing)
                 }
             }
             try? connection.close()
@@ -94,21 +69,25 @@ final class WALCheckpointer: Sendable {
         thread.start()
     }
 
-    /// The checkpointer connection's busy timeout: how long a checkpoint waits for the writer
-    /// (and a TRUNCATE one for the reads still in the WAL).
-    static let busyMilliseconds: Int32 = 1_000
-
-    /// How long the truncation after a burst waits for the writer and the reads in the WAL.
-    static let trimBusyMilliseconds: Int32 = 20
-
-    /// The size of the file at `path`, nil when it cannot be read (none yet).
-    static func fileBytes(_ path: String) -> Int64? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return Int64(status.st_size)
+    /// The checkpointer's own connection to the database at `path`.
+    static func connection(path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.label = "flowstack.checkpoint"
+        configuration.busyMode = .timeout(Double(busyMilliseconds) / 1000)
+        return try DatabaseQueue(path: path, configuration: configuration)
     }
 
-    /// Asks for a TRUNCATE checkpoint (an erasure's), tried every turn until one completes.
+    /// The checkpointer connection's busy timeout: how long a passive checkpoint waits for
+    /// another checkpoint (the backstop's, an erasure's).
+    static let busyMilliseconds: Int32 = 1_000
+
+    /// How long a TRUNCATE checkpoint of the checkpointer waits for the writer and for the
+    /// reads still in the WAL. It holds the write lock meanwhile, so every commit due waits too.
+    static let truncateBusyMilliseconds: Int32 = 20
+
+    /// Asks for a TRUNCATE checkpoint (an erasure's), tried at the next turn and, while a read
+    /// keeps it from finishing, again ever less often (`Backoff`: at least every 6.4 s) until
+    /// one completes.
     func truncateSoon() { truncationDue.flag.store(true, ordering: .releasing) }
 
     /// Says a TRUNCATE checkpoint completed elsewhere (on the writer, right after the erasure).
@@ -122,14 +101,145 @@ final class WALCheckpointer: Sendable {
     }
 }
 
+/// What the checkpointer's thread does each turn (a test runs the turns itself): a passive
+/// checkpoint, then the truncation `WALTrim` asks for; or, while an erasure's is due, that.
+struct CheckpointTurns {
+    let connection: DatabaseQueue
+    let walPath: String
+    private var trim = WALTrim()
+    private var erasureTries = Backoff()
+
+    /// TRUNCATE checkpoints that gave up (a read in the WAL), for the tests.
+    private(set) var truncationsGivenUp = 0
+
+    init(connection: DatabaseQueue, walPath: String) {
+        self.connection = connection
+        self.walPath = walPath
+    }
+
+    /// One turn; whether an erasure's truncation (`truncationDue`) was done in it. While one is
+    /// due and a read keeps it from finishing, the turns it skips (`Backoff`) checkpoint as
+    /// usual.
+    mutating func turn(truncationDue: Bool) -> Bool {
+        if truncationDue, erasureTries.ready() {
+            // Not a turn `WALTrim` can count frames across: the truncation starts the WAL over.
+            trim.forget()
+            let done = truncate()
+            erasureTries.tried(done)
+            return done
+        }
+        // The WAL's header before and after the checkpoint: when the WAL started over in
+        // between, the frames counted belong to either, and the turn tells nothing.
+        let before = WALHeader.read(walPath)
+        guard let frames = try? connection.writeWithoutTransaction({ db in try db.checkpoint(.passive) }) else {
+            trim.forget()
+            return false
+        }
+        let after = WALHeader.read(walPath)
+        guard trim.isDue(frames: frames.walFrameCount, checkpointed: frames.checkpointedFrameCount,
+                         wal: before?.sequence == after?.sequence ? after : nil) else { return false }
+        let done = truncate()
+        trim.tried(done)
+        if done, truncationDue { erasureTries.tried(true) }
+        return done && truncationDue
+    }
+
+    /// A TRUNCATE checkpoint that waits at most `WALCheckpointer.truncateBusyMilliseconds` for
+    /// the writer and for the reads still in the WAL; whether it was done. It takes the write
+    /// lock, so a commit due meanwhile waits for it: some 50–130 ms for a 256 MiB file here, a
+    /// few for 16 MiB. A read still in the WAL (a backup, an export) makes it give up soon
+    /// rather than hold commits back for the read; the next tries come ever less often
+    /// (`Backoff`).
+    private mutating func truncate() -> Bool {
+        do {
+            try connection.writeWithoutTransaction { db in
+                sqlite3_busy_timeout(db.sqliteConnection, WALCheckpointer.truncateBusyMilliseconds)
+                defer { sqlite3_busy_timeout(db.sqliteConnection, WALCheckpointer.busyMilliseconds) }
+                _ = try db.checkpoint(.truncate)
+            }
+            return true
+        } catch {
+            truncationsGivenUp += 1
+            return false
+        }
+    }
+}
+
+/// The first 32 bytes of a `-wal` file, and the file's size.
+struct WALHeader {
+    /// How many times the WAL started over at its beginning (SQLite's checkpoint sequence
+    /// number), as written with the first frame after each start.
+    var sequence: UInt32
+    var fileBytes: Int64
+
+    /// The header of the `-wal` file at `path`; nil when there is none (no file, a file
+    /// truncated and not written since, not a WAL).
+    static func read(_ path: String) -> WALHeader? {
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return nil }
+        defer { close(file) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var status = stat()
+        guard pread(file, &bytes, 32, 0) == 32, fstat(file, &status) == 0 else { return nil }
+        func word(_ offset: Int) -> UInt32 {
+            bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        // Big-endian: the magic number (its last bit says the checksums' byte order), the format.
+        guard word(0) & ~1 == 0x377f_0682, word(4) == 3_007_000 else { return nil }
+        return WALHeader(sequence: word(12), fileBytes: Int64(status.st_size))
+    }
+}
+
+/// Tries spaced out after failures: after each one the next waits twice as many turns as the
+/// one before, from one up to `mostTurnsSkipped` (some 6 s); a success starts the count over.
+/// Each failed truncation held the writer back for up to
+/// `WALCheckpointer.truncateBusyMilliseconds`.
+struct Backoff {
+    static let mostTurnsSkipped = 64
+
+    private var skipping = 0
+    private var nextSkip = 1
+
+    /// Whether this turn may try; counts a turn skipped when not.
+    mutating func ready() -> Bool {
+        guard skipping == 0 else {
+            skipping -= 1
+            return false
+        }
+        return true
+    }
+
+    mutating func tried(_ done: Bool) {
+        if done {
+            skipping = 0
+            nextSkip = 1
+        } else {
+            skipping = nextSkip
+            nextSkip = min(nextSkip * 2, Self.mostTurnsSkipped)
+        }
+    }
+}
+
 /// Whether the `-wal` file is to be truncated after a passive checkpoint (see
 /// `WALCheckpointer`): when that checkpoint copied every frame of the WAL into the database, the
-/// file is larger than `aboveBytes`, and the turn before it wrote fewer than `quietFrames`
-/// frames: the burst that grew the file is over. Under sustained writes the checkpoint seldom
-/// copies every frame, and when it does, frames written since the turn before tell the burst
-/// is still on (at full load some 1,500 frames a turn of 100 ms), and so does a WAL that
-/// started over since: the file is left alone, since its truncation (130 ms for 256 MiB
-/// here) would hold every commit back in the middle of the burst.
+/// file is larger than `aboveBytes`, and fewer than `quietFrames` frames were written since the
+/// turn before: the burst that grew the file is over. Under sustained writes the checkpoint
+/// seldom copies every frame, and when it does, the frames written since the turn before tell
+/// the burst is still on (at full load some 1,500 frames a turn of 100 ms): the file is left
+/// alone, since its truncation (130 ms for 256 MiB here) would hold every commit back in the
+/// middle of the burst.
+///
+/// The frames written since the turn before are counted with the WAL's sequence number, which
+/// grows by one each time the WAL starts over:
+/// - the same sequence: the frames it has now less those it had;
+/// - one more, after a turn that found every frame checkpointed: the frames it has now. The
+///   WAL starts over at the first commit after a checkpoint that copied all of it, so none
+///   were written before it did, unless a checkpoint other than the turns' copied them: the
+///   backstop's, which comes only once the WAL reaches `WALCheckpointer.backstopPages`, so
+///   not after a turn that left it at half of that or less;
+/// - anything else (the WAL started over twice, or after a turn that had frames left to copy,
+///   or during the turn itself): not known, not quiet. Under a moderate load where each turn
+///   catches up and the WAL starts over each time, the frames counted are those of one turn.
 struct WALTrim {
     /// The size of `-wal` file worth truncating: 16 MiB (some 4,000 frames of 4 KiB pages,
     /// truncated in a few milliseconds). A WAL that never grows past it is rewritten while its
@@ -140,44 +250,40 @@ struct WALTrim {
     /// actions a second, at about a frame an action.
     static let quietFrames = 64
 
-    /// The most turns skipped after truncations that gave up (a read kept them from it: a
-    /// backup, an export), doubling from one: some 6 s.
-    static let mostTurnsSkipped = 64
-
-    /// The WAL's frames at the turn before; nil before the first.
-    private var framesBefore: Int?
-
-    /// Quiet turns to let pass before the next try, and how many the next failure skips.
-    private var skipping = 0
-    private var nextSkip = 1
-
-    /// After a truncation `isDue` asked for: whether it was done. Each that gave up held the
-    /// writer back for up to `WALCheckpointer.trimBusyMilliseconds`, so the next tries are
-    /// spaced out, twice as far each time.
-    mutating func tried(_ done: Bool) {
-        if done {
-            skipping = 0
-            nextSkip = 1
-        } else {
-            skipping = nextSkip
-            nextSkip = min(nextSkip * 2, Self.mostTurnsSkipped)
-        }
+    /// What a turn found, for the next one.
+    private struct Turn {
+        var sequence: UInt32
+        var frames: Int
+        var caughtUp: Bool
     }
 
+    private var before: Turn?
+    private var tries = Backoff()
+
+    /// After a truncation `isDue` asked for: whether it was done.
+    mutating func tried(_ done: Bool) { tries.tried(done) }
+
+    /// A turn that counted nothing (no checkpoint, or the WAL truncated): the next turn has
+    /// nothing to count from.
+    mutating func forget() { before = nil }
+
     /// After a passive checkpoint that found `frames` in the WAL and `checkpointed` of them in
-    /// the database; `fileBytes` is read only when the rest says yes.
-    mutating func isDue(frames: Int, checkpointed: Int, fileBytes: () -> Int64?) -> Bool {
-        defer { framesBefore = frames }
-        guard frames >= 0, checkpointed == frames, let before = framesBefore else { return false }
-        // Fewer frames than before: the WAL started over since, and the frames written before
-        // it did are not known. At full load it starts over after the backstop's checkpoint
-        // with a few frames in it, all checkpointed at once: the next turn tells.
-        guard frames >= before, frames - before < Self.quietFrames else { return false }
-        if skipping > 0 {
-            skipping -= 1
+    /// the database, with `wal` the `-wal` file's header (nil when unknown, or when the WAL
+    /// started over during the checkpoint).
+    mutating func isDue(frames: Int, checkpointed: Int, wal: WALHeader?) -> Bool {
+        let previous = before
+        before = wal.map { Turn(sequence: $0.sequence, frames: frames, caughtUp: frames >= 0 && checkpointed == frames) }
+        guard frames >= 0, checkpointed == frames, let wal, let previous else { return false }
+        let written: Int
+        if wal.sequence == previous.sequence, frames >= previous.frames {
+            written = frames - previous.frames
+        } else if wal.sequence == previous.sequence &+ 1, previous.caughtUp,
+                  previous.frames <= WALCheckpointer.backstopPages / 2 {
+            written = frames
+        } else {
             return false
         }
-        guard let bytes = fileBytes() else { return false }
-        return bytes > Self.aboveBytes
+        guard written < Self.quietFrames, tries.ready() else { return false }
+        return wal.fileBytes > Self.aboveBytes
     }
 }
