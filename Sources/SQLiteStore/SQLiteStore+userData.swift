@@ -13,15 +13,17 @@ extension SQLiteStore {
     /// `secure_delete` has zeroed the erased rows in the pages this transaction wrote, but the
     /// WAL still holds the pages as they were before, from earlier commits: a TRUNCATE
     /// checkpoint then copies the WAL into the database and empties it, so the user's data is
-    /// in neither file once this returns. When a long read keeps the checkpoint from
-    /// finishing, the background checkpointer truncates at its next turn that can.
+    /// in neither file once this returns. The checkpoint waits at most 20 ms for a read still
+    /// in the WAL, since it holds every commit back meanwhile; when a read (an export, a backup)
+    /// or a checkpoint under way keeps it from finishing, the background checkpointer truncates
+    /// at its next turn that can.
     public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {
         let scanned = try scannedRows(ofUser: id)
         let erased = try eraseUserRows(id: id, auditSubject: auditSubject, audit: audit, scanned: scanned)
-        checkpointer.truncateSoon()
+        let request = checkpointer.truncateSoon()
         do {
-            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-            checkpointer.truncated()
+            try pool.writeWithoutTransaction { db in try db.truncateWAL() }
+            checkpointer.truncated(request)
         } catch {
             // Left to the checkpointer: the erasure itself is committed.
         }

@@ -38,13 +38,29 @@ final class WALCheckpointer: Sendable {
     private let stop = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
-    /// Set by an erasure until a TRUNCATE checkpoint has emptied the WAL of the erased rows
-    /// (a class, so that the thread shares it).
-    private final class TruncationDue: Sendable {
-        let flag = Atomic<Bool>(false)
+    /// The erasures' requests for a TRUNCATE checkpoint, numbered, and the newest number a
+    /// completed truncation covers: one begun after a request was made empties the WAL of the
+    /// rows erased before it. Numbers rather than a flag, so that a truncation that completes
+    /// does not clear a request made while it ran (a class, so that the thread shares it).
+    private final class Truncations: Sendable {
+        let asked = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+
+        /// Whether requests up to `asked` wait for a truncation.
+        func due(_ asked: Int) -> Bool { asked > done.load(ordering: .acquiring) }
+
+        /// Raises `done` to `request` unless a later one is there already.
+        func covered(_ request: Int) {
+            var current = done.load(ordering: .acquiring)
+            while current < request {
+                let (exchanged, found) = done.compareExchange(expected: current, desired: request, ordering: .acquiringAndReleasing)
+                if exchanged { return }
+                current = found
+            }
+        }
     }
 
-    private let truncationDue = TruncationDue()
+    private let truncations = Truncations()
 
     /// Starts checkpointing the database at `path` every `interval`.
     init(path: String, interval: Duration = .milliseconds(100)) throws {
@@ -52,15 +68,16 @@ final class WALCheckpointer: Sendable {
         running.store(true, ordering: .relaxed)
         let stop = self.stop
         let finished = self.finished
-        let truncationDue = self.truncationDue
+        let truncations = self.truncations
         let thread = Thread {
             var turns = CheckpointTurns(connection: connection, walPath: path + "-wal")
             Thread.current.name = "fs-checkpoint"  // see GroupCommit: 15 bytes, set from inside
             let wait = DispatchTimeInterval.nanoseconds(Int(interval.components.seconds * 1_000_000_000
                 + interval.components.attoseconds / 1_000_000_000))
             while stop.wait(timeout: .now() + wait) == .timedOut {
-                if turns.turn(truncationDue: truncationDue.flag.load(ordering: .acquiring)) {
-                    truncationDue.flag.store(false, ordering: .releasing)
+                let asked = truncations.asked.load(ordering: .acquiring)
+                if turns.turn(truncationDue: truncations.due(asked)) {
+                    truncations.covered(asked)
                 }
             }
             try? connection.close()
@@ -77,21 +94,26 @@ final class WALCheckpointer: Sendable {
         return try DatabaseQueue(path: path, configuration: configuration)
     }
 
-    /// The checkpointer connection's busy timeout: how long a passive checkpoint waits for
-    /// another checkpoint (the backstop's, an erasure's).
+    /// The checkpointer connection's busy timeout outside its truncations (a passive
+    /// checkpoint never waits: it copies what no lock keeps it from and returns).
     static let busyMilliseconds: Int32 = 1_000
 
     /// How long a TRUNCATE checkpoint of the checkpointer waits for the writer and for the
     /// reads still in the WAL. It holds the write lock meanwhile, so every commit due waits too.
     static let truncateBusyMilliseconds: Int32 = 20
 
-    /// Asks for a TRUNCATE checkpoint (an erasure's), tried at the next turn and, while a read
-    /// keeps it from finishing, again ever less often (`Backoff`: at least every 6.4 s) until
-    /// one completes.
-    func truncateSoon() { truncationDue.flag.store(true, ordering: .releasing) }
+    /// Asks for a TRUNCATE checkpoint (an erasure's, once its rows are committed), tried at the
+    /// next turn and, while a read keeps it from finishing, again ever less often (`Backoff`:
+    /// tries at most some 6.5 s apart) until one completes. Returns the request's number, for
+    /// `truncated(_:)`.
+    func truncateSoon() -> Int { truncations.asked.add(1, ordering: .acquiringAndReleasing).newValue }
 
-    /// Says a TRUNCATE checkpoint completed elsewhere (on the writer, right after the erasure).
-    func truncated() { truncationDue.flag.store(false, ordering: .releasing) }
+    /// Says a TRUNCATE checkpoint begun after `request` completed elsewhere (on the writer,
+    /// right after the erasure): that request and those before it are done.
+    func truncated(_ request: Int) { truncations.covered(request) }
+
+    /// Whether an erasure's truncation is still to be done.
+    var truncationDue: Bool { truncations.due(truncations.asked.load(ordering: .acquiring)) }
 
     /// Stops the thread and waits for it; safe to call more than once.
     func shutdown() {
@@ -121,9 +143,10 @@ struct CheckpointTurns {
     /// due and a read keeps it from finishing, the turns it skips (`Backoff`) checkpoint as
     /// usual.
     mutating func turn(truncationDue: Bool) -> Bool {
-        if truncationDue, erasureTries.ready() {
-            // Not a turn `WALTrim` can count frames across: the truncation starts the WAL over.
-            trim.forget()
+        if !truncationDue {
+            // Done, here or on the writer: the next erasure's first try comes at once.
+            erasureTries = Backoff()
+        } else if erasureTries.ready() {
             let done = truncate()
             erasureTries.tried(done)
             return done
@@ -140,23 +163,19 @@ struct CheckpointTurns {
                          wal: before?.sequence == after?.sequence ? after : nil) else { return false }
         let done = truncate()
         trim.tried(done)
-        if done, truncationDue { erasureTries.tried(true) }
         return done && truncationDue
     }
 
-    /// A TRUNCATE checkpoint that waits at most `WALCheckpointer.truncateBusyMilliseconds` for
-    /// the writer and for the reads still in the WAL; whether it was done. It takes the write
-    /// lock, so a commit due meanwhile waits for it: some 50–130 ms for a 256 MiB file here, a
-    /// few for 16 MiB. A read still in the WAL (a backup, an export) makes it give up soon
-    /// rather than hold commits back for the read; the next tries come ever less often
-    /// (`Backoff`).
+    /// `Database.truncateWAL()`; whether it was done. A commit due meanwhile waits for it: some
+    /// 50–130 ms for a 256 MiB file here, a few for 16 MiB. A read still in the WAL (a backup,
+    /// an export) makes it give up soon rather than hold commits back for the read; the next
+    /// tries come ever less often (`Backoff`).
     private mutating func truncate() -> Bool {
         do {
-            try connection.writeWithoutTransaction { db in
-                sqlite3_busy_timeout(db.sqliteConnection, WALCheckpointer.truncateBusyMilliseconds)
-                defer { sqlite3_busy_timeout(db.sqliteConnection, WALCheckpointer.busyMilliseconds) }
-                _ = try db.checkpoint(.truncate)
-            }
+            try connection.writeWithoutTransaction { db in try db.truncateWAL() }
+            // The turn after counts from nothing: the truncation started the WAL over without
+            // moving the sequence number the writer writes next (see `WALTrim`).
+            trim.forget()
             return true
         } catch {
             truncationsGivenUp += 1
@@ -165,10 +184,25 @@ struct CheckpointTurns {
     }
 }
 
+extension Database {
+    /// A TRUNCATE checkpoint that waits at most `WALCheckpointer.truncateBusyMilliseconds` for
+    /// the reads still in the WAL (and for the write lock, on another connection than the
+    /// writer's), holding the write lock meanwhile; throws when it gave up. A checkpoint
+    /// running elsewhere makes it give up at once.
+    func truncateWAL() throws {
+        // GRDB's `.timeout` busy mode is this same call; put the connection's back after.
+        let own: Int32 = if case let .timeout(seconds) = configuration.busyMode { Int32(seconds * 1000) } else { 0 }
+        sqlite3_busy_timeout(sqliteConnection, WALCheckpointer.truncateBusyMilliseconds)
+        defer { sqlite3_busy_timeout(sqliteConnection, own) }
+        _ = try checkpoint(.truncate)
+    }
+}
+
 /// The first 32 bytes of a `-wal` file, and the file's size.
 struct WALHeader {
-    /// How many times the WAL started over at its beginning (SQLite's checkpoint sequence
-    /// number), as written with the first frame after each start.
+    /// SQLite's checkpoint sequence number, written with the first frame after each start of
+    /// the WAL: the writing connection's count of the starts it made. A truncation by another
+    /// connection does not move it.
     var sequence: UInt32
     var fileBytes: Int64
 
@@ -229,8 +263,10 @@ struct Backoff {
 /// alone, since its truncation (130 ms for 256 MiB here) would hold every commit back in the
 /// middle of the burst.
 ///
-/// The frames written since the turn before are counted with the WAL's sequence number, which
-/// grows by one each time the WAL starts over:
+/// The frames written since the turn before are counted with the sequence number in the WAL's
+/// header, which grows by one each time the writer starts the WAL over (the store has one
+/// writing connection; a truncation by the checkpointer does not move the number, so the turn
+/// after one counts nothing):
 /// - the same sequence: the frames it has now less those it had;
 /// - one more, after a turn that found every frame checkpointed: the frames it has now. The
 ///   WAL starts over at the first commit after a checkpoint that copied all of it, so none
