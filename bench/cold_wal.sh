@@ -12,8 +12,9 @@
 # (`syscalls:sys_enter_ftruncate`), and its size a second after the second burst.
 # PAUSE sets the pause (seconds, 3 unless set); PACE_MS paces the second burst (see
 # bench/actions.lua: 64 connections, each waiting PACE_MS before each request), for a moderate
-# load: `PAUSE=0 EVICT=0 PACE_MS=32 bench/cold_wal.sh BIN 30 20` follows a full burst with 2,000
-# actions a second, under which the checkpointer keeps up and must not truncate.
+# load: `PAUSE=0 EVICT=0 PACE_MS=32 bench/cold_wal.sh BIN 30 20` follows a full burst (never
+# paced) with 2,000 actions a second, under which the checkpointer keeps up and must not
+# truncate.
 # Usage: bench/cold_wal.sh FLOWSTACK_BIN [first seconds] [second seconds]
 # (needs wrk, and perf allowed to trace the block layer: root, or kernel.perf_event_paranoid=-1)
 set -euo pipefail
@@ -39,7 +40,7 @@ pid=$!
 port=$(listening_port "$work/server.log")
 [ -n "$port" ] || { echo "bench: flowstack did not start" >&2; cat "$work/server.log" >&2; exit 1; }
 python3 bench/make_sessions.py "$port" 500 >"$work/sessions.txt"
-KEYED=1 SESSIONS="$work/sessions.txt" wrk -t2 -c64 -d"${first}s" -s bench/actions.lua "http://127.0.0.1:$port/" >/dev/null
+PACE_MS= KEYED=1 SESSIONS="$work/sessions.txt" wrk -t2 -c64 -d"${first}s" -s bench/actions.lua "http://127.0.0.1:$port/" >/dev/null
 sleep "${PAUSE:-3}"
 wal_bytes=$(stat -c %s "$work/db.sqlite-wal")
 if [ "${EVICT:-1}" = 1 ]; then
@@ -58,9 +59,11 @@ perf record -q -e block:block_rq_issue -e syscalls:sys_enter_ftruncate -p "$pid"
     || { echo "bench: perf record failed:" >&2; cat "$work/perf.txt" >&2; exit 1; }
 wait "$wrk_pid"
 # Each line: comm, device, rwbs (R… for a read), bytes, …
-reads=$(perf script -i "$work/blocks.data" -F comm,trace | awk '$1 == "fs-commit" && $3 ~ /^R/ { n++; bytes += $4 }
+reads=$(perf script -i "$work/blocks.data" -F comm,trace 2>/dev/null | awk '$1 == "fs-commit" && $3 ~ /^R/ { n++; bytes += $4 }
     END { printf "%d (%d KiB)", n, bytes / 1024 }')
-truncations=$(perf script -i "$work/blocks.data" -F event 2>/dev/null | grep -c sys_enter_ftruncate || true)
+# A checkpoint that copied the whole WAL also sets the database file's size with ftruncate; the
+# -wal file's truncation is the one to 0 bytes.
+truncations=$(perf script -i "$work/blocks.data" -F event,trace 2>/dev/null | grep -c 'sys_enter_ftruncate.*length: 0x0*$' || true)
 sleep 1
 wal_after=$(stat -c %s "$work/db.sqlite-wal")
 python3 - "$work/wrk.txt" "$wal_bytes" "$reads" "${EVICT:-1}" "$truncations" "$wal_after" "${PACE_MS:-}" <<'PY'
