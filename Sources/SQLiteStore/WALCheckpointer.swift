@@ -98,8 +98,9 @@ final class WALCheckpointer: Sendable {
     /// checkpoint never waits: it copies what no lock keeps it from and returns).
     static let busyMilliseconds: Int32 = 1_000
 
-    /// How long a TRUNCATE checkpoint of the checkpointer waits for the writer and for the
-    /// reads still in the WAL. It holds the write lock meanwhile, so every commit due waits too.
+    /// How long a TRUNCATE checkpoint (`Database.truncateWAL()`: the checkpointer's, and the
+    /// erasure's own on the writer) waits for the write lock and for the reads still in the
+    /// WAL. It holds the write lock meanwhile, so every commit due waits too.
     static let truncateBusyMilliseconds: Int32 = 20
 
     /// Asks for a TRUNCATE checkpoint (an erasure's, once its rows are committed), tried at the
@@ -131,7 +132,8 @@ struct CheckpointTurns {
     private var trim = WALTrim()
     private var erasureTries = Backoff()
 
-    /// TRUNCATE checkpoints that gave up (a read in the WAL), for the tests.
+    /// TRUNCATE checkpoints that gave up (a read in the WAL, a checkpoint under way on another
+    /// connection), for the tests.
     private(set) var truncationsGivenUp = 0
 
     init(connection: DatabaseQueue, walPath: String) {
@@ -176,6 +178,9 @@ struct CheckpointTurns {
             // The turn after counts from nothing: the truncation started the WAL over without
             // moving the sequence number the writer writes next (see `WALTrim`).
             trim.forget()
+            // It covers every erasure asked for before this turn: the next one's first try
+            // comes at once.
+            erasureTries = Backoff()
             return true
         } catch {
             truncationsGivenUp += 1
@@ -188,10 +193,16 @@ extension Database {
     /// A TRUNCATE checkpoint that waits at most `WALCheckpointer.truncateBusyMilliseconds` for
     /// the reads still in the WAL (and for the write lock, on another connection than the
     /// writer's), holding the write lock meanwhile; throws when it gave up. A checkpoint
-    /// running elsewhere makes it give up at once.
+    /// running elsewhere makes it give up at once. For the store's connections, whose busy
+    /// mode is a timeout: a busy callback would be lost.
     func truncateWAL() throws {
         // GRDB's `.timeout` busy mode is this same call; put the connection's back after.
-        let own: Int32 = if case let .timeout(seconds) = configuration.busyMode { Int32(seconds * 1000) } else { 0 }
+        let own: Int32
+        switch configuration.busyMode {
+        case let .timeout(seconds): own = Int32(seconds * 1000)
+        case .immediateError: own = 0
+        case .callback: preconditionFailure("truncateWAL() would replace the connection's busy callback")
+        }
         sqlite3_busy_timeout(sqliteConnection, WALCheckpointer.truncateBusyMilliseconds)
         defer { sqlite3_busy_timeout(sqliteConnection, own) }
         _ = try checkpoint(.truncate)
