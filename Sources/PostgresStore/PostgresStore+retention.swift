@@ -11,8 +11,14 @@ extension PostgresStore {
     /// row's version is deleted, and the rest stays, so that the entries after it can still be
     /// rebuilt. The cursor moves past what the batch examined, so the entries it leaves are not
     /// read again batch after batch; they go by key when a later batch cuts or folds their
-    /// session (as do rows another node held locked meanwhile).
+    /// session (as do rows another node held locked meanwhile). Deleting by key waits for rows
+    /// another node's batch holds, which may wait for this one's: PostgreSQL ends one of the
+    /// two as a deadlock, and that batch, which wrote nothing, runs again.
     public func compactActions(before horizon: String, limit: Int) throws -> RetentionBatch {
+        try retryingConflicts { try compactActionsOnce(before: horizon, limit: limit) }
+    }
+
+    private func compactActionsOnce(before horizon: String, limit: Int) throws -> RetentionBatch {
         let cursor = compactionCursor.withLock { $0 }
         let rows = try write([PGStatement("""
             WITH old AS (

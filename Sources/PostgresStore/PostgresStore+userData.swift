@@ -24,14 +24,7 @@ extension PostgresStore {
     /// A deadlock with a commit batch (two of the user's sessions taken in another order) is
     /// retried twice.
     public func eraseUser(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {
-        var attempt = 0
-        while true {
-            do {
-                return try eraseUserOnce(id: id, auditSubject: auditSubject, audit: audit)
-            } catch PGError.server(let state, _) where ["40P01", "40001"].contains(state) && attempt < 2 {
-                attempt += 1
-            }
-        }
+        try retryingConflicts { try eraseUserOnce(id: id, auditSubject: auditSubject, audit: audit) }
     }
 
     private func eraseUserOnce(id: String, auditSubject: String, audit: AuditStamp) throws -> UserErasure {

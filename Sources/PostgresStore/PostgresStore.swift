@@ -194,6 +194,20 @@ public final class PostgresStore: FlowStore {
         }
     }
 
+    /// `body`, run again up to twice when PostgreSQL ended its transaction as a deadlock or a
+    /// serialization failure (SQLSTATE 40P01, 40001): nothing of it was written, and it is
+    /// written to be run again.
+    func retryingConflicts<T>(_ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch PGError.server(let state, _) where ["40P01", "40001"].contains(state) && attempt < 2 {
+                attempt += 1
+            }
+        }
+    }
+
     /// A connection failure as the server reports it: unavailable when nothing reached the
     /// database, outcome unknown when a write may have; other errors as they are.
     static func storeError(_ error: any Error, location: String) -> any Error {
