@@ -1,12 +1,12 @@
 # FlowStack image: build on the official Swift image, run on slim Debian with the C libraries
-# (libmicrohttpd, SQLite, libpq for a PostgreSQL database, zlib for gzip answers, and Graphviz's libgvc, whose postinst
-# registers its layout plugins).
+# (libmicrohttpd, SQLite, libpq for a PostgreSQL database, zlib for gzip answers, jemalloc, the server's malloc,
+# and Graphviz's libgvc, whose postinst registers its layout plugins).
 # docker build -t flowstack . && docker run -p 8080:8080 -v flowstack-data:/data flowstack
 # On PostgreSQL: docker run -p 8080:8080 -e FLOWSTACK_DB='postgresql://flowstack@db:5432/flowstack' flowstack
 
 FROM swift:6.3-bookworm AS builder
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libgraphviz-dev libpq-dev zlib1g-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libgraphviz-dev libpq-dev zlib1g-dev libjemalloc-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Dependencies first, so a source change does not refetch them.
@@ -32,7 +32,7 @@ RUN swift build -c release --product flowstack --static-swift-stdlib \
 
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libgvc6 zlib1g curl ca-certificates \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libgvc6 zlib1g libjemalloc2 curl ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin flowstack \
     && mkdir -p /data && chown flowstack:flowstack /data

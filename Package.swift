@@ -48,6 +48,13 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // jemalloc (Debian libjemalloc-dev): linked into the server executable only, where it
+        // replaces glibc's malloc for the whole process (Sources/flowstack/Allocator.swift says why).
+        .systemLibrary(
+            name: "CJemalloc",
+            pkgConfig: "jemalloc",
+            providers: [.apt(["libjemalloc-dev"])]
+        ),
         // Generates Swift sources that embed migrations/, flows/ and openapi.yaml in the binary.
         .executableTarget(name: "embed-resources", path: "Sources/embed-resources"),
         .plugin(
@@ -109,6 +116,7 @@ let package = Package(
                 "SQLiteStore",
                 "PostgresStore",
                 "HTTPServer",
+                "CJemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -20,6 +20,7 @@ Usage: scripts/startup.py PATH/TO/flowstack
    option 2 with the subcommand's usage, a bad option value from the environment 2 with the
    subcommand's usage, a failed check 1); the overview names PostgreSQL. An admin token under 32
    bytes is refused at start (exit 2, the reason on stderr, before the database is made).
+5. `serve` logs that jemalloc serves its allocations (the server links it as its malloc).
 Prints each failure, then `startup: N passed, M failed`; exits 1 when anything failed. About 30 s.
 Standard library only.
 """
@@ -333,6 +334,28 @@ def cli_consistency(binary, work, tally):
     tally.check("flows graph --format png exits 2", None if status == 2 else f"exit status {status}", stderr[-400:])
 
 
+def allocator(binary, work, tally):
+    """The server's allocations are jemalloc's (linked in for speed: docs/operations.md, Memory):
+    `serve` checks it at start and says so at level info."""
+    process = subprocess.Popen([binary, "serve", "--port", "0", "--db", os.path.join(work, "allocator.sqlite"), "--log-level", "info"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=dict(os.environ, FLOWSTACK_ADMIN_TOKEN="t" * 32))
+    try:
+        line = b""
+        deadline = time.monotonic() + 20
+        while b"listening" not in line and time.monotonic() < deadline and process.poll() is None:
+            line = process.stdout.readline()
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    said = [entry for entry in stderr.decode(errors="replace").splitlines() if "memory allocator" in entry]
+    tally.check("serve's allocations are jemalloc's: it logs `memory allocator: jemalloc <version>` at start",
+                None if len(said) == 1 and "memory allocator: jemalloc 5." in said[0] else f"it logged {said!r}")
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
@@ -345,6 +368,7 @@ def main():
         database_errors(binary, work, tally)
         postgres_unreachable(binary, tally)
         cli_consistency(binary, work, tally)
+        allocator(binary, work, tally)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.exit(tally.report("startup"))

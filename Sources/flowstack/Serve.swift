@@ -177,6 +177,12 @@ struct Serve: ParsableCommand {
             try? store.close()
             throw FailureMessage(error.description, status: .cannotUse)
         }
+        // Once started, so that a start that fails says only why, on one line.
+        if let version = Allocator.jemallocInUse() {
+            logger.info("memory allocator: jemalloc \(version)")
+        } else {
+            logger.warning("memory allocator: not jemalloc (another malloc came first, such as one given with LD_PRELOAD); actions cost about 15% more CPU with glibc's")
+        }
         // Before the line that says it listens: a stop sent right after that line stops it gracefully.
         let signal = SignalWaiter(signals: [SIGTERM, SIGINT])
         if let token = adminToken.made {
