@@ -152,11 +152,7 @@ struct FailedTokenLimitTests {
             let slot = try #require(test.app.sessions.cache.pinIfCached(session.id))
             defer { test.app.sessions.cache.unpin(slot) }
             func waitUntil(_ condition: (borrowing SlotContents) -> Bool) -> Bool {
-                for _ in 0..<1500 {
-                    if slot.state.withLock({ condition($0) }) { return true }
-                    Thread.sleep(forTimeInterval: 0.01)
-                }
-                return false
+                eventually(.seconds(15)) { slot.state.withLock { condition($0) } }
             }
             #expect(waitUntil { $0.turn.phase == .committing }, "the action's commit is in flight")
             for _ in 0..<4 {
