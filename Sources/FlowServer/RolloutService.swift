@@ -140,12 +140,14 @@ final class RolloutService: Sendable {
         }
     }
 
-    /// An action of session `id` was committed: marks a dead end or a conversion, judged on the
-    /// queue (available actions cost a walk of the tree).
-    func applied(_ id: String, tree: FlowTree, catalog: FlowCatalog, context: FlowContext,
-                 userChanges: [(key: String, value: JSONValue)]) {
+    /// An action was committed (`step`): marks a dead end or a conversion of its session,
+    /// judged on the queue (available actions cost a walk of the tree). Takes the step, not its
+    /// session's parts: copied out for every action, on the writer thread, the tree, catalog and
+    /// context were retained and released again when no rollout was watched.
+    func applied(_ step: SessionService.ActionStep) {
         guard watching.load(ordering: .relaxed), let metric = active.withLock({ $0?.plan.guardrails.metric }) else { return }
-        let onboarded = userChanges.contains { $0.key == "onboarded" && $0.value == .bool(true) }
+        let (id, tree, catalog, context) = (step.next.id, step.next.tree, step.next.catalog, step.next.context)
+        let onboarded = step.userChanges.contains { $0.key == "onboarded" && $0.value == .bool(true) }
         queue.async { [self] in
             var marks = Self.deadEnd(tree, catalog, context)
             if metric == RolloutPlan.onboarded ? onboarded : tree.top?.feature == metric { marks.insert(.converted) }

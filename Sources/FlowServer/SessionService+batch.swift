@@ -138,8 +138,7 @@ extension SessionService {
             users.apply(step.userChanges, to: step.next.userId)
         }
         for step in committed {
-            rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
-                              userChanges: step.userChanges)
+            rollouts?.applied(step)
         }
         let publish: @Sendable () -> Void = { [events] in
             // Before the answer, and before the session's next commit can start: streams get

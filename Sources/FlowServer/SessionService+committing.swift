@@ -98,8 +98,7 @@ extension SessionService {
         }
         if let answer { request.finish(answer, cache) }
         if outcome == .success {
-            rollouts?.applied(id, tree: step.next.tree, catalog: step.next.catalog, context: step.next.context,
-                              userChanges: step.userChanges)
+            rollouts?.applied(step)
         }
         for after in afters { after() }
     }}
