@@ -10,6 +10,7 @@
 # 5 s of them uncounted): all instructions, the store's insert and the read of the user, per creation.
 # Valgrind 3.19 cannot read a Swift 6.3 release build's DWARF 5: give it a copy without it,
 # `objcopy --strip-debug .build/release/flowstack /tmp/flowstack` (the symbols stay).
+# CALLGRIND_OUT=FILE keeps the dump there, for callgrind_annotate.
 # Usage: bench/callgrind_load.sh STRIPPED_FLOWSTACK [connections] [seconds]   (needs valgrind, wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,7 @@ callgrind_control --dump "$vpid" >/dev/null
 actions=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
 kill "$vpid"; wait "$vpid" 2>/dev/null || true; vpid=""
 dump=$(ls "$work"/cg.out.* | head -1)
+[ -z "${CALLGRIND_OUT:-}" ] || cp "$dump" "$CALLGRIND_OUT"
 callgrind_annotate --inclusive=yes --threshold=100 "$dump" >"$work/annotated.txt" 2>/dev/null
 python3 - "$work/annotated.txt" "$actions" "$connections" "$workload" <<'PY'
 import re, sys
