@@ -8,7 +8,7 @@
 # PostgreSQL round trips the nodes made per read (flowstack_db_round_trips_total; the background
 # ones included: definition polls, lease renewals) with the reads answered from memory under a
 # lease. Last, the ratio of the three nodes' reads per CPU second to the one node's (the issue's
-# target: at least 0.8). Everything runs on this machine's cores.
+# target: at least 0.8), each round's and their median. Everything runs on this machine's cores.
 # Usage: bench/cluster_reads.sh [seconds per run] [rounds]   (FLOWSTACK_BIN=PATH skips the release build;
 #        ONE_ARGS='--node-url off' or MANY_ARGS='--node-url off' change the nodes' arguments, to compare)
 set -euo pipefail
@@ -39,6 +39,7 @@ snapshot() {
 hz=$(getconf CLK_TCK)
 printf 'wrk -t2 -c64 -d%ss state reads through HAProxy, PostgreSQL primary + 2 standbys, %s rounds\n' "$seconds" "$rounds"
 declare -A per_cpu
+ratios=()
 for round in $(seq "$rounds"); do
     for nodes in 1 3; do
         port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -66,4 +67,11 @@ print(f'{reads / $seconds:9.0f} reads/s  node CPU {cpu:5.2f} s  {reads / cpu:8.0
         stop_cluster
     done
     python3 -c "print(f'round $round: 3 nodes / 1 node, reads per node CPU second: {${per_cpu[$round,3]} / ${per_cpu[$round,1]}:.2f}x (target >= 0.8x)')"
+    ratios+=("${per_cpu[$round,3]} / ${per_cpu[$round,1]}")
 done
+# Each round starts both clusters afresh, and rounds move by a tenth or more on this shared machine:
+# the median of the rounds is the figure the issue's target is read against.
+[ "$rounds" -lt 2 ] || python3 -c "
+from statistics import median
+ratios = [$(IFS=,; echo "${ratios[*]}")]
+print(f'median of {len(ratios)} rounds: {median(ratios):.2f}x (target >= 0.8x; rounds {min(ratios):.2f}x to {max(ratios):.2f}x)')"
