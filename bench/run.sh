@@ -21,7 +21,11 @@
 #     the Swift and JavaScript clients send on every tap (each stores its key: some 340 bytes of
 #     database a tap with the action, 1.6 KB before the answer's body was no longer stored, so it
 #     runs last, and is off unless asked for to keep the other figures comparable with runs
-#     before it), and prints their ratios to the peer as for actions
+#     before it), and prints their ratios to the peer as for actions. From the third round on,
+#     the sessions the creation runs made (some 40,000 a round) fill the server's 100,000-session
+#     cache, which has dropped the 500 measured sessions by the keyed run: its first action on
+#     each reloads it, all 500 at once, and its p99 is some 100 ms (BENCHMARKS.md, thirty-fourth
+#     session). The other figures of a round come before its creation run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
