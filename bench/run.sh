@@ -187,11 +187,11 @@ for store in dict.fromkeys(row[1] for row in rows):
     label = f"[{store}] " if len({row[1] for row in rows}) > 1 else ""
     print(f"-- {label}issue 35, medians of {len(ratios)} rounds: actions {mid['hello']:.2f}x the peer's hello world (0.6x: "
           f"{'met' if mid['hello'] >= 0.6 else 'missed'}), {mid['write']:.2f}x its durable write (4x: "
-          f"{'met' if mid['write'] >= 4 else 'missed'}), paced p99 {mid['paced']:.2f}x its (0.2x: "
+          f"{'met' if mid['write'] >= 4 else 'missed'}), paced p99 {mid['paced']:.3f}x the peer's (0.2x: "
           f"{'met' if mid['paced'] <= 0.2 else 'missed'}); reads {mid['reads']:.2f}x"
           + (f", keyed actions {mid['keyed']:.2f}x" if mid["keyed"] == mid["keyed"] else ""))
-    print(f"   all three met in one round: {'rounds ' + ', '.join(r['round'] for r in ratios if met(r)) if any(map(met, ratios)) else 'no round'} "
-          f"of {len(ratios)}")
+    held = [r["round"] for r in ratios if met(r)]
+    print(f"   all three met at once in {len(held)} of {len(ratios)} rounds" + (f" ({', '.join(held)})" if held else ""))
 PY
 
 if [ ${#stores[@]} -gt 1 ]; then
