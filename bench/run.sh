@@ -140,7 +140,7 @@ def ms(text):
     return float("nan")
 label, rate, ours, peer = sys.argv[1], sys.argv[2], ms(sys.argv[3]), ms(sys.argv[4])
 print(f"{label}paced at {rate} actions/s: p99 {ours:.2f} ms against the peer's durable write {peer:.2f} ms: "
-      f"{ours / peer:.2f}x (issue 35: at most 0.2x)")
+      f"{ours / peer:.3f}x (issue 35: at most 0.2x)")
 open(sys.argv[5], "w").write(f"{ours / peer}\n")
 PY
     if [ "${BENCH_KEYED:-}" = 1 ]; then
