@@ -107,9 +107,10 @@ extension SessionService {
             }
         }
         let token = BearerToken.generate()
-        let now = Timestamp.string()
+        let created = Date()
+        let now = Timestamp.string(created)
         var session = LiveSession(
-            id: Self.newSessionId(), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
+            id: Self.newSessionId(at: created), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
             tree: tree, context: context, catalog: catalog, flagsJSON: SessionCodecs.encode(evaluations),
             experimentsJSON: SessionCodecs.encode(exposures), flowVersionsJSON: DefinitionRegistry.encode(versions),
             inExperiment: !exposures.isEmpty, lastTransitionJSON: nil, handledBy: nil)

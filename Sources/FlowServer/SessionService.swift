@@ -91,12 +91,9 @@ final class SessionService: Sendable {
 
     static func etag(_ version: Int) -> String { "\"\(version)\"" }
 
-    /// `s_` and 22 base64url characters: 128 random bits.
-    static func newSessionId() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        for _ in 0..<2 { withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
-        return "s_" + BearerToken.base64URL(bytes)
+    /// `s_` and 22 URL-safe characters that sort by creation time, `created` (`SessionIdentifier`).
+    static func newSessionId(at created: Date) -> String {
+        SessionIdentifier.make(at: created)
     }
 
     /// Ids are short and URL-safe; anything else is not worth a database look-up.
