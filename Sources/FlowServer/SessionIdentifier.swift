@@ -1,5 +1,6 @@
 // Session ids that sort by their creation time, so that a new session's rows land where the
 // newest sessions' rows are in every table and index keyed by the session's id.
+import FlowStore
 import Foundation
 
 /// A new session's id: `s_` and 22 characters of an alphabet in byte order
@@ -25,12 +26,9 @@ enum SessionIdentifier {
     /// The id of a session made at `created`.
     static func make(at created: Date) -> String {
         var generator = SystemRandomNumberGenerator()
-        // Truncated as `Timestamp` writes the session's `created_at`, so that the two agree to
-        // the millisecond; clamped, not trapped on (a clock before 1970 makes time 0).
-        let time = created.timeIntervalSince1970
-        let whole = time.rounded(.down)
-        let milliseconds = min(max(whole * 1000 + ((time - whole) * 1000).rounded(.down), 0), 1e15)
-        return make(milliseconds: UInt64(milliseconds), using: &generator)
+        // As `Timestamp` writes the session's `created_at`, so that the two agree to the
+        // millisecond; a clock outside the years 1970 to 9999 makes time 0.
+        return make(milliseconds: UInt64(Timestamp.milliseconds(created) ?? 0), using: &generator)
     }
 
     /// The id of a session made at `milliseconds` since 1970, its random part from `generator`.

@@ -110,7 +110,7 @@ extension SessionService {
         let created = Date()
         let now = Timestamp.string(created)
         var session = LiveSession(
-            id: Self.newSessionId(at: created), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
+            id: SessionIdentifier.make(at: created), userId: input.userId, tokenHash: BearerToken.hash(token), version: 0,
             tree: tree, context: context, catalog: catalog, flagsJSON: SessionCodecs.encode(evaluations),
             experimentsJSON: SessionCodecs.encode(exposures), flowVersionsJSON: DefinitionRegistry.encode(versions),
             inExperiment: !exposures.isEmpty, lastTransitionJSON: nil, handledBy: nil)

@@ -91,11 +91,6 @@ final class SessionService: Sendable {
 
     static func etag(_ version: Int) -> String { "\"\(version)\"" }
 
-    /// `s_` and 22 URL-safe characters that sort by creation time, `created` (`SessionIdentifier`).
-    static func newSessionId(at created: Date) -> String {
-        SessionIdentifier.make(at: created)
-    }
-
     /// Ids are short and URL-safe; anything else is not worth a database look-up.
     static func isPlausibleId(_ id: String) -> Bool {
         // Over the string's own bytes: through the UTF-8 view's iterator this was some 1,000

@@ -60,12 +60,17 @@ public enum Timestamp {
     /// Milliseconds are truncated, as the style truncates them (checked against it on random
     /// and boundary times in `TimestampTests`).
     static func written(_ date: Date) -> String? {
+        guard let milliseconds = milliseconds(date) else { return nil }
+        return string(days: milliseconds / 86_400_000, millisecondOfDay: milliseconds % 86_400_000)
+    }
+
+    /// `date` in milliseconds since 1970, truncated as the stored form writes it, for the years
+    /// 1970 to 9999; nil outside them. A session's id carries its creation time so (`SessionIdentifier`).
+    public static func milliseconds(_ date: Date) -> Int? {
         let time = date.timeIntervalSince1970
         guard time >= 0, time < 253_402_300_800 else { return nil }
         let whole = time.rounded(.down)
-        let milliseconds = Int(((time - whole) * 1000).rounded(.down))
-        let seconds = Int(whole)
-        return string(days: seconds / 86_400, millisecondOfDay: seconds % 86_400 * 1000 + milliseconds)
+        return Int(whole) * 1000 + Int(((time - whole) * 1000).rounded(.down))
     }
 
     /// The stored form of the time `millisecondOfDay` (0 to 86,399,999) into the day `days`
