@@ -68,7 +68,7 @@ struct PeerClientTests {
     }
 
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -82,7 +82,7 @@ struct PeerClientTests {
     /// A peer on a free port that accepts one connection, reads the request, writes `reply` and
     /// closes.
     static func oneShotPeer(reply: String) throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -95,6 +95,7 @@ struct PeerClientTests {
         let listener = fd
         Thread.detachNewThread {
             let connection = accept(listener, nil, nil)
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
             var buffer = [UInt8](repeating: 0, count: 4096)
             _ = recv(connection, &buffer, buffer.count, 0)
             _ = Array(reply.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }

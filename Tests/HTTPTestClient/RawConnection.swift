@@ -22,7 +22,7 @@ public final class RawConnection {
     }
 
     public init(port: Int, timeout: Duration = .seconds(30)) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
         var seconds = timeval(tv_sec: Int(timeout.components.seconds),
                               tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))

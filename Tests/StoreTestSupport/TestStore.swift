@@ -222,7 +222,7 @@ public final class TestPostgresServer: @unchecked Sendable {
 
     /// Whether a listening socket could bind 127.0.0.1:`port` now (with SO_REUSEADDR, as the server does).
     private static func bindable(_ port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { return false }
         defer { close(socket) }
         var on: Int32 = 1

@@ -25,6 +25,7 @@ public func runProgram(_ argv: [String]) throws -> String {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    closeInheritedDescriptors(&actions)
     let arguments = argv.map { strdup($0) } + [nil]
     defer { for argument in arguments { free(argument) } }
     var pid: pid_t = 0
@@ -59,6 +60,7 @@ public func cleanUpAfterExit(of parent: pid_t = getpid(), unlessGone guarded: pi
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    closeInheritedDescriptors(&actions)
     // `setsid --fork`: the shell runs in a session of its own (a terminal's ^C to the test run
     // does not stop it before it has done its work) and is not this process's child, so no
     // zombie is left for every server a test started and stopped.
@@ -72,4 +74,24 @@ public func cleanUpAfterExit(of parent: pid_t = getpid(), unlessGone guarded: pi
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
     guard spawned == 0 else { throw ProgramFailure(description: "cannot start a watchdog: \(String(cString: strerror(spawned)))") }
+}
+
+/// Closes in the child every descriptor above standard error. posix_spawn keeps whatever the
+/// test process has open without close-on-exec, and the programs started here outlive the
+/// test that started them (a PostgreSQL that `pg_ctl` detaches, a watchdog that waits for a
+/// server to end): a connection a test closed would stay open for its server as long as they
+/// run, because they hold a copy of it.
+private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    // glibc 2.34 and later; not in the Glibc module's headers (it is a GNU extension).
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        return
+    }
+    // Older C libraries: those open now. A close that fails in the child (one closed since) is
+    // not an error to posix_spawn.
+    let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
+        posix_spawn_file_actions_addclose(&actions, descriptor)
+    }
 }
