@@ -15,14 +15,20 @@ enum PGValue {
 }
 
 /// One statement of a round trip. Statements with parameters are prepared once per connection
-/// (parse and plan once, then bind and execute); those without run unnamed (`BEGIN`, `SET …`).
+/// (parse and plan once, then bind and execute); those without run unnamed (`BEGIN`, `SET …`),
+/// unless `prepared` says otherwise: a query without parameters that runs often and takes long
+/// to plan (the definitions' fingerprint, six subqueries that PostgreSQL planned in about a
+/// millisecond at each session's creation).
 struct PGStatement {
     let sql: String
     let parameters: [PGValue]
+    /// Whether it is prepared once per connection: every statement with parameters is.
+    let isPrepared: Bool
 
-    init(_ sql: String, _ parameters: [PGValue] = []) {
+    init(_ sql: String, _ parameters: [PGValue] = [], prepared: Bool = false) {
         self.sql = sql
         self.parameters = parameters
+        self.isPrepared = prepared || !parameters.isEmpty
     }
 }
 
@@ -221,7 +227,7 @@ final class PGConnection {
     /// values are laid out in one buffer, each text ending with a NUL, and handed to libpq by
     /// pointer into it (libpq copies them into its output buffer before returning).
     private func send(_ statement: PGStatement) throws(PGError) -> Bool {
-        if statement.parameters.isEmpty {
+        if !statement.isPrepared {
             guard PQsendQueryParams(raw, statement.sql, 0, nil, nil, nil, nil, 0) == 1 else {
                 throw .connection(errorMessage, sent: false)
             }

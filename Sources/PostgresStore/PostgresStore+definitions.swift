@@ -217,7 +217,7 @@ extension PostgresStore {
                    (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
                    (SELECT count(*) FROM flow_activations) || '|' ||
                    (SELECT count(*) || ':' || coalesce(max(coalesce(rolled_back_at, activated_at, '')), '') FROM releases)
-            """)])[0].string(0, 0) ?? ""
+            """, prepared: true)])[0].string(0, 0) ?? ""
     }
 
     // MARK: Experiment report
