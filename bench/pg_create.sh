@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Session creation on a shared PostgreSQL, and what it costs the database: for each build given,
+# a fresh throwaway PostgreSQL (scripts/pgserver.py), one `flowstack serve` on it (no
+# --single-node: a node on a database other nodes may change, which reads the definitions'
+# fingerprint before each creation), a 2-second warm-up, then wrk -t2 -c16 bench/create.lua for
+# `seconds`. Prints creations a second, and the CPU a creation took in PostgreSQL's processes
+# (utime + stime of every process of its user, over the run) and in flowstack's. Builds run in
+# turns, `rounds` times. SERVE_ARGS is added to `serve` (SERVE_ARGS=--single-node: without the
+# fingerprint's reads, the floor).
+# Usage: bench/pg_create.sh [seconds] [rounds] BIN [BIN...]   (needs the Debian package wrk)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 3 ] || { echo "usage: bench/pg_create.sh SECONDS ROUNDS BIN [BIN...]" >&2; exit 2; }
+seconds=$1
+rounds=$2
+shift 2
+command -v wrk >/dev/null || { echo "bench: install wrk (apt-get install -y wrk)" >&2; exit 2; }
+hz=$(getconf CLK_TCK)
+work=""
+server=""
+cleanup() {
+    [ -z "$server" ] || { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; server=""; }
+    [ -z "$work" ] || { python3 scripts/pgserver.py stop --dir "$work/pg" >/dev/null 2>&1 || true; rm -rf "$work"; work=""; }
+}
+trap cleanup EXIT
+
+# CPU ticks of PostgreSQL's processes: those of the user its server runs as (`postgres` when
+# this runs as root, this user otherwise).
+pg_ticks() {
+    local owner total=0 pid
+    owner=$(stat -c %U "$work/pg/primary")
+    for pid in $(pgrep -u "$owner" -x postgres); do
+        total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
+
+printf 'wrk -t2 -c16 -d%ss bench/create.lua, a fresh PostgreSQL per run, %s rounds\n' "$seconds" "$rounds"
+for round in $(seq "$rounds"); do
+    for bin in "$@"; do
+        work=$(mktemp -d)
+        chmod o+x "$work"  # the postgres user reaches its directory inside
+        eval "$(python3 scripts/pgserver.py start --dir "$work/pg")"
+        port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        read -ra extra <<<"${SERVE_ARGS:-}"
+        FLOWSTACK_ADMIN_TOKEN=bench-admin-token-0000000000000000000000 \
+            "$bin" serve --port "$port" --db "$URL" "${extra[@]}" >"$work/serve.log" 2>&1 &
+        server=$!
+        for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+        wrk -t2 -c16 -d2s -s bench/create.lua "http://127.0.0.1:$port" >/dev/null
+        pg0=$(pg_ticks)
+        fs0=$(awk '{print $14 + $15}' "/proc/$server/stat")
+        out=$(wrk -t2 -c16 -d"${seconds}s" --latency -s bench/create.lua "http://127.0.0.1:$port")
+        pg1=$(pg_ticks)
+        fs1=$(awk '{print $14 + $15}' "/proc/$server/stat")
+        count=$(printf '%s\n' "$out" | awk '/requests in/ {print $1}')
+        p99=$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')
+        non2xx=$(printf '%s\n' "$out" | awk '/Non-2xx/ {print $5}')
+        python3 -c "
+n = $count
+print(f'round $round  {\"$bin\"}: {n / $seconds:6.0f} creations/s  p99 $p99  PostgreSQL CPU {($pg1 - $pg0) / $hz / n * 1e6:6.1f} us  '
+      f'flowstack CPU {($fs1 - $fs0) / $hz / n * 1e6:6.1f} us a creation  non-2xx ${non2xx:-0}')"
+        cleanup
+    done
+done
