@@ -6,7 +6,8 @@
 # `seconds`. Prints creations a second, and the CPU a creation took in PostgreSQL's processes
 # (utime + stime of every process of its user, over the run) and in flowstack's. Builds run in
 # turns, `rounds` times. SERVE_ARGS is added to `serve` (SERVE_ARGS=--single-node: without the
-# fingerprint's reads, the floor).
+# fingerprint's reads, the floor). FLOW_VERSIONS=N stores N more flow versions (1,500 characters
+# each, by SQL, once the server has migrated the database), as a team's history grows.
 # Usage: bench/pg_create.sh [seconds] [rounds] BIN [BIN...]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ pg_ticks() {
     echo "$total"
 }
 
-printf 'wrk -t2 -c16 -d%ss bench/create.lua, a fresh PostgreSQL per run, %s rounds\n' "$seconds" "$rounds"
+printf 'wrk -t2 -c16 -d%ss bench/create.lua, a fresh PostgreSQL per run, %s rounds, %s more flow versions\n' "$seconds" "$rounds" "${FLOW_VERSIONS:-0}"
 for round in $(seq "$rounds"); do
     for bin in "$@"; do
         work=$(mktemp -d)
@@ -47,6 +48,11 @@ for round in $(seq "$rounds"); do
             "$bin" serve --port "$port" --db "$URL" "${extra[@]}" >"$work/serve.log" 2>&1 &
         server=$!
         for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+        if [ "${FLOW_VERSIONS:-0}" -gt 0 ]; then
+            "$BINDIR/psql" -q "$URL" -c "INSERT INTO flow_versions (name, version, definition, created_at)
+                SELECT 'history-' || (g % 50), g, repeat('x', 1500), '2026-01-01T00:00:00.000Z'
+                FROM generate_series(1, $FLOW_VERSIONS) AS g" -c "ANALYZE flow_versions"
+        fi
         wrk -t2 -c16 -d2s -s bench/create.lua "http://127.0.0.1:$port" >/dev/null
         pg0=$(pg_ticks)
         fs0=$(awk '{print $14 + $15}' "/proc/$server/stat")
