@@ -148,6 +148,13 @@ struct PostgresStoreTests {
                              ("releases, emptied", "TRUNCATE releases")] {
             try moved("an operator's change to \(table)") { _ = try store.write([PGStatement(sql)]) }
         }
+        // From a session whose search_path does not reach the tables (an operator's psql): the
+        // trigger still finds its row.
+        let schema = try #require(try store.read([PGStatement("SELECT current_schema()")])[0].string(0, 0))
+        try moved("a change made under another search_path") {
+            _ = try store.write([PGStatement("BEGIN"), PGStatement("SET LOCAL search_path TO pg_catalog"),
+                                 PGStatement("UPDATE \"\(schema)\".experiments SET updated_at = updated_at"), PGStatement("COMMIT")])
+        }
         _ = try store.write([PGStatement("DELETE FROM definitions_revision")])
         let counted = try store.definitionsFingerprint()
         #expect(!counted.hasPrefix("r") && !counted.isEmpty, "counted over the tables: \(counted)")

@@ -25,7 +25,10 @@ CREATE TABLE definitions_revision (
 );
 INSERT INTO definitions_revision (only_row, revision) VALUES (TRUE, 1);
 
-CREATE FUNCTION raise_definitions_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+-- The schema the row is in is fixed at creation (`SET search_path FROM CURRENT`), so that a
+-- write from a session with another search_path (an operator's psql) raises the same row.
+CREATE FUNCTION raise_definitions_revision() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
 BEGIN
     UPDATE definitions_revision SET revision = revision + 1 WHERE only_row;
     RETURN NULL;
