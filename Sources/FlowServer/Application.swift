@@ -149,7 +149,8 @@ public final class Application: Sendable {
         }
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
                                       shared: shared, counters: metrics.cluster, events: events,
-                                      refreshDefinitions: { sync?.refresh(force: true) }, rollouts: rollouts,
+                                      refreshDefinitions: { sync?.refresh(force: true) },
+                                      definitionsSeen: { sync?.refresh(seen: $0) }, rollouts: rollouts,
                                       expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention), leases: leases,
                                       maxSessionBytes: maxSessionBytes)
         self.sessions = sessions
@@ -244,9 +245,10 @@ public final class Application: Sendable {
     /// `handle` without CORS.
     private func answer(_ request: Request) -> Response {
         let start = ContinuousClock.now
-        if let definitionSync, Self.readsDefinitions(request.path) {
-            // Another node may have changed a definition a moment ago: admin routes and new
-            // sessions see it (one small query: the fingerprint; a reload only when it moved).
+        if let definitionSync, Self.readsDefinitions(request.path), !Self.createsSession(request) {
+            // Another node may have changed a definition a moment ago: admin routes, OFREP and
+            // GrowthBook see it (one small query: the fingerprint; a reload only when it moved).
+            // A new session reads the fingerprint with its user, in one round trip (`start`).
             definitionSync.refresh()
         }
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
@@ -343,6 +345,11 @@ public final class Application: Sendable {
         path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
             || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/v1/releases") || path.hasPrefix("/ofrep/")
             || path.hasPrefix(growthBookPrefix)
+    }
+
+    /// `POST /v1/sessions`, whose session reads the definitions' fingerprint with its user.
+    static func createsSession(_ request: Request) -> Bool {
+        request.method == "POST" && request.path == "/v1/sessions"
     }
 
     /// The GrowthBook payload's path, which carries a client key (`/api/features/{clientKey}`).

@@ -59,6 +59,18 @@ final class DefinitionSync: Sendable {
             logger.debug("definitions not refreshed", metadata: ["error": "\(error)"])
             return
         }
+        refresh(seen: current, force: force)
+    }
+
+    /// Reads the definitions again when `current`, a fingerprint just read with something else
+    /// (a new session's user, in the same round trip), is not the one they were read at; reads
+    /// the fingerprint itself when the store read none.
+    func refresh(seen current: String?) {
+        guard let current else { return refresh() }
+        refresh(seen: current, force: false)
+    }
+
+    private func refresh(seen current: String, force: Bool) {
         fingerprint.withLock { known in
             guard known != current || force else { return }
             do {

@@ -31,8 +31,17 @@ extension SessionService {
     /// `unsupported-client` when none fits).
     func start(userId: String, attributes: [String: JSONValue], traits: [String: String],
                client: ClientCapabilities? = nil) throws(SessionError) -> Start {
-        // Read afresh on a shared database: the user may have finished onboarding on another node.
-        let userState = try storage { try users.held(userId, store: store, fresh: shared).state }
+        // Read afresh on a shared database: the user may have finished onboarding on another
+        // node, and a flow or flag may have changed there. The definitions' fingerprint comes in
+        // the same round trip as the user, and they are read again before use when it moved.
+        let userState: [String: JSONValue]
+        if shared {
+            let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
+            definitionsSeen(definitions)
+            userState = held.state
+        } else {
+            userState = try storage { try users.held(userId, store: store).state }
+        }
         // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
         let inputs = registry.sessionInputs
         let evaluationContext = EvaluationContext(targetingKey: userId, attributes: attributes)

@@ -37,6 +37,9 @@ final class SessionService: Sendable {
     /// Reads the definitions again from the database now (a session of a flow version another
     /// node just stored).
     let refreshDefinitions: @Sendable () -> Void
+    /// Told the definitions' fingerprint a new session's user was read with (nil: the store
+    /// read none), on a shared database: the definitions are read again first when it moved.
+    let definitionsSeen: @Sendable (String?) -> Void
     /// The rollout in progress, if any: new sessions are put on one of its sides, and their
     /// refusals, dead ends and conversions counted (off the action's path).
     let rollouts: RolloutService?
@@ -54,7 +57,8 @@ final class SessionService: Sendable {
 
     init(store: any SessionRecordStore & UserDataStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
          counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
-         refreshDefinitions: @escaping @Sendable () -> Void = {}, rollouts: RolloutService? = nil,
+         refreshDefinitions: @escaping @Sendable () -> Void = {}, definitionsSeen: @escaping @Sendable (String?) -> Void = { _ in },
+         rollouts: RolloutService? = nil,
          expiry: SessionExpiry = SessionExpiry(), leases: SessionLeases? = nil,
          maxSessionBytes: Int = Application.defaultMaxSessionBytes) {
         self.leases = shared ? leases : nil
@@ -70,6 +74,7 @@ final class SessionService: Sendable {
         self.counters = counters
         self.shared = shared
         self.refreshDefinitions = refreshDefinitions
+        self.definitionsSeen = definitionsSeen
     }
 
     // MARK: Helpers

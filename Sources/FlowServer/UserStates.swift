@@ -87,22 +87,39 @@ final class UserStates: Sendable {
     /// The state of `userId` and its revision, read from the database when it is not held, or
     /// always when `fresh` (a new session on a shared database: another node may have changed it).
     func held(_ userId: String, store: any UserDataStore, fresh: Bool = false) throws -> Held {
+        try held(userId, fresh: fresh) { try Self.read($0, store: store) }
+    }
+
+    /// `held(_:store:fresh:)` read afresh, for a new session on a shared database, with the
+    /// definitions' fingerprint the store read in the same round trip (nil when it reads none:
+    /// the caller reads it itself).
+    func heldAfresh(_ userId: String, store: any UserDataStore) throws -> (held: Held, definitions: String?) {
+        var fingerprint: String?
+        let held = try held(userId, fresh: true) { userId in
+            let (record, seen) = try store.userAndDefinitionsFingerprint(id: userId)
+            fingerprint = seen
+            return Self.held(record)
+        }
+        return (held, fingerprint)
+    }
+
+    private func held(_ userId: String, fresh: Bool, reading read: (String) throws -> Held) throws -> Held {
         let key = UserKey(userId)
         for _ in 0..<3 {
             let (held, since) = table.withLock { table in
                 (fresh ? nil : table.states.value(forKey: key), table.clock)
             }
             if let held { return held }
-            let read = try Self.read(userId, store: store)
+            let stored = try read(userId)
             let kept = table.withLock { table -> Bool in
                 guard !table.mayHaveChanged(key, since: since) else { return false }
-                table.states.updateValue(read, forKey: key)  // the least recently used goes when full
+                table.states.updateValue(stored, forKey: key)  // the least recently used goes when full
                 return true
             }
-            if kept { return read }
+            if kept { return stored }
         }
         // The user's state keeps changing under us: use what the database says now, uncached.
-        return try Self.read(userId, store: store)
+        return try read(userId)
     }
 
     /// The state of `userId` when it is held, without reading the database (under a slot's
@@ -135,7 +152,11 @@ final class UserStates: Sendable {
     }
 
     private static func read(_ userId: String, store: any UserDataStore) throws -> Held {
-        guard let record = try store.user(id: userId) else { return Held(state: [:], revision: 0) }
+        held(try store.user(id: userId))
+    }
+
+    private static func held(_ record: UserRecord?) -> Held {
+        guard let record else { return Held(state: [:], revision: 0) }
         return Held(state: decode(record.state), revision: record.revision)
     }
 

@@ -184,6 +184,11 @@ public struct UserExport: Sendable, Equatable {
 public protocol UserDataStore: AnyObject, Sendable {
     /// The user with this id, or nil when no session was ever made for them.
     func user(id: String) throws -> UserRecord?
+    /// `user(id:)`, and the definitions' fingerprint (`DefinitionStore.definitionsFingerprint()`)
+    /// read in the same round trip where the store can (PostgreSQL), else nil. A new session on a
+    /// shared database needs both: the user as other nodes left them, and the definitions as
+    /// other nodes changed them.
+    func userAndDefinitionsFingerprint(id: String) throws -> (user: UserRecord?, fingerprint: String?)
     /// Removes `key` from the user's state; nil when the user is unknown, else the new state.
     /// With `audit`, appends `user.<key>.reset` (or the stamp's action) to the audit log in the
     /// same transaction, with the user's state revision before and after where the store keeps one.
@@ -201,6 +206,11 @@ public protocol UserDataStore: AnyObject, Sendable {
 }
 
 extension UserDataStore {
+    /// The user alone: a store of one process reads no fingerprint with it.
+    public func userAndDefinitionsFingerprint(id: String) throws -> (user: UserRecord?, fingerprint: String?) {
+        (try user(id: id), nil)
+    }
+
     /// Removes user state without an audit entry.
     public func removeUserState(id: String, key: String) throws -> UserRecord? {
         try removeUserState(id: id, key: key, audit: nil)

@@ -4,7 +4,7 @@ import Foundation
 
 /// A statement parameter: text (numbers are sent as their decimal text), raw bytes (`bytea`,
 /// sent in binary format), or SQL NULL.
-enum PGValue {
+enum PGValue: Sendable {
     case text(String)
     case bytes([UInt8])
     case null
@@ -19,7 +19,7 @@ enum PGValue {
 /// unless `prepared` says otherwise: a query without parameters that runs often and takes long
 /// to plan (the definitions' fingerprint, six subqueries that PostgreSQL planned in about a
 /// millisecond at each session's creation).
-struct PGStatement {
+struct PGStatement: Sendable {
     let sql: String
     let parameters: [PGValue]
     /// Whether it is prepared once per connection: every statement with parameters is.

@@ -210,21 +210,24 @@ extension PostgresStore {
     }
 
     /// The definitions' revision, which every write to them raises (migration 17's triggers):
-    /// one row read, however many versions and releases are stored. Should the row be gone (an
-    /// operator's mistake), the fingerprint is counted over the tables themselves, as before
-    /// migration 17, so that changes are still seen. Prepared once per connection: PostgreSQL
-    /// planned the counted form in about a millisecond at every read.
+    /// one row read, however many versions and releases are stored.
     public func definitionsFingerprint() throws -> String {
-        try read([PGStatement("""
-            SELECT COALESCE((SELECT 'r' || revision FROM definitions_revision WHERE only_row),
-                   (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
-                   (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
-                   (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
-                   (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
-                   (SELECT count(*) FROM flow_activations) || '|' ||
-                   (SELECT count(*) || ':' || coalesce(max(coalesce(rolled_back_at, activated_at, '')), '') FROM releases))
-            """, prepared: true)])[0].string(0, 0) ?? ""
+        try read([Self.definitionsFingerprintStatement])[0].string(0, 0) ?? ""
     }
+
+    /// The fingerprint's query. Should the revision's row be gone (an operator's mistake), it is
+    /// counted over the tables themselves, as before migration 17, so that changes are still
+    /// seen. Prepared once per connection: PostgreSQL planned the counted form in about a
+    /// millisecond at every read.
+    static let definitionsFingerprintStatement = PGStatement("""
+        SELECT COALESCE((SELECT 'r' || revision FROM definitions_revision WHERE only_row),
+               (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
+               (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
+               (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||
+               (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM experiments) || '|' ||
+               (SELECT count(*) FROM flow_activations) || '|' ||
+               (SELECT count(*) || ':' || coalesce(max(coalesce(rolled_back_at, activated_at, '')), '') FROM releases))
+        """, prepared: true)
 
     // MARK: Experiment report
 

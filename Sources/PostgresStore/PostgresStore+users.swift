@@ -4,9 +4,17 @@ import FlowStore
 
 extension PostgresStore {
     public func user(id: String) throws -> UserRecord? {
-        let rows = try read([PGStatement(
-            "SELECT id, state::text, created_at, updated_at, revision FROM users WHERE id = $1::text", [.text(id)])])[0]
-        return try Self.userRecord(rows)
+        try Self.userRecord(try read([Self.userStatement(id)])[0])
+    }
+
+    /// The user and the definitions' fingerprint, the two statements in one round trip.
+    public func userAndDefinitionsFingerprint(id: String) throws -> (user: UserRecord?, fingerprint: String?) {
+        let rows = try read([Self.userStatement(id), Self.definitionsFingerprintStatement])
+        return (try Self.userRecord(rows[0]), try rows[1].string(0, 0) ?? "")
+    }
+
+    private static func userStatement(_ id: String) -> PGStatement {
+        PGStatement("SELECT id, state::text, created_at, updated_at, revision FROM users WHERE id = $1::text", [.text(id)])
     }
 
     public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? {

@@ -96,6 +96,23 @@ struct PostgresStoreTests {
         #expect(try prepared[0].integer(0, 0) == 1, "the fingerprint is prepared on the connection that read it")
     }
 
+    /// A new session on a shared database reads its user and the definitions' fingerprint in one
+    /// round trip, and gets what the two reads alone return.
+    @Test(arguments: [TestStoreKind.postgresql]) func aUserIsReadWithTheDefinitionsFingerprintInOneRoundTrip(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        defer { withExtendedLifetime(database) {} }
+        let store = try #require(try database.migratedStore() as? PostgresStore)
+        try store.insert(SessionStoreTests.session("with-user"))
+        let fingerprint = try store.definitionsFingerprint()
+        let trips = store.counters.roundTrips.load(ordering: .relaxed)
+        let (user, seen) = try store.userAndDefinitionsFingerprint(id: "u-1")
+        #expect(store.counters.roundTrips.load(ordering: .relaxed) == trips + 1)
+        #expect(user == (try store.user(id: "u-1")) && user != nil)
+        #expect(seen == fingerprint)
+        let (nobody, again) = try store.userAndDefinitionsFingerprint(id: "nobody")
+        #expect(nobody == nil && again == fingerprint)
+    }
+
     /// The fingerprint is the definitions' revision (one row, migration 17), which every change
     /// to the six tables raises in its own transaction, made through the store or by hand, and
     /// a statement that changes nothing does not. Without the row it is counted over the tables,

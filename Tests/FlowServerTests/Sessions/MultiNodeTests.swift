@@ -194,6 +194,24 @@ struct MultiNodeTests {
         #expect(try b.direct.send("GET", "/v1/flows/onboarding", headers: admin).json["version"] == 2)
     }
 
+    /// A flag changed through one node is used by the very next session created through the
+    /// other, without waiting for a poll: the new session reads the definitions' fingerprint in
+    /// the round trip that reads its user, and reads the definitions again when it moved. Five
+    /// changes in a row, each seen at once (a poll every 250 ms could show one by chance, not
+    /// five).
+    @Test func aSessionCreatedJustAfterAChangeElsewhereUsesIt() throws {
+        let (a, b) = try Self.nodes()
+        let admin = [("Authorization", "Bearer \(TestApp.adminToken)")]
+        let clientB = SessionClient(sender: b.direct)
+        for (round, variant) in ["on", "off", "on", "off", "on"].enumerated() {
+            let put = try a.direct.send("PUT", "/v1/flags/eu-face-scan",
+                                        body: #"{"variants":{"on":true,"off":false},"defaultVariant":"\#(variant)"}"#, headers: admin)
+            #expect(put.status == 200, "\(put.text)")
+            let session = try clientB.create(userId: "round-\(round)", attributes: #"{"country":"US"}"#)
+            #expect(session.state["flags"]["eu-face-scan"]["variant"].stringValue == variant, "round \(round)")
+        }
+    }
+
     /// An admin request on one node sees a definition stored through the other a moment before:
     /// an experiment pinning a flow version just uploaded elsewhere is accepted at once.
     @Test func adminRoutesSeeDefinitionsStoredElsewhere() throws {
