@@ -245,7 +245,7 @@ public final class Application: Sendable {
     /// `handle` without CORS.
     private func answer(_ request: Request) -> Response {
         let start = ContinuousClock.now
-        if let definitionSync, Self.readsDefinitions(request.path), !Self.createsSession(request) {
+        if let definitionSync, Self.readsDefinitions(request.path) {
             // Another node may have changed a definition a moment ago: admin routes, OFREP and
             // GrowthBook see it (one small query: the fingerprint; a reload only when it moved).
             // A new session reads the fingerprint with its user, in one round trip (`start`).
@@ -338,18 +338,13 @@ public final class Application: Sendable {
             || request.path.hasPrefix(growthBookPrefix)
     }
 
-    /// Routes whose answer depends on the current definitions: the admin routes of flows, flags,
-    /// experiments and links, session creation (which evaluates flags and experiments), OFREP
-    /// and the GrowthBook payload.
+    /// Routes whose answer depends on the current definitions, read before they are routed: the
+    /// admin routes of flows, flags, experiments and links, OFREP and the GrowthBook payload.
+    /// Session creation depends on them too, and reads the fingerprint with its user (`start`).
     static func readsDefinitions(_ path: String) -> Bool {
-        path == "/v1/sessions" || path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
+        path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
             || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/v1/releases") || path.hasPrefix("/ofrep/")
             || path.hasPrefix(growthBookPrefix)
-    }
-
-    /// `POST /v1/sessions`, whose session reads the definitions' fingerprint with its user.
-    static func createsSession(_ request: Request) -> Bool {
-        request.method == "POST" && request.path == "/v1/sessions"
     }
 
     /// The GrowthBook payload's path, which carries a client key (`/api/features/{clientKey}`).
