@@ -35,28 +35,16 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER flow_versions_revision AFTER INSERT OR UPDATE OR DELETE ON flow_versions
-    FOR EACH ROW EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER live_flows_revision AFTER INSERT OR UPDATE OR DELETE ON live_flows
-    FOR EACH ROW EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER flow_activations_revision AFTER INSERT OR UPDATE OR DELETE ON flow_activations
-    FOR EACH ROW EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER flags_revision AFTER INSERT OR UPDATE OR DELETE ON flags
-    FOR EACH ROW EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER experiments_revision AFTER INSERT OR UPDATE OR DELETE ON experiments
-    FOR EACH ROW EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER releases_revision AFTER INSERT OR UPDATE OR DELETE ON releases
-    FOR EACH ROW EXECUTE FUNCTION raise_definitions_revision();
-
-CREATE TRIGGER flow_versions_truncated AFTER TRUNCATE ON flow_versions
-    FOR EACH STATEMENT EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER live_flows_truncated AFTER TRUNCATE ON live_flows
-    FOR EACH STATEMENT EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER flow_activations_truncated AFTER TRUNCATE ON flow_activations
-    FOR EACH STATEMENT EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER flags_truncated AFTER TRUNCATE ON flags
-    FOR EACH STATEMENT EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER experiments_truncated AFTER TRUNCATE ON experiments
-    FOR EACH STATEMENT EXECUTE FUNCTION raise_definitions_revision();
-CREATE TRIGGER releases_truncated AFTER TRUNCATE ON releases
-    FOR EACH STATEMENT EXECUTE FUNCTION raise_definitions_revision();
+-- On each of the six tables: `<table>_revision` for its rows, `<table>_truncated` for TRUNCATE.
+DO $$
+DECLARE
+    tracked TEXT;
+BEGIN
+    FOREACH tracked IN ARRAY ARRAY['flow_versions', 'live_flows', 'flow_activations', 'flags', 'experiments', 'releases'] LOOP
+        EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %I
+                        FOR EACH ROW EXECUTE FUNCTION raise_definitions_revision()', tracked || '_revision', tracked);
+        EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %I
+                        FOR EACH STATEMENT EXECUTE FUNCTION raise_definitions_revision()', tracked || '_truncated', tracked);
+    END LOOP;
+END
+$$;
