@@ -23,6 +23,9 @@ public protocol DefinitionStore: AnyObject, Sendable {
     func flowVersion(name: String, version: Int) throws -> FlowVersionRecord?
     /// Every stored flow version, by name and version.
     func allFlowVersions() throws -> [FlowVersionRecord]
+    /// Every stored flow version's name, version and time, by name and version, without the
+    /// texts: what a node compares with the versions it holds, to read only the new ones.
+    func flowVersionStamps() throws -> [FlowVersionStamp]
     /// The live version of each flow, by name.
     func liveFlowVersions() throws -> [String: Int]
     /// Every version each flow has ever had live (made live by a PUT, the activate route or

@@ -391,6 +391,20 @@ public struct FlowVersionRecord: Sendable, Equatable {
     }
 }
 
+/// What tells one stored flow version from another without its text: a version is never
+/// changed once stored, so a reader that holds (name, version) stored at `createdAt` holds it.
+public struct FlowVersionStamp: Sendable, Hashable {
+    public var name: String
+    public var version: Int
+    public var createdAt: String
+
+    public init(name: String, version: Int, createdAt: String) {
+        self.name = name
+        self.version = version
+        self.createdAt = createdAt
+    }
+}
+
 /// A flag or an experiment as stored.
 public struct KeyedDefinitionRecord: Sendable, Equatable {
     public var key: String

@@ -81,6 +81,13 @@ extension PostgresStore {
             "SELECT name, version, definition, created_at FROM flow_versions ORDER BY name, version")])[0])
     }
 
+    public func flowVersionStamps() throws -> [FlowVersionStamp] {
+        let rows = try read([PGStatement("SELECT name, version, created_at FROM flow_versions ORDER BY name, version")])[0]
+        return try (0..<rows.count).map { row in
+            FlowVersionStamp(name: try rows.text(row, 0), version: try rows.int(row, 1), createdAt: try rows.text(row, 2))
+        }
+    }
+
     public func liveFlowVersions() throws -> [String: Int] {
         let rows = try read([PGStatement("SELECT name, version FROM live_flows")])[0]
         var live: [String: Int] = [:]

@@ -87,6 +87,15 @@ extension SQLiteStore {
         }
     }
 
+    /// Every stored flow version's name, version and time, without the texts.
+    public func flowVersionStamps() throws -> [FlowVersionStamp] {
+        try reading { db in
+            try Row.fetchAll(db, sql: "SELECT name, version, created_at FROM flow_versions ORDER BY name, version").map { row in
+                try FlowVersionStamp(name: row.decode(atIndex: 0), version: row.decode(atIndex: 1), createdAt: row.decode(atIndex: 2))
+            }
+        }
+    }
+
     /// The live version of each flow, by name.
     public func liveFlowVersions() throws -> [String: Int] {
         try reading { db in

@@ -38,6 +38,25 @@ struct DefinitionStoreTests {
         #expect(try store.session(id: "without")?.client == nil)
     }
 
+    /// The stamps are every stored version's name, version and time, in the order of
+    /// `allFlowVersions`, without the texts; a version removed is not among them.
+    @Test(arguments: TestStoreKind.allCases) func flowVersionStampsAreTheStoredVersionsWithoutTheirTexts(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        #expect(try store.flowVersionStamps().isEmpty)
+        try store.seedFlow(name: "g", definition: "{}")
+        try store.seedFlow(name: "f", definition: "{}")
+        for _ in 0..<10 { _ = try store.addFlowVersion(name: "f", definition: #"{"a":1}"#, activate: false) }
+        let all = try store.allFlowVersions()
+        #expect(all.count == 12)
+        #expect(try store.flowVersionStamps() == all.map { FlowVersionStamp(name: $0.name, version: $0.version, createdAt: $0.createdAt) })
+        #expect(try store.flowVersionStamps().map { "\($0.name)\($0.version)" }.prefix(3) == ["f1", "f2", "f3"], "by name, then version as a number")
+        try Self.execute(store, ["DELETE FROM flow_versions WHERE name = 'f' AND version = 5"])
+        #expect(try store.flowVersionStamps().count == 11)
+        #expect(try !store.flowVersionStamps().contains { $0.name == "f" && $0.version == 5 })
+    }
+
     /// Every activation is in the history: seeding, a PUT with activate, the activate route, a
     /// rollback; a version only uploaded is not.
     @Test(arguments: TestStoreKind.allCases) func activationsAreRecorded(_ kind: TestStoreKind) throws {

@@ -122,6 +122,7 @@ final class StallingStore: FlowStore, Sendable {
     public func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool { try base.activateFlow(name: name, version: version, audit: audit) }
     public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? { try base.flowVersion(name: name, version: version) }
     public func allFlowVersions() throws -> [FlowVersionRecord] { try base.allFlowVersions() }
+    public func flowVersionStamps() throws -> [FlowVersionStamp] { try base.flowVersionStamps() }
     public func liveFlowVersions() throws -> [String: Int] { try base.liveFlowVersions() }
     public func flowActivations() throws -> [String: [Int]] { try base.flowActivations() }
     public func seedFlow(name: String, definition: String) throws { try base.seedFlow(name: name, definition: definition) }
