@@ -141,7 +141,7 @@ let package = Package(
         // The client against a real flowstack process on a loopback port (the binary this build made).
         .testTarget(name: "FlowStackClientTests", dependencies: [client, engine, json, "TestSupport",
             .product(name: "FlowStackUIKit", package: "swift"), .product(name: "FlowStackSwiftUI", package: "swift")]),
-        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", engine, "EngineSuite", "FlowScenarios", "ExperimentStats", json, "HTTPServer", "FlowStore", "SQLiteStore", "HTTPTestClient", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        .testTarget(name: "FlowServerTests", dependencies: ["FlowServer", engine, "EngineSuite", "FlowScenarios", "ExperimentStats", json, "HTTPServer", "FlowStore", "SQLiteStore", "PostgresStore", "HTTPTestClient", "StoreTestSupport", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                                                       .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

@@ -15,10 +15,18 @@ final class DefinitionRegistry: Sendable {
         let version: Int
     }
 
-    struct StoredFlow: Sendable {
+    /// A class, so that the registry's copies (a reload takes over every version it holds) each
+    /// cost one retain, not one for every reference a definition holds.
+    final class StoredFlow: Sendable {
         let definition: FlowDefinition
         let text: String
         let createdAt: String
+
+        init(definition: FlowDefinition, text: String, createdAt: String) {
+            self.definition = definition
+            self.text = text
+            self.createdAt = createdAt
+        }
     }
 
     /// A flag or an experiment as uploaded, parsed.
@@ -56,14 +64,17 @@ final class DefinitionRegistry: Sendable {
     }
 
     /// Loads every stored flow version and the live ones. A stored version that no longer
-    /// parses is skipped and described in `skipped` (no new session can use it).
+    /// parses is skipped and described in `skipped` (no new session can use it). A version
+    /// found in `held` with the same text and time keeps that parsed definition.
     static func load(flows records: [FlowVersionRecord], live: [String: Int], activations: [String: [Int]] = [:],
                      flags: [KeyedDefinitionRecord] = [],
                      experiments: [KeyedDefinitionRecord] = [],
+                     reusing held: [FlowKey: StoredFlow] = [:],
                      catalogCapacity: Int = DefinitionRegistry.catalogCapacity) -> (registry: DefinitionRegistry, skipped: [String]) {
         var snapshot = Snapshot()
         snapshot.catalogs = LRUTable(capacity: catalogCapacity)
         var skipped: [String] = []
+        snapshot.flows.reserveCapacity(records.count)
         for record in flags {
             do throws(InvalidDefinition) {
                 let definition = try FlagDefinition(json: try Self.parseStored(record.definition))
@@ -83,10 +94,15 @@ final class DefinitionRegistry: Sendable {
             }
         }
         for record in records {
+            let key = FlowKey(name: record.name, version: record.version)
+            if let stored = held[key], stored.text == record.definition, stored.createdAt == record.createdAt {
+                snapshot.flows[key] = stored
+                snapshot.latest[record.name] = max(snapshot.latest[record.name] ?? 0, record.version)
+                continue
+            }
             do throws(DefinitionProblems) {
                 let definition = try FlowDefinition.parse(Array(record.definition.utf8), limits: .storedData)
-                snapshot.flows[FlowKey(name: record.name, version: record.version)] =
-                    StoredFlow(definition: definition, text: record.definition, createdAt: record.createdAt)
+                snapshot.flows[key] = StoredFlow(definition: definition, text: record.definition, createdAt: record.createdAt)
                 snapshot.latest[record.name] = max(snapshot.latest[record.name] ?? 0, record.version)
             } catch {
                 skipped.append("\(record.name) version \(record.version): \(error)")
@@ -96,6 +112,41 @@ final class DefinitionRegistry: Sendable {
         for (name, versions) in activations { snapshot.activated[name] = Set(versions) }
         for (name, version) in snapshot.live { snapshot.activated[name, default: []].insert(version) }
         return (DefinitionRegistry(snapshot), skipped)
+    }
+
+    /// Flow versions a reload reads one by one, each in a round trip of its own, when it finds
+    /// no more than this many it does not hold; more are read all at once, with the texts of
+    /// those it holds.
+    static let versionsReadOneByOne = 32
+
+    /// Reads the definitions in `store` again and takes them over in one step (`replace(with:)`).
+    /// Flow versions are immutable, so a version held here, stored at the same time, is neither
+    /// read nor parsed again: a reload after another node stored one version reads the names,
+    /// versions and times of all, and the text of that one. Returns the stored definitions
+    /// skipped, as `load` does.
+    func reload(from store: any DefinitionStore) throws -> [String] {
+        let held = state.withLock { $0.flows }
+        let stamps = try store.flowVersionStamps()
+        let unknown = stamps.count(where: { held[FlowKey(name: $0.name, version: $0.version)]?.createdAt != $0.createdAt })
+        var records: [FlowVersionRecord]
+        if unknown > Self.versionsReadOneByOne {
+            records = try store.allFlowVersions()
+        } else {
+            records = []
+            records.reserveCapacity(stamps.count)
+            for stamp in stamps {
+                if let stored = held[FlowKey(name: stamp.name, version: stamp.version)], stored.createdAt == stamp.createdAt {
+                    records.append(FlowVersionRecord(name: stamp.name, version: stamp.version, definition: stored.text, createdAt: stamp.createdAt))
+                } else if let record = try store.flowVersion(name: stamp.name, version: stamp.version) {
+                    records.append(record)  // nil: removed since the stamps were read
+                }
+            }
+        }
+        let loaded = Self.load(flows: records, live: try store.liveFlowVersions(), activations: try store.flowActivations(),
+                               flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment),
+                               reusing: held)
+        replace(with: loaded.registry)
+        return loaded.skipped
     }
 
     /// Takes over everything `other` holds (definitions just read from the database). Catalogs

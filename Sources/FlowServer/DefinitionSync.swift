@@ -5,9 +5,10 @@ import Logging
 import Synchronization
 
 /// Polls the store's definitions fingerprint every `interval` and, when another node stored a
-/// flow version, made one live, or changed a flag or an experiment, reads every definition
-/// again. A change acknowledged by one node is used by every node for sessions created within
-/// about `interval` plus one read (well under a second). Sessions keep the versions they run.
+/// flow version, made one live, or changed a flag or an experiment, reads the definitions again
+/// (`DefinitionRegistry.reload(from:)`: the flow versions it does not hold yet, and the rest).
+/// A change acknowledged by one node is used by every node for sessions created within about
+/// `interval` plus one read (well under a second). Sessions keep the versions they run.
 ///
 /// Polling, rather than `LISTEN/NOTIFY`, needs nothing of the database but a query, costs one
 /// small query per interval per node, and cannot miss a change while a connection is down.
@@ -74,11 +75,9 @@ final class DefinitionSync: Sendable {
         fingerprint.withLock { known in
             guard known != current || force else { return }
             do {
-                let loaded = DefinitionRegistry.load(
-                    flows: try store.allFlowVersions(), live: try store.liveFlowVersions(), activations: try store.flowActivations(),
-                    flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
-                for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
-                registry.replace(with: loaded.registry)
+                for problem in try registry.reload(from: store) {
+                    logger.error("stored definition skipped", metadata: ["problem": "\(problem)"])
+                }
                 known = current
                 counters.definitionReloads.add(1, ordering: .relaxed)
             } catch {

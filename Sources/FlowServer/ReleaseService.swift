@@ -207,16 +207,12 @@ final class ReleaseService: Sendable {
         return (activate, rollBack)
     }
 
-    /// Reads every definition again and swaps the registry's content in one step, so a session
+    /// Reads the definitions again (`DefinitionRegistry.reload(from:)`: the flow versions not
+    /// held yet, and the rest) and swaps the registry's content in one step, so a session
     /// created during an activation sees all the old versions or all the new ones.
     static func reloadDefinitions(store: any ReleaseStore & DefinitionStore & RolloutStore, registry: DefinitionRegistry, logger: Logger) throws(ResponseError) {
-        let loaded = try Application.store(logger) {
-            DefinitionRegistry.load(flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
-                                    activations: try store.flowActivations(), flags: try store.allDefinitions(.flag),
-                                    experiments: try store.allDefinitions(.experiment))
-        }
-        for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
-        registry.replace(with: loaded.registry)
+        let skipped = try Application.store(logger) { try registry.reload(from: store) }
+        for problem in skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
     }
 
     /// A store call on a release: a `ReleaseConflict` is its 409 (403 for a self-approval).

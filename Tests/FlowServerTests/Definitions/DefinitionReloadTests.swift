@@ -1,0 +1,110 @@
+// A node reads its definitions again when another node changed them: what it already holds is
+// neither read nor parsed again (flow versions are immutable), and what changed is.
+@testable import FlowServer
+import FlowStore
+import Foundation
+@testable import PostgresStore
+import SQLiteStore
+import StoreTestSupport
+import Testing
+
+struct DefinitionReloadTests {
+    static func text(_ name: String) throws -> String {
+        String(decoding: try #require(BundledFlows.documents.first { $0.name == name }).bytes, as: UTF8.self)
+    }
+
+    /// A registry loaded from everything `store` holds, as a node starts.
+    static func loaded(_ store: any FlowStore) throws -> DefinitionRegistry {
+        DefinitionRegistry.load(flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
+                                activations: try store.flowActivations(), flags: try store.allDefinitions(.flag),
+                                experiments: try store.allDefinitions(.experiment)).registry
+    }
+
+    /// Runs plain SQL on the store's database, as an operator would by hand.
+    static func execute(_ store: any FlowStore, _ sql: String) throws {
+        if let sqlite = store as? SQLiteStore {
+            try sqlite.pool.write { db in try db.execute(sql: sql) }
+        } else if let postgres = store as? PostgresStore {
+            _ = try postgres.write([PGStatement(sql)])
+        }
+    }
+
+    /// Another node's new version, flag and live version are taken over; every version held
+    /// before keeps its parsed definition (the same object: not read or parsed again).
+    @Test(arguments: TestStoreKind.allCases) func aReloadTakesOverOnlyWhatChanged(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        for name in ["app", "home", "onboarding", "modal"] { try store.seedFlow(name: name, definition: try Self.text(name)) }
+        let registry = try Self.loaded(store)
+        let held = try #require(registry.flow("home", version: 1))
+
+        // Through another node: a version made live, and a flag.
+        #expect(try store.addFlowVersion(name: "home", definition: try Self.text("home") + "\n", activate: true) == 2)
+        _ = try store.putDefinition(.flag, key: "f", definition: #"{"variants":{"on":true,"off":false},"defaultVariant":"on"}"#, audit: nil)
+        #expect(try registry.reload(from: store).isEmpty)
+
+        #expect(registry.flow("home", version: 1) === held, "held: kept, not parsed again")
+        #expect(registry.flow("home", version: 2)?.text == (try Self.text("home")) + "\n")
+        #expect(registry.liveVersions["home"] == 2)
+        #expect(registry.summary.first { $0.name == "home" }?.latest == 2)
+        #expect(registry.flag("f") != nil)
+        #expect(registry.catalog(for: ["app": 1, "home": 2, "onboarding": 1, "modal": 1]) != nil, "the new version runs")
+    }
+
+    /// Versions removed by hand go; a version removed and stored again under the same number
+    /// (a later time, another text) is read again; more new versions than are read one by one
+    /// are read all at once, and the held ones still keep their definitions.
+    @Test(arguments: TestStoreKind.allCases) func aReloadFollowsVersionsRemovedAndStoredAgain(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        for name in ["app", "home", "onboarding", "modal"] { try store.seedFlow(name: name, definition: try Self.text(name)) }
+        #expect(try store.addFlowVersion(name: "modal", definition: try Self.text("modal"), activate: false) == 2)
+        let registry = try Self.loaded(store)
+        let home = try #require(registry.flow("home", version: 1))
+        let modal = try #require(registry.flow("modal", version: 1))
+
+        try Self.execute(store, "DELETE FROM flow_versions WHERE name = 'modal' AND version = 2")
+        _ = try registry.reload(from: store)
+        #expect(registry.flow("modal", version: 2) == nil)
+        #expect(registry.summary.first { $0.name == "modal" }?.latest == 1)
+
+        try Self.execute(store, "DELETE FROM live_flows WHERE name = 'onboarding'")
+        try Self.execute(store, "DELETE FROM flow_activations WHERE name = 'onboarding'")
+        try Self.execute(store, "DELETE FROM flow_versions WHERE name = 'onboarding'")
+        Thread.sleep(forTimeInterval: 0.01)  // stored times are in milliseconds: the new one is later
+        let again = try Self.text("onboarding") + " "
+        #expect(try store.addFlowVersion(name: "onboarding", definition: again, activate: true) == 1)
+        _ = try registry.reload(from: store)
+        #expect(registry.flow("onboarding", version: 1)?.text == again, "stored again: read again")
+        #expect(registry.flow("home", version: 1) === home)
+
+        let many = DefinitionRegistry.versionsReadOneByOne + 8
+        for _ in 0..<many { _ = try store.addFlowVersion(name: "home", definition: try Self.text("home"), activate: false) }
+        _ = try registry.reload(from: store)
+        #expect(registry.summary.first { $0.name == "home" }?.latest == 1 + many)
+        #expect((2...(1 + many)).allSatisfy { registry.flow("home", version: $0) != nil })
+        #expect(registry.flow("home", version: 1) === home, "read all at once, held ones still kept")
+        #expect(registry.flow("modal", version: 1) === modal)
+    }
+
+    /// A stored version that does not parse is skipped at every reload, and reported each time;
+    /// the versions beside it load.
+    @Test(arguments: TestStoreKind.allCases) func aVersionThatDoesNotParseIsSkippedAtEveryReload(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        for name in ["app", "home", "onboarding", "modal"] { try store.seedFlow(name: name, definition: try Self.text(name)) }
+        let registry = try Self.loaded(store)
+        #expect(try store.addFlowVersion(name: "home", definition: "{not json", activate: false) == 2)
+        #expect(try store.addFlowVersion(name: "home", definition: try Self.text("home"), activate: false) == 3)
+        for _ in 0..<2 {
+            let skipped = try registry.reload(from: store)
+            #expect(skipped.count == 1)
+            #expect(skipped.first?.hasPrefix("home version 2") == true)
+            #expect(registry.flow("home", version: 2) == nil)
+            #expect(registry.flow("home", version: 3) != nil)
+        }
+    }
+}
