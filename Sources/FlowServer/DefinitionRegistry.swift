@@ -63,18 +63,31 @@ final class DefinitionRegistry: Sendable {
         state.withLock { $0 = snapshot }
     }
 
+    /// Flow versions a registry held, with their latest version by name, that a reload keeps.
+    struct Kept {
+        let flows: [FlowKey: StoredFlow]
+        let latest: [String: Int]
+    }
+
     /// Loads every stored flow version and the live ones. A stored version that no longer
-    /// parses is skipped and described in `skipped` (no new session can use it). A version
-    /// found in `held` with the same text and time keeps that parsed definition.
+    /// parses is skipped and described in `skipped` (no new session can use it). `kept`: versions
+    /// already parsed that `records` add to; a record found in `held` with the same text and time
+    /// keeps that parsed definition.
     static func load(flows records: [FlowVersionRecord], live: [String: Int], activations: [String: [Int]] = [:],
                      flags: [KeyedDefinitionRecord] = [],
                      experiments: [KeyedDefinitionRecord] = [],
+                     keeping kept: Kept? = nil,
                      reusing held: [FlowKey: StoredFlow] = [:],
                      catalogCapacity: Int = DefinitionRegistry.catalogCapacity) -> (registry: DefinitionRegistry, skipped: [String]) {
         var snapshot = Snapshot()
         snapshot.catalogs = LRUTable(capacity: catalogCapacity)
         var skipped: [String] = []
-        snapshot.flows.reserveCapacity(records.count)
+        if let kept {
+            snapshot.flows = kept.flows  // shared until a record is added: then copied, not hashed again
+            snapshot.latest = kept.latest
+        } else {
+            snapshot.flows.reserveCapacity(records.count)
+        }
         for record in flags {
             do throws(InvalidDefinition) {
                 let definition = try FlagDefinition(json: try Self.parseStored(record.definition))
@@ -122,17 +135,27 @@ final class DefinitionRegistry: Sendable {
     /// Reads the definitions in `store` again and takes them over in one step (`replace(with:)`).
     /// Flow versions are immutable, so a version held here, stored at the same time, is neither
     /// read nor parsed again: a reload after another node stored one version reads the names,
-    /// versions and times of all, and the text of that one. Returns the stored definitions
-    /// skipped, as `load` does.
+    /// versions and times of all, and the text of that one. When every version held is still
+    /// stored, they are kept as they are held, and the new ones added to them. Returns the
+    /// stored definitions skipped, as `load` does.
     func reload(from store: any DefinitionStore) throws -> [String] {
-        let held = state.withLock { $0.flows }
+        let (held, heldLatest) = state.withLock { ($0.flows, $0.latest) }
         let stamps = try store.flowVersionStamps()
-        let unknown = stamps.count(where: { held[FlowKey(name: $0.name, version: $0.version)]?.createdAt != $0.createdAt })
-        var records: [FlowVersionRecord]
-        if unknown > Self.versionsReadOneByOne {
+        var unknown: [FlowVersionStamp] = []
+        for stamp in stamps where held[FlowKey(name: stamp.name, version: stamp.version)]?.createdAt != stamp.createdAt {
+            unknown.append(stamp)
+        }
+        let everyHeldIsStored = stamps.count - unknown.count == held.count
+        var records: [FlowVersionRecord] = []
+        var kept: Kept? = nil
+        if unknown.count > Self.versionsReadOneByOne {
             records = try store.allFlowVersions()
+        } else if everyHeldIsStored {
+            kept = Kept(flows: held, latest: heldLatest)
+            for stamp in unknown {
+                if let record = try store.flowVersion(name: stamp.name, version: stamp.version) { records.append(record) }
+            }
         } else {
-            records = []
             records.reserveCapacity(stamps.count)
             for stamp in stamps {
                 if let stored = held[FlowKey(name: stamp.name, version: stamp.version)], stored.createdAt == stamp.createdAt {
@@ -144,7 +167,7 @@ final class DefinitionRegistry: Sendable {
         }
         let loaded = Self.load(flows: records, live: try store.liveFlowVersions(), activations: try store.flowActivations(),
                                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment),
-                               reusing: held)
+                               keeping: kept, reusing: held)
         replace(with: loaded.registry)
         return loaded.skipped
     }
