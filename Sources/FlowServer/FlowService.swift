@@ -68,13 +68,15 @@ final class FlowService: Sendable {
         }
         let problems = registry.liveCatalog(replacingWith: definition).problems(for: name, flags: FlagValues.live(registry))
         guard problems.errors.isEmpty else { throw Self.invalidDefinition("flow \(name)", problems.errors) }
-        let version: Int
+        let stored: FlowVersionStamp
         do {
-            version = try store.addFlowVersion(name: name, definition: text, activate: activate, audit: audit)
+            stored = try store.addFlowVersion(name: name, definition: text, activate: activate, audit: audit)
         } catch {
             throw SessionService.storageFailure(error, logger: logger)
         }
-        registry.add(name: name, version: version, definition: definition, text: text, createdAt: Timestamp.string(), live: activate)
+        let version = stored.version
+        // The time as stored: a reload keeps the version only when the store says the same of it.
+        registry.add(name: name, version: version, definition: definition, text: text, createdAt: stored.createdAt, live: activate)
         let impact = activate ? Application.activationImpact(flow: name, registry: registry, store: store, logger: logger) : nil
         return VersionChange(name: name, version: version, live: registry.liveVersions[name] == version,
                              impact: activate ? .some(impact) : nil,

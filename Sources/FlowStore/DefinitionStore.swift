@@ -12,10 +12,11 @@
 /// ```
 public protocol DefinitionStore: AnyObject, Sendable {
     /// Stores `definition` as the next version of flow `name` (1 for a new flow); when
-    /// `activate`, it becomes the live version in the same transaction. Returns the version.
+    /// `activate`, it becomes the live version in the same transaction. Returns the version with
+    /// the time it was stored at (what `flowVersionStamps` says of it).
     /// With `audit`, appends `flow.put` (latest version before → the new one) and, when
     /// activated, `flow.activate` (live version before → the new one) in the same transaction.
-    func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int
+    func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> FlowVersionStamp
     /// Makes version `version` of flow `name` live; false when that version does not exist.
     /// With `audit`, appends `flow.activate` (live version before → `version`) in the same transaction.
     func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool
@@ -61,7 +62,7 @@ public protocol DefinitionStore: AnyObject, Sendable {
 extension DefinitionStore {
     /// Stores a flow version without an audit entry (seeding, tools, tests).
     public func addFlowVersion(name: String, definition: String, activate: Bool) throws -> Int {
-        try addFlowVersion(name: name, definition: definition, activate: activate, audit: nil)
+        try addFlowVersion(name: name, definition: definition, activate: activate, audit: nil).version
     }
 
     /// Makes a version live without an audit entry.

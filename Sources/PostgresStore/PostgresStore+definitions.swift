@@ -7,8 +7,9 @@ extension PostgresStore {
 
     /// The next version is computed by the insert itself; two nodes adding a version of the
     /// same flow at once collide on the key `(name, version)`, and the loser tries again.
-    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int {
+    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> FlowVersionStamp {
         for attempt in 1...5 {
+            let now = Timestamp.string()
             do {
                 // The CTEs share one snapshot: `latest` and `was` see the flow before the insert.
                 let rows = try writeAudited(PGStatement("""
@@ -36,10 +37,10 @@ extension PostgresStore {
                         WHERE $5::text IS NOT NULL AND (entry.n = 1 OR $4::boolean)
                     )
                     SELECT version FROM next
-                    """, [.text(name), .text(definition), .text(Timestamp.string()), .boolean(activate), .optional(audit?.credential)]),
+                    """, [.text(name), .text(definition), .text(now), .boolean(activate), .optional(audit?.credential)]),
                     audit: audit)
                 guard let version = try rows[0].integer(0, 0) else { throw PGError.server(sqlState: "", message: "no version returned") }
-                return version
+                return FlowVersionStamp(name: name, version: version, createdAt: now)
             } catch PGError.server(let state, _) where state == "23505" && attempt < 5 {
                 continue
             }

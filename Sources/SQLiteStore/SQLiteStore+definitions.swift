@@ -8,7 +8,7 @@ extension SQLiteStore {
 
     /// Stores `definition` as the next version of flow `name` (1 for a new flow); when
     /// `activate`, it becomes the live version in the same transaction. Returns the version.
-    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int {
+    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> FlowVersionStamp {
         try writing { db in
             let latest = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM flow_versions WHERE name = ?", arguments: [name])
             let next = (latest ?? 0) + 1
@@ -25,7 +25,7 @@ extension SQLiteStore {
                     try Self.appendAudit(db, at: now, action: AuditAction.flowActivate, subject: name, old: live, new: next, audit)
                 }
             }
-            return next
+            return FlowVersionStamp(name: name, version: next, createdAt: now)
         }
     }
 

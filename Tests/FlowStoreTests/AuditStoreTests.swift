@@ -23,11 +23,11 @@ struct AuditStoreTests {
         defer { withExtendedLifetime(database) {} }
         let store = try database.migratedStore()
         try store.seedFlow(name: "onboarding", definition: "{}")
-        #expect(try store.addFlowVersion(name: "onboarding", definition: "{\"v\":2}", activate: false, audit: Self.stamp) == 2)
-        #expect(try store.addFlowVersion(name: "onboarding", definition: "{\"v\":3}", activate: true, audit: Self.stamp) == 3)
+        #expect(try store.addFlowVersion(name: "onboarding", definition: "{\"v\":2}", activate: false, audit: Self.stamp).version == 2)
+        #expect(try store.addFlowVersion(name: "onboarding", definition: "{\"v\":3}", activate: true, audit: Self.stamp).version == 3)
         #expect(try store.activateFlow(name: "onboarding", version: 1, audit: Self.stamp))
         #expect(try !store.activateFlow(name: "onboarding", version: 9, audit: Self.stamp))
-        #expect(try store.addFlowVersion(name: "brand-new", definition: "{}", activate: true, audit: Self.stamp) == 1)
+        #expect(try store.addFlowVersion(name: "brand-new", definition: "{}", activate: true, audit: Self.stamp).version == 1)
         #expect(try store.addFlowVersion(name: "onboarding", definition: "{}", activate: true) == 4)
         #expect(try Self.entries(store) == [
             "1 flow.put onboarding 1→2 admin:0badc0de",

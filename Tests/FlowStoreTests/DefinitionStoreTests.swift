@@ -66,7 +66,7 @@ struct DefinitionStoreTests {
         try store.seedFlow(name: "f", definition: "{}")
         #expect(try store.flowActivations() == ["f": [1]])
         #expect(try store.addFlowVersion(name: "f", definition: "{}", activate: false) == 2)
-        #expect(try store.addFlowVersion(name: "f", definition: "{}", activate: true, audit: AuditStamp(credential: "admin:1")) == 3)
+        #expect(try store.addFlowVersion(name: "f", definition: "{}", activate: true, audit: AuditStamp(credential: "admin:1")).version == 3)
         #expect(try store.flowActivations() == ["f": [1, 3]])
         #expect(try store.activateFlow(name: "f", version: 2))
         #expect(try store.activateFlow(name: "f", version: 1, audit: AuditStamp(credential: "admin:1")))

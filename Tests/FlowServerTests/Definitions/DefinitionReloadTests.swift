@@ -89,6 +89,24 @@ struct DefinitionReloadTests {
         #expect(registry.flow("modal", version: 1) === modal)
     }
 
+    /// A version stored through this node is held with the time the store gave it, so the
+    /// reload that follows (its own change moved the fingerprint) keeps it as held. Ten versions:
+    /// a time taken by the node after the store's falls in the same millisecond now and then.
+    @Test func versionsStoredHereAreKeptByTheNextReload() throws {
+        let test = try TestApp()
+        for _ in 0..<10 {
+            let put = try test.direct.send("PUT", "/v1/flows/home", body: try Self.text("home"),
+                                           headers: [("Authorization", "Bearer \(TestApp.adminToken)")])
+            #expect(put.status == 201)
+        }
+        let stamps = try test.store.flowVersionStamps().filter { $0.name == "home" && $0.version > 1 }
+        #expect(stamps.count == 10)
+        let held = try stamps.map { stamp in try #require(test.app.registry.flow("home", version: stamp.version)) }
+        #expect(held.map(\.createdAt) == stamps.map(\.createdAt))
+        _ = try test.app.registry.reload(from: test.store)
+        #expect(zip(stamps, held).allSatisfy { test.app.registry.flow("home", version: $0.version) === $1 })
+    }
+
     /// A stored version that does not parse is skipped at every reload, and reported each time;
     /// the versions beside it load.
     @Test(arguments: TestStoreKind.allCases) func aVersionThatDoesNotParseIsSkippedAtEveryReload(_ kind: TestStoreKind) throws {

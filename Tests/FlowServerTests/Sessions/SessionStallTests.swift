@@ -118,7 +118,7 @@ final class StallingStore: FlowStore, Sendable {
     public func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8] { try base.keepAdminTokenHash(hash, at: at, replace: replace, audit: audit) }
     public func user(id: String) throws -> UserRecord? { try base.user(id: id) }
     public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? { try base.removeUserState(id: id, key: key, audit: audit) }
-    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> Int { try base.addFlowVersion(name: name, definition: definition, activate: activate, audit: audit) }
+    public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> FlowVersionStamp { try base.addFlowVersion(name: name, definition: definition, activate: activate, audit: audit) }
     public func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool { try base.activateFlow(name: name, version: version, audit: audit) }
     public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? { try base.flowVersion(name: name, version: version) }
     public func allFlowVersions() throws -> [FlowVersionRecord] { try base.allFlowVersions() }
