@@ -13,6 +13,14 @@ struct DefinitionReloadTests {
         String(decoding: try #require(BundledFlows.documents.first { $0.name == name }).bytes, as: UTF8.self)
     }
 
+    /// A fresh database of `kind` with the sample app's four flows stored, version 1 of each live.
+    static func seeded(_ kind: TestStoreKind) throws -> (database: TestDatabase, store: any FlowStore) {
+        let database = try TestDatabase(kind: kind)
+        let store = try database.migratedStore()
+        for name in ["app", "home", "onboarding", "modal"] { try store.seedFlow(name: name, definition: try Self.text(name)) }
+        return (database, store)
+    }
+
     /// A registry loaded from everything `store` holds, as a node starts.
     static func loaded(_ store: any FlowStore) throws -> DefinitionRegistry {
         DefinitionRegistry.load(flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
@@ -32,10 +40,8 @@ struct DefinitionReloadTests {
     /// Another node's new version, flag and live version are taken over; every version held
     /// before keeps its parsed definition (the same object: not read or parsed again).
     @Test(arguments: TestStoreKind.allCases) func aReloadTakesOverOnlyWhatChanged(_ kind: TestStoreKind) throws {
-        let database = try TestDatabase(kind: kind)
-        let store = try database.migratedStore()
-        defer { try? store.close() }
-        for name in ["app", "home", "onboarding", "modal"] { try store.seedFlow(name: name, definition: try Self.text(name)) }
+        let (database, store) = try Self.seeded(kind)
+        defer { try? store.close(); withExtendedLifetime(database) {} }
         let registry = try Self.loaded(store)
         let held = try #require(registry.flow("home", version: 1))
 
@@ -56,10 +62,8 @@ struct DefinitionReloadTests {
     /// (a later time, another text) is read again; more new versions than are read one by one
     /// are read all at once, and the held ones still keep their definitions.
     @Test(arguments: TestStoreKind.allCases) func aReloadFollowsVersionsRemovedAndStoredAgain(_ kind: TestStoreKind) throws {
-        let database = try TestDatabase(kind: kind)
-        let store = try database.migratedStore()
-        defer { try? store.close() }
-        for name in ["app", "home", "onboarding", "modal"] { try store.seedFlow(name: name, definition: try Self.text(name)) }
+        let (database, store) = try Self.seeded(kind)
+        defer { try? store.close(); withExtendedLifetime(database) {} }
         #expect(try store.addFlowVersion(name: "modal", definition: try Self.text("modal"), activate: false) == 2)
         let registry = try Self.loaded(store)
         let home = try #require(registry.flow("home", version: 1))
@@ -110,10 +114,8 @@ struct DefinitionReloadTests {
     /// A stored version that does not parse is skipped at every reload, and reported each time;
     /// the versions beside it load.
     @Test(arguments: TestStoreKind.allCases) func aVersionThatDoesNotParseIsSkippedAtEveryReload(_ kind: TestStoreKind) throws {
-        let database = try TestDatabase(kind: kind)
-        let store = try database.migratedStore()
-        defer { try? store.close() }
-        for name in ["app", "home", "onboarding", "modal"] { try store.seedFlow(name: name, definition: try Self.text(name)) }
+        let (database, store) = try Self.seeded(kind)
+        defer { try? store.close(); withExtendedLifetime(database) {} }
         let registry = try Self.loaded(store)
         #expect(try store.addFlowVersion(name: "home", definition: "{not json", activate: false) == 2)
         #expect(try store.addFlowVersion(name: "home", definition: try Self.text("home"), activate: false) == 3)
