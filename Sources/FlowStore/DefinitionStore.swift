@@ -27,6 +27,11 @@ public protocol DefinitionStore: AnyObject, Sendable {
     /// Every stored flow version's name, version and time, by name and version, without the
     /// texts: what a node compares with the versions it holds, to read only the new ones.
     func flowVersionStamps() throws -> [FlowVersionStamp]
+    /// The flow versions stored or edited since `mark`, with the mark now; with no mark, the
+    /// mark alone. Nil when the store keeps no marks: SQLite, which one process writes, and a
+    /// PostgreSQL whose revision's row was removed by hand; then read the stamps. When the
+    /// mark's removals moved, versions were removed since: the changes alone do not say which.
+    func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges?
     /// The live version of each flow, by name.
     func liveFlowVersions() throws -> [String: Int]
     /// Every version each flow has ever had live (made live by a PUT, the activate route or

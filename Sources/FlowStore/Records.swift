@@ -405,6 +405,32 @@ public struct FlowVersionStamp: Sendable, Hashable {
     }
 }
 
+/// Where a store's flow versions stand: the definitions' revision, which every version stored
+/// or edited raises and carries, and a count of the versions removed. A reader that read every
+/// version up to a mark finds the later ones with `flowVersionChanges(since:)`, as long as the
+/// count of removals has not moved.
+public struct FlowVersionMark: Sendable, Hashable {
+    public var revision: Int
+    public var removals: Int
+
+    public init(revision: Int, removals: Int) {
+        self.revision = revision
+        self.removals = removals
+    }
+}
+
+/// The flow versions stored or edited after a mark, by name and version, and the mark they bring
+/// their reader to.
+public struct FlowVersionChanges: Sendable {
+    public var mark: FlowVersionMark
+    public var changed: [FlowVersionRecord]
+
+    public init(mark: FlowVersionMark, changed: [FlowVersionRecord]) {
+        self.mark = mark
+        self.changed = changed
+    }
+}
+
 /// A flag or an experiment as stored.
 public struct KeyedDefinitionRecord: Sendable, Equatable {
     public var key: String

@@ -89,6 +89,25 @@ extension PostgresStore {
         }
     }
 
+    /// One statement, so one snapshot: the mark and the versions stored or edited after it, each
+    /// found by the index on `stored_revision` (migration 18). The revisions are given under the
+    /// revision row's lock in commit order, so none is committed later below the mark read.
+    public func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges? {
+        let rows = try read([PGStatement("""
+            SELECT r.revision, r.flow_versions_removed, f.name, f.version, f.definition, f.created_at
+            FROM definitions_revision r LEFT JOIN flow_versions f ON f.stored_revision > $1::bigint
+            WHERE r.only_row ORDER BY f.name, f.version
+            """, [.integer(mark?.revision ?? Int.max)])])[0]
+        guard rows.count > 0, let revision = try rows.integer(0, 0), let removals = try rows.integer(0, 1) else { return nil }
+        var changed: [FlowVersionRecord] = []
+        for row in 0..<rows.count {
+            guard let name = try rows.string(row, 2) else { continue }  // the mark's row alone: nothing since
+            changed.append(FlowVersionRecord(name: name, version: try rows.int(row, 3), definition: try rows.text(row, 4),
+                                             createdAt: try rows.text(row, 5)))
+        }
+        return FlowVersionChanges(mark: FlowVersionMark(revision: revision, removals: removals), changed: changed)
+    }
+
     public func liveFlowVersions() throws -> [String: Int] {
         let rows = try read([PGStatement("SELECT name, version FROM live_flows")])[0]
         var live: [String: Int] = [:]

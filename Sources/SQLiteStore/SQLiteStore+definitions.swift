@@ -96,6 +96,10 @@ extension SQLiteStore {
         }
     }
 
+    /// None: this process is the only writer of the file, and follows its own changes; a
+    /// release's reload reads the stamps, a local read.
+    public func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges? { nil }
+
     /// The live version of each flow, by name.
     public func liveFlowVersions() throws -> [String: Int] {
         try reading { db in

@@ -57,6 +57,80 @@ struct DefinitionStoreTests {
         #expect(try !store.flowVersionStamps().contains { $0.name == "f" && $0.version == 5 })
     }
 
+    /// On PostgreSQL, the flow versions stored or edited since a mark are read by the mark alone;
+    /// a version removed, or moved to another number, moves the removals. SQLite keeps no marks,
+    /// nor does a PostgreSQL whose revision's row was removed.
+    @Test(arguments: TestStoreKind.allCases) func flowVersionChangesAreWhatWasStoredSinceAMark(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        guard kind == .postgresql else {
+            #expect(try store.flowVersionChanges(since: nil) == nil)
+            return
+        }
+        try store.seedFlow(name: "f", definition: "{}")
+        let start = try #require(try store.flowVersionChanges(since: nil))
+        #expect(start.changed.isEmpty, "the mark alone")
+        #expect(try store.flowVersionChanges(since: start.mark)?.changed.isEmpty == true)
+
+        let stored = try store.addFlowVersion(name: "f", definition: #"{"a":1}"#, activate: false, audit: nil)
+        let afterPut = try #require(try store.flowVersionChanges(since: start.mark))
+        #expect(afterPut.changed == [FlowVersionRecord(name: "f", version: 2, definition: #"{"a":1}"#, createdAt: stored.createdAt)])
+        #expect(afterPut.mark.revision > start.mark.revision && afterPut.mark.removals == start.mark.removals)
+        _ = try store.putDefinition(.flag, key: "k", definition: "{}", audit: nil)
+        let afterFlag = try #require(try store.flowVersionChanges(since: afterPut.mark))
+        #expect(afterFlag.changed.isEmpty && afterFlag.mark.revision > afterPut.mark.revision, "the revision moves, no version")
+
+        try Self.execute(store, ["UPDATE flow_versions SET definition = '{\"b\":2}' WHERE name = 'f' AND version = 1"])
+        let edited = try #require(try store.flowVersionChanges(since: afterFlag.mark))
+        #expect(edited.changed.map { "\($0.name)\($0.version) \($0.definition)" } == [#"f1 {"b":2}"#], "edited in place: read again")
+        #expect(edited.mark.removals == start.mark.removals)
+
+        try Self.execute(store, ["UPDATE flow_versions SET version = 7 WHERE name = 'f' AND version = 2"])
+        let moved = try #require(try store.flowVersionChanges(since: edited.mark))
+        #expect(moved.changed.map { "\($0.name)\($0.version)" } == ["f7"])
+        #expect(moved.mark.removals == edited.mark.removals + 1, "f2 is gone")
+        try Self.execute(store, ["DELETE FROM flow_versions WHERE name = 'f' AND version = 7"])
+        let removed = try #require(try store.flowVersionChanges(since: moved.mark))
+        #expect(removed.changed.isEmpty && removed.mark.removals == moved.mark.removals + 1)
+
+        try Self.execute(store, ["DELETE FROM definitions_revision"])
+        #expect(try store.flowVersionChanges(since: removed.mark) == nil, "no marks: read the stamps")
+    }
+
+    /// A version's revision is taken under the revision row's lock, held until its transaction
+    /// commits: a version stored by a transaction that waited for another's commit is above the
+    /// mark read between the two commits, so the next read since that mark finds it.
+    @Test(arguments: [TestStoreKind.postgresql]) func aVersionCommittedAfterAMarkIsAboveIt(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        let deadline = ContinuousClock.now + .seconds(30)
+        let uri = database.location
+        @Sendable func insert(_ name: String) -> [PGStatement] {
+            [PGStatement("BEGIN"), PGStatement("INSERT INTO flow_versions (name, version, definition, created_at) VALUES ('\(name)', 1, '{}', 'then')")]
+        }
+        let first = try PGConnection.connect(uri: uri, setup: [], deadline: deadline)
+        _ = try first.run(insert("first"), deadline: deadline)
+        let (inserted, read, committed) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let waiting = Thread {
+            guard let second = try? PGConnection.connect(uri: uri, setup: [], deadline: deadline) else { return }
+            _ = try? second.run(insert("second"), deadline: deadline)  // waits for the first's commit
+            inserted.signal()
+            read.wait()
+            _ = try? second.run([PGStatement("COMMIT")], deadline: deadline)
+            committed.signal()
+        }
+        waiting.start()
+        Thread.sleep(forTimeInterval: 0.2)
+        _ = try first.run([PGStatement("COMMIT")], deadline: deadline)
+        #expect(inserted.wait(timeout: .now() + 10) == .success)
+        let mark = try #require(try store.flowVersionChanges(since: nil)).mark  // the first committed, the second not yet
+        read.signal()
+        #expect(committed.wait(timeout: .now() + 10) == .success)
+        #expect(try store.flowVersionChanges(since: mark)?.changed.map(\.name) == ["second"])
+    }
+
     /// Every activation is in the history: seeding, a PUT with activate, the activate route, a
     /// rollback; a version only uploaded is not.
     @Test(arguments: TestStoreKind.allCases) func activationsAreRecorded(_ kind: TestStoreKind) throws {

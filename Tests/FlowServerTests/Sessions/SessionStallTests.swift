@@ -123,6 +123,7 @@ final class StallingStore: FlowStore, Sendable {
     public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? { try base.flowVersion(name: name, version: version) }
     public func allFlowVersions() throws -> [FlowVersionRecord] { try base.allFlowVersions() }
     public func flowVersionStamps() throws -> [FlowVersionStamp] { try base.flowVersionStamps() }
+    public func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges? { try base.flowVersionChanges(since: mark) }
     public func liveFlowVersions() throws -> [String: Int] { try base.liveFlowVersions() }
     public func flowActivations() throws -> [String: [Int]] { try base.flowActivations() }
     public func seedFlow(name: String, definition: String) throws { try base.seedFlow(name: name, definition: definition) }
