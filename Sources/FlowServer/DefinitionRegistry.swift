@@ -46,6 +46,9 @@ final class DefinitionRegistry: Sendable {
         /// Every version each flow has ever had live: where a client that cannot render the live
         /// version falls back to.
         var activated: [String: Set<Int>] = [:]
+        /// Where the store's flow versions stood when they were last read, on a store that marks
+        /// them (PostgreSQL): the next reload reads only the versions stored since.
+        var flowMark: FlowVersionMark?
         /// Catalogs by their version map, the least recently used dropped when full (a session
         /// keeps its own; a later one rebuilds it). Keyed by the map itself: its canonical text
         /// (`app:1,home:2,…`, sorted and joined) cost every session's creation some 15,000
@@ -119,6 +122,12 @@ final class DefinitionRegistry: Sendable {
                 snapshot.latest[record.name] = max(snapshot.latest[record.name] ?? 0, record.version)
             } catch {
                 skipped.append("\(record.name) version \(record.version): \(error)")
+                if kept != nil, snapshot.flows.removeValue(forKey: key) != nil, snapshot.latest[record.name] == record.version {
+                    // A held version edited in place into one that no longer parses goes, as a
+                    // node reading everything would skip it.
+                    let versions = snapshot.flows.keys.filter { $0.name == record.name }.map(\.version)
+                    snapshot.latest[record.name] = versions.max()
+                }
             }
         }
         snapshot.live = live.filter { snapshot.flows[FlowKey(name: $0.key, version: $0.value)] != nil }
@@ -133,13 +142,39 @@ final class DefinitionRegistry: Sendable {
     static let versionsReadOneByOne = 32
 
     /// Reads the definitions in `store` again and takes them over in one step (`replace(with:)`).
-    /// Flow versions are immutable, so a version held here, stored at the same time, is neither
-    /// read nor parsed again: a reload after another node stored one version reads the names,
-    /// versions and times of all, and the text of that one. When every version held is still
-    /// stored, they are kept as they are held, and the new ones added to them. Returns the
-    /// stored definitions skipped, as `load` does.
+    /// Flow versions are immutable once stored, so a version held here is neither read nor
+    /// parsed again. On a store that marks its flow versions (PostgreSQL), a reload reads the
+    /// versions stored or edited since the last one, and keeps every version it holds, unless
+    /// versions were removed since. Otherwise, or then, it reads the names, versions and times of
+    /// all, and the texts of those it does not hold, stored at the same time. When every version
+    /// held is still stored, they are kept as they are held, and the new ones added to them.
+    /// Returns the stored definitions skipped, as `load` does.
     func reload(from store: any DefinitionStore) throws -> [String] {
-        let (held, heldLatest) = state.withLock { ($0.flows, $0.latest) }
+        let (held, heldLatest, heldMark) = state.withLock { ($0.flows, $0.latest, $0.flowMark) }
+        var records: [FlowVersionRecord] = []
+        var kept: Kept? = nil
+        let mark: FlowVersionMark?
+        if let heldMark, let changes = try store.flowVersionChanges(since: heldMark), changes.mark.removals == heldMark.removals {
+            (records, kept, mark) = (changes.changed, Kept(flows: held, latest: heldLatest), changes.mark)
+        } else {
+            // Read before the stamps: a version stored in between is read again next time, and
+            // found held.
+            mark = try store.flowVersionChanges(since: nil)?.mark
+            (records, kept) = try Self.unheldFlowVersions(in: store, held: held, heldLatest: heldLatest)
+        }
+        let loaded = Self.load(flows: records, live: try store.liveFlowVersions(), activations: try store.flowActivations(),
+                               flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment),
+                               keeping: kept, reusing: held)
+        loaded.registry.state.withLock { $0.flowMark = mark }
+        replace(with: loaded.registry)
+        return loaded.skipped
+    }
+
+    /// The stored flow versions a registry that holds `held` reads to be in step, found by their
+    /// stamps: with the held ones to keep as they are when every one of them is still stored,
+    /// else every stored version (the held ones with their held texts).
+    private static func unheldFlowVersions(in store: any DefinitionStore, held: [FlowKey: StoredFlow],
+                                           heldLatest: [String: Int]) throws -> (records: [FlowVersionRecord], kept: Kept?) {
         let stamps = try store.flowVersionStamps()
         var unknown: [FlowVersionStamp] = []
         for stamp in stamps where held[FlowKey(name: stamp.name, version: stamp.version)]?.createdAt != stamp.createdAt {
@@ -147,29 +182,23 @@ final class DefinitionRegistry: Sendable {
         }
         let everyHeldIsStored = stamps.count - unknown.count == held.count
         var records: [FlowVersionRecord] = []
-        var kept: Kept? = nil
         if unknown.count > Self.versionsReadOneByOne {
-            records = try store.allFlowVersions()
+            return (try store.allFlowVersions(), nil)
         } else if everyHeldIsStored {
-            kept = Kept(flows: held, latest: heldLatest)
             for stamp in unknown {
                 if let record = try store.flowVersion(name: stamp.name, version: stamp.version) { records.append(record) }
             }
-        } else {
-            records.reserveCapacity(stamps.count)
-            for stamp in stamps {
-                if let stored = held[FlowKey(name: stamp.name, version: stamp.version)], stored.createdAt == stamp.createdAt {
-                    records.append(FlowVersionRecord(name: stamp.name, version: stamp.version, definition: stored.text, createdAt: stamp.createdAt))
-                } else if let record = try store.flowVersion(name: stamp.name, version: stamp.version) {
-                    records.append(record)  // nil: removed since the stamps were read
-                }
+            return (records, Kept(flows: held, latest: heldLatest))
+        }
+        records.reserveCapacity(stamps.count)
+        for stamp in stamps {
+            if let stored = held[FlowKey(name: stamp.name, version: stamp.version)], stored.createdAt == stamp.createdAt {
+                records.append(FlowVersionRecord(name: stamp.name, version: stamp.version, definition: stored.text, createdAt: stamp.createdAt))
+            } else if let record = try store.flowVersion(name: stamp.name, version: stamp.version) {
+                records.append(record)  // nil: removed since the stamps were read
             }
         }
-        let loaded = Self.load(flows: records, live: try store.liveFlowVersions(), activations: try store.flowActivations(),
-                               flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment),
-                               keeping: kept, reusing: held)
-        replace(with: loaded.registry)
-        return loaded.skipped
+        return (records, nil)
     }
 
     /// Takes over everything `other` holds (definitions just read from the database). Catalogs
