@@ -3,7 +3,8 @@
 
 For each build given: a fresh throwaway PostgreSQL (scripts/pgserver.py), VERSIONS more stored
 flow versions (copies of the sample app's own flows, stored by SQL once the server has migrated
-the database: a history of real definitions), and two nodes on it (no --single-node). Then,
+the database: a history of real definitions), and two nodes on it (no --single-node), which are
+left to take the stored versions in until neither has used CPU for a second. Then,
 CHANGES times: a flag is changed through node A (or, with --change flow, a new version of the
 `home` flow is stored through it, not made live), a session is created through node B at once
 (its node finds the fingerprint moved and reads the definitions again before it answers), and a
@@ -88,7 +89,16 @@ def run(binary, versions, changes, change):
                 SELECT f.name, f.version + g, f.definition, f.created_at
                 FROM flow_versions f, generate_series(1, ceil({versions} / 8.0)::int) AS g WHERE f.version = 1""",
                             "-c", "ANALYZE flow_versions"], check=True)
-        time.sleep(1)  # both pollers take the new versions in
+        # Both pollers take the new versions in (at 50,000, seconds of parsing): wait until
+        # neither node has used CPU for a second, so that the changes are measured alone.
+        idle_since, last = time.monotonic(), sum(ticks(node.pid) for node in nodes)
+        for _ in range(240):
+            time.sleep(0.25)
+            now = sum(ticks(node.pid) for node in nodes)
+            if now - last > 2:
+                idle_since, last = time.monotonic(), now
+            elif time.monotonic() - idle_since >= 1:
+                break
         stored = subprocess.run([psql, "-Atq", url, "-c", "SELECT count(*) FROM flow_versions"],
                                 check=True, capture_output=True, text=True).stdout.strip()
         admin = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
