@@ -249,8 +249,25 @@ public final class Application: Sendable {
             // Another node may have changed a definition a moment ago: admin routes, OFREP and
             // GrowthBook see it (one small query: the fingerprint; a reload only when it moved).
             // A new session reads the fingerprint with its user, in one round trip (`start`).
+            if Self.evaluatesFlags(request.path) {
+                // What clients poll: the evaluations that come while the fingerprint is read
+                // share the next read, and are answered on the thread that made it, their
+                // connections suspended meanwhile, instead of a round trip each.
+                let later = DeferredResponse()
+                definitionSync.afterFreshRead { [self] in
+                    let answer = routed(request, since: start)
+                    if let inner = answer.deferred { inner.whenComplete { later.complete($0) } } else { later.complete(answer) }
+                }
+                return .later(later)
+            }
             definitionSync.refresh()
         }
+        return routed(request, since: start)
+    }
+
+    /// `answer` once the definitions are current: routes the request, then records its metrics
+    /// and logs it (when its answer is given, for one that comes later).
+    private func routed(_ request: Request, since start: ContinuousClock.Instant) -> Response {
         // libmicrohttpd leaves the body out of HEAD answers itself, keeping Content-Length.
         // Assigned whole from the router's tuple: a copy of the answer taken out of a tuple kept
         // alive for its pattern and route retained each of the answer's references, on every request.
@@ -336,6 +353,12 @@ public final class Application: Sendable {
     static func carriesCredentials(_ request: Request) -> Bool {
         request.headers["Authorization"] != nil || request.headers["X-API-Key"] != nil || request.queryValue("ticket") != nil
             || request.path.hasPrefix(growthBookPrefix)
+    }
+
+    /// The routes of `readsDefinitions` that clients poll, which share reads of the fingerprint:
+    /// OFREP and the GrowthBook payload.
+    static func evaluatesFlags(_ path: String) -> Bool {
+        path.hasPrefix("/ofrep/") || path.hasPrefix(growthBookPrefix)
     }
 
     /// Routes whose answer depends on the current definitions, read before they are routed: the

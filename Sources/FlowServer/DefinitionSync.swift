@@ -24,6 +24,10 @@ final class DefinitionSync: Sendable {
     /// PUT through another 28 ms later, was refused 422 there).
     private let fingerprint = Mutex<String?>(nil)
     private let stop = DispatchSemaphore(value: 0)
+    /// What waits for a read of the fingerprint begun after it came (`afterFreshRead`), and the
+    /// signal that wakes the thread that reads it.
+    private let waiting = Mutex<[@Sendable () -> Void]>([])
+    private let wake = DispatchSemaphore(value: 0)
 
     init(store: any DefinitionStore, registry: DefinitionRegistry, logger: Logger, counters: ClusterCounters) {
         self.store = store
@@ -31,6 +35,22 @@ final class DefinitionSync: Sendable {
         self.logger = logger
         self.counters = counters
         fingerprint.withLock { $0 = try? store.definitionsFingerprint() }
+        let wake = self.wake
+        let reader = Thread { [weak self] in
+            Thread.current.name = "fs-definitions-reads"
+            while true {
+                wake.wait()
+                guard let self else { return }
+                let batch = waiting.withLock { waiting in
+                    defer { waiting = [] }
+                    return waiting
+                }
+                guard !batch.isEmpty else { continue }
+                refresh()
+                for work in batch { work() }
+            }
+        }
+        reader.start()
     }
 
     /// Starts polling on a thread of its own; it ends once this object is released.
@@ -47,7 +67,24 @@ final class DefinitionSync: Sendable {
         thread.start()
     }
 
-    deinit { stop.signal() }
+    deinit {
+        stop.signal()
+        wake.signal()
+    }
+
+    /// Runs `work` once a read of the fingerprint begun after this call has ended (and the
+    /// definitions were read again if it moved), on the thread that read it. Every call made
+    /// while a read is under way waits for the next one, which they all share: a node answering
+    /// many flag evaluations at once reads the fingerprint once for all that came meanwhile,
+    /// instead of once each, and each still sees every change committed before it came.
+    func afterFreshRead(_ work: @escaping @Sendable () -> Void) {
+        let first = waiting.withLock { waiting in
+            waiting.append(work)
+            return waiting.count == 1
+        }
+        // Only the first of a batch wakes the reader: it takes every call queued until it does.
+        if first { wake.signal() }
+    }
 
     /// Reads the definitions again when the fingerprint moved (or `force`).
     func refresh(force: Bool = false) {

@@ -2,10 +2,12 @@
 // neither read nor parsed again (flow versions are immutable), and what changed is.
 @testable import FlowServer
 import FlowStore
+import Logging
 import Foundation
 @testable import PostgresStore
 import SQLiteStore
 import StoreTestSupport
+import Synchronization
 import Testing
 
 struct DefinitionReloadTests {
@@ -170,5 +172,36 @@ struct DefinitionReloadTests {
         let appText = try Self.text("app")
         #expect(registry.flow("app", version: 1)?.text == appText + " ", "reading what is new again")
         #expect(registry.flow("home", version: 1) === edited)
+    }
+
+    /// Calls waiting for a fresh read of the fingerprint share the next one, and never one begun
+    /// before they came: while a read is stalled, ten more calls wait; once it ends, the call
+    /// that came before it runs after it, and the ten after one more read, all together.
+    @Test func callsForAFreshReadShareTheNextAndNeverOneUnderWay() throws {
+        let (database, base) = try Self.seeded(.sqlite)
+        defer { try? base.close(); withExtendedLifetime(database) {} }
+        let store = StallingStore(base: base)
+        let sync = DefinitionSync(store: store, registry: try Self.loaded(base), logger: Logger(label: "test"), counters: ClusterCounters())
+        let readsAt = Mutex<[String: Int]>([:])
+        let ran = DispatchSemaphore(value: 0)
+        func record(_ name: String) -> @Sendable () -> Void {
+            { [store] in
+                readsAt.withLock { $0[name] = store.fingerprintReads.load(ordering: .sequentiallyConsistent) }
+                ran.signal()
+            }
+        }
+        let before = store.fingerprintReads.load(ordering: .sequentiallyConsistent)
+        store.stallFingerprint()
+        sync.afterFreshRead(record("first"))
+        #expect(store.fingerprintStalled.wait(timeout: .now() + 10) == .success)
+        for index in 0..<10 { sync.afterFreshRead(record("late \(index)")) }
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(readsAt.withLock { $0.isEmpty }, "nothing runs before its read ends")
+        store.releaseFingerprint()
+        for _ in 0..<11 { #expect(ran.wait(timeout: .now() + 10) == .success) }
+        let reads = readsAt.withLock { $0 }
+        #expect(reads["first"] == before + 1)
+        #expect((0..<10).allSatisfy { reads["late \($0)"] == before + 2 }, "one more read, shared: \(reads)")
+        #expect(store.fingerprintReads.load(ordering: .sequentiallyConsistent) == before + 2)
     }
 }

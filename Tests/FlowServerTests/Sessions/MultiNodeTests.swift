@@ -229,6 +229,59 @@ struct MultiNodeTests {
         #expect(try a.direct.send("GET", "/v1/experiments/short", headers: admin).status == 200)
     }
 
+    /// Flag evaluations on one node share reads of the fingerprint, and each still sees a flag
+    /// changed through the other node before it was sent, without waiting for a poll: while four
+    /// clients evaluate through a real socket without pause, the flag is changed 20 times, and
+    /// every evaluation sent after a change was acknowledged answers that change or a later one
+    /// (one joining a read begun before it would answer the one before). The GrowthBook
+    /// payload, which shares the reads too, carries the last change.
+    @Test func flagEvaluationsSeeAChangeMadeElsewhereJustBefore() throws {
+        let (a, b) = try Self.nodes()
+        let admin = [("Authorization", "Bearer \(TestApp.adminToken)")]
+        let key = try OFREPTests.clientKey(a.direct).key
+        func put(_ value: Int) throws {
+            let put = try a.direct.send("PUT", "/v1/flags/race", body: #"{"variants": {"v": \#(value)}, "defaultVariant": "v"}"#,
+                                        headers: admin)
+            try #require(put.status == 200 || put.status == 201, "\(put.text)")
+        }
+        try put(0)
+        try b.withServer { serverB in
+            let sender = SocketSender(port: serverB.port)
+            let evaluations = Mutex<[(sent: ContinuousClock.Instant, value: Int?)]>([])
+            let done = Atomic<Bool>(false)
+            let clients = DispatchGroup()
+            for _ in 0..<4 {
+                DispatchQueue.global().async(group: clients) {
+                    while !done.load(ordering: .relaxed) {
+                        let sent = ContinuousClock.now
+                        let value = (try? sender.send("POST", OFREPTests.single + "race", body: OFREPTests.body(#"{"targetingKey":"ada"}"#),
+                                                      headers: [("Authorization", "Bearer \(key)")]))?.json["value"].integerValue
+                        evaluations.withLock { $0.append((sent, value)) }
+                    }
+                }
+            }
+            var acknowledged: [ContinuousClock.Instant] = []
+            for change in 1...20 {
+                try put(change)
+                acknowledged.append(.now)
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            done.store(true, ordering: .relaxed)
+            clients.wait()
+            let seen = evaluations.withLock { $0 }
+            #expect(seen.count > 100 && seen.allSatisfy { $0.value != nil }, "\(seen.count) evaluations")
+            var stale: [String] = []
+            for evaluation in seen {
+                let newest = acknowledged.lastIndex { $0 < evaluation.sent }.map { $0 + 1 } ?? 0
+                if let value = evaluation.value, value < newest { stale.append("sent after change \(newest), answered \(value)") }
+            }
+            #expect(stale.isEmpty, "\(stale.count) of \(seen.count): \(stale.prefix(5))")
+            let payload = try sender.send("GET", "/api/features/\(key)")
+            #expect(payload.status == 200)
+            #expect(payload.json["features"]["race"]["defaultValue"].integerValue == 20, "\(payload.text)")
+        }
+    }
+
     /// `/metrics` shows what an operator of several nodes watches.
     @Test func metricsShowCacheAndDatabaseWork() throws {
         let (a, b) = try Self.nodes()

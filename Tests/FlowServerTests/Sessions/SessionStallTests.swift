@@ -12,7 +12,8 @@ import Testing
 /// A real store that stalls `session(id:)` for one chosen session id until released, and whose
 /// health check can be made to find a refusal (as a PostgreSQL failover guard does when the
 /// check's connection reaches a former primary), and whose log reads can be made to fail or
-/// to stall (`failsLogReads`, `stallsLogReads`): the only faults it injects. It counts the
+/// to stall (`failsLogReads`, `stallsLogReads`), and whose reads of the definitions' fingerprint
+/// can be made to stall (`stallFingerprint`): the only faults it injects. It counts the
 /// sessions read whole (`sessionReads`). Every other call goes to the store inside as it is.
 final class StallingStore: FlowStore, Sendable {
     let base: any FlowStore
@@ -131,7 +132,29 @@ final class StallingStore: FlowStore, Sendable {
     public func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int], audit: AuditStamp?) throws -> Int? { try base.changeExperiment(key: key, definition: definition, revision: revision, activating: activating, audit: audit) }
     public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws { try base.seedDefinition(kind, key: key, definition: definition) }
     public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] { try base.allDefinitions(kind) }
-    public func definitionsFingerprint() throws -> String { try base.definitionsFingerprint() }
+    /// Reads of the definitions' fingerprint so far.
+    let fingerprintReads = Atomic<Int>(0)
+    /// While set, a read of the fingerprint signals `fingerprintStalled` and waits for `releaseFingerprint()`.
+    private let stallsFingerprint = Atomic<Bool>(false)
+    private let fingerprintGate = DispatchSemaphore(value: 0)
+    let fingerprintStalled = DispatchSemaphore(value: 0)
+
+    func stallFingerprint() { stallsFingerprint.store(true, ordering: .sequentiallyConsistent) }
+
+    /// Lets the stalled read of the fingerprint (and later ones) through.
+    func releaseFingerprint() {
+        stallsFingerprint.store(false, ordering: .sequentiallyConsistent)
+        fingerprintGate.signal()
+    }
+
+    public func definitionsFingerprint() throws -> String {
+        if stallsFingerprint.load(ordering: .sequentiallyConsistent) {
+            fingerprintStalled.signal()
+            fingerprintGate.wait()
+        }
+        fingerprintReads.add(1, ordering: .sequentiallyConsistent)
+        return try base.definitionsFingerprint()
+    }
     public func experimentReport(_ experiment: String) throws -> [String: ExperimentVariantCounts] { try base.experimentReport(experiment) }
     public func createRelease(_ release: ReleaseRecord, texts: [String: String], audit: AuditStamp) throws -> ReleaseRecord { try base.createRelease(release, texts: texts, audit: audit) }
     public func release(id: Int) throws -> ReleaseRecord? { try base.release(id: id) }
