@@ -8,6 +8,9 @@
 # turns, `rounds` times. SERVE_ARGS is added to `serve` (SERVE_ARGS=--single-node: without the
 # fingerprint's reads, the floor). FLOW_VERSIONS=N stores N more flow versions (1,500 characters
 # each, by SQL, once the server has migrated the database), as a team's history grows.
+# WORKLOAD=ofrep measures OFREP evaluations of one flag instead (bench/ofrep.lua, with a client
+# key made through the admin API), which also read the fingerprint on a shared database. Each
+# line also gives the node's PostgreSQL round trips a request (`flowstack_db_round_trips_total`).
 # Usage: bench/pg_create.sh [seconds] [rounds] BIN [BIN...]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +39,15 @@ pg_ticks() {
     echo "$total"
 }
 
-printf 'wrk -t2 -c16 -d%ss bench/create.lua, a fresh PostgreSQL per run, %s rounds, %s more flow versions\n' "$seconds" "$rounds" "${FLOW_VERSIONS:-0}"
+workload=${WORKLOAD:-create}
+case "$workload" in
+    create) script=bench/create.lua; what=creation ;;
+    ofrep) script=bench/ofrep.lua; what=evaluation ;;
+    *) echo "bench: WORKLOAD is create or ofrep" >&2; exit 2 ;;
+esac
+trips() { curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "flowstack_db_round_trips_total" {print $2}'; }
+
+printf 'wrk -t2 -c16 -d%ss %s, a fresh PostgreSQL per run, %s rounds, %s more flow versions\n' "$seconds" "$script" "$rounds" "${FLOW_VERSIONS:-0}"
 for round in $(seq "$rounds"); do
     for bin in "$@"; do
         work=$(mktemp -d)
@@ -53,19 +64,27 @@ for round in $(seq "$rounds"); do
                 SELECT 'history-' || (g % 50), g, repeat('x', 1500), '2026-01-01T00:00:00.000Z'
                 FROM generate_series(1, $FLOW_VERSIONS) AS g" -c "ANALYZE flow_versions"
         fi
-        wrk -t2 -c16 -d2s -s bench/create.lua "http://127.0.0.1:$port" >/dev/null
+        if [ "$workload" = ofrep ]; then
+            KEY=$(curl -sf -X POST "http://127.0.0.1:$port/v1/client-keys" -H 'Content-Type: application/json' \
+                -H 'Authorization: Bearer bench-admin-token-0000000000000000000000' -d '{"name":"bench"}' |
+                python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
+            export KEY
+        fi
+        wrk -t2 -c16 -d2s -s "$script" "http://127.0.0.1:$port" >/dev/null
         pg0=$(pg_ticks)
         fs0=$(awk '{print $14 + $15}' "/proc/$server/stat")
-        out=$(wrk -t2 -c16 -d"${seconds}s" --latency -s bench/create.lua "http://127.0.0.1:$port")
+        rt0=$(trips)
+        out=$(wrk -t2 -c16 -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:$port")
         pg1=$(pg_ticks)
         fs1=$(awk '{print $14 + $15}' "/proc/$server/stat")
+        rt1=$(trips)
         count=$(printf '%s\n' "$out" | awk '/requests in/ {print $1}')
         p99=$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')
         non2xx=$(printf '%s\n' "$out" | awk '/Non-2xx/ {print $5}')
         python3 -c "
 n = $count
-print(f'round $round  {\"$bin\"}: {n / $seconds:6.0f} creations/s  p99 $p99  PostgreSQL CPU {($pg1 - $pg0) / $hz / n * 1e6:6.1f} us  '
-      f'flowstack CPU {($fs1 - $fs0) / $hz / n * 1e6:6.1f} us a creation  non-2xx ${non2xx:-0}')"
+print(f'round $round  {\"$bin\"}: {n / $seconds:6.0f} ${what}s/s  p99 $p99  PostgreSQL CPU {($pg1 - $pg0) / $hz / n * 1e6:6.1f} us  '
+      f'flowstack CPU {($fs1 - $fs0) / $hz / n * 1e6:6.1f} us a $what  {($rt1 - $rt0) / n:.3f} round trips a $what  non-2xx ${non2xx:-0}')"
         cleanup
     done
 done
