@@ -254,8 +254,9 @@ public final class Application: Sendable {
                 // share the next read, and are answered on the thread that made it, their
                 // connections suspended meanwhile, instead of a round trip each.
                 let later = DeferredResponse()
-                definitionSync.afterFreshRead { [self] in
-                    let answer = routed(request, since: start)
+                definitionSync.afterFreshRead { [self] seen in
+                    // Its client key is checked at the revision read (`ClientKeys`).
+                    let answer = ClientKeys.$checkedAt.withValue(seen) { routed(request, since: start) }
                     if let inner = answer.deferred { inner.whenComplete { later.complete($0) } } else { later.complete(answer) }
                 }
                 return .later(later)

@@ -2,6 +2,7 @@
 import FlowStore
 import HTTPServer
 import Logging
+import Synchronization
 
 /// A live client key, as a route that accepts one sees it.
 struct ClientKey: Sendable, Equatable {
@@ -9,8 +10,12 @@ struct ClientKey: Sendable, Equatable {
     let name: String
 }
 
-/// Checks client keys against the database, on every use: a revoked key opens nothing from the
-/// moment its revocation is committed, on every node (no cache to go stale).
+/// Checks client keys against the database: a revoked key opens nothing from the moment its
+/// revocation is committed, on every node. On a shared PostgreSQL, a flag evaluation is answered
+/// after a read of the definitions' revision begun after it came (`checkedAt`), which every
+/// change to a client key raises (migration 19): a live key looked up under that revision is
+/// kept, and trusted by later requests checked at the same revision, without a round trip.
+/// Everywhere else, every use reads the key.
 ///
 /// ```swift
 /// if let key = ClientKeys.presented(in: request), let live = try keys.lookup(key) { … }
@@ -18,6 +23,17 @@ struct ClientKey: Sendable, Equatable {
 final class ClientKeys: Sendable {
     let store: any KeyStore
     let logger: Logger
+    /// Live keys looked up while the definitions' revision was `revision`, by their hashes.
+    private let kept = Mutex<(revision: String, keys: [[UInt8]: ClientKey])>(("", [:]))
+
+    /// The definitions' revision (`r` and its number, as the fingerprint reads it) that a read
+    /// begun after the current request came found: set while a flag evaluation is answered on a
+    /// shared database. Nil elsewhere, and when the fingerprint was not a revision (then every
+    /// use reads the key).
+    @TaskLocal static var checkedAt: String?
+
+    /// The most keys kept under one revision: only live keys are kept, which an admin makes.
+    static let keptLimit = 10_000
 
     init(store: any KeyStore, logger: Logger) {
         self.store = store
@@ -35,11 +51,25 @@ final class ClientKeys: Sendable {
     /// The key's record when `key` is a live client key; a 503 problem when the database fails.
     func lookup(_ key: String) throws(ResponseError) -> ClientKey? {
         guard key.hasPrefix(Self.keyPrefix), key.utf8.count <= 128 else { return nil }
+        let hash = BearerToken.hash(key)
+        let revision = Self.checkedAt.flatMap { $0.hasPrefix("r") ? $0 : nil }
+        if let revision, let known = kept.withLock({ $0.revision == revision ? $0.keys[hash] : nil }) {
+            return known
+        }
+        let live: ClientKey?
         do {
-            return try store.liveClientKey(hash: BearerToken.hash(key)).map { ClientKey(id: $0.id, name: $0.name) }
+            live = try store.liveClientKey(hash: hash).map { ClientKey(id: $0.id, name: $0.name) }
         } catch {
             throw SessionService.storageFailure(error, logger: logger)
         }
+        if let revision, let live {
+            // Read after the revision was: true for as long as the revision stays.
+            kept.withLock { kept in
+                if kept.revision != revision { kept = (revision, [:]) }
+                if kept.keys.count < Self.keptLimit { kept.keys[hash] = live }
+            }
+        }
+        return live
     }
 
     /// Makes a key named `name`; returns its record and the key itself (shown once).

@@ -26,7 +26,7 @@ final class DefinitionSync: Sendable {
     private let stop = DispatchSemaphore(value: 0)
     /// What waits for a read of the fingerprint begun after it came (`afterFreshRead`), and the
     /// signal that wakes the thread that reads it.
-    private let waiting = Mutex<[@Sendable () -> Void]>([])
+    private let waiting = Mutex<[@Sendable (String?) -> Void]>([])
     private let wake = DispatchSemaphore(value: 0)
 
     init(store: any DefinitionStore, registry: DefinitionRegistry, logger: Logger, counters: ClusterCounters) {
@@ -46,8 +46,8 @@ final class DefinitionSync: Sendable {
                     return waiting
                 }
                 guard !batch.isEmpty else { continue }
-                refresh()
-                for work in batch { work() }
+                let seen = refresh()
+                for work in batch { work(seen) }
             }
         }
         reader.start()
@@ -73,11 +73,12 @@ final class DefinitionSync: Sendable {
     }
 
     /// Runs `work` once a read of the fingerprint begun after this call has ended (and the
-    /// definitions were read again if it moved), on the thread that read it. Every call made
+    /// definitions were read again if it moved), on the thread that read it, with the
+    /// fingerprint read (nil when the database could not be read). Every call made
     /// while a read is under way waits for the next one, which they all share: a node answering
     /// many flag evaluations at once reads the fingerprint once for all that came meanwhile,
     /// instead of once each, and each still sees every change committed before it came.
-    func afterFreshRead(_ work: @escaping @Sendable () -> Void) {
+    func afterFreshRead(_ work: @escaping @Sendable (_ fingerprint: String?) -> Void) {
         let first = waiting.withLock { waiting in
             waiting.append(work)
             return waiting.count == 1
@@ -86,8 +87,10 @@ final class DefinitionSync: Sendable {
         if first { wake.signal() }
     }
 
-    /// Reads the definitions again when the fingerprint moved (or `force`).
-    func refresh(force: Bool = false) {
+    /// Reads the definitions again when the fingerprint moved (or `force`); returns the
+    /// fingerprint read, nil when the database could not be read.
+    @discardableResult
+    func refresh(force: Bool = false) -> String? {
         let current: String
         do {
             current = try store.definitionsFingerprint()  // outside the lock: most refreshes stop here
@@ -95,16 +98,20 @@ final class DefinitionSync: Sendable {
             // The database is away: the next poll tries again; /healthz reports the outage.
             fingerprint.withLock { $0 = nil }
             logger.debug("definitions not refreshed", metadata: ["error": "\(error)"])
-            return
+            return nil
         }
         refresh(seen: current, force: force)
+        return current
     }
 
     /// Reads the definitions again when `current`, a fingerprint just read with something else
     /// (a new session's user, in the same round trip), is not the one they were read at; reads
     /// the fingerprint itself when the store read none.
     func refresh(seen current: String?) {
-        guard let current else { return refresh() }
+        guard let current else {
+            refresh()
+            return
+        }
         refresh(seen: current, force: false)
     }
 

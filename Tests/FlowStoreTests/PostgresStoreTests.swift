@@ -162,7 +162,9 @@ struct PostgresStoreTests {
                              ("flags", "DELETE FROM flags WHERE key = 'f'"),
                              ("experiments", "UPDATE experiments SET updated_at = updated_at"),
                              ("releases", "INSERT INTO releases (description, state, document, versions, flags, experiments, base, created_by, created_at) VALUES ('', 'draft', '{}', '{}', '{}', '{}', '{}', 'test', 'now')"),
-                             ("releases, emptied", "TRUNCATE releases")] {
+                             ("releases, emptied", "TRUNCATE releases"),
+                             ("client_keys", "INSERT INTO client_keys (id, name, key_hash, created_at) VALUES ('ck_t', 't', '\\x00', 'now')"),
+                             ("client_keys, revoked", "UPDATE client_keys SET revoked_at = 'now' WHERE id = 'ck_t'")] {
             try moved("an operator's change to \(table)") { _ = try store.write([PGStatement(sql)]) }
         }
         // From a session whose search_path does not reach the tables (an operator's psql): the

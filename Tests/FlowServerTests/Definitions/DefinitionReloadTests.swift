@@ -184,8 +184,10 @@ struct DefinitionReloadTests {
         let sync = DefinitionSync(store: store, registry: try Self.loaded(base), logger: Logger(label: "test"), counters: ClusterCounters())
         let readsAt = Mutex<[String: Int]>([:])
         let ran = DispatchSemaphore(value: 0)
-        func record(_ name: String) -> @Sendable () -> Void {
-            { [store] in
+        let fingerprint = try base.definitionsFingerprint()
+        func record(_ name: String) -> @Sendable (String?) -> Void {
+            { [store] seen in
+                #expect(seen == fingerprint, "each is given the fingerprint read for it")
                 readsAt.withLock { $0[name] = store.fingerprintReads.load(ordering: .sequentiallyConsistent) }
                 ran.signal()
             }

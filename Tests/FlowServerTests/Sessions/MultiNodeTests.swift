@@ -282,6 +282,34 @@ struct MultiNodeTests {
         }
     }
 
+    /// A node keeps the client keys it checked while the definitions' revision stays, and a key
+    /// revoked through another node opens nothing on it from the next request: warm evaluations
+    /// cost the fingerprint's read and no look-up of the key, and the ones after the revocation
+    /// are refused, OFREP's and the GrowthBook payload's.
+    @Test func aKeyRevokedThroughOneNodeOpensNothingOnTheOther() throws {
+        let (a, b) = try Self.nodes()
+        let (id, key) = try OFREPTests.clientKey(a.direct)
+        let evaluate = { try b.direct.send("POST", OFREPTests.single + "eu-face-scan", body: OFREPTests.body(#"{"targetingKey":"ada"}"#),
+                                           headers: [("Authorization", "Bearer \(key)")]) }
+        func roundTrips() throws -> Int {
+            let metrics = try b.direct.send("GET", "/metrics").text
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix("flowstack_db_round_trips_total ") }
+            return Int(line?.split(separator: " ").last ?? "") ?? -1
+        }
+        #expect(try evaluate().status == 200)
+        #expect(try b.direct.send("GET", "/api/features/\(key)").status == 200)
+        let before = try roundTrips()
+        for _ in 0..<20 { #expect(try evaluate().status == 200) }
+        let spent = try roundTrips() - before
+        #expect(spent >= 20 && spent < 30, "20 evaluations: \(spent) round trips (one fingerprint each, and a poll or two)")
+
+        #expect(try a.direct.send("DELETE", "/v1/client-keys/\(id)", headers: OFREPTests.admin).status == 204)
+        #expect(try evaluate().status == 401, "revoked elsewhere: refused at once")
+        #expect(try b.direct.send("GET", "/api/features/\(key)").status == 401)
+        let other = try OFREPTests.clientKey(a.direct, name: "android app").key
+        #expect(try b.direct.send("GET", "/api/features/\(other)").status == 200, "made elsewhere: opens at once")
+    }
+
     /// `/metrics` shows what an operator of several nodes watches.
     @Test func metricsShowCacheAndDatabaseWork() throws {
         let (a, b) = try Self.nodes()
