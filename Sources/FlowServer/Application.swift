@@ -94,9 +94,12 @@ public final class Application: Sendable {
             for document in BundledFlags.documents {
                 try store.seedDefinition(.flag, key: document.key, definition: document.text)
             }
+            // Where the stored flow versions stand, read first: the first reload reads what was
+            // stored since (on PostgreSQL).
+            let mark = try store.flowVersionChanges(since: nil)?.mark
             let loaded = DefinitionRegistry.load(
                 flows: try store.allFlowVersions(), live: try store.liveFlowVersions(), activations: try store.flowActivations(),
-                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment))
+                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment), flowMark: mark)
             for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
             registry = loaded.registry
         } catch {

@@ -75,14 +75,17 @@ final class DefinitionRegistry: Sendable {
     /// Loads every stored flow version and the live ones. A stored version that no longer
     /// parses is skipped and described in `skipped` (no new session can use it). `kept`: versions
     /// already parsed that `records` add to; a record found in `held` with the same text and time
-    /// keeps that parsed definition.
+    /// keeps that parsed definition. `flowMark`: where the store's flow versions stood, read
+    /// before `records` were (its next reload reads only what was stored since).
     static func load(flows records: [FlowVersionRecord], live: [String: Int], activations: [String: [Int]] = [:],
                      flags: [KeyedDefinitionRecord] = [],
                      experiments: [KeyedDefinitionRecord] = [],
                      keeping kept: Kept? = nil,
                      reusing held: [FlowKey: StoredFlow] = [:],
+                     flowMark: FlowVersionMark? = nil,
                      catalogCapacity: Int = DefinitionRegistry.catalogCapacity) -> (registry: DefinitionRegistry, skipped: [String]) {
         var snapshot = Snapshot()
+        snapshot.flowMark = flowMark
         snapshot.catalogs = LRUTable(capacity: catalogCapacity)
         var skipped: [String] = []
         if let kept {
@@ -154,19 +157,31 @@ final class DefinitionRegistry: Sendable {
         var records: [FlowVersionRecord] = []
         var kept: Kept? = nil
         let mark: FlowVersionMark?
-        if let heldMark, let changes = try store.flowVersionChanges(since: heldMark), changes.mark.removals == heldMark.removals {
+        let changes = try heldMark.flatMap { try store.flowVersionChanges(since: $0) }
+        if let heldMark, let changes, changes.mark.removals == heldMark.removals, changes.mark.epoch == heldMark.epoch {
             (records, kept, mark) = (changes.changed, Kept(flows: held, latest: heldLatest), changes.mark)
         } else {
             // Read before the stamps: a version stored in between is read again next time, and
-            // found held.
-            mark = try store.flowVersionChanges(since: nil)?.mark
-            (records, kept) = try Self.unheldFlowVersions(in: store, held: held, heldLatest: heldLatest)
+            // found held. A version edited since the held mark has its old stamp: not trusted.
+            mark = try changes?.mark ?? store.flowVersionChanges(since: nil)?.mark
+            var trusted = held
+            if changes?.mark.epoch == heldMark?.epoch {
+                for record in changes?.changed ?? [] { trusted[FlowKey(name: record.name, version: record.version)] = nil }
+            } else if heldMark != nil {
+                trusted = [:]  // the revision's row was made again: its numbers say nothing
+            }
+            (records, kept) = try Self.unheldFlowVersions(in: store, held: trusted, heldLatest: heldLatest)
         }
+        // A held version whose text was edited in place: the catalogs built with it go.
+        let edited = Set(records.compactMap { record -> FlowKey? in
+            let key = FlowKey(name: record.name, version: record.version)
+            guard let stored = held[key], stored.text != record.definition else { return nil }
+            return key
+        })
         let loaded = Self.load(flows: records, live: try store.liveFlowVersions(), activations: try store.flowActivations(),
                                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment),
-                               keeping: kept, reusing: held)
-        loaded.registry.state.withLock { $0.flowMark = mark }
-        replace(with: loaded.registry)
+                               keeping: kept, reusing: held, flowMark: mark)
+        replace(with: loaded.registry, dropping: edited)
         return loaded.skipped
     }
 
@@ -202,13 +217,20 @@ final class DefinitionRegistry: Sendable {
     }
 
     /// Takes over everything `other` holds (definitions just read from the database). Catalogs
-    /// already built are kept, with their order of use: flow versions are immutable, so a
-    /// catalog stays right.
-    func replace(with other: DefinitionRegistry) {
+    /// already built are kept, with their order of use: flow versions are not changed once
+    /// stored, so a catalog stays right; but those built with a version in `edited` (its text
+    /// changed in place by hand) go.
+    func replace(with other: DefinitionRegistry, dropping edited: Set<FlowKey> = []) {
         let fresh = other.state.withLock { $0 }
         state.withLock { snapshot in
             var next = fresh
             next.catalogs = snapshot.catalogs
+            if !edited.isEmpty {
+                for (versions, _) in snapshot.catalogs.entriesOldestFirst
+                where versions.contains(where: { edited.contains(FlowKey(name: $0.key, version: $0.value)) }) {
+                    _ = next.catalogs.removeValue(forKey: versions)
+                }
+            }
             for (versions, catalog) in fresh.catalogs.entriesOldestFirst where !next.catalogs.contains(versions) {
                 next.catalogs.updateValue(catalog, forKey: versions)
             }

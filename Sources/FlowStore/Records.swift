@@ -408,14 +408,18 @@ public struct FlowVersionStamp: Sendable, Hashable {
 /// Where a store's flow versions stand: the definitions' revision, which every version stored
 /// or edited raises and carries, and a count of the versions removed. A reader that read every
 /// version up to a mark finds the later ones with `flowVersionChanges(since:)`, as long as the
-/// count of removals has not moved.
+/// count of removals and the epoch have not moved.
 public struct FlowVersionMark: Sendable, Hashable {
     public var revision: Int
     public var removals: Int
+    /// What the revision's numbers belong to: another when its row was made again, and its
+    /// numbers started over.
+    public var epoch: String
 
-    public init(revision: Int, removals: Int) {
+    public init(revision: Int, removals: Int, epoch: String = "") {
         self.revision = revision
         self.removals = removals
+        self.epoch = epoch
     }
 }
 

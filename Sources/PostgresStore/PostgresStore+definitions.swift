@@ -94,18 +94,19 @@ extension PostgresStore {
     /// revision row's lock in commit order, so none is committed later below the mark read.
     public func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges? {
         let rows = try read([PGStatement("""
-            SELECT r.revision, r.flow_versions_removed, f.name, f.version, f.definition, f.created_at
+            SELECT r.revision, r.flow_versions_removed, r.epoch, f.name, f.version, f.definition, f.created_at
             FROM definitions_revision r LEFT JOIN flow_versions f ON f.stored_revision > $1::bigint
             WHERE r.only_row ORDER BY f.name, f.version
             """, [.integer(mark?.revision ?? Int.max)])])[0]
-        guard rows.count > 0, let revision = try rows.integer(0, 0), let removals = try rows.integer(0, 1) else { return nil }
+        guard rows.count > 0, let revision = try rows.integer(0, 0), let removals = try rows.integer(0, 1),
+              let epoch = try rows.string(0, 2) else { return nil }
         var changed: [FlowVersionRecord] = []
         for row in 0..<rows.count {
-            guard let name = try rows.string(row, 2) else { continue }  // the mark's row alone: nothing since
-            changed.append(FlowVersionRecord(name: name, version: try rows.int(row, 3), definition: try rows.text(row, 4),
-                                             createdAt: try rows.text(row, 5)))
+            guard let name = try rows.string(row, 3) else { continue }  // the mark's row alone: nothing since
+            changed.append(FlowVersionRecord(name: name, version: try rows.int(row, 4), definition: try rows.text(row, 5),
+                                             createdAt: try rows.text(row, 6)))
         }
-        return FlowVersionChanges(mark: FlowVersionMark(revision: revision, removals: removals), changed: changed)
+        return FlowVersionChanges(mark: FlowVersionMark(revision: revision, removals: removals, epoch: epoch), changed: changed)
     }
 
     public func liveFlowVersions() throws -> [String: Int] {
@@ -247,7 +248,7 @@ extension PostgresStore {
     /// seen. Prepared once per connection: PostgreSQL planned the counted form in about a
     /// millisecond at every read.
     static let definitionsFingerprintStatement = PGStatement("""
-        SELECT COALESCE((SELECT 'r' || revision FROM definitions_revision WHERE only_row),
+        SELECT COALESCE((SELECT 'r' || revision || '.' || epoch FROM definitions_revision WHERE only_row),
                (SELECT count(*) || ':' || coalesce(max(created_at), '') FROM flow_versions) || '|' ||
                (SELECT coalesce(string_agg(name || ':' || version, ',' ORDER BY name), '') FROM live_flows) || '|' ||
                (SELECT count(*) || ':' || coalesce(sum(revision), 0) FROM flags) || '|' ||

@@ -16,3 +16,9 @@ CREATE TRIGGER client_keys_revision AFTER INSERT OR UPDATE OR DELETE ON client_k
     FOR EACH ROW EXECUTE FUNCTION raise_definitions_revision();
 CREATE TRIGGER client_keys_truncated AFTER TRUNCATE ON client_keys
     FOR EACH STATEMENT EXECUTE FUNCTION raise_definitions_revision();
+
+-- The revision's row also carries a random epoch, which the fingerprint and the flow versions'
+-- mark read with the number. Should the row be removed and made again by hand (starting again at
+-- 1, as migration 17 made it), its new epoch tells every node that the numbers they hold mean
+-- nothing any more: kept keys are looked up again, and every stored version's stamp compared.
+ALTER TABLE definitions_revision ADD COLUMN epoch TEXT NOT NULL DEFAULT md5(random()::text || clock_timestamp()::text);

@@ -23,11 +23,13 @@ struct DefinitionReloadTests {
         return (database, store)
     }
 
-    /// A registry loaded from everything `store` holds, as a node starts.
-    static func loaded(_ store: any FlowStore) throws -> DefinitionRegistry {
-        DefinitionRegistry.load(flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
-                                activations: try store.flowActivations(), flags: try store.allDefinitions(.flag),
-                                experiments: try store.allDefinitions(.experiment)).registry
+    /// A registry loaded from everything `store` holds, as a node starts (`marked`: with the
+    /// mark of its flow versions read first, as `Application` does).
+    static func loaded(_ store: any FlowStore, marked: Bool = false) throws -> DefinitionRegistry {
+        let mark = marked ? try store.flowVersionChanges(since: nil)?.mark : nil
+        return DefinitionRegistry.load(flows: try store.allFlowVersions(), live: try store.liveFlowVersions(),
+                                       activations: try store.flowActivations(), flags: try store.allDefinitions(.flag),
+                                       experiments: try store.allDefinitions(.experiment), flowMark: mark).registry
     }
 
     /// Runs plain SQL on the store's database, as an operator would by hand.
@@ -113,6 +115,16 @@ struct DefinitionReloadTests {
         #expect(zip(stamps, held).allSatisfy { test.app.registry.flow("home", version: $0.version) === $1 })
     }
 
+    /// A node on PostgreSQL reads the mark of its flow versions as it starts: the first reload
+    /// after the start reads a text edited in place since.
+    @Test(.enabled(if: TestStoreKind.isPostgreSQL, "marks are PostgreSQL's")) func aNodeStartsWithTheMarkOfItsVersions() throws {
+        let test = try TestApp()
+        try Self.execute(test.store, "UPDATE flow_versions SET definition = definition || ' ' WHERE name = 'home' AND version = 1")
+        _ = try test.app.registry.reload(from: test.store)
+        let homeText = try Self.text("home")
+        #expect(test.app.registry.flow("home", version: 1)?.text == homeText + " ")
+    }
+
     /// A stored version that does not parse is skipped at every reload, and reported by each
     /// reload that reads it: every one that reads the stamps (SQLite's), the first on PostgreSQL,
     /// whose next reloads read only the versions stored since. The versions beside it load.
@@ -172,6 +184,51 @@ struct DefinitionReloadTests {
         let appText = try Self.text("app")
         #expect(registry.flow("app", version: 1)?.text == appText + " ", "reading what is new again")
         #expect(registry.flow("home", version: 1) === edited)
+    }
+
+    /// On PostgreSQL, a text edited in place is read again by the first reload after a node
+    /// starts (its mark read at the start), and by a reload that compares the stamps because a
+    /// version was removed too; the catalogs built with the edited version go.
+    @Test(arguments: [TestStoreKind.postgresql]) func anEditInPlaceIsReadWhicheverWayTheReloadGoes(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.seeded(kind)
+        defer { try? store.close(); withExtendedLifetime(database) {} }
+        let registry = try Self.loaded(store, marked: true)
+        let live = ["app": 1, "home": 1, "onboarding": 1, "modal": 1]
+        #expect(registry.catalog(for: live) != nil)
+        let signature = try #require(registry.catalogsByRecency.first)
+
+        try Self.execute(store, "UPDATE flow_versions SET definition = definition || ' ' WHERE name = 'home' AND version = 1")
+        #expect(try registry.reload(from: store).isEmpty)
+        let homeText = try Self.text("home")
+        #expect(registry.flow("home", version: 1)?.text == homeText + " ", "the first reload after the start")
+        #expect(!registry.catalogsByRecency.contains(signature), "its catalog went")
+
+        #expect(try store.addFlowVersion(name: "modal", definition: try Self.text("modal"), activate: false) == 2)
+        _ = try registry.reload(from: store)
+        try Self.execute(store, "UPDATE flow_versions SET definition = definition || '  ' WHERE name = 'home' AND version = 1")
+        try Self.execute(store, "DELETE FROM flow_versions WHERE name = 'modal' AND version = 2")
+        #expect(try registry.reload(from: store).isEmpty)
+        #expect(registry.flow("home", version: 1)?.text == homeText + "   ", "edited while a version was removed")
+        #expect(registry.flow("modal", version: 2) == nil)
+    }
+
+    /// The revision's row removed and made again by hand starts its numbers over, under another
+    /// epoch: a node that read up to a higher number compares every stamp, and reads a version
+    /// stamped since with a lower number.
+    @Test(arguments: [TestStoreKind.postgresql]) func aRevisionMadeAgainIsNotTakenForTheOldOne(_ kind: TestStoreKind) throws {
+        let (database, store) = try Self.seeded(kind)
+        defer { try? store.close(); withExtendedLifetime(database) {} }
+        for _ in 0..<5 {
+            _ = try store.putDefinition(.flag, key: "f", definition: #"{"variants":{"on":true},"defaultVariant":"on"}"#, audit: nil)
+        }
+        let registry = try Self.loaded(store, marked: true)
+        try Self.execute(store, "DELETE FROM definitions_revision")
+        try Self.execute(store, "INSERT INTO definitions_revision (only_row, revision) VALUES (TRUE, 1)")
+        try Self.execute(store, "UPDATE flow_versions SET definition = definition || ' ' WHERE name = 'app' AND version = 1")
+        let skipped = try registry.reload(from: store)
+        #expect(skipped.isEmpty, "\(skipped)")
+        let appText = try Self.text("app")
+        #expect(registry.flow("app", version: 1)?.text == appText + " ")
     }
 
     /// Calls waiting for a fresh read of the fingerprint share the next one, and never one begun
