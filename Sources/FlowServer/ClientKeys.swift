@@ -13,8 +13,9 @@ struct ClientKey: Sendable, Equatable {
 /// Checks client keys against the database: a revoked key opens nothing from the moment its
 /// revocation is committed, on every node. On a shared PostgreSQL, a flag evaluation is answered
 /// after a read of the definitions' revision begun after it came (`checkedAt`), which every
-/// change to a client key raises (migration 19): a live key looked up under that revision is
-/// kept, and trusted by later requests checked at the same revision, without a round trip.
+/// change to a client key raises (migration 19): a key looked up under that revision is kept,
+/// live or not, and trusted by later requests checked at the same revision, without a round
+/// trip.
 /// Everywhere else, every use reads the key.
 ///
 /// ```swift
@@ -23,8 +24,10 @@ struct ClientKey: Sendable, Equatable {
 final class ClientKeys: Sendable {
     let store: any KeyStore
     let logger: Logger
-    /// Live keys looked up while the definitions' revision was `revision`, by their hashes.
-    private let kept = Mutex<(revision: String, keys: [[UInt8]: ClientKey])>(("", [:]))
+    /// Keys looked up while the definitions' revision was `revision`, by their hashes: the live
+    /// ones, and those that open nothing (so that a key repeated by a client that lost its own is
+    /// not a round trip each).
+    private let kept = Mutex<(revision: String, live: [[UInt8]: ClientKey], refused: Set<[UInt8]>)>(("", [:], []))
 
     /// The definitions' revision (`r` and its number, as the fingerprint reads it) that a read
     /// begun after the current request came found: set while a flag evaluation is answered on a
@@ -32,7 +35,7 @@ final class ClientKeys: Sendable {
     /// use reads the key).
     @TaskLocal static var checkedAt: String?
 
-    /// The most keys kept under one revision: only live keys are kept, which an admin makes.
+    /// The most keys kept under one revision, live and refused each; past it, keys are looked up.
     static let keptLimit = 10_000
 
     init(store: any KeyStore, logger: Logger) {
@@ -53,8 +56,13 @@ final class ClientKeys: Sendable {
         guard key.hasPrefix(Self.keyPrefix), key.utf8.count <= 128 else { return nil }
         let hash = BearerToken.hash(key)
         let revision = Self.checkedAt.flatMap { $0.hasPrefix("r") ? $0 : nil }
-        if let revision, let known = kept.withLock({ $0.revision == revision ? $0.keys[hash] : nil }) {
-            return known
+        if let revision {
+            let known: ClientKey?? = kept.withLock { kept in
+                if kept.revision != revision { kept = (revision, [:], []) }  // whatever is looked up next
+                if let live = kept.live[hash] { return .some(live) }
+                return kept.refused.contains(hash) ? .some(nil) : nil
+            }
+            if let known { return known }
         }
         let live: ClientKey?
         do {
@@ -62,11 +70,15 @@ final class ClientKeys: Sendable {
         } catch {
             throw SessionService.storageFailure(error, logger: logger)
         }
-        if let revision, let live {
+        if let revision {
             // Read after the revision was: true for as long as the revision stays.
             kept.withLock { kept in
-                if kept.revision != revision { kept = (revision, [:]) }
-                if kept.keys.count < Self.keptLimit { kept.keys[hash] = live }
+                guard kept.revision == revision else { return }
+                if let live {
+                    if kept.live.count < Self.keptLimit { kept.live[hash] = live }
+                } else if kept.refused.count < Self.keptLimit {
+                    kept.refused.insert(hash)
+                }
             }
         }
         return live

@@ -70,11 +70,14 @@ final class DefinitionSync: Sendable {
     deinit {
         stop.signal()
         wake.signal()
+        // None can be left (each holds what answers it, which holds this), but none is dropped.
+        for work in waiting.withLock({ $0 }) { work(nil) }
     }
 
     /// Runs `work` once a read of the fingerprint begun after this call has ended (and the
     /// definitions were read again if it moved), on the thread that read it, with the
-    /// fingerprint read (nil when the database could not be read). Every call made
+    /// fingerprint read. When the database could not be read, or the definitions not read
+    /// again, `work` gets nil and runs on the definitions held, as a request did before. Every call made
     /// while a read is under way waits for the next one, which they all share: a node answering
     /// many flag evaluations at once reads the fingerprint once for all that came meanwhile,
     /// instead of once each, and each still sees every change committed before it came.
@@ -88,7 +91,7 @@ final class DefinitionSync: Sendable {
     }
 
     /// Reads the definitions again when the fingerprint moved (or `force`); returns the
-    /// fingerprint read, nil when the database could not be read.
+    /// fingerprint read, nil when the database could not be read or the definitions not read again.
     @discardableResult
     func refresh(force: Bool = false) -> String? {
         let current: String
@@ -100,8 +103,7 @@ final class DefinitionSync: Sendable {
             logger.debug("definitions not refreshed", metadata: ["error": "\(error)"])
             return nil
         }
-        refresh(seen: current, force: force)
-        return current
+        return refresh(seen: current, force: force) ? current : nil
     }
 
     /// Reads the definitions again when `current`, a fingerprint just read with something else
@@ -115,18 +117,22 @@ final class DefinitionSync: Sendable {
         refresh(seen: current, force: false)
     }
 
-    private func refresh(seen current: String, force: Bool) {
+    /// False when the definitions had to be read again and could not be.
+    @discardableResult
+    private func refresh(seen current: String, force: Bool) -> Bool {
         fingerprint.withLock { known in
-            guard known != current || force else { return }
+            guard known != current || force else { return true }
             do {
                 for problem in try registry.reload(from: store) {
                     logger.error("stored definition skipped", metadata: ["problem": "\(problem)"])
                 }
                 known = current
                 counters.definitionReloads.add(1, ordering: .relaxed)
+                return true
             } catch {
                 known = nil
                 logger.debug("definitions not refreshed", metadata: ["error": "\(error)"])
+                return false
             }
         }
     }

@@ -303,6 +303,12 @@ struct MultiNodeTests {
         let spent = try roundTrips() - before
         #expect(spent >= 20 && spent < 30, "20 evaluations: \(spent) round trips (one fingerprint each, and a poll or two)")
 
+        let unknown = "fsk_" + String(repeating: "x", count: 43)
+        let beforeUnknown = try roundTrips()
+        for _ in 0..<10 { #expect(try b.direct.send("GET", "/api/features/\(unknown)").status == 401) }
+        let spentOnUnknown = try roundTrips() - beforeUnknown
+        #expect(spentOnUnknown >= 10 && spentOnUnknown < 16, "an unknown key, 10 times: \(spentOnUnknown) round trips (looked up once)")
+
         #expect(try a.direct.send("DELETE", "/v1/client-keys/\(id)", headers: OFREPTests.admin).status == 204)
         #expect(try evaluate().status == 401, "revoked elsewhere: refused at once")
         #expect(try b.direct.send("GET", "/api/features/\(key)").status == 401)
