@@ -92,12 +92,15 @@ extension PostgresStore {
     /// One statement, so one snapshot: the mark and the versions stored or edited after it, each
     /// found by the index on `stored_revision` (migration 18). The revisions are given under the
     /// revision row's lock in commit order, so none is committed later below the mark read.
+    /// The mark's number is written into the statement, planned at each read: prepared, its
+    /// generic plan (made while the table was small, at a node's start) scanned every stored
+    /// version at every reload once the table had grown.
     public func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges? {
         let rows = try read([PGStatement("""
             SELECT r.revision, r.flow_versions_removed, r.epoch, f.name, f.version, f.definition, f.created_at
-            FROM definitions_revision r LEFT JOIN flow_versions f ON f.stored_revision > $1::bigint
+            FROM definitions_revision r LEFT JOIN flow_versions f ON f.stored_revision > \(mark?.revision ?? Int.max)
             WHERE r.only_row ORDER BY f.name, f.version
-            """, [.integer(mark?.revision ?? Int.max)])])[0]
+            """)])[0]
         guard rows.count > 0, let revision = try rows.integer(0, 0), let removals = try rows.integer(0, 1),
               let epoch = try rows.string(0, 2) else { return nil }
         var changed: [FlowVersionRecord] = []
