@@ -75,7 +75,8 @@ final class DefinitionRegistry: Sendable {
     /// Loads every stored flow version and the live ones. A stored version that no longer
     /// parses is skipped and described in `skipped` (no new session can use it). `kept`: versions
     /// already parsed that `records` add to; a record found in `held` with the same text and time
-    /// keeps that parsed definition. `flowMark`: where the store's flow versions stood, read
+    /// keeps that parsed definition; `edited` names the versions found in `held` with another
+    /// text (edited in place by hand). `flowMark`: where the store's flow versions stood, read
     /// before `records` were (its next reload reads only what was stored since).
     static func load(flows records: [FlowVersionRecord], live: [String: Int], activations: [String: [Int]] = [:],
                      flags: [KeyedDefinitionRecord] = [],
@@ -83,11 +84,13 @@ final class DefinitionRegistry: Sendable {
                      keeping kept: Kept? = nil,
                      reusing held: [FlowKey: StoredFlow] = [:],
                      flowMark: FlowVersionMark? = nil,
-                     catalogCapacity: Int = DefinitionRegistry.catalogCapacity) -> (registry: DefinitionRegistry, skipped: [String]) {
+                     catalogCapacity: Int = DefinitionRegistry.catalogCapacity)
+        -> (registry: DefinitionRegistry, skipped: [String], edited: Set<FlowKey>) {
         var snapshot = Snapshot()
         snapshot.flowMark = flowMark
         snapshot.catalogs = LRUTable(capacity: catalogCapacity)
         var skipped: [String] = []
+        var edited: Set<FlowKey> = []
         if let kept {
             snapshot.flows = kept.flows  // shared until a record is added: then copied, not hashed again
             snapshot.latest = kept.latest
@@ -119,6 +122,7 @@ final class DefinitionRegistry: Sendable {
                 snapshot.latest[record.name] = max(snapshot.latest[record.name] ?? 0, record.version)
                 continue
             }
+            if let stored = held[key], stored.text != record.definition { edited.insert(key) }
             do throws(DefinitionProblems) {
                 let definition = try FlowDefinition.parse(Array(record.definition.utf8), limits: .storedData)
                 snapshot.flows[key] = StoredFlow(definition: definition, text: record.definition, createdAt: record.createdAt)
@@ -136,7 +140,7 @@ final class DefinitionRegistry: Sendable {
         snapshot.live = live.filter { snapshot.flows[FlowKey(name: $0.key, version: $0.value)] != nil }
         for (name, versions) in activations { snapshot.activated[name] = Set(versions) }
         for (name, version) in snapshot.live { snapshot.activated[name, default: []].insert(version) }
-        return (DefinitionRegistry(snapshot), skipped)
+        return (DefinitionRegistry(snapshot), skipped, edited)
     }
 
     /// Flow versions a reload reads one by one, each in a round trip of its own, when it finds
@@ -165,23 +169,19 @@ final class DefinitionRegistry: Sendable {
             // found held. A version edited since the held mark has its old stamp: not trusted.
             mark = try changes?.mark ?? store.flowVersionChanges(since: nil)?.mark
             var trusted = held
-            if changes?.mark.epoch == heldMark?.epoch {
-                for record in changes?.changed ?? [] { trusted[FlowKey(name: record.name, version: record.version)] = nil }
-            } else if heldMark != nil {
-                trusted = [:]  // the revision's row was made again: its numbers say nothing
+            if let heldMark {
+                if let changes, changes.mark.epoch == heldMark.epoch {
+                    for record in changes.changed { trusted[FlowKey(name: record.name, version: record.version)] = nil }
+                } else {
+                    trusted = [:]  // the revision's row was made again, or is gone: its numbers say nothing
+                }
             }
             (records, kept) = try Self.unheldFlowVersions(in: store, held: trusted, heldLatest: heldLatest)
         }
-        // A held version whose text was edited in place: the catalogs built with it go.
-        let edited = Set(records.compactMap { record -> FlowKey? in
-            let key = FlowKey(name: record.name, version: record.version)
-            guard let stored = held[key], stored.text != record.definition else { return nil }
-            return key
-        })
         let loaded = Self.load(flows: records, live: try store.liveFlowVersions(), activations: try store.flowActivations(),
                                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment),
                                keeping: kept, reusing: held, flowMark: mark)
-        replace(with: loaded.registry, dropping: edited)
+        replace(with: loaded.registry, dropping: loaded.edited)  // catalogs built with an edited version go
         return loaded.skipped
     }
 

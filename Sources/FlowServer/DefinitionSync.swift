@@ -77,10 +77,10 @@ final class DefinitionSync: Sendable {
     /// Runs `work` once a read of the fingerprint begun after this call has ended (and the
     /// definitions were read again if it moved), on the thread that read it, with the
     /// fingerprint read. When the database could not be read, or the definitions not read
-    /// again, `work` gets nil and runs on the definitions held, as a request did before. Every call made
-    /// while a read is under way waits for the next one, which they all share: a node answering
-    /// many flag evaluations at once reads the fingerprint once for all that came meanwhile,
-    /// instead of once each, and each still sees every change committed before it came.
+    /// again, `work` gets nil and runs on the definitions held, as a request did before. Every
+    /// call made while a read is under way waits for the next one, which they all share: a node
+    /// answering many flag evaluations at once reads the fingerprint once for all that came
+    /// meanwhile, instead of once each, and each still sees every change committed before it came.
     func afterFreshRead(_ work: @escaping @Sendable (_ fingerprint: String?) -> Void) {
         let first = waiting.withLock { waiting in
             waiting.append(work)
