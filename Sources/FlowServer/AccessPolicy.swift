@@ -164,12 +164,17 @@ final class AccessPolicy: Sendable {
         return ResponseError(response)
     }
 
-    /// The checks of `POST /v1/sessions` before anything is made: the rate, the client key, the
-    /// user hash.
-    func checkCreation(_ request: Request, userId: String, userHash: String?) throws(ResponseError) {
+    /// The first check of `POST /v1/sessions`, before anything is read: the rate.
+    func checkCreationRate(_ request: Request) throws(ResponseError) {
         try take(creations, clientAddress(request), what: "sessions created")
+    }
+
+    /// The checks of `POST /v1/sessions` before anything is made, after its rate: the client key
+    /// (trusted as kept when `checkedAt` is the definitions' revision read for this creation, see
+    /// `ClientKeys`), the user hash.
+    func checkCreation(_ request: Request, userId: String, userHash: String?, checkedAt: String? = nil) throws(ResponseError) {
         if let key = ClientKeys.presented(in: request) {
-            guard try clientKeys.lookup(key) != nil else {
+            guard try clientKeys.lookup(key, checkedAt: checkedAt) != nil else {
                 throw SessionService.unauthorized("The client key is unknown or revoked.")
             }
         } else if options.requireClientKey {

@@ -12,10 +12,10 @@ struct ClientKey: Sendable, Equatable {
 
 /// Checks client keys against the database: a revoked key opens nothing from the moment its
 /// revocation is committed, on every node. On a shared PostgreSQL, a flag evaluation is answered
-/// after a read of the definitions' revision begun after it came (`checkedAt`), which every
-/// change to a client key raises (migration 19): a key looked up under that revision is kept,
-/// live or not, and trusted by later requests checked at the same revision, without a round
-/// trip.
+/// after a read of the definitions' revision begun after it came (`checkedAt`), and a new
+/// session's key is checked after its user was read with that revision; every change to a
+/// client key raises it (migration 19). A key looked up under that revision is kept, live or
+/// not, and trusted by later requests checked at the same revision, without a round trip.
 /// Everywhere else, every use reads the key.
 ///
 /// ```swift
@@ -52,10 +52,12 @@ final class ClientKeys: Sendable {
     }
 
     /// The key's record when `key` is a live client key; a 503 problem when the database fails.
-    func lookup(_ key: String) throws(ResponseError) -> ClientKey? {
+    /// `checkedAt`: the definitions' revision a read begun after the request came found (a new
+    /// session's, read with its user), when not the task's.
+    func lookup(_ key: String, checkedAt: String? = nil) throws(ResponseError) -> ClientKey? {
         guard key.hasPrefix(Self.keyPrefix), key.utf8.count <= 128 else { return nil }
         let hash = BearerToken.hash(key)
-        let revision = Self.checkedAt.flatMap { $0.hasPrefix("r") ? $0 : nil }
+        let revision = (checkedAt ?? Self.checkedAt).flatMap { $0.hasPrefix("r") ? $0 : nil }
         if let revision {
             let known: ClientKey?? = kept.withLock { kept in
                 if kept.revision != revision { kept = (revision, [:], []) }  // whatever is looked up next

@@ -26,22 +26,30 @@ extension SessionService {
         var rollout: RolloutService.Assignment?
     }
 
-    /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it;
-    /// with a `client` that lists its features, only on versions it can render (422
-    /// `unsupported-client` when none fits).
+    /// A new session's user as its creation reads them, and the definitions' fingerprint read
+    /// with them (nil where none is read).
+    struct NewUser {
+        var state: [String: JSONValue]
+        var definitions: String?
+    }
+
+    /// The user a new session for `userId` starts with. Read afresh on a shared database: the
+    /// user may have finished onboarding on another node, and a flow or flag may have changed
+    /// there. The definitions' fingerprint comes in the same round trip as the user, and they are
+    /// read again before use when it moved.
+    func newUser(_ userId: String) throws(SessionError) -> NewUser {
+        guard shared else { return NewUser(state: try storage { try users.held(userId, store: store).state }) }
+        let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
+        definitionsSeen(definitions)
+        return NewUser(state: held.state, definitions: definitions)
+    }
+
+    /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it
+    /// (from `user` when it was read already); with a `client` that lists its features, only on
+    /// versions it can render (422 `unsupported-client` when none fits).
     func start(userId: String, attributes: [String: JSONValue], traits: [String: String],
-               client: ClientCapabilities? = nil) throws(SessionError) -> Start {
-        // Read afresh on a shared database: the user may have finished onboarding on another
-        // node, and a flow or flag may have changed there. The definitions' fingerprint comes in
-        // the same round trip as the user, and they are read again before use when it moved.
-        let userState: [String: JSONValue]
-        if shared {
-            let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
-            definitionsSeen(definitions)
-            userState = held.state
-        } else {
-            userState = try storage { try users.held(userId, store: store).state }
-        }
+               client: ClientCapabilities? = nil, user: NewUser? = nil) throws(SessionError) -> Start {
+        let userState = if let user { user.state } else { try newUser(userId).state }
         // Flags and experiments are evaluated once, now, and stay fixed for the session's life.
         let inputs = registry.sessionInputs
         let evaluationContext = EvaluationContext(targetingKey: userId, attributes: attributes)
@@ -91,9 +99,11 @@ extension SessionService {
                      exclusions: exclusions, fallbacks: fallbacks, rollout: rollout)
     }
 
-    /// Makes a session for `input`, stores it, caches it; returns it with its token.
-    func create(_ input: SessionInput) throws(SessionError) -> (session: LiveSession, token: String) {
-        let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits, client: input.client)
+    /// Makes a session for `input` (for `user` when they were read already, `newUser`), stores
+    /// it, caches it; returns it with its token.
+    func create(_ input: SessionInput, user: NewUser? = nil) throws(SessionError) -> (session: LiveSession, token: String) {
+        let start = try start(userId: input.userId, attributes: input.attributes, traits: input.traits, client: input.client,
+                              user: user)
         let (context, catalog, versions, evaluations, exposures) = (start.context, start.catalog, start.versions, start.evaluations, start.exposures)
         let tree: FlowTree
         do throws(FlowError) {

@@ -322,6 +322,36 @@ struct MultiNodeTests {
         #expect(try b.direct.send("GET", "/api/features/\(other)").status == 200, "made elsewhere: opens at once")
     }
 
+    /// A new session's client key is checked at the definitions' revision read with its user:
+    /// kept keys cost no round trip of their own, and a key revoked or made through another node
+    /// is refused or accepted by the next creation.
+    @Test func aNewSessionsKeyIsCheckedWithItsUser() throws {
+        let (a, b) = try Self.nodes()
+        let (id, key) = try OFREPTests.clientKey(a.direct)
+        var users = 0
+        func create(_ key: String) throws -> Int {
+            users += 1
+            return try b.direct.send("POST", "/v1/sessions", body: #"{"userId":"keyed-\#(users)"}"#,
+                                     headers: [("X-API-Key", key)]).status
+        }
+        func roundTrips() throws -> Int {
+            let metrics = try b.direct.send("GET", "/metrics").text
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix("flowstack_db_round_trips_total ") }
+            return Int(line?.split(separator: " ").last ?? "") ?? -1
+        }
+        #expect(try create(key) == 201)
+        let before = try roundTrips()
+        for _ in 0..<20 { #expect(try create(key) == 201) }
+        let spent = try roundTrips() - before
+        #expect(spent >= 40 && spent < 50, "20 keyed creations: \(spent) round trips (the user with the revision, the insert; a poll or two)")
+
+        #expect(try a.direct.send("DELETE", "/v1/client-keys/\(id)", headers: OFREPTests.admin).status == 204)
+        #expect(try create(key) == 401, "revoked elsewhere: refused at once")
+        let other = try OFREPTests.clientKey(a.direct, name: "android app").key
+        #expect(try create(other) == 201, "made elsewhere: opens at once")
+        #expect(try create("fsk_" + String(repeating: "x", count: 43)) == 401)
+    }
+
     /// `/metrics` shows what an operator of several nodes watches.
     @Test func metricsShowCacheAndDatabaseWork() throws {
         let (a, b) = try Self.nodes()
