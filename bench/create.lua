@@ -1,6 +1,10 @@
--- wrk script: each request creates a session for a new user.
+-- wrk script: each request creates a session for a new user (with the client key in KEY, when
+-- set, as X-API-Key).
 local counter = 0
 local prefix = ""
+local headers = { ["Content-Type"] = "application/json" }
+local key = os.getenv("KEY")
+if key and key ~= "" then headers["X-API-Key"] = key end
 
 function init(args)
   -- Unique per run and per wrk thread (each thread has its own Lua state, whose first
@@ -12,5 +16,5 @@ end
 function request()
   counter = counter + 1
   local body = '{"userId":"load-' .. prefix .. '-' .. counter .. '","attributes":{"country":"US"}}'
-  return wrk.format("POST", "/v1/sessions", { ["Content-Type"] = "application/json" }, body)
+  return wrk.format("POST", "/v1/sessions", headers, body)
 end

@@ -11,6 +11,7 @@
 # WORKLOAD=ofrep measures OFREP evaluations of one flag instead (bench/ofrep.lua, with a client
 # key made through the admin API), which also read the fingerprint on a shared database. Each
 # line also gives the node's PostgreSQL round trips a request (`flowstack_db_round_trips_total`).
+# WORKLOAD=keyed creates sessions with a client key in `X-API-Key`, as apps do.
 # Usage: bench/pg_create.sh [seconds] [rounds] BIN [BIN...]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,8 +43,9 @@ pg_ticks() {
 workload=${WORKLOAD:-create}
 case "$workload" in
     create) script=bench/create.lua; what=creation ;;
+    keyed) script=bench/create.lua; what=creation ;;
     ofrep) script=bench/ofrep.lua; what=evaluation ;;
-    *) echo "bench: WORKLOAD is create or ofrep" >&2; exit 2 ;;
+    *) echo "bench: WORKLOAD is create, keyed or ofrep" >&2; exit 2 ;;
 esac
 trips() { curl -s "http://127.0.0.1:$port/metrics" | awk '$1 == "flowstack_db_round_trips_total" {print $2}'; }
 
@@ -64,7 +66,7 @@ for round in $(seq "$rounds"); do
                 SELECT 'history-' || (g % 50), g, repeat('x', 1500), '2026-01-01T00:00:00.000Z'
                 FROM generate_series(1, $FLOW_VERSIONS) AS g" -c "ANALYZE flow_versions"
         fi
-        if [ "$workload" = ofrep ]; then
+        if [ "$workload" != create ]; then
             KEY=$(curl -sf -X POST "http://127.0.0.1:$port/v1/client-keys" -H 'Content-Type: application/json' \
                 -H 'Authorization: Bearer bench-admin-token-0000000000000000000000' -d '{"name":"bench"}' |
                 python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
