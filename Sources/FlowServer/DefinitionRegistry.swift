@@ -161,13 +161,16 @@ final class DefinitionRegistry: Sendable {
         var records: [FlowVersionRecord] = []
         var kept: Kept? = nil
         let mark: FlowVersionMark?
-        let changes = try heldMark.flatMap { try store.flowVersionChanges(since: $0) }
+        // One snapshot for all but the texts of versions not held: read apart, a version stored
+        // and made live by another node between two reads would be live without being held.
+        let read = try store.definitionsRead(since: heldMark)
+        let changes = heldMark == nil ? nil : read.changes
         if let heldMark, let changes, changes.mark.removals == heldMark.removals, changes.mark.epoch == heldMark.epoch {
             (records, kept, mark) = (changes.changed, Kept(flows: held, latest: heldLatest), changes.mark)
         } else {
             // Read before the stamps: a version stored in between is read again next time, and
             // found held. A version edited since the held mark has its old stamp: not trusted.
-            mark = try changes?.mark ?? store.flowVersionChanges(since: nil)?.mark
+            mark = read.changes?.mark
             var trusted = held
             if let heldMark {
                 if let changes, changes.mark.epoch == heldMark.epoch {
@@ -178,9 +181,8 @@ final class DefinitionRegistry: Sendable {
             }
             (records, kept) = try Self.unheldFlowVersions(in: store, held: trusted, heldLatest: heldLatest)
         }
-        let loaded = Self.load(flows: records, live: try store.liveFlowVersions(), activations: try store.flowActivations(),
-                               flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment),
-                               keeping: kept, reusing: held, flowMark: mark)
+        let loaded = Self.load(flows: records, live: read.live, activations: read.activations, flags: read.flags,
+                               experiments: read.experiments, keeping: kept, reusing: held, flowMark: mark)
         replace(with: loaded.registry, dropping: loaded.edited)  // catalogs built with an edited version go
         return loaded.skipped
     }

@@ -55,6 +55,12 @@ public protocol DefinitionStore: AnyObject, Sendable {
     func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws
     /// Every definition of a kind, by key order.
     func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord]
+    /// What a node reads to take other nodes' changes over, from one snapshot where the store
+    /// can (PostgreSQL, in one round trip): the flow versions stored or edited since `mark` (as
+    /// `flowVersionChanges`), the live versions, the activations' history, the flags and the
+    /// experiments. Read apart, a version stored and made live by another node between two of
+    /// the reads would be live without being read.
+    func definitionsRead(since mark: FlowVersionMark?) throws -> DefinitionsRead
     /// A text that changes whenever a flow version is added or made live, or a flag or an
     /// experiment is stored: a node polls it to know when to reload its definitions.
     func definitionsFingerprint() throws -> String
@@ -78,6 +84,12 @@ extension DefinitionStore {
     /// Stores a flag or experiment without an audit entry.
     public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws -> Int {
         try putDefinition(kind, key: key, definition: definition, audit: nil)
+    }
+
+    /// Each part read on its own: a store that one process writes changes nothing between them.
+    public func definitionsRead(since mark: FlowVersionMark?) throws -> DefinitionsRead {
+        DefinitionsRead(changes: try flowVersionChanges(since: mark), live: try liveFlowVersions(), activations: try flowActivations(),
+                        flags: try allDefinitions(.flag), experiments: try allDefinitions(.experiment))
     }
 }
 

@@ -435,6 +435,26 @@ public struct FlowVersionChanges: Sendable {
     }
 }
 
+/// The definitions a node reads to take other nodes' changes over (`DefinitionStore.definitionsRead`).
+public struct DefinitionsRead: Sendable {
+    /// The flow versions stored or edited since the mark given, with the mark now; nil where
+    /// the store keeps no marks.
+    public var changes: FlowVersionChanges?
+    public var live: [String: Int]
+    public var activations: [String: [Int]]
+    public var flags: [KeyedDefinitionRecord]
+    public var experiments: [KeyedDefinitionRecord]
+
+    public init(changes: FlowVersionChanges?, live: [String: Int], activations: [String: [Int]],
+                flags: [KeyedDefinitionRecord], experiments: [KeyedDefinitionRecord]) {
+        self.changes = changes
+        self.live = live
+        self.activations = activations
+        self.flags = flags
+        self.experiments = experiments
+    }
+}
+
 /// A flag or an experiment as stored.
 public struct KeyedDefinitionRecord: Sendable, Equatable {
     public var key: String

@@ -96,11 +96,30 @@ extension PostgresStore {
     /// generic plan (made while the table was small, at a node's start) scanned every stored
     /// version at every reload once the table had grown.
     public func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges? {
-        let rows = try read([PGStatement("""
+        try Self.flowVersionChanges(try read([Self.flowVersionChangesStatement(since: mark)])[0])
+    }
+
+    /// What a reload reads, in one `REPEATABLE READ` transaction: one snapshot, one round trip.
+    public func definitionsRead(since mark: FlowVersionMark?) throws -> DefinitionsRead {
+        let rows = try read([
+            PGStatement("BEGIN"), PGStatement("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+            Self.flowVersionChangesStatement(since: mark), Self.liveFlowVersionsStatement, Self.flowActivationsStatement,
+            Self.definitionsStatement(.flag), Self.definitionsStatement(.experiment), PGStatement("COMMIT"),
+        ])
+        return DefinitionsRead(changes: try Self.flowVersionChanges(rows[2]), live: try Self.liveFlowVersions(rows[3]),
+                               activations: try Self.flowActivations(rows[4]), flags: try Self.definitions(rows[5]),
+                               experiments: try Self.definitions(rows[6]))
+    }
+
+    private static func flowVersionChangesStatement(since mark: FlowVersionMark?) -> PGStatement {
+        PGStatement("""
             SELECT r.revision, r.flow_versions_removed, r.epoch, f.name, f.version, f.definition, f.created_at
             FROM definitions_revision r LEFT JOIN flow_versions f ON f.stored_revision > \(mark?.revision ?? Int.max)
             WHERE r.only_row ORDER BY f.name, f.version
-            """)])[0]
+            """)
+    }
+
+    private static func flowVersionChanges(_ rows: PGRows) throws -> FlowVersionChanges? {
         guard rows.count > 0, let revision = try rows.integer(0, 0), let removals = try rows.integer(0, 1),
               let epoch = try rows.string(0, 2) else { return nil }
         var changed: [FlowVersionRecord] = []
@@ -113,7 +132,12 @@ extension PostgresStore {
     }
 
     public func liveFlowVersions() throws -> [String: Int] {
-        let rows = try read([PGStatement("SELECT name, version FROM live_flows")])[0]
+        try Self.liveFlowVersions(try read([Self.liveFlowVersionsStatement])[0])
+    }
+
+    private static let liveFlowVersionsStatement = PGStatement("SELECT name, version FROM live_flows")
+
+    private static func liveFlowVersions(_ rows: PGRows) throws -> [String: Int] {
         var live: [String: Int] = [:]
         for row in 0..<rows.count {
             if let name = try rows.string(row, 0), let version = try rows.integer(row, 1) { live[name] = version }
@@ -141,7 +165,12 @@ extension PostgresStore {
     }
 
     public func flowActivations() throws -> [String: [Int]] {
-        let rows = try read([PGStatement("SELECT name, version FROM flow_activations ORDER BY name, version")])[0]
+        try Self.flowActivations(try read([Self.flowActivationsStatement])[0])
+    }
+
+    private static let flowActivationsStatement = PGStatement("SELECT name, version FROM flow_activations ORDER BY name, version")
+
+    private static func flowActivations(_ rows: PGRows) throws -> [String: [Int]] {
         var activations: [String: [Int]] = [:]
         for row in 0..<rows.count {
             if let name = try rows.string(row, 0), let version = try rows.integer(row, 1) { activations[name, default: []].append(version) }
@@ -232,9 +261,15 @@ extension PostgresStore {
     }
 
     public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] {
-        let rows = try read([PGStatement(
-            "SELECT key, definition, revision, updated_at FROM \(kind.rawValue) ORDER BY key")])[0]
-        return try (0..<rows.count).map { row in
+        try Self.definitions(try read([Self.definitionsStatement(kind)])[0])
+    }
+
+    private static func definitionsStatement(_ kind: KeyedDefinitionKind) -> PGStatement {
+        PGStatement("SELECT key, definition, revision, updated_at FROM \(kind.rawValue) ORDER BY key")
+    }
+
+    private static func definitions(_ rows: PGRows) throws -> [KeyedDefinitionRecord] {
+        try (0..<rows.count).map { row in
             KeyedDefinitionRecord(key: try rows.text(row, 0), definition: try rows.text(row, 1),
                                   revision: try rows.int(row, 2), updatedAt: try rows.text(row, 3))
         }

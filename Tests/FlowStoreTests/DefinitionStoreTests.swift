@@ -57,6 +57,27 @@ struct DefinitionStoreTests {
         #expect(try !store.flowVersionStamps().contains { $0.name == "f" && $0.version == 5 })
     }
 
+    /// What a reload reads, read together, is what each part reads on its own.
+    @Test(arguments: TestStoreKind.allCases) func definitionsReadTogetherAreTheirPartsRead(_ kind: TestStoreKind) throws {
+        let database = try TestDatabase(kind: kind)
+        let store = try database.migratedStore()
+        defer { try? store.close() }
+        try store.seedFlow(name: "f", definition: "{}")
+        let mark = try store.flowVersionChanges(since: nil)?.mark
+        _ = try store.addFlowVersion(name: "f", definition: #"{"a":1}"#, activate: true, audit: nil)
+        _ = try store.addFlowVersion(name: "g", definition: #"{"b":2}"#, activate: false, audit: nil)
+        _ = try store.putDefinition(.flag, key: "k", definition: #"{"f":1}"#, audit: nil)
+        _ = try store.putDefinition(.experiment, key: "e", definition: #"{"e":1}"#, audit: nil)
+        let read = try store.definitionsRead(since: mark)
+        #expect(read.changes?.changed == (try store.flowVersionChanges(since: mark))?.changed)
+        #expect(read.changes?.mark == (try store.flowVersionChanges(since: mark))?.mark)
+        #expect(kind == .sqlite || read.changes?.changed.map(\.version) == [2, 1], "f 2 and g 1, stored since the mark")
+        #expect(read.live == ["f": 2])
+        #expect(read.activations == (try store.flowActivations()) && read.activations["f"] == [1, 2])
+        #expect(read.flags == (try store.allDefinitions(.flag)) && read.flags.map(\.key) == ["k"])
+        #expect(read.experiments == (try store.allDefinitions(.experiment)) && read.experiments.map(\.key) == ["e"])
+    }
+
     /// On PostgreSQL, the flow versions stored or edited since a mark are read by the mark alone;
     /// a version removed, or moved to another number, moves the removals. SQLite keeps no marks,
     /// nor does a PostgreSQL whose revision's row was removed.

@@ -234,6 +234,27 @@ struct DefinitionReloadTests {
     /// Calls waiting for a fresh read of the fingerprint share the next one, and never one begun
     /// before they came: while a read is stalled, ten more calls wait; once it ends, the call
     /// that came before it runs after it, and the ten after one more read, all together.
+    /// A version stored and made live by another node while a reload reads is taken over
+    /// whole or not at all: never live without being held (sessions created then would find no
+    /// live version of the flow), whichever way the reload goes (with a mark: the changes since;
+    /// without one: every stamp).
+    @Test(arguments: [false, true]) func aVersionMadeLiveWhileAReloadReadsIsNeverLiveWithoutBeingHeld(_ marked: Bool) throws {
+        let (database, base) = try Self.seeded(TestStoreKind.current)
+        defer { try? base.close(); withExtendedLifetime(database) {} }
+        let registry = try Self.loaded(base, marked: marked)
+        let store = StallingStore(base: base)
+        let text = try Self.text("home") + "\n"
+        store.afterNextDefinitionsRead { [base] in _ = try base.addFlowVersion(name: "home", definition: text, activate: true) }
+        #expect(try registry.reload(from: store).isEmpty)
+        let live = registry.liveVersions
+        #expect(live["home"].map { registry.flow("home", version: $0) != nil } == true, "live home \(live["home"].map(String.init) ?? "none"), held")
+        #expect(registry.catalog(for: live) != nil, "sessions start on what is live")
+
+        #expect(try registry.reload(from: store).isEmpty)
+        #expect(registry.liveVersions["home"] == 2, "the next reload takes it over")
+        #expect(registry.flow("home", version: 2)?.text == text)
+    }
+
     @Test func callsForAFreshReadShareTheNextAndNeverOneUnderWay() throws {
         let (database, base) = try Self.seeded(.sqlite)
         defer { try? base.close(); withExtendedLifetime(database) {} }

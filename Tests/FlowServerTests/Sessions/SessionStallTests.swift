@@ -13,7 +13,8 @@ import Testing
 /// health check can be made to find a refusal (as a PostgreSQL failover guard does when the
 /// check's connection reaches a former primary), and whose log reads can be made to fail or
 /// to stall (`failsLogReads`, `stallsLogReads`), and whose reads of the definitions' fingerprint
-/// can be made to stall (`stallFingerprint`): the only faults it injects. It counts the
+/// can be made to stall (`stallFingerprint`), and after whose next read of the definitions a
+/// change can be committed (`afterNextDefinitionsRead`): the only faults it injects. It counts the
 /// sessions read whole (`sessionReads`). Every other call goes to the store inside as it is.
 final class StallingStore: FlowStore, Sendable {
     let base: any FlowStore
@@ -121,17 +122,27 @@ final class StallingStore: FlowStore, Sendable {
     public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? { try base.removeUserState(id: id, key: key, audit: audit) }
     public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> FlowVersionStamp { try base.addFlowVersion(name: name, definition: definition, activate: activate, audit: audit) }
     public func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool { try base.activateFlow(name: name, version: version, audit: audit) }
-    public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? { try base.flowVersion(name: name, version: version) }
-    public func allFlowVersions() throws -> [FlowVersionRecord] { try base.allFlowVersions() }
-    public func flowVersionStamps() throws -> [FlowVersionStamp] { try base.flowVersionStamps() }
-    public func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges? { try base.flowVersionChanges(since: mark) }
-    public func liveFlowVersions() throws -> [String: Int] { try base.liveFlowVersions() }
-    public func flowActivations() throws -> [String: [Int]] { try base.flowActivations() }
+    /// Run once, right after the next read of the definitions returns (whichever read it is):
+    /// another node's change, committed while a reload reads.
+    private let afterDefinitionsRead = Mutex<(@Sendable () throws -> Void)?>(nil)
+    func afterNextDefinitionsRead(_ change: @escaping @Sendable () throws -> Void) { afterDefinitionsRead.withLock { $0 = change } }
+    private func definitionsRead<T>(_ read: () throws -> T) throws -> T {
+        let value = try read()
+        try afterDefinitionsRead.withLock { $0.take() }?()
+        return value
+    }
+    public func flowVersion(name: String, version: Int) throws -> FlowVersionRecord? { try definitionsRead { try base.flowVersion(name: name, version: version) } }
+    public func allFlowVersions() throws -> [FlowVersionRecord] { try definitionsRead { try base.allFlowVersions() } }
+    public func flowVersionStamps() throws -> [FlowVersionStamp] { try definitionsRead { try base.flowVersionStamps() } }
+    public func flowVersionChanges(since mark: FlowVersionMark?) throws -> FlowVersionChanges? { try definitionsRead { try base.flowVersionChanges(since: mark) } }
+    public func liveFlowVersions() throws -> [String: Int] { try definitionsRead { try base.liveFlowVersions() } }
+    public func flowActivations() throws -> [String: [Int]] { try definitionsRead { try base.flowActivations() } }
+    public func definitionsRead(since mark: FlowVersionMark?) throws -> DefinitionsRead { try definitionsRead { try base.definitionsRead(since: mark) } }
     public func seedFlow(name: String, definition: String) throws { try base.seedFlow(name: name, definition: definition) }
     public func putDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String, audit: AuditStamp?) throws -> Int { try base.putDefinition(kind, key: key, definition: definition, audit: audit) }
     public func changeExperiment(key: String, definition: String, revision: Int, activating: [String: Int], audit: AuditStamp?) throws -> Int? { try base.changeExperiment(key: key, definition: definition, revision: revision, activating: activating, audit: audit) }
     public func seedDefinition(_ kind: KeyedDefinitionKind, key: String, definition: String) throws { try base.seedDefinition(kind, key: key, definition: definition) }
-    public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] { try base.allDefinitions(kind) }
+    public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] { try definitionsRead { try base.allDefinitions(kind) } }
     /// Reads of the definitions' fingerprint so far.
     let fingerprintReads = Atomic<Int>(0)
     /// While set, a read of the fingerprint signals `fingerprintStalled` and waits for `releaseFingerprint()`.
