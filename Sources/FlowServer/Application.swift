@@ -85,6 +85,10 @@ public final class Application: Sendable {
             throw SetupError(description: "the bundled flows are invalid: " + problems.map(\.description).joined(separator: "; "))
         }
         let registry: DefinitionRegistry
+        let shared = store.isShared && !singleNode
+        /// Read before the definitions: a change committed while they are read moves it, and the
+        /// first read of it after (a poll, a request) reads them again.
+        var fingerprint: String?
         do {
             // The sample app and its flag seed the store once (flows as version 1); from then on
             // the store is the source of truth, so uploads survive restarts and upgrades.
@@ -94,12 +98,14 @@ public final class Application: Sendable {
             for document in BundledFlags.documents {
                 try store.seedDefinition(.flag, key: document.key, definition: document.text)
             }
-            // Where the stored flow versions stand, read first: the first reload reads what was
-            // stored since (on PostgreSQL).
-            let mark = try store.flowVersionChanges(since: nil)?.mark
+            if shared { fingerprint = try store.definitionsFingerprint() }
+            // Where the stored flow versions stand (the first reload reads what was stored since,
+            // on PostgreSQL), what is live, the flags and the experiments, from one snapshot; then
+            // the versions, so that every version live in it is read.
+            let read = try store.definitionsRead(since: nil)
             let loaded = DefinitionRegistry.load(
-                flows: try store.allFlowVersions(), live: try store.liveFlowVersions(), activations: try store.flowActivations(),
-                flags: try store.allDefinitions(.flag), experiments: try store.allDefinitions(.experiment), flowMark: mark)
+                flows: try store.allFlowVersions(), live: read.live, activations: read.activations,
+                flags: read.flags, experiments: read.experiments, flowMark: read.changes?.mark)
             for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
             registry = loaded.registry
         } catch {
@@ -108,10 +114,9 @@ public final class Application: Sendable {
         self.registry = registry
         store.rebuildHeads(with: HeadRebuilder(registry: registry))
         metrics.attach(store.counters)
-        let shared = store.isShared && !singleNode
         if shared {
             // Other nodes change definitions too: poll, and read again on demand.
-            let sync = DefinitionSync(store: store, registry: registry, logger: logger, counters: metrics.cluster)
+            let sync = DefinitionSync(store: store, registry: registry, known: fingerprint, logger: logger, counters: metrics.cluster)
             sync.start()
             definitionSync = sync
         } else {

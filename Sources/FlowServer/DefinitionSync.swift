@@ -29,12 +29,15 @@ final class DefinitionSync: Sendable {
     private let waiting = Mutex<[@Sendable (String?) -> Void]>([])
     private let wake = DispatchSemaphore(value: 0)
 
-    init(store: any DefinitionStore, registry: DefinitionRegistry, logger: Logger, counters: ClusterCounters) {
+    /// `known`: the fingerprint read before `registry` was loaded (nil: none, the first read
+    /// reloads). Read after, it could be a change's committed while the registry was read,
+    /// which no read would then take over.
+    init(store: any DefinitionStore, registry: DefinitionRegistry, known: String?, logger: Logger, counters: ClusterCounters) {
         self.store = store
         self.registry = registry
         self.logger = logger
         self.counters = counters
-        fingerprint.withLock { $0 = try? store.definitionsFingerprint() }
+        fingerprint.withLock { $0 = known }
         let wake = self.wake
         let reader = Thread { [weak self] in
             Thread.current.name = "fs-definitions-reads"

@@ -234,6 +234,20 @@ struct DefinitionReloadTests {
     /// Calls waiting for a fresh read of the fingerprint share the next one, and never one begun
     /// before they came: while a read is stalled, ten more calls wait; once it ends, the call
     /// that came before it runs after it, and the ten after one more read, all together.
+    /// A change committed while a node reads its definitions at its start is taken over by
+    /// the first read of the fingerprint after: the node knows the fingerprint read before.
+    @Test func aChangeCommittedWhileANodeLoadsIsTakenOverByItsFirstRead() throws {
+        let (database, store) = try Self.seeded(TestStoreKind.current)
+        defer { try? store.close(); withExtendedLifetime(database) {} }
+        let before = try store.definitionsFingerprint()
+        let registry = try Self.loaded(store)
+        _ = try store.putDefinition(.flag, key: "late", definition: #"{"variants":{"on":true,"off":false},"defaultVariant":"on"}"#, audit: nil)
+        let sync = DefinitionSync(store: store, registry: registry, known: before, logger: Logger(label: "test"), counters: ClusterCounters())
+        #expect(registry.flag("late") == nil)
+        #expect(sync.refresh() == (try store.definitionsFingerprint()))
+        #expect(registry.flag("late") != nil, "read again: the fingerprint moved since the one known")
+    }
+
     /// A version stored and made live by another node while a reload reads is taken over
     /// whole or not at all: never live without being held (sessions created then would find no
     /// live version of the flow), whichever way the reload goes (with a mark: the changes since;
@@ -259,7 +273,8 @@ struct DefinitionReloadTests {
         let (database, base) = try Self.seeded(.sqlite)
         defer { try? base.close(); withExtendedLifetime(database) {} }
         let store = StallingStore(base: base)
-        let sync = DefinitionSync(store: store, registry: try Self.loaded(base), logger: Logger(label: "test"), counters: ClusterCounters())
+        let sync = DefinitionSync(store: store, registry: try Self.loaded(base), known: try base.definitionsFingerprint(),
+                                  logger: Logger(label: "test"), counters: ClusterCounters())
         let readsAt = Mutex<[String: Int]>([:])
         let ran = DispatchSemaphore(value: 0)
         let fingerprint = try base.definitionsFingerprint()
