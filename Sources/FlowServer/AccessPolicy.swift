@@ -164,19 +164,14 @@ final class AccessPolicy: Sendable {
         return ResponseError(response)
     }
 
-    /// The first check of `POST /v1/sessions`, before anything is read: the rate.
-    func checkCreationRate(_ request: Request) throws(ResponseError) {
+    /// The checks of `POST /v1/sessions` that read nothing, made before anything is read: the
+    /// rate, a client key where one is required and its form, the user hash. Returns the client
+    /// key presented, which `checkCreationKey` looks up; nil when none was.
+    func checkCreation(_ request: Request, userId: String, userHash: String?) throws(ResponseError) -> String? {
         try take(creations, clientAddress(request), what: "sessions created")
-    }
-
-    /// The checks of `POST /v1/sessions` before anything is made, after its rate: the client key
-    /// (trusted as kept when `checkedAt` is the definitions' revision read for this creation, see
-    /// `ClientKeys`), the user hash.
-    func checkCreation(_ request: Request, userId: String, userHash: String?, checkedAt: String? = nil) throws(ResponseError) {
-        if let key = ClientKeys.presented(in: request) {
-            guard try clientKeys.lookup(key, checkedAt: checkedAt) != nil else {
-                throw SessionService.unauthorized("The client key is unknown or revoked.")
-            }
+        let key = ClientKeys.presented(in: request)
+        if let key {
+            guard ClientKeys.isWellFormed(key) else { throw Self.unknownClientKey }
         } else if options.requireClientKey {
             throw SessionService.unauthorized("Creating a session needs a client key: X-API-Key: <key> (or Authorization: Bearer <key>).")
         }
@@ -189,7 +184,17 @@ final class AccessPolicy: Sendable {
                 throw SessionService.unauthorized("userHash does not verify userId \(userId).")
             }
         }
+        return key
     }
+
+    /// The last check of `POST /v1/sessions` before anything is made: its client key is live.
+    /// Trusted as kept when `checkedAt` is the definitions' revision read for this creation
+    /// (`ClientKeys`).
+    func checkCreationKey(_ key: String, checkedAt: String?) throws(ResponseError) {
+        guard try clientKeys.lookup(key, checkedAt: checkedAt) != nil else { throw Self.unknownClientKey }
+    }
+
+    private static var unknownClientKey: ResponseError { SessionService.unauthorized("The client key is unknown or revoked.") }
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)

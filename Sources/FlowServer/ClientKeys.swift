@@ -55,7 +55,7 @@ final class ClientKeys: Sendable {
     /// `checkedAt`: the definitions' revision a read begun after the request came found (a new
     /// session's, read with its user), when not the task's.
     func lookup(_ key: String, checkedAt: String? = nil) throws(ResponseError) -> ClientKey? {
-        guard key.hasPrefix(Self.keyPrefix), key.utf8.count <= 128 else { return nil }
+        guard Self.isWellFormed(key) else { return nil }
         let hash = BearerToken.hash(key)
         let revision = (checkedAt ?? Self.checkedAt).flatMap { $0.hasPrefix("r") ? $0 : nil }
         if let revision {
@@ -102,6 +102,11 @@ final class ClientKeys: Sendable {
 
     /// Every client key starts so, which tells it from a session token or the admin token.
     static let keyPrefix = "fsk_"
+
+    /// Whether `key` could be a client key at all (anything else opens nothing, unread).
+    static func isWellFormed(_ key: String) -> Bool {
+        key.hasPrefix(keyPrefix) && key.utf8.count <= 128
+    }
 
     /// Every client key, live and revoked, oldest first.
     func all() throws(ResponseError) -> [ClientKeyRecord] {
