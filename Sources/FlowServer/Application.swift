@@ -86,9 +86,7 @@ public final class Application: Sendable {
         }
         let registry: DefinitionRegistry
         let shared = store.isShared && !singleNode
-        /// Read before the definitions: a change committed while they are read moves it, and the
-        /// first read of it after (a poll, a request) reads them again.
-        var fingerprint: String?
+        let fingerprint: String?
         do {
             // The sample app and its flag seed the store once (flows as version 1); from then on
             // the store is the source of truth, so uploads survive restarts and upgrades.
@@ -98,16 +96,10 @@ public final class Application: Sendable {
             for document in BundledFlags.documents {
                 try store.seedDefinition(.flag, key: document.key, definition: document.text)
             }
-            if shared { fingerprint = try store.definitionsFingerprint() }
-            // Where the stored flow versions stand (the first reload reads what was stored since,
-            // on PostgreSQL), what is live, the flags and the experiments, from one snapshot; then
-            // the versions, so that every version live in it is read.
-            let read = try store.definitionsRead(since: nil)
-            let loaded = DefinitionRegistry.load(
-                flows: try store.allFlowVersions(), live: read.live, activations: read.activations,
-                flags: read.flags, experiments: read.experiments, flowMark: read.changes?.mark)
+            let loaded = try DefinitionRegistry.loadStored(from: store, fingerprint: shared)
             for problem in loaded.skipped { logger.error("stored definition skipped", metadata: ["problem": "\(problem)"]) }
             registry = loaded.registry
+            fingerprint = loaded.fingerprint
         } catch {
             throw SetupError(description: "cannot read the flow definitions from the database: \(error)")
         }
@@ -256,7 +248,7 @@ public final class Application: Sendable {
         if let definitionSync, Self.readsDefinitions(request.path) {
             // Another node may have changed a definition a moment ago: admin routes, OFREP and
             // GrowthBook see it (one small query: the fingerprint; a reload only when it moved).
-            // A new session reads the fingerprint with its user, in one round trip (`start`).
+            // A new session reads the fingerprint with its user, in one round trip (`newUser`).
             if Self.evaluatesFlags(request.path) {
                 // What clients poll: the evaluations that come while the fingerprint is read
                 // share the next read, and are answered on the thread that made it, their
@@ -372,7 +364,7 @@ public final class Application: Sendable {
 
     /// Routes whose answer depends on the current definitions, read before they are routed: the
     /// admin routes of flows, flags, experiments and links, OFREP and the GrowthBook payload.
-    /// Session creation depends on them too, and reads the fingerprint with its user (`start`).
+    /// Session creation depends on them too, and reads the fingerprint with its user (`newUser`).
     static func readsDefinitions(_ path: String) -> Bool {
         path.hasPrefix("/v1/flows") || path.hasPrefix("/v1/flags")
             || path.hasPrefix("/v1/experiments") || path.hasPrefix("/v1/links") || path.hasPrefix("/v1/releases") || path.hasPrefix("/ofrep/")

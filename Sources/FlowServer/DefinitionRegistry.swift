@@ -143,6 +143,21 @@ final class DefinitionRegistry: Sendable {
         return (DefinitionRegistry(snapshot), skipped, edited)
     }
 
+    /// A node's definitions as it starts, from everything `store` holds; with the definitions'
+    /// fingerprint read before them when `fingerprint` (a node on a shared database: a change
+    /// committed while they are read moves it, and the first read of it after, a poll or a
+    /// request, reads them again). Where the stored flow versions stand (the first reload reads
+    /// what was stored since, on PostgreSQL), what is live, the flags and the experiments come
+    /// from one snapshot; the versions are read after it, so every version live in it is read.
+    static func loadStored(from store: any DefinitionStore, fingerprint: Bool)
+        throws -> (registry: DefinitionRegistry, skipped: [String], fingerprint: String?) {
+        let seen = fingerprint ? try store.definitionsFingerprint() : nil
+        let read = try store.definitionsRead(since: nil)
+        let loaded = load(flows: try store.allFlowVersions(), live: read.live, activations: read.activations,
+                          flags: read.flags, experiments: read.experiments, flowMark: read.changes?.mark)
+        return (loaded.registry, loaded.skipped, seen)
+    }
+
     /// Flow versions a reload reads one by one, each in a round trip of its own, when it finds
     /// no more than this many it does not hold; more are read all at once, with the texts of
     /// those it holds.
@@ -164,7 +179,7 @@ final class DefinitionRegistry: Sendable {
         // One snapshot for all but the texts of versions not held: read apart, a version stored
         // and made live by another node between two reads would be live without being held.
         let read = try store.definitionsRead(since: heldMark)
-        let changes = heldMark == nil ? nil : read.changes
+        let changes = read.changes
         if let heldMark, let changes, changes.mark.removals == heldMark.removals, changes.mark.epoch == heldMark.epoch {
             (records, kept, mark) = (changes.changed, Kept(flows: held, latest: heldLatest), changes.mark)
         } else {

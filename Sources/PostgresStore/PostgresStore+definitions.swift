@@ -100,6 +100,8 @@ extension PostgresStore {
     }
 
     /// What a reload reads, in one `REPEATABLE READ` transaction: one snapshot, one round trip.
+    /// `BEGIN` and the isolation level are two statements: `runTransaction` rolls back a failed
+    /// transaction that begins with a plain `BEGIN`.
     public func definitionsRead(since mark: FlowVersionMark?) throws -> DefinitionsRead {
         let rows = try read([
             PGStatement("BEGIN"), PGStatement("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
