@@ -1,12 +1,11 @@
--- wrk script: each request creates a session for a new user (with the client key in KEY, when
--- set, as X-API-Key).
+-- wrk script: each request creates a session for a new user; with a client key given after
+-- wrk's `--` (`wrk … -s bench/create.lua URL -- fsk_…`), it is sent as X-API-Key.
 local counter = 0
 local prefix = ""
 local headers = { ["Content-Type"] = "application/json" }
-local key = os.getenv("KEY")
-if key and key ~= "" then headers["X-API-Key"] = key end
 
 function init(args)
+  if args[1] and args[1] ~= "" then headers["X-API-Key"] = args[1] end
   -- Unique per run and per wrk thread (each thread has its own Lua state, whose first
   -- math.random is the same in every run): each request's user is new, also in a later run on
   -- the same database.

@@ -11,7 +11,8 @@
 # WORKLOAD=ofrep measures OFREP evaluations of one flag instead (bench/ofrep.lua, with a client
 # key made through the admin API), which also read the fingerprint on a shared database. Each
 # line also gives the node's PostgreSQL round trips a request (`flowstack_db_round_trips_total`).
-# WORKLOAD=keyed creates sessions with a client key in `X-API-Key`, as apps do.
+# WORKLOAD=keyed creates sessions with a client key (made through the admin API) in
+# `X-API-Key`, as apps do.
 # Usage: bench/pg_create.sh [seconds] [rounds] BIN [BIN...]   (needs the Debian package wrk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,11 +73,14 @@ for round in $(seq "$rounds"); do
                 python3 -c 'import json, sys; print(json.load(sys.stdin)["key"])')
             export KEY
         fi
-        wrk -t2 -c16 -d2s -s "$script" "http://127.0.0.1:$port" >/dev/null
+        # The key goes to the keyed creations as the script's argument (ofrep.lua reads KEY).
+        script_args=()
+        [ "$workload" = keyed ] && script_args=(-- "$KEY")
+        wrk -t2 -c16 -d2s -s "$script" "http://127.0.0.1:$port" "${script_args[@]}" >/dev/null
         pg0=$(pg_ticks)
         fs0=$(awk '{print $14 + $15}' "/proc/$server/stat")
         rt0=$(trips)
-        out=$(wrk -t2 -c16 -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:$port")
+        out=$(wrk -t2 -c16 -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:$port" "${script_args[@]}")
         pg1=$(pg_ticks)
         fs1=$(awk '{print $14 + $15}' "/proc/$server/stat")
         rt1=$(trips)
