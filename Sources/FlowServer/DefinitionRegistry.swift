@@ -77,7 +77,7 @@ final class DefinitionRegistry: Sendable {
     /// already parsed that `records` add to; a record found in `held` with the same text and time
     /// keeps that parsed definition; `edited` names the versions found in `held` with another
     /// text (edited in place by hand). `flowMark`: where the store's flow versions stood, read
-    /// before `records` were (its next reload reads only what was stored since).
+    /// before `records` were or with them (its next reload reads only what was stored since).
     static func load(flows records: [FlowVersionRecord], live: [String: Int], activations: [String: [Int]] = [:],
                      flags: [KeyedDefinitionRecord] = [],
                      experiments: [KeyedDefinitionRecord] = [],
@@ -185,7 +185,7 @@ final class DefinitionRegistry: Sendable {
         } else {
             // Read before the stamps: a version stored in between is read again next time, and
             // found held. A version edited since the held mark has its old stamp: not trusted.
-            mark = read.changes?.mark
+            mark = changes?.mark
             var trusted = held
             if let heldMark {
                 if let changes, changes.mark.epoch == heldMark.epoch {
