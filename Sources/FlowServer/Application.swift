@@ -36,6 +36,10 @@ public final class Application: Sendable {
     private let cors: CORSPolicy?
     /// Polls the definitions of a shared database (nil on SQLite, where this process is the writer).
     private let definitionSync: DefinitionSync?
+    /// The reads of the definitions' revision that flag evaluations share, at which their client
+    /// keys are checked (`ClientKeys`): on PostgreSQL, for a node among several (which reads the
+    /// definitions again when the revision moved) and for a lone one alike; nil on SQLite.
+    private let flagReads: SharedReads?
     /// Sends a session's writes to the node that owns it (nil unless this node holds leases).
     private let owners: OwnerRouting?
     /// This node's session leases (nil unless `nodeAddress` was given on a shared database).
@@ -115,6 +119,23 @@ public final class Application: Sendable {
             definitionSync = nil
         }
         let sync = definitionSync
+        if let sync {
+            flagReads = SharedReads(thread: "fs-definitions-reads") { sync.refresh() }
+        } else if store.isShared {
+            // A lone node (`singleNode`) trusts the definitions it holds, but a client key may be
+            // revoked by SQL: its revision is read, and the key looked up once while it stays,
+            // instead of once for each evaluation.
+            flagReads = SharedReads(thread: "fs-revision-reads") { [store, logger] in
+                do {
+                    return try store.definitionsFingerprint()
+                } catch {
+                    logger.debug("definitions' revision not read", metadata: ["error": "\(error)"])
+                    return nil
+                }
+            }
+        } else {
+            flagReads = nil
+        }
         let clientKeys = ClientKeys(store: store, logger: logger)
         self.clientKeys = clientKeys
         let access = AccessPolicy(options: access, clientKeys: clientKeys)
@@ -245,22 +266,23 @@ public final class Application: Sendable {
     /// `handle` without CORS.
     private func answer(_ request: Request) -> Response {
         let start = ContinuousClock.now
-        if let definitionSync, Self.readsDefinitions(request.path) {
-            // Another node may have changed a definition a moment ago: admin routes, OFREP and
-            // GrowthBook see it (one small query: the fingerprint; a reload only when it moved).
-            // A new session reads the fingerprint with its user, in one round trip (`newUser`).
-            if Self.evaluatesFlags(request.path) {
-                // What clients poll: the evaluations that come while the fingerprint is read
-                // share the next read, and are answered on the thread that made it, their
-                // connections suspended meanwhile, instead of a round trip each.
-                let later = DeferredResponse()
-                definitionSync.afterFreshRead { [self] seen in
-                    // Its client key is checked at the revision read (`ClientKeys`).
-                    let answer = ClientKeys.$checkedAt.withValue(seen) { routed(request, since: start) }
-                    if let inner = answer.deferred { inner.whenComplete { later.complete($0) } } else { later.complete(answer) }
-                }
-                return .later(later)
+        if let flagReads, Self.evaluatesFlags(request.path) {
+            // What clients poll: the evaluations that come while the fingerprint is read share
+            // the next read (which, on a node among several, reads the definitions again when it
+            // moved), and are answered on the thread that made it, their connections suspended
+            // meanwhile, instead of a round trip each.
+            let later = DeferredResponse()
+            flagReads.afterFreshRead { [self] seen in
+                // Its client key is checked at the revision read (`ClientKeys`).
+                let answer = ClientKeys.$checkedAt.withValue(seen) { routed(request, since: start) }
+                if let inner = answer.deferred { inner.whenComplete { later.complete($0) } } else { later.complete(answer) }
             }
+            return .later(later)
+        }
+        if let definitionSync, Self.readsDefinitions(request.path) {
+            // Another node may have changed a definition a moment ago: admin routes see it (one
+            // small query: the fingerprint; a reload only when it moved). A new session reads
+            // the fingerprint with its user, in one round trip (`newUser`).
             definitionSync.refresh()
         }
         return routed(request, since: start)

@@ -11,12 +11,13 @@ struct ClientKey: Sendable, Equatable {
 }
 
 /// Checks client keys against the database: a revoked key opens nothing from the moment its
-/// revocation is committed, on every node. On a shared PostgreSQL, a flag evaluation is answered
-/// after a read of the definitions' revision begun after it came (`checkedAt`), and a new
-/// session's key is checked after its user was read with that revision; every change to a
-/// client key raises it (migration 19). A key looked up under that revision is kept, live or
-/// not, and trusted by later requests checked at the same revision, without a round trip.
-/// Everywhere else, every use reads the key.
+/// revocation is committed, on every node. On PostgreSQL, a flag evaluation is answered after a
+/// read of the definitions' revision begun after it came (`checkedAt`), on a node among several
+/// and on a lone one (`--single-node`) alike, and on a shared one a new session's key is checked
+/// after its user was read with that revision; every change to a client key raises it
+/// (migration 19). A key looked up under that revision is kept, live or not, and trusted by later
+/// requests checked at the same revision, without a round trip. Everywhere else (SQLite, and a
+/// lone node's session creation), every use reads the key.
 ///
 /// ```swift
 /// if let key = ClientKeys.presented(in: request), let live = try keys.lookup(key) { … }
@@ -30,9 +31,9 @@ final class ClientKeys: Sendable {
     private let kept = Mutex<(revision: String, live: [[UInt8]: ClientKey], refused: Set<[UInt8]>)>(("", [:], []))
 
     /// The definitions' revision (`r` and its number, as the fingerprint reads it) that a read
-    /// begun after the current request came found: set while a flag evaluation is answered on a
-    /// shared database. Nil elsewhere, and when the fingerprint was not a revision (then every
-    /// use reads the key).
+    /// begun after the current request came found: set while a flag evaluation is answered on
+    /// PostgreSQL. Nil elsewhere, and when the fingerprint was not a revision (then every use
+    /// reads the key).
     @TaskLocal static var checkedAt: String?
 
     /// The most keys kept under one revision, live and refused each; past it, keys are looked up.

@@ -24,10 +24,6 @@ final class DefinitionSync: Sendable {
     /// PUT through another 28 ms later, was refused 422 there).
     private let fingerprint = Mutex<String?>(nil)
     private let stop = DispatchSemaphore(value: 0)
-    /// What waits for a read of the fingerprint begun after it came (`afterFreshRead`), and the
-    /// signal that wakes the thread that reads it.
-    private let waiting = Mutex<[@Sendable (String?) -> Void]>([])
-    private let wake = DispatchSemaphore(value: 0)
 
     /// `known`: the fingerprint read before `registry` was loaded (nil: none, the first read
     /// reloads). Read after, it could be a change's committed while the registry was read,
@@ -38,22 +34,6 @@ final class DefinitionSync: Sendable {
         self.logger = logger
         self.counters = counters
         fingerprint.withLock { $0 = known }
-        let wake = self.wake
-        let reader = Thread { [weak self] in
-            Thread.current.name = "fs-definitions-reads"
-            while true {
-                wake.wait()
-                guard let self else { return }
-                let batch = waiting.withLock { waiting in
-                    defer { waiting = [] }
-                    return waiting
-                }
-                guard !batch.isEmpty else { continue }
-                let seen = refresh()
-                for work in batch { work(seen) }
-            }
-        }
-        reader.start()
     }
 
     /// Starts polling on a thread of its own; it ends once this object is released.
@@ -72,25 +52,6 @@ final class DefinitionSync: Sendable {
 
     deinit {
         stop.signal()
-        wake.signal()
-        // None can be left (each holds what answers it, which holds this), but none is dropped.
-        for work in waiting.withLock({ $0 }) { work(nil) }
-    }
-
-    /// Runs `work` once a read of the fingerprint begun after this call has ended (and the
-    /// definitions were read again if it moved), on the thread that read it, with the
-    /// fingerprint read. When the database could not be read, or the definitions not read
-    /// again, `work` gets nil and runs on the definitions held, as a request did before. Every
-    /// call made while a read is under way waits for the next one, which they all share: a node
-    /// answering many flag evaluations at once reads the fingerprint once for all that came
-    /// meanwhile, instead of once each, and each still sees every change committed before it came.
-    func afterFreshRead(_ work: @escaping @Sendable (_ fingerprint: String?) -> Void) {
-        let first = waiting.withLock { waiting in
-            waiting.append(work)
-            return waiting.count == 1
-        }
-        // Only the first of a batch wakes the reader: it takes every call queued until it does.
-        if first { wake.signal() }
     }
 
     /// Reads the definitions again when the fingerprint moved (or `force`); returns the

@@ -281,6 +281,7 @@ struct DefinitionReloadTests {
         let store = StallingStore(base: base)
         let sync = DefinitionSync(store: store, registry: try Self.loaded(base), known: try base.definitionsFingerprint(),
                                   logger: Logger(label: "test"), counters: ClusterCounters())
+        let shared = SharedReads(thread: "test-reads") { sync.refresh() }  // as a node among several shares them
         let readsAt = Mutex<[String: Int]>([:])
         let ran = DispatchSemaphore(value: 0)
         let fingerprint = try base.definitionsFingerprint()
@@ -293,9 +294,9 @@ struct DefinitionReloadTests {
         }
         let before = store.fingerprintReads.load(ordering: .sequentiallyConsistent)
         store.stallFingerprint()
-        sync.afterFreshRead(record("first"))
+        shared.afterFreshRead(record("first"))
         #expect(store.fingerprintStalled.wait(timeout: .now() + 10) == .success)
-        for index in 0..<10 { sync.afterFreshRead(record("late \(index)")) }
+        for index in 0..<10 { shared.afterFreshRead(record("late \(index)")) }
         Thread.sleep(forTimeInterval: 0.05)
         #expect(readsAt.withLock { $0.isEmpty }, "nothing runs before its read ends")
         store.releaseFingerprint()

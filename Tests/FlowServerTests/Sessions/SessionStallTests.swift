@@ -15,7 +15,8 @@ import Testing
 /// to stall (`failsLogReads`, `stallsLogReads`), and whose reads of the definitions' fingerprint
 /// can be made to stall (`stallFingerprint`), and after whose next read of the definitions a
 /// change can be committed (`afterNextDefinitionsRead`): the only faults it injects. It counts the
-/// sessions read whole (`sessionReads`). Every other call goes to the store inside as it is.
+/// sessions read whole (`sessionReads`), the fingerprint's reads and the client keys looked up.
+/// Every other call goes to the store inside as it is.
 final class StallingStore: FlowStore, Sendable {
     let base: any FlowStore
     /// The session whose reads stall, while armed.
@@ -110,7 +111,10 @@ final class StallingStore: FlowStore, Sendable {
     public func renewStreamTickets(_ holds: [StreamTicketHold], until: Int) throws -> [StreamTicketHold] { try base.renewStreamTickets(holds, until: until) }
     public func insertClientKey(_ key: ClientKeyRecord, audit: AuditStamp?) throws { try base.insertClientKey(key, audit: audit) }
     public func clientKeys() throws -> [ClientKeyRecord] { try base.clientKeys() }
-    public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? { try base.liveClientKey(hash: hash) }
+    public func liveClientKey(hash: [UInt8]) throws -> ClientKeyRecord? {
+        keyLookups.add(1, ordering: .sequentiallyConsistent)
+        return try base.liveClientKey(hash: hash)
+    }
     public func revokeClientKey(id: String, at: String, audit: AuditStamp?) throws -> ClientKeyRecord? { try base.revokeClientKey(id: id, at: at, audit: audit) }
     public func insertAdminKey(_ key: AdminKeyRecord, audit: AuditStamp?) throws -> Bool { try base.insertAdminKey(key, audit: audit) }
     public func adminKeys() throws -> [AdminKeyRecord] { try base.adminKeys() }
@@ -145,6 +149,8 @@ final class StallingStore: FlowStore, Sendable {
     public func allDefinitions(_ kind: KeyedDefinitionKind) throws -> [KeyedDefinitionRecord] { try definitionsRead { try base.allDefinitions(kind) } }
     /// Reads of the definitions' fingerprint so far.
     let fingerprintReads = Atomic<Int>(0)
+    /// Look-ups of a client key so far.
+    let keyLookups = Atomic<Int>(0)
     /// While set, a read of the fingerprint signals `fingerprintStalled` and waits for `releaseFingerprint()`.
     private let stallsFingerprint = Atomic<Bool>(false)
     private let fingerprintGate = DispatchSemaphore(value: 0)

@@ -1,0 +1,68 @@
+// A lone node on PostgreSQL (`--single-node`) checks flag evaluations' client keys at the
+// definitions' revision, as a node among several does.
+import Foundation
+@testable import FlowServer
+import HTTPTestClient
+@testable import PostgresStore
+import StoreTestSupport
+import Synchronization
+import Testing
+
+@Suite(.enabled(if: TestStoreKind.isPostgreSQL, "a lone node on a PostgreSQL database"))
+struct LoneNodeKeyTests {
+    /// A lone node trusts the definitions it holds, but not the client keys: the evaluations that
+    /// come while a read of the revision is under way share the next read, a key is looked up
+    /// once while the revision stays, and a key revoked by SQL (an operator, another tool on the
+    /// database) is refused by the next evaluation, OFREP's and the GrowthBook payload's.
+    @Test func evaluationsCheckTheirKeyAtTheRevisionReadForThem() throws {
+        let database = try TestDatabase()
+        let base = try database.migratedStore()
+        let store = StallingStore(base: base)
+        defer {
+            store.releaseFingerprint()
+            try? store.close()
+            withExtendedLifetime(database) {}
+        }
+        let app = try Application(store: store, adminToken: TestApp.adminToken, singleNode: true)
+        let (id, key) = try OFREPTests.clientKey(DirectSender(app.handle))
+        let evaluate = { @Sendable in
+            try DirectSender(app.handle).send("POST", OFREPTests.single + "eu-face-scan", body: OFREPTests.body(#"{"targetingKey":"ada"}"#),
+                                              headers: [("Authorization", "Bearer \(key)")])
+        }
+        func counts() -> (reads: Int, lookups: Int) {
+            (store.fingerprintReads.load(ordering: .sequentiallyConsistent), store.keyLookups.load(ordering: .sequentiallyConsistent))
+        }
+        #expect(try evaluate().status == 200)
+        let warm = counts()
+        for _ in 0..<5 { #expect(try evaluate().status == 200) }
+        #expect(counts().reads == warm.reads + 5, "one read of the revision each")
+        #expect(counts().lookups == warm.lookups, "the key kept while the revision stays")
+
+        // Evaluations that come while a read is stalled wait for the next one, and share it.
+        store.stallFingerprint()
+        let statuses = Mutex<[Int]>([])
+        let answered = DispatchSemaphore(value: 0)
+        let send = { @Sendable in
+            let status = (try? evaluate().status) ?? -1
+            statuses.withLock { $0.append(status) }
+            answered.signal()
+        }
+        let stalled = counts()
+        Thread.detachNewThread(send)
+        #expect(store.fingerprintStalled.wait(timeout: .now() + 10) == .success, "the evaluation read no revision")
+        for _ in 0..<10 { Thread.detachNewThread(send) }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(statuses.withLock { $0.isEmpty }, "none answered before its read")
+        store.releaseFingerprint()
+        for _ in 0..<11 { #expect(answered.wait(timeout: .now() + 10) == .success) }
+        #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 11))
+        #expect(counts().reads - stalled.reads <= 3, "11 evaluations, \(counts().reads - stalled.reads) reads of the revision")
+        #expect(counts().lookups == stalled.lookups)
+
+        // Revoked by SQL, behind the node's back: the revision moved, so the key is looked up again.
+        let postgres = try #require(base as? PostgresStore)
+        _ = try postgres.write([PGStatement("UPDATE client_keys SET revoked_at = 'now' WHERE id = '\(id)'")])
+        #expect(try evaluate().status == 401, "revoked by SQL: refused at once")
+        #expect(try DirectSender(app.handle).send("GET", "/api/features/\(key)").status == 401)
+    }
+}
