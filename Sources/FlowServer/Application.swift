@@ -169,7 +169,7 @@ public final class Application: Sendable {
             membership = nil
         }
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
-                                      shared: shared, counters: metrics.cluster, events: events,
+                                      shared: shared, keyRevisions: store.isShared, counters: metrics.cluster, events: events,
                                       refreshDefinitions: { sync?.refresh(force: true) },
                                       definitionsSeen: { sync?.refresh(seen: $0) }, rollouts: rollouts,
                                       expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention), leases: leases,

@@ -36,12 +36,20 @@ extension SessionService {
     /// The user a new session for `userId` starts with. Read afresh on a shared database: the
     /// user may have finished onboarding on another node, and a flow or flag may have changed
     /// there. The definitions' fingerprint comes in the same round trip as the user, and they are
-    /// read again before use when it moved.
-    func newUser(_ userId: String) throws(SessionError) -> NewUser {
-        guard shared else { return NewUser(state: try storage { try users.held(userId, store: store).state }) }
-        let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
-        definitionsSeen(definitions)
-        return NewUser(state: held.state, definitions: definitions)
+    /// read again before use when it moved. `forKey`: the creation presented a client key, to be
+    /// checked at the revision read with the user (`keyRevisions`); a lone node on PostgreSQL
+    /// reads a user it does not hold with the revision too, and one it holds without it.
+    func newUser(_ userId: String, forKey: Bool = false) throws(SessionError) -> NewUser {
+        if shared {
+            let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
+            definitionsSeen(definitions)
+            return NewUser(state: held.state, definitions: definitions)
+        }
+        if forKey, keyRevisions, users.cached(userId) == nil {
+            let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
+            return NewUser(state: held.state, definitions: definitions)
+        }
+        return NewUser(state: try storage { try users.held(userId, store: store).state })
     }
 
     /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it

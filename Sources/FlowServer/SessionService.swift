@@ -34,6 +34,9 @@ final class SessionService: Sendable {
     /// Other nodes write the database too: a cached session is checked against it before a
     /// read is answered, and a refusal made on a cached state is checked before it is sent.
     let shared: Bool
+    /// The store keeps a revision that every change to a client key raises (PostgreSQL, shared
+    /// or not): a new session's key is checked at the revision read with its user.
+    let keyRevisions: Bool
     /// Reads the definitions again from the database now (a session of a flow version another
     /// node just stored).
     let refreshDefinitions: @Sendable () -> Void
@@ -56,7 +59,7 @@ final class SessionService: Sendable {
     let maxSessionBytes: Int
 
     init(store: any SessionRecordStore & UserDataStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
-         counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
+         keyRevisions: Bool? = nil, counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
          refreshDefinitions: @escaping @Sendable () -> Void = {}, definitionsSeen: @escaping @Sendable (String?) -> Void = { _ in },
          rollouts: RolloutService? = nil,
          expiry: SessionExpiry = SessionExpiry(), leases: SessionLeases? = nil,
@@ -73,6 +76,7 @@ final class SessionService: Sendable {
         self.logger = logger
         self.counters = counters
         self.shared = shared
+        self.keyRevisions = keyRevisions ?? shared
         self.refreshDefinitions = refreshDefinitions
         self.definitionsSeen = definitionsSeen
     }

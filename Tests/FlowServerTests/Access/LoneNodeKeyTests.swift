@@ -1,5 +1,5 @@
-// A lone node on PostgreSQL (`--single-node`) checks flag evaluations' client keys at the
-// definitions' revision, as a node among several does.
+// A lone node on PostgreSQL (`--single-node`) checks client keys at the definitions' revision,
+// as a node among several does: flag evaluations' and new sessions'.
 import Foundation
 @testable import FlowServer
 import HTTPTestClient
@@ -64,5 +64,35 @@ struct LoneNodeKeyTests {
         _ = try postgres.write([PGStatement("UPDATE client_keys SET revoked_at = 'now' WHERE id = '\(id)'")])
         #expect(try evaluate().status == 401, "revoked by SQL: refused at once")
         #expect(try DirectSender(app.handle).send("GET", "/api/features/\(key)").status == 401)
+    }
+
+    /// A new session's client key, on a lone node: a user the node does not hold is read with
+    /// the revision, and the key checked at it, so a kept key costs no look-up; a user it holds
+    /// is not read, and the key is looked up. A key revoked by SQL is refused by the next creation.
+    @Test func aNewSessionsKeyIsCheckedAtTheRevisionReadWithItsUser() throws {
+        let database = try TestDatabase()
+        let base = try database.migratedStore()
+        let store = StallingStore(base: base)
+        defer {
+            try? store.close()
+            withExtendedLifetime(database) {}
+        }
+        let app = try Application(store: store, adminToken: TestApp.adminToken, singleNode: true)
+        let (id, key) = try OFREPTests.clientKey(DirectSender(app.handle))
+        func create(_ user: String) throws -> Int {
+            try DirectSender(app.handle).send("POST", "/v1/sessions", body: #"{"userId":"\#(user)"}"#, headers: [("X-API-Key", key)]).status
+        }
+        func lookups() -> Int { store.keyLookups.load(ordering: .sequentiallyConsistent) }
+        #expect(try create("first") == 201)
+        let warm = lookups()
+        for index in 0..<10 { #expect(try create("new-\(index)") == 201) }
+        #expect(lookups() == warm, "new users read with the revision: the key kept")
+        #expect(try create("new-0") == 201, "a user the node holds")
+        #expect(lookups() == warm + 1, "looked up, the user not read")
+
+        let postgres = try #require(base as? PostgresStore)
+        _ = try postgres.write([PGStatement("UPDATE client_keys SET revoked_at = 'now' WHERE id = '\(id)'")])
+        #expect(try create("after-revocation") == 401, "revoked by SQL: refused at once")
+        #expect(try create("new-1") == 401, "a user the node holds, too")
     }
 }

@@ -123,6 +123,7 @@ final class StallingStore: FlowStore, Sendable {
     public func adminTokenHash() throws -> [UInt8]? { try base.adminTokenHash() }
     public func keepAdminTokenHash(_ hash: [UInt8], at: String, replace: Bool, audit: AuditStamp?) throws -> [UInt8] { try base.keepAdminTokenHash(hash, at: at, replace: replace, audit: audit) }
     public func user(id: String) throws -> UserRecord? { try base.user(id: id) }
+    public func userAndDefinitionsFingerprint(id: String) throws -> (user: UserRecord?, fingerprint: String?) { try base.userAndDefinitionsFingerprint(id: id) }
     public func removeUserState(id: String, key: String, audit: AuditStamp?) throws -> UserRecord? { try base.removeUserState(id: id, key: key, audit: audit) }
     public func addFlowVersion(name: String, definition: String, activate: Bool, audit: AuditStamp?) throws -> FlowVersionStamp { try base.addFlowVersion(name: name, definition: definition, activate: activate, audit: audit) }
     public func activateFlow(name: String, version: Int, audit: AuditStamp?) throws -> Bool { try base.activateFlow(name: name, version: version, audit: audit) }
