@@ -13,11 +13,11 @@ struct ClientKey: Sendable, Equatable {
 /// Checks client keys against the database: a revoked key opens nothing from the moment its
 /// revocation is committed, on every node. On PostgreSQL, a flag evaluation is answered after a
 /// read of the definitions' revision begun after it came (`checkedAt`), on a node among several
-/// and on a lone one (`--single-node`) alike, and on a shared one a new session's key is checked
-/// after its user was read with that revision; every change to a client key raises it
-/// (migration 19). A key looked up under that revision is kept, live or not, and trusted by later
-/// requests checked at the same revision, without a round trip. Everywhere else (SQLite, and a
-/// lone node's session creation), every use reads the key.
+/// and on a lone one (`--single-node`) alike, and a new session's key is checked after its user
+/// was read with that revision (on a lone node, a user it does not hold); every change to a
+/// client key raises it (migration 19). A key looked up under that revision is kept, live or not,
+/// and trusted by later requests checked at the same revision, without a round trip. Everywhere
+/// else (SQLite, and a lone node's creation for a user it holds), every use reads the key.
 ///
 /// ```swift
 /// if let key = ClientKeys.presented(in: request), let live = try keys.lookup(key) { … }

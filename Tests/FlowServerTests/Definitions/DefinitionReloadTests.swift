@@ -305,5 +305,6 @@ struct DefinitionReloadTests {
         #expect(reads["first"] == before + 1)
         #expect((0..<10).allSatisfy { reads["late \($0)"] == before + 2 }, "one more read, shared: \(reads)")
         #expect(store.fingerprintReads.load(ordering: .sequentiallyConsistent) == before + 2)
+        withExtendedLifetime(shared) {}
     }
 }
