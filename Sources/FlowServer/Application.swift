@@ -169,7 +169,7 @@ public final class Application: Sendable {
             membership = nil
         }
         let sessions = SessionService(store: store, registry: registry, cacheCapacity: cacheCapacity, logger: logger,
-                                      shared: shared, keyRevisions: store.isShared, counters: metrics.cluster, events: events,
+                                      shared: shared, counters: metrics.cluster, events: events,
                                       refreshDefinitions: { sync?.refresh(force: true) },
                                       definitionsSeen: { sync?.refresh(seen: $0) }, rollouts: rollouts,
                                       expiry: SessionExpiry(idle: retention.sessionIdle, counters: metrics.retention), leases: leases,
@@ -266,24 +266,25 @@ public final class Application: Sendable {
     /// `handle` without CORS.
     private func answer(_ request: Request) -> Response {
         let start = ContinuousClock.now
-        if let flagReads, Self.evaluatesFlags(request.path) {
-            // What clients poll: the evaluations that come while the fingerprint is read share
-            // the next read (which, on a node among several, reads the definitions again when it
-            // moved), and are answered on the thread that made it, their connections suspended
-            // meanwhile, instead of a round trip each.
-            let later = DeferredResponse()
-            flagReads.afterFreshRead { [self] seen in
-                // Its client key is checked at the revision read (`ClientKeys`).
-                let answer = ClientKeys.$checkedAt.withValue(seen) { routed(request, since: start) }
-                if let inner = answer.deferred { inner.whenComplete { later.complete($0) } } else { later.complete(answer) }
+        // Set on PostgreSQL only, as `definitionSync` on a node among several.
+        if let flagReads, Self.readsDefinitions(request.path) {
+            if Self.evaluatesFlags(request.path) {
+                // What clients poll: the evaluations that come while the fingerprint is read share
+                // the next read (which, on a node among several, reads the definitions again when
+                // it moved), and are answered on the thread that made it, their connections
+                // suspended meanwhile, instead of a round trip each.
+                let later = DeferredResponse()
+                flagReads.afterFreshRead { [self] seen in
+                    // Its client key is checked at the revision read (`ClientKeys`).
+                    let answer = ClientKeys.$checkedAt.withValue(seen) { routed(request, since: start) }
+                    if let inner = answer.deferred { inner.whenComplete { later.complete($0) } } else { later.complete(answer) }
+                }
+                return .later(later)
             }
-            return .later(later)
-        }
-        if let definitionSync, Self.readsDefinitions(request.path) {
             // Another node may have changed a definition a moment ago: admin routes see it (one
             // small query: the fingerprint; a reload only when it moved). A new session reads
             // the fingerprint with its user, in one round trip (`newUser`).
-            definitionSync.refresh()
+            definitionSync?.refresh()
         }
         return routed(request, since: start)
     }

@@ -37,19 +37,15 @@ extension SessionService {
     /// user may have finished onboarding on another node, and a flow or flag may have changed
     /// there. The definitions' fingerprint comes in the same round trip as the user, and they are
     /// read again before use when it moved. `forKey`: the creation presented a client key, to be
-    /// checked at the revision read with the user (`keyRevisions`); a lone node on PostgreSQL
-    /// reads a user it does not hold with the revision too, and one it holds without it.
+    /// checked at the revision read with the user: a lone node reads a user it does not hold so
+    /// too (on PostgreSQL; SQLite reads the user alone), and one it holds not at all.
     func newUser(_ userId: String, forKey: Bool = false) throws(SessionError) -> NewUser {
-        if shared {
-            let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
-            definitionsSeen(definitions)
-            return NewUser(state: held.state, definitions: definitions)
+        guard shared || forKey && users.cached(userId) == nil else {
+            return NewUser(state: try storage { try users.held(userId, store: store).state })
         }
-        if forKey, keyRevisions, users.cached(userId) == nil {
-            let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
-            return NewUser(state: held.state, definitions: definitions)
-        }
-        return NewUser(state: try storage { try users.held(userId, store: store).state })
+        let (held, definitions) = try storage { try users.heldAfresh(userId, store: store) }
+        definitionsSeen(definitions)
+        return NewUser(state: held.state, definitions: definitions)
     }
 
     /// The start of a session for `userId` with `attributes` and `traits`, as creation makes it

@@ -34,10 +34,6 @@ final class SessionService: Sendable {
     /// Other nodes write the database too: a cached session is checked against it before a
     /// read is answered, and a refusal made on a cached state is checked before it is sent.
     let shared: Bool
-    /// The store keeps a revision that every change to a client key raises (the application
-    /// passes `isShared`: PostgreSQL, with other nodes or alone): a new session's key is checked
-    /// at the revision read with its user.
-    let keyRevisions: Bool
     /// Reads the definitions again from the database now (a session of a flow version another
     /// node just stored).
     let refreshDefinitions: @Sendable () -> Void
@@ -60,7 +56,7 @@ final class SessionService: Sendable {
     let maxSessionBytes: Int
 
     init(store: any SessionRecordStore & UserDataStore, registry: DefinitionRegistry, cacheCapacity: Int, logger: Logger, shared: Bool,
-         keyRevisions: Bool, counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
+         counters: ClusterCounters = ClusterCounters(), events: SessionEvents? = nil,
          refreshDefinitions: @escaping @Sendable () -> Void = {}, definitionsSeen: @escaping @Sendable (String?) -> Void = { _ in },
          rollouts: RolloutService? = nil,
          expiry: SessionExpiry = SessionExpiry(), leases: SessionLeases? = nil,
@@ -77,7 +73,6 @@ final class SessionService: Sendable {
         self.logger = logger
         self.counters = counters
         self.shared = shared
-        self.keyRevisions = keyRevisions
         self.refreshDefinitions = refreshDefinitions
         self.definitionsSeen = definitionsSeen
     }

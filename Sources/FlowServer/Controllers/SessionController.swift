@@ -36,11 +36,11 @@ struct SessionController: Controller {
 
     func create(_ request: NewSessionRequest) throws(ResponseError) -> SessionCreated {
         let key = try access.checkCreation(request.http, userId: request.input.userId, userHash: request.input.userHash)
-        // What is refused without a read is refused first. Then, on PostgreSQL, the user is read
+        // What is refused without a read is refused first. Then the user is read, on PostgreSQL
         // with the definitions' revision (on a lone node, a user it does not hold), so that the
         // client key can be trusted as checked at that revision without a round trip of its own
         // (`ClientKeys`).
-        let user = try key != nil && sessions.keyRevisions
+        let user = try key != nil
             ? sessionCall { () throws(SessionError) in try sessions.newUser(request.input.userId, forKey: true) } : nil
         if let key { try access.checkCreationKey(key, checkedAt: user?.definitions) }
         let created = try sessionCall { () throws(SessionError) in try sessions.create(request.input, user: user) }

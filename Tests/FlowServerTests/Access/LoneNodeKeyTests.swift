@@ -2,6 +2,7 @@
 // as a node among several does: flag evaluations' and new sessions'.
 import Foundation
 @testable import FlowServer
+import FlowStore
 import HTTPTestClient
 @testable import PostgresStore
 import StoreTestSupport
@@ -10,20 +11,40 @@ import Testing
 
 @Suite(.enabled(if: TestStoreKind.isPostgreSQL, "a lone node on a PostgreSQL database"))
 struct LoneNodeKeyTests {
+    /// One node given `singleNode` on a fresh database, through a store that counts and stalls.
+    struct LoneNode {
+        let database: TestDatabase
+        let base: any FlowStore
+        let store: StallingStore
+        let app: Application
+
+        init() throws {
+            database = try TestDatabase()
+            base = try database.migratedStore()
+            store = StallingStore(base: base)
+            app = try Application(store: store, adminToken: TestApp.adminToken, singleNode: true)
+        }
+
+        /// Revokes client key `id` behind the node's back, as an operator's SQL would.
+        func revokeBySQL(_ id: String) throws {
+            let postgres = try #require(base as? PostgresStore)
+            _ = try postgres.write([PGStatement("UPDATE client_keys SET revoked_at = 'now' WHERE id = '\(id)'")])
+        }
+
+        func close() {
+            store.releaseFingerprint()
+            try? store.close()
+        }
+    }
+
     /// A lone node trusts the definitions it holds, but not the client keys: the evaluations that
     /// come while a read of the revision is under way share the next read, a key is looked up
     /// once while the revision stays, and a key revoked by SQL (an operator, another tool on the
     /// database) is refused by the next evaluation, OFREP's and the GrowthBook payload's.
     @Test func evaluationsCheckTheirKeyAtTheRevisionReadForThem() throws {
-        let database = try TestDatabase()
-        let base = try database.migratedStore()
-        let store = StallingStore(base: base)
-        defer {
-            store.releaseFingerprint()
-            try? store.close()
-            withExtendedLifetime(database) {}
-        }
-        let app = try Application(store: store, adminToken: TestApp.adminToken, singleNode: true)
+        let node = try LoneNode()
+        defer { node.close() }
+        let (store, app) = (node.store, node.app)
         let (id, key) = try OFREPTests.clientKey(DirectSender(app.handle))
         let evaluate = { @Sendable in
             try DirectSender(app.handle).send("POST", OFREPTests.single + "eu-face-scan", body: OFREPTests.body(#"{"targetingKey":"ada"}"#),
@@ -60,8 +81,7 @@ struct LoneNodeKeyTests {
         #expect(counts().lookups == stalled.lookups)
 
         // Revoked by SQL, behind the node's back: the revision moved, so the key is looked up again.
-        let postgres = try #require(base as? PostgresStore)
-        _ = try postgres.write([PGStatement("UPDATE client_keys SET revoked_at = 'now' WHERE id = '\(id)'")])
+        try node.revokeBySQL(id)
         #expect(try evaluate().status == 401, "revoked by SQL: refused at once")
         #expect(try DirectSender(app.handle).send("GET", "/api/features/\(key)").status == 401)
     }
@@ -70,14 +90,9 @@ struct LoneNodeKeyTests {
     /// the revision, and the key checked at it, so a kept key costs no look-up; a user it holds
     /// is not read, and the key is looked up. A key revoked by SQL is refused by the next creation.
     @Test func aNewSessionsKeyIsCheckedAtTheRevisionReadWithItsUser() throws {
-        let database = try TestDatabase()
-        let base = try database.migratedStore()
-        let store = StallingStore(base: base)
-        defer {
-            try? store.close()
-            withExtendedLifetime(database) {}
-        }
-        let app = try Application(store: store, adminToken: TestApp.adminToken, singleNode: true)
+        let node = try LoneNode()
+        defer { node.close() }
+        let (store, app) = (node.store, node.app)
         let (id, key) = try OFREPTests.clientKey(DirectSender(app.handle))
         func create(_ user: String) throws -> Int {
             try DirectSender(app.handle).send("POST", "/v1/sessions", body: #"{"userId":"\#(user)"}"#, headers: [("X-API-Key", key)]).status
@@ -90,8 +105,7 @@ struct LoneNodeKeyTests {
         #expect(try create("new-0") == 201, "a user the node holds")
         #expect(lookups() == warm + 1, "looked up, the user not read")
 
-        let postgres = try #require(base as? PostgresStore)
-        _ = try postgres.write([PGStatement("UPDATE client_keys SET revoked_at = 'now' WHERE id = '\(id)'")])
+        try node.revokeBySQL(id)
         #expect(try create("after-revocation") == 401, "revoked by SQL: refused at once")
         #expect(try create("new-1") == 401, "a user the node holds, too")
     }
