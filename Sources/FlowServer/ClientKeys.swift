@@ -16,8 +16,9 @@ struct ClientKey: Sendable, Equatable {
 /// and on a lone one (`--single-node`) alike, and a new session's key is checked after its user
 /// was read with that revision (on a lone node, a user it does not hold); every change to a
 /// client key raises it (migration 19). A key looked up under that revision is kept, live or not,
-/// and trusted by later requests checked at the same revision, without a round trip. Everywhere
-/// else (SQLite, and a lone node's creation for a user it holds), every use reads the key.
+/// and trusted by later requests checked at the same revision (or at an earlier one, which
+/// another thread read before it), without a round trip. Everywhere else (SQLite, and a lone
+/// node's creation for a user it holds), every use reads the key.
 ///
 /// ```swift
 /// if let key = ClientKeys.presented(in: request), let live = try keys.lookup(key) { … }
@@ -59,9 +60,18 @@ final class ClientKeys: Sendable {
         guard Self.isWellFormed(key) else { return nil }
         let hash = BearerToken.hash(key)
         let revision = (checkedAt ?? Self.checkedAt).flatMap { $0.hasPrefix("r") ? $0 : nil }
+        // The revision the keys are kept under, when this request's is earlier (read by another
+        // thread before the kept one was, and handed over later): what is true at a later read
+        // is true for a request that came before its own earlier one, and a key looked up now
+        // is looked up after the kept revision was read.
+        var keptAt = revision
         if let revision {
             let known: ClientKey?? = kept.withLock { kept in
-                if kept.revision != revision { kept = (revision, [:], []) }  // whatever is looked up next
+                if DefinitionsRevision.isEarlier(revision, than: kept.revision) {
+                    keptAt = kept.revision
+                } else if kept.revision != revision {
+                    kept = (revision, [:], [])  // whatever is looked up next
+                }
                 if let live = kept.live[hash] { return .some(live) }
                 return kept.refused.contains(hash) ? .some(nil) : nil
             }
@@ -73,10 +83,10 @@ final class ClientKeys: Sendable {
         } catch {
             throw SessionService.storageFailure(error, logger: logger)
         }
-        if let revision {
+        if let keptAt {
             // Read after the revision was: true for as long as the revision stays.
             kept.withLock { kept in
-                guard kept.revision == revision else { return }
+                guard kept.revision == keptAt else { return }
                 if let live {
                     if kept.live.count < Self.keptLimit { kept.live[hash] = live }
                 } else if kept.refused.count < Self.keptLimit {

@@ -86,6 +86,9 @@ final class DefinitionSync: Sendable {
     private func refresh(seen current: String, force: Bool) -> Bool {
         fingerprint.withLock { known in
             guard known != current || force else { return true }
+            // Read before the fingerprint the registry was read at (by another thread, whose read
+            // began later and took the lock first): what it counts is held already.
+            if !force, let known, DefinitionsRevision.isEarlier(current, than: known) { return true }
             do {
                 for problem in try registry.reload(from: store) {
                     logger.error("stored definition skipped", metadata: ["problem": "\(problem)"])

@@ -131,6 +131,37 @@ struct AccessTests {
         #expect(guesses == [401, 401, 401, 429, 429], "three failures are the burst; then the address waits")
     }
 
+    /// Keys looked up under one revision are trusted by requests checked at it, and at an
+    /// earlier one (another thread's read, before it, handed over late), without a look-up, and
+    /// are not dropped by them; a later revision, or another epoch, looks them up again.
+    @Test func keysKeptUnderARevisionServeEarlierOnes() throws {
+        let database = try TestDatabase()
+        let base = try database.migratedStore()
+        defer { try? base.close() }
+        let store = StallingStore(base: base)
+        let keys = ClientKeys(store: store, logger: .init(label: "t"))
+        let made = try keys.create(name: "app", audit: nil)
+        let unknown = ClientKeys.keyPrefix + "not-a-key-anyone-made"
+        var lookups: Int { store.keyLookups.load(ordering: .sequentiallyConsistent) }
+
+        #expect(try keys.lookup(made.key, checkedAt: "r8.e1")?.id == made.record.id)
+        #expect(try keys.lookup(unknown, checkedAt: "r8.e1") == nil)
+        #expect(lookups == 2)
+        #expect(try keys.lookup(made.key, checkedAt: "r7.e1")?.id == made.record.id)
+        #expect(try keys.lookup(unknown, checkedAt: "r7.e1") == nil)
+        #expect(lookups == 2, "kept under r8, read after r7")
+        let other = try keys.create(name: "web", audit: nil)
+        #expect(try keys.lookup(other.key, checkedAt: "r7.e1")?.id == other.record.id)
+        #expect(lookups == 3)
+        #expect(try keys.lookup(other.key, checkedAt: "r8.e1")?.id == other.record.id)
+        #expect(try keys.lookup(made.key, checkedAt: "r8.e1") != nil)
+        #expect(lookups == 3, "looked up for r7 after r8 was read: kept under r8, which r7 did not drop")
+        #expect(try keys.lookup(made.key, checkedAt: "r9.e1") != nil)
+        #expect(lookups == 4, "a later revision")
+        #expect(try keys.lookup(made.key, checkedAt: "r3.e2") != nil)
+        #expect(lookups == 5, "another epoch")
+    }
+
     /// X-Forwarded-For is believed only from a trusted proxy, and then only up to the first
     /// address that is not a trusted proxy.
     @Test func forwardedForOnlyFromTrustedProxies() throws {

@@ -250,6 +250,36 @@ struct DefinitionReloadTests {
         #expect(start.registry.flag("late") != nil, "read again: the fingerprint moved since the one known")
     }
 
+    /// A fingerprint read before the one the registry was read at (by another thread, whose
+    /// read began later and took the lock first) reads nothing again: what it counts is held. A
+    /// later revision, one of another epoch (its row made again) and a fingerprint that carries
+    /// no revision each read again; so does an earlier one forced.
+    @Test func anEarlierRevisionReadsNothingAgain() throws {
+        let (database, store) = try Self.seeded(.sqlite)
+        defer { try? store.close(); withExtendedLifetime(database) {} }
+        let counters = ClusterCounters()
+        let sync = DefinitionSync(store: store, registry: try Self.loaded(store), known: "r7.e1", logger: Logger(label: "test"),
+                                  counters: counters)
+        var reloads: Int { counters.definitionReloads.load(ordering: .relaxed) }
+        sync.refresh(seen: "r6.e1")
+        #expect(reloads == 0, "read before r7")
+        sync.refresh(seen: "r10.e1")
+        #expect(reloads == 1, "r10 is later (compared as numbers, not text)")
+        sync.refresh(seen: "r7.e1")
+        sync.refresh(seen: "r9.e1")
+        #expect(reloads == 1, "both read before r10")
+        sync.refresh(seen: "r2.e2")
+        #expect(reloads == 2, "another epoch: its numbers say nothing of e1's")
+        sync.refresh(seen: "3:2026|app:1|0:0|0:0|1|0:")
+        #expect(reloads == 3, "no revision to order")
+        sync.refresh(seen: "r2.e2")
+        #expect(reloads == 4)
+        sync.refresh(seen: "r1.e2")
+        #expect(reloads == 4)
+        #expect(sync.refresh(force: true) != nil)
+        #expect(reloads == 5, "forced")
+    }
+
     /// A version stored and made live by another node while a reload reads is taken over
     /// whole or not at all: never live without being held (sessions created then would find no
     /// live version of the flow), whichever way the reload goes (with a mark: the changes since;
