@@ -9,9 +9,15 @@ CHANGES times: a flag is changed through node A (or, with --change flow, a new v
 `home` flow is stored through it, not made live), a session is created through node B at once
 (its node finds the fingerprint moved and reads the definitions again before it answers), and a
 second one right after (nothing to read). Prints the medians and maxima of both creations'
-times, and the CPU both nodes used per change (their pollers read the definitions again too).
+times, the CPU both nodes used per change (their pollers read the definitions again too), and
+how many times each node read them again per change (`flowstack_definition_reloads_total`: one
+each is the least, node A's own write included). With --ofrep-load, wrk sends OFREP evaluations to
+node B all the while (-t1 -c8, a client key made through node A), as flag clients poll: their
+shared reads of the revision overlap the poller's and the creations', which is where a read that
+began before a change can end after one that began after it.
 Builds run in turns, ROUNDS times.
-Usage: bench/definition_reload.py [--versions 5000] [--changes 40] [--rounds 1] [--change flag|flow] BIN [BIN...]
+Usage: bench/definition_reload.py [--versions 5000] [--changes 40] [--rounds 1] [--change flag|flow] [--ofrep-load]
+       BIN [BIN...]
 """
 import argparse
 import http.client
@@ -54,6 +60,15 @@ def request(port, method, path, body=None, headers=None):
     return elapsed
 
 
+def reloads(port):
+    """The node's flowstack_definition_reloads_total."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+    text = connection.getresponse().read().decode()
+    connection.close()
+    return next(int(float(line.split()[1])) for line in text.splitlines() if line.startswith("flowstack_definition_reloads_total "))
+
+
 def wait_healthy(port, process):
     for _ in range(200):
         if process.poll() is not None:
@@ -66,7 +81,7 @@ def wait_healthy(port, process):
     sys.exit(f"bench: the node on port {port} did not start")
 
 
-def run(binary, versions, changes, change):
+def run(binary, versions, changes, change, ofrep_load):
     work = tempfile.mkdtemp()
     os.chmod(work, 0o755)  # the postgres user reaches its directory inside
     started = subprocess.run([sys.executable, "scripts/pgserver.py", "start", "--dir", f"{work}/pg"],
@@ -75,6 +90,7 @@ def run(binary, versions, changes, change):
     url = env["URL"].strip("'\"")
     psql = os.path.join(env["BINDIR"].strip("'\""), "psql")
     nodes = []
+    load = None
     try:
         ports = [free_port(), free_port()]
         for port in ports:
@@ -103,6 +119,16 @@ def run(binary, versions, changes, change):
                                 check=True, capture_output=True, text=True).stdout.strip()
         admin = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
         after_change, again = [], []
+        if ofrep_load:
+            connection = http.client.HTTPConnection("127.0.0.1", ports[0], timeout=30)
+            connection.request("POST", "/v1/client-keys", json.dumps({"name": "bench"}), admin)
+            key = json.loads(connection.getresponse().read())["key"]
+            connection.close()
+            load = subprocess.Popen(["wrk", "-t1", "-c8", f"-d{changes + 60}s", "-s", "bench/ofrep.lua",
+                                     f"http://127.0.0.1:{ports[1]}"], cwd=ROOT, env={**os.environ, "KEY": key},
+                                    stdout=subprocess.DEVNULL)
+            time.sleep(1)
+        reloads_before = [reloads(port) for port in ports]
         before = sum(ticks(node.pid) for node in nodes)
         with open(os.path.join(ROOT, "flows", "home.json")) as f:
             home = f.read()
@@ -116,8 +142,12 @@ def run(binary, versions, changes, change):
             again.append(request(ports[1], "POST", "/v1/sessions", json.dumps({"userId": f"b{i}"})))
             time.sleep(0.3)  # past a poll: each change is read once by each node
         cpu = (sum(ticks(node.pid) for node in nodes) - before) / HZ
-        return stored, after_change, again, cpu
+        read_again = [reloads(port) - seen for port, seen in zip(ports, reloads_before)]
+        return stored, after_change, again, cpu, read_again
     finally:
+        if load is not None:
+            load.kill()
+            load.wait()
         for node in nodes:
             node.kill()
             node.wait()
@@ -132,19 +162,22 @@ def main():
     parser.add_argument("--changes", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--change", choices=["flag", "flow"], default="flag")
+    parser.add_argument("--ofrep-load", action="store_true")
     parser.add_argument("binaries", nargs="+")
     args = parser.parse_args()
     what = "flag changes" if args.change == "flag" else "new versions of a flow"
     print(f"{args.changes} {what} through node A, each followed by two creations through node B; "
-          f"{args.versions} more flow versions stored")
+          f"{args.versions} more flow versions stored" + ("; OFREP evaluations sent to node B throughout" if args.ofrep_load else ""))
     for round_ in range(1, args.rounds + 1):
         for binary in args.binaries:
-            stored, after_change, again, cpu = run(os.path.abspath(binary), args.versions, args.changes, args.change)
+            stored, after_change, again, cpu, read_again = run(os.path.abspath(binary), args.versions, args.changes, args.change,
+                                                               args.ofrep_load)
             ms = lambda values, f: f(values) * 1000  # noqa: E731
             print(f"round {round_}  {binary}: {stored} flow versions stored; creation after a change "
                   f"median {ms(after_change, statistics.median):7.1f} ms, max {ms(after_change, max):7.1f} ms; "
                   f"the next one median {ms(again, statistics.median):5.1f} ms; "
-                  f"both nodes' CPU {cpu / args.changes * 1000:6.1f} ms a change")
+                  f"both nodes' CPU {cpu / args.changes * 1000:6.1f} ms a change; definitions read again a change: "
+                  f"node A {read_again[0] / args.changes:.2f}, node B {read_again[1] / args.changes:.2f}")
 
 
 if __name__ == "__main__":
