@@ -47,25 +47,29 @@ def ticks(pid):
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def request(port, method, path, body=None, headers=None):
+def exchange(port, method, path, body=None, headers=None):
+    """One request on a connection of its own: (status, body, seconds it took)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     started = time.perf_counter()
     connection.request(method, path, body, headers or {})
     response = connection.getresponse()
-    response.read()
+    answer = response.read()
     elapsed = time.perf_counter() - started
     connection.close()
-    if response.status >= 300:
-        sys.exit(f"bench: {method} {path} answered {response.status}")
+    return response.status, answer, elapsed
+
+
+def request(port, method, path, body=None, headers=None):
+    """The seconds a request took; exits unless it succeeded."""
+    status, _, elapsed = exchange(port, method, path, body, headers)
+    if status >= 300:
+        sys.exit(f"bench: {method} {path} answered {status}")
     return elapsed
 
 
 def reloads(port):
     """The node's flowstack_definition_reloads_total."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    connection.request("GET", "/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-    text = connection.getresponse().read().decode()
-    connection.close()
+    text = exchange(port, "GET", "/metrics", headers={"Authorization": f"Bearer {TOKEN}"})[1].decode()
     return next(int(float(line.split()[1])) for line in text.splitlines() if line.startswith("flowstack_definition_reloads_total "))
 
 
@@ -120,10 +124,7 @@ def run(binary, versions, changes, change, ofrep_load):
         admin = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
         after_change, again = [], []
         if ofrep_load:
-            connection = http.client.HTTPConnection("127.0.0.1", ports[0], timeout=30)
-            connection.request("POST", "/v1/client-keys", json.dumps({"name": "bench"}), admin)
-            key = json.loads(connection.getresponse().read())["key"]
-            connection.close()
+            key = json.loads(exchange(ports[0], "POST", "/v1/client-keys", json.dumps({"name": "bench"}), admin)[1])["key"]
             load = subprocess.Popen(["wrk", "-t1", "-c8", f"-d{changes + 60}s", "-s", "bench/ofrep.lua",
                                      f"http://127.0.0.1:{ports[1]}"], cwd=ROOT, env={**os.environ, "KEY": key},
                                     stdout=subprocess.DEVNULL)

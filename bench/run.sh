@@ -137,7 +137,7 @@ print(f"{label}ratios to the peer's hello world ({peer:.0f} req/s): actions {act
       f"reads {reads / peer:.2f}x (target 1.5x), creation {creates / peer:.2f}x, /healthz {health / peer:.2f}x")
 print(f"{label}durable actions to the peer's durable write ({peer_write:.0f} req/s): {actions / peer_write:.2f}x (issue 35: 4x)")
 PY
-    python3 - "$label" "$((64000 / pace_ms))" "$paced_p99" "$peer_paced_p99" "$work/paced_ratio" "$paced" "$peer_paced" "$round" <<'PY'
+    python3 - "$label" "$((64000 / pace_ms))" "$paced_p99" "$peer_paced_p99" "$work/paced_ratio" "$paced" "$peer_paced" "$round" "$work/paced_behind" <<'PY'
 import sys
 def ms(text):
     for unit, scale in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
@@ -153,7 +153,7 @@ print(f"{label}paced at {rate} actions/s: p99 {ours:.2f} ms against the peer's d
       f"{ours / peer:.3f}x (issue 35: at most 0.2x)"
       + (f"; not kept up with by {' and '.join(behind)}, so this p99 is a queue's" if behind else ""))
 if behind:
-    open(sys.argv[5] + ".behind", "a").write(f"{label}{sys.argv[8]}\n")
+    open(sys.argv[9], "a").write(f"{label}{sys.argv[8]}\n")
 open(sys.argv[5], "w").write(f"{ours / peer}\n")
 PY
     if [ "${BENCH_KEYED:-}" = 1 ]; then
@@ -183,7 +183,7 @@ done
 
 # Issue 35 measures its ratios as medians of rounds: each ratio's median over the rounds, and
 # the rounds in which all three targets were met at once.
-python3 - "$work/results" "$work/paced_ratio.behind" <<'PY'
+python3 - "$work/results" "$work/paced_behind" <<'PY'
 import os
 import sys
 from statistics import median

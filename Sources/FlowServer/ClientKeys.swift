@@ -67,10 +67,12 @@ final class ClientKeys: Sendable {
         var keptAt = revision
         if let revision {
             let known: ClientKey?? = kept.withLock { kept in
-                if DefinitionsRevision.isEarlier(revision, than: kept.revision) {
-                    keptAt = kept.revision
-                } else if kept.revision != revision {
-                    kept = (revision, [:], [])  // whatever is looked up next
+                if kept.revision != revision {
+                    if DefinitionsRevision.isEarlier(revision, than: kept.revision) {
+                        keptAt = kept.revision
+                    } else {
+                        kept = (revision, [:], [])  // whatever is looked up next
+                    }
                 }
                 if let live = kept.live[hash] { return .some(live) }
                 return kept.refused.contains(hash) ? .some(nil) : nil

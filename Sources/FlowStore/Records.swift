@@ -423,32 +423,29 @@ public struct FlowVersionMark: Sendable, Hashable {
     }
 }
 
-/// The definitions' revision as a fingerprint that carries one reads it (`r<number>.<epoch>`,
-/// PostgreSQL's since migration 19). Writes to the definitions commit one at a time and raise the
-/// number as they do, so of two fingerprints read under one epoch, the lower number was read
-/// first, and what a node read at the higher one already holds what the lower one counts.
+/// The order of the definitions' revisions, as fingerprints that carry one read them
+/// (`r<number>.<epoch>`, PostgreSQL's since migration 19). Writes to the definitions commit one
+/// at a time and raise the number as they do, so of two fingerprints read under one epoch, the
+/// lower number was read first, and what a node read at the higher one already holds what the
+/// lower one counts.
 ///
 /// ```swift
 /// DefinitionsRevision.isEarlier("r6.a1", than: "r7.a1")   // true: read before
 /// ```
-public struct DefinitionsRevision: Sendable, Hashable {
-    public var number: Int
-    public var epoch: String
-
-    /// Nil for a fingerprint that carries no revision (SQLite's, or PostgreSQL's counted form
-    /// when the revision's row is gone).
-    public init?(fingerprint: String) {
-        guard fingerprint.hasPrefix("r"), let dot = fingerprint.firstIndex(of: ".") else { return nil }
-        guard let number = Int(fingerprint[fingerprint.index(after: fingerprint.startIndex)..<dot]) else { return nil }
-        self.number = number
-        self.epoch = String(fingerprint[fingerprint.index(after: dot)...])
+public enum DefinitionsRevision {
+    /// Whether fingerprint `seen` was read before `known`: both revisions of one epoch, `seen`'s
+    /// lower. False whenever the two cannot be ordered (a fingerprint that carries no revision:
+    /// SQLite's, or PostgreSQL's counted form when the revision's row is gone).
+    public static func isEarlier(_ seen: String, than known: String) -> Bool {
+        guard let seen = parts(seen), let known = parts(known) else { return false }
+        return seen.number < known.number && seen.epoch == known.epoch
     }
 
-    /// Whether fingerprint `seen` was read before `known`: both revisions of one epoch, `seen`'s
-    /// lower. False whenever the two cannot be ordered.
-    public static func isEarlier(_ seen: String, than known: String) -> Bool {
-        guard let seen = DefinitionsRevision(fingerprint: seen), let known = DefinitionsRevision(fingerprint: known) else { return false }
-        return seen.epoch == known.epoch && seen.number < known.number
+    /// The number and the epoch of a fingerprint that carries a revision, else nil.
+    private static func parts(_ fingerprint: String) -> (number: Int, epoch: Substring)? {
+        guard fingerprint.hasPrefix("r"), let dot = fingerprint.firstIndex(of: "."),
+              let number = Int(fingerprint[fingerprint.index(after: fingerprint.startIndex)..<dot]) else { return nil }
+        return (number, fingerprint[fingerprint.index(after: dot)...])
     }
 }
 
