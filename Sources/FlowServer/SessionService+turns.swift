@@ -9,7 +9,7 @@ import Foundation
 
 extension SessionService {
     /// Where a turn's work is driven from: an HTTP thread (reads are made there, inline), or
-    /// the writer thread or read queue (reads go to the read queue).
+    /// the writer thread or read threads (reads go to the read threads).
     enum TurnContext {
         case request
         case writer
@@ -94,7 +94,7 @@ extension SessionService {
     }
 
     /// The reads `request` needs, outside the lock: on this thread when it is an HTTP thread,
-    /// else on the read queue (never on the writer thread). Then the turn goes on.
+    /// else on the read threads (never on the writer thread). Then the turn goes on.
     ///
     /// `reads` says what to read (a reload, a recheck) and is what the turn gets back, with what
     /// was read; the rest of the turn's progress is untouched meanwhile (the turn is `reading`).
@@ -122,7 +122,7 @@ extension SessionService {
         }
         switch context {
         case .request: return work
-        case .writer: return { [readQueue] in readQueue.async(execute: work) }
+        case .writer: return { [readThreads] in readThreads.run(work) }
         }
     }
 
@@ -132,7 +132,7 @@ extension SessionService {
         case needsRead
         case answer(TurnAnswer, dropState: Bool)
         /// Answer the replay of a key whose version is older than `session`'s, made again from
-        /// the log on the read queue; nothing waits for it in the turn.
+        /// the log on the read threads; nothing waits for it in the turn.
         case replayOlder(IdempotentAnswer, LiveSession)
         case commit(ActionStep)
         case commitBatch(BatchPlan, last: ActionStep, BatchRequest)
@@ -160,11 +160,11 @@ extension SessionService {
             return contents.turn.applied(commit: false, progress: progress)
         case .replayOlder(let stored, let session):
             // The turn is over for this request: the versions the rebuild reads are committed
-            // and never change, so it needs none of the turn's order, and on the read queue it
+            // and never change, so it needs none of the turn's order, and on the read threads it
             // delays neither the session's next request (whose work this thread does next)
             // nor the writer thread.
-            afters.append { [self, readQueue, cache] in
-                readQueue.async { request.finish(self.rebuiltReplay(stored, of: session), cache) }
+            afters.append { [self, readThreads, cache] in
+                readThreads.run { request.finish(self.rebuiltReplay(stored, of: session), cache) }
             }
             return contents.turn.applied(commit: false, progress: progress)
         case .commit(let step):
@@ -190,7 +190,7 @@ extension SessionService {
             let work: @Sendable () -> Void = { [self] in deleteNow(request, slot: slot) }
             switch context {
             case .request: afters.append(work)
-            case .writer: afters.append { [readQueue] in readQueue.async(execute: work) }
+            case .writer: afters.append { [readThreads] in readThreads.run(work) }
             }
             return .none
         }

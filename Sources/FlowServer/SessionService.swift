@@ -7,7 +7,7 @@
 //   read before the slot's lock is taken, never under it.
 // - SessionService+acting.swift: actions, batches (+batch) and deletions, in the session's turn:
 //   SessionTurn.swift is the turn as a state machine, and says which thread does what (HTTP
-//   threads, the fs-commit writer thread, the read queue, event streams, the rollout queue).
+//   threads, the fs-commit writer thread, the read threads, event streams, the rollout queue).
 // - SessionService+loading.swift and SessionCodecs.swift: a stored session and its stored forms.
 // - SessionService+edge.swift, +capabilities, +users: predictions, dry runs, bundles; client
 //   capabilities; the admin user routes' work. Routes call the service, never the store.
@@ -46,8 +46,9 @@ final class SessionService: Sendable {
     /// The idle limit (see `SessionExpiry`).
     let expiry: SessionExpiry
     /// Where reads go that must not run on the thread that needs them: a conflict's reload and
-    /// a waiting request's reads after a commit (never on the group-commit writer thread).
-    let readQueue = DispatchQueue(label: "fs-session-reads", attributes: .concurrent)
+    /// a waiting request's reads after a commit (never on the group-commit writer thread), an
+    /// older key's replay made again from the log.
+    let readThreads = ReadThreads(name: "fs-session-read")
     /// This node's session leases, on a shared database whose nodes own sessions (nil on SQLite,
     /// with --single-node, or without leases): a session whose lease this node holds is read
     /// from memory, and only its owner commits it (see `SessionLeases`).

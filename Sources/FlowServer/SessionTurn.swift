@@ -11,8 +11,9 @@
 // - The fs-commit writer thread (GroupCommit) runs a commit's completion: it takes the slot's
 //   lock only to record the outcome (`committed`) and to apply the next waiting request when
 //   that needs no read. It never reads the database: a retry after a conflict, or a waiting
-//   request that needs a read, is handed to the read queue (`SessionService.readQueue`).
-// - The read queue (a concurrent DispatchQueue) makes those reads, then feeds `readFinished`.
+//   request that needs a read, is handed to the read threads (`SessionService.readThreads`).
+// - The read threads (`ReadThreads`, the server's own, not libdispatch's global pool) make
+//   those reads, then feed `readFinished`.
 //   A slow or failing read delays only its own session's turn.
 // - Event streams (SessionEvents) get each committed version from the completion, before the
 //   answer and before the session's next commit can start; their own threads only read.

@@ -107,6 +107,25 @@ struct ReplayedAnswerTests {
         #expect(reused.status == 422 && reused.json["code"].stringValue == "idempotency-key-reused", "\(reused.text)")
     }
 
+    /// An older key's replay is made again on the server's own read threads: it answers while
+    /// every worker of libdispatch's global pool is blocked (the test runner's tests are that
+    /// pool's work on Linux; in a full run they once held the read, and this suite, five minutes).
+    @Test func anOlderKeysReplayWaitsForNoWorkerOfTheGlobalPool() throws {
+        let test = try TestApp()
+        let client = SessionClient(sender: test.direct)
+        let session = try client.create(userId: "starved")
+        let taps = try Self.tap(client, session, count: 5)
+        let release = DispatchSemaphore(value: 0)
+        let blockers = ProcessInfo.processInfo.activeProcessorCount * 4
+        ReadThreadsTests.blockGlobalPool(blockers, release: release, seconds: 8)
+        defer { for _ in 0..<blockers { release.signal() } }
+        let started = ContinuousClock.now
+        try Self.expectReplay(client, session, taps[1])
+        let took = ContinuousClock.now - started
+        #expect(took < .seconds(2), "the replay took \(took)")
+        #expect(test.app.sessions.counters.replaysRebuilt.load(ordering: .relaxed) == 1)
+    }
+
     /// Every key retention leaves replays its own answer, none the current state (3 s periods:
     /// the taps after the pause must all be newer than the horizon, on a loaded machine too).
     @Test func keysLeftByRetentionStillReplay() throws {
