@@ -20,7 +20,9 @@ final class ReadThreads: @unchecked Sendable {
     private let idleTime: TimeInterval
     /// Guards everything below; a thread waits on it for work.
     private let condition = NSCondition()
-    private var work: [@Sendable () -> Void] = []
+    /// Work in order from `next`; a slot before it has run and holds nothing, so a backlog
+    /// that never drains keeps only what waits.
+    private var work: [(@Sendable () -> Void)?] = []
     private var next = 0
     private var threads = 0
     /// Threads waiting for work that no `run` has woken yet.
@@ -73,11 +75,15 @@ final class ReadThreads: @unchecked Sendable {
     private func serve() {
         condition.lock()
         while true {
-            if next < work.count {
-                let body = work[next]
+            if next < work.count, let body = work[next] {
+                work[next] = nil
                 next += 1
                 if next == work.count {
                     work.removeAll(keepingCapacity: true)
+                    next = 0
+                } else if next >= 1_024 && next * 2 >= work.count {
+                    // Most of the array has run: drop it, at a cost spread over what ran.
+                    work.removeFirst(next)
                     next = 0
                 }
                 condition.unlock()
