@@ -1,6 +1,7 @@
 // ServerProcess: a real `flowstack serve` on a loopback port, the binary this build made.
 import FlowStackClient
 import Foundation
+import Testing
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +19,7 @@ final class ServerProcess: @unchecked Sendable {
     private(set) var port: Int = 0
     /// The line `serve` printed when it listened (names the database it runs on).
     private(set) var listening = ""
-    private var process: Process?
+    private var process: ChildProcess?
     private let lock = NSLock()
     /// Held while a process is spawned, and by a test that lowers this process's limits for a
     /// moment (FileSessionStoreFaultTests' file size limit): a child never inherits them.
@@ -50,29 +51,27 @@ final class ServerProcess: @unchecked Sendable {
         URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
     }
 
+    /// The running server's pid.
+    var pid: pid_t? { lock.withLock { process?.pid } }
+
     /// Starts the server (on the port it had, after a stop) and waits for its "listening" line.
     func start() throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw Failure(description: "no flowstack binary at \(Self.binary): run swift build first")
         }
         let log = directory.appendingPathComponent("serve-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["serve", "--port", String(port), "--db", database, "--threads", "4", "--shutdown-grace", "1"]
         var environment = ProcessInfo.processInfo.environment
         environment["FLOWSTACK_ADMIN_TOKEN"] = "test-admin-token-" + String(repeating: "0", count: 32)  // serve needs 32 bytes
         environment["FLOWSTACK_LOG_LEVEL"] = "warning"
-        process.environment = environment
-        process.standardOutput = handle
-        process.standardError = handle
-        try Self.spawning.withLock { try process.run() }
+        let process = try Self.spawning.withLock {
+            try ChildProcess([Self.binary, "serve", "--port", String(port), "--db", database, "--threads", "4", "--shutdown-grace", "1"],
+                             environment: environment, output: log.path)
+        }
         lock.withLock { self.process = process }
         // Stopped at deinit; a crashed test process never gets there, so a watchdog kills the
         // server once this process is gone (and leaves as soon as the server stops).
         Self.spawning.withLock {
-            try? cleanUpAfterExit(unlessGone: process.processIdentifier, run: ["/bin/kill", "-KILL", String(process.processIdentifier)])
+            try? cleanUpAfterExit(unlessGone: process.pid, run: ["/bin/kill", "-KILL", String(process.pid)])
         }
         let deadline = ContinuousClock.now + .seconds(60)  // a loaded machine starts it in seconds, not minutes
         while ContinuousClock.now < deadline {
@@ -92,15 +91,27 @@ final class ServerProcess: @unchecked Sendable {
         throw Failure(description: "flowstack did not start: \(text)")
     }
 
-    /// Stops the server (SIGTERM) and waits for it to exit.
-    func stop() {
-        let process = lock.withLock { () -> Process? in
+    /// Stops the server (SIGTERM) and waits for it to exit. One that has not exited within
+    /// `limit` is a failure of the test (with what it logged), and is killed.
+    func stop(within limit: Duration = .seconds(30)) {
+        let process = lock.withLock { () -> ChildProcess? in
             defer { self.process = nil }
             return self.process
         }
         guard let process, process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+        process.send(SIGTERM)
+        if !process.wait(upTo: limit) {
+            Issue.record("flowstack serve did not exit within \(limit) of SIGTERM: \(logs())")
+            process.kill()
+        }
+    }
+
+    /// What the server's runs logged, for a failure's message.
+    private func logs() -> String {
+        let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+        return files.filter { $0.lastPathComponent.hasPrefix("serve-") }
+            .compactMap { try? String(contentsOf: $0, encoding: .utf8) }
+            .joined(separator: "\n")
     }
 
     deinit {

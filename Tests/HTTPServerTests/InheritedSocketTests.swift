@@ -13,8 +13,8 @@ import Testing
 import TestSupport
 
 struct InheritedSocketTests {
-    /// Connections open while children start (a program run by `Process`, a watchdog started
-    /// with posix_spawn, as every test's server has) are closed for the server as soon as their
+    /// Connections open while children start (a program a test runs, a watchdog, as every
+    /// test's server has; both started with posix_spawn) are closed for the server as soon as their
     /// owners close them: the tests' raw connection, and the peer client's kept one.
     @Test func aChildProcessDoesNotKeepAClosedConnectionOpen() throws {
         let live = try LiveServer()
@@ -26,14 +26,10 @@ struct InheritedSocketTests {
         #expect(try peers?.send(Request(method: "GET", path: "/items/peer"), to: "http://127.0.0.1:\(live.port)").status == 200)
         #expect(eventually { live.server.openConnections == 2 }, "the raw connection and the peer client's kept one")
 
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        child.arguments = ["3600"]
-        try child.run()
-        // SIGKILL: a test process may block SIGTERM, and its children inherit the mask. The
-        // watchdog leaves within a second of the child's end.
-        defer { kill(child.processIdentifier, SIGKILL); child.waitUntilExit() }
-        try cleanUpAfterExit(unlessGone: child.processIdentifier, run: ["/bin/kill", "-KILL", String(child.processIdentifier)])
+        let child = try ChildProcess(["/bin/sleep", "3600"])
+        // The watchdog leaves within a second of the child's end.
+        defer { child.kill() }
+        try cleanUpAfterExit(unlessGone: child.pid, run: ["/bin/kill", "-KILL", String(child.pid)])
 
         raw = nil
         peers = nil

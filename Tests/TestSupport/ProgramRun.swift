@@ -19,20 +19,8 @@ public struct ProgramFailure: Error, CustomStringConvertible {
 public func runProgram(_ argv: [String]) throws -> String {
     let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-run-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: outputPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    closeInheritedDescriptors(&actions)
-    let arguments = argv.map { strdup($0) } + [nil]
-    defer { for argument in arguments { free(argument) } }
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, argv[0], &actions, nil, arguments, environ)
-    guard spawned == 0 else { throw ProgramFailure(description: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let pid = try spawn(argv, output: outputPath, truncate: true)
+    let status = reap(pid)
     let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
     guard (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0 else {
         throw ProgramFailure(description: "\(argv.joined(separator: " ")) failed: \(output)")
@@ -54,26 +42,57 @@ public func cleanUpAfterExit(of parent: pid_t = getpid(), unlessGone guarded: pi
     let alive = guarded.map { "kill -0 \"$0\" 2>/dev/null && kill -0 \($0) 2>/dev/null" } ?? "kill -0 \"$0\" 2>/dev/null"
     let stillGuarding = guarded.map { "kill -0 \($0) 2>/dev/null || exit 0; " } ?? ""
     let script = "while \(alive); do sleep 1; done; \(stillGuarding)exec \"$@\""
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    closeInheritedDescriptors(&actions)
     // `setsid --fork`: the shell runs in a session of its own (a terminal's ^C to the test run
     // does not stop it before it has done its work) and is not this process's child, so no
     // zombie is left for every server a test started and stopped.
     let argv = ["/usr/bin/setsid", "--fork", "/bin/sh", "-c", script, String(parent)] + command
+    do {
+        reap(try spawn(argv, output: "/dev/null", truncate: false))
+    } catch let failure as ProgramFailure {
+        throw ProgramFailure(description: "cannot start a watchdog: \(failure.description)")
+    }
+}
+
+/// Starts `argv` (a path first), standard input from /dev/null, standard output and error
+/// together into `output`, with no descriptor above standard error inherited; returns its pid.
+func spawn(_ argv: [String], environment: [String: String]? = nil, output: String, truncate: Bool) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | (truncate ? O_TRUNC : O_APPEND), 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    closeInheritedDescriptors(&actions)
     let arguments = argv.map { strdup($0) } + [nil]
     defer { for argument in arguments { free(argument) } }
+    let variables = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+    defer { for variable in variables ?? [] { free(variable) } }
+    // The child starts as from a shell: no signal blocked, and the usual ones at their default
+    // (a test process may block or ignore SIGTERM, and a child inherits both across exec).
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, argv[0], &actions, nil, arguments, environ)
-    if spawned == 0 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    }
-    guard spawned == 0 else { throw ProgramFailure(description: "cannot start a watchdog: \(String(cString: strerror(spawned)))") }
+    let spawned = variables.map { posix_spawn(&pid, argv[0], &actions, &attributes, arguments, $0) }
+        ?? posix_spawn(&pid, argv[0], &actions, &attributes, arguments, environ)
+    guard spawned == 0 else { throw ProgramFailure(description: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
+    return pid
+}
+
+/// Waits for the child `pid` to exit and returns its wait status.
+@discardableResult
+func reap(_ pid: pid_t) -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status
 }
 
 /// Closes in the child every descriptor above standard error. posix_spawn keeps whatever the
