@@ -7,6 +7,17 @@
 # behind HAProxy (the curl sessions of the README and docs, and the history checker with faults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The steps that took 5 s or more, listed when the script ends however it ends: CI stops a run
+# at its time limit and shows only the end of the output, so the end says where the time went.
+step_command="start"; step_at=$SECONDS; slow_steps=()
+step_done() {
+    if (( SECONDS - step_at >= 5 )); then
+        slow_steps+=("$(printf '%6d s  %s' $((SECONDS - step_at)) "${step_command:0:110}")")
+    fi
+    step_command=$1; step_at=$SECONDS
+}
+trap 'step_done "$BASH_COMMAND"' DEBUG
+trap 'trap - DEBUG; step_done end; echo "test.sh: ${SECONDS} s in all; the steps of 5 s or more:"; printf "%s\n" "${slow_steps[@]}"' EXIT
 # The Python scripts write no __pycache__ next to their sources (a read-only checkout works too).
 export PYTHONDONTWRITEBYTECODE=1
 scripts/setup.sh
@@ -104,11 +115,13 @@ HISTORY_MIXED=1 python3 scripts/history.py "$bin"
 python3 scripts/failover.py "$bin"
 # The API tests on PostgreSQL (they start a throwaway server themselves; the store suites of
 # FlowStoreTests run every test on SQLite and on PostgreSQL by themselves, in the run below), then
-# every Swift test on SQLite, last, so that its summary closes the output.
-FLOWSTACK_TEST_DB_KIND=postgresql swift test --skip-build --filter FlowServerTests
+# every Swift test on SQLite, last, so that its summary closes the output (before the steps' times).
+# Each test run under a deadline several times what it takes (scripts/deadline.sh): one that hangs
+# ends with where its threads wait, not with CI's own time limit and no word of where it stood.
+FLOWSTACK_TEST_DB_KIND=postgresql scripts/deadline.sh 1200 swift test --skip-build --filter FlowServerTests
 # The Swift client against a flowstack on a throwaway PostgreSQL (each server a schema of its own).
-FLOWSTACK_TEST_DB_KIND=postgresql swift test --skip-build --filter FlowStackClientTests
+FLOWSTACK_TEST_DB_KIND=postgresql scripts/deadline.sh 900 swift test --skip-build --filter FlowStackClientTests
 # The Swift client's store on a full disk, stood in for by the test process's file size limit:
 # in a process of its own, since every test beside it would meet the limit too.
-FLOWSTACK_PROCESS_LIMIT_TESTS=1 swift test --skip-build --filter FileSessionStoreFaultTests
-swift test --skip-build
+FLOWSTACK_PROCESS_LIMIT_TESTS=1 scripts/deadline.sh 300 swift test --skip-build --filter FileSessionStoreFaultTests
+scripts/deadline.sh 1800 swift test --skip-build
