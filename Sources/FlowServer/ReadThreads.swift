@@ -20,9 +20,10 @@ final class ReadThreads: @unchecked Sendable {
     private let idleTime: TimeInterval
     /// Guards everything below; a thread waits on it for work.
     private let condition = NSCondition()
-    /// Work in order from `next`; a slot before it has run and holds nothing, so a backlog
-    /// that never drains keeps only what waits.
-    private var work: [(@Sendable () -> Void)?] = []
+    /// Work in order from `next`; a slot before it has run and holds `ran` in its place, so a
+    /// backlog that never drains keeps only what waits (not what each closure captured).
+    private var work: [@Sendable () -> Void] = []
+    private static let ran: @Sendable () -> Void = {}
     private var next = 0
     private var threads = 0
     /// Threads waiting for work that no `run` has woken yet.
@@ -75,8 +76,9 @@ final class ReadThreads: @unchecked Sendable {
     private func serve() {
         condition.lock()
         while true {
-            if next < work.count, let body = work[next] {
-                work[next] = nil
+            if next < work.count {
+                let body = work[next]
+                work[next] = Self.ran
                 next += 1
                 if next == work.count {
                     work.removeAll(keepingCapacity: true)
