@@ -21,7 +21,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `argv` (a path first), standard output and error appended to `output`.
     public init(_ argv: [String], environment: [String: String]? = nil, output: String = "/dev/null") throws {
-        pid = try spawn(argv, environment: environment, output: output, truncate: false)
+        pid = try spawn(argv, environment: environment, output: output)
     }
 
     deinit {
@@ -36,7 +36,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Its exit status once it has ended; nil while it runs, or when a signal ended it.
     public var exitStatus: Int32? {
-        lock.withLock { reapIfEnded().flatMap { $0 & 0x7f == 0 ? ($0 >> 8) & 0xff : nil } }
+        lock.withLock { reapIfEnded().flatMap(exitCode) }
     }
 
     /// Sends `signal`, unless it has ended (its pid may be another process's by then).
@@ -49,12 +49,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits at most `limit` for it to end; false if it still runs.
     @discardableResult
     public func wait(upTo limit: Duration) -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while isRunning {
-            guard ContinuousClock.now < deadline else { return false }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return true
+        eventually(limit) { !isRunning }
     }
 
     /// Ends it with SIGKILL (which no signal mask blocks) and reaps it.

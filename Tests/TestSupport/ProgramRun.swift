@@ -19,10 +19,9 @@ public struct ProgramFailure: Error, CustomStringConvertible {
 public func runProgram(_ argv: [String]) throws -> String {
     let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("flowstack-run-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: outputPath) }
-    let pid = try spawn(argv, output: outputPath, truncate: true)
-    let status = reap(pid)
+    let status = reap(try spawn(argv, output: outputPath))
     let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    guard (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0 else {
+    guard exitCode(status) == 0 else {
         throw ProgramFailure(description: "\(argv.joined(separator: " ")) failed: \(output)")
     }
     return output
@@ -47,20 +46,20 @@ public func cleanUpAfterExit(of parent: pid_t = getpid(), unlessGone guarded: pi
     // zombie is left for every server a test started and stopped.
     let argv = ["/usr/bin/setsid", "--fork", "/bin/sh", "-c", script, String(parent)] + command
     do {
-        reap(try spawn(argv, output: "/dev/null", truncate: false))
+        reap(try spawn(argv, output: "/dev/null"))
     } catch let failure as ProgramFailure {
         throw ProgramFailure(description: "cannot start a watchdog: \(failure.description)")
     }
 }
 
 /// Starts `argv` (a path first), standard input from /dev/null, standard output and error
-/// together into `output`, with no descriptor above standard error inherited; returns its pid.
-func spawn(_ argv: [String], environment: [String: String]? = nil, output: String, truncate: Bool) throws -> pid_t {
+/// together appended to `output`, with no descriptor above standard error inherited; returns its pid.
+func spawn(_ argv: [String], environment: [String: String]? = nil, output: String) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | (truncate ? O_TRUNC : O_APPEND), 0o644)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
     closeInheritedDescriptors(&actions)
     let arguments = argv.map { strdup($0) } + [nil]
@@ -85,6 +84,11 @@ func spawn(_ argv: [String], environment: [String: String]? = nil, output: Strin
         ?? posix_spawn(&pid, argv[0], &actions, &attributes, arguments, environ)
     guard spawned == 0 else { throw ProgramFailure(description: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
     return pid
+}
+
+/// The exit code in a wait status; nil when a signal ended the process.
+func exitCode(_ status: Int32) -> Int32? {
+    status & 0x7f == 0 ? (status >> 8) & 0xff : nil
 }
 
 /// Waits for the child `pid` to exit and returns its wait status.
