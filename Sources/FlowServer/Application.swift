@@ -269,6 +269,8 @@ public final class Application: Sendable {
         // Set on PostgreSQL only, as `definitionSync` on a node among several.
         if let flagReads, Self.readsDefinitions(request.path) {
             if Self.evaluatesFlags(request.path) {
+                // Refused unread (401) without a key, so not worth a read of the revision.
+                guard ClientKeys.mayBePresented(in: request) else { return routed(request, since: start) }
                 // What clients poll: the evaluations that come while the fingerprint is read share
                 // the next read (which, on a node among several, reads the definitions again when
                 // it moved), and are answered on the thread that made it, their connections

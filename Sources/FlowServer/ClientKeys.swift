@@ -121,6 +121,19 @@ final class ClientKeys: Sendable {
         key.hasPrefix(keyPrefix) && key.utf8.count <= 128
     }
 
+    /// Whether a flag evaluation (OFREP, or the GrowthBook payload with the key in its path)
+    /// presents something that could be a client key. One that does not is refused unread, so it
+    /// need not wait for the definitions' shared read either: a client without a key, or with a
+    /// session or admin token where a key belongs, costs the database nothing.
+    static func mayBePresented(in request: Request) -> Bool {
+        if request.path.hasPrefix(Application.growthBookPrefix) {
+            let inPath = request.path.dropFirst(Application.growthBookPrefix.count)
+            // Escaped, it is read as the route decodes it.
+            return inPath.contains("%") || isWellFormed(String(inPath))
+        }
+        return presented(in: request).map(isWellFormed) ?? false
+    }
+
     /// Every client key, live and revoked, oldest first.
     func all() throws(ResponseError) -> [ClientKeyRecord] {
         try Application.store(logger) { try store.clientKeys() }

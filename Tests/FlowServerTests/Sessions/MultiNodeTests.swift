@@ -288,6 +288,48 @@ struct MultiNodeTests {
         }
     }
 
+    /// The database round trips `node` has made so far (`flowstack_db_round_trips_total`).
+    static func roundTrips(_ node: TestApp) throws -> Int {
+        let metrics = try node.direct.send("GET", "/metrics").text
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix("flowstack_db_round_trips_total ") }
+        return Int(line?.split(separator: " ").last ?? "") ?? -1
+    }
+
+    /// A flag evaluation that presents no client key, or something that cannot be one (a
+    /// session's token, a key of the wrong form), is refused without waiting for the
+    /// definitions' read: a client without a key costs the database nothing, however often it
+    /// asks. One that could be a key, an escaped one in the GrowthBook path included, is read.
+    @Test func anEvaluationWithoutAKeyCostsNoRoundTrip() throws {
+        let (a, b) = try Self.nodes()
+        let key = try OFREPTests.clientKey(a.direct).key
+        let body = OFREPTests.body(#"{"targetingKey":"ada"}"#)
+        let session = try b.direct.send("POST", "/v1/sessions", body: #"{"userId":"ada"}"#, headers: [("X-API-Key", key)])
+        #expect(session.status == 201)
+        let token = try #require(session.json["session"]["token"].stringValue)
+        let refused: [(String, String, [(String, String)])] = [
+            (OFREPTests.single + "eu-face-scan", "POST", []),
+            (OFREPTests.single + "eu-face-scan", "POST", [("Authorization", "Bearer \(token)")]),
+            ("/ofrep/v1/evaluate/flags", "POST", [("X-API-Key", "not-a-key")]),
+            ("/ofrep/v1/evaluate/flags", "POST", [("X-API-Key", "fsk_" + String(repeating: "x", count: 200))]),
+            ("/api/features/" + token, "GET", []),
+        ]
+        let before = try Self.roundTrips(b)
+        for _ in 0..<8 {
+            for (path, method, headers) in refused {
+                let answer = try b.direct.send(method, path, body: method == "POST" ? body : nil, headers: headers)
+                #expect(answer.status == 401, "\(method) \(path)")
+            }
+        }
+        let spent = try Self.roundTrips(b) - before
+        #expect(spent >= 0 && spent < 8, "40 evaluations without a key: \(spent) round trips (the node's polls only)")
+
+        // Escaped, a key in the path is decoded first, then checked: read, and it opens.
+        let escaped = "/api/features/" + key.replacingOccurrences(of: "_", with: "%5F")
+        let beforeEscaped = try Self.roundTrips(b)
+        #expect(try b.direct.send("GET", escaped).status == 200)
+        #expect(try Self.roundTrips(b) - beforeEscaped >= 1)
+    }
+
     /// A node keeps the client keys it checked while the definitions' revision stays, and a key
     /// revoked through another node opens nothing on it from the next request: warm evaluations
     /// cost the fingerprint's read and no look-up of the key, and the ones after the revocation
@@ -297,11 +339,7 @@ struct MultiNodeTests {
         let (id, key) = try OFREPTests.clientKey(a.direct)
         let evaluate = { try b.direct.send("POST", OFREPTests.single + "eu-face-scan", body: OFREPTests.body(#"{"targetingKey":"ada"}"#),
                                            headers: [("Authorization", "Bearer \(key)")]) }
-        func roundTrips() throws -> Int {
-            let metrics = try b.direct.send("GET", "/metrics").text
-            let line = metrics.split(separator: "\n").first { $0.hasPrefix("flowstack_db_round_trips_total ") }
-            return Int(line?.split(separator: " ").last ?? "") ?? -1
-        }
+        func roundTrips() throws -> Int { try Self.roundTrips(b) }
         #expect(try evaluate().status == 200)
         #expect(try b.direct.send("GET", "/api/features/\(key)").status == 200)
         let before = try roundTrips()
@@ -334,11 +372,7 @@ struct MultiNodeTests {
             return try b.direct.send("POST", "/v1/sessions", body: #"{"userId":"keyed-\#(users)"}"#,
                                      headers: key.map { [("X-API-Key", $0)] } ?? []).status
         }
-        func roundTrips() throws -> Int {
-            let metrics = try b.direct.send("GET", "/metrics").text
-            let line = metrics.split(separator: "\n").first { $0.hasPrefix("flowstack_db_round_trips_total ") }
-            return Int(line?.split(separator: " ").last ?? "") ?? -1
-        }
+        func roundTrips() throws -> Int { try Self.roundTrips(b) }
         func spentOn20(key: String?) throws -> Int {
             let before = try roundTrips()
             for _ in 0..<20 { #expect(try create(key) == 201) }
